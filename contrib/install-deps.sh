@@ -1,0 +1,56 @@
+#!/bin/sh
+# Installs what ingero-ftrace needs from Debian 12, and nothing that is already there.
+#   install-deps.sh build   libraries and tools to build the binary (called by make)
+#   install-deps.sh test    what `make check` needs on top (cmocka, clang for the fuzzer)
+# Test-only packages are never installed by a plain `make`.
+set -eu
+
+what=${1:-build}
+
+build_pkgs="pkg-config:pkg-config gcc:gcc make:make
+libtracefs:libtracefs-dev libtraceevent:libtraceevent-dev libunwind:libunwind-dev
+sqlite3:libsqlite3-dev libzstd:libzstd-dev zlib:zlib1g-dev json-c:libjson-c-dev
+libelf:libelf-dev"
+test_pkgs="cmocka:libcmocka-dev python3:python3"
+fuzz_pkgs="clang:clang libclang_rt.fuzzer:libclang-rt-14-dev"
+
+have() {
+	name=$1
+	case $name in
+	pkg-config|gcc|make|python3|clang) command -v "$name" >/dev/null 2>&1 ;;
+	libclang_rt.fuzzer) ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-*.a >/dev/null 2>&1 ;;
+	*) command -v pkg-config >/dev/null 2>&1 && pkg-config --exists "$name" ;;
+	esac
+}
+
+case $what in
+build) list=$build_pkgs ;;
+test) list="$build_pkgs $test_pkgs" ;;
+fuzz) list="$build_pkgs $fuzz_pkgs" ;;
+*) echo "usage: $0 build|test|fuzz" >&2; exit 2 ;;
+esac
+
+missing=
+for entry in $list; do
+	name=${entry%%:*}
+	pkg=${entry#*:}
+	have "$name" || missing="$missing $pkg"
+done
+[ -z "$missing" ] && exit 0
+
+echo "install-deps: installing$missing" >&2
+if [ "$(id -u)" != 0 ]; then
+	if command -v sudo >/dev/null 2>&1; then
+		SUDO=sudo
+	else
+		echo "install-deps: need root to install$missing" >&2
+		exit 1
+	fi
+else
+	SUDO=
+fi
+export DEBIAN_FRONTEND=noninteractive
+# an old package list may not know the packages yet
+$SUDO apt-get install -y -q --no-install-recommends $missing >&2 ||
+	{ $SUDO apt-get update -q >&2 &&
+	  $SUDO apt-get install -y -q --no-install-recommends $missing >&2; }

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef IFT_OUT_H
+#define IFT_OUT_H
+
+/*
+ * Outputs built from a trace.  Each function writes only to the stream it is
+ * given and returns 0 or a negative error; none of them touches tracefs.
+ */
+#include <stdio.h>
+
+#include "ift-trace.h"
+
+/* The event name of a row: an op name, "sched_switch", "mm_page_alloc", ... */
+const char *ift_event_name(const struct ift_trace *t, const struct ift_event *ev);
+
+/* One line of text for EV, trace-cmd style. */
+int ift_out_event_text(FILE *f, const struct ift_trace *t,
+		       const struct ift_event *ev);
+
+/*
+ * One JSON object on one line for EV: ts, cpu, pid, tid, comm, event and the
+ * event's fields by name (a call also has dur_ns, ret and its arguments).
+ */
+int ift_out_event_json(FILE *f, const struct ift_trace *t,
+		       const struct ift_event *ev);
+
+/* The sched_switch prev_state letters ("R", "R+", "S", "D", ...) into BUF. */
+const char *ift_task_state_str(uint64_t state, char *buf, size_t len);
+
+#endif

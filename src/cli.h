@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef IFT_CLI_H
+#define IFT_CLI_H
+
+/* Shared by main.c and the cmd-*.c files: the only code that prints and exits. */
+#include <stdio.h>
+
+#include "ift-trace.h"
+
+#define IFT_VERSION "0.1.0"
+
+enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2 };
+
+extern int verbose;	/* -v raises, -q lowers; 0 is normal */
+extern const char *progname;
+
+/* Prints "ingero-ftrace: error: ..." to stderr and returns -1, as git's error(). */
+int error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Prints a usage error and returns EXIT_USAGE. */
+int usage_error(const char *usage, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/*
+ * Opens a trace for a command, printing a one-line error on failure (with a
+ * hint when only an unfinished PATH.part exists) and a warning when only part
+ * of the file could be read.  Returns NULL on failure.
+ */
+struct ift_trace *cli_open_trace(const char *path, unsigned flags);
+
+/* fflush + ferror on stdout: a full disk under `cmd > file' is an error. */
+int cli_finish_stdout(int status);
+
+/* "1.2 MB"-style sizes and comma-grouped counts, into BUF. */
+const char *cli_bytes(char *buf, size_t len, double bytes);
+const char *cli_count(char *buf, size_t len, unsigned long long n);
+
+int cmd_info(int argc, char **argv);
+int cmd_dump(int argc, char **argv);
+
+#endif

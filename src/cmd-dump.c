@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: MIT
+/* ingero-ftrace dump: every event of a trace in time order, as text or JSON lines. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "ift-out.h"
+
+static const char usage[] = "dump [-i FILE] [--json] [--table NAME[,NAME...]]";
+
+static int parse_tables(const char *arg, unsigned *mask)
+{
+	char *copy = strdup(arg), *save = NULL, *tok;
+	int ret = 0;
+
+	if (!copy)
+		return -1;
+	*mask = 0;
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		int tb = ift_table_by_name(tok);
+
+		if (tb < 0) {
+			ret = -1;
+			break;
+		}
+		*mask |= 1U << tb;
+	}
+	free(copy);
+	return ret;
+}
+
+int cmd_dump(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "input", required_argument, NULL, 'i' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "table", required_argument, NULL, 't' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *path = IFT_DEFAULT_TRACE;
+	unsigned mask = ~0U;
+	struct ift_cursor *cur;
+	struct ift_trace *t;
+	struct ift_event ev;
+	bool json = false;
+	int c, ret;
+
+	while ((c = getopt_long(argc, argv, "+i:t:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'i':
+			path = optarg;
+			break;
+		case 'j':
+			json = true;
+			break;
+		case 't':
+			if (parse_tables(optarg, &mask) < 0)
+				return usage_error(usage, "unknown table in '%s' (tables: calls, switches, wakeups, page_allocs, tasks, samples)",
+						   optarg);
+			break;
+		case 'h':
+			printf("usage: %s %s\n", progname, usage);
+			return EXIT_OK;
+		default:
+			return usage_error(usage, "bad option");
+		}
+	}
+	if (optind < argc)
+		return usage_error(usage, "unexpected argument '%s'", argv[optind]);
+
+	t = cli_open_trace(path, 0);
+	if (!t)
+		return EXIT_RUNTIME;
+	cur = ift_cursor_new(t, mask, 0);
+	if (!cur) {
+		ift_trace_close(t);
+		return error("out of memory"), EXIT_RUNTIME;
+	}
+	while ((ret = ift_cursor_next(cur, &ev)) > 0) {
+		ret = json ? ift_out_event_json(stdout, t, &ev) :
+			     ift_out_event_text(stdout, t, &ev);
+		if (ret < 0)
+			break;
+	}
+	if (ret < 0)
+		error("cannot read '%s': %s", path, ift_strerror(ret));
+	ift_cursor_free(cur);
+	ift_trace_close(t);
+	return ret < 0 ? EXIT_RUNTIME : EXIT_OK;
+}

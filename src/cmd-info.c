@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: MIT
+/* ingero-ftrace info: what a trace holds, how big it is, what was lost. */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const char usage[] = "info [-i FILE] [--verify]";
+
+static void print_span(const struct ift_trace *t)
+{
+	uint64_t lo = ift_trace_ts_min(t), hi = ift_trace_ts_max(t);
+
+	if (!lo && !hi) {
+		printf("time span:      (no events)\n");
+		return;
+	}
+	printf("time span:      %" PRIu64 ".%09" PRIu64 " .. %" PRIu64 ".%09" PRIu64
+	       " (%.3f s)\n", lo / 1000000000, lo % 1000000000,
+	       hi / 1000000000, hi % 1000000000, (double)(hi - lo) / 1e9);
+}
+
+static void print_tables(const struct ift_trace *t, uint64_t file_size)
+{
+	uint64_t rows = 0;
+	char a[32], b[32];
+
+	printf("\n%-12s %14s %7s %12s %10s\n", "table", "events", "chunks",
+	       "bytes", "bytes/ev");
+	for (unsigned tb = 1; tb < IFT_T_NR; tb++) {
+		uint64_t bytes = 0, n = ift_trace_rows(t, tb);
+		size_t nc = ift_trace_chunk_count(t, tb);
+
+		for (size_t i = 0; i < nc; i++)
+			bytes += ift_trace_chunk_info(t, tb, i)->size + 24;
+		rows += n;
+		printf("%-12s %14s %7zu %12s %10.2f\n", ift_table_def(tb)->name,
+		       cli_count(a, sizeof(a), n), nc, cli_count(b, sizeof(b), bytes),
+		       n ? (double)bytes / (double)n : 0.0);
+	}
+	printf("%-12s %14s %7s %12s %10.2f\n", "total", cli_count(a, sizeof(a), rows),
+	       "", cli_count(b, sizeof(b), file_size),
+	       rows ? (double)file_size / (double)rows : 0.0);
+}
+
+static void print_tasks(const struct ift_trace *t)
+{
+	size_t n = ift_trace_task_count(t), procs = 0, threads = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct ift_task *k = ift_trace_task(t, i);
+
+		if (k->tid == k->pid)
+			procs++;
+		else
+			threads++;
+	}
+	printf("tasks:          %zu processes, %zu other threads%s\n", procs, threads,
+	       ift_trace_tasks_rebuilt(t) ? " (table rebuilt from events)" : "");
+}
+
+static void print_loss(const struct ift_trace *t)
+{
+	size_t n = ift_trace_loss_count(t);
+	char a[32];
+
+	if (!n) {
+		printf("lost events:    not recorded\n");
+		return;
+	}
+	printf("lost events:    %s\n", cli_count(a, sizeof(a), ift_trace_lost_events(t)));
+	for (size_t i = 0; i < n; i++) {
+		const struct ift_loss *l = ift_trace_loss(t, i);
+
+		printf("  cpu%-3u overrun %" PRIu64 ", dropped %" PRIu64
+		       ", commit overrun %" PRIu64 ", read %" PRIu64 "\n",
+		       l->cpu, l->overrun, l->dropped, l->commit_overrun, l->read);
+	}
+}
+
+int cmd_info(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "input", required_argument, NULL, 'i' },
+		{ "verify", no_argument, NULL, 'V' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *path = IFT_DEFAULT_TRACE;
+	const struct ift_recovery *rec;
+	unsigned flags = 0;
+	struct ift_trace *t;
+	char a[32];
+	int c;
+
+	while ((c = getopt_long(argc, argv, "+i:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'i':
+			path = optarg;
+			break;
+		case 'V':
+			flags |= IFT_OPEN_VERIFY;
+			break;
+		case 'h':
+			printf("usage: %s %s\n", progname, usage);
+			return EXIT_OK;
+		default:
+			return usage_error(usage, "bad option");
+		}
+	}
+	if (optind < argc)
+		return usage_error(usage, "unexpected argument '%s'", argv[optind]);
+
+	t = cli_open_trace(path, flags);
+	if (!t)
+		return EXIT_RUNTIME;
+	rec = ift_trace_recovery(t);
+	printf("file:           %s (%s)\n", path,
+	       cli_bytes(a, sizeof(a), (double)rec->file_size));
+	printf("format:         version %u, %s\n", ift_trace_version(t),
+	       rec->finished ? "finished" :
+	       rec->damaged ? "DAMAGED: read up to the last complete chunk" :
+	       "UNFINISHED: no index, every section read");
+	if (rec->damaged)
+		printf("recovered:      %" PRIu64 " of %" PRIu64 " bytes (%s after byte %" PRIu64 ")\n",
+		       rec->good_bytes, rec->file_size, ift_strerror(rec->reason),
+		       rec->good_bytes);
+	for (size_t i = 0; i < ift_trace_meta_count(t); i++) {
+		const char *k, *v;
+
+		ift_trace_meta_at(t, i, &k, &v);
+		printf("%-15s %s\n", k, v);
+	}
+	for (size_t i = 0; i < ift_trace_library_count(t); i++) {
+		const struct ift_library *l = ift_trace_library(t, i);
+
+		printf("library:        %s (%s, %" PRIu64 " functions probed, build-id ",
+		       l->path, l->kind, l->functions);
+		for (size_t b = 0; b < l->build_id_len; b++)
+			printf("%02x", l->build_id[b]);
+		printf(")\n");
+	}
+	print_span(t);
+	print_tasks(t);
+	print_loss(t);
+	print_tables(t, rec->file_size);
+	ift_trace_close(t);
+	return EXIT_OK;
+}

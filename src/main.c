@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: MIT
+/* ingero-ftrace: the command table, global options and exit codes. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+
+int verbose;
+const char *progname = "ingero-ftrace";
+
+static const struct cmd {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *help;
+} commands[] = {
+	{ "info", cmd_info, "show a trace's metadata, tables, size and losses" },
+	{ "dump", cmd_dump, "print every event of a trace in time order" },
+};
+
+static void vreport(const char *prefix, const char *fmt, va_list ap)
+{
+	fflush(stdout);
+	fprintf(stderr, "%s: %s", progname, prefix);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
+int error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport("error: ", fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+void warning(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (verbose < 0)
+		return;
+	va_start(ap, fmt);
+	vreport("warning: ", fmt, ap);
+	va_end(ap);
+}
+
+int usage_error(const char *usage, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport("", fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "usage: %s %s\n", progname, usage);
+	return EXIT_USAGE;
+}
+
+struct ift_trace *cli_open_trace(const char *path, unsigned flags)
+{
+	const struct ift_recovery *rec;
+	struct ift_trace *t;
+	struct stat st;
+	int ret;
+
+	ret = ift_trace_open(path, flags, &t);
+	if (ret == -ENOENT) {
+		char part[4096];
+
+		snprintf(part, sizeof(part), "%s%s", path, IFT_PART_SUFFIX);
+		if (!stat(part, &st))
+			error("cannot open '%s': %s (an unfinished recording is in '%s')",
+			      path, ift_strerror(ret), part);
+		else
+			error("cannot open '%s': %s", path, ift_strerror(ret));
+		return NULL;
+	}
+	if (ret < 0) {
+		error("cannot open '%s': %s", path, ift_strerror(ret));
+		return NULL;
+	}
+	rec = ift_trace_recovery(t);
+	if (rec->damaged)
+		warning("'%s' is damaged or unfinished (%s at byte %llu): recovered %llu of %llu bytes",
+			path, ift_strerror(rec->reason),
+			(unsigned long long)rec->good_bytes,
+			(unsigned long long)rec->good_bytes,
+			(unsigned long long)rec->file_size);
+	else if (!rec->finished)
+		warning("'%s' is unfinished (the recorder did not finish it): all %llu bytes read",
+			path, (unsigned long long)rec->file_size);
+	return t;
+}
+
+int cli_finish_stdout(int status)
+{
+	if (fflush(stdout) || ferror(stdout)) {
+		error("cannot write output: %s", strerror(errno ? errno : EIO));
+		return status ? status : EXIT_RUNTIME;
+	}
+	return status;
+}
+
+const char *cli_bytes(char *buf, size_t len, double bytes)
+{
+	static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	unsigned u = 0;
+
+	while (bytes >= 1024 && u < 4) {
+		bytes /= 1024;
+		u++;
+	}
+	snprintf(buf, len, u ? "%.1f %s" : "%.0f %s", bytes, unit[u]);
+	return buf;
+}
+
+const char *cli_count(char *buf, size_t len, unsigned long long n)
+{
+	char tmp[32];
+	size_t l, o = 0;
+
+	l = (size_t)snprintf(tmp, sizeof(tmp), "%llu", n);
+	for (size_t i = 0; i < l && o + 1 < len; i++) {
+		if (i && (l - i) % 3 == 0 && o + 2 < len)
+			buf[o++] = ',';
+		buf[o++] = tmp[i];
+	}
+	buf[o] = 0;
+	return buf;
+}
+
+static void print_usage(FILE *f)
+{
+	fprintf(f, "usage: %s [-v|-q] <command> [<args>]\n\n", progname);
+	fprintf(f, "ingero-ftrace traces what starves a GPU: CUDA calls and host scheduling,\n"
+		   "through tracefs, without BPF.\n\ncommands:\n");
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(f, "   %-10s %s\n", commands[i].name, commands[i].help);
+	fprintf(f, "\n'%s <command> --help' shows a command's options.\n", progname);
+}
+
+int main(int argc, char **argv)
+{
+	int i;
+
+	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
+		const char *a = argv[i];
+
+		if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
+			verbose++;
+		} else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+			verbose--;
+		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			print_usage(stdout);
+			return cli_finish_stdout(EXIT_OK);
+		} else if (!strcmp(a, "--version")) {
+			printf("ingero-ftrace %s (trace format %d)\n", IFT_VERSION,
+			       IFT_FORMAT_VERSION);
+			return cli_finish_stdout(EXIT_OK);
+		} else {
+			fprintf(stderr, "%s: unknown option '%s'\n", progname, a);
+			print_usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (i == argc) {
+		print_usage(stderr);
+		return EXIT_USAGE;
+	}
+	for (size_t c = 0; c < sizeof(commands) / sizeof(commands[0]); c++)
+		if (!strcmp(argv[i], commands[c].name))
+			return cli_finish_stdout(commands[c].fn(argc - i, argv + i));
+	fprintf(stderr, "%s: '%s' is not a command; see '%s --help'\n", progname,
+		argv[i], progname);
+	return EXIT_USAGE;
+}

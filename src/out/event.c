@@ -1,0 +1,250 @@
+// SPDX-License-Identifier: MIT
+/* Events as text lines and as JSON objects, for `dump'. */
+#include <errno.h>
+#include <inttypes.h>
+#include <json.h>
+#include <string.h>
+
+#include "ift-out.h"
+
+static const char *const task_events[] = {
+	[IFT_TASK_FORK] = "sched_process_fork",
+	[IFT_TASK_CLONE] = "sched_process_fork",
+	[IFT_TASK_EXEC] = "sched_process_exec",
+	[IFT_TASK_COMM] = "task_rename",
+	[IFT_TASK_EXIT] = "sched_process_exit",
+};
+
+static const char *const wake_events[] = {
+	[IFT_WAKE_WAKING] = "sched_waking",
+	[IFT_WAKE_WAKEUP] = "sched_wakeup",
+	[IFT_WAKE_WAKEUP_NEW] = "sched_wakeup_new",
+};
+
+const char *ift_event_name(const struct ift_trace *t, const struct ift_event *ev)
+{
+	const uint64_t *r = ev->row;
+	const struct ift_op *op;
+
+	switch (ev->table) {
+	case IFT_T_CALLS:
+		op = ift_trace_op(t, r[IFT_CALL_OP]);
+		return op ? op->name : "unknown_op";
+	case IFT_T_SWITCHES:
+		return "sched_switch";
+	case IFT_T_WAKEUPS:
+		if (r[IFT_WK_KIND] >= IFT_WAKE_WAKING &&
+		    r[IFT_WK_KIND] <= IFT_WAKE_WAKEUP_NEW)
+			return wake_events[r[IFT_WK_KIND]];
+		return "sched_wakeup_unknown";
+	case IFT_T_PAGE_ALLOCS:
+		return "mm_page_alloc";
+	case IFT_T_TASKS:
+		if (r[IFT_TK_KIND] >= IFT_TASK_FORK && r[IFT_TK_KIND] <= IFT_TASK_EXIT)
+			return task_events[r[IFT_TK_KIND]];
+		return "task_unknown";
+	case IFT_T_SAMPLES:
+		return "sample";
+	}
+	return "unknown";
+}
+
+const char *ift_task_state_str(uint64_t state, char *buf, size_t len)
+{
+	/* TASK_REPORT bits as the sched_switch tracepoint prints them */
+	static const char letters[] = "SDTtXZPI";
+	size_t n = 0;
+
+	if (!len)
+		return buf;
+	if ((state & 0xff) == 0) {
+		buf[n++] = 'R';
+		if (state & 0x100 && n + 1 < len)
+			buf[n++] = '+';
+	}
+	for (unsigned b = 0; b < 8 && n + 1 < len; b++) {
+		if (state & (1U << b)) {
+			if (n && n + 1 < len)
+				buf[n++] = '|';
+			if (n + 1 < len)
+				buf[n++] = letters[b];
+		}
+	}
+	buf[n < len ? n : len - 1] = 0;
+	return buf;
+}
+
+static const char *comm_of(const struct ift_trace *t, uint64_t tid, uint64_t ts)
+{
+	const struct ift_task *task;
+
+	if (tid == 0)
+		return "<idle>";
+	task = ift_trace_task_find(t, (uint32_t)tid, ts);
+	return task ? ift_task_comm_at(task, ts) : "";
+}
+
+static const char *str_of(const struct ift_trace *t, uint64_t id)
+{
+	const char *s = ift_trace_string(t, id);
+
+	return s ? s : "?";
+}
+
+int ift_out_event_text(FILE *f, const struct ift_trace *t,
+		       const struct ift_event *ev)
+{
+	const uint64_t *r = ev->row;
+	uint64_t ts = r[IFT_C_TS];
+	char st[32];
+
+	fprintf(f, "%16s-%-7" PRIu64 " %7" PRIu64 " [%03" PRIu64 "] %" PRIu64 ".%09" PRIu64 ": %s:",
+		comm_of(t, r[IFT_C_TID], ts), r[IFT_C_TID], r[IFT_C_PID],
+		r[IFT_C_CPU], ts / 1000000000, ts % 1000000000,
+		ift_event_name(t, ev));
+	switch (ev->table) {
+	case IFT_T_CALLS: {
+		const struct ift_op *op = ift_trace_op(t, r[IFT_CALL_OP]);
+
+		fprintf(f, " dur=%" PRIu64 " ret=%" PRId64, r[IFT_CALL_DUR],
+			(int64_t)r[IFT_CALL_RET]);
+		for (unsigned a = 0; op && a < op->nargs; a++)
+			fprintf(f, " %s=0x%" PRIx64, op->args[a], r[IFT_CALL_A0 + a]);
+		if (r[IFT_CALL_DEPTH])
+			fprintf(f, " depth=%" PRIu64, r[IFT_CALL_DEPTH]);
+		if (r[IFT_CALL_FLAGS] & IFT_CALL_F_NO_RETURN)
+			fputs(" no_return", f);
+		break;
+	}
+	case IFT_T_SWITCHES:
+		fprintf(f, " prev_state=%s prev_prio=%" PRIu64 " ==> next=%s:%" PRIu64 " next_prio=%" PRIu64,
+			ift_task_state_str(r[IFT_SW_PREV_STATE], st, sizeof(st)),
+			r[IFT_SW_PREV_PRIO], comm_of(t, r[IFT_SW_NEXT_TID], ts),
+			r[IFT_SW_NEXT_TID], r[IFT_SW_NEXT_PRIO]);
+		break;
+	case IFT_T_WAKEUPS:
+		fprintf(f, " prio=%" PRIu64 " target_cpu=%03" PRIu64 " waker=%s:%" PRIu64,
+			r[IFT_WK_PRIO], r[IFT_WK_TARGET_CPU],
+			comm_of(t, r[IFT_WK_WAKER_TID], ts), r[IFT_WK_WAKER_TID]);
+		break;
+	case IFT_T_PAGE_ALLOCS:
+		fprintf(f, " order=%" PRIu64 " gfp_flags=0x%" PRIx64 " migratetype=%" PRIu64,
+			r[IFT_PG_ORDER], r[IFT_PG_GFP], r[IFT_PG_MIGRATETYPE]);
+		break;
+	case IFT_T_TASKS:
+		if (r[IFT_TK_CHILD_TID])
+			fprintf(f, " child=%s:%" PRIu64 " child_pid=%" PRIu64,
+				str_of(t, r[IFT_TK_COMM]), r[IFT_TK_CHILD_TID],
+				r[IFT_TK_CHILD_PID]);
+		else if (r[IFT_TK_COMM])
+			fprintf(f, " comm=%s", str_of(t, r[IFT_TK_COMM]));
+		if (r[IFT_TK_FILE])
+			fprintf(f, " file=%s", str_of(t, r[IFT_TK_FILE]));
+		break;
+	case IFT_T_SAMPLES:
+		fprintf(f, " %s[%s%" PRIu64 "]=%" PRId64, str_of(t, r[IFT_SM_METRIC]),
+			r[IFT_SM_SCOPE] ? "cpu" : "all", r[IFT_SM_SCOPE] ? r[IFT_SM_SCOPE] - 1 : 0,
+			(int64_t)r[IFT_SM_VALUE]);
+		break;
+	}
+	fputc('\n', f);
+	return ferror(f) ? -EIO : 0;
+}
+
+static void add_u64(json_object *o, const char *k, uint64_t v)
+{
+	json_object_object_add(o, k, json_object_new_uint64(v));
+}
+
+static void add_i64(json_object *o, const char *k, int64_t v)
+{
+	json_object_object_add(o, k, json_object_new_int64(v));
+}
+
+static void add_str(json_object *o, const char *k, const char *v)
+{
+	json_object_object_add(o, k, json_object_new_string(v));
+}
+
+int ift_out_event_json(FILE *f, const struct ift_trace *t,
+		       const struct ift_event *ev)
+{
+	const uint64_t *r = ev->row;
+	uint64_t ts = r[IFT_C_TS];
+	json_object *o = json_object_new_object();
+	char st[32];
+	int ret = 0;
+
+	if (!o)
+		return -ENOMEM;
+	add_u64(o, "ts", ts);
+	add_u64(o, "cpu", r[IFT_C_CPU]);
+	add_u64(o, "pid", r[IFT_C_PID]);
+	add_u64(o, "tid", r[IFT_C_TID]);
+	add_str(o, "comm", comm_of(t, r[IFT_C_TID], ts));
+	add_str(o, "event", ift_event_name(t, ev));
+	switch (ev->table) {
+	case IFT_T_CALLS: {
+		const struct ift_op *op = ift_trace_op(t, r[IFT_CALL_OP]);
+
+		add_str(o, "api", op && op->api == IFT_API_DRIVER ? "driver" : "runtime");
+		add_u64(o, "dur_ns", r[IFT_CALL_DUR]);
+		add_i64(o, "ret", (int64_t)r[IFT_CALL_RET]);
+		add_u64(o, "depth", r[IFT_CALL_DEPTH]);
+		if (r[IFT_CALL_FLAGS] & IFT_CALL_F_NESTED)
+			json_object_object_add(o, "nested", json_object_new_boolean(1));
+		if (r[IFT_CALL_FLAGS] & IFT_CALL_F_NO_RETURN)
+			json_object_object_add(o, "no_return", json_object_new_boolean(1));
+		for (unsigned a = 0; op && a < op->nargs; a++)
+			add_u64(o, op->args[a], r[IFT_CALL_A0 + a]);
+		break;
+	}
+	case IFT_T_SWITCHES:
+		add_str(o, "prev_state", ift_task_state_str(r[IFT_SW_PREV_STATE], st, sizeof(st)));
+		add_u64(o, "prev_prio", r[IFT_SW_PREV_PRIO]);
+		add_u64(o, "next_pid", r[IFT_SW_NEXT_PID]);
+		add_u64(o, "next_tid", r[IFT_SW_NEXT_TID]);
+		add_str(o, "next_comm", comm_of(t, r[IFT_SW_NEXT_TID], ts));
+		add_u64(o, "next_prio", r[IFT_SW_NEXT_PRIO]);
+		break;
+	case IFT_T_WAKEUPS:
+		add_u64(o, "prio", r[IFT_WK_PRIO]);
+		add_u64(o, "target_cpu", r[IFT_WK_TARGET_CPU]);
+		add_u64(o, "waker_pid", r[IFT_WK_WAKER_PID]);
+		add_u64(o, "waker_tid", r[IFT_WK_WAKER_TID]);
+		break;
+	case IFT_T_PAGE_ALLOCS:
+		add_u64(o, "order", r[IFT_PG_ORDER]);
+		add_u64(o, "bytes", r[IFT_PG_ORDER] < 52 ? 4096ULL << r[IFT_PG_ORDER] : 0);
+		add_u64(o, "gfp_flags", r[IFT_PG_GFP]);
+		add_u64(o, "migratetype", r[IFT_PG_MIGRATETYPE]);
+		break;
+	case IFT_T_TASKS:
+		if (r[IFT_TK_KIND] == IFT_TASK_FORK || r[IFT_TK_KIND] == IFT_TASK_CLONE) {
+			add_u64(o, "child_pid", r[IFT_TK_CHILD_PID]);
+			add_u64(o, "child_tid", r[IFT_TK_CHILD_TID]);
+			json_object_object_add(o, "thread", json_object_new_boolean(
+					       r[IFT_TK_KIND] == IFT_TASK_CLONE));
+			add_str(o, "child_comm", str_of(t, r[IFT_TK_COMM]));
+		} else if (r[IFT_TK_COMM]) {
+			add_str(o, "new_comm", str_of(t, r[IFT_TK_COMM]));
+		}
+		if (r[IFT_TK_FILE])
+			add_str(o, "filename", str_of(t, r[IFT_TK_FILE]));
+		break;
+	case IFT_T_SAMPLES:
+		add_str(o, "metric", str_of(t, r[IFT_SM_METRIC]));
+		if (r[IFT_SM_SCOPE])
+			add_u64(o, "scope_cpu", r[IFT_SM_SCOPE] - 1);
+		else
+			add_str(o, "scope", "system");
+		add_i64(o, "value", (int64_t)r[IFT_SM_VALUE]);
+		break;
+	}
+	if (fputs(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+					JSON_C_TO_STRING_NOSLASHESCAPE), f) < 0 ||
+	    fputc('\n', f) == EOF)
+		ret = -EIO;
+	json_object_put(o);
+	return ret;
+}

@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Column encodings.  Each column of a chunk is stored in whichever encoding is
+ * smallest before compression: timestamps come out as DELTA, ids as DICT, small
+ * signed values as ZIGZAG.  zstd then works on far more regular bytes than the
+ * row-major ring buffer records.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format.h"
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Sorted distinct values of V into SCRATCH; returns their count or 0 on OOM. */
+static size_t distinct(const uint64_t *v, size_t n, struct buf *scratch,
+		       uint64_t **out)
+{
+	uint64_t *d;
+	size_t k = 0;
+
+	buf_clear(scratch);
+	if (!buf_reserve(scratch, n * sizeof(*v)))
+		return 0;
+	d = (uint64_t *)(void *)scratch->data;
+	memcpy(d, v, n * sizeof(*v));
+	qsort(d, n, sizeof(*d), cmp_u64);
+	for (size_t i = 0; i < n; i++)
+		if (!k || d[k - 1] != d[i])
+			d[k++] = d[i];
+	*out = d;
+	return k;
+}
+
+static unsigned dict_width(size_t ndistinct)
+{
+	return ndistinct <= 0x100 ? 1 : ndistinct <= 0x10000 ? 2 : 4;
+}
+
+static size_t dict_index(const uint64_t *d, size_t nd, uint64_t v)
+{
+	size_t lo = 0, hi = nd;
+
+	while (lo + 1 < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (d[mid] <= v)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+void col_encode(struct buf *out, const uint64_t *v, size_t n,
+		struct buf *scratch)
+{
+	size_t plain = 0, delta, zz = 0, dict = SIZE_MAX, nd = 0;
+	uint64_t *d = NULL;
+	bool same = true;
+	unsigned enc;
+	size_t len;
+
+	delta = varint_size(v[0]);
+	for (size_t i = 0; i < n; i++) {
+		plain += varint_size(v[i]);
+		zz += varint_size(zigzag((int64_t)v[i]));
+		if (i) {
+			delta += varint_size(zigzag((int64_t)(v[i] - v[i - 1])));
+			same &= v[i] == v[0];
+		}
+	}
+	if (same) {
+		buf_u8(out, IFT_ENC_CONST);
+		buf_varint(out, varint_size(v[0]));
+		buf_varint(out, v[0]);
+		return;
+	}
+	/* a dictionary only pays when values repeat a lot */
+	if (plain > n * 2 || zz > n * 2) {
+		nd = distinct(v, n, scratch, &d);
+		if (nd && nd <= n / 4) {
+			dict = varint_size(nd) + varint_size(d[0]) + 1 +
+			       n * dict_width(nd);
+			for (size_t k = 1; k < nd; k++)
+				dict += varint_size(d[k] - d[k - 1]);
+		}
+	}
+
+	enc = IFT_ENC_PLAIN;
+	len = plain;
+	if (delta < len) {
+		enc = IFT_ENC_DELTA;
+		len = delta;
+	}
+	if (zz < len) {
+		enc = IFT_ENC_ZIGZAG;
+		len = zz;
+	}
+	if (dict < len) {
+		enc = IFT_ENC_DICT;
+		len = dict;
+	}
+
+	buf_u8(out, (uint8_t)enc);
+	buf_varint(out, len);
+	if (!buf_reserve(out, len))
+		return;
+	switch (enc) {
+	case IFT_ENC_PLAIN:
+		for (size_t i = 0; i < n; i++)
+			buf_varint(out, v[i]);
+		break;
+	case IFT_ENC_ZIGZAG:
+		for (size_t i = 0; i < n; i++)
+			buf_svarint(out, (int64_t)v[i]);
+		break;
+	case IFT_ENC_DELTA:
+		buf_varint(out, v[0]);
+		for (size_t i = 1; i < n; i++)
+			buf_svarint(out, (int64_t)(v[i] - v[i - 1]));
+		break;
+	case IFT_ENC_DICT: {
+		unsigned w = dict_width(nd);
+
+		buf_varint(out, nd);
+		buf_varint(out, d[0]);
+		for (size_t k = 1; k < nd; k++)
+			buf_varint(out, d[k] - d[k - 1]);
+		buf_u8(out, (uint8_t)w);
+		for (size_t i = 0; i < n; i++) {
+			size_t ix = dict_index(d, nd, v[i]);
+
+			if (w == 1)
+				buf_u8(out, (uint8_t)ix);
+			else if (w == 2)
+				buf_le16(out, (uint16_t)ix);
+			else
+				buf_le32(out, (uint32_t)ix);
+		}
+		break;
+	}
+	}
+}
+
+int col_decode(unsigned enc, const uint8_t *p, size_t len, uint64_t *out,
+	       size_t n)
+{
+	struct rd r;
+	uint64_t x;
+	int64_t s;
+
+	rd_init(&r, p, len);
+	switch (enc) {
+	case IFT_ENC_CONST:
+		if (!rd_varint(&r, &x))
+			return -IFT_E_CORRUPT;
+		for (size_t i = 0; i < n; i++)
+			out[i] = x;
+		break;
+	case IFT_ENC_PLAIN:
+		for (size_t i = 0; i < n; i++)
+			if (!rd_varint(&r, &out[i]))
+				return -IFT_E_CORRUPT;
+		break;
+	case IFT_ENC_ZIGZAG:
+		for (size_t i = 0; i < n; i++) {
+			if (!rd_svarint(&r, &s))
+				return -IFT_E_CORRUPT;
+			out[i] = (uint64_t)s;
+		}
+		break;
+	case IFT_ENC_DELTA:
+		if (!rd_varint(&r, &x))
+			return -IFT_E_CORRUPT;
+		out[0] = x;
+		for (size_t i = 1; i < n; i++) {
+			if (!rd_svarint(&r, &s))
+				return -IFT_E_CORRUPT;
+			out[i] = out[i - 1] + (uint64_t)s;
+		}
+		break;
+	case IFT_ENC_DICT: {
+		uint64_t nd, *d;
+		uint8_t w;
+
+		if (!rd_varint(&r, &nd) || nd == 0 || nd > n)
+			return -IFT_E_CORRUPT;
+		/* each distinct value takes at least one byte */
+		if (nd > rd_left(&r))
+			return -IFT_E_CORRUPT;
+		d = malloc(nd * sizeof(*d));
+		if (!d)
+			return -ENOMEM;
+		for (uint64_t k = 0; k < nd; k++) {
+			if (!rd_varint(&r, &x) || (k && !x)) {
+				free(d);
+				return -IFT_E_CORRUPT;
+			}
+			d[k] = k ? d[k - 1] + x : x;
+		}
+		if (!rd_u8(&r, &w) || (w != 1 && w != 2 && w != 4) ||
+		    rd_left(&r) != n * w) {
+			free(d);
+			return -IFT_E_CORRUPT;
+		}
+		for (size_t i = 0; i < n; i++, r.p += w) {
+			uint32_t ix = w == 1 ? r.p[0] : w == 2 ? le16(r.p) : le32(r.p);
+
+			if (ix >= nd) {
+				free(d);
+				return -IFT_E_CORRUPT;
+			}
+			out[i] = d[ix];
+		}
+		free(d);
+		break;
+	}
+	default:
+		return -IFT_E_CORRUPT;
+	}
+	return rd_left(&r) ? -IFT_E_CORRUPT : 0;
+}

@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef IFT_TRACE_FORMAT_H
+#define IFT_TRACE_FORMAT_H
+
+/* Private to src/trace: the constants and shared pieces of docs/trace-format.md. */
+#include <stdint.h>
+
+#include "ift-trace.h"
+#include "../util/buf.h"
+
+#define IFT_MAGIC		"\x89IFT\r\n\x1a\n"
+#define IFT_END_MAGIC		"\x89IFTEND\n"
+#define IFT_SYNC		"ISEC"
+#define IFT_HEADER_SIZE		64
+#define IFT_SECTION_HDR		24
+#define IFT_TRAILER_SIZE	16
+#define IFT_BYTE_ORDER		0x0A0B0C0DU
+#define IFT_KNOWN_REQUIRED	0ULL	/* required feature bits we understand */
+
+#define IFT_SEC_F_REQUIRED	0x1
+
+enum ift_section {
+	IFT_SEC_META = 1,
+	IFT_SEC_STRINGS,
+	IFT_SEC_SCHEMA,
+	IFT_SEC_CHUNK,
+	IFT_SEC_LIBRARY,
+	IFT_SEC_OPS,
+	IFT_SEC_LOSS,
+	IFT_SEC_TASKS,
+	IFT_SEC_INDEX,
+};
+
+enum ift_codec { IFT_CODEC_NONE = 0, IFT_CODEC_ZSTD = 1 };
+
+enum ift_enc {
+	IFT_ENC_CONST = 0,
+	IFT_ENC_PLAIN,
+	IFT_ENC_DELTA,
+	IFT_ENC_DICT,
+	IFT_ENC_ZIGZAG,
+};
+
+/* Bounds a reader enforces so corrupt input cannot make it allocate wildly. */
+#define IFT_MAX_CHUNK_ROWS	(1U << 20)
+#define IFT_MAX_COLS		16
+
+/*
+ * col_encode - append "u8 encoding, varint length, bytes" for V[0..N) to OUT,
+ * choosing the smallest of the encodings.  SCRATCH is working memory.
+ */
+void col_encode(struct buf *out, const uint64_t *v, size_t n,
+		struct buf *scratch);
+/* Decode one column block's bytes into OUT[0..N); 0 or -IFT_E_CORRUPT. */
+int col_decode(unsigned enc, const uint8_t *p, size_t len, uint64_t *out,
+	       size_t n);
+
+/*
+ * The process/thread table, folded from `tasks' rows (the writer does it as
+ * rows arrive, a reader of an unfinished file does it again): comms are
+ * string ids here.
+ */
+struct tcomm {
+	uint64_t ts;
+	uint64_t str;
+};
+
+struct trec {
+	uint32_t tid, pid, ppid, flags;
+	uint64_t start_ts, exit_ts;
+	uint32_t ncomms, cap;
+	struct tcomm *comms;
+};
+
+struct taskmap {
+	struct trec *v;
+	size_t n, cap;
+	uint32_t *slot;		/* open addressing: tid -> index + 1 of latest record */
+	size_t nslot;
+};
+
+void taskmap_init(struct taskmap *m);
+void taskmap_release(struct taskmap *m);
+/* Folds one `tasks' row (IFT_TK_NR values); 0 or -ENOMEM. */
+int taskmap_fold(struct taskmap *m, const uint64_t *row);
+/* Adds a record as read from a TASKS section; 0 or -ENOMEM. */
+struct trec *taskmap_add(struct taskmap *m, uint32_t tid);
+int trec_add_comm(struct trec *r, uint64_t ts, uint64_t str);
+
+#endif

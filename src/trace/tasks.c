@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Folding `tasks' rows into the process/thread table.  The writer and the
+ * reader of an unfinished file both use this, so the TASKS section and a
+ * rebuilt table cannot disagree.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format.h"
+
+void taskmap_init(struct taskmap *m)
+{
+	memset(m, 0, sizeof(*m));
+}
+
+void taskmap_release(struct taskmap *m)
+{
+	for (size_t i = 0; i < m->n; i++)
+		free(m->v[i].comms);
+	free(m->v);
+	free(m->slot);
+	taskmap_init(m);
+}
+
+static size_t hash_tid(uint32_t tid, size_t nslot)
+{
+	return (size_t)((tid * 2654435761U) & (nslot - 1));
+}
+
+static int rehash(struct taskmap *m)
+{
+	size_t nslot = m->nslot ? m->nslot * 2 : 256;
+	uint32_t *slot = calloc(nslot, sizeof(*slot));
+
+	if (!slot)
+		return -ENOMEM;
+	/* later records of a reused tid overwrite earlier ones */
+	for (size_t i = 0; i < m->n; i++) {
+		size_t h = hash_tid(m->v[i].tid, nslot);
+
+		while (slot[h] && m->v[slot[h] - 1].tid != m->v[i].tid)
+			h = (h + 1) & (nslot - 1);
+		slot[h] = (uint32_t)(i + 1);
+	}
+	free(m->slot);
+	m->slot = slot;
+	m->nslot = nslot;
+	return 0;
+}
+
+static struct trec *latest(struct taskmap *m, uint32_t tid)
+{
+	size_t h;
+
+	if (!m->nslot)
+		return NULL;
+	for (h = hash_tid(tid, m->nslot); m->slot[h]; h = (h + 1) & (m->nslot - 1))
+		if (m->v[m->slot[h] - 1].tid == tid)
+			return &m->v[m->slot[h] - 1];
+	return NULL;
+}
+
+struct trec *taskmap_add(struct taskmap *m, uint32_t tid)
+{
+	struct trec *r;
+	size_t h;
+
+	if (m->n == m->cap) {
+		size_t cap = m->cap ? m->cap * 2 : 64;
+		struct trec *v = realloc(m->v, cap * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		m->v = v;
+		m->cap = cap;
+	}
+	if ((m->n + 1) * 2 > m->nslot && rehash(m) < 0)
+		return NULL;
+	r = &m->v[m->n];
+	memset(r, 0, sizeof(*r));
+	r->tid = tid;
+	for (h = hash_tid(tid, m->nslot); m->slot[h]; h = (h + 1) & (m->nslot - 1))
+		if (m->v[m->slot[h] - 1].tid == tid)
+			break;
+	m->slot[h] = (uint32_t)(++m->n);
+	return r;
+}
+
+int trec_add_comm(struct trec *r, uint64_t ts, uint64_t str)
+{
+	if (!str || (r->ncomms && r->comms[r->ncomms - 1].str == str))
+		return 0;
+	if (r->ncomms == r->cap) {
+		uint32_t cap = r->cap ? r->cap * 2 : 2;
+		struct tcomm *c = realloc(r->comms, cap * sizeof(*c));
+
+		if (!c)
+			return -ENOMEM;
+		r->comms = c;
+		r->cap = cap;
+	}
+	r->comms[r->ncomms].ts = ts;
+	r->comms[r->ncomms].str = str;
+	r->ncomms++;
+	return 0;
+}
+
+int taskmap_fold(struct taskmap *m, const uint64_t *row)
+{
+	uint32_t tid = (uint32_t)row[IFT_C_TID];
+	uint64_t ts = row[IFT_C_TS];
+	struct trec *r, *parent;
+	uint32_t ppid;
+
+	switch (row[IFT_TK_KIND]) {
+	case IFT_TASK_FORK:
+	case IFT_TASK_CLONE:
+		if (row[IFT_TK_KIND] == IFT_TASK_FORK) {
+			ppid = (uint32_t)row[IFT_C_PID];
+		} else {
+			parent = latest(m, tid);
+			ppid = parent ? parent->ppid : 0;
+		}
+		r = taskmap_add(m, (uint32_t)row[IFT_TK_CHILD_TID]);
+		if (!r)
+			return -ENOMEM;
+		r->pid = (uint32_t)row[IFT_TK_CHILD_PID];
+		r->ppid = ppid;
+		r->flags = IFT_TASK_F_STARTED;
+		if (row[IFT_TK_KIND] == IFT_TASK_CLONE)
+			r->flags |= IFT_TASK_F_THREAD;
+		r->start_ts = ts;
+		return trec_add_comm(r, ts, row[IFT_TK_COMM]);
+	case IFT_TASK_EXEC:
+	case IFT_TASK_COMM:
+	case IFT_TASK_EXIT:
+		r = latest(m, tid);
+		if (!r || (r->flags & IFT_TASK_F_EXITED)) {
+			r = taskmap_add(m, tid);
+			if (!r)
+				return -ENOMEM;
+			r->pid = (uint32_t)row[IFT_C_PID];
+		}
+		if (row[IFT_TK_KIND] == IFT_TASK_EXIT) {
+			r->flags |= IFT_TASK_F_EXITED;
+			r->exit_ts = ts;
+			return 0;
+		}
+		return trec_add_comm(r, ts, row[IFT_TK_COMM]);
+	default:
+		/* a kind from a newer writer: nothing we can fold */
+		return 0;
+	}
+}

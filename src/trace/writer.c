@@ -1,0 +1,678 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The trace writer.  Rows are buffered per table in column arrays of at most
+ * chunk_rows rows; a full buffer is encoded, compressed and written as one
+ * CHUNK section, so memory stays bounded whatever the length of the trace.
+ * Everything a chunk refers to (strings, ops, the table's schema) is written
+ * before it, so the file is readable at every section boundary.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#include "format.h"
+
+#define DEFAULT_CHUNK_ROWS	16384
+#define DEFAULT_ZSTD_LEVEL	3
+
+struct wtable {
+	const struct ift_table_def *def;
+	uint64_t *cols[IFT_MAX_COLS];
+	uint32_t n;
+	uint64_t total;
+	uint64_t last_ts;
+	bool schema_written;
+};
+
+/* Interned strings: open addressing over ids, the bytes in one arena. */
+struct strtab {
+	struct buf arena;	/* NUL-terminated strings */
+	size_t *off;		/* id - 1 -> offset in arena */
+	size_t n, cap;
+	uint32_t *slot;		/* hash -> id */
+	size_t nslot;
+};
+
+struct ift_writer {
+	int fd;
+	char *path, *part;
+	unsigned chunk_rows;
+	int level;
+	uint64_t off;
+	int err;		/* sticky: once a write failed, nothing more is written */
+	bool finished;
+
+	struct wtable t[IFT_T_NR];
+
+	struct strtab strings;
+	size_t strings_flushed;
+
+	struct buf ops;		/* OPS entries not written yet */
+	uint32_t nops, ops_flushed;
+
+	struct buf meta;	/* META entries not written yet */
+	uint32_t nmeta;
+
+	struct ift_loss *loss;
+	size_t nloss;
+
+	struct buf index;
+	uint64_t nindex;
+
+	struct taskmap tasks;
+
+	ZSTD_CCtx *zc;
+	struct buf body, payload, scratch;
+};
+
+/* ---- strings --------------------------------------------------------- */
+
+static uint32_t hash_str(const char *s)
+{
+	uint32_t h = 2166136261U;	/* FNV-1a */
+
+	while (*s) {
+		h ^= (uint8_t)*s++;
+		h *= 16777619U;
+	}
+	return h;
+}
+
+static const char *strtab_get(const struct strtab *st, size_t id)
+{
+	return (const char *)st->arena.data + st->off[id - 1];
+}
+
+static int strtab_grow(struct strtab *st)
+{
+	size_t nslot = st->nslot ? st->nslot * 2 : 1024;
+	uint32_t *slot = calloc(nslot, sizeof(*slot));
+
+	if (!slot)
+		return -ENOMEM;
+	for (size_t id = 1; id <= st->n; id++) {
+		size_t h = hash_str(strtab_get(st, id)) & (nslot - 1);
+
+		while (slot[h])
+			h = (h + 1) & (nslot - 1);
+		slot[h] = (uint32_t)id;
+	}
+	free(st->slot);
+	st->slot = slot;
+	st->nslot = nslot;
+	return 0;
+}
+
+static int64_t strtab_intern(struct strtab *st, const char *s)
+{
+	size_t h, len;
+
+	if ((st->n + 1) * 2 > st->nslot && strtab_grow(st) < 0)
+		return -ENOMEM;
+	for (h = hash_str(s) & (st->nslot - 1); st->slot[h];
+	     h = (h + 1) & (st->nslot - 1))
+		if (!strcmp(strtab_get(st, st->slot[h]), s))
+			return st->slot[h];
+	if (st->n == UINT32_MAX - 1)
+		return -IFT_E_LIMIT;
+	if (st->n == st->cap) {
+		size_t cap = st->cap ? st->cap * 2 : 256;
+		size_t *off = realloc(st->off, cap * sizeof(*off));
+
+		if (!off)
+			return -ENOMEM;
+		st->off = off;
+		st->cap = cap;
+	}
+	len = strlen(s) + 1;
+	st->off[st->n] = st->arena.len;
+	buf_put(&st->arena, s, len);
+	if (st->arena.oom)
+		return -ENOMEM;
+	st->slot[h] = (uint32_t)++st->n;
+	return (int64_t)st->n;
+}
+
+static void strtab_release(struct strtab *st)
+{
+	buf_release(&st->arena);
+	free(st->off);
+	free(st->slot);
+	memset(st, 0, sizeof(*st));
+}
+
+/* ---- sections -------------------------------------------------------- */
+
+static int write_all(struct ift_writer *w, struct iovec *iov, int iovcnt)
+{
+	while (iovcnt > 0) {
+		ssize_t n = writev(w->fd, iov, iovcnt);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			return -EIO;
+		w->off += (uint64_t)n;
+		while (iovcnt > 0 && (size_t)n >= iov->iov_len) {
+			n -= (ssize_t)iov->iov_len;
+			iov++;
+			iovcnt--;
+		}
+		if (iovcnt > 0) {
+			iov->iov_base = (char *)iov->iov_base + n;
+			iov->iov_len -= (size_t)n;
+		}
+	}
+	return 0;
+}
+
+static int write_section(struct ift_writer *w, unsigned type,
+			 const struct buf *p, const struct buf *chunk_index)
+{
+	uint8_t hdr[IFT_SECTION_HDR];
+	struct iovec iov[2];
+	uint64_t at = w->off;
+	int ret;
+
+	if (w->err)
+		return w->err;
+	if (p->oom)
+		return w->err = -ENOMEM;
+	memcpy(hdr, IFT_SYNC, 4);
+	put_le16(hdr + 4, (uint16_t)type);
+	put_le16(hdr + 6, 0);
+	put_le64(hdr + 8, p->len);
+	put_le32(hdr + 16, (uint32_t)crc32(0, p->data, (uInt)p->len));
+	put_le32(hdr + 20, (uint32_t)crc32(0, hdr, 20));
+	iov[0].iov_base = hdr;
+	iov[0].iov_len = sizeof(hdr);
+	iov[1].iov_base = p->data;
+	iov[1].iov_len = p->len;
+	ret = write_all(w, iov, p->len ? 2 : 1);
+	if (ret < 0)
+		return w->err = ret;
+
+	buf_varint(&w->index, at);
+	buf_varint(&w->index, type);
+	if (chunk_index)
+		buf_put(&w->index, chunk_index->data, chunk_index->len);
+	w->nindex++;
+	if (w->index.oom)
+		return w->err = -ENOMEM;
+	return 0;
+}
+
+static int flush_strings(struct ift_writer *w)
+{
+	struct strtab *st = &w->strings;
+
+	if (st->n == w->strings_flushed)
+		return 0;
+	buf_clear(&w->payload);
+	buf_varint(&w->payload, w->strings_flushed + 1);
+	buf_varint(&w->payload, st->n - w->strings_flushed);
+	for (size_t id = w->strings_flushed + 1; id <= st->n; id++)
+		buf_str(&w->payload, strtab_get(st, id));
+	w->strings_flushed = st->n;
+	return write_section(w, IFT_SEC_STRINGS, &w->payload, NULL);
+}
+
+static int flush_ops(struct ift_writer *w)
+{
+	if (w->nops == w->ops_flushed)
+		return 0;
+	buf_clear(&w->payload);
+	buf_varint(&w->payload, w->ops_flushed + 1);
+	buf_varint(&w->payload, w->nops - w->ops_flushed);
+	buf_put(&w->payload, w->ops.data, w->ops.len);
+	buf_clear(&w->ops);
+	w->ops_flushed = w->nops;
+	return write_section(w, IFT_SEC_OPS, &w->payload, NULL);
+}
+
+static int flush_meta(struct ift_writer *w)
+{
+	if (!w->nmeta)
+		return 0;
+	buf_clear(&w->payload);
+	buf_varint(&w->payload, w->nmeta);
+	buf_put(&w->payload, w->meta.data, w->meta.len);
+	buf_clear(&w->meta);
+	w->nmeta = 0;
+	return write_section(w, IFT_SEC_META, &w->payload, NULL);
+}
+
+/* What must be in the file before any chunk can refer to it. */
+static int flush_dicts(struct ift_writer *w)
+{
+	int ret;
+
+	if ((ret = flush_meta(w)) < 0 || (ret = flush_strings(w)) < 0)
+		return ret;
+	return flush_ops(w);
+}
+
+static int write_schema(struct ift_writer *w, unsigned table)
+{
+	const struct ift_table_def *def = w->t[table].def;
+
+	buf_clear(&w->payload);
+	buf_varint(&w->payload, table);
+	buf_str(&w->payload, def->name);
+	buf_varint(&w->payload, 0);
+	buf_varint(&w->payload, def->ncols);
+	for (unsigned c = 0; c < def->ncols; c++) {
+		buf_varint(&w->payload, c);
+		buf_str(&w->payload, def->cols[c].name);
+		buf_u8(&w->payload, (uint8_t)def->cols[c].type);
+	}
+	return write_section(w, IFT_SEC_SCHEMA, &w->payload, NULL);
+}
+
+static bool all_zero(const uint64_t *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i])
+			return false;
+	return true;
+}
+
+static int flush_table(struct ift_writer *w, unsigned table)
+{
+	struct wtable *t = &w->t[table];
+	uint64_t ts_min, ts_max;
+	struct buf ix;
+	size_t bound;
+	int ret;
+
+	if (!t->n)
+		return 0;
+	if ((ret = flush_dicts(w)) < 0)
+		return ret;
+	if (!t->schema_written) {
+		if ((ret = write_schema(w, table)) < 0)
+			return ret;
+		t->schema_written = true;
+	}
+
+	buf_clear(&w->body);
+	for (unsigned c = 0; c < t->def->ncols; c++) {
+		if (all_zero(t->cols[c], t->n))
+			continue;
+		buf_varint(&w->body, c);
+		col_encode(&w->body, t->cols[c], t->n, &w->scratch);
+	}
+	if (w->body.oom || w->scratch.oom)
+		return w->err = -ENOMEM;
+
+	ts_min = t->cols[IFT_C_TS][0];
+	ts_max = t->cols[IFT_C_TS][t->n - 1];
+	buf_clear(&w->payload);
+	buf_varint(&w->payload, table);
+	buf_varint(&w->payload, t->n);
+	buf_varint(&w->payload, ts_min);
+	buf_varint(&w->payload, ts_max - ts_min);
+
+	bound = ZSTD_compressBound(w->body.len);
+	if (w->level >= 0 && buf_reserve(&w->payload, 1 + 10 + bound)) {
+		uint8_t *hdr = w->payload.data + w->payload.len;
+		size_t at = w->payload.len + 1 + varint_size(w->body.len);
+		size_t n = ZSTD_compressCCtx(w->zc, w->payload.data + at, bound,
+					     w->body.data, w->body.len, w->level);
+
+		if (ZSTD_isError(n))
+			return w->err = -IFT_E_COMPRESS;
+		if (n < w->body.len) {
+			*hdr = IFT_CODEC_ZSTD;
+			w->payload.len++;
+			buf_varint(&w->payload, w->body.len);
+			w->payload.len += n;
+			goto write;
+		}
+	}
+	buf_u8(&w->payload, IFT_CODEC_NONE);
+	buf_varint(&w->payload, w->body.len);
+	buf_put(&w->payload, w->body.data, w->body.len);
+write:
+	buf_init(&ix);
+	buf_varint(&ix, table);
+	buf_varint(&ix, t->n);
+	buf_varint(&ix, ts_min);
+	buf_varint(&ix, ts_max - ts_min);
+	ret = write_section(w, IFT_SEC_CHUNK, &w->payload, &ix);
+	buf_release(&ix);
+	t->n = 0;
+	return ret;
+}
+
+static int write_header(struct ift_writer *w)
+{
+	uint8_t h[IFT_HEADER_SIZE] = { 0 };
+	struct timespec now;
+	struct iovec iov;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	memcpy(h, IFT_MAGIC, 8);
+	put_le16(h + 8, IFT_FORMAT_VERSION);
+	put_le16(h + 10, IFT_FORMAT_MIN_VERSION);
+	put_le32(h + 12, IFT_HEADER_SIZE);
+	put_le64(h + 16, 0);
+	put_le64(h + 24, 0);
+	put_le32(h + 32, IFT_BYTE_ORDER);
+	put_le64(h + 40, (uint64_t)now.tv_sec * 1000000000ULL +
+		 (uint64_t)now.tv_nsec);
+	put_le32(h + 60, (uint32_t)crc32(0, h, 60));
+	iov.iov_base = h;
+	iov.iov_len = sizeof(h);
+	return write_all(w, &iov, 1);
+}
+
+/* ---- API ------------------------------------------------------------- */
+
+struct ift_writer *ift_writer_create(const char *path,
+				     const struct ift_writer_opts *opts)
+{
+	struct ift_writer *w;
+	int ret = -ENOMEM;
+
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return NULL;
+	w->fd = -1;
+	w->chunk_rows = opts && opts->chunk_rows ? opts->chunk_rows :
+			DEFAULT_CHUNK_ROWS;
+	if (w->chunk_rows > IFT_MAX_CHUNK_ROWS)
+		w->chunk_rows = IFT_MAX_CHUNK_ROWS;
+	w->level = opts && opts->zstd_level ? opts->zstd_level :
+		   DEFAULT_ZSTD_LEVEL;
+	taskmap_init(&w->tasks);
+
+	w->path = strdup(path);
+	if (!w->path || asprintf(&w->part, "%s%s", path, IFT_PART_SUFFIX) < 0) {
+		w->part = NULL;
+		goto fail;
+	}
+	w->zc = ZSTD_createCCtx();
+	if (!w->zc)
+		goto fail;
+	for (unsigned t = 1; t < IFT_T_NR; t++) {
+		w->t[t].def = ift_table_def(t);
+		for (unsigned c = 0; c < w->t[t].def->ncols; c++) {
+			w->t[t].cols[c] = malloc(w->chunk_rows * sizeof(uint64_t));
+			if (!w->t[t].cols[c])
+				goto fail;
+		}
+	}
+
+	w->fd = open(w->part, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (w->fd < 0) {
+		ret = -errno;
+		goto fail;
+	}
+	ret = write_header(w);
+	if (ret < 0)
+		goto fail;
+	return w;
+fail:
+	if (w->fd >= 0)
+		unlink(w->part);
+	ift_writer_free(w);
+	errno = -ret;
+	return NULL;
+}
+
+int ift_writer_meta(struct ift_writer *w, const char *key, const char *value)
+{
+	if (w->finished)
+		return -IFT_E_FINISHED;
+	buf_str(&w->meta, key);
+	buf_str(&w->meta, value ? value : "");
+	w->nmeta++;
+	return w->meta.oom ? -ENOMEM : 0;
+}
+
+int ift_writer_metaf(struct ift_writer *w, const char *key, const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	int ret;
+
+	va_start(ap, fmt);
+	ret = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (ret < 0)
+		return -ENOMEM;
+	ret = ift_writer_meta(w, key, s);
+	free(s);
+	return ret;
+}
+
+int64_t ift_writer_string(struct ift_writer *w, const char *s)
+{
+	if (!s || !*s)
+		return 0;
+	return strtab_intern(&w->strings, s);
+}
+
+int ift_writer_op(struct ift_writer *w, const struct ift_op *op)
+{
+	if (w->finished)
+		return -IFT_E_FINISHED;
+	if (op->nargs > IFT_CALL_MAX_ARGS || !op->name || !*op->name)
+		return -EINVAL;
+	buf_str(&w->ops, op->name);
+	buf_varint(&w->ops, op->api);
+	buf_varint(&w->ops, op->nargs);
+	for (unsigned i = 0; i < op->nargs; i++)
+		buf_str(&w->ops, op->args[i]);
+	if (w->ops.oom)
+		return -ENOMEM;
+	return (int)++w->nops;
+}
+
+int ift_writer_library(struct ift_writer *w, const struct ift_library *lib)
+{
+	int ret;
+
+	if (w->finished)
+		return -IFT_E_FINISHED;
+	if ((ret = flush_dicts(w)) < 0)
+		return ret;
+	buf_clear(&w->payload);
+	buf_str(&w->payload, lib->path);
+	buf_bytes(&w->payload, lib->build_id, lib->build_id_len);
+	buf_varint(&w->payload, lib->dev);
+	buf_varint(&w->payload, lib->ino);
+	buf_varint(&w->payload, lib->functions);
+	buf_str(&w->payload, lib->kind);
+	return write_section(w, IFT_SEC_LIBRARY, &w->payload, NULL);
+}
+
+int ift_writer_loss(struct ift_writer *w, const struct ift_loss *loss)
+{
+	struct ift_loss *v;
+
+	for (size_t i = 0; i < w->nloss; i++) {
+		if (w->loss[i].cpu == loss->cpu) {
+			w->loss[i] = *loss;
+			return 0;
+		}
+	}
+	v = realloc(w->loss, (w->nloss + 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	w->loss = v;
+	w->loss[w->nloss++] = *loss;
+	return 0;
+}
+
+int ift_writer_append(struct ift_writer *w, unsigned table, const uint64_t *row)
+{
+	struct wtable *t;
+	int ret;
+
+	if (w->finished)
+		return -IFT_E_FINISHED;
+	if (w->err)
+		return w->err;
+	if (table == 0 || table >= IFT_T_NR)
+		return -IFT_E_NO_TABLE;
+	t = &w->t[table];
+	if (t->total && row[IFT_C_TS] < t->last_ts)
+		return -IFT_E_ORDER;
+	if (table == IFT_T_TASKS && (ret = taskmap_fold(&w->tasks, row)) < 0)
+		return ret;
+	for (unsigned c = 0; c < t->def->ncols; c++)
+		t->cols[c][t->n] = row[c];
+	t->n++;
+	t->total++;
+	t->last_ts = row[IFT_C_TS];
+	if (t->n == w->chunk_rows)
+		return flush_table(w, table);
+	return 0;
+}
+
+int ift_writer_flush(struct ift_writer *w)
+{
+	int ret;
+
+	if (w->finished)
+		return -IFT_E_FINISHED;
+	for (unsigned t = 1; t < IFT_T_NR; t++)
+		if ((ret = flush_table(w, t)) < 0)
+			return ret;
+	return flush_dicts(w);
+}
+
+uint64_t ift_writer_bytes(const struct ift_writer *w)
+{
+	return w->off;
+}
+
+uint64_t ift_writer_rows(const struct ift_writer *w, unsigned table)
+{
+	return table && table < IFT_T_NR ? w->t[table].total : 0;
+}
+
+static int write_loss(struct ift_writer *w)
+{
+	if (!w->nloss)
+		return 0;
+	buf_clear(&w->payload);
+	buf_varint(&w->payload, w->nloss);
+	for (size_t i = 0; i < w->nloss; i++) {
+		buf_varint(&w->payload, w->loss[i].cpu);
+		buf_varint(&w->payload, w->loss[i].overrun);
+		buf_varint(&w->payload, w->loss[i].commit_overrun);
+		buf_varint(&w->payload, w->loss[i].dropped);
+		buf_varint(&w->payload, w->loss[i].read);
+	}
+	return write_section(w, IFT_SEC_LOSS, &w->payload, NULL);
+}
+
+static int write_tasks(struct ift_writer *w)
+{
+	const struct taskmap *m = &w->tasks;
+
+	buf_clear(&w->payload);
+	buf_varint(&w->payload, m->n);
+	for (size_t i = 0; i < m->n; i++) {
+		const struct trec *r = &m->v[i];
+
+		buf_varint(&w->payload, r->tid);
+		buf_varint(&w->payload, r->pid);
+		buf_varint(&w->payload, r->ppid);
+		buf_varint(&w->payload, r->flags);
+		buf_varint(&w->payload, r->start_ts);
+		buf_varint(&w->payload, r->exit_ts);
+		buf_varint(&w->payload, r->ncomms);
+		for (uint32_t k = 0; k < r->ncomms; k++) {
+			buf_varint(&w->payload, r->comms[k].ts);
+			buf_varint(&w->payload, r->comms[k].str);
+		}
+	}
+	return write_section(w, IFT_SEC_TASKS, &w->payload, NULL);
+}
+
+static int write_index(struct ift_writer *w)
+{
+	uint64_t at = w->off;
+	uint8_t trailer[IFT_TRAILER_SIZE];
+	struct iovec iov;
+	struct buf p;
+	int ret;
+
+	buf_init(&p);
+	buf_varint(&p, w->nindex);
+	buf_put(&p, w->index.data, w->index.len);
+	ret = write_section(w, IFT_SEC_INDEX, &p, NULL);
+	buf_release(&p);
+	if (ret < 0)
+		return ret;
+	put_le64(trailer, at);
+	memcpy(trailer + 8, IFT_END_MAGIC, 8);
+	iov.iov_base = trailer;
+	iov.iov_len = sizeof(trailer);
+	ret = write_all(w, &iov, 1);
+	return ret < 0 ? (w->err = ret) : 0;
+}
+
+int ift_writer_finish(struct ift_writer *w)
+{
+	int ret;
+
+	if (w->finished)
+		return -IFT_E_FINISHED;
+	ret = ift_writer_flush(w);
+	w->finished = true;
+	if (ret < 0)
+		return ret;
+	if ((ret = write_loss(w)) < 0 || (ret = write_tasks(w)) < 0 ||
+	    (ret = write_index(w)) < 0)
+		return ret;
+	if (fsync(w->fd) < 0 && errno != EINVAL && errno != EROFS)
+		return w->err = -errno;
+	if (close(w->fd) < 0) {
+		w->fd = -1;
+		return w->err = -errno;
+	}
+	w->fd = -1;
+	if (rename(w->part, w->path) < 0)
+		return w->err = -errno;
+	return 0;
+}
+
+void ift_writer_free(struct ift_writer *w)
+{
+	if (!w)
+		return;
+	if (w->fd >= 0)
+		close(w->fd);
+	for (unsigned t = 1; t < IFT_T_NR; t++)
+		for (unsigned c = 0; c < IFT_MAX_COLS; c++)
+			free(w->t[t].cols[c]);
+	strtab_release(&w->strings);
+	buf_release(&w->ops);
+	buf_release(&w->meta);
+	buf_release(&w->index);
+	buf_release(&w->body);
+	buf_release(&w->payload);
+	buf_release(&w->scratch);
+	taskmap_release(&w->tasks);
+	free(w->loss);
+	ZSTD_freeCCtx(w->zc);
+	free(w->path);
+	free(w->part);
+	free(w);
+}

@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef IFT_UTIL_BUF_H
+#define IFT_UTIL_BUF_H
+
+/*
+ * Growable byte buffers for writing, and bounds-checked cursors for reading,
+ * with the varint/zig-zag encodings of docs/trace-format.md.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct buf {
+	uint8_t *data;
+	size_t len, cap;
+	bool oom;	/* an allocation failed; len stops growing */
+};
+
+void buf_init(struct buf *b);
+void buf_release(struct buf *b);
+void buf_clear(struct buf *b);
+bool buf_reserve(struct buf *b, size_t extra);
+void buf_put(struct buf *b, const void *p, size_t n);
+void buf_u8(struct buf *b, uint8_t v);
+void buf_le16(struct buf *b, uint16_t v);
+void buf_le32(struct buf *b, uint32_t v);
+void buf_le64(struct buf *b, uint64_t v);
+void buf_varint(struct buf *b, uint64_t v);
+void buf_svarint(struct buf *b, int64_t v);
+void buf_str(struct buf *b, const char *s);
+void buf_bytes(struct buf *b, const void *p, size_t n);	/* varint length + bytes */
+
+static inline uint64_t zigzag(int64_t v)
+{
+	return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+}
+
+static inline int64_t unzigzag(uint64_t v)
+{
+	return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+}
+
+size_t varint_size(uint64_t v);
+
+/* A read cursor: every getter fails (returns false) past the end. */
+struct rd {
+	const uint8_t *p, *end;
+};
+
+static inline void rd_init(struct rd *r, const void *p, size_t n)
+{
+	r->p = p;
+	r->end = r->p + n;
+}
+
+static inline size_t rd_left(const struct rd *r)
+{
+	return (size_t)(r->end - r->p);
+}
+
+bool rd_u8(struct rd *r, uint8_t *v);
+bool rd_varint(struct rd *r, uint64_t *v);
+bool rd_svarint(struct rd *r, int64_t *v);
+bool rd_skip(struct rd *r, size_t n);
+/* A `str': points into the buffer, not NUL-terminated. */
+bool rd_str(struct rd *r, const uint8_t **s, size_t *len);
+/* A varint that must fit in LIMIT (inclusive). */
+bool rd_varint_max(struct rd *r, uint64_t limit, uint64_t *v);
+
+uint16_t le16(const uint8_t *p);
+uint32_t le32(const uint8_t *p);
+uint64_t le64(const uint8_t *p);
+void put_le16(uint8_t *p, uint16_t v);
+void put_le32(uint8_t *p, uint32_t v);
+void put_le64(uint8_t *p, uint64_t v);
+
+#endif
