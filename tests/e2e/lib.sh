@@ -1,0 +1,35 @@
+# Sourced by tests/e2e/t*.sh.  The runner sets IFT (the binary), IFT_TOOLS
+# (test tools such as gentrace), IFT_FIXTURES and IFT_SRC, and runs each test
+# in an empty temporary directory.
+set -u
+
+fail() {
+	echo "FAIL: $*"
+	exit 1
+}
+
+# skip REASON: exit 77.  In CI a test that needs tracing must not skip.
+skip() {
+	echo "skip: $*"
+	exit 77
+}
+
+# need_root: tracing tests need root and tracefs; in CI their absence is a failure.
+need_root() {
+	if [ "$(id -u)" != 0 ] || [ ! -w /sys/kernel/tracing/uprobe_events ]; then
+		if [ "${CI:-}" = true ]; then
+			fail "needs root and tracefs, and CI must not skip tracing tests"
+		fi
+		skip "needs root and a writable /sys/kernel/tracing"
+	fi
+}
+
+# expect_fail CMD...: the command must exit non-zero with exactly one line on stderr.
+expect_one_line_error() {
+	local err rc
+	err=$("$@" 2>&1 >/dev/null)
+	rc=$?
+	[ $rc -ne 0 ] || fail "expected failure: $*"
+	[ "$(printf '%s\n' "$err" | grep -c .)" = 1 ] || fail "expected one line on stderr from: $*; got: $err"
+	printf '%s\n' "$err"
+}

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# Runs every test and ends with one line: "N passed, N failed, N skipped".
+#   unit tests (cmocka, TAP output) from the normal build and the sanitizer build,
+#   then end-to-end tests tests/e2e/t*.sh against the real binary.
+# An e2e script exits 0 (pass), 77 (skip, with a reason on stdout) or anything else (fail).
+set -u
+cd "$(dirname "$0")/.."
+
+build=build
+san=
+filter=
+while [ $# -gt 0 ]; do
+	case $1 in
+	--build) build=$2; shift ;;
+	--san-build) san=$2; shift ;;
+	--filter) filter=$2; shift ;;
+	*) echo "usage: $0 [--build DIR] [--san-build DIR] [--filter PATTERN]" >&2; exit 2 ;;
+	esac
+	shift
+done
+
+pass=0 fail=0 skip=0
+failed=()
+log=$(mktemp -d /tmp/ift-tests.XXXXXX)
+trap 'rm -rf "$log"' EXIT
+
+run_unit() {	# binary label
+	local bin=$1 label=$2 out rc line
+	out=$log/unit.out
+	CMOCKA_MESSAGE_OUTPUT=TAP "$bin" >"$out" 2>&1
+	rc=$?
+	local before=$((pass + fail + skip))
+	while IFS= read -r line; do
+		case $line in
+		"not ok "*) fail=$((fail + 1)); failed+=("$label: ${line#not ok }") ;;
+		"ok "*"# SKIP"*) skip=$((skip + 1)) ;;
+		"ok "*) pass=$((pass + 1)) ;;
+		esac
+	done <"$out"
+	if [ $rc -ne 0 ] || [ $((pass + fail + skip)) -eq "$before" ]; then
+		# a crash, a sanitizer report, or no result at all
+		if ! grep -q '^not ok' "$out"; then
+			fail=$((fail + 1))
+			failed+=("$label: exited $rc")
+		fi
+		sed 's/^/    /' "$out" | tail -40
+	fi
+	printf '%-44s %s\n' "$label" "$(grep -c '^ok' "$out") ok, $(grep -c '^not ok' "$out") not ok"
+}
+
+for dir in "$build" ${san:+"$san"}; do
+	for bin in "$dir"/tests/unit/test-*; do
+		[ -x "$bin" ] || continue
+		case $bin in *.d|*.o) continue ;; esac
+		name=$(basename "$bin")
+		[ -n "$filter" ] && [[ $name != *$filter* ]] && continue
+		run_unit "$bin" "unit${dir:+ ($dir)}: $name"
+	done
+done
+
+export IFT="$PWD/ingero-ftrace"
+export IFT_TOOLS="$PWD/$build/tests/tools"
+export IFT_FIXTURES="$PWD/fixtures"
+export IFT_SRC="$PWD"
+for t in tests/e2e/t*.sh; do
+	[ -f "$t" ] || continue
+	name=$(basename "$t" .sh)
+	[ -n "$filter" ] && [[ $name != *$filter* ]] && continue
+	work=$(mktemp -d /tmp/ift-e2e.XXXXXX)
+	(cd "$work" && bash "$IFT_SRC/$t") >"$log/e2e.out" 2>&1
+	rc=$?
+	case $rc in
+	0) pass=$((pass + 1)); status=ok ;;
+	77) skip=$((skip + 1)); status="skip: $(grep -m1 '^skip:' "$log/e2e.out" | sed 's/^skip: //')" ;;
+	*) fail=$((fail + 1)); status="FAIL ($rc)"; failed+=("e2e: $name")
+	   sed 's/^/    /' "$log/e2e.out" | tail -40 ;;
+	esac
+	printf '%-44s %s\n' "e2e: $name" "$status"
+	rm -rf "$work"
+done
+
+if [ ${#failed[@]} -gt 0 ]; then
+	echo
+	echo "failed:"
+	printf '  %s\n' "${failed[@]}"
+fi
+echo "$pass passed, $fail failed, $skip skipped"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,270 @@
+// SPDX-License-Identifier: MIT
+/*
+ * gentrace: writes a synthetic but realistic trace through the writer API.
+ *
+ * It models the DataLoader-starvation workload on 2 CPUs: a training process
+ * whose launch thread copies batches and synchronizes, N forked worker
+ * processes (renamed pt_data_worker) that allocate pages and preempt it, and
+ * an unrelated noisy task.  Used by tests, the fuzzer's seed corpus and the
+ * demo until `record` writes real traces.  Deterministic for a given seed.
+ *
+ *   gentrace [-o FILE] [-n EVENTS] [-s SEED] [-w WORKERS] [--chunk-rows N]
+ *            [--unfinished] [--level N]
+ *
+ * --unfinished flushes and exits without finishing, as a killed recorder
+ * would, leaving FILE.part.  On stdout: one line "events N bytes B".
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ift-trace.h"
+
+static uint64_t rng_state;
+
+static uint64_t rnd(void)
+{
+	/* splitmix64: fast, and the same stream everywhere */
+	uint64_t z = (rng_state += 0x9E3779B97F4A7C15ULL);
+
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+	return z ^ (z >> 31);
+}
+
+static uint64_t below(uint64_t n)
+{
+	return n ? rnd() % n : 0;
+}
+
+static int die(const char *what, int err)
+{
+	fprintf(stderr, "gentrace: %s: %s\n", what, ift_strerror(err));
+	exit(1);
+}
+
+static void add(struct ift_writer *w, unsigned table, const uint64_t *row)
+{
+	int ret = ift_writer_append(w, table, row);
+
+	if (ret < 0)
+		die("append", ret);
+}
+
+static uint64_t str(struct ift_writer *w, const char *s)
+{
+	int64_t id = ift_writer_string(w, s);
+
+	if (id < 0)
+		die("string", (int)id);
+	return (uint64_t)id;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "chunk-rows", required_argument, NULL, 'c' },
+		{ "unfinished", no_argument, NULL, 'u' },
+		{ "level", required_argument, NULL, 'l' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct ift_writer_opts opts = { 0 };
+	const char *path = "ingero.trace";
+	uint64_t target = 100000, seed = 1, nworkers = 4, n = 0;
+	bool unfinished = false;
+	struct ift_writer *w;
+	int c, op_memcpy, op_launch, op_sync, op_culaunch;
+	uint64_t ts = 1000000000ULL, pid = 4242, worker_tid[64], noisy = 9999;
+	uint64_t m_busy, m_run;
+
+	while ((c = getopt_long(argc, argv, "o:n:s:w:", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o': path = optarg; break;
+		case 'n': target = strtoull(optarg, NULL, 0); break;
+		case 's': seed = strtoull(optarg, NULL, 0); break;
+		case 'w': nworkers = strtoull(optarg, NULL, 0); break;
+		case 'c': opts.chunk_rows = (unsigned)strtoul(optarg, NULL, 0); break;
+		case 'l': opts.zstd_level = atoi(optarg); break;
+		case 'u': unfinished = true; break;
+		default:
+			fprintf(stderr, "usage: gentrace [-o FILE] [-n EVENTS] [-s SEED] [-w WORKERS] [--chunk-rows N] [--level N] [--unfinished]\n");
+			return 2;
+		}
+	}
+	if (nworkers < 1 || nworkers > 64)
+		nworkers = 4;
+	rng_state = seed;
+
+	w = ift_writer_create(path, &opts);
+	if (!w) {
+		perror("gentrace: create");
+		return 1;
+	}
+	ift_writer_meta(w, "tool.version", "gentrace");
+	ift_writer_meta(w, "cmdline", "python3 train.py --workers 4 (synthetic)");
+	ift_writer_meta(w, "host.name", "synthetic");
+	ift_writer_meta(w, "kernel.release", "6.18.0-synthetic");
+	ift_writer_meta(w, "cpu.count", "2");
+	ift_writer_meta(w, "clock.source", "mono");
+	ift_writer_meta(w, "clock.wall_offset_ns", "1764000000000000000");
+	ift_writer_metaf(w, "record.start_ns", "%" PRIu64, ts);
+
+	{
+		static const uint8_t bid[20] = { 0xde, 0xad, 0xbe, 0xef };
+		struct ift_library lib = {
+			.path = "/usr/local/cuda-13.0/lib/libcudart.so.13",
+			.build_id = bid, .build_id_len = sizeof(bid),
+			.dev = 2049, .ino = 123456, .functions = 42, .kind = "cudart",
+		};
+		struct ift_op o1 = { "cudaMemcpyAsync", IFT_API_RUNTIME, 5,
+				     { "dst", "src", "bytes", "kind", "stream" } };
+		struct ift_op o2 = { "cudaLaunchKernel", IFT_API_RUNTIME, 2,
+				     { "func", "stream" } };
+		struct ift_op o3 = { "cudaStreamSynchronize", IFT_API_RUNTIME, 1,
+				     { "stream" } };
+		struct ift_op o4 = { "cuLaunchKernel", IFT_API_DRIVER, 2,
+				     { "func", "stream" } };
+
+		ift_writer_library(w, &lib);
+		op_memcpy = ift_writer_op(w, &o1);
+		op_launch = ift_writer_op(w, &o2);
+		op_sync = ift_writer_op(w, &o3);
+		op_culaunch = ift_writer_op(w, &o4);
+		if (op_memcpy < 0 || op_launch < 0 || op_sync < 0 || op_culaunch < 0)
+			die("op", -1);
+	}
+	m_busy = str(w, "cpu.busy_permille");
+	m_run = str(w, "procs.running");
+
+	/* the process tree: python3 -> launch thread, workers */
+	{
+		uint64_t r[IFT_TK_NR] = { ts, 0, pid, pid, IFT_TASK_COMM, 0, 0,
+					  str(w, "python3"), 0 };
+
+		add(w, IFT_T_TASKS, r);
+		r[IFT_C_TS] = ++ts;
+		r[IFT_TK_KIND] = IFT_TASK_COMM;
+		r[IFT_C_PID] = r[IFT_C_TID] = noisy;
+		r[IFT_TK_COMM] = str(w, "stress-ng-cpu");
+		add(w, IFT_T_TASKS, r);
+		for (uint64_t k = 0; k < nworkers; k++) {
+			worker_tid[k] = pid + 10 + k;
+			r[IFT_C_TS] = ++ts;
+			r[IFT_C_PID] = r[IFT_C_TID] = pid;
+			r[IFT_TK_KIND] = IFT_TASK_FORK;
+			r[IFT_TK_CHILD_PID] = r[IFT_TK_CHILD_TID] = worker_tid[k];
+			r[IFT_TK_COMM] = str(w, "python3");
+			add(w, IFT_T_TASKS, r);
+			r[IFT_C_TS] = ++ts;
+			r[IFT_C_PID] = r[IFT_C_TID] = worker_tid[k];
+			r[IFT_TK_KIND] = IFT_TASK_COMM;
+			r[IFT_TK_CHILD_PID] = r[IFT_TK_CHILD_TID] = 0;
+			r[IFT_TK_COMM] = str(w, "pt_data_worker");
+			add(w, IFT_T_TASKS, r);
+		}
+		n += 2 + 2 * nworkers;
+	}
+
+	while (n < target) {
+		uint64_t cpu = below(2), x = below(1000);
+
+		ts += 200 + below(3000);
+		if (x < 550) {	/* page allocations dominate a DataLoader */
+			uint64_t k = below(nworkers);
+			uint64_t r[IFT_PG_NR] = { ts, cpu, worker_tid[k], worker_tid[k],
+						  below(10) < 9 ? 0 : below(4),
+						  0x100cca, 1 };
+			add(w, IFT_T_PAGE_ALLOCS, r);
+		} else if (x < 800) {
+			uint64_t k = below(nworkers + 1);
+			uint64_t prev = k < nworkers ? worker_tid[k] : pid;
+			uint64_t next = below(5) ? (below(2) ? pid : worker_tid[below(nworkers)]) :
+				        below(2) ? 0 : noisy;
+			uint64_t r[IFT_SW_NR] = { ts, cpu, prev, prev, below(3) ? 0 : 1, 120,
+						  next == worker_tid[0] || next == pid ? next : next,
+						  next, next ? 120 : 120 };
+
+			if (next == noisy)
+				r[IFT_SW_NEXT_PID] = noisy;
+			add(w, IFT_T_SWITCHES, r);
+		} else if (x < 930) {
+			uint64_t k = below(nworkers + 1);
+			uint64_t t = k < nworkers ? worker_tid[k] : pid;
+			uint64_t waker = below(2) ? pid : 0;
+			uint64_t r[IFT_WK_NR] = { ts, cpu, t, t, 1 + below(2), 120, below(2),
+						  waker, waker };
+			add(w, IFT_T_WAKEUPS, r);
+		} else if (x < 995) {
+			uint64_t kind = below(3), dur = kind == 2 ? 40000 + below(4000000) :
+							3000 + below(20000);
+			uint64_t r[IFT_CALL_NR] = { ts, cpu, pid, pid + 1 };
+
+			r[IFT_CALL_DUR] = dur;
+			r[IFT_CALL_RET] = below(50) ? 0 : (uint64_t)(int64_t)-1 + 2;
+			if (kind == 0) {
+				r[IFT_CALL_OP] = (uint64_t)op_memcpy;
+				r[IFT_CALL_A0] = 0x7f0000000000ULL + below(1 << 20) * 4096;
+				r[IFT_CALL_A1] = 0x560000000000ULL + below(1 << 20) * 4096;
+				r[IFT_CALL_A2] = 4 << 20;
+				r[IFT_CALL_A3] = 1;
+				r[IFT_CALL_A4] = 0x5555deadb000ULL;
+			} else if (kind == 1) {
+				r[IFT_CALL_OP] = (uint64_t)op_launch;
+				r[IFT_CALL_A0] = 0x7f12340000ULL + below(8) * 0x100;
+				r[IFT_CALL_A1] = 0x5555deadb000ULL;
+				add(w, IFT_T_CALLS, r);
+				n++;
+				/* the driver call nested inside it */
+				r[IFT_C_TS] = ts + 300;
+				r[IFT_CALL_OP] = (uint64_t)op_culaunch;
+				r[IFT_CALL_DUR] = dur - 600;
+				r[IFT_CALL_FLAGS] = IFT_CALL_F_NESTED;
+				r[IFT_CALL_DEPTH] = 1;
+			} else {
+				r[IFT_CALL_OP] = (uint64_t)op_sync;
+				r[IFT_CALL_A0] = 0x5555deadb000ULL;
+			}
+			add(w, IFT_T_CALLS, r);
+			ts += 400;
+		} else {
+			uint64_t r[IFT_SM_NR] = { ts, 0, 0, 0, m_busy, below(3),
+						  (uint64_t)(800 + below(200)) };
+			add(w, IFT_T_SAMPLES, r);
+			r[IFT_SM_METRIC] = m_run;
+			r[IFT_SM_SCOPE] = 0;
+			r[IFT_SM_VALUE] = nworkers + 1 + below(2);
+			add(w, IFT_T_SAMPLES, r);
+			n++;
+		}
+		n++;
+	}
+	/* workers exit */
+	for (uint64_t k = 0; k < nworkers; k++) {
+		uint64_t r[IFT_TK_NR] = { ++ts, 0, worker_tid[k], worker_tid[k],
+					  IFT_TASK_EXIT };
+		add(w, IFT_T_TASKS, r);
+		n++;
+	}
+	ift_writer_metaf(w, "record.stop_ns", "%" PRIu64, ts);
+	for (uint32_t cpu = 0; cpu < 2; cpu++) {
+		struct ift_loss l = { cpu, 0, 0, 0, n / 2 };
+
+		ift_writer_loss(w, &l);
+	}
+	if (unfinished) {
+		c = ift_writer_flush(w);
+		if (c < 0)
+			die("flush", c);
+		printf("events %" PRIu64 " bytes %" PRIu64 "\n", n, ift_writer_bytes(w));
+		ift_writer_free(w);
+		return 0;
+	}
+	c = ift_writer_finish(w);
+	if (c < 0)
+		die("finish", c);
+	printf("events %" PRIu64 " bytes %" PRIu64 "\n", n, ift_writer_bytes(w));
+	ift_writer_free(w);
+	return 0;
+}
