@@ -108,8 +108,10 @@ int ift_out_event_text(FILE *f, const struct ift_trace *t,
 
 		fprintf(f, " dur=%" PRIu64 " ret=%" PRId64, r[IFT_CALL_DUR],
 			(int64_t)r[IFT_CALL_RET]);
+		/* sizes, kinds and counts read best in decimal, addresses in hex */
 		for (unsigned a = 0; op && a < op->nargs; a++)
-			fprintf(f, " %s=0x%" PRIx64, op->args[a], r[IFT_CALL_A0 + a]);
+			fprintf(f, r[IFT_CALL_A0 + a] >> 32 ? " %s=0x%" PRIx64 : " %s=%" PRIu64,
+				op->args[a], r[IFT_CALL_A0 + a]);
 		if (r[IFT_CALL_DEPTH])
 			fprintf(f, " depth=%" PRIu64, r[IFT_CALL_DEPTH]);
 		if (r[IFT_CALL_FLAGS] & IFT_CALL_F_NO_RETURN)

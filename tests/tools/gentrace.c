@@ -144,8 +144,15 @@ int main(int argc, char **argv)
 					  str(w, "python3"), 0 };
 
 		add(w, IFT_T_TASKS, r);
+		/* the launch thread, which makes the CUDA calls */
+		r[IFT_C_TS] = ++ts;
+		r[IFT_TK_KIND] = IFT_TASK_CLONE;
+		r[IFT_TK_CHILD_PID] = pid;
+		r[IFT_TK_CHILD_TID] = pid + 1;
+		add(w, IFT_T_TASKS, r);
 		r[IFT_C_TS] = ++ts;
 		r[IFT_TK_KIND] = IFT_TASK_COMM;
+		r[IFT_TK_CHILD_PID] = r[IFT_TK_CHILD_TID] = 0;
 		r[IFT_C_PID] = r[IFT_C_TID] = noisy;
 		r[IFT_TK_COMM] = str(w, "stress-ng-cpu");
 		add(w, IFT_T_TASKS, r);
@@ -164,7 +171,7 @@ int main(int argc, char **argv)
 			r[IFT_TK_COMM] = str(w, "pt_data_worker");
 			add(w, IFT_T_TASKS, r);
 		}
-		n += 2 + 2 * nworkers;
+		n += 3 + 2 * nworkers;
 	}
 
 	while (n < target) {
