@@ -149,8 +149,110 @@ void col_encode(struct buf *out, const uint64_t *v, size_t n,
 	}
 }
 
+struct pair {
+	uint64_t key, val;
+};
+
+static int cmp_pair(const void *a, const void *b)
+{
+	const struct pair *x = a, *y = b;
+
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return (x->val > y->val) - (x->val < y->val);
+}
+
+bool col_encode_func(struct buf *out, const uint64_t *v, const uint64_t *key,
+		     unsigned keycol, size_t n, struct buf *scratch)
+{
+	struct pair *p;
+	size_t np = 0, len;
+	bool same = true;
+
+	for (size_t i = 1; i < n && same; i++)
+		same = v[i] == v[0];
+	if (same)
+		return false;
+	buf_clear(scratch);
+	if (!buf_reserve(scratch, n * sizeof(*p)))
+		return false;
+	p = (struct pair *)(void *)scratch->data;
+	for (size_t i = 0; i < n; i++) {
+		p[i].key = key[i];
+		p[i].val = v[i];
+	}
+	qsort(p, n, sizeof(*p), cmp_pair);
+	for (size_t i = 0; i < n; i++) {
+		if (np && p[np - 1].key == p[i].key) {
+			if (p[np - 1].val != p[i].val)
+				return false;	/* one key, two values */
+			continue;
+		}
+		p[np++] = p[i];
+	}
+	len = varint_size(keycol) + varint_size(np);
+	for (size_t k = 0; k < np; k++)
+		len += varint_size(k ? p[k].key - p[k - 1].key : p[k].key) +
+		       varint_size(p[k].val);
+	buf_u8(out, IFT_ENC_FUNC);
+	buf_varint(out, len);
+	buf_varint(out, keycol);
+	buf_varint(out, np);
+	for (size_t k = 0; k < np; k++) {
+		buf_varint(out, k ? p[k].key - p[k - 1].key : p[k].key);
+		buf_varint(out, p[k].val);
+	}
+	return true;
+}
+
+static int decode_func(struct rd *r, uint64_t *out, size_t n,
+		       uint64_t *const *keys)
+{
+	uint64_t keycol, np, x;
+	const uint64_t *key;
+	struct pair *p;
+	int ret = -IFT_E_CORRUPT;
+
+	if (!rd_varint_max(r, 255, &keycol) || !keys ||
+	    !keys[keycol] || !rd_varint(r, &np) || np == 0 || np > n ||
+	    np > rd_left(r) / 2)
+		return -IFT_E_CORRUPT;
+	key = keys[keycol];
+	p = malloc(np * sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	for (uint64_t k = 0; k < np; k++) {
+		if (!rd_varint(r, &x) || (k && !x))
+			goto out;
+		p[k].key = k ? p[k - 1].key + x : x;
+		if (k && p[k].key < p[k - 1].key)
+			goto out;	/* wrapped around */
+		if (!rd_varint(r, &p[k].val))
+			goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		size_t lo = 0, hi = (size_t)np;
+
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (p[mid].key < key[i])
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo == np || p[lo].key != key[i])
+			goto out;	/* a key the map does not have */
+		out[i] = p[lo].val;
+	}
+	ret = 0;
+out:
+	free(p);
+	return ret;
+}
+
 int col_decode(unsigned enc, const uint8_t *p, size_t len, uint64_t *out,
-	       size_t n)
+	       size_t n, uint64_t *const *keys)
 {
 	struct rd r;
 	uint64_t x;
@@ -220,6 +322,13 @@ int col_decode(unsigned enc, const uint8_t *p, size_t len, uint64_t *out,
 			out[i] = d[ix];
 		}
 		free(d);
+		break;
+	}
+	case IFT_ENC_FUNC: {
+		int ret = decode_func(&r, out, n, keys);
+
+		if (ret < 0)
+			return ret;
 		break;
 	}
 	default:

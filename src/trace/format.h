@@ -39,6 +39,7 @@ enum ift_enc {
 	IFT_ENC_DELTA,
 	IFT_ENC_DICT,
 	IFT_ENC_ZIGZAG,
+	IFT_ENC_FUNC,
 };
 
 /* Bounds a reader enforces so corrupt input cannot make it allocate wildly. */
@@ -51,9 +52,22 @@ enum ift_enc {
  */
 void col_encode(struct buf *out, const uint64_t *v, size_t n,
 		struct buf *scratch);
-/* Decode one column block's bytes into OUT[0..N); 0 or -IFT_E_CORRUPT. */
+/*
+ * col_encode_func - append a FUNC block for V when, in this chunk, V is a
+ * function of column KEYCOL (values KEY) and not constant; false otherwise
+ * (OUT unchanged).  A tgid is a function of the tid in practically every chunk,
+ * so it costs a few bytes instead of a column.
+ */
+bool col_encode_func(struct buf *out, const uint64_t *v, const uint64_t *key,
+		     unsigned keycol, size_t n, struct buf *scratch);
+
+/*
+ * col_decode - decode one column block's bytes into OUT[0..N)
+ * For FUNC, KEYS[id] (256 entries, by column id in the file) are the values
+ * of the columns decoded so far, NULL for the others.  Returns 0, -ENOMEM or -IFT_E_CORRUPT.
+ */
 int col_decode(unsigned enc, const uint8_t *p, size_t len, uint64_t *out,
-	       size_t n);
+	       size_t n, uint64_t *const *keys);
 
 /*
  * The process/thread table, folded from `tasks' rows (the writer does it as

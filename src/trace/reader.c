@@ -1073,6 +1073,7 @@ int ift_trace_chunk_load(struct ift_trace *t, unsigned table, size_t i,
 	struct sec s;
 	struct rd r;
 	bool seen[IFT_MAX_COLS] = { false };
+	uint64_t *keys[256] = { NULL };	/* decoded columns by file column id */
 	int ret;
 
 	if (!ci)
@@ -1124,9 +1125,11 @@ int ift_trace_chunk_load(struct ift_trace *t, unsigned table, size_t i,
 			if (seen[idx])
 				return -IFT_E_CORRUPT;
 			seen[idx] = true;
-			ret = col_decode(enc, r.p, (size_t)len, c->col[idx], c->nrows);
+			ret = col_decode(enc, r.p, (size_t)len, c->col[idx],
+					 c->nrows, keys);
 			if (ret < 0)
 				return ret;
+			keys[id] = c->col[idx];
 		}
 		r.p += len;
 	}

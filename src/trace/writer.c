@@ -288,9 +288,25 @@ static bool all_zero(const uint64_t *v, size_t n)
 	return true;
 }
 
+/*
+ * The column a column is usually a function of (a tgid of its tid), or -1.
+ * Key columns are written before the columns that depend on them.
+ */
+static int func_key(unsigned table, unsigned col)
+{
+	if (col == IFT_C_PID)
+		return IFT_C_TID;
+	if (table == IFT_T_SWITCHES && col == IFT_SW_NEXT_PID)
+		return IFT_SW_NEXT_TID;
+	if (table == IFT_T_WAKEUPS && col == IFT_WK_WAKER_PID)
+		return IFT_WK_WAKER_TID;
+	return -1;
+}
+
 static int flush_table(struct ift_writer *w, unsigned table)
 {
 	struct wtable *t = &w->t[table];
+	int key;
 	uint64_t ts_min, ts_max;
 	struct buf ix;
 	size_t bound;
@@ -306,12 +322,20 @@ static int flush_table(struct ift_writer *w, unsigned table)
 		t->schema_written = true;
 	}
 
+	/* key columns first: a FUNC column needs its key decoded before it */
 	buf_clear(&w->body);
-	for (unsigned c = 0; c < t->def->ncols; c++) {
-		if (all_zero(t->cols[c], t->n))
-			continue;
-		buf_varint(&w->body, c);
-		col_encode(&w->body, t->cols[c], t->n, &w->scratch);
+	for (int pass = 0; pass < 2; pass++) {
+		for (unsigned c = 0; c < t->def->ncols; c++) {
+			key = func_key(table, c);
+			if ((key >= 0) != pass || all_zero(t->cols[c], t->n))
+				continue;
+			buf_varint(&w->body, c);
+			if (key >= 0 && col_encode_func(&w->body, t->cols[c],
+							t->cols[key], (unsigned)key,
+							t->n, &w->scratch))
+				continue;
+			col_encode(&w->body, t->cols[c], t->n, &w->scratch);
+		}
 	}
 	if (w->body.oom || w->scratch.oom)
 		return w->err = -ENOMEM;
