@@ -252,7 +252,13 @@ out:
 }
 
 int col_decode(unsigned enc, const uint8_t *p, size_t len, uint64_t *out,
-	       size_t n, uint64_t *const *keys)
+	       size_t n)
+{
+	return col_decode_keyed(enc, p, len, out, n, NULL);
+}
+
+int col_decode_keyed(unsigned enc, const uint8_t *p, size_t len, uint64_t *out,
+		     size_t n, uint64_t *const *keys)
 {
 	struct rd r;
 	uint64_t x;

@@ -62,12 +62,17 @@ bool col_encode_func(struct buf *out, const uint64_t *v, const uint64_t *key,
 		     unsigned keycol, size_t n, struct buf *scratch);
 
 /*
- * col_decode - decode one column block's bytes into OUT[0..N)
+ * col_decode_keyed - decode one column block's bytes into OUT[0..N)
  * For FUNC, KEYS[id] (256 entries, by column id in the file) are the values
- * of the columns decoded so far, NULL for the others.  Returns 0, -ENOMEM or -IFT_E_CORRUPT.
+ * of the columns decoded so far, NULL for the others.  Returns 0, -ENOMEM or
+ * -IFT_E_CORRUPT.
  */
+int col_decode_keyed(unsigned enc, const uint8_t *p, size_t len, uint64_t *out,
+		     size_t n, uint64_t *const *keys);
+
+/* col_decode - the same for a block that needs no other column (not FUNC). */
 int col_decode(unsigned enc, const uint8_t *p, size_t len, uint64_t *out,
-	       size_t n, uint64_t *const *keys);
+	       size_t n);
 
 /*
  * The process/thread table, folded from `tasks' rows (the writer does it as

@@ -1125,8 +1125,8 @@ int ift_trace_chunk_load(struct ift_trace *t, unsigned table, size_t i,
 			if (seen[idx])
 				return -IFT_E_CORRUPT;
 			seen[idx] = true;
-			ret = col_decode(enc, r.p, (size_t)len, c->col[idx],
-					 c->nrows, keys);
+			ret = col_decode_keyed(enc, r.p, (size_t)len, c->col[idx],
+					       c->nrows, keys);
 			if (ret < 0)
 				return ret;
 			keys[id] = c->col[idx];
