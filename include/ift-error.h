@@ -23,7 +23,11 @@
 	_PE(COMPRESS,	"cannot compress trace data"),			\
 	_PE(FINISHED,	"trace writer is already finished"),		\
 	_PE(ORDER,	"rows must be appended in time order"),		\
-	_PE(LIMIT,	"trace exceeds a limit of the format")
+	_PE(LIMIT,	"trace exceeds a limit of the format"),		\
+	_PE(NOT_ELF,	"not an ELF file"),				\
+	_PE(NO_TRACEFS,	"tracefs is not mounted and cannot be mounted"),	\
+	_PE(NO_UPROBES,	"the kernel has no uprobe events (CONFIG_UPROBE_EVENTS)"), \
+	_PE(NO_EVENT,	"the kernel has no such trace event")
 
 #undef _PE
 #define _PE(code, str) IFT_E_##code

@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef IFT_DISCOVER_H
+#define IFT_DISCOVER_H
+
+/*
+ * discover: which CUDA libraries a command could load, and where in each file
+ * the functions we trace start.  Reads ELF files and /proc; changes nothing.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "ift-trace.h"
+
+/* ---- the catalog of traced functions -------------------------------- */
+
+/*
+ * How to fetch one argument at function entry, in uprobe_events syntax for
+ * x86-64 SysV: "%di", "%si", "%dx", "%cx", "%r8", "%r9" for the first six
+ * integer arguments, "+8(%sp)", "+16(%sp)", ... for the 7th and later (the
+ * return address is at 0(%sp) on entry), "+32(%di)" for a field of a struct
+ * passed by pointer.  All fetched as u64.
+ */
+struct ift_arg_spec {
+	const char *name;	/* as stored in the trace: "bytes", "kind", "stream" */
+	const char *fetch;
+};
+
+struct ift_func_spec {
+	const char *name;	/* base symbol name, e.g. "cudaMemcpyAsync" */
+	enum ift_api api;
+	unsigned nargs;
+	struct ift_arg_spec args[IFT_CALL_MAX_ARGS];
+	/* also probe NAME_ptsz and NAME_ptds where the library has them */
+	bool per_thread_variants;
+};
+
+/* The catalog: runtime and driver functions traced when a library has them. */
+extern const struct ift_func_spec ift_cuda_funcs[];
+extern const size_t ift_cuda_nfuncs;
+
+/* ---- libraries ------------------------------------------------------- */
+
+/* One function found in a library: where to put the probe. */
+struct ift_sym {
+	char *name;		/* symbol name without @version, e.g. "cudaMemcpyAsync_ptsz" */
+	uint64_t offset;	/* FILE offset of the first instruction, as uprobe_events wants */
+	const struct ift_func_spec *spec;	/* its catalog entry (args) */
+};
+
+/* One library file (distinct device and inode). */
+struct ift_lib {
+	char *path;		/* real path, links resolved */
+	dev_t dev;
+	ino_t ino;
+	enum ift_api api;	/* libcudart* -> RUNTIME, libcuda.so* -> DRIVER */
+	uint8_t build_id[64];
+	size_t build_id_len;
+	const char *found_by;	/* "cuda-lib", "DT_NEEDED", "cuda-dir", "python", "conda", "proc-maps", ... */
+	struct ift_sym *syms;	/* catalog functions present in the file */
+	size_t nsyms;
+};
+
+struct ift_libset {
+	struct ift_lib *v;
+	size_t n, cap;
+};
+
+void ift_libset_init(struct ift_libset *set);
+/* Frees every library and its symbols. */
+void ift_libset_release(struct ift_libset *set);
+
+/*
+ * ift_libset_add - add the library at PATH (following links), once per device
+ * and inode, with its catalog symbols resolved from the ELF symbol tables
+ * (.dynsym and .symtab, versioned names such as "cudaMalloc@@libcudart.so.13"
+ * stripped).  FOUND_BY is a static string.  Returns 1 when added, 0 when the
+ * file was already in SET or is not a CUDA library, or a negative error
+ * (-ENOENT, -IFT_E_NOT_ELF, ...).
+ */
+int ift_libset_add(struct ift_libset *set, const char *path, const char *found_by);
+
+struct ift_discover_opts {
+	/* the command about to be run (argv[0] is resolved on PATH), or NULL */
+	char *const *argv;
+	/* the environment the command will get (LD_LIBRARY_PATH, PATH, CONDA_PREFIX) */
+	char *const *envp;
+	/* running processes to look at (/proc/PID/maps, their executables) */
+	const pid_t *pids;
+	size_t npids;
+	/* look at every process's maps too (for -a, and libraries already loaded) */
+	bool all_procs;
+};
+
+/*
+ * ift_discover - find every CUDA library the command or processes could load:
+ * the executable's DT_NEEDED closure resolved as ld.so would (RPATH/RUNPATH,
+ * LD_LIBRARY_PATH, ld.so.cache, default paths); the usual CUDA directories
+ * (/usr/local/cuda*\/lib{,64}, /usr/local/cuda*\/compat,
+ * /usr/lib/x86_64-linux-gnu); for a Python command that interpreter's
+ * site-packages (nvidia/\*\/lib, torch/lib, hashed libcudart-<hash>.so.*);
+ * conda environments; libraries mapped by the given (or all) processes.
+ * Adds them to SET.  Returns the number added or a negative error.
+ */
+int ift_discover(const struct ift_discover_opts *opts, struct ift_libset *set);
+
+/*
+ * ift_discover_maps - add the CUDA libraries mapped by process PID
+ * (/proc/PID/maps), for libraries dlopen()ed while recording.  Returns the
+ * number added, 0, or a negative error (-ENOENT when the process is gone).
+ */
+int ift_discover_maps(pid_t pid, struct ift_libset *set);
+
+#endif
