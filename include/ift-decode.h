@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef IFT_DECODE_H
+#define IFT_DECODE_H
+
+/*
+ * decode: raw ring-buffer pages in, rows of the trace file out.
+ *
+ * Pages are parsed per CPU as they arrive (field offsets resolved once per
+ * event type); the per-CPU streams are merged in time order up to a
+ * watermark below which every CPU is known to be complete; in that order
+ * entry and return probes are paired per thread (a driver call inside a
+ * runtime call is nested in it), every task gets its tgid and every name it
+ * had, and rows go to the writer.  Reads /proc for tasks it meets first
+ * without a fork event; touches no tracefs file.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "ift-probe.h"
+#include "ift-trace.h"
+
+struct tep_handle;
+struct ift_decoder;
+
+struct ift_decode_opts {
+	struct tep_handle *tep;
+	struct ift_writer *w;
+	const struct ift_probe_session *probes;	/* may be NULL: no uprobes */
+	/* filter tasks in user space by the fork tree of ROOTS (the kernel did
+	   not, or could not, filter) */
+	bool user_filter;
+};
+
+struct ift_decode_stats {
+	uint64_t events;		/* records parsed */
+	uint64_t rows[IFT_T_NR];	/* rows written per table */
+	uint64_t filtered;		/* records dropped by the user-space filter */
+	uint64_t unknown;		/* records of event types we do not decode */
+	uint64_t missed;		/* events the kernel reported lost between pages */
+	uint64_t unpaired_returns;	/* returns without their entry (began before the trace) */
+};
+
+/* Resolves the event formats; returns 0 or a negative error. */
+int ift_decoder_new(const struct ift_decode_opts *opts, struct ift_decoder **out);
+void ift_decoder_free(struct ift_decoder *d);
+
+/* Adds a process (and its existing threads) to the user-space filter. */
+int ift_decoder_add_root(struct ift_decoder *d, pid_t pid);
+
+/* Parses one raw page of CPU into that CPU's queue. */
+int ift_decoder_page(struct ift_decoder *d, int cpu, void *page, int len);
+
+/* CPU had nothing more to read at trace time TS: it cannot hold older events. */
+void ift_decoder_cpu_idle(struct ift_decoder *d, int cpu, uint64_t ts);
+
+/* Writes every queued event below the watermark.  0 or a negative error. */
+int ift_decoder_advance(struct ift_decoder *d);
+
+/*
+ * ift_decoder_finish - every page is in: write everything, and close calls
+ * still open at STOP_TS (flag no-return).  0 or a negative error.
+ */
+int ift_decoder_finish(struct ift_decoder *d, uint64_t stop_ts);
+
+const struct ift_decode_stats *ift_decoder_stats(const struct ift_decoder *d);
+
+#endif

@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef IFT_RECORD_H
+#define IFT_RECORD_H
+
+/*
+ * record: the recording as a whole, stages wired together.
+ *
+ *   discover -> probe (tracefs) -> ring -> decode -> trace writer
+ *
+ * The CLI creates a recorder, starts it, calls ift_recorder_poll() until the
+ * traced command ends (or the user stops it), then finishes and destroys it.
+ * ift_recorder_destroy() always removes what the recording created in tracefs.
+ * Nothing here prints or exits.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "ift-discover.h"
+#include "ift-trace.h"
+
+struct ift_record_opts {
+	const char *output;		/* trace file path */
+	char *const *argv;		/* the command (for discovery and metadata), or NULL */
+	char *const *envp;		/* its environment */
+	const char *const *cuda_libs;	/* --cuda-lib: only these libraries */
+	size_t ncuda_libs;
+	const pid_t *pids;		/* -p */
+	size_t npids;
+	bool all;			/* -a: the whole system */
+	bool no_host;			/* CUDA calls only: no sched/kmem events */
+	bool user_filter;		/* filter tasks in user space (hidden flag) */
+	unsigned buffer_kb;		/* per-CPU ring buffer; 0 = kernel default */
+	uid_t file_uid;			/* owner of the trace file; (uid_t)-1 = leave */
+	gid_t file_gid;
+};
+
+struct ift_recorder;
+
+/*
+ * ift_recorder_create - discover libraries, set up the tracefs instance and
+ * probes (tracing still off) and open the trace file.  Changes the running
+ * system: undo with ift_recorder_destroy(), also on failure of later steps.
+ * On failure *OUT may still hold a recorder to destroy.  0 or a negative error;
+ * ift_recorder_error() says which step failed.
+ */
+int ift_recorder_create(const struct ift_record_opts *opts,
+			struct ift_recorder **out);
+
+/* Which step failed last, e.g. "create the tracefs instance". */
+const char *ift_recorder_error(const struct ift_recorder *r);
+
+/* The libraries probed. */
+const struct ift_libset *ift_recorder_libs(const struct ift_recorder *r);
+
+/* Adds a task (a child about to exec, a -p process) to the traced set. */
+int ift_recorder_add_pid(struct ift_recorder *r, pid_t pid);
+
+/* Turns tracing on. */
+int ift_recorder_start(struct ift_recorder *r);
+
+/*
+ * ift_recorder_poll - read, decode and write what the ring buffers hold,
+ * sample /proc every 100 ms and flush the file every second; waits up to
+ * TIMEOUT_MS when there was nothing to read.  0 or a negative error.
+ */
+int ift_recorder_poll(struct ift_recorder *r, int timeout_ms);
+
+struct ift_record_status {
+	uint64_t elapsed_ns;
+	uint64_t events;		/* kernel records read */
+	uint64_t lost;			/* events the kernel dropped (so far) */
+	uint64_t bytes;			/* trace file size */
+	uint64_t rows[IFT_T_NR];	/* rows written per table */
+	uint64_t filtered, unpaired_returns;
+};
+void ift_recorder_status(struct ift_recorder *r, struct ift_record_status *st);
+
+/*
+ * ift_recorder_finish - stop tracing, read what is left, store the loss
+ * counters, EXIT_STATUS (< 0: none) and the stop time, and finish the file
+ * (rename from .part).  0 or a negative error.
+ */
+int ift_recorder_finish(struct ift_recorder *r, int exit_status);
+
+/*
+ * ift_recorder_destroy - remove the probes and the instance, free R.  A file
+ * not finished stays as .part, readable up to its last flush.  R may be NULL.
+ */
+void ift_recorder_destroy(struct ift_recorder *r);
+
+/* ---- the traced command --------------------------------------------- */
+
+struct ift_child;
+
+/*
+ * ift_child_spawn - fork a child that waits until ift_child_release() and then
+ * executes ARGV (PATH searched).  When UID is not (uid_t)-1 the child first
+ * takes UID, GID and that user's groups (USER names them).  Returns the pid
+ * or a negative error; *OUT holds the handle.
+ */
+pid_t ift_child_spawn(char *const *argv, uid_t uid, gid_t gid, const char *user,
+		      struct ift_child **out);
+/*
+ * ift_child_release - let the child exec.  Returns 0, or -errno of a failed
+ * exec (the child has then exited with 127).
+ */
+int ift_child_release(struct ift_child *c);
+void ift_child_free(struct ift_child *c);
+
+/* Monotonic time in ns (the trace clock `mono'). */
+uint64_t ift_now_ns(void);
+
+#endif

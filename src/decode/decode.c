@@ -1,0 +1,1105 @@
+// SPDX-License-Identifier: MIT
+/*
+ * From raw ring-buffer pages to trace rows.  See include/ift-decode.h.
+ *
+ * The fast path per record: read common_type, look up the event type in a
+ * table built once from the formats (field offsets and sizes), copy the few
+ * fields we keep into a parsed event.  Everything that needs the order of
+ * events across CPUs (pairing a uprobe's entry with its return when the
+ * thread moved to another CPU in between, tgids learnt from clone flags,
+ * names) happens after the per-CPU queues are merged.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <event-parse.h>
+#include <fcntl.h>
+#include <kbuffer.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ift-decode.h"
+
+#define CLONE_THREAD_FLAG	0x00010000ULL
+#define MAX_FIELDS		8
+
+enum kind {
+	K_NONE, K_SWITCH, K_WAKING, K_WAKEUP, K_WAKEUP_NEW, K_NEWTASK, K_FORK,
+	K_EXEC, K_EXIT, K_RENAME, K_PAGE, K_ENTRY, K_RET,
+};
+
+struct fld {
+	int off, size;
+	bool is_signed, dynamic;
+};
+
+struct evtype {
+	uint8_t kind;
+	int probe;
+	struct fld f[MAX_FIELDS];
+};
+
+/* A parsed record: only what the rows need. */
+struct pev {
+	uint64_t ts;
+	uint8_t kind;
+	uint16_t cpu;
+	int32_t probe;
+	int32_t tid;		/* common_pid: the task running when it happened */
+	int32_t a, b;		/* pids the event is about (prev/next, wakee, child, ...) */
+	int64_t x[IFT_CALL_MAX_ARGS];
+	char c1[16], c2[16];
+	uint64_t str;
+};
+
+struct cpuq {
+	struct pev *v;
+	size_t head, n, cap;	/* live events are v[head .. head + n) */
+	uint64_t wm;		/* every event of this CPU up to wm is queued */
+	bool seen;
+};
+
+struct open_call {
+	uint64_t ts;
+	uint16_t cpu;
+	int32_t probe;
+	int64_t args[IFT_CALL_MAX_ARGS];
+};
+
+struct task {
+	int32_t tid, tgid;
+	bool traced;
+	bool named;
+	char comm[16];
+	struct open_call *stack;
+	uint32_t depth, cap;
+	int32_t active;		/* index in d->active, -1 when no call is open */
+};
+
+struct done_call {
+	uint64_t seq;
+	uint64_t row[IFT_CALL_NR];
+};
+
+struct ift_decoder {
+	struct tep_handle *tep;
+	struct ift_writer *w;
+	bool user_filter;
+	bool have_newtask;
+	int pid_off, pid_size;
+
+	struct evtype *types;	/* by event id */
+	int ntypes;
+
+	struct kbuffer *kbuf;
+	struct cpuq *q;
+	int nq;
+
+	struct task *tasks;
+	size_t ntasks, taskcap;
+	uint32_t *slot;		/* tid hash -> task index + 1 */
+	size_t nslot;
+
+	uint32_t *active;	/* tasks with open calls */
+	size_t nactive, activecap;
+
+	struct done_call *done;	/* min-heap by entry ts, then seq */
+	size_t ndone, donecap;
+	uint64_t seq;
+
+	uint64_t *op_of_probe;	/* writer op id per probe */
+	size_t nprobes;
+
+	struct ift_decode_stats stats;
+	int err;
+};
+
+/* ---- formats --------------------------------------------------------- */
+
+static void set_field(struct tep_event *ev, struct fld *f, const char *name)
+{
+	struct tep_format_field *ff = tep_find_field(ev, name);
+
+	memset(f, 0, sizeof(*f));
+	if (!ff)
+		return;
+	f->off = ff->offset;
+	f->size = ff->size;
+	f->is_signed = ff->flags & TEP_FIELD_IS_SIGNED;
+	f->dynamic = ff->flags & TEP_FIELD_IS_DYNAMIC;
+}
+
+static const char *const field_names[][MAX_FIELDS] = {
+	[K_SWITCH] = { "prev_comm", "prev_pid", "prev_prio", "prev_state",
+		       "next_comm", "next_pid", "next_prio" },
+	[K_WAKING] = { "comm", "pid", "prio", "target_cpu" },
+	[K_WAKEUP] = { "comm", "pid", "prio", "target_cpu" },
+	[K_WAKEUP_NEW] = { "comm", "pid", "prio", "target_cpu" },
+	[K_NEWTASK] = { "pid", "comm", "clone_flags" },
+	[K_FORK] = { "parent_comm", "parent_pid", "child_comm", "child_pid" },
+	[K_EXEC] = { "filename", "pid", "old_pid" },
+	[K_EXIT] = { "comm", "pid", "prio" },
+	[K_RENAME] = { "pid", "oldcomm", "newcomm" },
+	[K_PAGE] = { "order", "gfp_flags", "migratetype" },
+	[K_RET] = { "ret" },
+};
+
+static int add_type(struct ift_decoder *d, struct tep_event *ev, enum kind k,
+		    int probe)
+{
+	struct evtype *t;
+
+	if (ev->id < 0 || ev->id > 65535)
+		return 0;
+	if (ev->id >= d->ntypes) {
+		int n = ev->id + 1;
+		struct evtype *v = realloc(d->types, (size_t)n * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		memset(v + d->ntypes, 0, (size_t)(n - d->ntypes) * sizeof(*v));
+		d->types = v;
+		d->ntypes = n;
+	}
+	t = &d->types[ev->id];
+	t->kind = (uint8_t)k;
+	t->probe = probe;
+	for (int i = 0; i < MAX_FIELDS; i++)
+		if (field_names[k][i])
+			set_field(ev, &t->f[i], field_names[k][i]);
+	return 0;
+}
+
+static int add_named(struct ift_decoder *d, const char *sys, const char *name,
+		     enum kind k)
+{
+	struct tep_event *ev = tep_find_event_by_name(d->tep, sys, name);
+
+	if (!ev)
+		return 0;
+	if (k == K_NEWTASK)
+		d->have_newtask = true;
+	return add_type(d, ev, k, -1);
+}
+
+/* Declares the op of probe P in the writer; returns its id or an error. */
+static int declare_op(struct ift_decoder *d, const struct ift_probe *p)
+{
+	struct ift_op op = { 0 };
+
+	op.name = p->sym->name;
+	op.api = p->lib->api;
+	op.nargs = p->sym->spec->nargs;
+	for (unsigned a = 0; a < op.nargs; a++)
+		op.args[a] = p->sym->spec->args[a].name;
+	return ift_writer_op(d->w, &op);
+}
+
+static int setup_probes(struct ift_decoder *d, const struct ift_probe_session *s)
+{
+	size_t n = s ? ift_probe_count(s) : 0;
+
+	d->nprobes = n;
+	d->op_of_probe = calloc(n ? n : 1, sizeof(*d->op_of_probe));
+	if (!d->op_of_probe)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		const struct ift_probe *p = ift_probe_at(s, i);
+		struct tep_event *ev;
+		size_t j;
+		int ret;
+
+		/* one op per function name, whichever library copy it came from */
+		for (j = 0; j < i; j++)
+			if (!strcmp(ift_probe_at(s, j)->sym->name, p->sym->name))
+				break;
+		if (j < i) {
+			d->op_of_probe[i] = d->op_of_probe[j];
+		} else {
+			ret = declare_op(d, p);
+			if (ret < 0)
+				return ret;
+			d->op_of_probe[i] = (uint64_t)ret;
+		}
+		if (p->entry_id >= 0 && (ev = tep_find_event(d->tep, p->entry_id))) {
+			struct evtype *t;
+
+			if ((ret = add_type(d, ev, K_ENTRY, (int)i)) < 0)
+				return ret;
+			t = &d->types[ev->id];
+			for (unsigned a = 0; a < p->sym->spec->nargs; a++)
+				set_field(ev, &t->f[a], p->sym->spec->args[a].name);
+		}
+		if (p->ret_id >= 0 && (ev = tep_find_event(d->tep, p->ret_id)))
+			if ((ret = add_type(d, ev, K_RET, (int)i)) < 0)
+				return ret;
+	}
+	return 0;
+}
+
+int ift_decoder_new(const struct ift_decode_opts *opts, struct ift_decoder **out)
+{
+	struct ift_decoder *d;
+	struct tep_event *any;
+	struct tep_format_field *pf;
+	int ret;
+
+	*out = NULL;
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	d->tep = opts->tep;
+	d->w = opts->w;
+	d->user_filter = opts->user_filter;
+	d->kbuf = kbuffer_alloc(tep_get_long_size(d->tep) == 4 ? KBUFFER_LSIZE_4 :
+				KBUFFER_LSIZE_8,
+				tep_is_file_bigendian(d->tep) ? KBUFFER_ENDIAN_BIG :
+				KBUFFER_ENDIAN_LITTLE);
+	if (!d->kbuf) {
+		ret = -ENOMEM;
+		goto fail;
+	}
+	if ((ret = add_named(d, "sched", "sched_switch", K_SWITCH)) < 0 ||
+	    (ret = add_named(d, "sched", "sched_waking", K_WAKING)) < 0 ||
+	    (ret = add_named(d, "sched", "sched_wakeup", K_WAKEUP)) < 0 ||
+	    (ret = add_named(d, "sched", "sched_wakeup_new", K_WAKEUP_NEW)) < 0 ||
+	    (ret = add_named(d, "task", "task_newtask", K_NEWTASK)) < 0 ||
+	    (ret = add_named(d, "sched", "sched_process_fork", K_FORK)) < 0 ||
+	    (ret = add_named(d, "sched", "sched_process_exec", K_EXEC)) < 0 ||
+	    (ret = add_named(d, "sched", "sched_process_exit", K_EXIT)) < 0 ||
+	    (ret = add_named(d, "task", "task_rename", K_RENAME)) < 0 ||
+	    (ret = add_named(d, "kmem", "mm_page_alloc", K_PAGE)) < 0 ||
+	    (ret = setup_probes(d, opts->probes)) < 0)
+		goto fail;
+
+	/* common_pid sits at the same place in every event */
+	any = tep_get_event(d->tep, 0);
+	pf = any ? tep_find_common_field(any, "common_pid") : NULL;
+	d->pid_off = pf ? pf->offset : 4;
+	d->pid_size = pf ? pf->size : 4;
+	*out = d;
+	return 0;
+fail:
+	ift_decoder_free(d);
+	return ret;
+}
+
+void ift_decoder_free(struct ift_decoder *d)
+{
+	if (!d)
+		return;
+	for (size_t i = 0; i < d->ntasks; i++)
+		free(d->tasks[i].stack);
+	for (int i = 0; i < d->nq; i++)
+		free(d->q[i].v);
+	free(d->q);
+	free(d->tasks);
+	free(d->slot);
+	free(d->active);
+	free(d->done);
+	free(d->types);
+	free(d->op_of_probe);
+	if (d->kbuf)
+		kbuffer_free(d->kbuf);
+	free(d);
+}
+
+const struct ift_decode_stats *ift_decoder_stats(const struct ift_decoder *d)
+{
+	return &d->stats;
+}
+
+/* ---- parsing (per CPU, any order between CPUs) ------------------------ */
+
+static int64_t get_int(const uint8_t *data, int size, const struct fld *f)
+{
+	const uint8_t *p;
+
+	if (!f->size || f->off + f->size > size)
+		return 0;
+	p = data + f->off;
+	switch (f->size) {
+	case 1: return f->is_signed ? (int64_t)*(const int8_t *)p : (int64_t)*p;
+	case 2: { int16_t v; memcpy(&v, p, 2); return f->is_signed ? (int64_t)v : (int64_t)(uint16_t)v; }
+	case 4: { int32_t v; memcpy(&v, p, 4); return f->is_signed ? (int64_t)v : (int64_t)(uint32_t)v; }
+	case 8: { int64_t v; memcpy(&v, p, 8); return v; }
+	}
+	return 0;
+}
+
+/* A char[N] or __data_loc char[] field into OUT (NUL-terminated, cut to LEN - 1). */
+static void get_str(const uint8_t *data, int size, const struct fld *f,
+		    char *out, size_t len)
+{
+	int off = f->off, n = f->size;
+
+	out[0] = 0;
+	if (!f->size || f->off + f->size > size)
+		return;
+	if (f->dynamic) {
+		uint32_t loc;
+
+		memcpy(&loc, data + f->off, 4);
+		off = (int)(loc & 0xffff);
+		n = (int)(loc >> 16);
+		if (off + n > size)
+			return;
+	}
+	if ((size_t)n >= len)
+		n = (int)len - 1;
+	memcpy(out, data + off, (size_t)n);
+	out[n] = 0;
+	out[strnlen(out, (size_t)n)] = 0;
+}
+
+static struct pev *queue_push(struct cpuq *q)
+{
+	if (q->head + q->n == q->cap) {
+		if (q->head) {
+			memmove(q->v, q->v + q->head, q->n * sizeof(*q->v));
+			q->head = 0;
+		}
+		if (q->n == q->cap) {
+			size_t cap = q->cap ? q->cap * 2 : 4096;
+			struct pev *v = realloc(q->v, cap * sizeof(*v));
+
+			if (!v)
+				return NULL;
+			q->v = v;
+			q->cap = cap;
+		}
+	}
+	return &q->v[q->head + q->n++];
+}
+
+static int ensure_cpu(struct ift_decoder *d, int cpu)
+{
+	if (cpu < d->nq)
+		return 0;
+	struct cpuq *q = realloc(d->q, (size_t)(cpu + 1) * sizeof(*q));
+
+	if (!q)
+		return -ENOMEM;
+	memset(q + d->nq, 0, (size_t)(cpu + 1 - d->nq) * sizeof(*q));
+	d->q = q;
+	d->nq = cpu + 1;
+	return 0;
+}
+
+static int parse_record(struct ift_decoder *d, int cpu, uint64_t ts,
+			const uint8_t *data, int size)
+{
+	const struct evtype *t;
+	struct pev *e;
+	uint16_t id;
+	char file[256];
+
+	d->stats.events++;
+	if (size < 8)
+		return 0;
+	memcpy(&id, data, 2);
+	if (id >= d->ntypes || d->types[id].kind == K_NONE) {
+		d->stats.unknown++;
+		return 0;
+	}
+	t = &d->types[id];
+	e = queue_push(&d->q[cpu]);
+	if (!e)
+		return -ENOMEM;
+	memset(e, 0, offsetof(struct pev, c1));
+	e->c1[0] = e->c2[0] = 0;
+	e->str = 0;
+	e->ts = ts;
+	e->kind = t->kind;
+	e->cpu = (uint16_t)cpu;
+	e->probe = t->probe;
+	e->tid = (int32_t)get_int(data, size, &(struct fld){ d->pid_off, d->pid_size, true, false });
+	switch (t->kind) {
+	case K_SWITCH:
+		get_str(data, size, &t->f[0], e->c1, 16);
+		e->a = (int32_t)get_int(data, size, &t->f[1]);
+		e->x[0] = get_int(data, size, &t->f[2]);
+		e->x[1] = get_int(data, size, &t->f[3]);
+		get_str(data, size, &t->f[4], e->c2, 16);
+		e->b = (int32_t)get_int(data, size, &t->f[5]);
+		e->x[2] = get_int(data, size, &t->f[6]);
+		break;
+	case K_WAKING:
+	case K_WAKEUP:
+	case K_WAKEUP_NEW:
+		get_str(data, size, &t->f[0], e->c1, 16);
+		e->a = (int32_t)get_int(data, size, &t->f[1]);
+		e->x[0] = get_int(data, size, &t->f[2]);
+		e->x[1] = get_int(data, size, &t->f[3]);
+		break;
+	case K_NEWTASK:
+		e->a = (int32_t)get_int(data, size, &t->f[0]);
+		get_str(data, size, &t->f[1], e->c1, 16);
+		e->x[0] = get_int(data, size, &t->f[2]);
+		break;
+	case K_FORK:
+		e->a = (int32_t)get_int(data, size, &t->f[1]);
+		get_str(data, size, &t->f[2], e->c1, 16);
+		e->b = (int32_t)get_int(data, size, &t->f[3]);
+		break;
+	case K_EXEC:
+		get_str(data, size, &t->f[0], file, sizeof(file));
+		e->a = (int32_t)get_int(data, size, &t->f[1]);
+		e->b = (int32_t)get_int(data, size, &t->f[2]);
+		{
+			int64_t id2 = ift_writer_string(d->w, file);
+
+			if (id2 < 0)
+				return (int)id2;
+			e->str = (uint64_t)id2;
+		}
+		/* the kernel names the task after the file it executes */
+		{
+			const char *base = strrchr(file, '/');
+
+			base = base ? base + 1 : file;
+			/* TASK_COMM_LEN: the kernel cuts it to 15 bytes */
+			memcpy(e->c1, base, strnlen(base, 15));
+			e->c1[strnlen(base, 15)] = 0;
+		}
+		break;
+	case K_EXIT:
+		get_str(data, size, &t->f[0], e->c1, 16);
+		e->a = (int32_t)get_int(data, size, &t->f[1]);
+		break;
+	case K_RENAME:
+		e->a = (int32_t)get_int(data, size, &t->f[0]);
+		get_str(data, size, &t->f[2], e->c1, 16);
+		break;
+	case K_PAGE:
+		e->x[0] = get_int(data, size, &t->f[0]);
+		e->x[1] = get_int(data, size, &t->f[1]);
+		e->x[2] = get_int(data, size, &t->f[2]);
+		break;
+	case K_ENTRY:
+		for (int a = 0; a < IFT_CALL_MAX_ARGS; a++)
+			e->x[a] = get_int(data, size, &t->f[a]);
+		break;
+	case K_RET:
+		e->x[0] = get_int(data, size, &t->f[0]);
+		break;
+	}
+	return 0;
+}
+
+int ift_decoder_page(struct ift_decoder *d, int cpu, void *page, int len)
+{
+	unsigned long long ts;
+	struct cpuq *q;
+	void *rec;
+	int ret, missed;
+
+	(void)len;
+	if (cpu < 0 || cpu > 65535)
+		return -EINVAL;
+	if ((ret = ensure_cpu(d, cpu)) < 0)
+		return ret;
+	q = &d->q[cpu];
+	if (kbuffer_load_subbuffer(d->kbuf, page) < 0)
+		return -IFT_E_CORRUPT;
+	missed = kbuffer_missed_events(d->kbuf);
+	if (missed > 0)
+		d->stats.missed += (uint64_t)missed;
+	for (rec = kbuffer_read_event(d->kbuf, &ts); rec;
+	     rec = kbuffer_next_event(d->kbuf, &ts)) {
+		int size = kbuffer_event_size(d->kbuf);
+
+		if ((ret = parse_record(d, cpu, ts, rec, size)) < 0)
+			return ret;
+		if (ts > q->wm)
+			q->wm = ts;
+	}
+	q->seen = true;
+	return 0;
+}
+
+void ift_decoder_cpu_idle(struct ift_decoder *d, int cpu, uint64_t ts)
+{
+	if (ensure_cpu(d, cpu) < 0)
+		return;
+	if (ts > d->q[cpu].wm)
+		d->q[cpu].wm = ts;
+	d->q[cpu].seen = true;
+}
+
+/* ---- tasks ----------------------------------------------------------- */
+
+static size_t hash_tid(int32_t tid, size_t nslot)
+{
+	return ((uint32_t)tid * 2654435761U) & (nslot - 1);
+}
+
+static struct task *task_lookup(struct ift_decoder *d, int32_t tid)
+{
+	if (!d->nslot)
+		return NULL;
+	for (size_t h = hash_tid(tid, d->nslot); d->slot[h]; h = (h + 1) & (d->nslot - 1))
+		if (d->tasks[d->slot[h] - 1].tid == tid)
+			return &d->tasks[d->slot[h] - 1];
+	return NULL;
+}
+
+static int rehash(struct ift_decoder *d)
+{
+	size_t nslot = d->nslot ? d->nslot * 2 : 1024;
+	uint32_t *slot = calloc(nslot, sizeof(*slot));
+
+	if (!slot)
+		return -ENOMEM;
+	for (size_t i = 0; i < d->ntasks; i++) {
+		size_t h = hash_tid(d->tasks[i].tid, nslot);
+
+		while (slot[h])
+			h = (h + 1) & (nslot - 1);
+		slot[h] = (uint32_t)(i + 1);
+	}
+	free(d->slot);
+	d->slot = slot;
+	d->nslot = nslot;
+	return 0;
+}
+
+/* Reads "Tgid:" of TID from /proc; TID itself when the task is gone. */
+static int32_t proc_tgid(int32_t tid)
+{
+	char path[64], buf[512];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return tid;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return tid;
+	buf[n] = 0;
+	{
+		const char *p = strstr(buf, "\nTgid:");
+
+		if (p)
+			return (int32_t)strtol(p + 6, NULL, 10);
+	}
+	return tid;
+}
+
+static void proc_comm(int32_t tid, char *out)
+{
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	out[0] = 0;
+	snprintf(path, sizeof(path), "/proc/%d/comm", tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = read(fd, out, 15);
+	close(fd);
+	if (n <= 0)
+		n = 0;
+	out[n] = 0;
+	out[strcspn(out, "\n")] = 0;
+}
+
+/* The task TID, created (tgid from /proc) when new.  NULL on ENOMEM. */
+static struct task *task_get(struct ift_decoder *d, int32_t tid)
+{
+	struct task *t = task_lookup(d, tid);
+	size_t h;
+
+	if (t)
+		return t;
+	if (d->ntasks == d->taskcap) {
+		size_t cap = d->taskcap ? d->taskcap * 2 : 256;
+		struct task *v = realloc(d->tasks, cap * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		d->tasks = v;
+		d->taskcap = cap;
+	}
+	if ((d->ntasks + 1) * 2 > d->nslot && rehash(d) < 0)
+		return NULL;
+	t = &d->tasks[d->ntasks];
+	memset(t, 0, sizeof(*t));
+	t->tid = tid;
+	t->tgid = tid ? proc_tgid(tid) : 0;
+	t->active = -1;
+	for (h = hash_tid(tid, d->nslot); d->slot[h]; h = (h + 1) & (d->nslot - 1))
+		;
+	d->slot[h] = (uint32_t)++d->ntasks;
+	return t;
+}
+
+static int append(struct ift_decoder *d, unsigned table, const uint64_t *row)
+{
+	int ret = ift_writer_append(d->w, table, row);
+
+	if (ret < 0)
+		return ret;
+	d->stats.rows[table]++;
+	return 0;
+}
+
+/*
+ * Notes the name TID has at TS (COMM, or from /proc when NULL) and writes a
+ * `comm' row when it is the first seen or a new one.
+ */
+static int task_named(struct ift_decoder *d, struct task *t, const char *comm,
+		      uint64_t ts, uint16_t cpu)
+{
+	char buf[16];
+	uint64_t row[IFT_TK_NR] = { 0 };
+	int64_t id;
+
+	if (t->tid == 0)
+		return 0;	/* the idle task has a name per CPU: not worth rows */
+	if (!comm) {
+		if (t->named)
+			return 0;
+		proc_comm(t->tid, buf);
+		comm = buf;
+	}
+	if (!*comm || (t->named && !strncmp(t->comm, comm, sizeof(t->comm))))
+		return 0;
+	snprintf(t->comm, sizeof(t->comm), "%s", comm);
+	t->named = true;
+	id = ift_writer_string(d->w, t->comm);
+	if (id < 0)
+		return (int)id;
+	row[IFT_C_TS] = ts;
+	row[IFT_C_CPU] = cpu;
+	row[IFT_C_PID] = (uint64_t)t->tgid;
+	row[IFT_C_TID] = (uint64_t)t->tid;
+	row[IFT_TK_KIND] = IFT_TASK_COMM;
+	row[IFT_TK_COMM] = (uint64_t)id;
+	return append(d, IFT_T_TASKS, row);
+}
+
+int ift_decoder_add_root(struct ift_decoder *d, pid_t pid)
+{
+	char path[64];
+	struct dirent *de;
+	struct task *t;
+	DIR *dir;
+
+	t = task_get(d, pid);
+	if (!t)
+		return -ENOMEM;
+	t->traced = true;
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	dir = opendir(path);
+	if (!dir)
+		return 0;
+	while ((de = readdir(dir))) {
+		int32_t tid = (int32_t)strtol(de->d_name, NULL, 10);
+
+		if (tid <= 0)
+			continue;
+		t = task_get(d, tid);
+		if (!t) {
+			closedir(dir);
+			return -ENOMEM;
+		}
+		t->traced = true;
+	}
+	closedir(dir);
+	return 0;
+}
+
+/* ---- calls ----------------------------------------------------------- */
+
+static bool done_less(const struct done_call *a, const struct done_call *b)
+{
+	if (a->row[IFT_C_TS] != b->row[IFT_C_TS])
+		return a->row[IFT_C_TS] < b->row[IFT_C_TS];
+	return a->seq < b->seq;
+}
+
+static int done_push(struct ift_decoder *d, const uint64_t *row)
+{
+	size_t i;
+
+	if (d->ndone == d->donecap) {
+		size_t cap = d->donecap ? d->donecap * 2 : 1024;
+		struct done_call *v = realloc(d->done, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		d->done = v;
+		d->donecap = cap;
+	}
+	i = d->ndone++;
+	d->done[i].seq = d->seq++;
+	memcpy(d->done[i].row, row, sizeof(d->done[i].row));
+	while (i && done_less(&d->done[i], &d->done[(i - 1) / 2])) {
+		struct done_call tmp = d->done[i];
+
+		d->done[i] = d->done[(i - 1) / 2];
+		d->done[(i - 1) / 2] = tmp;
+		i = (i - 1) / 2;
+	}
+	return 0;
+}
+
+static void done_pop(struct ift_decoder *d)
+{
+	size_t i = 0;
+
+	d->done[0] = d->done[--d->ndone];
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, m = i;
+
+		if (l < d->ndone && done_less(&d->done[l], &d->done[m]))
+			m = l;
+		if (r < d->ndone && done_less(&d->done[r], &d->done[m]))
+			m = r;
+		if (m == i)
+			break;
+		struct done_call tmp = d->done[i];
+
+		d->done[i] = d->done[m];
+		d->done[m] = tmp;
+		i = m;
+	}
+}
+
+static void active_remove(struct ift_decoder *d, struct task *t)
+{
+	size_t i = (size_t)t->active;
+
+	if (t->active < 0)
+		return;
+	d->active[i] = d->active[--d->nactive];
+	if (i < d->nactive)
+		d->tasks[d->active[i]].active = (int32_t)i;
+	t->active = -1;
+}
+
+static int active_add(struct ift_decoder *d, struct task *t)
+{
+	if (t->active >= 0)
+		return 0;
+	if (d->nactive == d->activecap) {
+		size_t cap = d->activecap ? d->activecap * 2 : 64;
+		uint32_t *v = realloc(d->active, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		d->active = v;
+		d->activecap = cap;
+	}
+	t->active = (int32_t)d->nactive;
+	d->active[d->nactive++] = (uint32_t)(t - d->tasks);
+	return 0;
+}
+
+/*
+ * Calls are rows at their entry time but complete at their return: a call
+ * can be written once no call still open began before it.
+ */
+static int emit_calls(struct ift_decoder *d, bool all)
+{
+	uint64_t min_open = UINT64_MAX;
+	int ret;
+
+	if (!all)
+		for (size_t i = 0; i < d->nactive; i++) {
+			const struct task *t = &d->tasks[d->active[i]];
+
+			if (t->depth && t->stack[0].ts < min_open)
+				min_open = t->stack[0].ts;
+		}
+	while (d->ndone && d->done[0].row[IFT_C_TS] <= min_open) {
+		if ((ret = append(d, IFT_T_CALLS, d->done[0].row)) < 0)
+			return ret;
+		done_pop(d);
+	}
+	return 0;
+}
+
+/* Closes the top open call of T at TS; NO_RETURN when its return is unseen. */
+static int call_close(struct ift_decoder *d, struct task *t, uint64_t ts,
+		      int64_t ret, bool no_return)
+{
+	const struct open_call *c = &t->stack[--t->depth];
+	uint64_t row[IFT_CALL_NR] = { 0 };
+
+	row[IFT_C_TS] = c->ts;
+	row[IFT_C_CPU] = c->cpu;
+	row[IFT_C_PID] = (uint64_t)t->tgid;
+	row[IFT_C_TID] = (uint64_t)t->tid;
+	row[IFT_CALL_OP] = d->op_of_probe[c->probe];
+	row[IFT_CALL_DUR] = ts >= c->ts ? ts - c->ts : 0;
+	row[IFT_CALL_RET] = (uint64_t)ret;
+	row[IFT_CALL_FLAGS] = (no_return ? IFT_CALL_F_NO_RETURN : 0) |
+			      (t->depth ? IFT_CALL_F_NESTED : 0);
+	row[IFT_CALL_DEPTH] = t->depth;
+	for (int a = 0; a < IFT_CALL_MAX_ARGS; a++)
+		row[IFT_CALL_A0 + a] = (uint64_t)c->args[a];
+	if (!t->depth)
+		active_remove(d, t);
+	return done_push(d, row);
+}
+
+static int call_entry(struct ift_decoder *d, struct task *t, const struct pev *e)
+{
+	struct open_call *c;
+
+	if (t->depth == t->cap) {
+		uint32_t cap = t->cap ? t->cap * 2 : 4;
+		struct open_call *v;
+
+		/* a runaway stack means lost returns: drop the oldest half */
+		if (cap > 256)
+			return 0;
+		v = realloc(t->stack, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		t->stack = v;
+		t->cap = cap;
+	}
+	c = &t->stack[t->depth++];
+	c->ts = e->ts;
+	c->cpu = e->cpu;
+	c->probe = e->probe;
+	memcpy(c->args, e->x, sizeof(c->args));
+	return active_add(d, t);
+}
+
+static int call_return(struct ift_decoder *d, struct task *t, const struct pev *e)
+{
+	int ret;
+
+	/* unwind to the matching entry: calls above it lost their returns */
+	for (uint32_t i = t->depth; i-- > 0;) {
+		if (t->stack[i].probe != e->probe)
+			continue;
+		while (t->depth > i + 1)
+			if ((ret = call_close(d, t, e->ts, 0, true)) < 0)
+				return ret;
+		return call_close(d, t, e->ts, e->x[0], false);
+	}
+	d->stats.unpaired_returns++;
+	return 0;
+}
+
+/* ---- merged processing ----------------------------------------------- */
+
+static bool keep(struct ift_decoder *d, const struct pev *e, struct task *cur)
+{
+	struct task *t;
+
+	if (!d->user_filter)
+		return true;
+	if (cur && cur->traced)
+		return true;
+	switch (e->kind) {
+	case K_SWITCH:
+		return ((t = task_lookup(d, e->a)) && t->traced) ||
+		       ((t = task_lookup(d, e->b)) && t->traced);
+	case K_WAKING:
+	case K_WAKEUP:
+	case K_WAKEUP_NEW:
+		return (t = task_lookup(d, e->a)) && t->traced;
+	}
+	return false;
+}
+
+static int process(struct ift_decoder *d, const struct pev *e)
+{
+	uint64_t row[16] = { 0 };	/* wide enough for any table */
+	struct task *cur, *a = NULL, *b = NULL;
+	int ret = 0;
+
+	cur = task_get(d, e->tid);
+	if (!cur)
+		return -ENOMEM;
+	if (!keep(d, e, cur)) {
+		d->stats.filtered++;
+		return 0;
+	}
+	row[IFT_C_TS] = e->ts;
+	row[IFT_C_CPU] = e->cpu;
+	row[IFT_C_PID] = (uint64_t)cur->tgid;
+	row[IFT_C_TID] = (uint64_t)cur->tid;
+
+	switch (e->kind) {
+	case K_SWITCH:
+		if (!(a = task_get(d, e->a)) || !(b = task_get(d, e->b)))
+			return -ENOMEM;
+		if ((ret = task_named(d, a, e->c1, e->ts, e->cpu)) < 0 ||
+		    (ret = task_named(d, b, e->c2, e->ts, e->cpu)) < 0)
+			return ret;
+		row[IFT_C_PID] = (uint64_t)a->tgid;
+		row[IFT_C_TID] = (uint64_t)a->tid;
+		row[IFT_SW_PREV_STATE] = (uint64_t)e->x[1];
+		row[IFT_SW_PREV_PRIO] = (uint64_t)e->x[0];
+		row[IFT_SW_NEXT_PID] = (uint64_t)b->tgid;
+		row[IFT_SW_NEXT_TID] = (uint64_t)b->tid;
+		row[IFT_SW_NEXT_PRIO] = (uint64_t)e->x[2];
+		return append(d, IFT_T_SWITCHES, row);
+	case K_WAKING:
+	case K_WAKEUP:
+	case K_WAKEUP_NEW:
+		if (!(a = task_get(d, e->a)))
+			return -ENOMEM;
+		if ((ret = task_named(d, a, e->c1, e->ts, e->cpu)) < 0 ||
+		    (ret = task_named(d, cur, NULL, e->ts, e->cpu)) < 0)
+			return ret;
+		row[IFT_C_PID] = (uint64_t)a->tgid;
+		row[IFT_C_TID] = (uint64_t)a->tid;
+		row[IFT_WK_KIND] = e->kind == K_WAKING ? IFT_WAKE_WAKING :
+				   e->kind == K_WAKEUP ? IFT_WAKE_WAKEUP :
+				   IFT_WAKE_WAKEUP_NEW;
+		row[IFT_WK_PRIO] = (uint64_t)e->x[0];
+		row[IFT_WK_TARGET_CPU] = (uint64_t)e->x[1];
+		row[IFT_WK_WAKER_PID] = (uint64_t)cur->tgid;
+		row[IFT_WK_WAKER_TID] = (uint64_t)cur->tid;
+		return append(d, IFT_T_WAKEUPS, row);
+	case K_FORK:
+		if (d->have_newtask)
+			return 0;	/* task_newtask says the same, with clone flags */
+		/* without task_newtask, a thread is told by /proc */
+		__attribute__((fallthrough));
+	case K_NEWTASK: {
+		int32_t child = e->kind == K_NEWTASK ? e->a : e->b;
+		bool thread;
+		int64_t id;
+
+		if ((ret = task_named(d, cur, NULL, e->ts, e->cpu)) < 0)
+			return ret;
+		if (!(a = task_get(d, child)))
+			return -ENOMEM;
+		/* a reused tid starts afresh */
+		free(a->stack);
+		a->stack = NULL;
+		a->depth = a->cap = 0;
+		active_remove(d, a);
+		if (e->kind == K_NEWTASK)
+			thread = (uint64_t)e->x[0] & CLONE_THREAD_FLAG;
+		else
+			thread = a->tgid != a->tid;
+		a->tgid = thread ? cur->tgid : child;
+		a->traced = cur->traced;
+		snprintf(a->comm, sizeof(a->comm), "%s", e->c1);
+		a->named = true;
+		id = ift_writer_string(d->w, a->comm);
+		if (id < 0)
+			return (int)id;
+		row[IFT_TK_KIND] = thread ? IFT_TASK_CLONE : IFT_TASK_FORK;
+		row[IFT_TK_CHILD_PID] = (uint64_t)a->tgid;
+		row[IFT_TK_CHILD_TID] = (uint64_t)a->tid;
+		row[IFT_TK_COMM] = (uint64_t)id;
+		return append(d, IFT_T_TASKS, row);
+	}
+	case K_EXEC: {
+		int64_t id;
+
+		/* after exec the task has the leader's tid, whoever called it */
+		if (!(cur = task_get(d, e->a)))
+			return -ENOMEM;
+		snprintf(cur->comm, sizeof(cur->comm), "%s", e->c1);
+		cur->named = true;
+		cur->tgid = e->a;
+		id = ift_writer_string(d->w, cur->comm);
+		if (id < 0)
+			return (int)id;
+		row[IFT_C_PID] = (uint64_t)cur->tgid;
+		row[IFT_C_TID] = (uint64_t)cur->tid;
+		row[IFT_TK_KIND] = IFT_TASK_EXEC;
+		row[IFT_TK_COMM] = (uint64_t)id;
+		row[IFT_TK_FILE] = e->str;
+		return append(d, IFT_T_TASKS, row);
+	}
+	case K_EXIT:
+		if ((ret = task_named(d, cur, e->c1, e->ts, e->cpu)) < 0)
+			return ret;
+		while (cur->depth)
+			if ((ret = call_close(d, cur, e->ts, 0, true)) < 0)
+				return ret;
+		row[IFT_TK_KIND] = IFT_TASK_EXIT;
+		return append(d, IFT_T_TASKS, row);
+	case K_RENAME:
+		if (!(a = task_get(d, e->a)))
+			return -ENOMEM;
+		return task_named(d, a, e->c1, e->ts, e->cpu);
+	case K_PAGE:
+		if ((ret = task_named(d, cur, NULL, e->ts, e->cpu)) < 0)
+			return ret;
+		row[IFT_PG_ORDER] = (uint64_t)e->x[0];
+		row[IFT_PG_GFP] = (uint64_t)e->x[1];
+		row[IFT_PG_MIGRATETYPE] = (uint64_t)e->x[2];
+		return append(d, IFT_T_PAGE_ALLOCS, row);
+	case K_ENTRY:
+		if ((ret = task_named(d, cur, NULL, e->ts, e->cpu)) < 0)
+			return ret;
+		return call_entry(d, cur, e);
+	case K_RET:
+		return call_return(d, cur, e);
+	}
+	return 0;
+}
+
+/* Merges the CPU queues in time order, up to LIMIT (inclusive). */
+static int merge_until(struct ift_decoder *d, uint64_t limit)
+{
+	int ret;
+
+	for (;;) {
+		struct cpuq *best = NULL;
+
+		for (int c = 0; c < d->nq; c++) {
+			struct cpuq *q = &d->q[c];
+
+			if (q->n && (!best || q->v[q->head].ts < best->v[best->head].ts))
+				best = q;
+		}
+		if (!best || best->v[best->head].ts > limit)
+			break;
+		ret = process(d, &best->v[best->head]);
+		best->head++;
+		best->n--;
+		if (!best->n)
+			best->head = 0;
+		if (ret < 0)
+			return ret;
+	}
+	return emit_calls(d, false);
+}
+
+int ift_decoder_advance(struct ift_decoder *d)
+{
+	uint64_t wm = UINT64_MAX;
+
+	if (!d->nq)
+		return 0;
+	for (int c = 0; c < d->nq; c++)
+		if (d->q[c].wm < wm)
+			wm = d->q[c].wm;
+	return merge_until(d, wm);
+}
+
+int ift_decoder_finish(struct ift_decoder *d, uint64_t stop_ts)
+{
+	int ret = merge_until(d, UINT64_MAX);
+
+	if (ret < 0)
+		return ret;
+	for (size_t i = 0; i < d->ntasks; i++) {
+		struct task *t = &d->tasks[i];
+
+		while (t->depth)
+			if ((ret = call_close(d, t, stop_ts, 0, true)) < 0)
+				return ret;
+	}
+	return emit_calls(d, true);
+}
