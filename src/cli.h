@@ -35,6 +35,7 @@ int cli_finish_stdout(int status);
 const char *cli_bytes(char *buf, size_t len, double bytes);
 const char *cli_count(char *buf, size_t len, unsigned long long n);
 
+int cmd_record(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 

@@ -17,6 +17,7 @@ static const struct cmd {
 	int (*fn)(int argc, char **argv);
 	const char *help;
 } commands[] = {
+	{ "record", cmd_record, "trace a command's CUDA calls and host scheduling" },
 	{ "info", cmd_info, "show a trace's metadata, tables, size and losses" },
 	{ "dump", cmd_dump, "print every event of a trace in time order" },
 };

@@ -1,0 +1,426 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The recording: stages wired together.  See include/ift-record.h.
+ *
+ * One thread reads every CPU's ring buffer in turn: with the per-CPU buffer
+ * spliced a page at a time, one thread keeps up with the rates uprobes can
+ * produce (the trap costs ~1 us per probed call), and it needs no locking
+ * between reading, decoding and writing.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ift-decode.h"
+#include "ift-probe.h"
+#include "ift-record.h"
+#include "ift-ring.h"
+#include "ift-sample.h"
+
+#define SAMPLE_EVERY_NS		100000000ULL	/* /proc about ten times a second */
+#define FLUSH_EVERY_NS		1000000000ULL	/* a crash loses at most a second */
+#define IDLE_MARGIN_NS		20000000ULL	/* events reserved but not yet committed */
+#define PAGES_PER_ROUND		256
+
+struct ift_recorder {
+	struct ift_record_opts opts;
+	const char *step;
+	struct ift_libset libs;
+	struct ift_probe_session *probes;
+	struct ift_writer *w;
+	struct ift_decoder *dec;
+	struct ift_ring *ring;
+	struct ift_sampler *sampler;
+	bool mono;
+	bool started;
+	uint64_t start_ns, next_sample, next_flush;
+	uint64_t lost;
+};
+
+static int fail(struct ift_recorder *r, const char *step, int err)
+{
+	r->step = step;
+	return err;
+}
+
+const char *ift_recorder_error(const struct ift_recorder *r)
+{
+	return r && r->step ? r->step : "record";
+}
+
+const struct ift_libset *ift_recorder_libs(const struct ift_recorder *r)
+{
+	return &r->libs;
+}
+
+static int find_libs(struct ift_recorder *r)
+{
+	const struct ift_record_opts *o = &r->opts;
+	struct ift_discover_opts d = {
+		.argv = o->argv, .envp = o->envp, .pids = o->pids,
+		.npids = o->npids, .all_procs = o->all,
+	};
+	int ret;
+
+	if (o->ncuda_libs) {
+		for (size_t i = 0; i < o->ncuda_libs; i++) {
+			ret = ift_libset_add(&r->libs, o->cuda_libs[i], "cuda-lib");
+			if (ret < 0)
+				return ret;
+		}
+		return 0;
+	}
+	ret = ift_discover(&d, &r->libs);
+	return ret < 0 ? ret : 0;
+}
+
+static char *shell_quote_argv(char *const *argv)
+{
+	size_t len = 1;
+	char *s, *p;
+
+	for (int i = 0; argv && argv[i]; i++)
+		len += 4 * strlen(argv[i]) + 3;
+	s = p = malloc(len);
+	if (!s)
+		return NULL;
+	*p = 0;
+	for (int i = 0; argv && argv[i]; i++) {
+		const char *a = argv[i];
+		bool plain = *a && strspn(a, "abcdefghijklmnopqrstuvwxyz"
+					  "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+					  "-_./=:,+%@") == strlen(a);
+
+		if (i)
+			*p++ = ' ';
+		if (plain) {
+			p = stpcpy(p, a);
+			continue;
+		}
+		*p++ = '\'';
+		for (; *a; a++) {
+			if (*a == '\'')
+				p = stpcpy(p, "'\\''");
+			else
+				*p++ = *a;
+		}
+		*p++ = '\'';
+	}
+	*p = 0;
+	return s;
+}
+
+static int write_metadata(struct ift_recorder *r)
+{
+	struct ift_writer *w = r->w;
+	struct timespec rt, mt;
+	struct utsname u;
+	char host[256] = "";
+	char *cmd;
+
+	clock_gettime(CLOCK_REALTIME, &rt);
+	clock_gettime(CLOCK_MONOTONIC, &mt);
+	uname(&u);
+	gethostname(host, sizeof(host) - 1);
+	ift_writer_meta(w, "tool.version", "0.1.0");
+	if (r->opts.argv) {
+		cmd = shell_quote_argv(r->opts.argv);
+		if (!cmd)
+			return -ENOMEM;
+		ift_writer_meta(w, "cmdline", cmd);
+		free(cmd);
+	}
+	for (size_t i = 0; i < r->opts.npids; i++)
+		ift_writer_metaf(w, "record.pid", "%d", r->opts.pids[i]);
+	if (r->opts.all)
+		ift_writer_meta(w, "record.scope", "system");
+	ift_writer_meta(w, "host.name", host);
+	ift_writer_meta(w, "kernel.release", u.release);
+	ift_writer_metaf(w, "cpu.count", "%d", ift_ring_ncpus(r->ring));
+	ift_writer_meta(w, "clock.source", ift_probe_clock(r->probes));
+	ift_writer_metaf(w, "clock.wall_offset_ns", "%" PRId64,
+			 ((int64_t)rt.tv_sec - (int64_t)mt.tv_sec) * (int64_t)1000000000 +
+			 ((int64_t)rt.tv_nsec - (int64_t)mt.tv_nsec));
+	ift_writer_meta(w, "record.filter", r->opts.all ? "none" :
+			r->opts.user_filter ? "user-space" : "kernel");
+	for (size_t i = 0; i < r->libs.n; i++) {
+		const struct ift_lib *l = &r->libs.v[i];
+		struct ift_library lib = {
+			.path = l->path, .build_id = l->build_id,
+			.build_id_len = l->build_id_len, .dev = (uint64_t)l->dev,
+			.ino = (uint64_t)l->ino, .functions = l->nsyms,
+			.kind = l->api == IFT_API_DRIVER ? "cuda" : "cudart",
+		};
+		int ret = ift_writer_library(w, &lib);
+
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
+int ift_recorder_create(const struct ift_record_opts *opts,
+			struct ift_recorder **out)
+{
+	struct ift_probe_opts popts = { 0 };
+	struct ift_decode_opts dopts = { 0 };
+	struct ift_recorder *r;
+	int ret;
+
+	*out = NULL;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	*out = r;
+	r->opts = *opts;
+	ift_libset_init(&r->libs);
+
+	if ((ret = find_libs(r)) < 0)
+		return fail(r, "find the CUDA libraries", ret);
+
+	popts.buffer_kb = opts->buffer_kb;
+	popts.host_events = !opts->no_host;
+	popts.kernel_filter = !opts->user_filter && !opts->all;
+	popts.all_tasks = opts->all || opts->user_filter;
+	if ((ret = ift_probe_session_create(&popts, &r->probes)) < 0)
+		return fail(r, "set up the tracefs instance", ret);
+	r->mono = !strcmp(ift_probe_clock(r->probes), "mono");
+	for (size_t i = 0; i < r->libs.n; i++) {
+		if (!r->libs.v[i].nsyms)
+			continue;
+		ret = ift_probe_add_lib(r->probes, &r->libs.v[i]);
+		if (ret < 0)
+			return fail(r, "create the uprobes", ret);
+	}
+
+	r->w = ift_writer_create(opts->output, NULL);
+	if (!r->w)
+		return fail(r, "create the trace file", -errno);
+	if (opts->file_uid != (uid_t)-1) {
+		char part[4096];
+
+		snprintf(part, sizeof(part), "%s%s", opts->output, IFT_PART_SUFFIX);
+		if (chown(part, opts->file_uid, opts->file_gid) < 0)
+			return fail(r, "give the trace file to the user", -errno);
+	}
+
+	if ((ret = ift_ring_open(ift_probe_instance(r->probes), &r->ring)) < 0)
+		return fail(r, "open the ring buffers", ret);
+	if ((ret = write_metadata(r)) < 0)
+		return fail(r, "write the trace metadata", ret);
+
+	dopts.tep = ift_probe_tep(r->probes);
+	dopts.w = r->w;
+	dopts.probes = r->probes;
+	dopts.user_filter = opts->user_filter && !opts->all;
+	if ((ret = ift_decoder_new(&dopts, &r->dec)) < 0)
+		return fail(r, "read the event formats", ret);
+	for (size_t i = 0; i < opts->npids; i++)
+		if ((ret = ift_recorder_add_pid(r, opts->pids[i])) < 0)
+			return fail(r, "trace the given processes", ret);
+
+	/* without /proc the recording still works, with no system context */
+	r->sampler = ift_sampler_new();
+	return 0;
+}
+
+int ift_recorder_add_pid(struct ift_recorder *r, pid_t pid)
+{
+	pid_t *tids = NULL;
+	size_t n = 0, cap = 0;
+	struct dirent *de;
+	char path[64];
+	DIR *dir;
+	int ret;
+
+	if ((ret = ift_decoder_add_root(r->dec, pid)) < 0)
+		return ret;
+	/* the kernel filter takes tids: every thread the process has now */
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	dir = opendir(path);
+	if (!dir)
+		return ift_probe_add_pids(r->probes, &pid, 1);
+	while ((de = readdir(dir))) {
+		pid_t tid = (pid_t)strtol(de->d_name, NULL, 10);
+
+		if (tid <= 0)
+			continue;
+		if (n == cap) {
+			pid_t *v = realloc(tids, (cap = cap ? cap * 2 : 64) * sizeof(*v));
+
+			if (!v) {
+				closedir(dir);
+				free(tids);
+				return -ENOMEM;
+			}
+			tids = v;
+		}
+		tids[n++] = tid;
+	}
+	closedir(dir);
+	ret = n ? ift_probe_add_pids(r->probes, tids, n) :
+		  ift_probe_add_pids(r->probes, &pid, 1);
+	free(tids);
+	return ret;
+}
+
+int ift_recorder_start(struct ift_recorder *r)
+{
+	int ret = ift_probe_start(r->probes);
+
+	if (ret < 0)
+		return fail(r, "start tracing", ret);
+	r->started = true;
+	r->start_ns = ift_now_ns();
+	r->next_sample = r->start_ns;
+	r->next_flush = r->start_ns + FLUSH_EVERY_NS;
+	ift_writer_metaf(r->w, "record.start_ns", "%" PRIu64, r->start_ns);
+	return 0;
+}
+
+static int on_page(void *ctx, int cpu, void *page, int len)
+{
+	return ift_decoder_page(ctx, cpu, page, len);
+}
+
+struct sample_ctx {
+	struct ift_writer *w;
+	uint64_t ts;
+};
+
+static int on_sample(void *ctx, const char *metric, unsigned scope, int64_t value)
+{
+	struct sample_ctx *sc = ctx;
+	uint64_t row[IFT_SM_NR] = { sc->ts };
+	int64_t id = ift_writer_string(sc->w, metric);
+
+	if (id < 0)
+		return (int)id;
+	row[IFT_SM_METRIC] = (uint64_t)id;
+	row[IFT_SM_SCOPE] = scope;
+	row[IFT_SM_VALUE] = (uint64_t)value;
+	return ift_writer_append(sc->w, IFT_T_SAMPLES, row);
+}
+
+static int read_all(struct ift_recorder *r, int *pages)
+{
+	int ncpus = ift_ring_ncpus(r->ring);
+
+	*pages = 0;
+	for (int cpu = 0; cpu < ncpus; cpu++) {
+		uint64_t before = ift_now_ns();
+		int n = ift_ring_drain(r->ring, cpu, PAGES_PER_ROUND, true, on_page,
+				       r->dec);
+
+		if (n < 0)
+			return n;
+		*pages += n;
+		/* empty at BEFORE: nothing older than that can still come */
+		if (n == 0 && r->mono && before > IDLE_MARGIN_NS)
+			ift_decoder_cpu_idle(r->dec, cpu, before - IDLE_MARGIN_NS);
+	}
+	return ift_decoder_advance(r->dec);
+}
+
+int ift_recorder_poll(struct ift_recorder *r, int timeout_ms)
+{
+	uint64_t now;
+	int ret, pages;
+
+	if ((ret = read_all(r, &pages)) < 0)
+		return fail(r, "read the ring buffers", ret);
+	now = ift_now_ns();
+	if (r->sampler && now >= r->next_sample) {
+		struct sample_ctx sc = { r->w, now };
+
+		r->next_sample = now + SAMPLE_EVERY_NS;
+		ret = ift_sampler_read(r->sampler, on_sample, &sc);
+		if (ret < 0 && ret != -ENOENT)
+			return fail(r, "sample /proc", ret);
+	}
+	if (now >= r->next_flush) {
+		r->next_flush = now + FLUSH_EVERY_NS;
+		if ((ret = ift_writer_flush(r->w)) < 0)
+			return fail(r, "write the trace file", ret);
+	}
+	if (!pages && timeout_ms > 0)
+		poll(NULL, 0, timeout_ms);
+	return 0;
+}
+
+static uint64_t lost_events(struct ift_recorder *r, bool store)
+{
+	uint64_t lost = 0;
+
+	for (int cpu = 0; cpu < ift_ring_ncpus(r->ring); cpu++) {
+		struct ift_loss l;
+
+		if (ift_ring_stats(r->ring, cpu, &l) < 0)
+			continue;
+		lost += l.overrun + l.dropped;
+		if (store)
+			ift_writer_loss(r->w, &l);
+	}
+	return lost;
+}
+
+void ift_recorder_status(struct ift_recorder *r, struct ift_record_status *st)
+{
+	const struct ift_decode_stats *ds = ift_decoder_stats(r->dec);
+
+	memset(st, 0, sizeof(*st));
+	st->elapsed_ns = r->started ? ift_now_ns() - r->start_ns : 0;
+	st->events = ds->events;
+	st->lost = r->ring ? lost_events(r, false) : 0;
+	if (st->lost < ds->missed)
+		st->lost = ds->missed;
+	st->bytes = ift_writer_bytes(r->w);
+	memcpy(st->rows, ds->rows, sizeof(st->rows));
+	st->filtered = ds->filtered;
+	st->unpaired_returns = ds->unpaired_returns;
+}
+
+int ift_recorder_finish(struct ift_recorder *r, int exit_status)
+{
+	uint64_t stop;
+	int ret;
+
+	ift_probe_stop(r->probes);
+	stop = ift_now_ns();
+	ret = ift_ring_flush(r->ring, on_page, r->dec);
+	if (ret < 0)
+		return fail(r, "read the ring buffers", ret);
+	if ((ret = ift_decoder_finish(r->dec, stop)) < 0)
+		return fail(r, "decode the events", ret);
+	lost_events(r, true);
+	ift_writer_metaf(r->w, "record.stop_ns", "%" PRIu64, stop);
+	if (exit_status >= 0)
+		ift_writer_metaf(r->w, "record.exit_status", "%d", exit_status);
+	if ((ret = ift_writer_finish(r->w)) < 0)
+		return fail(r, "finish the trace file", ret);
+	if (r->opts.file_uid != (uid_t)-1 &&
+	    chown(r->opts.output, r->opts.file_uid, r->opts.file_gid) < 0)
+		return fail(r, "give the trace file to the user", -errno);
+	return 0;
+}
+
+void ift_recorder_destroy(struct ift_recorder *r)
+{
+	if (!r)
+		return;
+	ift_ring_close(r->ring);
+	/* first what the system holds, then our memory */
+	ift_probe_session_destroy(r->probes);
+	ift_decoder_free(r->dec);
+	ift_writer_free(r->w);
+	ift_sampler_free(r->sampler);
+	ift_libset_release(&r->libs);
+	free(r);
+}
