@@ -75,6 +75,7 @@ struct task {
 	struct open_call *stack;
 	uint32_t depth, cap;
 	int32_t active;		/* index in d->active, -1 when no call is open */
+	uint64_t born_ts;	/* task_newtask time, 0 when not seen */
 };
 
 struct done_call {
@@ -86,7 +87,6 @@ struct ift_decoder {
 	struct tep_handle *tep;
 	struct ift_writer *w;
 	bool user_filter;
-	bool have_newtask;
 	int pid_off, pid_size;
 
 	struct evtype *types;	/* by event id */
@@ -178,8 +178,6 @@ static int add_named(struct ift_decoder *d, const char *sys, const char *name,
 
 	if (!ev)
 		return 0;
-	if (k == K_NEWTASK)
-		d->have_newtask = true;
 	return add_type(d, ev, k, -1);
 }
 
@@ -966,9 +964,10 @@ static int process(struct ift_decoder *d, const struct pev *e)
 		row[IFT_WK_WAKER_TID] = (uint64_t)cur->tid;
 		return append(d, IFT_T_WAKEUPS, row);
 	case K_FORK:
-		if (d->have_newtask)
-			return 0;	/* task_newtask says the same, with clone flags */
-		/* without task_newtask, a thread is told by /proc */
+		/* task_newtask, just before, said the same with clone flags */
+		if ((a = task_lookup(d, e->b)) && a->born_ts && e->ts >= a->born_ts)
+			return 0;
+		/* without it, a thread is told by /proc */
 		__attribute__((fallthrough));
 	case K_NEWTASK: {
 		int32_t child = e->kind == K_NEWTASK ? e->a : e->b;
@@ -990,6 +989,7 @@ static int process(struct ift_decoder *d, const struct pev *e)
 			thread = a->tgid != a->tid;
 		a->tgid = thread ? cur->tgid : child;
 		a->traced = cur->traced;
+		a->born_ts = e->kind == K_NEWTASK ? e->ts : 0;
 		snprintf(a->comm, sizeof(a->comm), "%s", e->c1);
 		a->named = true;
 		id = ift_writer_string(d->w, a->comm);

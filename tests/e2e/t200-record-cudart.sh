@@ -1,0 +1,51 @@
+# record on the real CUDA 13 runtime: the calls recorded are exactly the calls
+# the program made, with their arguments and return codes, and each lies
+# inside the CLOCK_MONOTONIC interval the program measured around it.
+. "$IFT_SRC/tests/e2e/lib.sh"
+need_root
+lib=/usr/local/cuda-13.0/lib/libcudart.so.13
+[ -f $lib ] || { [ "${CI:-}" = true ] && fail "no $lib"; skip "no CUDA runtime at $lib"; }
+
+cc -O2 -o cuda-seq "$IFT_SRC/tests/workloads/cuda-seq.c" $lib -Wl,-rpath,"$(dirname $lib)" ||
+	fail "cannot build the workload"
+"$IFT" record -o seq.trace -- ./cuda-seq 25 >truth.tsv 2>record.err ||
+	fail "record failed: $(cat record.err)"
+[ -s seq.trace ] || fail "no trace"
+[ -e seq.trace.part ] && fail "the .part file was left behind"
+"$IFT" dump --json -i seq.trace --table calls >calls.json || fail "dump failed"
+
+python3 - truth.tsv calls.json <<'PY' || fail "recorded calls differ from the program's own log"
+import json, sys
+truth = []
+for line in open(sys.argv[1]):
+    f = line.rstrip("\n").split("\t")
+    args = dict(a.split("=") for a in f[4:])
+    truth.append((f[0], int(f[1]), int(f[2]), int(f[3]), {k: int(v) for k, v in args.items()}))
+calls = [json.loads(l) for l in open(sys.argv[2])]
+calls = [c for c in calls if not c.get("nested")]
+bad = 0
+if len(calls) != len(truth):
+    print("count: recorded %d, program made %d" % (len(calls), len(truth)))
+    print("recorded:", [c["event"] for c in calls][:20])
+    sys.exit(1)
+for (name, ret, t0, t1, args), c in zip(truth, calls):
+    errs = []
+    if c["event"] != name:
+        errs.append("event %s" % c["event"])
+    if c["ret"] != ret:
+        errs.append("ret %d != %d" % (c["ret"], ret))
+    if not (t0 <= c["ts"] and c["ts"] + c["dur_ns"] <= t1):
+        errs.append("time [%d, +%d] outside [%d, %d]" % (c["ts"], c["dur_ns"], t0, t1))
+    for k, v in args.items():
+        if c.get(k) != v:
+            errs.append("%s=%s, program passed %d" % (k, c.get(k), v))
+    if c.get("no_return"):
+        errs.append("no return")
+    if errs:
+        bad += 1
+        print(name, "; ".join(errs))
+if bad:
+    sys.exit(1)
+print("ok: %d calls match" % len(calls))
+PY
+exit 0

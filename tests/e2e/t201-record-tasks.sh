@@ -1,0 +1,61 @@
+# record follows a process tree: forked processes and their threads, renamed,
+# each attributed to the right process with every name it had; per-thread
+# context switches equal the kernel's own counters (getrusage).
+. "$IFT_SRC/tests/e2e/lib.sh"
+need_root
+
+cc -O2 -pthread -o tasks "$IFT_SRC/tests/workloads/tasks.c" || fail "cannot build the workload"
+"$IFT" record ${RECORD_FLAGS:-} -o tasks.trace -- ./tasks 3 2 300 >truth.txt 2>record.err ||
+	fail "record failed: $(cat record.err)"
+"$IFT" dump --json -i tasks.trace --table switches,tasks >events.json || fail "dump failed"
+
+python3 - truth.txt events.json <<'PY' || fail "tasks or switches differ from the kernel's counters"
+import json, sys
+truth = {}
+for line in open(sys.argv[1]):
+    _, tid, pid, ppid, name, nv, niv = line.split()
+    truth[int(tid)] = (int(pid), int(ppid), name, int(nv), int(niv))
+total, invol, names, pid_of, forks = {}, {}, {}, {}, {}
+for line in open(sys.argv[2]):
+    e = json.loads(line)
+    if e["event"] == "sched_switch":
+        t = e["tid"]
+        total[t] = total.get(t, 0) + 1
+        if e["prev_state"] in ("R", "R+"):
+            invol[t] = invol.get(t, 0) + 1
+        pid_of.setdefault(t, e["pid"])
+    else:
+        names.setdefault(e["tid"], set()).add(e["comm"])
+        if e["event"] == "sched_process_fork":
+            forks[e["child_tid"]] = (e["pid"], e["child_pid"], e["thread"])
+            names.setdefault(e["child_tid"], set()).add(e["child_comm"])
+        if e.get("new_comm"):
+            names[e["tid"]].add(e["new_comm"])
+bad = 0
+for tid, (pid, ppid, name, nv, niv) in sorted(truth.items()):
+    errs = []
+    got = total.get(tid, 0)
+    # the switches after getrusage (writing the log line, exiting) add a few
+    if not (nv + niv <= got <= nv + niv + 3):
+        errs.append("switches %d, rusage %d+%d" % (got, nv, niv))
+    if not (niv <= invol.get(tid, 0) <= niv + 1):
+        errs.append("involuntary %d, rusage %d" % (invol.get(tid, 0), niv))
+    if pid_of.get(tid, pid) != pid:
+        errs.append("pid %s, really %d" % (pid_of.get(tid), pid))
+    if name not in names.get(tid, ()):
+        errs.append("name %r not among %s" % (name, sorted(names.get(tid, ()))))
+    if tid != pid or name != "tasks":
+        f = forks.get(tid)
+        if not f:
+            errs.append("no fork/clone row")
+        elif f[1] != pid or f[2] != (tid != pid):
+            errs.append("fork row %s" % (f,))
+        elif tid == pid and f[0] != ppid:
+            errs.append("parent %d, really %d" % (f[0], ppid))
+    if errs:
+        bad += 1
+        print(tid, name, "; ".join(errs))
+print("%d tasks checked, %d wrong" % (len(truth), bad))
+sys.exit(1 if bad else 0)
+PY
+exit 0
