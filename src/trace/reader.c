@@ -32,6 +32,7 @@ struct rtable {
 struct ift_trace {
 	int fd;
 	unsigned version;
+	uint64_t header_size;	/* where the first section starts */
 	unsigned flags;
 	struct ift_recovery rec;
 
@@ -499,7 +500,7 @@ static int open_indexed(struct ift_trace *t, struct taskmap *tasks)
 	uint8_t tr[IFT_TRAILER_SIZE];
 	struct sec idx, s;
 	struct rd r;
-	uint64_t n, prev_end = IFT_HEADER_SIZE;
+	uint64_t n, prev_end = t->header_size;
 	uint8_t *copy;
 	int ret;
 
@@ -583,7 +584,7 @@ out:
 /* Opens by reading every section in order, stopping at the first bad one. */
 static int open_scan(struct ift_trace *t, struct taskmap *tasks)
 {
-	uint64_t off = IFT_HEADER_SIZE;
+	uint64_t off = t->header_size;
 	struct sec s;
 	int ret = 0;
 
@@ -653,8 +654,12 @@ static int check_header(struct ift_trace *t)
 	req = le64(h + 16);
 	if (req & ~IFT_KNOWN_REQUIRED)
 		return -IFT_E_FEATURE;
-	if (le32(h + 12) != IFT_HEADER_SIZE)
+	/* a newer writer may grow the header: skip what we do not know */
+	t->header_size = le32(h + 12);
+	if (t->header_size < IFT_HEADER_SIZE)
 		return -IFT_E_HEADER;
+	if (t->header_size > t->rec.file_size)
+		return -IFT_E_TRUNCATED;
 	return 0;
 }
 
@@ -664,7 +669,17 @@ static int cmp_task(const void *a, const void *b)
 
 	if (x->tid != y->tid)
 		return x->tid < y->tid ? -1 : 1;
-	return (x->start_ts > y->start_ts) - (x->start_ts < y->start_ts);
+	if (x->start_ts != y->start_ts)
+		return x->start_ts < y->start_ts ? -1 : 1;
+	/*
+	 * Records of one tid tied on start time (tasks not seen starting have
+	 * 0): a later one is only made once the one before it exited, so
+	 * exited first, by exit time, is the order they lived in.  qsort need
+	 * not keep equal keys in place, and ift_trace_task_find relies on it.
+	 */
+	if ((x->flags ^ y->flags) & IFT_TASK_F_EXITED)
+		return x->flags & IFT_TASK_F_EXITED ? -1 : 1;
+	return (x->exit_ts > y->exit_ts) - (x->exit_ts < y->exit_ts);
 }
 
 static int rebuild_tasks(struct ift_trace *t, struct taskmap *m)
@@ -980,11 +995,15 @@ uint64_t ift_trace_rows(const struct ift_trace *t, unsigned table)
 uint64_t ift_trace_ts_min(const struct ift_trace *t)
 {
 	uint64_t v = UINT64_MAX;
+	bool any = false;
 
-	for (unsigned i = 1; i < IFT_T_NR; i++)
-		if (t->t[i].nchunks && t->t[i].chunks[0].ts_min < v)
+	/* UINT64_MAX is a valid time, so it cannot also mean "no rows" */
+	for (unsigned i = 1; i < IFT_T_NR; i++) {
+		if (t->t[i].nchunks && (!any || t->t[i].chunks[0].ts_min < v))
 			v = t->t[i].chunks[0].ts_min;
-	return v == UINT64_MAX ? 0 : v;
+		any |= t->t[i].nchunks != 0;
+	}
+	return any ? v : 0;
 }
 
 uint64_t ift_trace_ts_max(const struct ift_trace *t)
