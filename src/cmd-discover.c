@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ingero-ftrace discover: a developer's view of the discover stage, to check
+ * from the shell which CUDA libraries a command or process would have probed
+ * and at which file offsets.  One line per library, tab-separated:
+ *
+ *   PATH  API  FOUND_BY  NFUNCS  BUILD_ID
+ *
+ * and with -v one line per function after it: TAB NAME TAB 0xOFFSET.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "ift-discover.h"
+
+static const char usage[] = "discover [-v] [-a] [-p PID]... [-- COMMAND [ARGS...]]";
+
+extern char **environ;
+
+static const char *api_name(enum ift_api api)
+{
+	return api == IFT_API_RUNTIME ? "runtime" : api == IFT_API_DRIVER ? "driver" : "?";
+}
+
+static void print_lib(const struct ift_lib *lib, bool syms)
+{
+	printf("%s\t%s\t%s\t%zu\t", lib->path, api_name(lib->api), lib->found_by,
+	       lib->nsyms);
+	for (size_t i = 0; i < lib->build_id_len; i++)
+		printf("%02x", lib->build_id[i]);
+	printf("%s\n", lib->build_id_len ? "" : "-");
+	if (!syms)
+		return;
+	for (size_t i = 0; i < lib->nsyms; i++)
+		printf("\t%s\t0x%" PRIx64 "\n", lib->syms[i].name, lib->syms[i].offset);
+}
+
+int cmd_discover_debug(int argc, char **argv)
+{
+	struct ift_discover_opts opts = { .envp = environ };
+	struct ift_libset set;
+	pid_t *pids = NULL;
+	bool syms = verbose > 0;
+	int c, ret;
+
+	while ((c = getopt(argc, argv, "+avp:h")) != -1) {
+		switch (c) {
+		case 'a':
+			opts.all_procs = true;
+			break;
+		case 'v':
+			syms = true;
+			break;
+		case 'p': {
+			char *end;
+			long pid = strtol(optarg, &end, 10);
+			pid_t *v;
+
+			if (*end || end == optarg || pid <= 0 || pid > INT32_MAX) {
+				free(pids);
+				return usage_error(usage, "invalid pid '%s'", optarg);
+			}
+			v = realloc(pids, (opts.npids + 1) * sizeof(*v));
+			if (!v) {
+				free(pids);
+				return error("out of memory");
+			}
+			pids = v;
+			pids[opts.npids++] = (pid_t)pid;
+			break;
+		}
+		case 'h':
+			free(pids);
+			printf("usage: %s %s\n", progname, usage);
+			return EXIT_OK;
+		default:
+			free(pids);
+			fprintf(stderr, "usage: %s %s\n", progname, usage);
+			return EXIT_USAGE;
+		}
+	}
+	opts.pids = pids;
+	if (optind < argc)
+		opts.argv = argv + optind;
+
+	ift_libset_init(&set);
+	ret = ift_discover(&opts, &set);
+	if (ret < 0) {
+		if (ret == -ENOENT && opts.argv && !opts.npids)
+			error("cannot find '%s'", opts.argv[0]);
+		else if (ret == -ENOENT && !opts.argv && opts.npids == 1)
+			error("no process %d", (int)pids[0]);
+		else
+			error("cannot discover CUDA libraries: %s", ift_strerror(ret));
+		ret = EXIT_RUNTIME;
+	} else {
+		for (size_t i = 0; i < set.n; i++)
+			print_lib(&set.v[i], syms);
+		ret = EXIT_OK;
+	}
+	ift_libset_release(&set);
+	free(pids);
+	return ret;
+}

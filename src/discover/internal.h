@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef IFT_DISCOVER_INTERNAL_H
+#define IFT_DISCOVER_INTERNAL_H
+
+/*
+ * The parts of the discover stage that ift_discover() stands on, shared by
+ * its files and the unit tests.  Nothing here prints or changes the system.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "ift-discover.h"
+
+/* Bounds on what a hostile or broken system can make us read or walk. */
+#define DSO_MAX_NEEDED		256	/* DT_NEEDED entries kept per object */
+#define DSO_MAX_LOADS		64	/* PT_LOAD segments considered */
+#define DISCOVER_MAX_OBJS	512	/* objects in one DT_NEEDED closure */
+#define DISCOVER_MAX_LIBS	1024	/* libraries in one set */
+#define DISCOVER_MAX_DIRENTS	65536	/* directory entries read per directory */
+#define DISCOVER_MAX_SCRIPTS	4	/* #! interpreters followed */
+
+/* ---- elf.c ------------------------------------------------------------ */
+
+/* What ld.so reads from an object's dynamic section. */
+struct dso_dyn {
+	char **needed;		/* DT_NEEDED names, in order */
+	size_t nneeded;
+	char *rpath;		/* DT_RPATH; NULL when absent or when DT_RUNPATH is present */
+	char *runpath;		/* DT_RUNPATH */
+	char *soname;		/* DT_SONAME */
+	bool nodeflib;		/* DF_1_NODEFLIB: no ld.so.cache, no default dirs */
+};
+
+/*
+ * dso_dyn_read - read PATH's dynamic section.  PATH must be a 64-bit x86-64
+ * ELF executable or shared object; one without a dynamic section (static)
+ * gives an empty DYN.  Returns 0, -errno, -IFT_E_NOT_ELF, or -ENOEXEC for an
+ * ELF file of another class or machine (ld.so skips those and searches on).
+ * The caller frees DYN with dso_dyn_release(), also after a failure.
+ */
+int dso_dyn_read(const char *path, struct dso_dyn *dyn);
+void dso_dyn_release(struct dso_dyn *dyn);
+
+/*
+ * dso_lib_read - fill LIB's build-id and catalog symbols (those of LIB->api)
+ * from the ELF file open on FD.  Returns 0, -ENOMEM, -IFT_E_NOT_ELF or
+ * -ENOEXEC.  LIB->syms is allocated here; ift_libset_release() frees it.
+ */
+int dso_lib_read(int fd, struct ift_lib *lib);
+
+/* ---- ldcache.c -------------------------------------------------------- */
+
+/* /etc/ld.so.cache in the "glibc-ld.so.cache1.1" format, read whole. */
+struct ldcache {
+	uint8_t *data;
+	size_t len;
+	uint32_t nlibs;
+};
+
+/*
+ * ldcache_load - read the cache at PATH.  Returns 0, -errno, or -EINVAL when
+ * the file is not a cache of the new format or is inconsistent.  Release
+ * with ldcache_release(), also after a failure.
+ */
+int ldcache_load(struct ldcache *c, const char *path);
+void ldcache_release(struct ldcache *c);
+
+/*
+ * ldcache_lookup - the path ld.so's cache gives for the x86-64 library NAME
+ * (preferring an entry for no particular hardware capability), or NULL.
+ * Points into C.
+ */
+const char *ldcache_lookup(const struct ldcache *c, const char *name);
+
+/* ---- libset.c --------------------------------------------------------- */
+
+/*
+ * cuda_lib_api - which API a library file of this base name implements:
+ * libcudart*.so* (also hashed names such as libcudart-d0da41ae.so.11.0) is the
+ * runtime, libcuda.so and libcuda.so.* the driver.  0 for anything else.
+ */
+enum ift_api cuda_lib_api(const char *name);
+
+/* ---- python.c --------------------------------------------------------- */
+
+/*
+ * python_sys_path - run the interpreter at PATH (argv[0] ARGV0) with ENVP, no
+ * stdin, for at most TIMEOUT_MS, and collect sys.prefix then sys.path, one
+ * entry a line, into *OUT (NUL-terminated, malloc'ed, the caller frees).
+ * Returns 0, -ETIMEDOUT, -ECHILD when the interpreter failed, or -errno.
+ */
+int python_sys_path(const char *path, const char *argv0, char *const *envp,
+		    int timeout_ms, char **out);
+
+#endif
