@@ -31,7 +31,7 @@
 
 struct ift_recorder {
 	struct ift_record_opts opts;
-	const char *step;
+	char step[4200];
 	struct ift_libset libs;
 	struct ift_probe_session *probes;
 	struct ift_writer *w;
@@ -46,13 +46,13 @@ struct ift_recorder {
 
 static int fail(struct ift_recorder *r, const char *step, int err)
 {
-	r->step = step;
+	snprintf(r->step, sizeof(r->step), "%s", step);
 	return err;
 }
 
 const char *ift_recorder_error(const struct ift_recorder *r)
 {
-	return r && r->step ? r->step : "record";
+	return r && r->step[0] ? r->step : "record";
 }
 
 const struct ift_libset *ift_recorder_libs(const struct ift_recorder *r)
@@ -72,12 +72,23 @@ static int find_libs(struct ift_recorder *r)
 	if (o->ncuda_libs) {
 		for (size_t i = 0; i < o->ncuda_libs; i++) {
 			ret = ift_libset_add(&r->libs, o->cuda_libs[i], "cuda-lib");
-			if (ret < 0)
+			if (ret < 0) {
+				snprintf(r->step, sizeof(r->step), "use '%s'",
+					 o->cuda_libs[i]);
 				return ret;
+			}
+			if (ret == 0 && r->libs.n <= i) {
+				snprintf(r->step, sizeof(r->step),
+					 "use '%s' (not a CUDA runtime or driver library)",
+					 o->cuda_libs[i]);
+				return -EINVAL;
+			}
 		}
 		return 0;
 	}
 	ret = ift_discover(&d, &r->libs);
+	if (ret < 0)
+		fail(r, "find the CUDA libraries", ret);
 	return ret < 0 ? ret : 0;
 }
 
@@ -183,7 +194,12 @@ int ift_recorder_create(const struct ift_record_opts *opts,
 	ift_libset_init(&r->libs);
 
 	if ((ret = find_libs(r)) < 0)
-		return fail(r, "find the CUDA libraries", ret);
+		return ret;
+
+	/* runs killed with SIGKILL could not clean up after themselves */
+	ret = ift_probe_cleanup_leftovers();
+	if (ret < 0 && ret != -ENOENT)
+		return fail(r, "remove what killed runs left in tracefs", ret);
 
 	popts.buffer_kb = opts->buffer_kb;
 	popts.host_events = !opts->no_host;

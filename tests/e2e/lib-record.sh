@@ -1,0 +1,27 @@
+# Helpers for record tests, sourced after lib.sh.
+
+# Only this test's leftovers count: others (helpers, other runs) may come and go.
+assert_no_leftover_of() {	# recorder pid
+	local pid=$1
+	if grep -q "ingero_${pid}/" /sys/kernel/tracing/uprobe_events; then
+		fail "uprobe group ingero_$pid was left behind"
+	fi
+	if [ -d /sys/kernel/tracing/instances/ingero_$pid ]; then
+		fail "instance ingero_$pid was left behind"
+	fi
+}
+
+assert_no_leftovers() {
+	for d in /sys/kernel/tracing/instances/ingero_*; do
+		[ -d "$d" ] || continue
+		pid=${d##*_}
+		# only names a recorder uses: ingero_<pid>
+		case $pid in *[!0-9]*|"") continue ;; esac
+		# a live recorder's instance is not a leftover
+		kill -0 "$pid" 2>/dev/null || fail "instance $d was left behind"
+	done
+	grep -E '^[pr]:ingero_[0-9]+/' /sys/kernel/tracing/uprobe_events | sed 's/^[pr]:ingero_\([0-9]*\)\/.*/\1/' | sort -u |
+	while read -r pid; do
+		kill -0 "$pid" 2>/dev/null || fail "uprobes of dead run $pid were left behind"
+	done
+}
