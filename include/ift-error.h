@@ -27,7 +27,8 @@
 	_PE(NOT_ELF,	"not an ELF file"),				\
 	_PE(NO_TRACEFS,	"tracefs is not mounted and cannot be mounted"),	\
 	_PE(NO_UPROBES,	"the kernel has no uprobe events (CONFIG_UPROBE_EVENTS)"), \
-	_PE(NO_EVENT,	"the kernel has no such trace event")
+	_PE(NO_EVENT,	"the kernel has no such trace event"),		\
+	_PE(NOT_CUDA,	"not a CUDA runtime or driver library")
 
 #undef _PE
 #define _PE(code, str) IFT_E_##code

@@ -78,10 +78,9 @@ static int find_libs(struct ift_recorder *r)
 				return ret;
 			}
 			if (ret == 0 && r->libs.n <= i) {
-				snprintf(r->step, sizeof(r->step),
-					 "use '%s' (not a CUDA runtime or driver library)",
+				snprintf(r->step, sizeof(r->step), "use '%s'",
 					 o->cuda_libs[i]);
-				return -EINVAL;
+				return -IFT_E_NOT_CUDA;
 			}
 		}
 		return 0;
@@ -193,6 +192,20 @@ int ift_recorder_create(const struct ift_record_opts *opts,
 	r->opts = *opts;
 	ift_libset_init(&r->libs);
 
+	/* say it plainly before anything else fails for want of privileges */
+	{
+		const char *dir = ift_tracefs_dir();
+		char path[4096];
+
+		if (!dir)
+			return fail(r, "find tracefs", errno == EACCES || errno == EPERM ?
+				    -errno : -IFT_E_NO_TRACEFS);
+		snprintf(path, sizeof(path), "%s/instances", dir);
+		if (access(path, W_OK) < 0) {
+			snprintf(r->step, sizeof(r->step), "write to tracefs at %s", dir);
+			return -errno;
+		}
+	}
 	if ((ret = find_libs(r)) < 0)
 		return ret;
 
