@@ -20,6 +20,8 @@ static const struct cmd {
 	{ "record", cmd_record, "trace a command's CUDA calls and host scheduling" },
 	{ "info", cmd_info, "show a trace's metadata, tables, size and losses" },
 	{ "dump", cmd_dump, "print every event of a trace in time order" },
+	{ "discover", cmd_discover_debug, "(developer) list the CUDA libraries and offsets a command would get" },
+	{ "check", cmd_check, "check that this machine can record; remove leftovers of killed runs" },
 };
 
 static void vreport(const char *prefix, const char *fmt, va_list ap)

@@ -1,0 +1,265 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Leftovers: the uprobe groups and instances of runs that ended without
+ * their teardown (SIGKILL, a crash).
+ *
+ * A name "ingero_<pid>" is a leftover when no live run has that pid: the
+ * process is gone or a zombie, or it is another program that got the pid
+ * after the run's instance was made (it started later).  A live ingero-ftrace
+ * (by /proc/PID/comm or exe) always owns its name, and so does the calling
+ * process, whatever its name, so that a program using this library never
+ * removes its own session.  A live process of another name that started
+ * before the instance is kept too: it may be such a program.  A group with no
+ * instance of its name is judged by name alone.  Nothing else is ever
+ * touched: other groups, other instances, names that only look alike
+ * ("ingero_12x", "ingero_012").
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ift-error.h"
+#include "ift-probe.h"
+#include "probe.h"
+
+#define IFT_PROG "ingero-ftrace"
+
+static bool read_line(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "re");
+	bool ok;
+
+	if (!f)
+		return false;
+	ok = fgets(buf, (int)len, f) != NULL;
+	fclose(f);
+	if (ok)
+		buf[strcspn(buf, "\n")] = 0;
+	return ok;
+}
+
+/*
+ * When a process started, in wall-clock seconds: /proc/PID/stat gives clock
+ * ticks since boot (CLOCK_BOOTTIME), turned into wall time through the
+ * present distance between the two clocks.  Good to a tick, where the
+ * integer btime of /proc/stat is only good to a second.
+ */
+static double start_wall(unsigned long long ticks)
+{
+	struct timespec real, boot;
+	long hz = sysconf(_SC_CLK_TCK);
+
+	if (hz <= 0 || clock_gettime(CLOCK_REALTIME, &real) ||
+	    clock_gettime(CLOCK_BOOTTIME, &boot))
+		return 0;
+	return (double)real.tv_sec + real.tv_nsec / 1e9 -
+	       ((double)boot.tv_sec + boot.tv_nsec / 1e9) + (double)ticks / (double)hz;
+}
+
+/*
+ * Whether PID may own an object created at BORN (seconds since the epoch, 0
+ * when unknown): this very process, a live ingero-ftrace, or a live process
+ * that started before the object (a program using this library, such as a
+ * test).  A process that started after the object got a dead run's pid.
+ */
+static bool owner_alive(pid_t pid, double born)
+{
+	char path[64], buf[PATH_MAX], *p;
+	unsigned long long start = 0;
+	double started;
+	ssize_t n;
+
+	if (pid == getpid())
+		return true;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (!read_line(path, buf, sizeof(buf)))
+		return false;
+	/* "pid (comm) S ...": the state follows the last ')', the start time
+	   (field 22) is 20 fields after it */
+	p = strrchr(buf, ')');
+	if (!p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X')
+		return false;
+	p += 2;
+	for (int field = 3; field < 22 && p; field++) {
+		p = strchr(p, ' ');
+		if (p)
+			p++;
+	}
+	if (p)
+		start = strtoull(p, NULL, 10);
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	if (read_line(path, buf, sizeof(buf)) && !strcmp(buf, IFT_PROG))
+		return true;
+	/* renamed threads keep their executable */
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	n = readlink(path, buf, sizeof(buf) - 1);
+	if (n > 0) {
+		buf[n] = 0;
+		p = strstr(buf, " (deleted)");	/* rebuilt while it ran */
+		if (p && !p[10])
+			*p = 0;
+		p = strrchr(buf, '/');
+		if (!strcmp(p ? p + 1 : buf, IFT_PROG))
+			return true;
+	}
+	if (born <= 0)
+		return false;	/* nothing dates the object: by name alone */
+	/* 1 s of slack for clock adjustments between then and now */
+	started = start ? start_wall(start) : 0;
+	if (started <= 0)
+		return true;	/* cannot tell: keep it */
+	return started <= born + 1.0;
+}
+
+/*
+ * When a session made its objects: the time of its instance directory, 0
+ * if there is none.  Only the instance dates them: the directories of event
+ * groups (eventfs, Linux 6.6+) take the time they are first looked at, not
+ * the time the group was made.  A session makes its instance before its
+ * group and deletes its group before its instance, so a live session's
+ * group always has an instance to date it.
+ */
+static double born_time(const char *dir, const char *name)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	if (tfs_path(path, sizeof(path), "%s/instances/%s", dir, name) || stat(path, &st))
+		return 0;
+	return (double)st.st_mtim.tv_sec + st.st_mtim.tv_nsec / 1e9;
+}
+
+struct found {
+	struct ift_leftover *v;		/* all of them, grown as needed */
+	size_t n, cap;
+};
+
+static int add_found(struct found *f, const char *kind, const char *name, pid_t pid)
+{
+	struct ift_leftover *l;
+
+	if (f->n == f->cap) {
+		size_t cap = f->cap ? f->cap * 2 : 16;
+
+		l = realloc(f->v, cap * sizeof(*l));
+		if (!l)
+			return -ENOMEM;
+		f->v = l;
+		f->cap = cap;
+	}
+	l = &f->v[f->n++];
+	memset(l, 0, sizeof(*l));
+	snprintf(l->kind, sizeof(l->kind), "%s", kind);
+	snprintf(l->name, sizeof(l->name), "%s", name);
+	l->owner = pid;
+	return 0;
+}
+
+struct walk {
+	const char *dir;
+	struct found *f;
+	char last[64];		/* the group of the previous line, judged already */
+};
+
+static int found_group(const char *group, const char *event, void *arg)
+{
+	struct walk *w = arg;
+	pid_t pid;
+
+	(void)event;
+	if (!ift_name_pid(group, &pid) || !strcmp(group, w->last))
+		return 0;
+	snprintf(w->last, sizeof(w->last), "%s", group);
+	for (size_t i = 0; i < w->f->n; i++)
+		if (!strcmp(w->f->v[i].name, group) && !strcmp(w->f->v[i].kind, "uprobe group"))
+			return 0;	/* one line per uprobe: judged once */
+	if (owner_alive(pid, born_time(w->dir, group)))
+		return 0;
+	return add_found(w->f, "uprobe group", group, pid);
+}
+
+static int find_all(const char *dir, struct found *f)
+{
+	char path[PATH_MAX];
+	struct dirent *d;
+	DIR *dp;
+	pid_t pid;
+	int ret;
+
+	ret = tfs_path(path, sizeof(path), "%s/instances", dir);
+	if (ret)
+		return ret;
+	dp = opendir(path);
+	if (dp) {
+		while (!ret && (d = readdir(dp)))
+			if (ift_name_pid(d->d_name, &pid) &&
+			    !owner_alive(pid, born_time(dir, d->d_name)))
+				ret = add_found(f, "instance", d->d_name, pid);
+		closedir(dp);
+	} else if (errno != ENOENT) {
+		return -errno;
+	}
+	if (ret)
+		return ret;
+	ret = tfs_uprobe_walk(dir, found_group, &(struct walk){ .dir = dir, .f = f });
+	return ret == -ENOENT ? 0 : ret;	/* no uprobes, no groups */
+}
+
+int ift_probe_find_leftovers(struct ift_leftover *v, size_t max)
+{
+	struct found f = { 0 };
+	const char *dir;
+	int ret;
+
+	dir = ift_tracefs_dir();
+	if (!dir)
+		return -IFT_E_NO_TRACEFS;
+	ret = find_all(dir, &f);
+	if (!ret) {
+		for (size_t i = 0; i < f.n && i < max; i++)
+			v[i] = f.v[i];
+		ret = (int)f.n;
+	}
+	free(f.v);
+	return ret;
+}
+
+int ift_probe_cleanup_leftovers(void)
+{
+	struct found f = { 0 };
+	const char *dir;
+	int ret, err = 0, removed = 0;
+
+	dir = ift_tracefs_dir();
+	if (!dir)
+		return -IFT_E_NO_TRACEFS;
+	ret = find_all(dir, &f);
+	if (ret) {
+		free(f.v);
+		return ret;
+	}
+	/* instances first: a group's events may be enabled in its instance */
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < f.n; i++) {
+			bool inst = !strcmp(f.v[i].kind, "instance");
+
+			if (inst != !pass)
+				continue;
+			ret = inst ? tfs_instance_remove(dir, f.v[i].name)
+				   : tfs_group_destroy(dir, f.v[i].name);
+			if (ret >= 0 || ret == -ENOENT)
+				removed++;
+			else if (!err)
+				err = ret;
+		}
+	}
+	free(f.v);
+	return err ? err : removed;
+}

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef IFT_PROBE_PROBE_H
+#define IFT_PROBE_PROBE_H
+
+/*
+ * Private to src/probe: plain file operations on tracefs, and the removal of
+ * one uprobe group or one instance by name, shared by a session's teardown
+ * and the cleanup of leftovers.  Every function returns 0 (or a count) or a
+ * negative errno; none prints.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+/* Every object this program creates is named IFT_NAME_PREFIX "<pid>". */
+#define IFT_NAME_PREFIX "ingero_"
+
+/* snprintf into BUF; -ENAMETOOLONG when it does not fit. */
+int tfs_path(char *buf, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/*
+ * Writes STR to PATH in one write(2).  APPEND opens without O_TRUNC, which
+ * matters: O_TRUNC on uprobe_events deletes every uprobe of the system, and on
+ * set_event_pid clears the list.
+ */
+int tfs_write(const char *path, const char *str, bool append);
+/* Reads PATH whole into a NUL-terminated malloc()ed *OUT (caller frees). */
+int tfs_read(const char *path, char **out);
+bool tfs_exists(const char *path);
+/* Whether the blank-separated list in PATH holds WORD, maybe as "[WORD]". */
+bool tfs_has_word(const char *path, const char *word);
+
+/* DIR/instances/NAME/FILE, written with O_TRUNC. */
+int tfs_instance_write(const char *dir, const char *name, const char *file,
+		       const char *str);
+
+/*
+ * Calls FN(group, event, arg) for each line of DIR/uprobe_events; stops
+ * and returns what FN returns when it is not 0.
+ */
+int tfs_uprobe_walk(const char *dir,
+		    int (*fn)(const char *group, const char *event, void *arg),
+		    void *arg);
+
+/*
+ * tfs_group_destroy - delete every uprobe event of GROUP.  An event still
+ * enabled somewhere cannot be deleted (EBUSY): it is then disabled at the top
+ * level and in every instance, for that event only, and deleted again.
+ * Returns how many events the group had (0: no such group) or an error.
+ */
+int tfs_group_destroy(const char *dir, const char *group);
+
+/*
+ * tfs_instance_remove - tracing off, every event off, then rmdir.  Returns 0,
+ * -ENOENT when there is no such instance, or another negative errno.
+ */
+int tfs_instance_remove(const char *dir, const char *name);
+
+/* NAME is IFT_NAME_PREFIX followed by a positive decimal pid and nothing else. */
+bool ift_name_pid(const char *name, pid_t *pid);
+
+#endif

@@ -1,0 +1,496 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A probe session: one tracefs instance and one uprobe group, both named
+ * "ingero_<pid>", and their removal.
+ *
+ * Order matters in both directions.  The instance is created with tracing
+ * off before anything is enabled in it (a new instance starts with
+ * tracing_on=1), and its clock is set while its buffers are empty (changing
+ * the clock resets them).  On teardown events are disabled before they are
+ * deleted: deleting an event still enabled anywhere fails with EBUSY.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <event-parse.h>
+#include <tracefs.h>
+
+#include "ift-error.h"
+#include "ift-probe.h"
+#include "probe.h"
+
+struct ift_probe_session {
+	char name[32];			/* of the instance and of the uprobe group */
+	const char *dir;		/* tracefs, static */
+	struct ift_probe_opts opts;
+	bool pid_filter;		/* set_event_pid is in use */
+	const char *clock;
+	struct tracefs_instance *inst;
+	struct ift_probe *probes;
+	size_t n, cap;
+	unsigned nlibs;
+	struct tep_handle *tep;
+};
+
+/*
+ * One session per process: a second one would take the same name, and its
+ * creation would remove the first one's objects as stale.
+ */
+static bool session_live;
+
+/* Host tracepoints: the scheduler for off-CPU time, page allocations for
+   memory pressure.  Optional ones are absent from some kernels. */
+static const struct {
+	const char *system, *event;
+	bool optional;
+} host_events[] = {
+	{ "sched", "sched_switch", false },
+	{ "sched", "sched_wakeup", false },
+	{ "sched", "sched_waking", true },
+	{ "sched", "sched_wakeup_new", false },
+	{ "sched", "sched_process_fork", false },
+	{ "task", "task_newtask", true },	/* clone flags: thread or process */
+	{ "sched", "sched_process_exec", false },
+	{ "sched", "sched_process_exit", false },
+	{ "task", "task_rename", true },
+	{ "kmem", "mm_page_alloc", false },
+};
+
+static int inst_path(const struct ift_probe_session *s, char *buf, size_t len,
+		     const char *file)
+{
+	return tfs_path(buf, len, "%s/instances/%s/%s", s->dir, s->name, file);
+}
+
+static int inst_write(struct ift_probe_session *s, const char *file, const char *str)
+{
+	return tfs_instance_write(s->dir, s->name, file, str);
+}
+
+static int enable_event(struct ift_probe_session *s, const char *system,
+			const char *event, bool on)
+{
+	char path[PATH_MAX];
+	int ret;
+
+	ret = tfs_path(path, sizeof(path), "%s/instances/%s/events/%s/%s/enable",
+		       s->dir, s->name, system, event);
+	return ret ? ret : tfs_write(path, on ? "1" : "0", false);
+}
+
+static int setup_instance(struct ift_probe_session *s)
+{
+	char buf[32], path[PATH_MAX];
+	int ret;
+
+	ret = inst_write(s, "tracing_on", "0");
+	if (ret)
+		return ret;
+	if (s->opts.buffer_kb) {
+		snprintf(buf, sizeof(buf), "%u", s->opts.buffer_kb);
+		ret = inst_write(s, "buffer_size_kb", buf);
+		if (ret)
+			return ret;
+	}
+	/* mono: comparable with CLOCK_MONOTONIC in user space and across CPUs */
+	s->clock = "local";
+	ret = inst_path(s, path, sizeof(path), "trace_clock");
+	if (ret)
+		return ret;
+	if (tfs_has_word(path, "mono")) {
+		ret = inst_write(s, "trace_clock", "mono");
+		if (ret)
+			return ret;
+		s->clock = "mono";
+	}
+	if (s->pid_filter) {
+		ret = inst_path(s, path, sizeof(path), "set_event_pid");
+		if (ret)
+			return ret;
+		if (!tfs_exists(path))
+			return -EOPNOTSUPP;
+		/* without event-fork, children of traced tasks are not followed */
+		ret = inst_write(s, "options/event-fork", "1");
+		if (ret)
+			return ret == -ENOENT ? -EOPNOTSUPP : ret;
+		ret = inst_write(s, "set_event_pid", "");
+		if (ret)
+			return ret;
+	}
+	if (s->opts.host_events) {
+		for (size_t i = 0; i < sizeof(host_events) / sizeof(host_events[0]); i++) {
+			ret = enable_event(s, host_events[i].system, host_events[i].event, true);
+			if (ret == -ENOENT && host_events[i].optional)
+				continue;
+			if (ret)
+				return ret == -ENOENT ? -IFT_E_NO_EVENT : ret;
+		}
+	}
+	return 0;
+}
+
+int ift_probe_session_create(const struct ift_probe_opts *opts,
+			     struct ift_probe_session **out)
+{
+	static const struct ift_probe_opts defaults;
+	struct ift_probe_session *s;
+	char path[PATH_MAX];
+	int ret;
+
+	*out = NULL;
+	if (!opts)
+		opts = &defaults;
+	if (session_live)
+		return -EBUSY;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->opts = *opts;
+	s->pid_filter = opts->kernel_filter && !opts->all_tasks;
+	s->clock = "local";
+	snprintf(s->name, sizeof(s->name), IFT_NAME_PREFIX "%d", (int)getpid());
+	s->dir = ift_tracefs_dir();
+	if (!s->dir) {
+		free(s);
+		return -IFT_E_NO_TRACEFS;
+	}
+	ret = tfs_path(path, sizeof(path), "%s/instances", s->dir);
+	if (ret) {
+		free(s);
+		return ret;
+	}
+	if (!tfs_exists(path)) {
+		free(s);
+		return -EOPNOTSUPP;
+	}
+	session_live = true;
+
+	/*
+	 * Objects under our name are stale: left by a dead run whose pid we
+	 * now have, or by a session of ours that was never destroyed.
+	 */
+	tfs_instance_remove(s->dir, s->name);
+	ret = tfs_group_destroy(s->dir, s->name);
+	if (ret < 0)
+		goto fail;
+
+	ret = tfs_path(path, sizeof(path), "%s/instances/%s", s->dir, s->name);
+	if (ret)
+		goto fail;
+	if (mkdir(path, 0750)) {
+		ret = -errno;
+		goto fail;
+	}
+	s->inst = tracefs_instance_alloc(s->dir, s->name);
+	if (!s->inst) {
+		ret = errno ? -errno : -ENOMEM;
+		goto fail;
+	}
+	ret = setup_instance(s);
+	if (ret)
+		goto fail;
+	*out = s;
+	return 0;
+fail:
+	ift_probe_session_destroy(s);
+	return ret;
+}
+
+/* ---- probes -------------------------------------------------------------- */
+
+static bool event_name_used(const struct ift_probe_session *s, const char *name)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (!strcmp(s->probes[i].entry_event, name) ||
+		    !strcmp(s->probes[i].ret_event, name))
+			return true;
+	return false;
+}
+
+/*
+ * "<sym>_<libidx>" and "<sym>_<libidx>_ret": C identifiers (the kernel takes
+ * nothing else) of at most 63 characters.  A name used already gets "_2",
+ * "_3", ...; every entry name ends in digits, so no entry name can equal a
+ * return name.
+ */
+static void make_names(const struct ift_probe_session *s, const char *sym,
+		       unsigned libidx, struct ift_probe *p)
+{
+	/* 36 + "_<libidx>" + "_<k>" + "_ret" <= 63 whatever the numbers */
+	char base[37], name[sizeof(base) + 24];
+	size_t i;
+
+	for (i = 0; sym[i] && i < sizeof(base) - 1; i++) {
+		unsigned char c = (unsigned char)sym[i];
+
+		base[i] = (c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+			   (c >= '0' && c <= '9')) ? (char)c : '_';
+	}
+	base[i] = 0;
+	if (!i || (base[0] >= '0' && base[0] <= '9'))
+		base[0] = '_';
+	snprintf(name, sizeof(name), "%s_%u", base, libidx);
+	for (unsigned k = 2; event_name_used(s, name); k++)
+		snprintf(name, sizeof(name), "%s_%u_%u", base, libidx, k);
+	memcpy(p->entry_event, name, strlen(name) + 1);
+	memcpy(p->ret_event, name, strlen(name));
+	memcpy(p->ret_event + strlen(name), "_ret", 5);
+}
+
+static int uprobe_cmd(const struct ift_probe_session *s, const char *cmd)
+{
+	char path[PATH_MAX];
+	int ret;
+
+	ret = tfs_path(path, sizeof(path), "%s/uprobe_events", s->dir);
+	return ret ? ret : tfs_write(path, cmd, true);
+}
+
+static void uprobe_delete(struct ift_probe_session *s, const char *event)
+{
+	char cmd[160];
+
+	enable_event(s, s->name, event, false);
+	snprintf(cmd, sizeof(cmd), "-:%s/%s\n", s->name, event);
+	uprobe_cmd(s, cmd);
+}
+
+/* Entry and return probe of SYM, both enabled in the instance, or neither. */
+static int probe_sym(struct ift_probe_session *s, const struct ift_lib *lib,
+		     const struct ift_sym *sym, unsigned libidx, struct ift_probe *p)
+{
+	char args[512] = "", *cmd = NULL;
+	size_t used = 0;
+	int ret;
+
+	make_names(s, sym->name, libidx, p);
+	if (sym->spec) {
+		for (unsigned a = 0; a < sym->spec->nargs && a < IFT_CALL_MAX_ARGS; a++) {
+			int n = snprintf(args + used, sizeof(args) - used, " %s=%s:u64",
+					 sym->spec->args[a].name, sym->spec->args[a].fetch);
+
+			if (n < 0 || (size_t)n >= sizeof(args) - used)
+				return -E2BIG;
+			used += (size_t)n;
+		}
+	}
+	if (asprintf(&cmd, "p:%s/%s %s:0x%" PRIx64 "%s\n", s->name, p->entry_event,
+		     lib->path, sym->offset, args) < 0)
+		return -ENOMEM;
+	ret = uprobe_cmd(s, cmd);
+	free(cmd);
+	if (ret)
+		return ret;
+	if (asprintf(&cmd, "r:%s/%s %s:0x%" PRIx64 " ret=$retval:s32\n", s->name,
+		     p->ret_event, lib->path, sym->offset) < 0) {
+		uprobe_delete(s, p->entry_event);
+		return -ENOMEM;
+	}
+	ret = uprobe_cmd(s, cmd);
+	free(cmd);
+	if (ret) {
+		uprobe_delete(s, p->entry_event);
+		return ret;
+	}
+	/* a virtual address instead of a file offset fails only here (EINVAL) */
+	ret = enable_event(s, s->name, p->entry_event, true);
+	if (!ret)
+		ret = enable_event(s, s->name, p->ret_event, true);
+	if (ret) {
+		uprobe_delete(s, p->ret_event);
+		uprobe_delete(s, p->entry_event);
+		return ret;
+	}
+	p->lib = lib;
+	p->sym = sym;
+	p->entry_id = p->ret_id = -1;
+	return 0;
+}
+
+static int resolve_ids(struct ift_probe_session *s);
+
+int ift_probe_add_lib(struct ift_probe_session *s, const struct ift_lib *lib)
+{
+	char path[PATH_MAX];
+	unsigned libidx;
+	size_t added = 0;
+	int ret, first_err = 0;
+
+	ret = tfs_path(path, sizeof(path), "%s/uprobe_events", s->dir);
+	if (ret)
+		return ret;
+	if (!tfs_exists(path))
+		return -IFT_E_NO_UPROBES;
+	/* uprobe_events splits its commands on white space */
+	if (!lib->path || lib->path[0] != '/' || strpbrk(lib->path, " \t\n\r\f\v"))
+		return -EINVAL;
+	libidx = s->nlibs++;
+	for (size_t i = 0; i < lib->nsyms; i++) {
+		struct ift_probe p = { 0 };
+
+		if (s->n == s->cap) {
+			size_t cap = s->cap ? s->cap * 2 : 64;
+			struct ift_probe *nv = realloc(s->probes, cap * sizeof(*nv));
+
+			if (!nv)
+				return -ENOMEM;
+			s->probes = nv;
+			s->cap = cap;
+		}
+		/* a function that cannot be probed does not stop the others */
+		ret = probe_sym(s, lib, &lib->syms[i], libidx, &p);
+		if (ret) {
+			if (!first_err)
+				first_err = ret;
+			continue;
+		}
+		s->probes[s->n++] = p;
+		added++;
+	}
+	if (!added && first_err)
+		return first_err;
+	if (s->tep) {
+		ret = resolve_ids(s);
+		if (ret)
+			return ret;
+	}
+	return (int)added;
+}
+
+int ift_probe_add_pids(struct ift_probe_session *s, const pid_t *pids, size_t n)
+{
+	char path[PATH_MAX], *buf;
+	size_t len = 0;
+	int ret;
+
+	if (!s->pid_filter || !n)
+		return 0;
+	buf = malloc(n * 12 + 2);
+	if (!buf)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		len += (size_t)sprintf(buf + len, "%s%d", i ? " " : "", (int)pids[i]);
+	buf[len++] = '\n';
+	buf[len] = 0;
+	/* appended: O_TRUNC would clear the pids already there */
+	ret = inst_path(s, path, sizeof(path), "set_event_pid");
+	if (!ret)
+		ret = tfs_write(path, buf, true);
+	free(buf);
+	return ret;
+}
+
+int ift_probe_start(struct ift_probe_session *s)
+{
+	return inst_write(s, "tracing_on", "1");
+}
+
+int ift_probe_stop(struct ift_probe_session *s)
+{
+	return inst_write(s, "tracing_on", "0");
+}
+
+struct tracefs_instance *ift_probe_instance(struct ift_probe_session *s)
+{
+	return s->inst;
+}
+
+/* Formats of probes not yet in the tep (added after it was loaded). */
+static int resolve_ids(struct ift_probe_session *s)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		struct ift_probe *p = &s->probes[i];
+		const char *names[2] = { p->entry_event, p->ret_event };
+		int *ids[2] = { &p->entry_id, &p->ret_id };
+
+		for (int k = 0; k < 2; k++) {
+			struct tep_event *ev;
+			char path[PATH_MAX], *fmt;
+			int ret;
+
+			if (*ids[k] >= 0)
+				continue;
+			ev = tep_find_event_by_name(s->tep, s->name, names[k]);
+			if (!ev) {
+				ret = tfs_path(path, sizeof(path), "%s/events/%s/%s/format",
+					       s->dir, s->name, names[k]);
+				if (!ret)
+					ret = tfs_read(path, &fmt);
+				if (ret)
+					return ret;
+				ret = tep_parse_event(s->tep, fmt, strlen(fmt), s->name);
+				free(fmt);
+				if (ret)
+					return -IFT_E_NO_EVENT;
+				ev = tep_find_event_by_name(s->tep, s->name, names[k]);
+				if (!ev)
+					return -IFT_E_NO_EVENT;
+			}
+			*ids[k] = ev->id;
+		}
+	}
+	return 0;
+}
+
+struct tep_handle *ift_probe_tep(struct ift_probe_session *s)
+{
+	int ret;
+
+	if (!s->tep) {
+		const char *systems[] = { "sched", "kmem", "task", s->name, NULL };
+
+		s->tep = tracefs_local_events_system(s->dir, systems);
+		if (!s->tep) {
+			errno = errno ? errno : ENOMEM;
+			return NULL;
+		}
+	}
+	ret = resolve_ids(s);
+	if (ret) {
+		errno = ret > -IFT_E_BASE ? -ret : ENOENT;
+		return NULL;
+	}
+	return s->tep;
+}
+
+const char *ift_probe_clock(const struct ift_probe_session *s)
+{
+	return s->clock;
+}
+
+size_t ift_probe_count(const struct ift_probe_session *s)
+{
+	return s ? s->n : 0;
+}
+
+const struct ift_probe *ift_probe_at(const struct ift_probe_session *s, size_t i)
+{
+	return s && i < s->n ? &s->probes[i] : NULL;
+}
+
+/* ---- teardown ------------------------------------------------------------ */
+
+void ift_probe_session_destroy(struct ift_probe_session *s)
+{
+	if (!s)
+		return;
+	if (s->dir) {
+		/* off and disabled first: an event enabled here cannot be deleted */
+		inst_write(s, "tracing_on", "0");
+		inst_write(s, "events/enable", "0");
+		tfs_group_destroy(s->dir, s->name);
+		tfs_instance_remove(s->dir, s->name);
+		session_live = false;
+	}
+	tracefs_instance_free(s->inst);
+	if (s->tep)
+		tep_free(s->tep);
+	free(s->probes);
+	free(s);
+}

@@ -1,0 +1,493 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Finding (and if need be mounting) tracefs, what the kernel offers there,
+ * and the file operations the rest of src/probe stands on.
+ *
+ * Files are written with open/write/close rather than libtracefs so that
+ * every failure comes back as the kernel's errno (EINVAL for a bad probe,
+ * EBUSY for an event still enabled), and so that the open flags are ours:
+ * O_TRUNC on uprobe_events would delete every uprobe of the system.
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/magic.h>
+#include <mntent.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include <tracefs.h>
+
+#include "ift-error.h"
+#include "ift-probe.h"
+#include "probe.h"
+
+#define TRACEFS_PATH "/sys/kernel/tracing"
+#define DEBUGFS_PATH "/sys/kernel/debug"
+
+static char tracing_dir[PATH_MAX];
+static bool tracing_under_debugfs;
+
+int tfs_path(char *buf, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, len, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return -EINVAL;
+	if ((size_t)n >= len)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+int tfs_write(const char *path, const char *str, bool append)
+{
+	size_t len = strlen(str);
+	ssize_t n;
+	int fd, err = 0;
+
+	fd = open(path, O_WRONLY | O_CLOEXEC | (append ? O_APPEND : O_TRUNC));
+	if (fd < 0)
+		return -errno;
+	do
+		n = write(fd, str, len);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		err = -errno;
+	else if ((size_t)n != len)
+		err = -EIO;	/* tracefs takes a command in one write */
+	if (close(fd) && !err && errno != EINTR)
+		err = -errno;
+	return err;
+}
+
+int tfs_read(const char *path, char **out)
+{
+	size_t len = 0, cap = 4096;
+	char *buf, *nb;
+	ssize_t n;
+	int fd;
+
+	*out = NULL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	buf = malloc(cap);
+	if (!buf) {
+		close(fd);
+		return -ENOMEM;
+	}
+	for (;;) {
+		if (cap - len < 2) {
+			nb = realloc(buf, cap * 2);
+			if (!nb) {
+				free(buf);
+				close(fd);
+				return -ENOMEM;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		n = read(fd, buf + len, cap - len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int err = -errno;
+
+			free(buf);
+			close(fd);
+			return err;
+		}
+		if (!n)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	buf[len] = 0;
+	*out = buf;
+	return 0;
+}
+
+bool tfs_exists(const char *path)
+{
+	return !access(path, F_OK);
+}
+
+int tfs_instance_write(const char *dir, const char *name, const char *file,
+		       const char *str)
+{
+	char path[PATH_MAX];
+	int ret;
+
+	ret = tfs_path(path, sizeof(path), "%s/instances/%s/%s", dir, name, file);
+	return ret ? ret : tfs_write(path, str, false);
+}
+
+/* ---- finding tracefs ----------------------------------------------------- */
+
+/*
+ * A tracing directory: a tracefs mount (also what the kernel automounts at
+ * debugfs/tracing), or on kernels before tracefs (4.1) a plain debugfs
+ * directory holding the tracing files.  An unmounted /sys/kernel/tracing is an
+ * empty sysfs directory, which this rejects.
+ */
+static bool is_tracing_dir(const char *path)
+{
+	char file[PATH_MAX];
+	struct statfs sfs;
+
+	if (statfs(path, &sfs))
+		return false;
+	if (sfs.f_type == TRACEFS_MAGIC)
+		return true;
+	if (sfs.f_type != DEBUGFS_MAGIC)
+		return false;
+	return !tfs_path(file, sizeof(file), "%s/trace", path) && tfs_exists(file);
+}
+
+static const char *use_dir(const char *path, bool debugfs)
+{
+	if (strcmp(tracing_dir, path)) {
+		snprintf(tracing_dir, sizeof(tracing_dir), "%s", path);
+		/* libtracefs must look where we look (it mounts in its own order) */
+		tracefs_set_tracing_dir(tracing_dir);
+	}
+	tracing_under_debugfs = debugfs;
+	return tracing_dir;
+}
+
+/* The first tracefs mount point, or tracing/ below a debugfs one. */
+static const char *find_mounted(char *buf, size_t len, bool *debugfs)
+{
+	struct mntent ent, *m;
+	char line[PATH_MAX * 2];
+	const char *found = NULL;
+	FILE *f;
+
+	f = setmntent("/proc/mounts", "re");
+	if (!f)
+		return NULL;
+	while (!found && (m = getmntent_r(f, &ent, line, sizeof(line)))) {
+		if (!strcmp(m->mnt_type, "tracefs")) {
+			if (!tfs_path(buf, len, "%s", m->mnt_dir) && is_tracing_dir(buf)) {
+				*debugfs = false;
+				found = buf;
+			}
+		} else if (!strcmp(m->mnt_type, "debugfs")) {
+			if (!tfs_path(buf, len, "%s/tracing", m->mnt_dir) &&
+			    is_tracing_dir(buf)) {
+				*debugfs = true;
+				found = buf;
+			}
+		}
+	}
+	endmntent(f);
+	return found;
+}
+
+const char *ift_tracefs_dir(void)
+{
+	char buf[PATH_MAX];
+	const char *p;
+	struct statfs sfs;
+	bool debugfs = false;
+	int mount_err = ENODEV;
+
+	/* still mounted where we found it last time? */
+	if (tracing_dir[0] && is_tracing_dir(tracing_dir))
+		return tracing_dir;
+
+	if (is_tracing_dir(TRACEFS_PATH))
+		return use_dir(TRACEFS_PATH, false);
+	p = find_mounted(buf, sizeof(buf), &debugfs);
+	if (p && !debugfs)
+		return use_dir(p, false);
+
+	/* not mounted (a fresh boot mounts it only on first use): mount it */
+	if (!mount("nodev", TRACEFS_PATH, "tracefs", 0, NULL) && is_tracing_dir(TRACEFS_PATH))
+		return use_dir(TRACEFS_PATH, false);
+	mount_err = errno;
+
+	/* the old location: tracing/ inside debugfs, automounted there */
+	if (p)
+		return use_dir(p, true);
+	if (is_tracing_dir(DEBUGFS_PATH "/tracing"))
+		return use_dir(DEBUGFS_PATH "/tracing", true);
+	if (!statfs(DEBUGFS_PATH, &sfs) && sfs.f_type != DEBUGFS_MAGIC &&
+	    !mount("nodev", DEBUGFS_PATH, "debugfs", 0, NULL) &&
+	    is_tracing_dir(DEBUGFS_PATH "/tracing"))
+		return use_dir(DEBUGFS_PATH "/tracing", true);
+
+	errno = mount_err;
+	return NULL;
+}
+
+/* ---- what the kernel offers --------------------------------------------- */
+
+static bool dir_has(const char *dir, const char *file)
+{
+	char path[PATH_MAX];
+
+	return !tfs_path(path, sizeof(path), "%s/%s", dir, file) && tfs_exists(path);
+}
+
+bool tfs_has_word(const char *path, const char *word)
+{
+	char *text, *tok, *save = NULL;
+	bool found = false;
+
+	if (tfs_read(path, &text))
+		return false;
+	for (tok = strtok_r(text, " \t\n", &save); tok && !found;
+	     tok = strtok_r(NULL, " \t\n", &save)) {
+		size_t l = strlen(tok);
+
+		if (tok[0] == '[' && l > 1 && tok[l - 1] == ']') {
+			tok[l - 1] = 0;
+			tok++;
+		}
+		found = !strcmp(tok, word);
+	}
+	free(text);
+	return found;
+}
+
+int ift_tracefs_probe_caps(struct ift_tracefs_caps *caps)
+{
+	char path[PATH_MAX], *readme;
+	const char *dir;
+
+	memset(caps, 0, sizeof(*caps));
+	dir = ift_tracefs_dir();
+	if (!dir)
+		return -IFT_E_NO_TRACEFS;
+	caps->dir = dir;
+	caps->debugfs = tracing_under_debugfs;
+	caps->uprobes = dir_has(dir, "uprobe_events");
+	/* "r[maxactive][:[<group>/][<event>]]" in the probe syntax the README lists */
+	if (caps->uprobes && !tfs_path(path, sizeof(path), "%s/README", dir) &&
+	    !tfs_read(path, &readme)) {
+		caps->uretprobes = strcasestr(readme, "r[maxactive]") != NULL;
+		free(readme);
+	}
+	caps->instances = dir_has(dir, "instances");
+	caps->set_event_pid = dir_has(dir, "set_event_pid");
+	caps->event_fork = dir_has(dir, "options/event-fork");
+	caps->mono_clock = !tfs_path(path, sizeof(path), "%s/trace_clock", dir) &&
+			   tfs_has_word(path, "mono");
+	caps->sched_events = dir_has(dir, "events/sched/sched_switch");
+	caps->kmem_events = dir_has(dir, "events/kmem/mm_page_alloc");
+	caps->root = !tfs_path(path, sizeof(path), "%s/%s", dir,
+			       caps->uprobes ? "uprobe_events" : "tracing_on") &&
+		     !access(path, W_OK);
+	return 0;
+}
+
+/* ---- uprobe groups and instances by name --------------------------------- */
+
+bool ift_name_pid(const char *name, pid_t *pid)
+{
+	const char *p = name + strlen(IFT_NAME_PREFIX);
+	long long v = 0;
+
+	if (strncmp(name, IFT_NAME_PREFIX, strlen(IFT_NAME_PREFIX)) || !*p || *p == '0')
+		return false;
+	for (; *p; p++) {
+		if (!isdigit((unsigned char)*p))
+			return false;
+		v = v * 10 + (*p - '0');
+		if (v > INT_MAX)
+			return false;
+	}
+	*pid = (pid_t)v;
+	return true;
+}
+
+int tfs_uprobe_walk(const char *dir,
+		    int (*fn)(const char *group, const char *event, void *arg),
+		    void *arg)
+{
+	char path[PATH_MAX], *text, *line, *save = NULL;
+	int ret;
+
+	ret = tfs_path(path, sizeof(path), "%s/uprobe_events", dir);
+	if (ret)
+		return ret;
+	ret = tfs_read(path, &text);
+	if (ret)
+		return ret;
+	/* "p:GROUP/EVENT /path:0x... args" or "r:GROUP/EVENT ..." */
+	for (line = strtok_r(text, "\n", &save); line && !ret;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char *colon = strchr(line, ':'), *slash, *end;
+
+		if (!colon)
+			continue;
+		end = colon + strcspn(colon, " \t");
+		*end = 0;
+		slash = strchr(colon + 1, '/');
+		if (!slash)
+			continue;
+		*slash = 0;
+		ret = fn(colon + 1, slash + 1, arg);
+	}
+	free(text);
+	return ret;
+}
+
+struct name_list {
+	const char *group;
+	char **v;
+	size_t n, cap;
+};
+
+static int collect_event(const char *group, const char *event, void *arg)
+{
+	struct name_list *l = arg;
+	char **nv;
+
+	if (strcmp(group, l->group))
+		return 0;
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 64;
+
+		nv = realloc(l->v, cap * sizeof(*nv));
+		if (!nv)
+			return -ENOMEM;
+		l->v = nv;
+		l->cap = cap;
+	}
+	l->v[l->n] = strdup(event);
+	if (!l->v[l->n])
+		return -ENOMEM;
+	l->n++;
+	return 0;
+}
+
+/* Disables GROUP/EVENT at the top level and in every instance. */
+static void disable_everywhere(const char *dir, const char *group, const char *event)
+{
+	char path[PATH_MAX];
+	struct dirent *d;
+	DIR *dp;
+
+	if (!tfs_path(path, sizeof(path), "%s/events/%s/%s/enable", dir, group, event))
+		tfs_write(path, "0", false);
+	if (tfs_path(path, sizeof(path), "%s/instances", dir))
+		return;
+	dp = opendir(path);
+	if (!dp)
+		return;
+	while ((d = readdir(dp))) {
+		if (d->d_name[0] == '.')
+			continue;
+		if (!tfs_path(path, sizeof(path), "%s/instances/%s/events/%s/%s/enable",
+			      dir, d->d_name, group, event) && tfs_exists(path))
+			tfs_write(path, "0", false);
+	}
+	closedir(dp);
+}
+
+static void free_names(struct name_list *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->v[i]);
+	free(l->v);
+	l->v = NULL;
+	l->n = l->cap = 0;
+}
+
+/* The events of L->group now; 0 or a negative error. */
+static int list_group(const char *dir, struct name_list *l)
+{
+	int ret;
+
+	free_names(l);
+	ret = tfs_uprobe_walk(dir, collect_event, l);
+	return ret == -ENOENT ? 0 : ret;	/* no uprobe_events: no group either */
+}
+
+int tfs_group_destroy(const char *dir, const char *group)
+{
+	struct name_list l = { .group = group };
+	char path[PATH_MAX], cmd[256];
+	size_t before;
+	int ret, err;
+
+	ret = tfs_path(path, sizeof(path), "%s/uprobe_events", dir);
+	if (ret)
+		return ret;
+	ret = list_group(dir, &l);
+	if (ret || !l.n) {
+		free_names(&l);
+		return ret;
+	}
+	before = l.n;
+	/*
+	 * "-:GROUP/" deletes the whole group in one command where the kernel
+	 * takes it (measured on 6.18: 30 events in 0.08 s, against 1.7 s one by
+	 * one); older kernels match no event (ENOENT) and stop at the first one
+	 * still enabled (EBUSY).  What is left goes one by one.
+	 */
+	if (!tfs_path(cmd, sizeof(cmd), "-:%s/\n", group))
+		tfs_write(path, cmd, true);
+	ret = list_group(dir, &l);
+	for (size_t i = 0; !ret && i < l.n; i++) {
+		err = tfs_path(cmd, sizeof(cmd), "-:%s/%s\n", group, l.v[i]);
+		if (!err)
+			err = tfs_write(path, cmd, true);
+		if (err == -EBUSY) {
+			disable_everywhere(dir, group, l.v[i]);
+			err = tfs_write(path, cmd, true);
+		}
+		if (err && err != -ENOENT)	/* ENOENT: gone meanwhile */
+			ret = err;
+	}
+	/* on an error, still try the rest: a leftover of ours is the worst */
+	if (ret) {
+		for (size_t i = 0; i < l.n; i++)
+			if (!tfs_path(cmd, sizeof(cmd), "-:%s/%s\n", group, l.v[i]))
+				tfs_write(path, cmd, true);
+	}
+	free_names(&l);
+	return ret ? ret : (int)before;
+}
+
+int tfs_instance_remove(const char *dir, const char *name)
+{
+	char path[PATH_MAX];
+	int ret;
+
+	ret = tfs_path(path, sizeof(path), "%s/instances/%s", dir, name);
+	if (ret)
+		return ret;
+	if (!tfs_exists(path))
+		return -ENOENT;
+	/* rmdir would do both, but a failed rmdir (a reader still has a file
+	   open) should still leave nothing recording */
+	tfs_instance_write(dir, name, "tracing_on", "0");
+	tfs_instance_write(dir, name, "events/enable", "0");
+	/*
+	 * EBUSY while anyone has a file of the instance open, if only for a
+	 * moment (a tool walking every instance): retry for a second.
+	 */
+	for (int tries = 0; rmdir(path); tries++) {
+		if (errno == ENOENT)
+			return 0;
+		if (errno != EBUSY || tries == 20)
+			return -errno;
+		usleep(50 * 1000);
+	}
+	return 0;
+}
