@@ -102,7 +102,9 @@ struct ift_leftover {
 
 /*
  * ift_probe_find_leftovers - groups and instances named ingero_<pid> whose
- * pid is not a live ingero-ftrace; never those of live runs or other tools.
+ * recorder is gone: the pid is dead, a zombie, or a process that started
+ * after the instance was made (the pid was reused).  Never this process's,
+ * a live ingero-ftrace's, or other tools' objects.
  * Fills up to MAX entries; returns how many exist or a negative error.
  */
 int ift_probe_find_leftovers(struct ift_leftover *v, size_t max);
