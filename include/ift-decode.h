@@ -49,6 +49,13 @@ void ift_decoder_free(struct ift_decoder *d);
 /* Adds a process (and its existing threads) to the user-space filter. */
 int ift_decoder_add_root(struct ift_decoder *d, pid_t pid);
 
+/* Takes in the probes added to the session since (a library loaded late). */
+int ift_decoder_sync_probes(struct ift_decoder *d,
+			    const struct ift_probe_session *s);
+
+/* The traced processes still alive as far as the events tell; owned by D. */
+size_t ift_decoder_processes(const struct ift_decoder *d, const pid_t **out);
+
 /* Parses one raw page of CPU into that CPU's queue. */
 int ift_decoder_page(struct ift_decoder *d, int cpu, void *page, int len);
 

@@ -111,6 +111,9 @@ struct ift_decoder {
 	uint64_t *op_of_probe;	/* writer op id per probe */
 	size_t nprobes;
 
+	pid_t *procs;		/* traced processes alive, for new mappings */
+	size_t nprocs, proccap;
+
 	struct ift_decode_stats stats;
 	int err;
 };
@@ -194,15 +197,20 @@ static int declare_op(struct ift_decoder *d, const struct ift_probe *p)
 	return ift_writer_op(d->w, &op);
 }
 
+/* Registers the probes of S from the first one not known yet. */
 static int setup_probes(struct ift_decoder *d, const struct ift_probe_session *s)
 {
-	size_t n = s ? ift_probe_count(s) : 0;
+	size_t n = s ? ift_probe_count(s) : 0, from = d->nprobes;
+	uint64_t *ops;
 
-	d->nprobes = n;
-	d->op_of_probe = calloc(n ? n : 1, sizeof(*d->op_of_probe));
-	if (!d->op_of_probe)
+	if (n <= from)
+		return 0;
+	ops = realloc(d->op_of_probe, n * sizeof(*ops));
+	if (!ops)
 		return -ENOMEM;
-	for (size_t i = 0; i < n; i++) {
+	d->op_of_probe = ops;
+	d->nprobes = n;
+	for (size_t i = from; i < n; i++) {
 		const struct ift_probe *p = ift_probe_at(s, i);
 		struct tep_event *ev;
 		size_t j;
@@ -234,6 +242,44 @@ static int setup_probes(struct ift_decoder *d, const struct ift_probe_session *s
 				return ret;
 	}
 	return 0;
+}
+
+int ift_decoder_sync_probes(struct ift_decoder *d, const struct ift_probe_session *s)
+{
+	return setup_probes(d, s);
+}
+
+size_t ift_decoder_processes(const struct ift_decoder *d, const pid_t **out)
+{
+	*out = d->procs;
+	return d->nprocs;
+}
+
+static int proc_add(struct ift_decoder *d, pid_t pid)
+{
+	for (size_t i = 0; i < d->nprocs; i++)
+		if (d->procs[i] == pid)
+			return 0;
+	if (d->nprocs == d->proccap) {
+		size_t cap = d->proccap ? d->proccap * 2 : 16;
+		pid_t *v = realloc(d->procs, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		d->procs = v;
+		d->proccap = cap;
+	}
+	d->procs[d->nprocs++] = pid;
+	return 0;
+}
+
+static void proc_del(struct ift_decoder *d, pid_t pid)
+{
+	for (size_t i = 0; i < d->nprocs; i++)
+		if (d->procs[i] == pid) {
+			d->procs[i] = d->procs[--d->nprocs];
+			return;
+		}
 }
 
 int ift_decoder_new(const struct ift_decode_opts *opts, struct ift_decoder **out)
@@ -298,6 +344,7 @@ void ift_decoder_free(struct ift_decoder *d)
 	free(d->done);
 	free(d->types);
 	free(d->op_of_probe);
+	free(d->procs);
 	if (d->kbuf)
 		kbuffer_free(d->kbuf);
 	free(d);
@@ -690,7 +737,7 @@ int ift_decoder_add_root(struct ift_decoder *d, pid_t pid)
 	DIR *dir;
 
 	t = task_get(d, pid);
-	if (!t)
+	if (!t || proc_add(d, pid) < 0)
 		return -ENOMEM;
 	t->traced = true;
 	snprintf(path, sizeof(path), "/proc/%d/task", pid);
@@ -995,6 +1042,8 @@ static int process(struct ift_decoder *d, const struct pev *e)
 		id = ift_writer_string(d->w, a->comm);
 		if (id < 0)
 			return (int)id;
+		if (!thread && (ret = proc_add(d, a->tid)) < 0)
+			return ret;
 		row[IFT_TK_KIND] = thread ? IFT_TASK_CLONE : IFT_TASK_FORK;
 		row[IFT_TK_CHILD_PID] = (uint64_t)a->tgid;
 		row[IFT_TK_CHILD_TID] = (uint64_t)a->tid;
@@ -1026,6 +1075,8 @@ static int process(struct ift_decoder *d, const struct pev *e)
 		while (cur->depth)
 			if ((ret = call_close(d, cur, e->ts, 0, true)) < 0)
 				return ret;
+		if (cur->tid == cur->tgid)
+			proc_del(d, cur->tid);
 		row[IFT_TK_KIND] = IFT_TASK_EXIT;
 		return append(d, IFT_T_TASKS, row);
 	case K_RENAME:

@@ -28,11 +28,16 @@
 #define FLUSH_EVERY_NS		1000000000ULL	/* a crash loses at most a second */
 #define IDLE_MARGIN_NS		20000000ULL	/* events reserved but not yet committed */
 #define PAGES_PER_ROUND		256
+#define RESCAN_EVERY_NS		250000000ULL	/* libraries dlopen()ed while recording */
 
 struct ift_recorder {
 	struct ift_record_opts opts;
 	char step[4200];
 	struct ift_libset libs;
+	/* libraries found while recording, one set each: the probes keep
+	   pointers into them, so they never move */
+	struct ift_libset **late;
+	size_t nlate;
 	struct ift_probe_session *probes;
 	struct ift_writer *w;
 	struct ift_decoder *dec;
@@ -40,7 +45,7 @@ struct ift_recorder {
 	struct ift_sampler *sampler;
 	bool mono;
 	bool started;
-	uint64_t start_ns, next_sample, next_flush;
+	uint64_t start_ns, next_sample, next_flush, next_rescan;
 	uint64_t lost;
 };
 
@@ -127,6 +132,18 @@ static char *shell_quote_argv(char *const *argv)
 	return s;
 }
 
+static int write_library(struct ift_writer *w, const struct ift_lib *l)
+{
+	struct ift_library lib = {
+		.path = l->path, .build_id = l->build_id,
+		.build_id_len = l->build_id_len, .dev = (uint64_t)l->dev,
+		.ino = (uint64_t)l->ino, .functions = l->nsyms,
+		.kind = l->api == IFT_API_DRIVER ? "cuda" : "cudart",
+	};
+
+	return ift_writer_library(w, &lib);
+}
+
 static int write_metadata(struct ift_recorder *r)
 {
 	struct ift_writer *w = r->w;
@@ -161,14 +178,7 @@ static int write_metadata(struct ift_recorder *r)
 	ift_writer_meta(w, "record.filter", r->opts.all ? "none" :
 			r->opts.user_filter ? "user-space" : "kernel");
 	for (size_t i = 0; i < r->libs.n; i++) {
-		const struct ift_lib *l = &r->libs.v[i];
-		struct ift_library lib = {
-			.path = l->path, .build_id = l->build_id,
-			.build_id_len = l->build_id_len, .dev = (uint64_t)l->dev,
-			.ino = (uint64_t)l->ino, .functions = l->nsyms,
-			.kind = l->api == IFT_API_DRIVER ? "cuda" : "cudart",
-		};
-		int ret = ift_writer_library(w, &lib);
+		int ret = write_library(w, &r->libs.v[i]);
 
 		if (ret < 0)
 			return ret;
@@ -310,6 +320,7 @@ int ift_recorder_start(struct ift_recorder *r)
 	r->start_ns = ift_now_ns();
 	r->next_sample = r->start_ns;
 	r->next_flush = r->start_ns + FLUSH_EVERY_NS;
+	r->next_rescan = r->start_ns + RESCAN_EVERY_NS;
 	ift_writer_metaf(r->w, "record.start_ns", "%" PRIu64, r->start_ns);
 	return 0;
 }
@@ -336,6 +347,71 @@ static int on_sample(void *ctx, const char *metric, unsigned scope, int64_t valu
 	row[IFT_SM_SCOPE] = scope;
 	row[IFT_SM_VALUE] = (uint64_t)value;
 	return ift_writer_append(sc->w, IFT_T_SAMPLES, row);
+}
+
+static bool have_lib(const struct ift_recorder *r, const struct ift_lib *lib)
+{
+	for (size_t i = 0; i < r->libs.n; i++)
+		if (r->libs.v[i].dev == lib->dev && r->libs.v[i].ino == lib->ino)
+			return true;
+	for (size_t k = 0; k < r->nlate; k++)
+		if (r->late[k]->v[0].dev == lib->dev && r->late[k]->v[0].ino == lib->ino)
+			return true;
+	return false;
+}
+
+/* Probes a CUDA library a traced process mapped after the recording began. */
+static int probe_late(struct ift_recorder *r, struct ift_lib *lib)
+{
+	struct ift_libset *set, **v;
+	int ret;
+
+	v = realloc(r->late, (r->nlate + 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	r->late = v;
+	set = calloc(1, sizeof(*set));
+	if (!set)
+		return -ENOMEM;
+	set->v = malloc(sizeof(*set->v));
+	if (!set->v) {
+		free(set);
+		return -ENOMEM;
+	}
+	/* take the library over from the scan's set */
+	set->v[0] = *lib;
+	set->n = set->cap = 1;
+	memset(lib, 0, sizeof(*lib));
+	r->late[r->nlate++] = set;
+	set->v[0].found_by = "mapped while recording";
+	if (!set->v[0].nsyms)
+		return 0;
+	ret = ift_probe_add_lib(r->probes, &set->v[0]);
+	if (ret < 0)
+		return ret;
+	if ((ret = write_library(r->w, &set->v[0])) < 0)
+		return ret;
+	return ift_decoder_sync_probes(r->dec, r->probes);
+}
+
+static int rescan(struct ift_recorder *r)
+{
+	const pid_t *pids;
+	size_t n = ift_decoder_processes(r->dec, &pids);
+	int ret = 0;
+
+	for (size_t i = 0; i < n && ret >= 0; i++) {
+		struct ift_libset found;
+
+		ift_libset_init(&found);
+		/* a process gone in between is not an error */
+		if (ift_discover_maps(pids[i], &found) > 0)
+			for (size_t k = 0; k < found.n && ret >= 0; k++)
+				if (!have_lib(r, &found.v[k]))
+					ret = probe_late(r, &found.v[k]);
+		ift_libset_release(&found);
+	}
+	return ret;
 }
 
 static int read_all(struct ift_recorder *r, int *pages)
@@ -373,6 +449,11 @@ int ift_recorder_poll(struct ift_recorder *r, int timeout_ms)
 		ret = ift_sampler_read(r->sampler, on_sample, &sc);
 		if (ret < 0 && ret != -ENOENT)
 			return fail(r, "sample /proc", ret);
+	}
+	if (now >= r->next_rescan && !r->opts.ncuda_libs) {
+		r->next_rescan = now + RESCAN_EVERY_NS;
+		if ((ret = rescan(r)) < 0)
+			return fail(r, "probe a library loaded while recording", ret);
 	}
 	if (now >= r->next_flush) {
 		r->next_flush = now + FLUSH_EVERY_NS;
@@ -451,5 +532,10 @@ void ift_recorder_destroy(struct ift_recorder *r)
 	ift_writer_free(r->w);
 	ift_sampler_free(r->sampler);
 	ift_libset_release(&r->libs);
+	for (size_t k = 0; k < r->nlate; k++) {
+		ift_libset_release(r->late[k]);
+		free(r->late[k]);
+	}
+	free(r->late);
 	free(r);
 }

@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# info and dump on input that is not a good trace: never a crash; a one-line
+# error and a non-zero exit, or, for a trace cut short, what could be read and
+# a warning saying how much.  Usage errors exit 2.
+. "$IFT_SRC/tests/e2e/lib.sh"
+
+command -v python3 >/dev/null || skip "needs python3 to find a chunk in the trace"
+
+gen=$("$IFT_TOOLS/gentrace" -n 6000 --chunk-rows 500) || fail "gentrace failed"
+read -r _ events _ <<<"$gen"
+size=$(stat -c %s ingero.trace)
+
+# run CMD...: sets rc, and out/err files; a signal (a crash) fails the test
+run() {
+	"$@" >out 2>err
+	rc=$?
+	[ $rc -lt 128 ] || fail "crashed (exit $rc): $*: $(head -c 2000 err)"
+}
+
+# a trace is refused with one line on stderr naming it, nothing on stdout
+refused() {	# path
+	local cmd msg
+	for cmd in info dump; do
+		run "$IFT" $cmd -i "$1"
+		[ $rc -ne 0 ] || fail "$cmd -i '$1' succeeded"
+		[ ! -s out ] || fail "$cmd -i '$1' printed to stdout: $(head -3 out)"
+		msg=$(expect_one_line_error "$IFT" $cmd -i "$1") || fail "${msg#FAIL: }"
+		[[ $msg == "ingero-ftrace: error: "*"'$1'"* ]] ||
+			fail "$cmd -i '$1': the error does not name the file: $msg"
+	done
+}
+
+refused missing.trace
+: >empty.trace
+refused empty.trace
+printf 'this is not a trace\n' >text.trace
+refused text.trace
+refused /bin/true
+mkdir dir.trace
+refused dir.trace
+head -c 40 ingero.trace >header-cut.trace	# cut inside the file header
+refused header-cut.trace
+# the specific reasons, as the user sees them
+[[ $(expect_one_line_error "$IFT" info -i missing.trace) == *"No such file"* ]] || fail "missing file: no ENOENT message"
+[[ $(expect_one_line_error "$IFT" info -i empty.trace) == *empty* ]] || fail "empty file: message does not say empty"
+[[ $(expect_one_line_error "$IFT" info -i text.trace) == *"not an ingero-ftrace trace"* ]] || fail "text file: message does not say it is not a trace"
+
+# cut in the middle: what comes before the cut is read, with a warning
+head -c $((size / 2)) ingero.trace >cut.trace
+for cmd in info dump; do
+	run "$IFT" $cmd -i cut.trace
+	[ $rc -eq 0 ] || fail "$cmd on a trace cut short exited $rc: $(cat err)"
+	[ "$(grep -c . err)" = 1 ] || fail "$cmd on a trace cut short: want one warning, got: $(cat err)"
+	grep -q "^ingero-ftrace: warning: 'cut.trace' .*recovered [0-9]* of $((size / 2)) bytes" err ||
+		fail "$cmd on a trace cut short: the warning does not say how much was recovered: $(cat err)"
+done
+run "$IFT" info -i cut.trace
+grep -q '^format: .*DAMAGED' out || fail "info on a trace cut short does not say DAMAGED: $(grep ^format out)"
+grep -q '^recovered: *[0-9]* of '$((size / 2))' bytes' out || fail "info on a trace cut short does not say what it recovered"
+recovered=$(awk '$1 == "total" { gsub(",", "", $2); print $2 }' out)
+[ "$recovered" -gt 0 ] && [ "$recovered" -lt "$events" ] ||
+	fail "info on a trace cut in half shows $recovered of $events events"
+run "$IFT" dump -i cut.trace
+[ "$(wc -l <out)" = "$recovered" ] || fail "dump of a trace cut short printed $(wc -l <out) events, info says $recovered"
+
+# one byte flipped in the middle of the largest chunk's payload
+python3 - ingero.trace flip.trace <<'PY' || fail "cannot make a trace with a flipped byte"
+import struct, sys
+b = bytearray(open(sys.argv[1], "rb").read())
+off, best = 64, None
+while off + 24 <= len(b) and b[off:off + 4] == b"ISEC":
+    typ, _, length = struct.unpack_from("<HHQ", b, off + 4)
+    if typ == 4 and (best is None or length > best[1]):
+        best = (off, length)
+    off += 24 + length
+if best is None:
+    sys.exit("no chunk")
+b[best[0] + 24 + best[1] // 2] ^= 0x55
+open(sys.argv[2], "wb").write(b)
+PY
+run "$IFT" dump -i flip.trace
+[ $rc -ne 0 ] || fail "dump of a trace with a corrupt chunk succeeded"
+msg=$(expect_one_line_error "$IFT" dump -i flip.trace) || fail "${msg#FAIL: }"
+[[ $msg == *"'flip.trace'"*checksum* ]] || fail "dump of a corrupt chunk: the error does not say checksum: $msg"
+# info reads no chunk without --verify: it must not crash, and anything it
+# prints on stderr is one line
+run "$IFT" info -i flip.trace
+[ "$(grep -c . err)" -le 1 ] || fail "info on a corrupt chunk: more than one line on stderr: $(cat err)"
+# --verify reads every section and stops at the bad one
+run "$IFT" info --verify -i flip.trace
+[ $rc -eq 0 ] || fail "info --verify on a corrupt chunk exited $rc: $(cat err)"
+grep -q "^ingero-ftrace: warning: 'flip.trace' .*checksum.*recovered [0-9]* of $size bytes" err ||
+	fail "info --verify does not report the corrupt chunk: $(cat err)"
+grep -q '^format: .*DAMAGED' out || fail "info --verify on a corrupt chunk does not say DAMAGED"
+
+# usage errors exit 2
+usage() {	# args...
+	run "$IFT" "$@"
+	[ $rc -eq 2 ] || fail "'ingero-ftrace $*' exited $rc, want 2: $(cat err)"
+	[ -s err ] || fail "'ingero-ftrace $*': no message on stderr"
+	[ ! -s out ] || fail "'ingero-ftrace $*' printed to stdout"
+}
+usage no-such-command
+usage
+usage --no-such-option info
+usage info --no-such-option
+usage dump --no-such-option
+usage dump -x
+usage info unexpected-argument
+usage dump --table no_such_table
+usage dump --table calls,,nope
+usage info -i
+exit 0
