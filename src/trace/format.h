@@ -45,6 +45,10 @@ enum ift_enc {
 /* Bounds a reader enforces so corrupt input cannot make it allocate wildly. */
 #define IFT_MAX_CHUNK_ROWS	(1U << 20)
 #define IFT_MAX_COLS		16
+/* The task table: records and names per task kept, rows folded at open. */
+#define IFT_MAX_TASKS		(1U << 22)
+#define IFT_MAX_COMMS		4096
+#define IFT_MAX_TASK_ROWS	(1ULL << 26)
 
 /*
  * col_encode - append "u8 encoding, varint length, bytes" for V[0..N) to OUT,
@@ -100,7 +104,7 @@ struct taskmap {
 
 void taskmap_init(struct taskmap *m);
 void taskmap_release(struct taskmap *m);
-/* Folds one `tasks' row (IFT_TK_NR values); 0 or -ENOMEM. */
+/* Folds one `tasks' row (IFT_TK_NR values); 0, -ENOMEM or -IFT_E_LIMIT. */
 int taskmap_fold(struct taskmap *m, const uint64_t *row);
 /* Adds a record as read from a TASKS section; 0 or -ENOMEM. */
 struct trec *taskmap_add(struct taskmap *m, uint32_t tid);

@@ -494,6 +494,21 @@ static int handle_section(struct ift_trace *t, const struct sec *s,
 
 static void reset_contents(struct ift_trace *t, struct taskmap *tasks);
 
+/* Whether the chunk at OFF says it belongs to TABLE. */
+static bool chunk_table_is(struct ift_trace *t, uint64_t off, uint64_t table)
+{
+	uint8_t head[IFT_SECTION_HDR + 10];
+	uint64_t v;
+	struct rd r;
+
+	if (off + sizeof(head) > t->rec.file_size ||
+	    pread_all(t->fd, head, sizeof(head), off) < 0 ||
+	    memcmp(head, IFT_SYNC, 4) || le16(head + 4) != IFT_SEC_CHUNK)
+		return false;
+	rd_init(&r, head + IFT_SECTION_HDR, 10);
+	return rd_varint(&r, &v) && v == table;
+}
+
 /* Opens through the INDEX of a finished file; < 0 means: scan instead. */
 static int open_indexed(struct ift_trace *t, struct taskmap *tasks)
 {
@@ -557,6 +572,13 @@ static int open_indexed(struct ift_trace *t, struct taskmap *tasks)
 				goto out;
 			s.len = next - off - IFT_SECTION_HDR;
 			prev_end = next;
+			/*
+			 * A chunk of a table we do not know is skipped unread:
+			 * make sure the index does not hide one we do know.
+			 */
+			if ((h.table == 0 || h.table >= IFT_T_NR) &&
+			    !chunk_table_is(t, off, h.table))
+				goto out;
 			ret = handle_section(t, &s, &h, tasks);
 		} else {
 			ret = read_sec_hdr(t, off, &s);
@@ -688,6 +710,9 @@ static int rebuild_tasks(struct ift_trace *t, struct taskmap *m)
 	int ret = 0;
 
 	taskmap_release(m);
+	/* rows a crafted file can declare cheaply must not cost unbounded time */
+	if (t->t[IFT_T_TASKS].rows > IFT_MAX_TASK_ROWS)
+		return -IFT_E_LIMIT;
 	for (size_t i = 0; i < t->t[IFT_T_TASKS].nchunks && !ret; i++) {
 		uint64_t row[IFT_TK_NR];
 

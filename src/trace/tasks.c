@@ -92,6 +92,9 @@ int trec_add_comm(struct trec *r, uint64_t ts, uint64_t str)
 {
 	if (!str || (r->ncomms && r->comms[r->ncomms - 1].str == str))
 		return 0;
+	/* a task renamed thousands of times: its first names tell enough */
+	if (r->ncomms >= IFT_MAX_COMMS)
+		return 0;
 	if (r->ncomms == r->cap) {
 		uint32_t cap = r->cap ? r->cap * 2 : 2;
 		struct tcomm *c = realloc(r->comms, cap * sizeof(*c));
@@ -113,6 +116,9 @@ int taskmap_fold(struct taskmap *m, const uint64_t *row)
 	uint64_t ts = row[IFT_C_TS];
 	struct trec *r, *parent;
 	uint32_t ppid;
+
+	if (m->n >= IFT_MAX_TASKS)
+		return -IFT_E_LIMIT;
 
 	switch (row[IFT_TK_KIND]) {
 	case IFT_TASK_FORK:

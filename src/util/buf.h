@@ -50,7 +50,8 @@ struct rd {
 static inline void rd_init(struct rd *r, const void *p, size_t n)
 {
 	r->p = p;
-	r->end = r->p + n;
+	/* p may be NULL for an empty buffer, and NULL + 0 is undefined in C */
+	r->end = n ? r->p + n : r->p;
 }
 
 static inline size_t rd_left(const struct rd *r)
