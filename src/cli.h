@@ -17,6 +17,8 @@ extern const char *progname;
 /* Prints "ingero-ftrace: error: ..." to stderr and returns -1, as git's error(). */
 int error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* For getopt's '?': names the bad option, prints the usage, returns EXIT_USAGE. */
+int bad_option(const char *usage, char **argv);
 /* Prints a usage error and returns EXIT_USAGE. */
 int usage_error(const char *usage, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

@@ -317,7 +317,7 @@ int cmd_check(int argc, char **argv)
 			       "\nExits 0 when recording can work, 1 otherwise.\n", progname, usage);
 			return EXIT_OK;
 		default:
-			return usage_error(usage, "bad option");
+			return bad_option(usage, argv);
 		}
 	}
 	if (optind < argc)

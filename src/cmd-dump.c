@@ -28,7 +28,7 @@ static int parse_tables(const char *arg, unsigned *mask)
 		*mask |= 1U << tb;
 	}
 	free(copy);
-	return ret;
+	return *mask ? ret : -1;
 }
 
 int cmd_dump(int argc, char **argv)
@@ -45,7 +45,7 @@ int cmd_dump(int argc, char **argv)
 	struct ift_cursor *cur;
 	struct ift_trace *t;
 	struct ift_event ev;
-	bool json = false;
+	bool json = false, write_failed = false;
 	int c, ret;
 
 	while ((c = getopt_long(argc, argv, "+i:t:h", longopts, NULL)) != -1) {
@@ -65,7 +65,7 @@ int cmd_dump(int argc, char **argv)
 			printf("usage: %s %s\n", progname, usage);
 			return EXIT_OK;
 		default:
-			return usage_error(usage, "bad option");
+			return bad_option(usage, argv);
 		}
 	}
 	if (optind < argc)
@@ -82,10 +82,13 @@ int cmd_dump(int argc, char **argv)
 	while ((ret = ift_cursor_next(cur, &ev)) > 0) {
 		ret = json ? ift_out_event_json(stdout, t, &ev) :
 			     ift_out_event_text(stdout, t, &ev);
-		if (ret < 0)
+		if (ret < 0) {
+			/* the output failed (a full disk): main says so */
+			write_failed = true;
 			break;
+		}
 	}
-	if (ret < 0)
+	if (ret < 0 && !write_failed)
 		error("cannot read '%s': %s", path, ift_strerror(ret));
 	ift_cursor_free(cur);
 	ift_trace_close(t);

@@ -40,6 +40,7 @@ static void print_tables(const struct ift_trace *t, uint64_t file_size)
 		       cli_count(a, sizeof(a), n), nc, cli_count(b, sizeof(b), bytes),
 		       n ? (double)bytes / (double)n : 0.0);
 	}
+	/* the whole file: chunks plus metadata, index and headers */
 	printf("%-12s %14s %7s %12s %10.2f\n", "total", cli_count(a, sizeof(a), rows),
 	       "", cli_count(b, sizeof(b), file_size),
 	       rows ? (double)file_size / (double)rows : 0.0);
@@ -107,7 +108,7 @@ int cmd_info(int argc, char **argv)
 			printf("usage: %s %s\n", progname, usage);
 			return EXIT_OK;
 		default:
-			return usage_error(usage, "bad option");
+			return bad_option(usage, argv);
 		}
 	}
 	if (optind < argc)
@@ -121,7 +122,7 @@ int cmd_info(int argc, char **argv)
 	       cli_bytes(a, sizeof(a), (double)rec->file_size));
 	printf("format:         version %u, %s\n", ift_trace_version(t),
 	       rec->finished ? "finished" :
-	       rec->damaged ? "DAMAGED: read up to the last complete chunk" :
+	       rec->damaged ? "DAMAGED: read up to the last complete section" :
 	       "UNFINISHED: no index, every section read");
 	if (rec->damaged)
 		printf("recovered:      %" PRIu64 " of %" PRIu64 " bytes (%s after byte %" PRIu64 ")\n",

@@ -216,7 +216,7 @@ int cmd_record(int argc, char **argv)
 			printf("usage: %s %s\n", progname, usage);
 			return EXIT_OK;
 		default:
-			return usage_error(usage, "bad option");
+			return bad_option(usage, argv);
 		}
 	}
 	opts.cuda_libs = libs;

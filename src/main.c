@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* ingero-ftrace: the command table, global options and exit codes. */
 #include <errno.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +54,15 @@ void warning(const char *fmt, ...)
 	va_end(ap);
 }
 
+int bad_option(const char *usage, char **argv)
+{
+	/* getopt is quiet (opterr = 0): one message of ours instead of its own */
+	if (optopt && optopt != '?')
+		return usage_error(usage, "unknown option or missing value: '-%c'", optopt);
+	return usage_error(usage, "unknown option or missing value: '%s'",
+			   argv[optind - 1]);
+}
+
 int usage_error(const char *usage, const char *fmt, ...)
 {
 	va_list ap;
@@ -89,9 +99,8 @@ struct ift_trace *cli_open_trace(const char *path, unsigned flags)
 	}
 	rec = ift_trace_recovery(t);
 	if (rec->damaged)
-		warning("'%s' is damaged or unfinished (%s at byte %llu): recovered %llu of %llu bytes",
+		warning("'%s' is cut short or damaged (%s): recovered %llu of %llu bytes",
 			path, ift_strerror(rec->reason),
-			(unsigned long long)rec->good_bytes,
 			(unsigned long long)rec->good_bytes,
 			(unsigned long long)rec->file_size);
 	else if (!rec->finished)
@@ -151,6 +160,7 @@ int main(int argc, char **argv)
 {
 	int i;
 
+	opterr = 0;
 	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
 		const char *a = argv[i];
 

@@ -91,6 +91,30 @@ static const char *str_of(const struct ift_trace *t, uint64_t id)
 	return s ? s : "?";
 }
 
+/*
+ * A string from the traced program, safe for one text line: control bytes
+ * and spaces are escaped as \xNN.  Uses one of two rotating buffers, so two
+ * calls can feed one printf.
+ */
+static const char *printable(const char *s)
+{
+	static char bufs[2][256];
+	static int which;
+	char *out = bufs[which ^= 1];
+	size_t n = 0;
+
+	for (; *s && n + 5 < sizeof(bufs[0]); s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c <= ' ' || c == 0x7f)
+			n += (size_t)snprintf(out + n, 5, "\\x%02x", c);
+		else
+			out[n++] = (char)c;
+	}
+	out[n] = 0;
+	return out;
+}
+
 int ift_out_event_text(FILE *f, const struct ift_trace *t,
 		       const struct ift_event *ev)
 {
@@ -99,9 +123,9 @@ int ift_out_event_text(FILE *f, const struct ift_trace *t,
 	char st[32];
 
 	fprintf(f, "%16s-%-7" PRIu64 " %7" PRIu64 " [%03" PRIu64 "] %" PRIu64 ".%09" PRIu64 ": %s:",
-		comm_of(t, r[IFT_C_TID], ts), r[IFT_C_TID], r[IFT_C_PID],
+		printable(comm_of(t, r[IFT_C_TID], ts)), r[IFT_C_TID], r[IFT_C_PID],
 		r[IFT_C_CPU], ts / 1000000000, ts % 1000000000,
-		ift_event_name(t, ev));
+		printable(ift_event_name(t, ev)));
 	switch (ev->table) {
 	case IFT_T_CALLS: {
 		const struct ift_op *op = ift_trace_op(t, r[IFT_CALL_OP]);
@@ -111,7 +135,7 @@ int ift_out_event_text(FILE *f, const struct ift_trace *t,
 		/* sizes, kinds and counts read best in decimal, addresses in hex */
 		for (unsigned a = 0; op && a < op->nargs; a++)
 			fprintf(f, r[IFT_CALL_A0 + a] >> 32 ? " %s=0x%" PRIx64 : " %s=%" PRIu64,
-				op->args[a], r[IFT_CALL_A0 + a]);
+				printable(op->args[a]), r[IFT_CALL_A0 + a]);
 		if (r[IFT_CALL_DEPTH])
 			fprintf(f, " depth=%" PRIu64, r[IFT_CALL_DEPTH]);
 		if (r[IFT_CALL_FLAGS] & IFT_CALL_F_NO_RETURN)
@@ -121,13 +145,13 @@ int ift_out_event_text(FILE *f, const struct ift_trace *t,
 	case IFT_T_SWITCHES:
 		fprintf(f, " prev_state=%s prev_prio=%" PRIu64 " ==> next=%s:%" PRIu64 " next_prio=%" PRIu64,
 			ift_task_state_str(r[IFT_SW_PREV_STATE], st, sizeof(st)),
-			r[IFT_SW_PREV_PRIO], comm_of(t, r[IFT_SW_NEXT_TID], ts),
+			r[IFT_SW_PREV_PRIO], printable(comm_of(t, r[IFT_SW_NEXT_TID], ts)),
 			r[IFT_SW_NEXT_TID], r[IFT_SW_NEXT_PRIO]);
 		break;
 	case IFT_T_WAKEUPS:
 		fprintf(f, " prio=%" PRIu64 " target_cpu=%03" PRIu64 " waker=%s:%" PRIu64,
 			r[IFT_WK_PRIO], r[IFT_WK_TARGET_CPU],
-			comm_of(t, r[IFT_WK_WAKER_TID], ts), r[IFT_WK_WAKER_TID]);
+			printable(comm_of(t, r[IFT_WK_WAKER_TID], ts)), r[IFT_WK_WAKER_TID]);
 		break;
 	case IFT_T_PAGE_ALLOCS:
 		fprintf(f, " order=%" PRIu64 " gfp_flags=0x%" PRIx64 " migratetype=%" PRIu64,
@@ -136,15 +160,15 @@ int ift_out_event_text(FILE *f, const struct ift_trace *t,
 	case IFT_T_TASKS:
 		if (r[IFT_TK_CHILD_TID])
 			fprintf(f, " child=%s:%" PRIu64 " child_pid=%" PRIu64,
-				str_of(t, r[IFT_TK_COMM]), r[IFT_TK_CHILD_TID],
+				printable(str_of(t, r[IFT_TK_COMM])), r[IFT_TK_CHILD_TID],
 				r[IFT_TK_CHILD_PID]);
 		else if (r[IFT_TK_COMM])
-			fprintf(f, " comm=%s", str_of(t, r[IFT_TK_COMM]));
+			fprintf(f, " comm=%s", printable(str_of(t, r[IFT_TK_COMM])));
 		if (r[IFT_TK_FILE])
-			fprintf(f, " file=%s", str_of(t, r[IFT_TK_FILE]));
+			fprintf(f, " file=%s", printable(str_of(t, r[IFT_TK_FILE])));
 		break;
 	case IFT_T_SAMPLES:
-		fprintf(f, " %s[%s%" PRIu64 "]=%" PRId64, str_of(t, r[IFT_SM_METRIC]),
+		fprintf(f, " %s[%s%" PRIu64 "]=%" PRId64, printable(str_of(t, r[IFT_SM_METRIC])),
 			r[IFT_SM_SCOPE] ? "cpu" : "all", r[IFT_SM_SCOPE] ? r[IFT_SM_SCOPE] - 1 : 0,
 			(int64_t)r[IFT_SM_VALUE]);
 		break;
@@ -197,8 +221,18 @@ int ift_out_event_json(FILE *f, const struct ift_trace *t,
 			json_object_object_add(o, "nested", json_object_new_boolean(1));
 		if (r[IFT_CALL_FLAGS] & IFT_CALL_F_NO_RETURN)
 			json_object_object_add(o, "no_return", json_object_new_boolean(1));
-		for (unsigned a = 0; op && a < op->nargs; a++)
-			add_u64(o, op->args[a], r[IFT_CALL_A0 + a]);
+		for (unsigned a = 0; op && a < op->nargs; a++) {
+			char key[80];
+
+			/* names come from the file: never overwrite a field */
+			if (json_object_object_get_ex(o, op->args[a], NULL) ||
+			    !op->args[a][0]) {
+				snprintf(key, sizeof(key), "arg_%s", op->args[a]);
+				add_u64(o, key, r[IFT_CALL_A0 + a]);
+			} else {
+				add_u64(o, op->args[a], r[IFT_CALL_A0 + a]);
+			}
+		}
 		break;
 	}
 	case IFT_T_SWITCHES:

@@ -35,10 +35,11 @@ bad = 0
 for tid, (pid, ppid, name, nv, niv) in sorted(truth.items()):
     errs = []
     got = total.get(tid, 0)
-    # the switches after getrusage (writing the log line, exiting) add a few
-    if not (nv + niv <= got <= nv + niv + 3):
+    # the switches after getrusage (writing the log line, exiting) add a
+    # few; with nine busy tasks on two CPUs, preemptions there too
+    if not (nv + niv <= got <= nv + niv + 4):
         errs.append("switches %d, rusage %d+%d" % (got, nv, niv))
-    if not (niv <= invol.get(tid, 0) <= niv + 1):
+    if not (niv <= invol.get(tid, 0) <= niv + 3):
         errs.append("involuntary %d, rusage %d" % (invol.get(tid, 0), niv))
     if pid_of.get(tid, pid) != pid:
         errs.append("pid %s, really %d" % (pid_of.get(tid), pid))
