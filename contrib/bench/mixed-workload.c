@@ -5,7 +5,9 @@
  * allocations, context switches), while the main thread calls the real CUDA
  * runtime in a loop (the calls fail fast without a GPU, but their probes fire).
  *
- *   mixed-workload SECONDS [MB_PER_ALLOC] [WORKERS]
+ *   mixed-workload SECONDS [MB_PER_ALLOC] [WORKERS] [START_DELAY_MS]
+ *
+ * START_DELAY_MS lets a recorder attach (-p) before the workers exist.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -36,11 +38,14 @@ int main(int argc, char **argv)
 	double secs = argc > 1 ? atof(argv[1]) : 3;
 	size_t sz = (size_t)(argc > 2 ? atoi(argv[2]) : 50) << 20;
 	int workers = argc > 3 ? atoi(argv[3]) : 4;
+	int delay_ms = argc > 4 ? atoi(argv[4]) : 0;
 	char buf[4096] = { 0 };
 	void *d = NULL;
 	long n = 0;
 	double end;
 
+	if (delay_ms > 0)
+		usleep((useconds_t)delay_ms * 1000);
 	for (int k = 0; k < workers; k++) {
 		if (fork() == 0) {
 			prctl(PR_SET_NAME, "pt_data_worker");

@@ -11,29 +11,69 @@
 
 #include "format.h"
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+struct pair {
+	uint64_t key, val;
+};
 
-	return (x > y) - (x < y);
+static int cmp_pair(const void *a, const void *b)
+{
+	const struct pair *x = a, *y = b;
+
+	return (x->key > y->key) - (x->key < y->key);
 }
 
-/* Sorted distinct values of V into SCRATCH; returns their count or 0 on OOM. */
-static size_t distinct(const uint64_t *v, size_t n, struct buf *scratch,
-		       uint64_t **out)
+static size_t hash_u64(uint64_t v, size_t mask)
 {
-	uint64_t *d;
-	size_t k = 0;
+	v ^= v >> 33;
+	v *= 0xff51afd7ed558ccdULL;
+	v ^= v >> 33;
+	return (size_t)v & mask;
+}
 
+/*
+ * The distinct KEYS (with VALS[i] for each when VALS is given) sorted by key,
+ * into SCRATCH.  Returns their number, or 0 when there are more than MAX or a
+ * key comes with two values: then neither DICT nor FUNC pays.  A bounded hash
+ * set, not a sort of the whole column: this runs for every column of every
+ * chunk while recording.
+ */
+static size_t distinct_pairs(const uint64_t *keys, const uint64_t *vals, size_t n,
+			     size_t max, struct buf *scratch, struct pair **out)
+{
+	size_t cap = 16, k = 0;
+	struct pair *tab, *d;
+	uint8_t *used;
+
+	while (cap < 2 * max + 2)
+		cap *= 2;
 	buf_clear(scratch);
-	if (!buf_reserve(scratch, n * sizeof(*v)))
+	if (!buf_reserve(scratch, cap * (sizeof(*tab) + 1) + max * sizeof(*d)))
 		return 0;
-	d = (uint64_t *)(void *)scratch->data;
-	memcpy(d, v, n * sizeof(*v));
-	qsort(d, n, sizeof(*d), cmp_u64);
-	for (size_t i = 0; i < n; i++)
-		if (!k || d[k - 1] != d[i])
-			d[k++] = d[i];
+	tab = (struct pair *)(void *)scratch->data;
+	d = tab + cap;
+	used = (uint8_t *)(d + max);
+	memset(used, 0, cap);
+	for (size_t i = 0; i < n; i++) {
+		size_t h = hash_u64(keys[i], cap - 1);
+		uint64_t val = vals ? vals[i] : 0;
+
+		while (used[h] && tab[h].key != keys[i])
+			h = (h + 1) & (cap - 1);
+		if (used[h]) {
+			if (tab[h].val != val)
+				return 0;
+			continue;
+		}
+		if (k == max)
+			return 0;
+		used[h] = 1;
+		tab[h].key = keys[i];
+		tab[h].val = val;
+		d[k].key = keys[i];
+		d[k].val = val;
+		k++;
+	}
+	qsort(d, k, sizeof(*d), cmp_pair);
 	*out = d;
 	return k;
 }
@@ -43,14 +83,14 @@ static unsigned dict_width(size_t ndistinct)
 	return ndistinct <= 0x100 ? 1 : ndistinct <= 0x10000 ? 2 : 4;
 }
 
-static size_t dict_index(const uint64_t *d, size_t nd, uint64_t v)
+static size_t dict_index(const struct pair *d, size_t nd, uint64_t v)
 {
 	size_t lo = 0, hi = nd;
 
 	while (lo + 1 < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (d[mid] <= v)
+		if (d[mid].key <= v)
 			lo = mid;
 		else
 			hi = mid;
@@ -62,7 +102,7 @@ void col_encode(struct buf *out, const uint64_t *v, size_t n,
 		struct buf *scratch)
 {
 	size_t plain = 0, delta, zz = 0, dict = SIZE_MAX, nd = 0;
-	uint64_t *d = NULL;
+	struct pair *d = NULL;
 	bool same = true;
 	unsigned enc;
 	size_t len;
@@ -82,14 +122,17 @@ void col_encode(struct buf *out, const uint64_t *v, size_t n,
 		buf_varint(out, v[0]);
 		return;
 	}
-	/* a dictionary only pays when values repeat a lot */
-	if (plain > n * 2 || zz > n * 2) {
-		nd = distinct(v, n, scratch, &d);
-		if (nd && nd <= n / 4) {
-			dict = varint_size(nd) + varint_size(d[0]) + 1 +
+	/*
+	 * A dictionary takes at least a byte a row, so it only pays when the
+	 * other encodings take more and values repeat a lot.
+	 */
+	if ((plain > n * 2 || zz > n * 2) && delta > n && plain > n && zz > n) {
+		nd = distinct_pairs(v, NULL, n, n / 4, scratch, &d);
+		if (nd) {
+			dict = varint_size(nd) + varint_size(d[0].key) + 1 +
 			       n * dict_width(nd);
 			for (size_t k = 1; k < nd; k++)
-				dict += varint_size(d[k] - d[k - 1]);
+				dict += varint_size(d[k].key - d[k - 1].key);
 		}
 	}
 
@@ -130,9 +173,9 @@ void col_encode(struct buf *out, const uint64_t *v, size_t n,
 		unsigned w = dict_width(nd);
 
 		buf_varint(out, nd);
-		buf_varint(out, d[0]);
+		buf_varint(out, d[0].key);
 		for (size_t k = 1; k < nd; k++)
-			buf_varint(out, d[k] - d[k - 1]);
+			buf_varint(out, d[k].key - d[k - 1].key);
 		buf_u8(out, (uint8_t)w);
 		for (size_t i = 0; i < n; i++) {
 			size_t ix = dict_index(d, nd, v[i]);
@@ -149,47 +192,20 @@ void col_encode(struct buf *out, const uint64_t *v, size_t n,
 	}
 }
 
-struct pair {
-	uint64_t key, val;
-};
-
-static int cmp_pair(const void *a, const void *b)
-{
-	const struct pair *x = a, *y = b;
-
-	if (x->key != y->key)
-		return x->key < y->key ? -1 : 1;
-	return (x->val > y->val) - (x->val < y->val);
-}
-
 bool col_encode_func(struct buf *out, const uint64_t *v, const uint64_t *key,
 		     unsigned keycol, size_t n, struct buf *scratch)
 {
 	struct pair *p;
-	size_t np = 0, len;
+	size_t np, len;
 	bool same = true;
 
 	for (size_t i = 1; i < n && same; i++)
 		same = v[i] == v[0];
 	if (same)
 		return false;
-	buf_clear(scratch);
-	if (!buf_reserve(scratch, n * sizeof(*p)))
+	np = distinct_pairs(key, v, n, n, scratch, &p);
+	if (!np)
 		return false;
-	p = (struct pair *)(void *)scratch->data;
-	for (size_t i = 0; i < n; i++) {
-		p[i].key = key[i];
-		p[i].val = v[i];
-	}
-	qsort(p, n, sizeof(*p), cmp_pair);
-	for (size_t i = 0; i < n; i++) {
-		if (np && p[np - 1].key == p[i].key) {
-			if (p[np - 1].val != p[i].val)
-				return false;	/* one key, two values */
-			continue;
-		}
-		p[np++] = p[i];
-	}
 	len = varint_size(keycol) + varint_size(np);
 	for (size_t k = 0; k < np; k++)
 		len += varint_size(k ? p[k].key - p[k - 1].key : p[k].key) +
