@@ -28,7 +28,7 @@
 #define FLUSH_EVERY_NS		1000000000ULL	/* a crash loses at most a second */
 #define IDLE_MARGIN_NS		20000000ULL	/* events reserved but not yet committed */
 #define PAGES_PER_ROUND		256
-#define RESCAN_EVERY_NS		250000000ULL	/* libraries dlopen()ed while recording */
+#define RESCAN_EVERY_NS		1000000000ULL	/* libraries dlopen()ed while recording */
 
 struct ift_recorder {
 	struct ift_record_opts opts;

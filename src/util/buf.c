@@ -118,12 +118,9 @@ void buf_str(struct buf *b, const char *s)
 
 size_t varint_size(uint64_t v)
 {
-	size_t n = 1;
-
-	while (v >= 0x80) {
-		v >>= 7;
-		n++;
-	}
+	/* 7 bits a byte: one byte per started group of 7 significant bits */
+	return v ? (size_t)(70 - __builtin_clzll(v)) / 7 : 1;
+}
 	return n;
 }
 
