@@ -1,0 +1,45 @@
+# Under sudo the command runs as the invoking user, who also owns the trace;
+# --as-root keeps root.  -a records the whole system for --duration.  Every
+# recording samples the system ten times a second.
+. "$IFT_SRC/tests/e2e/lib.sh"
+. "$IFT_SRC/tests/e2e/lib-record.sh"
+need_root
+
+chmod 777 .
+SUDO_UID=65534 SUDO_GID=65534 SUDO_USER=nobody "$IFT" -q record -o s.trace -- sh -c 'id -u; id -g' >ids.txt ||
+	fail "record under sudo failed"
+[ "$(sed -n 1p ids.txt)" = 65534 ] || fail "the command ran as uid $(sed -n 1p ids.txt), not the sudo user"
+[ "$(sed -n 2p ids.txt)" = 65534 ] || fail "the command ran as gid $(sed -n 2p ids.txt)"
+[ "$(stat -c %u:%g s.trace)" = 65534:65534 ] || fail "the trace belongs to $(stat -c %u:%g s.trace)"
+
+SUDO_UID=65534 SUDO_GID=65534 SUDO_USER=nobody "$IFT" -q record --as-root -o r.trace -- id -u >id.txt
+[ "$(cat id.txt)" = 0 ] || fail "--as-root should run the command as root"
+[ "$(stat -c %u r.trace)" = 0 ] || fail "--as-root: the trace should stay root's"
+
+# -a: other processes' events are there too
+sh -c 'while :; do :; done' &
+busy=$!
+"$IFT" -q record -a --duration 1 -o a.trace || fail "record -a failed"
+kill $busy
+"$IFT" dump --json -i a.trace --table switches >sw.json
+python3 - sw.json $busy <<'PY' || fail "-a did not record the whole system"
+import json, sys
+busy = int(sys.argv[2])
+pids = {json.loads(l)["pid"] for l in open(sys.argv[1])}
+if busy not in pids or len(pids) < 3:
+    sys.exit("tasks seen: %s" % sorted(pids)[:20])
+PY
+
+# system samples: about ten a second, busy CPUs show up as busy
+"$IFT" dump --json -i a.trace --table samples >samples.json
+python3 - samples.json <<'PY' || fail "system samples missing or wrong"
+import json, sys
+s = [json.loads(l) for l in open(sys.argv[1])]
+busy = [x for x in s if x["metric"] == "cpu.busy_permille" and x.get("scope") == "system"]
+if not 7 <= len(busy) <= 13:
+    sys.exit("%d system CPU samples in 1 s" % len(busy))
+if max(x["value"] for x in busy) < 450:
+    sys.exit("a spinning task on 2 CPUs should show >= 45%% busy: %s" % [x["value"] for x in busy])
+PY
+assert_no_leftovers
+exit 0
