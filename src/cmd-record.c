@@ -95,7 +95,8 @@ static void print_summary(struct ift_recorder *r, const char *path)
 		if (st.rows[t])
 			fprintf(stderr, "  %-12s %s\n", ift_table_def(t)->name,
 				cli_count(a, sizeof(a), st.rows[t]));
-	fprintf(stderr, "wrote '%s' (%s); see it with: ingero-ftrace report -i %s\n",
+	/* `report' (the analyzer) is the next command to come */
+	fprintf(stderr, "wrote '%s' (%s); look inside with: ingero-ftrace info -i %s\n",
 		path, cli_bytes(b, sizeof(b), (double)st.bytes), path);
 }
 

@@ -1127,15 +1127,30 @@ static int merge_until(struct ift_decoder *d, uint64_t limit)
 	return emit_calls(d, false);
 }
 
+/*
+ * Without the mono clock the recorder cannot tell an empty CPU how late it
+ * is: an empty CPU is then taken to be complete up to a second behind the
+ * latest event seen anywhere, so one idle CPU cannot hold back the rest.
+ */
+#define IDLE_LAG_NS	1000000000ULL
+
 int ift_decoder_advance(struct ift_decoder *d)
 {
-	uint64_t wm = UINT64_MAX;
+	uint64_t wm = UINT64_MAX, latest = 0;
 
 	if (!d->nq)
 		return 0;
 	for (int c = 0; c < d->nq; c++)
-		if (d->q[c].wm < wm)
-			wm = d->q[c].wm;
+		if (d->q[c].wm > latest)
+			latest = d->q[c].wm;
+	for (int c = 0; c < d->nq; c++) {
+		struct cpuq *q = &d->q[c];
+
+		if (!q->n && latest > IDLE_LAG_NS && q->wm < latest - IDLE_LAG_NS)
+			q->wm = latest - IDLE_LAG_NS;
+		if (q->wm < wm)
+			wm = q->wm;
+	}
 	return merge_until(d, wm);
 }
 

@@ -121,8 +121,6 @@ size_t varint_size(uint64_t v)
 	/* 7 bits a byte: one byte per started group of 7 significant bits */
 	return v ? (size_t)(70 - __builtin_clzll(v)) / 7 : 1;
 }
-	return n;
-}
 
 bool rd_u8(struct rd *r, uint8_t *v)
 {
