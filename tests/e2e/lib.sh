@@ -16,6 +16,10 @@ skip() {
 
 # need_root: tracing tests need root and tracefs; in CI their absence is a failure.
 need_root() {
+	# a fresh boot has tracefs unmounted; record mounts it, and so do we
+	if [ "$(id -u)" = 0 ] && [ ! -e /sys/kernel/tracing/uprobe_events ]; then
+		mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null || true
+	fi
 	if [ "$(id -u)" != 0 ] || [ ! -w /sys/kernel/tracing/uprobe_events ]; then
 		if [ "${CI:-}" = true ]; then
 			fail "needs root and tracefs, and CI must not skip tracing tests"
