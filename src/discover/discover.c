@@ -759,6 +759,9 @@ int ift_discover_maps(pid_t pid, struct ift_libset *set)
 		int skip = 0;
 
 		/* address perms offset dev inode [path] */
+		/* read once a second while recording: skip most lines cheaply */
+		if (!strstr(line, "libcud"))
+			continue;
 		if (sscanf(line, "%*s %*s %*s %*s %*s %n", &skip) < 0 || !skip)
 			continue;
 		file = line + skip;

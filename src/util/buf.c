@@ -116,11 +116,6 @@ void buf_str(struct buf *b, const char *s)
 	buf_bytes(b, s, s ? strlen(s) : 0);
 }
 
-size_t varint_size(uint64_t v)
-{
-	/* 7 bits a byte: one byte per started group of 7 significant bits */
-	return v ? (size_t)(70 - __builtin_clzll(v)) / 7 : 1;
-}
 
 bool rd_u8(struct rd *r, uint8_t *v)
 {

@@ -40,7 +40,11 @@ static inline int64_t unzigzag(uint64_t v)
 	return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
 }
 
-size_t varint_size(uint64_t v);
+/* Bytes of V as a varint: one per started group of 7 significant bits. */
+static inline size_t varint_size(uint64_t v)
+{
+	return v ? (size_t)(70 - __builtin_clzll(v)) / 7 : 1;
+}
 
 /* A read cursor: every getter fails (returns false) past the end. */
 struct rd {
