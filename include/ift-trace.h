@@ -136,7 +136,7 @@ struct ift_writer;
 
 struct ift_writer_opts {
 	unsigned chunk_rows;	/* rows per chunk; 0 = default (16384) */
-	int zstd_level;		/* 0 = default (6); < 0 = store uncompressed */
+	int zstd_level;		/* 0 = default (4); < 0 = store uncompressed */
 };
 
 /*

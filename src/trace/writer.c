@@ -21,7 +21,7 @@
 #include "format.h"
 
 #define DEFAULT_CHUNK_ROWS	16384
-#define DEFAULT_ZSTD_LEVEL	6
+#define DEFAULT_ZSTD_LEVEL	4
 
 struct wtable {
 	const struct ift_table_def *def;
