@@ -103,6 +103,7 @@ void col_encode(struct buf *out, const uint64_t *v, size_t n,
 {
 	size_t plain = 0, delta, zz = 0, dict = SIZE_MAX, nd = 0;
 	struct pair *d = NULL;
+	uint8_t *p;
 	bool same = true;
 	unsigned enc;
 	size_t len;
@@ -155,41 +156,47 @@ void col_encode(struct buf *out, const uint64_t *v, size_t n,
 	buf_varint(out, len);
 	if (!buf_reserve(out, len))
 		return;
+	/* LEN bytes are reserved: write them without a bounds check a value */
+	p = out->data + out->len;
 	switch (enc) {
 	case IFT_ENC_PLAIN:
 		for (size_t i = 0; i < n; i++)
-			buf_varint(out, v[i]);
+			p = put_varint(p, v[i]);
 		break;
 	case IFT_ENC_ZIGZAG:
 		for (size_t i = 0; i < n; i++)
-			buf_svarint(out, (int64_t)v[i]);
+			p = put_varint(p, zigzag((int64_t)v[i]));
 		break;
 	case IFT_ENC_DELTA:
-		buf_varint(out, v[0]);
+		p = put_varint(p, v[0]);
 		for (size_t i = 1; i < n; i++)
-			buf_svarint(out, (int64_t)(v[i] - v[i - 1]));
+			p = put_varint(p, zigzag((int64_t)(v[i] - v[i - 1])));
 		break;
 	case IFT_ENC_DICT: {
 		unsigned w = dict_width(nd);
 
-		buf_varint(out, nd);
-		buf_varint(out, d[0].key);
-		for (size_t k = 1; k < nd; k++)
-			buf_varint(out, d[k].key - d[k - 1].key);
-		buf_u8(out, (uint8_t)w);
+		p = put_varint(p, nd);
+		p = put_varint(p, d[0].key);
+		for (size_t x = 1; x < nd; x++)
+			p = put_varint(p, d[x].key - d[x - 1].key);
+		*p++ = (uint8_t)w;
 		for (size_t i = 0; i < n; i++) {
 			size_t ix = dict_index(d, nd, v[i]);
 
-			if (w == 1)
-				buf_u8(out, (uint8_t)ix);
-			else if (w == 2)
-				buf_le16(out, (uint16_t)ix);
-			else
-				buf_le32(out, (uint32_t)ix);
+			if (w == 1) {
+				*p++ = (uint8_t)ix;
+			} else if (w == 2) {
+				put_le16(p, (uint16_t)ix);
+				p += 2;
+			} else {
+				put_le32(p, (uint32_t)ix);
+				p += 4;
+			}
 		}
 		break;
 	}
 	}
+	out->len = (size_t)(p - out->data);
 }
 
 bool col_encode_func(struct buf *out, const uint64_t *v, const uint64_t *key,

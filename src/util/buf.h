@@ -40,6 +40,17 @@ static inline int64_t unzigzag(uint64_t v)
 	return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
 }
 
+/* Writes V as a varint at P (room for 10 bytes); returns the end. */
+static inline uint8_t *put_varint(uint8_t *p, uint64_t v)
+{
+	while (v >= 0x80) {
+		*p++ = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	*p++ = (uint8_t)v;
+	return p;
+}
+
 /* Bytes of V as a varint: one per started group of 7 significant bits. */
 static inline size_t varint_size(uint64_t v)
 {
