@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "ift-decode.h"
+#include "page.h"
 
 #define CLONE_THREAD_FLAG	0x00010000ULL
 #define MAX_FIELDS		8
@@ -93,6 +94,8 @@ struct ift_decoder {
 	int ntypes;
 
 	struct kbuffer *kbuf;
+	bool own_walker;	/* the page layout ift_page_walk() knows */
+	int cur_cpu;		/* for its callback */
 	struct cpuq *q;
 	int nq;
 
@@ -317,6 +320,10 @@ int ift_decoder_new(const struct ift_decode_opts *opts, struct ift_decoder **out
 	    (ret = setup_probes(d, opts->probes)) < 0)
 		goto fail;
 
+	d->own_walker = tep_get_long_size(d->tep) == 8 &&
+			!tep_is_file_bigendian(d->tep) &&
+			tep_get_header_page_size(d->tep) == 8 &&
+			__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__;
 	/* common_pid sits at the same place in every event */
 	any = tep_get_event(d->tep, 0);
 	pf = any ? tep_find_common_field(any, "common_pid") : NULL;
@@ -533,6 +540,17 @@ static int parse_record(struct ift_decoder *d, int cpu, uint64_t ts,
 	return 0;
 }
 
+static int on_event(void *ctx, uint64_t ts, const uint8_t *data, int size)
+{
+	struct ift_decoder *d = ctx;
+	struct cpuq *q = &d->q[d->cur_cpu];
+	int ret = parse_record(d, d->cur_cpu, ts, data, size);
+
+	if (ts > q->wm)
+		q->wm = ts;
+	return ret;
+}
+
 int ift_decoder_page(struct ift_decoder *d, int cpu, void *page, int len)
 {
 	unsigned long long ts;
@@ -540,12 +558,21 @@ int ift_decoder_page(struct ift_decoder *d, int cpu, void *page, int len)
 	void *rec;
 	int ret, missed;
 
-	(void)len;
 	if (cpu < 0 || cpu > 65535)
 		return -EINVAL;
 	if ((ret = ensure_cpu(d, cpu)) < 0)
 		return ret;
 	q = &d->q[cpu];
+	if (d->own_walker) {
+		int64_t lost;
+
+		d->cur_cpu = cpu;
+		ret = ift_page_walk(page, len, on_event, d, &lost);
+		if (lost > 0)
+			d->stats.missed += (uint64_t)lost;
+		q->seen = true;
+		return ret;
+	}
 	if (kbuffer_load_subbuffer(d->kbuf, page) < 0)
 		return -IFT_E_CORRUPT;
 	missed = kbuffer_missed_events(d->kbuf);
