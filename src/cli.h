@@ -40,6 +40,7 @@ const char *cli_count(char *buf, size_t len, unsigned long long n);
 int cmd_record(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 int cmd_discover_debug(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 

@@ -21,6 +21,7 @@ static const struct cmd {
 	{ "record", cmd_record, "trace a command's CUDA calls and host scheduling" },
 	{ "info", cmd_info, "show a trace's metadata, tables, size and losses" },
 	{ "dump", cmd_dump, "print every event of a trace in time order" },
+	{ "report", cmd_report, "what the CUDA calls cost and what the scheduler did to each task" },
 	{ "discover", cmd_discover_debug, "(developer) list the CUDA libraries and offsets a command would get" },
 	{ "check", cmd_check, "check that this machine can record; remove leftovers of killed runs" },
 };

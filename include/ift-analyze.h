@@ -1,0 +1,262 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef IFT_ANALYZE_H
+#define IFT_ANALYZE_H
+
+/*
+ * The analyzer: one streaming pass over a trace (every table, in time order)
+ * that drives a per-thread scheduler state machine and measures every CUDA
+ * call against it.  docs/report.md says what each figure means.
+ *
+ * Memory is bounded by the number of tasks, CPUs and CUDA calls, never by
+ * the number of host events.  Nothing here prints, exits or touches tracefs;
+ * errors are negative return values (ift-error.h).
+ *
+ * Times in the results are offsets in ns from the trace start
+ * (ift_analysis_summary()->start_ts) unless a field says "ts", which is the
+ * trace clock itself.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ift-trace.h"
+
+/* Where a thread is, as switches and wake-ups tell it. */
+enum ift_sched_state {
+	IFT_SCHED_UNKNOWN = 0,	/* no event of the thread yet: no time counted */
+	IFT_SCHED_RUNNING,	/* on a CPU */
+	IFT_SCHED_RUNNABLE,	/* preempted, or woken, and waiting for a CPU */
+	IFT_SCHED_BLOCKED,	/* switched out sleeping, not yet woken */
+	IFT_SCHED_EXITING,	/* exited: its switches still count, its time
+				   no longer does */
+};
+
+/* What the scheduler did to one thread (or a process: summed). */
+struct ift_sched_stats {
+	uint64_t on_cpu_ns;
+	uint64_t runqueue_wait_ns;	/* runnable but not running */
+	uint64_t blocked_ns;		/* sleeping until woken */
+	uint64_t involuntary;		/* switched out runnable (R, R+) */
+	uint64_t voluntary;		/* switched out sleeping */
+	uint64_t wakeups;		/* blocked -> runnable */
+	uint64_t max_off_cpu_ns;	/* longest switch-out to switch-in */
+	uint64_t max_off_cpu_at;	/* offset where that stall began */
+	uint64_t page_allocs;
+	uint64_t page_alloc_bytes;	/* 4096 << order each */
+};
+
+/* Copy directions: cudaMemcpyKind values, then what we could not tell. */
+enum ift_copy_dir {
+	IFT_COPY_H2H, IFT_COPY_H2D, IFT_COPY_D2H, IFT_COPY_D2D, IFT_COPY_DEFAULT,
+	IFT_COPY_OTHER, IFT_COPY_NR
+};
+
+struct ift_copy_stats {
+	uint64_t calls, bytes, total_ns;	/* bandwidth = bytes / total_ns */
+};
+
+struct ift_err_count {
+	int64_t ret;
+	uint64_t calls;
+};
+
+/* Calls of another op made directly inside the calls of this one. */
+struct ift_inner_op {
+	uint32_t op;
+	const char *name;
+	uint64_t calls, total_ns;
+};
+
+/*
+ * One op (a CUDA function) over a set of calls: the whole trace, a process
+ * or a thread.  Durations are exact; percentiles are nearest-rank over every
+ * call of the set.
+ */
+struct ift_op_stats {
+	uint32_t op;			/* op id in the trace */
+	const char *name;
+	enum ift_api api;
+	uint64_t calls;
+	uint64_t nested_calls;		/* of them, inside another traced call */
+	uint64_t errors;		/* non-zero return */
+	uint64_t total_ns, mean_ns, min_ns, p50_ns, p95_ns, p99_ns, max_ns;
+	uint64_t bytes;			/* "bytes" argument, or width * height */
+	bool copy;			/* a memory copy: dir[] is filled */
+	struct ift_copy_stats dir[IFT_COPY_NR];
+	uint64_t callers_wall_ns;	/* wall time of the threads that called it */
+	size_t nerrs;
+	const struct ift_err_count *errs;	/* by return code, most calls first */
+	size_t ninner;
+	const struct ift_inner_op *inner;	/* most time first */
+};
+
+struct ift_thread_info {
+	uint32_t tid, pid, ppid;
+	const struct ift_task *task;	/* in the trace's task table, or NULL */
+	const char *role;		/* "cuda thread", "dataloader worker", ... or NULL */
+	bool started, exited;		/* inside the trace, per the task table */
+	uint64_t start_ns, end_ns;	/* its wall time inside the window */
+	uint64_t first_ns, last_ns;	/* first and last event about it */
+	struct ift_sched_stats sched;
+	uint64_t cuda_calls, cuda_ns;	/* outermost calls only */
+	size_t nops;
+	const struct ift_op_stats *ops;	/* most time first */
+};
+
+struct ift_process_info {
+	uint32_t pid, ppid;
+	const char *comm;		/* its last name */
+	size_t nnames;
+	const char *const *names;	/* every name it had, oldest first */
+	const char *role;		/* "cuda process", "dataloader worker" or NULL */
+	uint64_t start_ns, end_ns;
+	size_t nthreads;
+	const struct ift_thread_info *const *threads;	/* by tid */
+	struct ift_sched_stats sched;	/* summed over its threads; max for the stall */
+	uint64_t cuda_calls, cuda_ns;
+	size_t nops;
+	const struct ift_op_stats *ops;
+};
+
+/*
+ * One CUDA call with what happened to its thread inside it.  on_cpu_ns +
+ * runqueue_ns + blocked_ns is dur_ns but for time the state machine could
+ * not tell (lost events).
+ */
+struct ift_call_info {
+	uint64_t ts;			/* entry, trace clock */
+	uint64_t dur_ns;
+	int64_t ret;
+	uint64_t bytes;
+	uint64_t on_cpu_ns, runqueue_ns, blocked_ns;
+	uint64_t max_off_cpu_ns;	/* longest single stall inside it */
+	uint64_t page_alloc_bytes;	/* by its own thread, inside it */
+	uint32_t tid, pid, op;
+	uint32_t flags, depth;		/* IFT_CALL_F_*, nesting depth */
+	uint32_t parent;		/* 1 + index of the enclosing call; 0 none */
+	uint32_t involuntary, voluntary;	/* switch-outs inside it */
+	uint32_t page_allocs;
+	uint32_t attr_first, nattr;	/* see ift_analysis_call_attrs() */
+	int8_t copy_dir;		/* enum ift_copy_dir; -1: not a copy */
+	bool selected;			/* passes the pid and op filters */
+};
+
+enum ift_attr_kind {
+	IFT_ATTR_RAN = 1,	/* ran on the CPU while the caller waited to run */
+	IFT_ATTR_WOKE,		/* woke the caller: ended a blocked wait */
+};
+
+/* Who took the time a call spent off its CPU. tid 0 is the idle task or an
+   interrupt. */
+struct ift_call_attr {
+	uint32_t tid, pid;
+	uint32_t kind;		/* enum ift_attr_kind */
+	uint32_t count;		/* waits (RAN) or wake-ups (WOKE) */
+	uint64_t ns;		/* run-queue wait (RAN) or blocked time ended (WOKE) */
+};
+
+/* A closed interval of one thread's state, as the state machine saw it. */
+struct ift_interval {
+	uint32_t tid, pid;
+	enum ift_sched_state state;
+	uint64_t start_ts, end_ts;	/* trace clock */
+	uint32_t cpu;
+	/* RUNNABLE: the task switched in when it was preempted (0: woken);
+	   BLOCKED: the waker that ended it (0: an interrupt or unseen) */
+	uint32_t by_tid, by_pid;
+};
+
+struct ift_analysis;
+
+/*
+ * Hooks let a later analysis (the causal chains) ride on the same pass
+ * instead of reading the trace again.  Each may be NULL.
+ */
+struct ift_analyze_hooks {
+	void *ctx;
+	/* every event the pass reads, after the state machine took it: from
+	   the trace start (the state at the window's start needs them) to the
+	   end of the window or of the last call that began in it */
+	void (*event)(void *ctx, const struct ift_analysis *a,
+		      const struct ift_event *ev);
+	/* every state interval of every thread, unclipped, as it closes */
+	void (*interval)(void *ctx, const struct ift_analysis *a,
+			 const struct ift_interval *iv);
+	/* call I of the window (ift_analysis_call(a, i), a pointer valid until
+	   the hook returns) has its breakdown complete */
+	void (*call)(void *ctx, const struct ift_analysis *a, size_t i);
+};
+
+struct ift_analyze_opts {
+	uint64_t from_ns;		/* window, offsets from the trace start */
+	uint64_t to_ns;
+	bool has_to;			/* else the window ends with the trace */
+	const uint32_t *pids;		/* keep threads whose pid or tid is one */
+	size_t npids;
+	const char *const *ops;		/* keep these ops (by name) */
+	size_t nops;
+	struct ift_analyze_hooks hooks;
+};
+
+struct ift_analysis_summary {
+	const char *command;		/* meta cmdline, or "" */
+	uint64_t start_ts, end_ts;	/* the trace, trace clock */
+	uint64_t from_ns, to_ns;	/* the window, offsets */
+	uint64_t duration_ns;		/* to_ns - from_ns */
+	uint64_t events;		/* rows in the window, all tables */
+	uint64_t host_events;		/* of them, not CUDA calls */
+	uint64_t calls;			/* CUDA calls in the window */
+	uint64_t lost_events;		/* overrun + dropped, whole trace */
+	unsigned cpus;			/* meta cpu.count, or CPUs seen */
+};
+
+/*
+ * ift_analysis_run - analyze trace T in one pass
+ * OPTS may be NULL (whole trace, no filter).  On success *OUT is an analysis
+ * the caller releases with ift_analysis_free(); it points into T (names), so
+ * T must outlive it.  Returns 0 or a negative error (a corrupt chunk, memory).
+ */
+int ift_analysis_run(struct ift_trace *t, const struct ift_analyze_opts *opts,
+		     struct ift_analysis **out);
+void ift_analysis_free(struct ift_analysis *a);
+
+/* Everything below is owned by the analysis. */
+const struct ift_analysis_summary *ift_analysis_summary(const struct ift_analysis *a);
+
+/* Ops of the selected calls, most total time first. */
+size_t ift_analysis_op_count(const struct ift_analysis *a);
+const struct ift_op_stats *ift_analysis_op(const struct ift_analysis *a, size_t i);
+
+/* Selected processes: most CUDA time first, then most off-CPU time. */
+size_t ift_analysis_process_count(const struct ift_analysis *a);
+const struct ift_process_info *ift_analysis_process(const struct ift_analysis *a,
+						    size_t i);
+const struct ift_process_info *ift_analysis_process_find(const struct ift_analysis *a,
+							 uint32_t pid);
+
+/* Selected threads, by tid; a tid reused in the trace is two threads. */
+size_t ift_analysis_thread_count(const struct ift_analysis *a);
+const struct ift_thread_info *ift_analysis_thread(const struct ift_analysis *a,
+						  size_t i);
+const struct ift_thread_info *ift_analysis_thread_find(const struct ift_analysis *a,
+						       uint32_t tid);
+
+/* Every CUDA call that began in the window, in entry order. */
+size_t ift_analysis_call_count(const struct ift_analysis *a);
+const struct ift_call_info *ift_analysis_call(const struct ift_analysis *a, size_t i);
+/* C->nattr entries: who ran while it waited (RAN), then who woke it (WOKE),
+   each kind most ns first; NULL when none. */
+const struct ift_call_attr *ift_analysis_call_attrs(const struct ift_analysis *a,
+						    const struct ift_call_info *c);
+
+/* The name task TID had at trace-clock time TS ("<idle>" for 0, "" unknown). */
+const char *ift_analysis_comm(const struct ift_analysis *a, uint32_t tid,
+			      uint64_t ts);
+
+/* During the pass (in hooks): the state of TID now, UNKNOWN if never seen. */
+enum ift_sched_state ift_analysis_state(const struct ift_analysis *a, uint32_t tid);
+
+/* Nearest-rank percentile P (0 < P <= 100) of N sorted values; 0 if N == 0. */
+uint64_t ift_percentile(const uint64_t *sorted, size_t n, unsigned p);
+
+#endif

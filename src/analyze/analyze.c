@@ -1,0 +1,750 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The analysis pass: one cursor over every table in time order feeds the
+ * state machine (sched.c) and records the CUDA calls of the window; at the
+ * end the threads, processes and op tables (stats.c) are built from them.
+ *
+ * Events before the window still drive the state machine, so a thread's
+ * state at the window's start is known; only what happens inside the window
+ * is counted.  After the window the pass goes on only until the last call
+ * that began inside it has ended, so that call's breakdown is whole.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze.h"
+
+#define ALL_TABLES	(((1U << IFT_T_NR) - 1) & ~1U)
+
+void *az_alloc(struct ift_analysis *a, size_t n, size_t size)
+{
+	void *p;
+
+	if (a->nblocks == a->capblocks) {
+		size_t cap = a->capblocks ? a->capblocks * 2 : 64;
+		void **v = realloc(a->blocks, cap * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		a->blocks = v;
+		a->capblocks = cap;
+	}
+	p = calloc(n ? n : 1, size);
+	if (p)
+		a->blocks[a->nblocks++] = p;
+	return p;
+}
+
+static bool meta_u64(const struct ift_trace *t, const char *key, uint64_t *v)
+{
+	const char *s = ift_trace_meta(t, key);
+	char *end;
+
+	if (!s || !*s)
+		return false;
+	errno = 0;
+	*v = strtoull(s, &end, 10);
+	return !errno && !*end;
+}
+
+static int arg_index(const struct ift_op *op, const char *name)
+{
+	for (unsigned i = 0; i < op->nargs && i < IFT_CALL_MAX_ARGS; i++)
+		if (op->args[i] && !strcmp(op->args[i], name))
+			return (int)i;
+	return -1;
+}
+
+static int setup_ops(struct ift_analysis *a)
+{
+	size_t n = ift_trace_op_count(a->t);
+
+	a->opm = calloc(n + 1, sizeof(*a->opm));
+	if (!a->opm)
+		return -ENOMEM;
+	a->nopm = n + 1;
+	for (size_t id = 0; id <= n; id++) {
+		const struct ift_op *op = ift_trace_op(a->t, id);
+		struct az_opmeta *m = &a->opm[id];
+
+		m->bytes_arg = m->width_arg = m->height_arg = m->kind_arg = -1;
+		m->fixed_dir = -1;
+		m->selected = !a->opts.nops;
+		if (!op)
+			continue;
+		for (size_t k = 0; k < a->opts.nops; k++)
+			if (!strcmp(a->opts.ops[k], op->name))
+				m->selected = true;
+		m->bytes_arg = arg_index(op, "bytes");
+		m->width_arg = arg_index(op, "width");
+		m->height_arg = arg_index(op, "height");
+		m->kind_arg = arg_index(op, "kind");
+		m->copy = strstr(op->name, "Memcpy") != NULL;
+		if (m->copy && m->kind_arg < 0) {
+			/* the driver says the direction in the name */
+			m->fixed_dir = strstr(op->name, "HtoD") ? IFT_COPY_H2D :
+				       strstr(op->name, "DtoH") ? IFT_COPY_D2H :
+				       strstr(op->name, "DtoD") ? IFT_COPY_D2D :
+				       strstr(op->name, "HtoH") ? IFT_COPY_H2H :
+				       IFT_COPY_DEFAULT;
+		}
+	}
+	return 0;
+}
+
+static bool pid_match(const struct ift_analysis *a, uint32_t pid, uint32_t tid)
+{
+	if (!a->opts.npids)
+		return true;
+	for (size_t i = 0; i < a->opts.npids; i++)
+		if (a->opts.pids[i] == pid || a->opts.pids[i] == tid)
+			return true;
+	return false;
+}
+
+static int setup(struct ift_analysis *a)
+{
+	struct ift_analysis_summary *s = &a->sum;
+	uint64_t lo = ift_trace_ts_min(a->t), hi = ift_trace_ts_max(a->t), v;
+	const char *scope = ift_trace_meta(a->t, "record.scope");
+	const char *filter = ift_trace_meta(a->t, "record.filter");
+	bool any = false;
+
+	for (unsigned tb = 1; tb < IFT_T_NR; tb++)
+		any |= ift_trace_rows(a->t, tb) != 0;
+	/* the recording began before its first event and ended after its last */
+	if (meta_u64(a->t, "record.start_ns", &v) && (!any || v <= lo))
+		lo = v;
+	if (meta_u64(a->t, "record.stop_ns", &v) && v >= lo && v >= hi)
+		hi = v;
+	if (hi < lo)
+		hi = lo;
+	s->start_ts = lo;
+	s->end_ts = hi;
+	s->command = ift_trace_meta(a->t, "cmdline");
+	if (!s->command)
+		s->command = "";
+	s->lost_events = ift_trace_lost_events(a->t);
+	if (meta_u64(a->t, "cpu.count", &v) && v < AZ_MAX_CPUS)
+		s->cpus = (unsigned)v;
+
+	if (a->opts.has_to && a->opts.to_ns < a->opts.from_ns)
+		return -EINVAL;
+	a->lo = lo + az_min(a->opts.from_ns, hi - lo);
+	a->hi = a->opts.has_to ? lo + az_min(a->opts.to_ns, hi - lo) : hi;
+	s->from_ns = a->lo - lo;
+	s->to_ns = a->hi - lo;
+	s->duration_ns = a->hi - a->lo;
+
+	/* without a filter every task is the recording's own */
+	a->all_followed = (scope && !strcmp(scope, "system")) || !filter ||
+			  !strcmp(filter, "none");
+	return setup_ops(a);
+}
+
+/* ---- rows -------------------------------------------------------- */
+
+static uint64_t call_bytes(const struct az_opmeta *m, const uint64_t *r)
+{
+	uint64_t b;
+
+	if (m->bytes_arg >= 0)
+		return r[IFT_CALL_A0 + m->bytes_arg];
+	if (m->width_arg >= 0 && m->height_arg >= 0) {
+		if (__builtin_mul_overflow(r[IFT_CALL_A0 + m->width_arg],
+					   r[IFT_CALL_A0 + m->height_arg], &b))
+			return UINT64_MAX;
+		return b;
+	}
+	return 0;
+}
+
+static int8_t copy_dir(const struct az_opmeta *m, const uint64_t *r)
+{
+	uint64_t kind;
+
+	if (!m->copy)
+		return -1;
+	if (m->kind_arg < 0)
+		return (int8_t)m->fixed_dir;
+	/* cudaMemcpyKind: 0 host to host ... 4 default (unified addressing) */
+	kind = r[IFT_CALL_A0 + m->kind_arg];
+	return kind <= IFT_COPY_DEFAULT ? (int8_t)kind : IFT_COPY_OTHER;
+}
+
+static int on_call(struct ift_analysis *a, const uint64_t *r, bool in)
+{
+	uint32_t tid = (uint32_t)r[IFT_C_TID], pid = (uint32_t)r[IFT_C_PID];
+	uint64_t ts = r[IFT_C_TS], op = r[IFT_CALL_OP];
+	const struct az_opmeta *m = op < a->nopm ? &a->opm[op] : &a->opm[0];
+	struct ift_call_info *c;
+	struct az_thread *th;
+
+	th = az_thread_get(a, tid, pid);
+	if (!th)
+		return -ENOMEM;
+	az_thread_seen(th, ts);
+	th->subject = true;
+	az_sched_running(a, th, ts, (uint32_t)r[IFT_C_CPU]);
+	if (!in)
+		return az_calls_expire(a, th, ts);
+	if (a->ncalls >= UINT32_MAX - 1)
+		return -IFT_E_LIMIT;
+	if (a->ncalls == a->capcalls) {
+		size_t cap = a->capcalls ? a->capcalls * 2 : 4096;
+		struct ift_call_info *v = realloc(a->calls, cap * sizeof(*v));
+		uint32_t *w;
+
+		if (!v)
+			return -ENOMEM;
+		a->calls = v;
+		w = realloc(a->call_th, cap * sizeof(*w));
+		if (!w)
+			return -ENOMEM;
+		a->call_th = w;
+		a->capcalls = cap;
+	}
+	a->call_th[a->ncalls] = th->idx;
+	c = &a->calls[a->ncalls];
+	*c = (struct ift_call_info){
+		.ts = ts, .dur_ns = r[IFT_CALL_DUR], .ret = (int64_t)r[IFT_CALL_RET],
+		.tid = tid, .pid = pid, .op = (uint32_t)op,
+		.flags = (uint32_t)r[IFT_CALL_FLAGS], .depth = (uint32_t)r[IFT_CALL_DEPTH],
+		.selected = m->selected && op < a->nopm && pid_match(a, pid, tid),
+		.bytes = call_bytes(m, r),
+		.copy_dir = copy_dir(m, r),
+	};
+	/* a duration past the end of the clock is corrupt: keep it in range */
+	if (c->dur_ns > UINT64_MAX - ts)
+		c->dur_ns = UINT64_MAX - ts;
+	a->sum.calls++;
+	a->max_end = az_max(a->max_end, ts + c->dur_ns);
+	if (!c->depth && !(c->flags & IFT_CALL_F_NESTED))
+		th->cuda_ns_all += c->dur_ns;
+	return az_call_open(a, th, (uint32_t)a->ncalls++);
+}
+
+static int on_page(struct ift_analysis *a, const uint64_t *r, bool in)
+{
+	uint64_t ts = r[IFT_C_TS], order = r[IFT_PG_ORDER], bytes;
+	struct az_thread *th;
+
+	th = az_thread_get(a, (uint32_t)r[IFT_C_TID], (uint32_t)r[IFT_C_PID]);
+	if (!th)
+		return -ENOMEM;
+	az_thread_seen(th, ts);
+	th->subject = true;
+	az_sched_running(a, th, ts, (uint32_t)r[IFT_C_CPU]);
+	/* the buddy allocator stops far below this; a corrupt order must not
+	   shift past the width */
+	bytes = 4096ULL << (order > 40 ? 40 : order);
+	if (in) {
+		th->info.sched.page_allocs++;
+		th->info.sched.page_alloc_bytes += bytes;
+	}
+	az_call_page(a, th, ts, bytes);
+	return 0;
+}
+
+static int on_task(struct ift_analysis *a, const uint64_t *r)
+{
+	uint64_t ts = r[IFT_C_TS];
+	uint32_t tid = (uint32_t)r[IFT_C_TID], pid = (uint32_t)r[IFT_C_PID];
+	uint32_t ctid = (uint32_t)r[IFT_TK_CHILD_TID];
+	uint32_t cpid = (uint32_t)r[IFT_TK_CHILD_PID];
+	struct az_thread *th, *child;
+
+	if (!tid)
+		return 0;
+	th = az_thread_get(a, tid, pid);
+	if (!th)
+		return -ENOMEM;
+	az_thread_seen(th, ts);
+	switch (r[IFT_TK_KIND]) {
+	case IFT_TASK_FORK:
+	case IFT_TASK_CLONE:
+		az_sched_running(a, th, ts, (uint32_t)r[IFT_C_CPU]);
+		if (!ctid)
+			return 0;
+		/* a tid seen before is a task that died: this one is new */
+		child = az_thread_lookup(a, ctid);
+		if (child && child->seen)
+			child = az_thread_new(a, ctid, cpid);
+		else if (!child)
+			child = az_thread_new(a, ctid, cpid);
+		if (!child)
+			return -ENOMEM;
+		child->pid = cpid;
+		az_thread_seen(child, ts);
+		return 0;
+	case IFT_TASK_EXEC:
+		th->execed = true;
+		az_sched_running(a, th, ts, (uint32_t)r[IFT_C_CPU]);
+		return 0;
+	case IFT_TASK_EXIT:
+		return az_sched_exit(a, th, ts);
+	default:
+		/* a name given at first sight or on a rename: no running proof */
+		return 0;
+	}
+}
+
+static int run_pass(struct ift_analysis *a)
+{
+	struct ift_cursor *cur;
+	struct ift_event ev;
+	uint64_t stop = a->sum.end_ts, maxcpu = 0;
+	int ret;
+
+	cur = ift_cursor_new(a->t, ALL_TABLES, 0);
+	if (!cur)
+		return -ENOMEM;
+	while ((ret = ift_cursor_next(cur, &ev)) > 0) {
+		const uint64_t *r = ev.row;
+		uint64_t ts = r[IFT_C_TS];
+		bool in = ts >= a->lo && ts <= a->hi;
+
+		/* past the window and past every call that began in it */
+		if (ts > a->hi && ts > a->max_end) {
+			stop = ts;
+			break;
+		}
+		if (in) {
+			a->sum.events++;
+			if (ev.table != IFT_T_CALLS)
+				a->sum.host_events++;
+			if (ev.table != IFT_T_SAMPLES && r[IFT_C_CPU] > maxcpu)
+				maxcpu = r[IFT_C_CPU];
+		}
+		switch (ev.table) {
+		case IFT_T_CALLS:
+			ret = on_call(a, r, in);
+			break;
+		case IFT_T_SWITCHES:
+			ret = az_sched_switch(a, r);
+			break;
+		case IFT_T_WAKEUPS:
+			ret = az_sched_wakeup(a, r);
+			break;
+		case IFT_T_PAGE_ALLOCS:
+			ret = on_page(a, r, in);
+			break;
+		case IFT_T_TASKS:
+			ret = on_task(a, r);
+			break;
+		default:
+			/* samples: system context, for the chains */
+			ret = 0;
+			break;
+		}
+		if (ret < 0)
+			break;
+		if (a->opts.hooks.event)
+			a->opts.hooks.event(a->opts.hooks.ctx, a, &ev);
+	}
+	ift_cursor_free(cur);
+	if (ret < 0)
+		return ret;
+	if (!a->sum.cpus && a->sum.events)
+		a->sum.cpus = (unsigned)az_min(maxcpu + 1, AZ_MAX_CPUS);
+	return az_sched_finish(a, az_max(stop, a->hi));
+}
+
+/* ---- results ------------------------------------------------------ */
+
+static bool followed(const struct ift_analysis *a, const struct az_thread *th,
+		     const struct ift_task *task)
+{
+	uint32_t pid = th->pid;
+
+	if (a->all_followed || th->subject || th->execed)
+		return true;
+	if (task && (task->flags & IFT_TASK_F_STARTED))
+		return true;
+	/* a process given with -p: its pid is in the metadata */
+	for (size_t i = 0; i < ift_trace_meta_count(a->t); i++) {
+		const char *k, *v;
+
+		ift_trace_meta_at(a->t, i, &k, &v);
+		if (!strcmp(k, "record.pid") && (uint32_t)strtoul(v, NULL, 10) == pid)
+			return true;
+	}
+	return false;
+}
+
+static bool has_name(const struct ift_task *task, const char *name)
+{
+	for (unsigned i = 0; task && i < task->ncomms; i++)
+		if (!strcmp(task->comms[i].comm, name))
+			return true;
+	return false;
+}
+
+/* Fills a thread's public part; false when it is not shown. */
+static bool thread_info(struct ift_analysis *a, struct az_thread *th)
+{
+	struct ift_thread_info *ti = &th->info;
+	const struct ift_task *task;
+	uint64_t s, e, start = a->sum.start_ts;
+
+	if (!th->seen || !th->tid)
+		return false;
+	task = ift_trace_task_find(a->t, th->tid, th->first_ts);
+	ti->tid = th->tid;
+	ti->pid = th->pid ? th->pid : task ? task->pid : th->tid;
+	th->pid = ti->pid;
+	ti->ppid = task ? task->ppid : 0;
+	ti->task = task;
+	ti->started = task && (task->flags & IFT_TASK_F_STARTED);
+	ti->exited = th->exited || (task && (task->flags & IFT_TASK_F_EXITED));
+	s = ti->started ? az_max(task->start_ts, a->lo) : a->lo;
+	e = th->exited ? th->exit_ts :
+	    task && (task->flags & IFT_TASK_F_EXITED) ? task->exit_ts : a->hi;
+	e = az_min(e, a->hi);
+	ti->first_ns = th->first_ts - start;
+	ti->last_ns = th->last_ts - start;
+	if (has_name(task, "pt_data_worker"))
+		ti->role = "dataloader worker";
+	else if (has_name(task, "pt_data_pin"))
+		ti->role = "pin-memory thread";
+	if (th->first_ts > a->hi || s > e || e < a->lo)
+		return false;
+	ti->start_ns = s - start;
+	ti->end_ns = e - start;
+	return followed(a, th, task) && pid_match(a, ti->pid, ti->tid);
+}
+
+static int cmp_thread(const void *x, const void *y)
+{
+	const struct az_thread *p = *(struct az_thread *const *)x;
+	const struct az_thread *q = *(struct az_thread *const *)y;
+
+	if (p->pid != q->pid)
+		return p->pid < q->pid ? -1 : 1;
+	if (p->tid != q->tid)
+		return p->tid < q->tid ? -1 : 1;
+	return p->first_ts < q->first_ts ? -1 : p->first_ts > q->first_ts;
+}
+
+static void sched_sum(struct ift_sched_stats *d, const struct ift_sched_stats *s)
+{
+	d->on_cpu_ns += s->on_cpu_ns;
+	d->runqueue_wait_ns += s->runqueue_wait_ns;
+	d->blocked_ns += s->blocked_ns;
+	d->involuntary += s->involuntary;
+	d->voluntary += s->voluntary;
+	d->wakeups += s->wakeups;
+	d->page_allocs += s->page_allocs;
+	d->page_alloc_bytes += s->page_alloc_bytes;
+	if (s->max_off_cpu_ns > d->max_off_cpu_ns) {
+		d->max_off_cpu_ns = s->max_off_cpu_ns;
+		d->max_off_cpu_at = s->max_off_cpu_at;
+	}
+}
+
+static int process_info(struct ift_analysis *a, struct ift_process_info *p,
+			struct az_thread **th, size_t n)
+{
+	const struct ift_task *task = NULL;
+	struct az_thread *cuda = NULL;
+	const struct ift_thread_info **tv;
+	uint64_t first = UINT64_MAX;
+
+	tv = az_alloc(a, n, sizeof(*tv));
+	if (!tv)
+		return -ENOMEM;
+	p->pid = th[0]->pid;
+	p->start_ns = UINT64_MAX;
+	for (size_t i = 0; i < n; i++) {
+		struct ift_thread_info *ti = &th[i]->info;
+
+		tv[i] = ti;
+		th[i]->proc = (uint32_t)(p - a->procs);
+		sched_sum(&p->sched, &ti->sched);
+		p->cuda_calls += ti->cuda_calls;
+		p->cuda_ns += ti->cuda_ns;
+		p->start_ns = az_min(p->start_ns, ti->start_ns);
+		p->end_ns = az_max(p->end_ns, ti->end_ns);
+		first = az_min(first, th[i]->first_ts);
+		if (ti->tid == p->pid)
+			task = ti->task;
+		if (th[i]->cuda_ns_all && (!cuda || th[i]->cuda_ns_all > cuda->cuda_ns_all))
+			cuda = th[i];
+	}
+	p->threads = tv;
+	p->nthreads = n;
+	/* the process is named by its leader, even when the leader is not
+	   among the threads shown */
+	if (!task)
+		task = ift_trace_task_find(a->t, p->pid, first);
+	if (!task)
+		task = th[0]->info.task;
+	if (task && task->ncomms) {
+		const char **names = az_alloc(a, task->ncomms, sizeof(*names));
+
+		if (!names)
+			return -ENOMEM;
+		for (unsigned i = 0; i < task->ncomms; i++)
+			names[i] = task->comms[i].comm;
+		p->names = names;
+		p->nnames = task->ncomms;
+		p->comm = names[task->ncomms - 1];
+	} else {
+		p->comm = "";
+	}
+	p->ppid = task ? task->ppid : th[0]->info.ppid;
+	if (cuda) {
+		cuda->info.role = "cuda thread";
+		p->role = "cuda process";
+	} else if (has_name(task, "pt_data_worker")) {
+		p->role = "dataloader worker";
+	}
+	return 0;
+}
+
+static uint64_t off_cpu(const struct ift_sched_stats *s)
+{
+	return s->runqueue_wait_ns + s->blocked_ns;
+}
+
+static int cmp_proc(const void *x, const void *y)
+{
+	const struct ift_process_info *p = x, *q = y;
+
+	if (p->cuda_ns != q->cuda_ns)
+		return p->cuda_ns > q->cuda_ns ? -1 : 1;
+	if (off_cpu(&p->sched) != off_cpu(&q->sched))
+		return off_cpu(&p->sched) > off_cpu(&q->sched) ? -1 : 1;
+	return p->pid < q->pid ? -1 : p->pid > q->pid;
+}
+
+static int cmp_info_tid(const void *x, const void *y)
+{
+	const struct ift_thread_info *p = *(const struct ift_thread_info *const *)x;
+	const struct ift_thread_info *q = *(const struct ift_thread_info *const *)y;
+
+	if (p->tid != q->tid)
+		return p->tid < q->tid ? -1 : 1;
+	return p->first_ns < q->first_ns ? -1 : p->first_ns > q->first_ns;
+}
+
+static int build_results(struct ift_analysis *a)
+{
+	struct az_thread **v;
+	size_t n = 0, np = 0;
+	int ret = 0;
+
+	v = calloc(a->nth ? a->nth : 1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < a->nth; i++) {
+		a->th[i]->listed = thread_info(a, a->th[i]);
+		if (a->th[i]->listed)
+			v[n++] = a->th[i];
+	}
+	/* CUDA figures of the shown threads count the selected calls only */
+	for (size_t i = 0; i < a->ncalls; i++) {
+		struct ift_call_info *c = &a->calls[i];
+		struct az_thread *th = a->th[a->call_th[i]];
+
+		if (!c->selected || c->depth || (c->flags & IFT_CALL_F_NESTED))
+			continue;
+		th->info.cuda_calls++;
+		th->info.cuda_ns += c->dur_ns;
+	}
+	qsort(v, n, sizeof(*v), cmp_thread);
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+		bool any = !a->opts.nops;
+
+		while (j < n && v[j]->pid == v[i]->pid)
+			any |= v[j++]->info.cuda_calls > 0;
+		/* with --op, the processes that made those calls */
+		if (!any)
+			for (size_t k = i; k < j; k++)
+				v[k]->listed = false;
+		else
+			np++;
+		i = j;
+	}
+	a->procs = az_alloc(a, np, sizeof(*a->procs));
+	a->sel = az_alloc(a, n, sizeof(*a->sel));
+	if (!a->procs || !a->sel) {
+		free(v);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+
+		while (j < n && v[j]->pid == v[i]->pid)
+			j++;
+		if (v[i]->listed) {
+			ret = process_info(a, &a->procs[a->nprocs++], v + i, j - i);
+			if (ret < 0)
+				break;
+			for (size_t k = i; k < j; k++)
+				a->sel[a->nsel++] = &v[k]->info;
+		}
+		i = j;
+	}
+	free(v);
+	if (ret < 0)
+		return ret;
+	ret = az_build_ops(a);
+	if (ret < 0)
+		return ret;
+	/* sorted after the op tables, which index processes by position */
+	qsort(a->procs, a->nprocs, sizeof(*a->procs), cmp_proc);
+	qsort(a->sel, a->nsel, sizeof(*a->sel), cmp_info_tid);
+	return 0;
+}
+
+int ift_analysis_run(struct ift_trace *t, const struct ift_analyze_opts *opts,
+		     struct ift_analysis **out)
+{
+	struct ift_analysis *a = calloc(1, sizeof(*a));
+	int ret;
+
+	*out = NULL;
+	if (!a)
+		return -ENOMEM;
+	a->t = t;
+	if (opts)
+		a->opts = *opts;
+	ret = setup(a);
+	if (ret >= 0)
+		ret = run_pass(a);
+	if (ret >= 0)
+		ret = build_results(a);
+	if (ret < 0) {
+		ift_analysis_free(a);
+		return ret;
+	}
+	*out = a;
+	return 0;
+}
+
+void ift_analysis_free(struct ift_analysis *a)
+{
+	if (!a)
+		return;
+	az_sched_release(a);
+	for (size_t i = 0; i < a->nblocks; i++)
+		free(a->blocks[i]);
+	free(a->blocks);
+	free(a->opm);
+	free(a->calls);
+	free(a->call_th);
+	free(a->attrs);
+	free(a);
+}
+
+const struct ift_analysis_summary *ift_analysis_summary(const struct ift_analysis *a)
+{
+	return &a->sum;
+}
+
+size_t ift_analysis_op_count(const struct ift_analysis *a)
+{
+	return a->nops;
+}
+
+const struct ift_op_stats *ift_analysis_op(const struct ift_analysis *a, size_t i)
+{
+	return i < a->nops ? &a->ops[i] : NULL;
+}
+
+size_t ift_analysis_process_count(const struct ift_analysis *a)
+{
+	return a->nprocs;
+}
+
+const struct ift_process_info *ift_analysis_process(const struct ift_analysis *a,
+						    size_t i)
+{
+	return i < a->nprocs ? &a->procs[i] : NULL;
+}
+
+const struct ift_process_info *ift_analysis_process_find(const struct ift_analysis *a,
+							 uint32_t pid)
+{
+	for (size_t i = 0; i < a->nprocs; i++)
+		if (a->procs[i].pid == pid)
+			return &a->procs[i];
+	return NULL;
+}
+
+size_t ift_analysis_thread_count(const struct ift_analysis *a)
+{
+	return a->nsel;
+}
+
+const struct ift_thread_info *ift_analysis_thread(const struct ift_analysis *a,
+						  size_t i)
+{
+	return i < a->nsel ? a->sel[i] : NULL;
+}
+
+const struct ift_thread_info *ift_analysis_thread_find(const struct ift_analysis *a,
+						       uint32_t tid)
+{
+	const struct ift_thread_info *best = NULL;
+
+	/* the latest life of a reused tid */
+	for (size_t i = 0; i < a->nsel; i++)
+		if (a->sel[i]->tid == tid)
+			best = a->sel[i];
+	return best;
+}
+
+size_t ift_analysis_call_count(const struct ift_analysis *a)
+{
+	return a->ncalls;
+}
+
+const struct ift_call_info *ift_analysis_call(const struct ift_analysis *a, size_t i)
+{
+	return i < a->ncalls ? &a->calls[i] : NULL;
+}
+
+const struct ift_call_attr *ift_analysis_call_attrs(const struct ift_analysis *a,
+						    const struct ift_call_info *c)
+{
+	if (!c->nattr || c->attr_first + (size_t)c->nattr > a->nattrs)
+		return NULL;
+	return &a->attrs[c->attr_first];
+}
+
+const char *ift_analysis_comm(const struct ift_analysis *a, uint32_t tid,
+			      uint64_t ts)
+{
+	const struct ift_task *task;
+
+	if (!tid)
+		return "<idle>";
+	task = ift_trace_task_find(a->t, tid, ts);
+	return task ? ift_task_comm_at(task, ts) : "";
+}
+
+enum ift_sched_state ift_analysis_state(const struct ift_analysis *a, uint32_t tid)
+{
+	const struct az_thread *th = az_thread_lookup(a, tid);
+
+	return th ? (enum ift_sched_state)th->st : IFT_SCHED_UNKNOWN;
+}
+
+uint64_t ift_percentile(const uint64_t *sorted, size_t n, unsigned p)
+{
+	size_t rank;
+
+	if (!n)
+		return 0;
+	if (p > 100)
+		p = 100;
+	/* nearest rank: the smallest value with at least P% of values at or
+	   below it, ceil(P * N / 100) */
+	rank = (size_t)(((uint64_t)p * n + 99) / 100);
+	return sorted[(rank ? rank : 1) - 1];
+}

@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef IFT_ANALYZE_INTERNAL_H
+#define IFT_ANALYZE_INTERNAL_H
+
+/*
+ * Private to src/analyze: the state of one pass.  sched.c keeps the threads
+ * and CPUs (the state machine and the breakdown of calls), stats.c turns the
+ * calls into op tables, analyze.c runs the pass and builds the results.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ift-analyze.h"
+
+/* A call still open on its thread, with who took its off-CPU time so far. */
+struct az_open {
+	uint32_t call;		/* index in a->calls */
+	uint64_t ts, end;
+	uint32_t nattr, cap;
+	struct ift_call_attr *attr;
+};
+
+struct az_thread {
+	struct ift_thread_info info;	/* public part, completed at the end */
+	uint32_t idx;			/* in a->th */
+	uint32_t tid, pid;
+	uint8_t st;			/* enum ift_sched_state */
+	bool seen;			/* any row about it */
+	bool off_known;			/* off_since is a real switch-out */
+	bool in_wait;			/* on a CPU's waiter list */
+	bool subject;			/* made a call or allocated pages */
+	bool execed;
+	bool exited;
+	uint32_t cpu;			/* where it runs, or waits */
+	uint64_t since;			/* the current state began */
+	uint64_t off_since;		/* switched out at */
+	uint64_t credited;		/* run-queue wait credited up to */
+	uint32_t by_tid, by_pid;	/* the preemptor of the current wait */
+	uint64_t first_ts, last_ts, exit_ts;
+	uint64_t cuda_ns_all;		/* unfiltered, for the role */
+	struct az_open *open;
+	uint32_t nopen, capopen;
+	uint32_t proc;			/* index in a->procs, set at the end */
+	bool listed;
+};
+
+struct az_cpu {
+	uint32_t *wait;			/* threads waiting here inside a call */
+	uint32_t nwait, cap;
+};
+
+/* What we need to know about an op, by op id. */
+struct az_opmeta {
+	int bytes_arg, width_arg, height_arg, kind_arg;	/* -1: none */
+	int fixed_dir;		/* from a driver copy's name, or -1 */
+	bool copy;
+	bool selected;		/* passes --op */
+};
+
+struct ift_analysis {
+	struct ift_trace *t;
+	struct ift_analyze_opts opts;
+	struct ift_analysis_summary sum;
+	uint64_t lo, hi;		/* the window, trace clock, inclusive */
+	uint64_t max_end;		/* latest end of a call in the window */
+	bool all_followed;		/* recorded without a task filter */
+
+	struct az_thread **th;		/* pointers stay valid as it grows */
+	size_t nth, capth;
+	uint32_t *slot;			/* tid -> 1 + latest thread index */
+	size_t nslot;
+
+	struct az_cpu *cpu;
+	size_t ncpu;
+
+	struct az_opmeta *opm;
+	size_t nopm;
+
+	struct ift_call_info *calls;
+	uint32_t *call_th;		/* each call's thread, index in th */
+	size_t ncalls, capcalls;
+	struct ift_call_attr *attrs;
+	size_t nattrs, capattrs;
+
+	/* results */
+	struct ift_op_stats *ops;
+	size_t nops;
+	struct ift_process_info *procs;
+	size_t nprocs;
+	const struct ift_thread_info **sel;	/* listed threads by tid */
+	size_t nsel;
+
+	/* everything else the results point to, freed together */
+	void **blocks;
+	size_t nblocks, capblocks;
+};
+
+#define AZ_MAX_CPUS	65536
+
+/* sched.c */
+struct az_thread *az_thread_get(struct ift_analysis *a, uint32_t tid, uint32_t pid);
+struct az_thread *az_thread_new(struct ift_analysis *a, uint32_t tid, uint32_t pid);
+struct az_thread *az_thread_lookup(const struct ift_analysis *a, uint32_t tid);
+/* A row about TH at TS: its first and last event. */
+void az_thread_seen(struct az_thread *th, uint64_t ts);
+int az_sched_switch(struct ift_analysis *a, const uint64_t *row);
+int az_sched_wakeup(struct ift_analysis *a, const uint64_t *row);
+int az_sched_running(struct ift_analysis *a, struct az_thread *th, uint64_t ts,
+		     uint32_t cpu);
+int az_sched_exit(struct ift_analysis *a, struct az_thread *th, uint64_t ts);
+int az_call_open(struct ift_analysis *a, struct az_thread *th, uint32_t call);
+int az_calls_expire(struct ift_analysis *a, struct az_thread *th, uint64_t ts);
+void az_call_page(struct ift_analysis *a, struct az_thread *th, uint64_t ts,
+		  uint64_t bytes);
+int az_sched_finish(struct ift_analysis *a, uint64_t stop);
+void az_sched_release(struct ift_analysis *a);
+
+/* stats.c */
+int az_build_ops(struct ift_analysis *a);
+
+/* analyze.c */
+/* Zeroed memory that lives as long as the analysis (the results). */
+void *az_alloc(struct ift_analysis *a, size_t n, size_t size);
+
+static inline uint64_t az_min(uint64_t x, uint64_t y)
+{
+	return x < y ? x : y;
+}
+
+static inline uint64_t az_max(uint64_t x, uint64_t y)
+{
+	return x > y ? x : y;
+}
+
+/* Length of [s, e] inside [lo, hi]. */
+static inline uint64_t az_overlap(uint64_t s, uint64_t e, uint64_t lo, uint64_t hi)
+{
+	s = az_max(s, lo);
+	e = az_min(e, hi);
+	return e > s ? e - s : 0;
+}
+
+#endif

@@ -1,0 +1,700 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The per-thread scheduler state machine, driven by sched_switch and the
+ * wake-ups, and the breakdown of every CUDA call by it.
+ *
+ * A switch-out with prev_state R or R+ leaves the thread runnable (it waits
+ * in a run queue: involuntary), any other state leaves it blocked (it sleeps
+ * until a wake-up: voluntary); a wake-up makes a blocked thread runnable; a
+ * switch-in makes it run.  Time is counted only between two events that both
+ * say where the thread is: before its first event it is UNKNOWN and nothing
+ * is invented.  A row that shows a thread as current (a call, a page
+ * allocation, waking someone) proves it runs, which ends UNKNOWN early.
+ *
+ * While a thread waits in a run queue inside a call, every task that runs on
+ * the CPU it waits for is credited with that stretch: the CPU is known from
+ * the switch-out (preempted) or from the wake-up's target CPU, and the task
+ * running there is the prev of the next switch on that CPU.  Only threads in a
+ * call are watched that way, so the cost stays with the calls.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze.h"
+
+/* ---- threads by tid ------------------------------------------------- */
+
+static size_t hash_tid(uint32_t tid, size_t nslot)
+{
+	return (size_t)((tid * 2654435761U) & (nslot - 1));
+}
+
+static int rehash(struct ift_analysis *a)
+{
+	size_t nslot = a->nslot ? a->nslot * 2 : 1024;
+	uint32_t *slot = calloc(nslot, sizeof(*slot));
+
+	if (!slot)
+		return -ENOMEM;
+	/* the later thread of a reused tid wins: it is the one alive now */
+	for (size_t i = 0; i < a->nth; i++) {
+		size_t h = hash_tid(a->th[i]->tid, nslot);
+
+		while (slot[h] && a->th[slot[h] - 1]->tid != a->th[i]->tid)
+			h = (h + 1) & (nslot - 1);
+		slot[h] = (uint32_t)(i + 1);
+	}
+	free(a->slot);
+	a->slot = slot;
+	a->nslot = nslot;
+	return 0;
+}
+
+struct az_thread *az_thread_lookup(const struct ift_analysis *a, uint32_t tid)
+{
+	if (!a->nslot)
+		return NULL;
+	for (size_t h = hash_tid(tid, a->nslot); a->slot[h]; h = (h + 1) & (a->nslot - 1))
+		if (a->th[a->slot[h] - 1]->tid == tid)
+			return a->th[a->slot[h] - 1];
+	return NULL;
+}
+
+struct az_thread *az_thread_new(struct ift_analysis *a, uint32_t tid, uint32_t pid)
+{
+	struct az_thread *th;
+	size_t h;
+
+	if (a->nth == a->capth) {
+		size_t cap = a->capth ? a->capth * 2 : 256;
+		struct az_thread **v = realloc(a->th, cap * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		a->th = v;
+		a->capth = cap;
+	}
+	if ((a->nth + 1) * 2 > a->nslot && rehash(a) < 0)
+		return NULL;
+	th = calloc(1, sizeof(*th));
+	if (!th)
+		return NULL;
+	th->idx = (uint32_t)a->nth;
+	th->tid = tid;
+	th->pid = pid;
+	a->th[a->nth++] = th;
+	for (h = hash_tid(tid, a->nslot); a->slot[h]; h = (h + 1) & (a->nslot - 1))
+		if (a->th[a->slot[h] - 1]->tid == tid)
+			break;
+	a->slot[h] = (uint32_t)a->nth;
+	return th;
+}
+
+struct az_thread *az_thread_get(struct ift_analysis *a, uint32_t tid, uint32_t pid)
+{
+	struct az_thread *th = az_thread_lookup(a, tid);
+
+	if (!th)
+		return az_thread_new(a, tid, pid);
+	/* a row naming only the tid (pid 0) must not erase what we know */
+	if (pid && !th->pid)
+		th->pid = pid;
+	return th;
+}
+
+void az_thread_seen(struct az_thread *th, uint64_t ts)
+{
+	if (!th->seen) {
+		th->seen = true;
+		th->first_ts = ts;
+	}
+	th->last_ts = ts;
+}
+
+/* ---- calls -------------------------------------------------------- */
+
+static void call_add(struct ift_call_info *c, unsigned st, uint64_t ns)
+{
+	switch (st) {
+	case IFT_SCHED_RUNNING:
+		c->on_cpu_ns += ns;
+		break;
+	case IFT_SCHED_RUNNABLE:
+		c->runqueue_ns += ns;
+		break;
+	case IFT_SCHED_BLOCKED:
+		c->blocked_ns += ns;
+		break;
+	}
+}
+
+static int attr_add(struct az_open *o, uint32_t tid, uint32_t pid, uint32_t kind,
+		    uint64_t ns)
+{
+	struct ift_call_attr *v;
+
+	for (uint32_t i = 0; i < o->nattr; i++) {
+		if (o->attr[i].tid == tid && o->attr[i].kind == kind) {
+			o->attr[i].count++;
+			o->attr[i].ns += ns;
+			return 0;
+		}
+	}
+	if (o->nattr == o->cap) {
+		uint32_t cap = o->cap ? o->cap * 2 : 4;
+
+		v = realloc(o->attr, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		o->attr = v;
+		o->cap = cap;
+	}
+	o->attr[o->nattr++] = (struct ift_call_attr){
+		.tid = tid, .pid = pid, .kind = kind, .count = 1, .ns = ns,
+	};
+	return 0;
+}
+
+static int cmp_attr(const void *x, const void *y)
+{
+	const struct ift_call_attr *p = x, *q = y;
+
+	if (p->kind != q->kind)
+		return p->kind < q->kind ? -1 : 1;
+	if (p->ns != q->ns)
+		return p->ns > q->ns ? -1 : 1;
+	return p->tid < q->tid ? -1 : p->tid > q->tid;
+}
+
+/* The call's breakdown is complete: its attributions go to the shared pool. */
+static int call_finish(struct ift_analysis *a, struct az_open *o)
+{
+	struct ift_call_info *c = &a->calls[o->call];
+
+	if (o->nattr) {
+		if (a->nattrs + o->nattr > a->capattrs) {
+			size_t cap = a->capattrs ? a->capattrs * 2 : 1024;
+			struct ift_call_attr *v;
+
+			while (cap < a->nattrs + o->nattr)
+				cap *= 2;
+			v = realloc(a->attrs, cap * sizeof(*v));
+			if (!v)
+				return -ENOMEM;
+			a->attrs = v;
+			a->capattrs = cap;
+		}
+		qsort(o->attr, o->nattr, sizeof(*o->attr), cmp_attr);
+		c->attr_first = (uint32_t)a->nattrs;
+		c->nattr = o->nattr;
+		memcpy(a->attrs + a->nattrs, o->attr, o->nattr * sizeof(*o->attr));
+		a->nattrs += o->nattr;
+	}
+	free(o->attr);
+	o->attr = NULL;
+	o->nattr = o->cap = 0;
+	if (a->opts.hooks.call)
+		a->opts.hooks.call(a->opts.hooks.ctx, a, o->call);
+	return 0;
+}
+
+static void wait_del(struct ift_analysis *a, struct az_thread *th);
+
+/*
+ * Calls of TH that ended by TS get the part of the current state up to their
+ * end, and are done.  The state itself goes on.
+ */
+int az_calls_expire(struct ift_analysis *a, struct az_thread *th, uint64_t ts)
+{
+	uint32_t k = 0;
+	int ret;
+
+	/* the common case, on every switch: no call open */
+	if (!th->nopen)
+		return 0;
+	for (uint32_t i = 0; i < th->nopen; i++) {
+		struct az_open *o = &th->open[i];
+
+		if (o->end > ts) {
+			th->open[k++] = *o;
+			continue;
+		}
+		call_add(&a->calls[o->call], th->st,
+			 az_overlap(th->since, o->end, o->ts, o->end));
+		ret = call_finish(a, o);
+		if (ret < 0)
+			return ret;
+	}
+	th->nopen = k;
+	if (!k)
+		wait_del(a, th);
+	return 0;
+}
+
+int az_call_open(struct ift_analysis *a, struct az_thread *th, uint32_t call)
+{
+	struct ift_call_info *c = &a->calls[call];
+	int ret;
+
+	ret = az_calls_expire(a, th, c->ts);
+	if (ret < 0)
+		return ret;
+	if ((c->depth || (c->flags & IFT_CALL_F_NESTED)) && th->nopen)
+		c->parent = th->open[th->nopen - 1].call + 1;
+	if (th->nopen == th->capopen) {
+		uint32_t cap = th->capopen ? th->capopen * 2 : 4;
+		struct az_open *v = realloc(th->open, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		th->open = v;
+		th->capopen = cap;
+	}
+	th->open[th->nopen++] = (struct az_open){
+		.call = call, .ts = c->ts, .end = c->ts + c->dur_ns,
+	};
+	return 0;
+}
+
+void az_call_page(struct ift_analysis *a, struct az_thread *th, uint64_t ts,
+		  uint64_t bytes)
+{
+	for (uint32_t i = 0; i < th->nopen; i++) {
+		struct az_open *o = &th->open[i];
+
+		if (ts >= o->ts && ts <= o->end) {
+			a->calls[o->call].page_allocs++;
+			a->calls[o->call].page_alloc_bytes += bytes;
+		}
+	}
+}
+
+/* ---- run-queue waiters per CPU ---------------------------------------- */
+
+static int cpu_grow(struct ift_analysis *a, uint32_t cpu)
+{
+	size_t n = a->ncpu ? a->ncpu : 8;
+	struct az_cpu *v;
+
+	if (cpu < a->ncpu)
+		return 0;
+	if (cpu >= AZ_MAX_CPUS)
+		return -IFT_E_CORRUPT;
+	while (n <= cpu)
+		n *= 2;
+	v = realloc(a->cpu, n * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	memset(v + a->ncpu, 0, (n - a->ncpu) * sizeof(*v));
+	a->cpu = v;
+	a->ncpu = n;
+	return 0;
+}
+
+/* TH waits for CPU inside a call: who runs there from now on is credited. */
+static int wait_add(struct ift_analysis *a, struct az_thread *th, uint32_t cpu)
+{
+	struct az_cpu *c;
+
+	th->cpu = cpu;
+	if (!th->nopen || th->in_wait)
+		return 0;
+	/* a CPU number no machine has: keep the thread, skip the crediting */
+	if (cpu_grow(a, cpu) < 0)
+		return cpu >= AZ_MAX_CPUS ? 0 : -ENOMEM;
+	c = &a->cpu[cpu];
+	if (c->nwait == c->cap) {
+		uint32_t cap = c->cap ? c->cap * 2 : 4;
+		uint32_t *v = realloc(c->wait, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		c->wait = v;
+		c->cap = cap;
+	}
+	c->wait[c->nwait++] = th->idx;
+	th->in_wait = true;
+	return 0;
+}
+
+static void wait_del(struct ift_analysis *a, struct az_thread *th)
+{
+	struct az_cpu *c;
+
+	if (!th->in_wait)
+		return;
+	th->in_wait = false;
+	c = &a->cpu[th->cpu];
+	for (uint32_t i = 0; i < c->nwait; i++) {
+		if (c->wait[i] == th->idx) {
+			c->wait[i] = c->wait[--c->nwait];
+			return;
+		}
+	}
+}
+
+/* TID ran where TH waited, from TH's last credit to TS. */
+static int credit(struct az_thread *th, uint64_t ts, uint32_t tid, uint32_t pid)
+{
+	uint64_t s = th->credited;
+	int ret;
+
+	if (ts <= s)
+		return 0;
+	th->credited = ts;
+	for (uint32_t i = 0; i < th->nopen; i++) {
+		struct az_open *o = &th->open[i];
+		uint64_t ns = az_overlap(s, ts, o->ts, o->end);
+
+		if (ns && (ret = attr_add(o, tid, pid, IFT_ATTR_RAN, ns)) < 0)
+			return ret;
+	}
+	return 0;
+}
+
+/* ---- state intervals ------------------------------------------------ */
+
+/*
+ * Ends TH's current state at TS: the stretch counts for the thread (inside
+ * the window) and for each of its open calls (whole).  BY names who ended
+ * or caused it, for the hook.
+ */
+static void th_close(struct ift_analysis *a, struct az_thread *th, uint64_t ts,
+		     uint32_t by_tid, uint32_t by_pid)
+{
+	struct ift_sched_stats *s = &th->info.sched;
+	uint64_t from = th->since, ns;
+
+	if (ts <= from)
+		return;
+	th->since = ts;
+	ns = az_overlap(from, ts, a->lo, a->hi);
+	switch (th->st) {
+	case IFT_SCHED_RUNNING:
+		s->on_cpu_ns += ns;
+		break;
+	case IFT_SCHED_RUNNABLE:
+		s->runqueue_wait_ns += ns;
+		break;
+	case IFT_SCHED_BLOCKED:
+		s->blocked_ns += ns;
+		break;
+	default:
+		/* UNKNOWN, EXITING: no time to count */
+		return;
+	}
+	for (uint32_t i = 0; i < th->nopen; i++) {
+		struct az_open *o = &th->open[i];
+
+		call_add(&a->calls[o->call], th->st, az_overlap(from, ts, o->ts, o->end));
+	}
+	if (a->opts.hooks.interval) {
+		struct ift_interval iv = {
+			.tid = th->tid, .pid = th->pid, .state = th->st,
+			.start_ts = from, .end_ts = ts, .cpu = th->cpu,
+			.by_tid = by_tid, .by_pid = by_pid,
+		};
+
+		a->opts.hooks.interval(a->opts.hooks.ctx, a, &iv);
+	}
+}
+
+static void th_set(struct az_thread *th, unsigned st, uint64_t ts)
+{
+	th->st = (uint8_t)st;
+	th->since = ts;
+}
+
+static bool in_window(const struct ift_analysis *a, uint64_t ts)
+{
+	return ts >= a->lo && ts <= a->hi;
+}
+
+/* A row shows TH as current on CPU at TS. */
+int az_sched_running(struct ift_analysis *a, struct az_thread *th, uint64_t ts,
+		     uint32_t cpu)
+{
+	(void)a;
+	if (th->st == IFT_SCHED_UNKNOWN) {
+		th_set(th, IFT_SCHED_RUNNING, ts);
+		th->cpu = cpu;
+	}
+	return 0;
+}
+
+/* The off-CPU stretch that ends at TS: the thread's and its calls' worst. */
+static void stall_end(struct ift_analysis *a, struct az_thread *th, uint64_t ts)
+{
+	struct ift_sched_stats *s = &th->info.sched;
+	uint64_t ns;
+
+	if (!th->off_known)
+		return;
+	th->off_known = false;
+	ns = az_overlap(th->off_since, ts, a->lo, a->hi);
+	if (ns > s->max_off_cpu_ns) {
+		s->max_off_cpu_ns = ns;
+		s->max_off_cpu_at = az_max(th->off_since, a->lo) - a->sum.start_ts;
+	}
+	for (uint32_t i = 0; i < th->nopen; i++) {
+		struct az_open *o = &th->open[i];
+		struct ift_call_info *c = &a->calls[o->call];
+
+		ns = az_overlap(th->off_since, ts, o->ts, o->end);
+		if (ns > c->max_off_cpu_ns)
+			c->max_off_cpu_ns = ns;
+	}
+}
+
+static int switch_out(struct ift_analysis *a, struct az_thread *p, uint64_t ts,
+		      uint32_t cpu, bool invol, uint32_t ntid, uint32_t npid)
+{
+	int ret;
+
+	az_thread_seen(p, ts);
+	/* a switch-in we did not see: what it was until now still counts */
+	wait_del(a, p);
+	th_close(a, p, ts, 0, 0);
+	if (in_window(a, ts)) {
+		if (invol)
+			p->info.sched.involuntary++;
+		else
+			p->info.sched.voluntary++;
+	}
+	for (uint32_t i = 0; i < p->nopen; i++) {
+		struct az_open *o = &p->open[i];
+
+		if (ts >= o->ts && ts < o->end) {
+			if (invol)
+				a->calls[o->call].involuntary++;
+			else
+				a->calls[o->call].voluntary++;
+		}
+	}
+	ret = az_calls_expire(a, p, ts);
+	if (ret < 0)
+		return ret;
+	if (p->exited) {
+		/*
+		 * Past its exit a task still blocks and runs (exit_mm, a futex
+		 * wake-up...) until its last switch: the switches count, as the
+		 * kernel counts them, but none of that time is the thread's.
+		 */
+		th_set(p, IFT_SCHED_EXITING, ts);
+		p->off_known = false;
+		return 0;
+	}
+	th_set(p, invol ? IFT_SCHED_RUNNABLE : IFT_SCHED_BLOCKED, ts);
+	p->off_since = ts;
+	p->off_known = true;
+	p->cpu = cpu;
+	p->credited = ts;
+	p->by_tid = invol ? ntid : 0;
+	p->by_pid = invol ? npid : 0;
+	return invol ? wait_add(a, p, cpu) : 0;
+}
+
+static int switch_in(struct ift_analysis *a, struct az_thread *n, uint64_t ts,
+		     uint32_t cpu, uint32_t ptid, uint32_t ppid)
+{
+	int ret;
+
+	az_thread_seen(n, ts);
+	if (n->exited) {
+		n->cpu = cpu;
+		return 0;
+	}
+	switch (n->st) {
+	case IFT_SCHED_RUNNABLE:
+		/* the last stretch of the wait: behind the task it follows */
+		if (n->nopen && (ret = credit(n, ts, ptid, ppid)) < 0)
+			return ret;
+		wait_del(a, n);
+		th_close(a, n, ts, n->by_tid, n->by_pid);
+		break;
+	case IFT_SCHED_BLOCKED:
+		/* no wake-up seen (lost, or at the same ns): all of it blocked */
+		th_close(a, n, ts, 0, 0);
+		break;
+	case IFT_SCHED_RUNNING:
+		/* a switch-out we did not see: count on */
+		th_close(a, n, ts, 0, 0);
+		break;
+	default:
+		break;
+	}
+	stall_end(a, n, ts);
+	th_set(n, IFT_SCHED_RUNNING, ts);
+	n->cpu = cpu;
+	n->by_tid = n->by_pid = 0;
+	return az_calls_expire(a, n, ts);
+}
+
+int az_sched_switch(struct ift_analysis *a, const uint64_t *row)
+{
+	uint64_t ts = row[IFT_C_TS];
+	uint32_t cpu = (uint32_t)row[IFT_C_CPU];
+	uint32_t ptid = (uint32_t)row[IFT_C_TID], ppid = (uint32_t)row[IFT_C_PID];
+	uint32_t ntid = (uint32_t)row[IFT_SW_NEXT_TID];
+	uint32_t npid = (uint32_t)row[IFT_SW_NEXT_PID];
+	/* TASK_REPORT bits clear: R (yielded) or R+ (preempted), as the kernel
+	   counts nivcsw */
+	bool invol = (row[IFT_SW_PREV_STATE] & 0xff) == 0;
+	struct az_thread *p, *n;
+	int ret;
+
+	/* whoever waited for this CPU waited behind prev until now */
+	if (cpu < a->ncpu) {
+		struct az_cpu *c = &a->cpu[cpu];
+
+		for (uint32_t i = 0; i < c->nwait; i++) {
+			struct az_thread *w = a->th[c->wait[i]];
+
+			if (w->tid != ptid && (ret = credit(w, ts, ptid, ppid)) < 0)
+				return ret;
+		}
+	}
+	if (ptid) {
+		p = az_thread_get(a, ptid, ppid);
+		if (!p)
+			return -ENOMEM;
+		ret = switch_out(a, p, ts, cpu, invol, ntid, npid);
+		if (ret < 0)
+			return ret;
+	}
+	if (ntid) {
+		n = az_thread_get(a, ntid, npid);
+		if (!n)
+			return -ENOMEM;
+		ret = switch_in(a, n, ts, cpu, ptid, ppid);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
+int az_sched_wakeup(struct ift_analysis *a, const uint64_t *row)
+{
+	uint64_t ts = row[IFT_C_TS], kind = row[IFT_WK_KIND];
+	uint32_t tid = (uint32_t)row[IFT_C_TID], pid = (uint32_t)row[IFT_C_PID];
+	uint32_t wtid = (uint32_t)row[IFT_WK_WAKER_TID];
+	uint32_t wpid = (uint32_t)row[IFT_WK_WAKER_PID];
+	uint32_t target = (uint32_t)row[IFT_WK_TARGET_CPU];
+	struct az_thread *th, *w;
+	int ret;
+
+	if (wtid && wtid != tid) {
+		w = az_thread_get(a, wtid, wpid);
+		if (!w)
+			return -ENOMEM;
+		az_thread_seen(w, ts);
+		az_sched_running(a, w, ts, (uint32_t)row[IFT_C_CPU]);
+	}
+	if (!tid)
+		return 0;
+	th = az_thread_get(a, tid, pid);
+	if (!th)
+		return -ENOMEM;
+	az_thread_seen(th, ts);
+	if (th->exited) {
+		/* a reused tid we saw no fork for starts a new life */
+		if (kind != IFT_WAKE_WAKEUP_NEW)
+			return 0;
+		th->exited = false;
+		th_set(th, IFT_SCHED_UNKNOWN, ts);
+	}
+	switch (th->st) {
+	case IFT_SCHED_BLOCKED:
+		/* the blocked part of each open call ends here, by this waker */
+		for (uint32_t i = 0; i < th->nopen; i++) {
+			struct az_open *o = &th->open[i];
+			uint64_t ns = az_overlap(th->since, ts, o->ts, o->end);
+
+			if (ns && (ret = attr_add(o, wtid, wpid, IFT_ATTR_WOKE, ns)) < 0)
+				return ret;
+		}
+		th_close(a, th, ts, wtid, wpid);
+		__attribute__((fallthrough));
+	case IFT_SCHED_UNKNOWN:
+		if (kind != IFT_WAKE_WAKEUP_NEW && in_window(a, ts))
+			th->info.sched.wakeups++;
+		break;
+	case IFT_SCHED_RUNNABLE:
+		/* sched_wakeup after sched_waking: the CPU it was queued on */
+		if (th->in_wait && th->cpu != target) {
+			wait_del(a, th);
+			return wait_add(a, th, target);
+		}
+		th->cpu = target;
+		return 0;
+	default:
+		/* woken while still on its CPU (it had not slept yet) */
+		return 0;
+	}
+	th_set(th, IFT_SCHED_RUNNABLE, ts);
+	th->credited = ts;
+	th->by_tid = th->by_pid = 0;
+	return wait_add(a, th, target);
+}
+
+int az_sched_exit(struct ift_analysis *a, struct az_thread *th, uint64_t ts)
+{
+	az_thread_seen(th, ts);
+	az_sched_running(a, th, ts, th->cpu);
+	wait_del(a, th);
+	th_close(a, th, ts, 0, 0);
+	th->exited = true;
+	th->exit_ts = ts;
+	th->off_known = false;
+	/* switches may follow (or not: the kernel's pid filter forgets an
+	   exiting task), and none of their time is the thread's */
+	th_set(th, IFT_SCHED_EXITING, ts);
+	return az_calls_expire(a, th, ts);
+}
+
+/* The pass stopped at STOP: finish every call, close every state. */
+int az_sched_finish(struct ift_analysis *a, uint64_t stop)
+{
+	int ret;
+
+	for (size_t i = 0; i < a->nth; i++) {
+		struct az_thread *th = a->th[i];
+
+		/* nothing happened to the thread between its last event and
+		   STOP, which is past the end of every call in the window */
+		if (th->nopen && (ret = az_calls_expire(a, th, UINT64_MAX)) < 0)
+			return ret;
+		if (th->off_known && th->st != IFT_SCHED_RUNNING) {
+			/* a stall still open: it lasted at least this long */
+			uint64_t ns = az_overlap(th->off_since, stop, a->lo, a->hi);
+
+			if (ns > th->info.sched.max_off_cpu_ns) {
+				th->info.sched.max_off_cpu_ns = ns;
+				th->info.sched.max_off_cpu_at =
+					az_max(th->off_since, a->lo) - a->sum.start_ts;
+			}
+		}
+		th_close(a, th, stop, 0, 0);
+	}
+	return 0;
+}
+
+void az_sched_release(struct ift_analysis *a)
+{
+	for (size_t i = 0; i < a->nth; i++) {
+		for (uint32_t k = 0; k < a->th[i]->nopen; k++)
+			free(a->th[i]->open[k].attr);
+		free(a->th[i]->open);
+		free(a->th[i]);
+	}
+	free(a->th);
+	free(a->slot);
+	for (size_t i = 0; i < a->ncpu; i++)
+		free(a->cpu[i].wait);
+	free(a->cpu);
+	a->th = NULL;
+	a->slot = NULL;
+	a->cpu = NULL;
+	a->nth = a->nslot = a->ncpu = 0;
+}

@@ -1,0 +1,896 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ingero-ftrace report: what the CUDA calls cost and what the scheduler did
+ * to every process and thread, from the trace file alone (never tracefs, so
+ * any user who can read the file can run it).  docs/report.md documents
+ * every figure and JSON key.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "ift-analyze.h"
+
+static const char usage[] =
+	"report [-i FILE] [--json] [--per-process] [--threads] [--pid PID]...\n"
+	"       [--op NAME]... [--from T] [--to T]";
+
+#define WIDTH		100	/* the text output fits a terminal this wide */
+#define TOP		10	/* processes or threads per ranking */
+#define MAX_FILTERS	256
+
+enum { TOP_CUDA, TOP_OFF_CPU };
+
+/* ---- parsing ------------------------------------------------------ */
+
+/*
+ * A duration such as 12s, 20.5s, 300ms, 40us, 1500ns, 2m or 1h; a bare
+ * number is seconds.  Integer arithmetic, so 20.5s is exactly 20500000000.
+ */
+static int parse_time(const char *s, uint64_t *out)
+{
+	static const struct { const char *unit; uint64_t ns; } units[] = {
+		{ "ns", 1 }, { "us", 1000 }, { "\xc2\xb5s", 1000 }, { "ms", 1000000 },
+		{ "s", 1000000000ULL }, { "", 1000000000ULL }, { "m", 60000000000ULL },
+		{ "min", 60000000000ULL }, { "h", 3600000000000ULL },
+	};
+	uint64_t whole = 0, frac = 0, scale = 1;
+	const char *p = s;
+	bool digits = false;
+
+	for (; *p >= '0' && *p <= '9'; p++, digits = true)
+		if (__builtin_mul_overflow(whole, 10, &whole) ||
+		    __builtin_add_overflow(whole, (uint64_t)(*p - '0'), &whole))
+			return -1;
+	if (*p == '.') {
+		for (p++; *p >= '0' && *p <= '9'; p++, digits = true) {
+			/* digits past the nanosecond do not matter */
+			if (scale < 1000000000000000000ULL) {
+				frac = frac * 10 + (uint64_t)(*p - '0');
+				scale *= 10;
+			}
+		}
+	}
+	if (!digits)
+		return -1;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		uint64_t ns;
+
+		if (strcmp(p, units[i].unit))
+			continue;
+		if (__builtin_mul_overflow(whole, units[i].ns, &ns) ||
+		    __builtin_add_overflow(ns, (uint64_t)((unsigned __int128)frac *
+							    units[i].ns / scale), &ns))
+			return -1;
+		*out = ns;
+		return 0;
+	}
+	return -1;
+}
+
+/* ---- text helpers ------------------------------------------------- */
+
+/* "850ns", "12.3µs", "4.5ms", "1.23s": at most 8 columns. */
+static const char *fmt_dur(char *buf, size_t len, uint64_t ns)
+{
+	if (ns < 1000)
+		snprintf(buf, len, "%" PRIu64 "ns", ns);
+	else if (ns < 1000000)
+		snprintf(buf, len, "%.1f\xc2\xb5s", (double)ns / 1e3);
+	else if (ns < 1000000000)
+		snprintf(buf, len, "%.1fms", (double)ns / 1e6);
+	else
+		snprintf(buf, len, "%.2fs", (double)ns / 1e9);
+	return buf;
+}
+
+/* "12345", "123k", "4.5M": counts in at most 6 columns. */
+static const char *fmt_num(char *buf, size_t len, uint64_t n)
+{
+	if (n < 100000)
+		snprintf(buf, len, "%" PRIu64, n);
+	else if (n < 1000000)
+		snprintf(buf, len, "%" PRIu64 "k", n / 1000);
+	else if (n < 1000000000)
+		snprintf(buf, len, "%.1fM", (double)(n / 100000) / 10);
+	else
+		snprintf(buf, len, "%.1fG", (double)(n / 100000000) / 10);
+	return buf;
+}
+
+/* Columns S takes on a terminal: UTF-8 continuation bytes take none. */
+static int cols(const char *s)
+{
+	int n = 0;
+
+	for (; *s; s++)
+		n += ((unsigned char)*s & 0xc0) != 0x80;
+	return n;
+}
+
+/* Prints S in W columns, right-aligned when W < 0 (printf counts bytes). */
+static void cell(const char *s, int w)
+{
+	int pad = abs(w) - cols(s);
+
+	/* a value too wide still stays apart from the one before */
+	if (w < 0)
+		printf("%*s%s", pad > 0 ? pad : 1, "", s);
+	else
+		printf("%s%*s", s, pad > 0 ? pad : 0, "");
+}
+
+/*
+ * A name from the traced program, safe for one aligned cell: control and
+ * non-ASCII bytes become '?', and a name too long is cut with '~'.
+ */
+static const char *safe(char *buf, size_t len, const char *s, int w)
+{
+	size_t n = 0;
+
+	for (; *s && n + 1 < len; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		buf[n++] = c < 0x20 || c >= 0x7f ? '?' : (char)c;
+	}
+	buf[n] = 0;
+	if (w > 1 && n > (size_t)w) {
+		buf[w - 1] = '~';
+		buf[w] = 0;
+	}
+	return buf;
+}
+
+static const char *short_role(const char *role)
+{
+	if (!role)
+		return "";
+	if (!strcmp(role, "cuda thread") || !strcmp(role, "cuda process"))
+		return "cuda";
+	if (!strcmp(role, "dataloader worker"))
+		return "loader";
+	if (!strcmp(role, "pin-memory thread"))
+		return "pin";
+	return role;
+}
+
+static const char *const dir_name[IFT_COPY_NR] = {
+	"H2H", "H2D", "D2H", "D2D", "default", "other",
+};
+
+static uint64_t off_cpu(const struct ift_sched_stats *s)
+{
+	return s->runqueue_wait_ns + s->blocked_ns;
+}
+
+/* ---- text: ops ---------------------------------------------------- */
+
+#define NAME_W	29	/* the op column, indent included */
+
+static void op_header(const char *indent)
+{
+	printf("%s", indent);
+	cell("op", NAME_W - cols(indent));
+	cell("calls", -8);
+	cell("errors", -7);
+	cell("total", -8);
+	cell("mean", -8);
+	cell("p50", -8);
+	cell("p95", -8);
+	cell("p99", -8);
+	cell("max", -8);
+	cell("wall%", -7);
+	putchar('\n');
+}
+
+static void op_row(const char *indent, const struct ift_op_stats *s)
+{
+	char b[64], name[64];
+	int w = NAME_W - cols(indent);
+
+	printf("%s", indent);
+	cell(safe(name, sizeof(name), s->name, w - 1), w);
+	cell(fmt_num(b, sizeof(b), s->calls), -8);
+	cell(fmt_num(b, sizeof(b), s->errors), -7);
+	cell(fmt_dur(b, sizeof(b), s->total_ns), -8);
+	cell(fmt_dur(b, sizeof(b), s->mean_ns), -8);
+	cell(fmt_dur(b, sizeof(b), s->p50_ns), -8);
+	cell(fmt_dur(b, sizeof(b), s->p95_ns), -8);
+	cell(fmt_dur(b, sizeof(b), s->p99_ns), -8);
+	cell(fmt_dur(b, sizeof(b), s->max_ns), -8);
+	if (s->callers_wall_ns) {
+		double share = 100.0 * (double)s->total_ns / (double)s->callers_wall_ns;
+
+		/* above 100%: calls of one thread overlapped (a damaged trace) */
+		snprintf(b, sizeof(b), share < 1000 ? "%.1f%%" : ">999%%", share);
+	} else {
+		snprintf(b, sizeof(b), "-");
+	}
+	cell(b, -7);
+	putchar('\n');
+}
+
+static const struct ift_op_stats *op_by_id(const struct ift_op_stats *ops,
+					   size_t n, uint32_t id)
+{
+	for (size_t i = 0; i < n; i++)
+		if (ops[i].op == id)
+			return &ops[i];
+	return NULL;
+}
+
+/*
+ * The op table: outermost ops by time, each followed by the ops nested in
+ * it (their time is already inside the row above), then nested ops whose
+ * parent is not shown.
+ */
+static int print_ops(const struct ift_op_stats *ops, size_t n, const char *indent)
+{
+	char sub[32];
+	bool *done;
+
+	if (!n)
+		return 0;
+	done = calloc(n, sizeof(*done));
+	if (!done)
+		return -ENOMEM;
+	snprintf(sub, sizeof(sub), "%s  \xe2\x86\xb3 ", indent);
+	op_header(indent);
+	for (size_t i = 0; i < n; i++) {
+		if (ops[i].nested_calls == ops[i].calls)
+			continue;
+		op_row(indent, &ops[i]);
+		done[i] = true;
+		for (size_t k = 0; k < ops[i].ninner; k++) {
+			const struct ift_op_stats *in = op_by_id(ops, n, ops[i].inner[k].op);
+
+			if (in && !done[in - ops]) {
+				op_row(sub, in);
+				done[in - ops] = true;
+			}
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		if (!done[i])
+			op_row(sub, &ops[i]);
+	free(done);
+	return 0;
+}
+
+static void print_errors(const struct ift_op_stats *ops, size_t n)
+{
+	bool any = false;
+	char name[64];
+
+	for (size_t i = 0; i < n; i++) {
+		const struct ift_op_stats *s = &ops[i];
+		int used;
+
+		if (!s->nerrs)
+			continue;
+		if (!any)
+			printf("\nerrors by return code\n");
+		any = true;
+		used = printf("  %-22s", safe(name, sizeof(name), s->name, 22));
+		for (size_t k = 0; k < s->nerrs; k++) {
+			char item[64];
+			int l = snprintf(item, sizeof(item), "%s ret=%" PRId64 " x%" PRIu64,
+					 k ? "," : "", s->errs[k].ret, s->errs[k].calls);
+
+			if (used + l > WIDTH) {
+				printf("\n%24s", "");
+				used = 24;
+			}
+			used += printf("%s", item);
+		}
+		putchar('\n');
+	}
+}
+
+static void print_copies(const struct ift_op_stats *ops, size_t n)
+{
+	bool any = false;
+	char b[64], name[64];
+
+	for (size_t i = 0; i < n; i++) {
+		for (int d = 0; d < IFT_COPY_NR; d++) {
+			const struct ift_copy_stats *c = &ops[i].dir[d];
+
+			if (!ops[i].copy || !c->calls)
+				continue;
+			if (!any) {
+				printf("\n");
+				cell("copies", 24);
+				cell("dir", 9);
+				cell("calls", -9);
+				cell("bytes", -12);
+				cell("time", -10);
+				cell("bandwidth", -14);
+				putchar('\n');
+			}
+			any = true;
+			/* a nested copy's bytes are the enclosing copy's too */
+			if (ops[i].nested_calls == ops[i].calls) {
+				printf("\xe2\x86\xb3 ");
+				cell(safe(name, sizeof(name), ops[i].name, 21), 22);
+			} else {
+				cell(safe(name, sizeof(name), ops[i].name, 23), 24);
+			}
+			cell(dir_name[d], 9);
+			cell(fmt_num(b, sizeof(b), c->calls), -9);
+			cell(cli_bytes(b, sizeof(b), (double)c->bytes), -12);
+			cell(fmt_dur(b, sizeof(b), c->total_ns), -10);
+			if (c->total_ns) {
+				cli_bytes(b, sizeof(b), (double)c->bytes * 1e9 /
+					  (double)c->total_ns);
+				strcat(b, "/s");
+			} else {
+				snprintf(b, sizeof(b), "-");
+			}
+			cell(b, -14);
+			putchar('\n');
+		}
+	}
+}
+
+/* ---- text: processes and threads ---------------------------------- */
+
+static void task_header(bool threads)
+{
+	if (threads)
+		cell("tid", -8);
+	cell("pid", -8);
+	printf(" ");
+	cell("name", 16);
+	cell("role", 6);
+	cell("cuda", -8);
+	cell("on-cpu", -8);
+	cell("rq-wait", -8);
+	cell("blocked", -8);
+	cell("invol", -7);
+	cell("vol", -7);
+	cell("worst", -8);
+	cell("pages", -7);
+	putchar('\n');
+}
+
+static void task_row(bool threads, uint32_t tid, uint32_t pid, const char *comm,
+		     const char *role, uint64_t cuda, const struct ift_sched_stats *s)
+{
+	char b[64], name[64];
+
+	/* ids in full: pid_max is at most 4194304 */
+	if (threads) {
+		snprintf(b, sizeof(b), "%" PRIu32, tid);
+		cell(b, -8);
+	}
+	snprintf(b, sizeof(b), "%" PRIu32, pid);
+	cell(b, -8);
+	printf(" ");
+	cell(safe(name, sizeof(name), comm, 15), 16);
+	cell(short_role(role), 6);
+	cell(fmt_dur(b, sizeof(b), cuda), -8);
+	cell(fmt_dur(b, sizeof(b), s->on_cpu_ns), -8);
+	cell(fmt_dur(b, sizeof(b), s->runqueue_wait_ns), -8);
+	cell(fmt_dur(b, sizeof(b), s->blocked_ns), -8);
+	cell(fmt_num(b, sizeof(b), s->involuntary), -7);
+	cell(fmt_num(b, sizeof(b), s->voluntary), -7);
+	cell(fmt_dur(b, sizeof(b), s->max_off_cpu_ns), -8);
+	cell(fmt_num(b, sizeof(b), s->page_allocs), -7);
+	putchar('\n');
+}
+
+static const char *thread_comm(const struct ift_thread_info *t)
+{
+	return t->task && t->task->ncomms ? t->task->comms[t->task->ncomms - 1].comm : "";
+}
+
+static int cmp_proc_off(const void *x, const void *y)
+{
+	const struct ift_process_info *p = *(const struct ift_process_info *const *)x;
+	const struct ift_process_info *q = *(const struct ift_process_info *const *)y;
+
+	if (off_cpu(&p->sched) != off_cpu(&q->sched))
+		return off_cpu(&p->sched) > off_cpu(&q->sched) ? -1 : 1;
+	return p->pid < q->pid ? -1 : p->pid > q->pid;
+}
+
+static int cmp_thread_rank(const void *x, const void *y, void *arg)
+{
+	const struct ift_thread_info *p = *(const struct ift_thread_info *const *)x;
+	const struct ift_thread_info *q = *(const struct ift_thread_info *const *)y;
+	int by = *(const int *)arg;
+
+	if (by == TOP_CUDA && p->cuda_ns != q->cuda_ns)
+		return p->cuda_ns > q->cuda_ns ? -1 : 1;
+	if (off_cpu(&p->sched) != off_cpu(&q->sched))
+		return off_cpu(&p->sched) > off_cpu(&q->sched) ? -1 : 1;
+	return p->tid < q->tid ? -1 : p->tid > q->tid;
+}
+
+static const char *legend =
+	"(cuda: time in CUDA calls; rq-wait: runnable, waiting for a CPU; blocked:\n"
+	" sleeping until woken; invol/vol: context switches; worst: longest off-CPU)\n";
+
+static int print_processes(const struct ift_analysis *a)
+{
+	size_t n = ift_analysis_process_count(a);
+	const struct ift_process_info **v;
+
+	if (!n) {
+		printf("\nno process in the window\n");
+		return 0;
+	}
+	if (n <= TOP) {
+		printf("\nprocesses (%zu)\n", n);
+		task_header(false);
+		for (size_t i = 0; i < n; i++) {
+			const struct ift_process_info *p = ift_analysis_process(a, i);
+
+			task_row(false, 0, p->pid, p->comm, p->role, p->cuda_ns, &p->sched);
+		}
+		printf("%s", legend);
+		return 0;
+	}
+	printf("\nprocesses by CUDA time (top %d of %zu)\n", TOP, n);
+	task_header(false);
+	for (size_t i = 0; i < TOP; i++) {
+		const struct ift_process_info *p = ift_analysis_process(a, i);
+
+		task_row(false, 0, p->pid, p->comm, p->role, p->cuda_ns, &p->sched);
+	}
+	v = malloc(n * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		v[i] = ift_analysis_process(a, i);
+	qsort(v, n, sizeof(*v), cmp_proc_off);
+	printf("\nprocesses by off-CPU time (top %d of %zu)\n", TOP, n);
+	task_header(false);
+	for (size_t i = 0; i < TOP; i++)
+		task_row(false, 0, v[i]->pid, v[i]->comm, v[i]->role, v[i]->cuda_ns,
+			 &v[i]->sched);
+	printf("%s", legend);
+	free(v);
+	return 0;
+}
+
+static void thread_rows(const struct ift_thread_info *const *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		task_row(true, v[i]->tid, v[i]->pid, thread_comm(v[i]), v[i]->role,
+			 v[i]->cuda_ns, &v[i]->sched);
+}
+
+static int print_threads(const struct ift_analysis *a)
+{
+	size_t n = ift_analysis_thread_count(a);
+	const struct ift_thread_info **v;
+	int by;
+
+	if (!n)
+		return 0;
+	v = malloc(n * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		v[i] = ift_analysis_thread(a, i);
+	for (by = TOP_CUDA; by <= TOP_OFF_CPU; by++) {
+		qsort_r(v, n, sizeof(*v), cmp_thread_rank, &by);
+		if (n <= TOP)
+			printf("\nthreads (%zu)\n", n);
+		else
+			printf("\nthreads by %s (top %d of %zu)\n",
+			       by == TOP_CUDA ? "CUDA time" : "off-CPU time", TOP, n);
+		task_header(true);
+		thread_rows(v, n < TOP ? n : TOP);
+		if (n <= TOP)
+			break;
+	}
+	free(v);
+	return 0;
+}
+
+static void print_names(const char *what, const char *const *names, size_t n)
+{
+	int used = printf("  %s", what);
+	char name[64];
+
+	for (size_t i = 0; i < n; i++) {
+		const char *s = safe(name, sizeof(name), names[i], 0);
+
+		if (used + cols(s) + 2 > WIDTH) {
+			printf(",\n   ");
+			used = 3;
+		} else if (i) {
+			used += printf(", ");
+		}
+		used += printf("%s", s);
+	}
+	putchar('\n');
+}
+
+static int print_per_process(const struct ift_analysis *a, bool threads)
+{
+	char b1[32], b2[32], b3[32], b4[32], b5[32], name[64];
+
+	for (size_t i = 0; i < ift_analysis_process_count(a); i++) {
+		const struct ift_process_info *p = ift_analysis_process(a, i);
+		const struct ift_sched_stats *s = &p->sched;
+		int ret;
+
+		printf("\nprocess %" PRIu32 " %s%s%s%s, parent %" PRIu32 ", %zu thread%s\n",
+		       p->pid, safe(name, sizeof(name), p->comm, 0),
+		       p->role ? " (" : "", p->role ? p->role : "", p->role ? ")" : "",
+		       p->ppid, p->nthreads, p->nthreads == 1 ? "" : "s");
+		print_names("names: ", p->names, p->nnames);
+		printf("  alive %s .. %s; cuda %s in %" PRIu64 " calls\n",
+		       fmt_dur(b1, sizeof(b1), p->start_ns), fmt_dur(b2, sizeof(b2), p->end_ns),
+		       fmt_dur(b3, sizeof(b3), p->cuda_ns), p->cuda_calls);
+		printf("  on-cpu %s, rq-wait %s, blocked %s, worst stall %s at %s\n",
+		       fmt_dur(b1, sizeof(b1), s->on_cpu_ns),
+		       fmt_dur(b2, sizeof(b2), s->runqueue_wait_ns),
+		       fmt_dur(b3, sizeof(b3), s->blocked_ns),
+		       fmt_dur(b4, sizeof(b4), s->max_off_cpu_ns),
+		       fmt_dur(b5, sizeof(b5), s->max_off_cpu_at));
+		printf("  switches %" PRIu64 " (involuntary %" PRIu64 ", voluntary %" PRIu64
+		       "), wake-ups %" PRIu64 "\n", s->involuntary + s->voluntary,
+		       s->involuntary, s->voluntary, s->wakeups);
+		printf("  page allocations %" PRIu64 " (%s)\n", s->page_allocs,
+		       cli_bytes(b1, sizeof(b1), (double)s->page_alloc_bytes));
+		if (p->nops) {
+			putchar('\n');
+			ret = print_ops(p->ops, p->nops, "  ");
+			if (ret < 0)
+				return ret;
+		}
+		if (threads) {
+			putchar('\n');
+			task_header(true);
+			thread_rows(p->threads, p->nthreads);
+		}
+	}
+	return 0;
+}
+
+static int print_text(const struct ift_analysis *a, bool per_process, bool threads)
+{
+	const struct ift_analysis_summary *s = ift_analysis_summary(a);
+	char b1[32], b2[32], b3[32], cmd[WIDTH];
+	uint64_t span = s->end_ts - s->start_ts;
+	size_t nops = ift_analysis_op_count(a);
+	int ret;
+
+	printf("command    %s\n", s->command[0] ?
+	       safe(cmd, sizeof(cmd), s->command, WIDTH - 11) : "(not recorded)");
+	if (s->from_ns || s->to_ns != span)
+		printf("window     %s .. %s of a %s trace\n",
+		       fmt_dur(b1, sizeof(b1), s->from_ns), fmt_dur(b2, sizeof(b2), s->to_ns),
+		       fmt_dur(b3, sizeof(b3), span));
+	else
+		printf("duration   %s\n", fmt_dur(b1, sizeof(b1), s->duration_ns));
+	printf("events     %s (%s CUDA calls, %s host events), %u CPUs\n",
+	       cli_count(b1, sizeof(b1), s->events), cli_count(b2, sizeof(b2), s->calls),
+	       cli_count(b3, sizeof(b3), s->host_events), s->cpus);
+	printf("lost       %s\n", cli_count(b1, sizeof(b1), s->lost_events));
+	if (s->lost_events)
+		printf("WARNING: the kernel dropped %s events: counts and times may be short\n",
+		       cli_count(b1, sizeof(b1), s->lost_events));
+
+	if (nops) {
+		const struct ift_op_stats *ops = ift_analysis_op(a, 0);
+
+		printf("\nCUDA ops\n");
+		ret = print_ops(ops, nops, "");
+		if (ret < 0)
+			return ret;
+		printf("(\xe2\x86\xb3 nested: made inside the call above, its time already counted"
+		       " there; wall%%:\n share of the calling threads' wall time)\n");
+		print_errors(ops, nops);
+		print_copies(ops, nops);
+	} else {
+		printf("\nno CUDA calls in the window\n");
+	}
+
+	if (per_process)
+		return print_per_process(a, threads);
+	ret = print_processes(a);
+	if (ret >= 0 && threads)
+		ret = print_threads(a);
+	return ret;
+}
+
+/* ---- JSON --------------------------------------------------------- */
+
+static void add_u64(json_object *o, const char *k, uint64_t v)
+{
+	json_object_object_add(o, k, json_object_new_uint64(v));
+}
+
+static void add_str(json_object *o, const char *k, const char *v)
+{
+	json_object_object_add(o, k, v ? json_object_new_string(v) : NULL);
+}
+
+static json_object *json_ops(const struct ift_op_stats *ops, size_t n)
+{
+	json_object *arr = json_object_new_array();
+
+	for (size_t i = 0; i < n; i++) {
+		const struct ift_op_stats *s = &ops[i];
+		json_object *o = json_object_new_object(), *v;
+
+		add_str(o, "op", s->name);
+		add_str(o, "api", s->api == IFT_API_DRIVER ? "driver" : "runtime");
+		add_u64(o, "calls", s->calls);
+		add_u64(o, "nested_calls", s->nested_calls);
+		add_u64(o, "errors", s->errors);
+		v = json_object_new_array();
+		for (size_t k = 0; k < s->nerrs; k++) {
+			json_object *e = json_object_new_object();
+
+			json_object_object_add(e, "ret", json_object_new_int64(s->errs[k].ret));
+			add_u64(e, "calls", s->errs[k].calls);
+			json_object_array_add(v, e);
+		}
+		json_object_object_add(o, "error_codes", v);
+		add_u64(o, "total_ns", s->total_ns);
+		add_u64(o, "mean_ns", s->mean_ns);
+		add_u64(o, "min_ns", s->min_ns);
+		add_u64(o, "p50_ns", s->p50_ns);
+		add_u64(o, "p95_ns", s->p95_ns);
+		add_u64(o, "p99_ns", s->p99_ns);
+		add_u64(o, "max_ns", s->max_ns);
+		add_u64(o, "bytes", s->bytes);
+		json_object_object_add(o, "wall_share", json_object_new_double(
+			s->callers_wall_ns ? (double)s->total_ns / (double)s->callers_wall_ns : 0));
+		v = json_object_new_array();
+		for (int d = 0; s->copy && d < IFT_COPY_NR; d++) {
+			const struct ift_copy_stats *c = &s->dir[d];
+			json_object *e;
+
+			if (!c->calls)
+				continue;
+			e = json_object_new_object();
+			add_str(e, "direction", dir_name[d]);
+			add_u64(e, "calls", c->calls);
+			add_u64(e, "bytes", c->bytes);
+			add_u64(e, "total_ns", c->total_ns);
+			json_object_object_add(e, "bytes_per_s", json_object_new_double(
+				c->total_ns ? (double)c->bytes * 1e9 / (double)c->total_ns : 0));
+			json_object_array_add(v, e);
+		}
+		json_object_object_add(o, "copies", v);
+		v = json_object_new_array();
+		for (size_t k = 0; k < s->ninner; k++) {
+			json_object *e = json_object_new_object();
+
+			add_str(e, "op", s->inner[k].name);
+			add_u64(e, "calls", s->inner[k].calls);
+			add_u64(e, "total_ns", s->inner[k].total_ns);
+			json_object_array_add(v, e);
+		}
+		json_object_object_add(o, "nested", v);
+		json_object_array_add(arr, o);
+	}
+	return arr;
+}
+
+static void json_sched(json_object *o, const struct ift_sched_stats *s)
+{
+	add_u64(o, "on_cpu_ns", s->on_cpu_ns);
+	add_u64(o, "context_switches", s->involuntary + s->voluntary);
+	add_u64(o, "involuntary_switches", s->involuntary);
+	add_u64(o, "voluntary_switches", s->voluntary);
+	add_u64(o, "runqueue_wait_ns", s->runqueue_wait_ns);
+	add_u64(o, "blocked_ns", s->blocked_ns);
+	add_u64(o, "max_off_cpu_ns", s->max_off_cpu_ns);
+	add_u64(o, "max_off_cpu_at_ns", s->max_off_cpu_at);
+	add_u64(o, "wakeups", s->wakeups);
+	add_u64(o, "page_allocs", s->page_allocs);
+	add_u64(o, "page_alloc_bytes", s->page_alloc_bytes);
+}
+
+static json_object *json_names(const struct ift_task *task)
+{
+	json_object *arr = json_object_new_array();
+
+	for (unsigned i = 0; task && i < task->ncomms; i++)
+		json_object_array_add(arr, json_object_new_string(task->comms[i].comm));
+	return arr;
+}
+
+static json_object *json_thread(const struct ift_thread_info *t)
+{
+	json_object *o = json_object_new_object();
+
+	add_u64(o, "tid", t->tid);
+	add_str(o, "comm", thread_comm(t));
+	json_object_object_add(o, "names", json_names(t->task));
+	add_str(o, "role", t->role);
+	add_u64(o, "start_ns", t->start_ns);
+	add_u64(o, "end_ns", t->end_ns);
+	json_object_object_add(o, "started", json_object_new_boolean(t->started));
+	json_object_object_add(o, "exited", json_object_new_boolean(t->exited));
+	add_u64(o, "first_seen_ns", t->first_ns);
+	add_u64(o, "last_seen_ns", t->last_ns);
+	json_sched(o, &t->sched);
+	add_u64(o, "cuda_calls", t->cuda_calls);
+	add_u64(o, "cuda_ns", t->cuda_ns);
+	json_object_object_add(o, "ops", json_ops(t->ops, t->nops));
+	return o;
+}
+
+static json_object *json_process(const struct ift_process_info *p)
+{
+	json_object *o = json_object_new_object(), *v;
+
+	add_u64(o, "pid", p->pid);
+	add_u64(o, "ppid", p->ppid);
+	add_str(o, "comm", p->comm);
+	v = json_object_new_array();
+	for (size_t i = 0; i < p->nnames; i++)
+		json_object_array_add(v, json_object_new_string(p->names[i]));
+	json_object_object_add(o, "names", v);
+	add_str(o, "role", p->role);
+	add_u64(o, "start_ns", p->start_ns);
+	add_u64(o, "end_ns", p->end_ns);
+	v = json_object_new_array();
+	for (size_t i = 0; i < p->nthreads; i++)
+		json_object_array_add(v, json_thread(p->threads[i]));
+	json_object_object_add(o, "threads", v);
+	json_sched(o, &p->sched);
+	add_u64(o, "cuda_calls", p->cuda_calls);
+	add_u64(o, "cuda_ns", p->cuda_ns);
+	json_object_object_add(o, "ops", json_ops(p->ops, p->nops));
+	return o;
+}
+
+static int print_json(const struct ift_analysis *a)
+{
+	const struct ift_analysis_summary *s = ift_analysis_summary(a);
+	json_object *root = json_object_new_object(), *o, *v;
+	const char *text;
+	int ret = 0;
+
+	if (!root)
+		return -ENOMEM;
+	o = json_object_new_object();
+	add_str(o, "command", s->command);
+	add_u64(o, "start_ts", s->start_ts);
+	add_u64(o, "duration_ns", s->duration_ns);
+	add_u64(o, "from_ns", s->from_ns);
+	add_u64(o, "to_ns", s->to_ns);
+	add_u64(o, "events", s->events);
+	add_u64(o, "calls", s->calls);
+	add_u64(o, "host_events", s->host_events);
+	add_u64(o, "lost_events", s->lost_events);
+	add_u64(o, "cpus", s->cpus);
+	json_object_object_add(root, "trace", o);
+	json_object_object_add(root, "ops", json_ops(ift_analysis_op(a, 0),
+						     ift_analysis_op_count(a)));
+	v = json_object_new_array();
+	for (size_t i = 0; i < ift_analysis_process_count(a); i++)
+		json_object_array_add(v, json_process(ift_analysis_process(a, i)));
+	json_object_object_add(root, "processes", v);
+	json_object_object_add(root, "chains", json_object_new_array());
+
+	text = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY |
+					      JSON_C_TO_STRING_NOSLASHESCAPE);
+	if (text)
+		puts(text);
+	else
+		ret = -ENOMEM;
+	json_object_put(root);
+	return ret;
+}
+
+/* ---- the command -------------------------------------------------- */
+
+int cmd_report(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "input", required_argument, NULL, 'i' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "per-process", no_argument, NULL, 'P' },
+		{ "threads", no_argument, NULL, 'T' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "op", required_argument, NULL, 'o' },
+		{ "from", required_argument, NULL, 'f' },
+		{ "to", required_argument, NULL, 't' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	static uint32_t pids[MAX_FILTERS];
+	static const char *ops[MAX_FILTERS];
+	struct ift_analyze_opts opts = { .pids = pids, .ops = ops };
+	const char *path = IFT_DEFAULT_TRACE;
+	bool json = false, per_process = false, threads = false;
+	struct ift_analysis *a;
+	struct ift_trace *t;
+	int c, ret;
+
+	while ((c = getopt_long(argc, argv, "+i:h", longopts, NULL)) != -1) {
+		char *end;
+		unsigned long v;
+
+		switch (c) {
+		case 'i':
+			path = optarg;
+			break;
+		case 'j':
+			json = true;
+			break;
+		case 'P':
+			per_process = true;
+			break;
+		case 'T':
+			threads = true;
+			break;
+		case 'p':
+			errno = 0;
+			v = strtoul(optarg, &end, 10);
+			if (errno || *end || !*optarg || v == 0 || v > UINT32_MAX ||
+			    optarg[0] == '-')
+				return usage_error(usage, "bad pid '%s'", optarg);
+			if (opts.npids == MAX_FILTERS)
+				return usage_error(usage, "more than %d --pid", MAX_FILTERS);
+			pids[opts.npids++] = (uint32_t)v;
+			break;
+		case 'o':
+			if (opts.nops == MAX_FILTERS)
+				return usage_error(usage, "more than %d --op", MAX_FILTERS);
+			ops[opts.nops++] = optarg;
+			break;
+		case 'f':
+			if (parse_time(optarg, &opts.from_ns) < 0)
+				return usage_error(usage, "bad time '%s' (like 12s, 20.5s, 300ms)",
+						   optarg);
+			break;
+		case 't':
+			if (parse_time(optarg, &opts.to_ns) < 0)
+				return usage_error(usage, "bad time '%s' (like 12s, 20.5s, 300ms)",
+						   optarg);
+			opts.has_to = true;
+			break;
+		case 'h':
+			printf("usage: %s %s\n", progname, usage);
+			return EXIT_OK;
+		default:
+			return bad_option(usage, argv);
+		}
+	}
+	if (optind < argc)
+		return usage_error(usage, "unexpected argument '%s'", argv[optind]);
+	if (opts.has_to && opts.to_ns <= opts.from_ns)
+		return usage_error(usage, "--to must be after --from");
+
+	t = cli_open_trace(path, 0);
+	if (!t)
+		return EXIT_RUNTIME;
+	for (size_t i = 0; i < opts.nops; i++) {
+		bool found = false;
+
+		for (size_t id = 1; id <= ift_trace_op_count(t) && !found; id++)
+			found = ift_trace_op(t, id) && !strcmp(ift_trace_op(t, id)->name, ops[i]);
+		if (!found)
+			warning("the trace has no op '%s'", ops[i]);
+	}
+	ret = ift_analysis_run(t, &opts, &a);
+	if (ret < 0) {
+		error("cannot analyze '%s': %s", path, ift_strerror(ret));
+		ift_trace_close(t);
+		return EXIT_RUNTIME;
+	}
+	ret = json ? print_json(a) : print_text(a, per_process, threads);
+	if (ret < 0)
+		error("cannot write the report: %s", ift_strerror(ret));
+	ift_analysis_free(a);
+	ift_trace_close(t);
+	return ret < 0 ? EXIT_RUNTIME : EXIT_OK;
+}

@@ -1,0 +1,154 @@
+#!/usr/bin/env bash
+# report --json has every key docs/report.md documents, with the documented
+# type, and no other; the text report fits 100 columns in every mode; bad
+# options are usage errors; report runs as an unprivileged user.
+. "$IFT_SRC/tests/e2e/lib.sh"
+
+command -v python3 >/dev/null || skip "needs python3 to parse JSON"
+
+# 12 workers: more processes than one ranking shows
+"$IFT_TOOLS/gentrace" -o g.trace -n 60000 -s 7 -w 12 >/dev/null || fail "gentrace failed"
+
+"$IFT" report -i g.trace --json >report.json 2>err.txt || fail "report --json failed: $(cat err.txt)"
+[ ! -s err.txt ] || fail "report --json wrote to stderr: $(cat err.txt)"
+"$IFT" report -i g.trace --json --from 20ms --to 60ms >window.json 2>err.txt ||
+	fail "report --json --from --to failed: $(cat err.txt)"
+
+python3 - "$IFT_SRC/docs/report.md" report.json window.json <<'PY' || fail "the JSON report does not match docs/report.md"
+import json, re, sys
+
+# the key tables of docs/report.md: "### kind", then "| `key` | type | meaning |"
+spec, kind = {}, None
+for line in open(sys.argv[1], encoding="utf-8"):
+    m = re.match(r"^### (.+?)\s*$", line)
+    if m:
+        kind = m.group(1)
+        continue
+    m = re.match(r"^\| `([a-z0-9_]+)` \| ([a-z ]+?) \|", line)
+    if m and kind:
+        spec.setdefault(kind, {})[m.group(1)] = m.group(2)
+for k in ("report", "trace", "op", "process", "thread", "error code", "copy", "nested op"):
+    if k not in spec:
+        print("docs/report.md has no key table for", k)
+        sys.exit(1)
+
+bad = []
+seen = set()
+def is_int(v):
+    return isinstance(v, int) and not isinstance(v, bool)
+def check_type(v, t, path):
+    if t == "integer":
+        ok = is_int(v)
+    elif t == "number":
+        ok = (is_int(v) or isinstance(v, float))
+    elif t == "string":
+        ok = isinstance(v, str)
+    elif t == "string or null":
+        ok = v is None or isinstance(v, str)
+    elif t == "boolean":
+        ok = isinstance(v, bool)
+    elif t == "object":
+        ok = isinstance(v, dict)
+        if ok:
+            check(v, path.rsplit(".", 1)[-1], path)
+    elif t == "array":
+        ok = isinstance(v, list)
+    elif t == "array of strings":
+        ok = isinstance(v, list) and all(isinstance(x, str) for x in v)
+    elif t.startswith("array of "):
+        ok = isinstance(v, list)
+        for i, x in enumerate(v if ok else []):
+            if not isinstance(x, dict):
+                bad.append("%s[%d] is not an object" % (path, i))
+            else:
+                check(x, t[len("array of "):], "%s[%d]" % (path, i))
+    else:
+        bad.append("docs/report.md: unknown type %r for %s" % (t, path))
+        return
+    if not ok:
+        bad.append("%s: %r is not %s" % (path, v, t))
+def check(obj, kind, path):
+    seen.add(kind)
+    want = spec[kind]
+    for k in sorted(set(want) - set(obj)):
+        bad.append("%s: missing key %r (documented for %s)" % (path, k, kind))
+    for k in sorted(set(obj) - set(want)):
+        bad.append("%s: key %r is not documented for %s" % (path, k, kind))
+    for k in sorted(set(want) & set(obj)):
+        check_type(obj[k], want[k], path + "." + k)
+
+r = json.load(open(sys.argv[2]))
+check(r, "report", "report")
+# every kind of object was exercised: errors, copies, nested driver calls
+for k in spec:
+    if k not in seen:
+        bad.append("the report had no %s to check" % k)
+if r["chains"] != []:
+    bad.append("chains should be empty for now")
+t = r["trace"]
+if t["events"] < 60000:
+    bad.append("trace.events %d, gentrace wrote at least 60000" % t["events"])
+if t["from_ns"] != 0 or t["to_ns"] != t["duration_ns"]:
+    bad.append("whole trace: from_ns %d to_ns %d duration_ns %d" % (t["from_ns"], t["to_ns"], t["duration_ns"]))
+if len(r["processes"]) <= 10:
+    bad.append("expected more than 10 processes, got %d" % len(r["processes"]))
+for p in r["processes"]:
+    if p["context_switches"] != p["involuntary_switches"] + p["voluntary_switches"]:
+        bad.append("pid %d: switches do not add up" % p["pid"])
+    if p["cuda_ns"] and p["role"] != "cuda process":
+        bad.append("pid %d makes CUDA calls but its role is %r" % (p["pid"], p["role"]))
+for o in r["ops"]:
+    if not (o["min_ns"] <= o["p50_ns"] <= o["p95_ns"] <= o["p99_ns"] <= o["max_ns"]):
+        bad.append("op %s: percentiles out of order" % o["op"])
+    if o["errors"] != sum(e["calls"] for e in o["error_codes"]):
+        bad.append("op %s: errors by code do not add up" % o["op"])
+
+w = json.load(open(sys.argv[3]))
+check(w, "report", "window")
+wt = w["trace"]
+if (wt["from_ns"], wt["to_ns"], wt["duration_ns"]) != (20000000, 60000000, 40000000):
+    bad.append("window: from %d to %d duration %d" % (wt["from_ns"], wt["to_ns"], wt["duration_ns"]))
+if not 0 < wt["events"] < t["events"]:
+    bad.append("window: %d events of %d" % (wt["events"], t["events"]))
+
+for b in bad[:20]:
+    print(b)
+sys.exit(1 if bad else 0)
+PY
+
+# text: every mode fits 100 columns (characters, not bytes: µ and ↳ are one)
+for mode in "" "--threads" "--per-process" "--per-process --threads" "--op cudaMemcpyAsync" "--pid 4242 --from 10ms"; do
+	"$IFT" report -i g.trace $mode >text.txt 2>err.txt || fail "report $mode failed: $(cat err.txt)"
+	[ -s text.txt ] || fail "report $mode printed nothing"
+	python3 - text.txt "$mode" <<'PY' || fail "report $mode: lines wider than 100 columns"
+import sys
+bad = [l for l in open(sys.argv[1], encoding="utf-8").read().split("\n") if len(l) > 100]
+for l in bad[:5]:
+    print("%d columns: %s" % (len(l), l))
+sys.exit(1 if bad else 0)
+PY
+done
+"$IFT" report -i g.trace >text.txt
+grep -q '^CUDA ops' text.txt || fail "no op table: $(cat text.txt)"
+grep -q 'processes by CUDA time (top 10 of' text.txt || fail "no ranking by CUDA time"
+grep -q 'processes by off-CPU time (top 10 of' text.txt || fail "no ranking by off-CPU time"
+grep -q '↳ cuLaunchKernel' text.txt || fail "the nested driver call is not under its runtime call"
+
+# usage errors exit 2, a missing file 1, each with one line on stderr
+for args in "--from abc" "--from 2s --to 1s" "--pid x" "--to" "--bogus" "extra"; do
+	"$IFT" report -i g.trace $args >/dev/null 2>err.txt; rc=$?
+	[ $rc = 2 ] || fail "report $args exited $rc, want 2"
+done
+expect_one_line_error "$IFT" report -i missing.trace >/dev/null
+"$IFT" report -i missing.trace >/dev/null 2>&1; [ $? = 1 ] || fail "a missing trace should exit 1"
+
+# an unprivileged user can read a trace: report needs nothing else
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+	chmod 755 . && chmod 644 g.trace
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$IFT" report -i "$PWD/g.trace" --json \
+		>nobody.json 2>err.txt || fail "report as nobody failed: $(cat err.txt)"
+	cmp -s nobody.json report.json || fail "report as nobody differs from report as root"
+else
+	echo "note: not root, the run as nobody is skipped"
+fi
+exit 0

@@ -1,0 +1,721 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The analyzer on traces built row by row with the writer API, where every
+ * expected figure is known by construction: nearest-rank percentiles of a
+ * known set, run-queue wait against blocked time for a hand-built sequence
+ * of switches and wake-ups, nested calls counted once, the breakdown of one
+ * call with its preemptors and their shares, errors by code, copies, page
+ * allocations, names, roles, the window and the filters.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ift-analyze.h"
+
+#define T0	1000000000ULL		/* the recording starts here */
+#define US	1000ULL
+#define MS	1000000ULL
+#define S_RUN	0ULL			/* prev_state R */
+#define S_PREEMPT 0x100ULL		/* R+ */
+#define S_SLEEP	1ULL			/* S */
+
+static char tmpdir[] = "/tmp/ift-analyze.XXXXXX";
+
+/* ---- a trace, row by row --------------------------------------------- */
+
+enum { OP_MEMCPY = 1, OP_LAUNCH, OP_CULAUNCH, OP_SYNC, OP_MALLOC, OP_MEMCPY2D,
+       OP_HTOD, OP_NR };
+
+struct tb {
+	struct ift_writer *w;
+	char path[256];
+	int op[OP_NR];
+	struct ift_trace *t;
+	struct ift_analysis *a;
+};
+
+static void tb_begin(struct tb *b, const char *name, uint64_t stop)
+{
+	static const struct ift_op ops[OP_NR] = {
+		[OP_MEMCPY] = { "cudaMemcpy", IFT_API_RUNTIME, 4,
+				{ "dst", "src", "bytes", "kind" } },
+		[OP_LAUNCH] = { "cudaLaunchKernel", IFT_API_RUNTIME, 2, { "func", "stream" } },
+		[OP_CULAUNCH] = { "cuLaunchKernel", IFT_API_DRIVER, 2, { "func", "stream" } },
+		[OP_SYNC] = { "cudaStreamSynchronize", IFT_API_RUNTIME, 1, { "stream" } },
+		[OP_MALLOC] = { "cudaMalloc", IFT_API_RUNTIME, 1, { "bytes" } },
+		[OP_MEMCPY2D] = { "cudaMemcpy2D", IFT_API_RUNTIME, 5,
+				  { "dst", "src", "width", "height", "kind" } },
+		[OP_HTOD] = { "cuMemcpyHtoD_v2", IFT_API_DRIVER, 3, { "dst", "src", "bytes" } },
+	};
+
+	memset(b, 0, sizeof(*b));
+	snprintf(b->path, sizeof(b->path), "%s/%s.trace", tmpdir, name);
+	b->w = ift_writer_create(b->path, NULL);
+	assert_non_null(b->w);
+	assert_int_equal(ift_writer_meta(b->w, "cmdline", "./train --test"), 0);
+	assert_int_equal(ift_writer_metaf(b->w, "record.start_ns", "%llu",
+					  (unsigned long long)T0), 0);
+	assert_int_equal(ift_writer_metaf(b->w, "record.stop_ns", "%llu",
+					  (unsigned long long)(T0 + stop)), 0);
+	assert_int_equal(ift_writer_meta(b->w, "cpu.count", "2"), 0);
+	for (int i = 1; i < OP_NR; i++) {
+		b->op[i] = ift_writer_op(b->w, &ops[i]);
+		assert_true(b->op[i] > 0);
+	}
+}
+
+static void add(struct tb *b, unsigned table, const uint64_t *row)
+{
+	assert_int_equal(ift_writer_append(b->w, table, row), 0);
+}
+
+/* prev (ptid/ppid, leaving in STATE) -> next, on CPU at T0 + T */
+static void sw(struct tb *b, uint64_t t, uint64_t cpu, uint64_t ptid, uint64_t ppid,
+	       uint64_t state, uint64_t ntid, uint64_t npid)
+{
+	uint64_t r[IFT_SW_NR] = { T0 + t, cpu, ppid, ptid, state, 120, npid, ntid, 120 };
+
+	add(b, IFT_T_SWITCHES, r);
+}
+
+static void wk(struct tb *b, uint64_t t, uint64_t cpu, uint64_t tid, uint64_t pid,
+	       uint64_t kind, uint64_t target, uint64_t wtid, uint64_t wpid)
+{
+	uint64_t r[IFT_WK_NR] = { T0 + t, cpu, pid, tid, kind, 120, target, wpid, wtid };
+
+	add(b, IFT_T_WAKEUPS, r);
+}
+
+static void call(struct tb *b, uint64_t t, uint64_t tid, uint64_t pid, int op,
+		 uint64_t dur, int64_t ret, uint64_t depth, uint64_t a0, uint64_t a1,
+		 uint64_t a2, uint64_t a3, uint64_t a4)
+{
+	uint64_t r[IFT_CALL_NR] = {
+		T0 + t, 0, pid, tid, (uint64_t)b->op[op], dur, (uint64_t)ret,
+		depth ? IFT_CALL_F_NESTED : 0, depth, a0, a1, a2, a3, a4, 0,
+	};
+
+	add(b, IFT_T_CALLS, r);
+}
+
+static void page(struct tb *b, uint64_t t, uint64_t tid, uint64_t pid, uint64_t order)
+{
+	uint64_t r[IFT_PG_NR] = { T0 + t, 0, pid, tid, order, 0xcc0, 1 };
+
+	add(b, IFT_T_PAGE_ALLOCS, r);
+}
+
+static void task(struct tb *b, uint64_t t, uint64_t tid, uint64_t pid, uint64_t kind,
+		 uint64_t ctid, uint64_t cpid, const char *comm)
+{
+	int64_t id = ift_writer_string(b->w, comm);
+	uint64_t r[IFT_TK_NR] = { T0 + t, 0, pid, tid, kind, cpid, ctid, 0, 0 };
+
+	assert_true(id >= 0);
+	r[IFT_TK_COMM] = (uint64_t)id;
+	add(b, IFT_T_TASKS, r);
+}
+
+static void tb_run(struct tb *b, const struct ift_analyze_opts *opts)
+{
+	if (b->w) {
+		assert_int_equal(ift_writer_finish(b->w), 0);
+		ift_writer_free(b->w);
+		b->w = NULL;
+	}
+	if (!b->t)
+		assert_int_equal(ift_trace_open(b->path, 0, &b->t), 0);
+	ift_analysis_free(b->a);
+	b->a = NULL;
+	assert_int_equal(ift_analysis_run(b->t, opts, &b->a), 0);
+}
+
+static void tb_end(struct tb *b)
+{
+	ift_analysis_free(b->a);
+	ift_trace_close(b->t);
+	unlink(b->path);
+}
+
+static const struct ift_op_stats *op_named(const struct ift_op_stats *ops, size_t n,
+					   const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(ops[i].name, name))
+			return &ops[i];
+	return NULL;
+}
+
+static const struct ift_op_stats *global_op(const struct tb *b, const char *name)
+{
+	return op_named(ift_analysis_op(b->a, 0), ift_analysis_op_count(b->a), name);
+}
+
+static const struct ift_thread_info *thread(const struct tb *b, uint32_t tid)
+{
+	const struct ift_thread_info *t = ift_analysis_thread_find(b->a, tid);
+
+	assert_non_null(t);
+	return t;
+}
+
+/* ---- percentiles ---------------------------------------------------- */
+
+static void test_percentile_ranks(void **state)
+{
+	static const uint64_t v[10] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 };
+	static const uint64_t one[1] = { 42 };
+
+	(void)state;
+	/* ceil(P * N / 100), counted from 1 */
+	assert_int_equal(ift_percentile(v, 10, 50), 5);
+	assert_int_equal(ift_percentile(v, 10, 51), 6);
+	assert_int_equal(ift_percentile(v, 10, 95), 10);
+	assert_int_equal(ift_percentile(v, 10, 10), 1);
+	assert_int_equal(ift_percentile(v, 10, 11), 2);
+	assert_int_equal(ift_percentile(v, 10, 100), 10);
+	assert_int_equal(ift_percentile(v, 10, 1), 1);
+	assert_int_equal(ift_percentile(one, 1, 99), 42);
+	assert_int_equal(ift_percentile(v, 0, 50), 0);
+}
+
+/*
+ * 100 calls lasting 1..100 µs in a shuffled order, and 7 calls of another op
+ * lasting 10..70 µs: p50/p95/p99 by nearest rank are known.
+ */
+static void test_op_percentiles(void **state)
+{
+	struct tb b;
+	const struct ift_op_stats *s;
+	unsigned perm[100];
+
+	(void)state;
+	tb_begin(&b, "pct", 1000 * MS);
+	for (unsigned i = 0; i < 100; i++)
+		perm[i] = (i * 37 + 11) % 100 + 1;	/* 37 is prime to 100 */
+	sw(&b, 1 * MS, 0, 0, 0, S_RUN, 100, 100);
+	for (unsigned i = 0; i < 100; i++)
+		call(&b, 10 * MS + i * MS, 100, 100, OP_SYNC, perm[i] * US, 0, 0,
+		     0x5000, 0, 0, 0, 0);
+	for (unsigned i = 0; i < 7; i++)
+		call(&b, 200 * MS + i * MS, 100, 100, OP_LAUNCH, (7 - i) * 10 * US, 0,
+		     0, 0x400000, 0x5000, 0, 0, 0);
+	tb_run(&b, NULL);
+
+	s = global_op(&b, "cudaStreamSynchronize");
+	assert_non_null(s);
+	assert_int_equal(s->calls, 100);
+	assert_int_equal(s->total_ns, 5050 * US);
+	assert_int_equal(s->mean_ns, 50500);
+	assert_int_equal(s->min_ns, 1 * US);
+	assert_int_equal(s->p50_ns, 50 * US);
+	assert_int_equal(s->p95_ns, 95 * US);
+	assert_int_equal(s->p99_ns, 99 * US);
+	assert_int_equal(s->max_ns, 100 * US);
+	assert_int_equal(s->errors, 0);
+	assert_int_equal(s->api, IFT_API_RUNTIME);
+
+	s = global_op(&b, "cudaLaunchKernel");
+	assert_non_null(s);
+	assert_int_equal(s->calls, 7);
+	assert_int_equal(s->p50_ns, 40 * US);	/* rank ceil(3.5) = 4 */
+	assert_int_equal(s->p95_ns, 70 * US);	/* rank ceil(6.65) = 7 */
+	assert_int_equal(s->p99_ns, 70 * US);
+	assert_int_equal(s->mean_ns, 40 * US);
+
+	/* most time first; the same figures per thread and per process */
+	assert_string_equal(ift_analysis_op(b.a, 0)->name, "cudaStreamSynchronize");
+	s = op_named(thread(&b, 100)->ops, thread(&b, 100)->nops, "cudaStreamSynchronize");
+	assert_non_null(s);
+	assert_int_equal(s->p95_ns, 95 * US);
+	s = op_named(ift_analysis_process_find(b.a, 100)->ops,
+		     ift_analysis_process_find(b.a, 100)->nops, "cudaLaunchKernel");
+	assert_non_null(s);
+	assert_int_equal(s->p50_ns, 40 * US);
+	assert_int_equal(thread(&b, 100)->cuda_ns, 5050 * US + 280 * US);
+	/* the thread's wall time: the whole recording */
+	assert_int_equal(s->callers_wall_ns, 1000 * MS);
+	tb_end(&b);
+}
+
+/* ---- the state machine ------------------------------------------------ */
+
+struct ivsum {
+	uint64_t ns[IFT_SCHED_EXITING + 1];
+	unsigned n;
+};
+
+static void on_interval(void *ctx, const struct ift_analysis *a,
+			const struct ift_interval *iv)
+{
+	struct ivsum *s = ctx;
+
+	(void)a;
+	assert_true(iv->end_ts > iv->start_ts);
+	if (iv->tid == 100) {
+		s->ns[iv->state] += iv->end_ts - iv->start_ts;
+		s->n++;
+	}
+}
+
+/*
+ * Thread A (100) and B (200) on two CPUs, 100 ms:
+ *   10 A in (cpu0)                    A unknown before: nothing counted
+ *   20 A preempted (R) by B           A on 10, invol
+ *   25 B sleeps (S), A in             A runnable 5; B on 5, vol
+ *   40 A sleeps (S), idle             A on 15, vol
+ *   45 B woken by an interrupt (cpu1) B blocked 20
+ *   46 B in on cpu1                   B runnable 1
+ *   50 B wakes A (waking)             A blocked 10
+ *   52 sched_wakeup of A              (already runnable)
+ *   53 A in on cpu0                   A runnable 3; stall 40..53 = 13
+ *   58, 61 A allocates order 2, 0     16384 + 4096 bytes
+ *   100 end                           A on 47, B on 54
+ */
+static void build_ab(struct tb *b)
+{
+	tb_begin(b, "ab", 100 * MS);
+	task(b, 1 * MS, 100, 100, IFT_TASK_COMM, 0, 0, "worker-a");
+	task(b, 1 * MS, 200, 200, IFT_TASK_COMM, 0, 0, "worker-b");
+	sw(b, 10 * MS, 0, 0, 0, S_RUN, 100, 100);
+	sw(b, 20 * MS, 0, 100, 100, S_PREEMPT, 200, 200);
+	sw(b, 25 * MS, 0, 200, 200, S_SLEEP, 100, 100);
+	sw(b, 40 * MS, 0, 100, 100, S_SLEEP, 0, 0);
+	wk(b, 45 * MS, 1, 200, 200, IFT_WAKE_WAKING, 1, 0, 0);
+	sw(b, 46 * MS, 1, 0, 0, S_RUN, 200, 200);
+	wk(b, 50 * MS, 1, 100, 100, IFT_WAKE_WAKING, 0, 200, 200);
+	wk(b, 52 * MS, 0, 100, 100, IFT_WAKE_WAKEUP, 0, 200, 200);
+	sw(b, 53 * MS, 0, 0, 0, S_RUN, 100, 100);
+	page(b, 58 * MS, 100, 100, 2);
+	page(b, 61 * MS, 100, 100, 0);
+}
+
+static void test_runqueue_vs_blocked(void **state)
+{
+	struct ivsum iv = { { 0 }, 0 };
+	struct ift_analyze_opts opts = {
+		.hooks = { .ctx = &iv, .interval = on_interval },
+	};
+	const struct ift_thread_info *a, *bt;
+	const struct ift_process_info *p;
+	struct tb b;
+
+	(void)state;
+	build_ab(&b);
+	tb_run(&b, &opts);
+
+	a = thread(&b, 100);
+	assert_int_equal(a->sched.on_cpu_ns, 72 * MS);
+	assert_int_equal(a->sched.runqueue_wait_ns, 8 * MS);
+	assert_int_equal(a->sched.blocked_ns, 10 * MS);
+	assert_int_equal(a->sched.involuntary, 1);
+	assert_int_equal(a->sched.voluntary, 1);
+	assert_int_equal(a->sched.wakeups, 1);
+	assert_int_equal(a->sched.max_off_cpu_ns, 13 * MS);
+	assert_int_equal(a->sched.max_off_cpu_at, 40 * MS);
+	assert_int_equal(a->sched.page_allocs, 2);
+	assert_int_equal(a->sched.page_alloc_bytes, 16384 + 4096);
+	/* alive the whole trace, but nothing is invented before 10 ms */
+	assert_int_equal(a->end_ns - a->start_ns, 100 * MS);
+	assert_int_equal(a->first_ns, 1 * MS);
+
+	bt = thread(&b, 200);
+	assert_int_equal(bt->sched.on_cpu_ns, 59 * MS);
+	assert_int_equal(bt->sched.runqueue_wait_ns, 1 * MS);
+	assert_int_equal(bt->sched.blocked_ns, 20 * MS);
+	assert_int_equal(bt->sched.involuntary, 0);
+	assert_int_equal(bt->sched.voluntary, 1);
+	assert_int_equal(bt->sched.max_off_cpu_ns, 21 * MS);
+
+	/* the hook sees the same intervals the figures were made of */
+	assert_int_equal(iv.ns[IFT_SCHED_RUNNING], 72 * MS);
+	assert_int_equal(iv.ns[IFT_SCHED_RUNNABLE], 8 * MS);
+	assert_int_equal(iv.ns[IFT_SCHED_BLOCKED], 10 * MS);
+
+	p = ift_analysis_process_find(b.a, 100);
+	assert_non_null(p);
+	assert_string_equal(p->comm, "worker-a");
+	assert_int_equal(p->nthreads, 1);
+	assert_int_equal(p->sched.on_cpu_ns, 72 * MS);
+	assert_int_equal(ift_analysis_process_count(b.a), 2);
+	tb_end(&b);
+}
+
+/* The same trace seen through --from 30ms --to 60ms. */
+static void test_window(void **state)
+{
+	struct ift_analyze_opts opts = { .from_ns = 30 * MS, .to_ns = 60 * MS,
+					 .has_to = true };
+	const struct ift_thread_info *a;
+	struct tb b;
+
+	(void)state;
+	build_ab(&b);
+	tb_run(&b, &opts);
+	a = thread(&b, 100);
+	/* on 30..40 and 53..60, blocked 40..50, runnable 50..53 */
+	assert_int_equal(a->sched.on_cpu_ns, 17 * MS);
+	assert_int_equal(a->sched.blocked_ns, 10 * MS);
+	assert_int_equal(a->sched.runqueue_wait_ns, 3 * MS);
+	assert_int_equal(a->sched.involuntary, 0);
+	assert_int_equal(a->sched.voluntary, 1);
+	assert_int_equal(a->sched.page_allocs, 1);
+	assert_int_equal(a->sched.page_alloc_bytes, 16384);
+	assert_int_equal(a->start_ns, 30 * MS);
+	assert_int_equal(a->end_ns, 60 * MS);
+	assert_int_equal(ift_analysis_summary(b.a)->duration_ns, 30 * MS);
+	/* rows at 40, 45, 46, 50, 52, 53, 58 */
+	assert_int_equal(ift_analysis_summary(b.a)->events, 7);
+	tb_end(&b);
+}
+
+/* ---- nested calls ------------------------------------------------------ */
+
+static void test_nested_not_double_counted(void **state)
+{
+	const struct ift_op_stats *rt, *drv;
+	const struct ift_thread_info *t;
+	struct tb b;
+
+	(void)state;
+	tb_begin(&b, "nested", 100 * MS);
+	sw(&b, 1 * MS, 0, 0, 0, S_RUN, 300, 300);
+	for (unsigned i = 0; i < 3; i++) {
+		call(&b, 10 * MS + i * MS, 300, 300, OP_LAUNCH, 100 * US, 0, 0,
+		     0x400000, 0x5000, 0, 0, 0);
+		call(&b, 10 * MS + i * MS + 10 * US, 300, 300, OP_CULAUNCH, 50 * US, 0, 1,
+		     0x400000, 0x5000, 0, 0, 0);
+	}
+	tb_run(&b, NULL);
+
+	rt = global_op(&b, "cudaLaunchKernel");
+	drv = global_op(&b, "cuLaunchKernel");
+	assert_non_null(rt);
+	assert_non_null(drv);
+	assert_int_equal(rt->calls, 3);
+	assert_int_equal(rt->nested_calls, 0);
+	assert_int_equal(rt->total_ns, 300 * US);
+	assert_int_equal(drv->calls, 3);
+	assert_int_equal(drv->nested_calls, 3);
+	assert_int_equal(drv->total_ns, 150 * US);
+	assert_int_equal(drv->api, IFT_API_DRIVER);
+	/* listed under the runtime call */
+	assert_int_equal(rt->ninner, 1);
+	assert_string_equal(rt->inner[0].name, "cuLaunchKernel");
+	assert_int_equal(rt->inner[0].calls, 3);
+	assert_int_equal(rt->inner[0].total_ns, 150 * US);
+	/* and counted once in the thread's CUDA time */
+	t = thread(&b, 300);
+	assert_int_equal(t->cuda_ns, 300 * US);
+	assert_int_equal(t->cuda_calls, 3);
+	assert_int_equal(ift_analysis_process_find(b.a, 300)->cuda_ns, 300 * US);
+	assert_string_equal(t->role, "cuda thread");
+	/* the call records link the nested call to its parent */
+	assert_int_equal(ift_analysis_call_count(b.a), 6);
+	assert_int_equal(ift_analysis_call(b.a, 1)->parent, 1);
+	assert_int_equal(ift_analysis_call(b.a, 0)->parent, 0);
+	tb_end(&b);
+}
+
+/* ---- inside a call -------------------------------------------------- */
+
+/*
+ * Thread A (100) in cudaMemcpy from 10 to 20 ms:
+ *   12    A preempted (R) by P (500) on cpu0      runnable from here
+ *   15    P preempted (R+) by Q (600) on cpu0     P ran 3 ms of it
+ *   16    Q sleeps, A in                          Q ran 1 ms; on again
+ *   16.5  A allocates order 1 (8 KiB)
+ *   17    A sleeps                                blocked from here
+ *   18.5  W (700) wakes A onto cpu1               blocked 1.5 ms, by W
+ *   18.8  X (800) preempted by Y (900) on cpu1    X ran 0.3 ms of the wait
+ *   19    Y sleeps, A in on cpu1                  Y ran 0.2 ms
+ *   20    the call returns
+ * on CPU 2 + 1 + 1 = 4 ms, run queue 4 + 0.5 = 4.5 ms, blocked 1.5 ms.
+ */
+static void test_call_breakdown(void **state)
+{
+	const struct ift_call_info *c;
+	const struct ift_call_attr *at;
+	struct tb b;
+
+	(void)state;
+	tb_begin(&b, "inside", 100 * MS);
+	task(&b, 1 * MS, 500, 500, IFT_TASK_COMM, 0, 0, "stress-ng");
+	task(&b, 1 * MS, 600, 600, IFT_TASK_COMM, 0, 0, "kworker/0:1");
+	task(&b, 1 * MS, 700, 700, IFT_TASK_COMM, 0, 0, "pt_data_worker");
+	sw(&b, 5 * MS, 0, 0, 0, S_RUN, 100, 100);
+	sw(&b, 6 * MS, 1, 0, 0, S_RUN, 800, 800);
+	call(&b, 10 * MS, 100, 100, OP_MEMCPY, 10 * MS, 0, 0, 0x7000, 0x5000,
+	     1 << 20, 1, 0);
+	sw(&b, 12 * MS, 0, 100, 100, S_PREEMPT, 500, 500);
+	sw(&b, 15 * MS, 0, 500, 500, S_PREEMPT, 600, 600);
+	sw(&b, 16 * MS, 0, 600, 600, S_SLEEP, 100, 100);
+	page(&b, 16 * MS + 500 * US, 100, 100, 1);
+	sw(&b, 17 * MS, 0, 100, 100, S_SLEEP, 0, 0);
+	wk(&b, 18 * MS + 500 * US, 0, 100, 100, IFT_WAKE_WAKING, 1, 700, 700);
+	sw(&b, 18 * MS + 800 * US, 1, 800, 800, S_RUN, 900, 900);
+	sw(&b, 19 * MS, 1, 900, 900, S_SLEEP, 100, 100);
+	tb_run(&b, NULL);
+
+	assert_int_equal(ift_analysis_call_count(b.a), 1);
+	c = ift_analysis_call(b.a, 0);
+	assert_int_equal(c->dur_ns, 10 * MS);
+	assert_int_equal(c->on_cpu_ns, 4 * MS);
+	assert_int_equal(c->runqueue_ns, 4500 * US);
+	assert_int_equal(c->blocked_ns, 1500 * US);
+	assert_int_equal(c->involuntary, 1);
+	assert_int_equal(c->voluntary, 1);
+	assert_int_equal(c->max_off_cpu_ns, 4 * MS);
+	assert_int_equal(c->page_allocs, 1);
+	assert_int_equal(c->page_alloc_bytes, 8192);
+	assert_int_equal(c->bytes, 1 << 20);
+	assert_int_equal(c->copy_dir, IFT_COPY_H2D);
+
+	/* who ran while it waited, most first, then who woke it */
+	assert_int_equal(c->nattr, 5);
+	at = ift_analysis_call_attrs(b.a, c);
+	assert_non_null(at);
+	assert_int_equal(at[0].kind, IFT_ATTR_RAN);
+	assert_int_equal(at[0].tid, 500);
+	assert_int_equal(at[0].ns, 3 * MS);
+	assert_string_equal(ift_analysis_comm(b.a, at[0].tid, c->ts), "stress-ng");
+	assert_int_equal(at[1].tid, 600);
+	assert_int_equal(at[1].ns, 1 * MS);
+	assert_int_equal(at[2].tid, 800);
+	assert_int_equal(at[2].ns, 300 * US);
+	assert_int_equal(at[3].tid, 900);
+	assert_int_equal(at[3].ns, 200 * US);
+	assert_int_equal(at[4].kind, IFT_ATTR_WOKE);
+	assert_int_equal(at[4].tid, 700);
+	assert_int_equal(at[4].ns, 1500 * US);
+	assert_int_equal(at[4].count, 1);
+	/* the shares of the run-queue wait add up to all of it */
+	assert_int_equal(at[0].ns + at[1].ns + at[2].ns + at[3].ns, c->runqueue_ns);
+	tb_end(&b);
+}
+
+/* ---- errors, copies ------------------------------------------------- */
+
+static void test_errors_by_code(void **state)
+{
+	static const int64_t rets[] = { 0, 2, 0, 2, 100, 2, 0, -1 };
+	const struct ift_op_stats *s;
+	struct tb b;
+
+	(void)state;
+	tb_begin(&b, "errors", 100 * MS);
+	for (unsigned i = 0; i < sizeof(rets) / sizeof(rets[0]); i++)
+		call(&b, 10 * MS + i * MS, 100, 100, OP_MALLOC, 10 * US, rets[i], 0,
+		     4096, 0, 0, 0, 0);
+	tb_run(&b, NULL);
+	s = global_op(&b, "cudaMalloc");
+	assert_non_null(s);
+	assert_int_equal(s->calls, 8);
+	assert_int_equal(s->errors, 5);
+	assert_int_equal(s->nerrs, 3);
+	assert_int_equal(s->errs[0].ret, 2);
+	assert_int_equal(s->errs[0].calls, 3);
+	assert_int_equal(s->errs[1].ret, -1);
+	assert_int_equal(s->errs[1].calls, 1);
+	assert_int_equal(s->errs[2].ret, 100);
+	assert_int_equal(s->errs[2].calls, 1);
+	assert_false(s->copy);
+	tb_end(&b);
+}
+
+static void test_copies(void **state)
+{
+	const struct ift_op_stats *s;
+	struct tb b;
+
+	(void)state;
+	tb_begin(&b, "copies", 100 * MS);
+	call(&b, 10 * MS, 100, 100, OP_MEMCPY, 1 * MS, 0, 0, 1, 2, 1 << 20, 1, 0);
+	call(&b, 12 * MS, 100, 100, OP_MEMCPY, 1 * MS, 0, 0, 1, 2, 1 << 20, 1, 0);
+	call(&b, 14 * MS, 100, 100, OP_MEMCPY, 2 * MS, 0, 0, 1, 2, 2 << 20, 2, 0);
+	call(&b, 20 * MS, 100, 100, OP_MEMCPY2D, 1 * MS, 0, 0, 1, 2, 1000, 10, 3);
+	call(&b, 30 * MS, 100, 100, OP_HTOD, 1 * MS, 0, 0, 1, 2, 4096, 0, 0);
+	tb_run(&b, NULL);
+
+	s = global_op(&b, "cudaMemcpy");
+	assert_non_null(s);
+	assert_true(s->copy);
+	assert_int_equal(s->bytes, 4 << 20);
+	assert_int_equal(s->dir[IFT_COPY_H2D].calls, 2);
+	assert_int_equal(s->dir[IFT_COPY_H2D].bytes, 2 << 20);
+	assert_int_equal(s->dir[IFT_COPY_H2D].total_ns, 2 * MS);
+	assert_int_equal(s->dir[IFT_COPY_D2H].bytes, 2 << 20);
+	assert_int_equal(s->dir[IFT_COPY_D2D].calls, 0);
+	s = global_op(&b, "cudaMemcpy2D");
+	assert_non_null(s);
+	assert_int_equal(s->bytes, 10000);
+	assert_int_equal(s->dir[IFT_COPY_D2D].bytes, 10000);
+	s = global_op(&b, "cuMemcpyHtoD_v2");
+	assert_non_null(s);
+	assert_int_equal(s->dir[IFT_COPY_H2D].bytes, 4096);
+	tb_end(&b);
+}
+
+/* ---- processes, names, roles, filters ------------------------------- */
+
+/*
+ * python3 (4242) with a CUDA thread 4243 and a pin-memory thread 4244,
+ * forks a worker 4250 renamed pt_data_worker that exits at 80 ms; an
+ * unrelated process 9000 calls cudaMalloc.
+ */
+static void build_tree(struct tb *b)
+{
+	tb_begin(b, "tree", 100 * MS);
+	task(b, 1 * MS, 4242, 4242, IFT_TASK_COMM, 0, 0, "python3");
+	task(b, 2 * MS, 4242, 4242, IFT_TASK_CLONE, 4243, 4242, "python3");
+	task(b, 3 * MS, 4243, 4242, IFT_TASK_COMM, 0, 0, "pt_main_thread");
+	task(b, 4 * MS, 4242, 4242, IFT_TASK_CLONE, 4244, 4242, "python3");
+	task(b, 5 * MS, 4244, 4242, IFT_TASK_COMM, 0, 0, "pt_data_pin");
+	task(b, 6 * MS, 4242, 4242, IFT_TASK_FORK, 4250, 4250, "python3");
+	task(b, 7 * MS, 4250, 4250, IFT_TASK_COMM, 0, 0, "pt_data_worker");
+	task(b, 8 * MS, 9000, 9000, IFT_TASK_COMM, 0, 0, "other");
+	wk(b, 9 * MS, 0, 4250, 4250, IFT_WAKE_WAKEUP_NEW, 1, 4242, 4242);
+	sw(b, 10 * MS, 1, 0, 0, S_RUN, 4250, 4250);
+	call(b, 20 * MS, 4243, 4242, OP_LAUNCH, 1 * MS, 0, 0, 1, 2, 0, 0, 0);
+	call(b, 22 * MS, 4244, 4242, OP_MEMCPY, 100 * US, 0, 0, 1, 2, 4096, 1, 0);
+	call(b, 30 * MS, 9000, 9000, OP_MALLOC, 5 * MS, 0, 0, 4096, 0, 0, 0, 0);
+	page(b, 40 * MS, 4250, 4250, 0);
+	task(b, 80 * MS, 4250, 4250, IFT_TASK_EXIT, 0, 0, "pt_data_worker");
+}
+
+static void test_processes_and_roles(void **state)
+{
+	const struct ift_process_info *p, *w;
+	const struct ift_thread_info *t;
+	struct tb b;
+
+	(void)state;
+	build_tree(&b);
+	tb_run(&b, NULL);
+
+	assert_int_equal(ift_analysis_process_count(b.a), 3);
+	/* most CUDA time first */
+	assert_int_equal(ift_analysis_process(b.a, 0)->pid, 9000);
+	p = ift_analysis_process_find(b.a, 4242);
+	assert_non_null(p);
+	assert_string_equal(p->comm, "python3");
+	assert_int_equal(p->nthreads, 3);
+	assert_string_equal(p->role, "cuda process");
+	assert_int_equal(p->cuda_ns, 1100 * US);
+	assert_int_equal(p->cuda_calls, 2);
+	assert_int_equal(p->nops, 2);
+	assert_string_equal(thread(&b, 4243)->role, "cuda thread");
+	assert_string_equal(thread(&b, 4244)->role, "pin-memory thread");
+	t = thread(&b, 4243);
+	assert_int_equal(t->task->ncomms, 2);
+	assert_string_equal(t->task->comms[1].comm, "pt_main_thread");
+	assert_true(t->started);
+	assert_int_equal(t->start_ns, 2 * MS);
+
+	w = ift_analysis_process_find(b.a, 4250);
+	assert_non_null(w);
+	assert_int_equal(w->ppid, 4242);
+	assert_int_equal(w->nnames, 2);
+	assert_string_equal(w->names[0], "python3");
+	assert_string_equal(w->names[1], "pt_data_worker");
+	assert_string_equal(w->role, "dataloader worker");
+	assert_int_equal(w->start_ns, 6 * MS);
+	assert_int_equal(w->end_ns, 80 * MS);
+	/* runnable 9..10, on 10..80: nothing after its exit */
+	assert_int_equal(w->sched.runqueue_wait_ns, 1 * MS);
+	assert_int_equal(w->sched.on_cpu_ns, 70 * MS);
+	assert_int_equal(w->sched.page_allocs, 1);
+	tb_end(&b);
+}
+
+static void test_filters(void **state)
+{
+	static const uint32_t pids[] = { 4250, 4243 };
+	static const char *const ops[] = { "cudaMalloc" };
+	struct ift_analyze_opts opts = { .pids = pids, .npids = 2 };
+	struct tb b;
+
+	(void)state;
+	build_tree(&b);
+	/* a pid or a tid */
+	tb_run(&b, &opts);
+	assert_int_equal(ift_analysis_process_count(b.a), 2);
+	assert_non_null(ift_analysis_process_find(b.a, 4242));
+	assert_non_null(ift_analysis_process_find(b.a, 4250));
+	assert_int_equal(ift_analysis_process_find(b.a, 4242)->nthreads, 1);
+	assert_int_equal(ift_analysis_op_count(b.a), 1);
+	assert_string_equal(ift_analysis_op(b.a, 0)->name, "cudaLaunchKernel");
+
+	/* an op: that op only, and the processes that called it */
+	opts = (struct ift_analyze_opts){ .ops = ops, .nops = 1 };
+	tb_run(&b, &opts);
+	assert_int_equal(ift_analysis_op_count(b.a), 1);
+	assert_string_equal(ift_analysis_op(b.a, 0)->name, "cudaMalloc");
+	assert_int_equal(ift_analysis_process_count(b.a), 1);
+	assert_int_equal(ift_analysis_process(b.a, 0)->pid, 9000);
+	/* the calls stay, marked */
+	assert_int_equal(ift_analysis_call_count(b.a), 3);
+	assert_false(ift_analysis_call(b.a, 0)->selected);
+	assert_true(ift_analysis_call(b.a, 2)->selected);
+	tb_end(&b);
+}
+
+/* An empty trace and one with a window past its end analyze to nothing. */
+static void test_empty(void **state)
+{
+	struct ift_analyze_opts opts = { .from_ns = 500 * MS };
+	struct tb b;
+
+	(void)state;
+	tb_begin(&b, "empty", 100 * MS);
+	tb_run(&b, NULL);
+	assert_int_equal(ift_analysis_op_count(b.a), 0);
+	assert_int_equal(ift_analysis_process_count(b.a), 0);
+	assert_int_equal(ift_analysis_summary(b.a)->duration_ns, 100 * MS);
+	tb_end(&b);
+
+	build_ab(&b);
+	tb_run(&b, &opts);
+	assert_int_equal(ift_analysis_summary(b.a)->duration_ns, 0);
+	assert_int_equal(ift_analysis_summary(b.a)->events, 0);
+	tb_end(&b);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	return rmdir(tmpdir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_percentile_ranks),
+		cmocka_unit_test(test_op_percentiles),
+		cmocka_unit_test(test_runqueue_vs_blocked),
+		cmocka_unit_test(test_window),
+		cmocka_unit_test(test_nested_not_double_counted),
+		cmocka_unit_test(test_call_breakdown),
+		cmocka_unit_test(test_errors_by_code),
+		cmocka_unit_test(test_copies),
+		cmocka_unit_test(test_processes_and_roles),
+		cmocka_unit_test(test_filters),
+		cmocka_unit_test(test_empty),
+	};
+
+	return cmocka_run_group_tests_name("analyze", tests, setup, teardown);
+}
