@@ -31,6 +31,9 @@ echo
 echo "\$ ingero-ftrace info -i $out"
 ./ingero-ftrace info -i "$out"
 echo
+echo "\$ ingero-ftrace report -i $out"
+./ingero-ftrace report -i "$out"
+echo
 echo "\$ ingero-ftrace dump -i $out --table calls | head -n 8"
 ./ingero-ftrace dump -i "$out" --table calls | head -n 8
 echo

@@ -95,8 +95,7 @@ static void print_summary(struct ift_recorder *r, const char *path)
 		if (st.rows[t])
 			fprintf(stderr, "  %-12s %s\n", ift_table_def(t)->name,
 				cli_count(a, sizeof(a), st.rows[t]));
-	/* `report' (the analyzer) is the next command to come */
-	fprintf(stderr, "wrote '%s' (%s); look inside with: ingero-ftrace info -i %s\n",
+	fprintf(stderr, "wrote '%s' (%s); analyze it with: ingero-ftrace report -i %s\n",
 		path, cli_bytes(b, sizeof(b), (double)st.bytes), path);
 }
 

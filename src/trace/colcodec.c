@@ -274,6 +274,131 @@ out:
 	return ret;
 }
 
+/*
+ * The last value seen per key, for KEYDELTA: open addressing that grows, as
+ * the number of keys is not known up front (a CPU number: a handful).
+ */
+struct lastmap {
+	struct pair *tab;
+	uint8_t *used;
+	size_t cap, n;
+};
+
+static void lastmap_release(struct lastmap *m)
+{
+	free(m->tab);
+	free(m->used);
+}
+
+/* The slot of KEY, inserted with value 0 when new; NULL on ENOMEM. */
+static uint64_t *lastmap_slot(struct lastmap *m, uint64_t key)
+{
+	size_t h;
+
+	if ((m->n + 1) * 2 > m->cap) {
+		size_t cap = m->cap ? m->cap * 2 : 64;
+		struct pair *tab = malloc(cap * sizeof(*tab));
+		uint8_t *used = calloc(cap, 1);
+
+		if (!tab || !used) {
+			free(tab);
+			free(used);
+			return NULL;
+		}
+		for (size_t i = 0; i < m->cap; i++) {
+			if (!m->used[i])
+				continue;
+			h = hash_u64(m->tab[i].key, cap - 1);
+			while (used[h])
+				h = (h + 1) & (cap - 1);
+			used[h] = 1;
+			tab[h] = m->tab[i];
+		}
+		lastmap_release(m);
+		m->tab = tab;
+		m->used = used;
+		m->cap = cap;
+	}
+	for (h = hash_u64(key, m->cap - 1); m->used[h]; h = (h + 1) & (m->cap - 1))
+		if (m->tab[h].key == key)
+			return &m->tab[h].val;
+	m->used[h] = 1;
+	m->tab[h].key = key;
+	m->tab[h].val = 0;
+	m->n++;
+	return &m->tab[h].val;
+}
+
+bool col_encode_keydelta(struct buf *out, const uint64_t *v, const uint64_t *key,
+			 unsigned keycol, size_t n, size_t limit)
+{
+	struct lastmap m = { 0 };
+	size_t len = varint_size(keycol);
+	uint8_t *p;
+	bool ok = false;
+
+	for (size_t i = 0; i < n; i++) {
+		uint64_t *last = lastmap_slot(&m, key[i]);
+
+		if (!last)
+			goto out;
+		len += varint_size(zigzag((int64_t)(v[i] - *last)));
+		*last = v[i];
+		if (len >= limit)
+			goto out;	/* no better than what we have */
+	}
+	lastmap_release(&m);
+	memset(&m, 0, sizeof(m));
+	buf_u8(out, IFT_ENC_KEYDELTA);
+	buf_varint(out, len);
+	if (!buf_reserve(out, len))
+		goto out;
+	p = put_varint(out->data + out->len, keycol);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t *last = lastmap_slot(&m, key[i]);
+
+		if (!last)
+			goto out;
+		p = put_varint(p, zigzag((int64_t)(v[i] - *last)));
+		*last = v[i];
+	}
+	out->len = (size_t)(p - out->data);
+	ok = true;
+out:
+	lastmap_release(&m);
+	return ok;
+}
+
+static int decode_keydelta(struct rd *r, uint64_t *out, size_t n,
+			   uint64_t *const *keys)
+{
+	struct lastmap m = { 0 };
+	uint64_t keycol;
+	const uint64_t *key;
+	int ret = -IFT_E_CORRUPT;
+
+	if (!rd_varint_max(r, 255, &keycol) || !keys || !keys[keycol])
+		return -IFT_E_CORRUPT;
+	key = keys[keycol];
+	for (size_t i = 0; i < n; i++) {
+		uint64_t *last = lastmap_slot(&m, key[i]);
+		int64_t d;
+
+		if (!last) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		if (!rd_svarint(r, &d))
+			goto out;
+		*last += (uint64_t)d;
+		out[i] = *last;
+	}
+	ret = 0;
+out:
+	lastmap_release(&m);
+	return ret;
+}
+
 int col_decode(unsigned enc, const uint8_t *p, size_t len, uint64_t *out,
 	       size_t n)
 {
@@ -355,6 +480,13 @@ int col_decode_keyed(unsigned enc, const uint8_t *p, size_t len, uint64_t *out,
 	}
 	case IFT_ENC_FUNC: {
 		int ret = decode_func(&r, out, n, keys);
+
+		if (ret < 0)
+			return ret;
+		break;
+	}
+	case IFT_ENC_KEYDELTA: {
+		int ret = decode_keydelta(&r, out, n, keys);
 
 		if (ret < 0)
 			return ret;

@@ -40,6 +40,7 @@ enum ift_enc {
 	IFT_ENC_DICT,
 	IFT_ENC_ZIGZAG,
 	IFT_ENC_FUNC,
+	IFT_ENC_KEYDELTA,
 };
 
 /* Bounds a reader enforces so corrupt input cannot make it allocate wildly. */
@@ -64,6 +65,16 @@ void col_encode(struct buf *out, const uint64_t *v, size_t n,
  */
 bool col_encode_func(struct buf *out, const uint64_t *v, const uint64_t *key,
 		     unsigned keycol, size_t n, struct buf *scratch);
+
+/*
+ * col_encode_keydelta - append a KEYDELTA block for V (each value minus the
+ * previous one with the same key in column KEYCOL) when it takes fewer than
+ * LIMIT bytes before compression; false otherwise (OUT unchanged).  Rows
+ * merged from several CPUs are far more regular per CPU: the timestamps and
+ * tids of one CPU's stream follow each other closely.
+ */
+bool col_encode_keydelta(struct buf *out, const uint64_t *v, const uint64_t *key,
+			 unsigned keycol, size_t n, size_t limit);
 
 /*
  * col_decode_keyed - decode one column block's bytes into OUT[0..N)

@@ -436,6 +436,81 @@ static void test_func_roundtrip(void **state)
 	free(out);
 }
 
+/*
+ * KEYDELTA: timestamps of two interleaved CPU streams, each regular on its
+ * own; decoded against the CPU column, exactly; corrupt forms refused.
+ */
+static void test_keydelta(void **state)
+{
+	size_t n = 5000;
+	uint64_t *ts = xmalloc_u64(n), *cpu = xmalloc_u64(n), *out = xmalloc_u64(n);
+	uint64_t t[3] = { 1000, UINT64_MAX - 5000000, 7 };
+	uint64_t *keys[256] = { NULL };
+	struct buf b, alt, scratch;
+	uint64_t len, col;
+	struct rd r;
+	uint8_t enc;
+
+	(void)state;
+	rng_state = 11;
+	for (size_t i = 0; i < n; i++) {
+		cpu[i] = below(3);
+		t[cpu[i]] += 100 + below(3);	/* wraps for CPU 1: 64-bit arithmetic */
+		ts[i] = t[cpu[i]];
+	}
+	buf_init(&b);
+	buf_init(&alt);
+	buf_init(&scratch);
+	col_encode(&alt, ts, n, &scratch);
+	/* a limit it cannot meet: refused, nothing written */
+	assert_false(col_encode_keydelta(&b, ts, cpu, IFT_C_CPU, n, 10));
+	assert_int_equal(b.len, 0);
+	/* per-key deltas of ~100 take a byte or two: well below plain deltas */
+	assert_true(col_encode_keydelta(&b, ts, cpu, IFT_C_CPU, n, SIZE_MAX));
+	assert_true(b.len < alt.len);
+	rd_init(&r, b.data, b.len);
+	assert_true(rd_u8(&r, &enc));
+	assert_int_equal(enc, IFT_ENC_KEYDELTA);
+	assert_true(rd_varint(&r, &len));
+	assert_int_equal(len, rd_left(&r));
+	keys[IFT_C_CPU] = cpu;
+	assert_int_equal(col_decode_keyed(enc, r.p, (size_t)len, out, n, keys), 0);
+	assert_memory_equal(out, ts, n * sizeof(*out));
+	/* the block names its key column: another id cannot stand in for it */
+	{
+		struct rd c = r;
+
+		assert_true(rd_varint(&c, &col));
+		assert_int_equal(col, IFT_C_CPU);
+	}
+	keys[IFT_C_CPU] = NULL;
+	keys[7] = cpu;
+	assert_int_equal(col_decode_keyed(enc, r.p, (size_t)len, out, n, keys),
+			 -IFT_E_CORRUPT);
+	assert_int_equal(col_decode(enc, r.p, (size_t)len, out, n), -IFT_E_CORRUPT);
+	keys[IFT_C_CPU] = cpu;
+	/* cut short: corrupt; one byte more: corrupt */
+	for (size_t cut = 0; cut < len; cut += 97)
+		assert_int_equal(col_decode_keyed(enc, r.p, cut, out, n, keys),
+				 -IFT_E_CORRUPT);
+	{
+		uint8_t *copy = malloc((size_t)len + 1);
+
+		assert_non_null(copy);
+		memcpy(copy, r.p, (size_t)len);
+		copy[len] = 0;
+		assert_int_equal(col_decode_keyed(enc, copy, (size_t)len + 1, out, n,
+						  keys), -IFT_E_CORRUPT);
+		free(copy);
+	}
+	buf_release(&b);
+	buf_release(&alt);
+	buf_release(&scratch);
+	free(ts);
+	free(cpu);
+	free(out);
+}
+
 static void test_func_refused(void **state)
 {
 	uint64_t key[4] = { 1, 2, 1, 2 }, v[4] = { 5, 6, 5, 7 };
@@ -683,6 +758,7 @@ int main(void)
 		cmocka_unit_test(test_random_shapes),
 		cmocka_unit_test(test_func_roundtrip),
 		cmocka_unit_test(test_func_refused),
+		cmocka_unit_test(test_keydelta),
 		cmocka_unit_test(test_func_corrupt),
 		cmocka_unit_test(test_corrupt_encoding),
 		cmocka_unit_test(test_corrupt_short_and_trailing),
