@@ -329,16 +329,32 @@ static uint64_t *lastmap_slot(struct lastmap *m, uint64_t key)
 	return &m->tab[h].val;
 }
 
+/* Keys that index an array directly: CPU numbers, the common case. */
+#define SMALL_KEYS	1024
+
 bool col_encode_keydelta(struct buf *out, const uint64_t *v, const uint64_t *key,
 			 unsigned keycol, size_t n, size_t limit)
 {
+	uint64_t small[SMALL_KEYS];
 	struct lastmap m = { 0 };
 	size_t len = varint_size(keycol);
+	uint64_t maxkey = 0, minkey = UINT64_MAX;
 	uint8_t *p;
-	bool ok = false;
+	bool ok = false, direct;
 
 	for (size_t i = 0; i < n; i++) {
-		uint64_t *last = lastmap_slot(&m, key[i]);
+		if (key[i] > maxkey)
+			maxkey = key[i];
+		if (key[i] < minkey)
+			minkey = key[i];
+	}
+	if (minkey == maxkey)
+		return false;	/* one key: plain deltas say the same */
+	direct = maxkey < SMALL_KEYS;
+	if (direct)
+		memset(small, 0, ((size_t)maxkey + 1) * sizeof(*small));
+	for (size_t i = 0; i < n; i++) {
+		uint64_t *last = direct ? &small[key[i]] : lastmap_slot(&m, key[i]);
 
 		if (!last)
 			goto out;
@@ -349,13 +365,15 @@ bool col_encode_keydelta(struct buf *out, const uint64_t *v, const uint64_t *key
 	}
 	lastmap_release(&m);
 	memset(&m, 0, sizeof(m));
+	if (direct)
+		memset(small, 0, ((size_t)maxkey + 1) * sizeof(*small));
 	buf_u8(out, IFT_ENC_KEYDELTA);
 	buf_varint(out, len);
 	if (!buf_reserve(out, len))
 		goto out;
 	p = put_varint(out->data + out->len, keycol);
 	for (size_t i = 0; i < n; i++) {
-		uint64_t *last = lastmap_slot(&m, key[i]);
+		uint64_t *last = direct ? &small[key[i]] : lastmap_slot(&m, key[i]);
 
 		if (!last)
 			goto out;
@@ -372,16 +390,23 @@ out:
 static int decode_keydelta(struct rd *r, uint64_t *out, size_t n,
 			   uint64_t *const *keys)
 {
+	uint64_t small[SMALL_KEYS], keycol, maxkey = 0;
 	struct lastmap m = { 0 };
-	uint64_t keycol;
 	const uint64_t *key;
 	int ret = -IFT_E_CORRUPT;
+	bool direct;
 
 	if (!rd_varint_max(r, 255, &keycol) || !keys || !keys[keycol])
 		return -IFT_E_CORRUPT;
 	key = keys[keycol];
+	for (size_t i = 0; i < n; i++)
+		if (key[i] > maxkey)
+			maxkey = key[i];
+	direct = maxkey < SMALL_KEYS;
+	if (direct)
+		memset(small, 0, ((size_t)maxkey + 1) * sizeof(*small));
 	for (size_t i = 0; i < n; i++) {
-		uint64_t *last = lastmap_slot(&m, key[i]);
+		uint64_t *last = direct ? &small[key[i]] : lastmap_slot(&m, key[i]);
 		int64_t d;
 
 		if (!last) {
