@@ -1199,6 +1199,8 @@ struct curtab {
 	uint32_t row;
 	struct ift_chunk c;
 	bool loaded, done;
+	bool stale;		/* its current row moved: fill before use */
+	uint64_t ts;		/* ts of its current row; UINT64_MAX when done */
 };
 
 struct ift_cursor {
@@ -1256,6 +1258,7 @@ struct ift_cursor *ift_cursor_new(struct ift_trace *t, unsigned mask,
 		ct->table = tb;
 		ct->nchunks = t->t[tb].nchunks;
 		ct->chunk = ift_trace_chunk_seek(t, tb, ts_from);
+		ct->stale = true;
 	}
 	return cur;
 }
@@ -1265,16 +1268,21 @@ int ift_cursor_next(struct ift_cursor *cur, struct ift_event *ev)
 	struct curtab *best = NULL;
 	int ret;
 
+	/*
+	 * Only the table that gave the last row has moved: the others keep
+	 * their current row and its time, so each call fills one table.
+	 */
 	for (unsigned i = 0; i < cur->ntab; i++) {
 		struct curtab *ct = &cur->tab[i];
 
-		ret = curtab_fill(cur, ct);
-		if (ret < 0)
-			return ret;
-		if (ct->done)
-			continue;
-		if (!best || ct->c.col[IFT_C_TS][ct->row] <
-			     best->c.col[IFT_C_TS][best->row])
+		if (ct->stale) {
+			ret = curtab_fill(cur, ct);
+			if (ret < 0)
+				return ret;
+			ct->stale = false;
+			ct->ts = ct->done ? UINT64_MAX : ct->c.col[IFT_C_TS][ct->row];
+		}
+		if (!ct->done && (!best || ct->ts < best->ts))
 			best = ct;
 	}
 	if (!best)
@@ -1282,6 +1290,7 @@ int ift_cursor_next(struct ift_cursor *cur, struct ift_event *ev)
 	for (unsigned c = 0; c < best->c.ncols; c++)
 		cur->row[c] = best->c.col[c][best->row];
 	best->row++;
+	best->stale = true;
 	ev->table = best->table;
 	ev->row = cur->row;
 	return 1;

@@ -125,7 +125,7 @@ bool rd_u8(struct rd *r, uint8_t *v)
 	return true;
 }
 
-bool rd_varint(struct rd *r, uint64_t *v)
+bool rd_varint_slow(struct rd *r, uint64_t *v)
 {
 	uint64_t x = 0;
 	unsigned shift = 0;
@@ -148,16 +148,6 @@ bool rd_varint(struct rd *r, uint64_t *v)
 			return false;
 	}
 	return false;
-}
-
-bool rd_svarint(struct rd *r, int64_t *v)
-{
-	uint64_t u;
-
-	if (!rd_varint(r, &u))
-		return false;
-	*v = unzigzag(u);
-	return true;
 }
 
 bool rd_varint_max(struct rd *r, uint64_t limit, uint64_t *v)

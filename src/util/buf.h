@@ -75,8 +75,27 @@ static inline size_t rd_left(const struct rd *r)
 }
 
 bool rd_u8(struct rd *r, uint8_t *v);
-bool rd_varint(struct rd *r, uint64_t *v);
-bool rd_svarint(struct rd *r, int64_t *v);
+bool rd_varint_slow(struct rd *r, uint64_t *v);
+
+/* Inline, with a one-byte fast path: decoding a column reads one a value. */
+static inline bool rd_varint(struct rd *r, uint64_t *v)
+{
+	if (r->p < r->end && *r->p < 0x80) {
+		*v = *r->p++;
+		return true;
+	}
+	return rd_varint_slow(r, v);
+}
+
+static inline bool rd_svarint(struct rd *r, int64_t *v)
+{
+	uint64_t u;
+
+	if (!rd_varint(r, &u))
+		return false;
+	*v = unzigzag(u);
+	return true;
+}
 bool rd_skip(struct rd *r, size_t n);
 /* A `str': points into the buffer, not NUL-terminated. */
 bool rd_str(struct rd *r, const uint8_t **s, size_t *len);
