@@ -155,7 +155,7 @@ int cmd_record(int argc, char **argv)
 	gid_t gid = (gid_t)-1;
 	int c, ret, status = -1, exit_code = EXIT_RUNTIME;
 	uint64_t deadline = 0, next_status = 0;
-	bool tty = isatty(STDERR_FILENO) && verbose >= 0;
+	bool tty = isatty(STDERR_FILENO);	/* -q may still come */
 
 	while ((c = getopt_long(argc, argv, "+o:p:avqh", longopts, NULL)) != -1) {
 		char *end;
@@ -323,9 +323,7 @@ int cmd_record(int argc, char **argv)
 	if (tty)
 		fputc('\n', stderr);
 
-	if (child_pid > 0 && !stop_count) {
-		/* the duration ran out: the command goes on untraced */
-	}
+	/* when --duration ran out first, the command goes on untraced */
 	ret = ift_recorder_finish(r, status >= 0 ? (WIFEXITED(status) ?
 			WEXITSTATUS(status) : 128 + WTERMSIG(status)) : -1);
 	if (ret < 0) {

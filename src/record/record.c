@@ -46,7 +46,6 @@ struct ift_recorder {
 	bool mono;
 	bool started;
 	uint64_t start_ns, next_sample, next_flush, next_rescan;
-	uint64_t lost;
 };
 
 static int fail(struct ift_recorder *r, const char *step, int err)
