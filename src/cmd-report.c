@@ -15,16 +15,26 @@
 
 #include "cli.h"
 #include "ift-analyze.h"
+#include "ift-chains.h"
 
 static const char usage[] =
 	"report [-i FILE] [--json] [--per-process] [--threads] [--pid PID]...\n"
-	"       [--op NAME]... [--from T] [--to T]";
+	"       [--op NAME]... [--from T] [--to T] [--tail-ratio X] [--tail-floor DUR]\n"
+	"       [--diff BASELINE]";
 
 #define WIDTH		100	/* the text output fits a terminal this wide */
 #define TOP		10	/* processes or threads per ranking */
 #define MAX_FILTERS	256
 
 enum { TOP_CUDA, TOP_OFF_CPU };
+
+/* One trace, analyzed, with its chains. */
+struct report {
+	const char *path;
+	struct ift_trace *t;
+	struct ift_analysis *a;
+	struct ift_chains *c;
+};
 
 /* ---- parsing ------------------------------------------------------ */
 
@@ -558,7 +568,121 @@ static int print_per_process(const struct ift_analysis *a, bool threads)
 	return 0;
 }
 
-static int print_text(const struct ift_analysis *a, bool per_process, bool threads)
+/* ---- text: chains ------------------------------------------------- */
+
+/*
+ * Prints TEXT after FIRST (already printed, FIRST_COLS wide), wrapped at
+ * word boundaries to WIDTH, continuation lines indented by INDENT columns.
+ * Bytes a terminal would act on become '?'.
+ */
+static void wrap(int col, int indent, const char *text)
+{
+	bool line_start = true;
+	const char *p = text;
+
+	for (;;) {
+		const char *w = p;
+		int wc = 0;
+
+		while (*w == ' ')
+			w++;
+		if (!*w)
+			break;
+		for (p = w; *p && *p != ' '; p++)
+			wc += ((unsigned char)*p & 0xc0) != 0x80;
+		if (!line_start && col + 1 + wc > WIDTH) {
+			printf("\n%*s", indent, "");
+			col = indent;
+			line_start = true;
+		}
+		if (!line_start) {
+			putchar(' ');
+			col++;
+		}
+		for (const char *q = w; q < p; q++) {
+			unsigned char c = (unsigned char)*q;
+
+			putchar(c < 0x20 || c == 0x7f ? '?' : c);
+		}
+		col += wc;
+		line_start = false;
+	}
+	putchar('\n');
+}
+
+static void print_chain(size_t n, const struct ift_chain *ch)
+{
+	char b1[32], b2[32], b3[32], head[64];
+	int len;
+
+	len = snprintf(head, sizeof(head), "%2zu. %-6s ", n, ift_severity_name(ch->severity));
+	fputs(head, stdout);
+	wrap(len, 4, ch->summary);
+	{
+		char line[256];
+		int w;
+
+		w = snprintf(line, sizeof(line), "cost %s, %u%% of the CUDA threads' active time "
+			     "(%s)", fmt_dur(b1, sizeof(b1), ch->cost_ns),
+			     (unsigned)((ch->cost_ns * 1000 / (ch->wall_ns ? ch->wall_ns : 1) + 5) /
+					10), fmt_dur(b2, sizeof(b2), ch->wall_ns));
+		if (ch->p50_ns && w > 0 && (size_t)w < sizeof(line))
+			snprintf(line + w, sizeof(line) - (size_t)w, "; %s p50 %s p99 %s", ch->op,
+				 fmt_dur(b1, sizeof(b1), ch->p50_ns),
+				 fmt_dur(b3, sizeof(b3), ch->p99_ns));
+		fputs("    ", stdout);
+		wrap(4, 4, line);
+	}
+	if (ch->nsteps) {
+		printf("    worst occurrence:\n");
+		for (size_t i = 0; i < ch->nsteps; i++) {
+			const struct ift_chain_step *st = &ch->steps[i];
+			char at[32];
+
+			snprintf(at, sizeof(at), "%.3fs", (double)st->t_ns / 1e9);
+			printf("      %10s  %-6s ", at, st->layer);
+			wrap(6 + 10 + 2 + 7, 25, st->text);
+		}
+	}
+	for (size_t i = 0; i < ch->ntasks; i++) {
+		const struct ift_chain_task *t = &ch->tasks[i];
+		char name[40], line[200];
+
+		if (i && !strcmp(t->relation, ch->tasks[i - 1].relation) && i >= 4)
+			continue;
+		snprintf(line, sizeof(line), "%s (pid %u tid %u%s%s%s) %u%%, %s, %" PRIu64 "x",
+			 safe(name, sizeof(name), t->comm[0] ? t->comm : "?", 24), t->pid, t->tid,
+			 t->role ? ", " : "", t->role ? short_role(t->role) : "",
+			 t->outside ? ", not traced" : "", (t->share_permille + 5) / 10,
+			 fmt_dur(b1, sizeof(b1), t->ns), t->count);
+		len = printf("    %s ", !i || strcmp(t->relation, ch->tasks[i - 1].relation) ?
+			     (!strcmp(t->relation, "woke") ? "woken by:   " : "preempted by:") :
+			     "             ");
+		wrap(len, 18, line);
+	}
+	for (size_t i = 0; i < ch->nrecs; i++) {
+		len = printf("    %s ", i ? "   " : "fix");
+		wrap(len, 8, ch->recs[i]);
+	}
+}
+
+static void print_chains(const struct ift_chains *c)
+{
+	size_t n = ift_chains_count(c);
+
+	if (!n) {
+		printf("\nno host cause found: no op has a tail past the thresholds, and the "
+		       "CUDA threads\nneither starve between calls nor mostly wait for the "
+		       "device\n");
+		return;
+	}
+	printf("\nWHY THE GPU WAITS (%zu chain%s, most costly first)\n", n, n > 1 ? "s" : "");
+	for (size_t i = 0; i < n; i++)
+		print_chain(i + 1, ift_chains_get(c, i));
+}
+
+static int print_text(const struct ift_analysis *a, const struct ift_chains *chains,
+		      bool per_process, bool threads)
 {
 	const struct ift_analysis_summary *s = ift_analysis_summary(a);
 	char b1[32], b2[32], b3[32], cmd[WIDTH];
@@ -581,6 +705,7 @@ static int print_text(const struct ift_analysis *a, bool per_process, bool threa
 	if (s->lost_events)
 		printf("WARNING: the kernel dropped %s events: counts and times may be short\n",
 		       cli_count(b1, sizeof(b1), s->lost_events));
+	print_chains(chains);
 
 	if (nops) {
 		const struct ift_op_stats *ops = ift_analysis_op(a, 0);
@@ -751,15 +876,77 @@ static json_object *json_process(const struct ift_process_info *p)
 	return o;
 }
 
-static int print_json(const struct ift_analysis *a)
+static json_object *json_chain(const struct ift_chain *ch)
+{
+	json_object *o = json_object_new_object(), *v, *e, *x;
+
+	add_str(o, "severity", ift_severity_name(ch->severity));
+	add_str(o, "cause", ift_cause_name(ch->cause));
+	add_str(o, "phase", ift_phase_name(ch->phase));
+	add_str(o, "op", ch->op);
+	add_u64(o, "pid", ch->pid);
+	add_u64(o, "tid", ch->tid);
+	add_u64(o, "p50_ns", ch->p50_ns);
+	add_u64(o, "p99_ns", ch->p99_ns);
+	json_object_object_add(o, "tail_ratio", json_object_new_double(ch->tail_ratio));
+	add_u64(o, "cost_ns", ch->cost_ns);
+	add_u64(o, "wall_ns", ch->wall_ns);
+	add_str(o, "summary", ch->summary);
+	v = json_object_new_array();
+	for (size_t i = 0; i < ch->nsteps; i++) {
+		x = json_object_new_object();
+		add_u64(x, "t_ns", ch->steps[i].t_ns);
+		add_str(x, "layer", ch->steps[i].layer);
+		add_str(x, "text", ch->steps[i].text);
+		json_object_array_add(v, x);
+	}
+	json_object_object_add(o, "timeline", v);
+	e = json_object_new_object();
+	for (size_t i = 0; i < ch->nnums; i++)
+		add_u64(e, ch->nums[i].key, ch->nums[i].value);
+	v = json_object_new_array();
+	for (size_t i = 0; i < ch->ntasks; i++) {
+		const struct ift_chain_task *t = &ch->tasks[i];
+
+		x = json_object_new_object();
+		add_str(x, "relation", t->relation);
+		add_u64(x, "pid", t->pid);
+		add_u64(x, "tid", t->tid);
+		add_str(x, "comm", t->comm);
+		if (t->role)
+			add_str(x, "role", t->role);
+		else
+			json_object_object_add(x, "role", NULL);
+		json_object_object_add(x, "outside", json_object_new_boolean(t->outside));
+		add_u64(x, "count", t->count);
+		add_u64(x, "ns", t->ns);
+		add_u64(x, "share_permille", t->share_permille);
+		json_object_array_add(v, x);
+	}
+	json_object_object_add(e, "tasks", v);
+	json_object_object_add(o, "evidence", e);
+	v = json_object_new_array();
+	for (size_t i = 0; i < ch->nrecs; i++)
+		json_object_array_add(v, json_object_new_string(ch->recs[i]));
+	json_object_object_add(o, "recommendations", v);
+	return o;
+}
+
+static json_object *json_chains(const struct ift_chains *c)
+{
+	json_object *v = json_object_new_array();
+
+	for (size_t i = 0; i < ift_chains_count(c); i++)
+		json_object_array_add(v, json_chain(ift_chains_get(c, i)));
+	return v;
+}
+
+static json_object *json_report(const struct ift_analysis *a,
+				const struct ift_chains *chains)
 {
 	const struct ift_analysis_summary *s = ift_analysis_summary(a);
 	json_object *root = json_object_new_object(), *o, *v;
-	const char *text;
-	int ret = 0;
 
-	if (!root)
-		return -ENOMEM;
 	o = json_object_new_object();
 	add_str(o, "command", s->command);
 	add_u64(o, "start_ts", s->start_ts);
@@ -778,19 +965,310 @@ static int print_json(const struct ift_analysis *a)
 	for (size_t i = 0; i < ift_analysis_process_count(a); i++)
 		json_object_array_add(v, json_process(ift_analysis_process(a, i)));
 	json_object_object_add(root, "processes", v);
-	json_object_object_add(root, "chains", json_object_new_array());
+	json_object_object_add(root, "chains", json_chains(chains));
+	return root;
+}
 
-	text = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY |
-					      JSON_C_TO_STRING_NOSLASHESCAPE);
+static int json_print(json_object *root)
+{
+	const char *text = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY |
+							  JSON_C_TO_STRING_NOSLASHESCAPE);
+	int ret = text ? 0 : -ENOMEM;
+
 	if (text)
 		puts(text);
-	else
-		ret = -ENOMEM;
 	json_object_put(root);
 	return ret;
 }
 
+static int print_json(const struct ift_analysis *a, const struct ift_chains *chains)
+{
+	return json_print(json_report(a, chains));
+}
+
+/* ---- --diff ------------------------------------------------------- */
+
+/* What both sides are compared on, beyond the op tables. */
+struct totals {
+	uint64_t wall_ns;		/* the window */
+	uint64_t cuda_ns, cuda_calls;	/* outermost calls, all threads */
+	uint64_t on_cpu_ns, runq_ns, blocked_ns, invol, vol, pages;
+	uint64_t chain_ns[IFT_SEV_HIGH + 1];	/* chain cost by severity */
+};
+
+static void totals_of(const struct report *r, struct totals *x)
+{
+	memset(x, 0, sizeof(*x));
+	x->wall_ns = ift_analysis_summary(r->a)->duration_ns;
+	for (size_t i = 0; i < ift_analysis_process_count(r->a); i++) {
+		const struct ift_process_info *p = ift_analysis_process(r->a, i);
+
+		x->cuda_ns += p->cuda_ns;
+		x->cuda_calls += p->cuda_calls;
+		x->on_cpu_ns += p->sched.on_cpu_ns;
+		x->runq_ns += p->sched.runqueue_wait_ns;
+		x->blocked_ns += p->sched.blocked_ns;
+		x->invol += p->sched.involuntary;
+		x->vol += p->sched.voluntary;
+		x->pages += p->sched.page_allocs;
+	}
+	for (size_t i = 0; i < ift_chains_count(r->c); i++) {
+		const struct ift_chain *ch = ift_chains_get(r->c, i);
+
+		x->chain_ns[ch->severity] += ch->cost_ns;
+	}
+}
+
+/* "1.2ms -> 3.4ms" plus " (2.8x)" when RATIO. */
+static const char *fmt_change_dur(char *buf, size_t len, uint64_t b, uint64_t c, bool ratio)
+{
+	char x[32], y[32];
+	int n = snprintf(buf, len, "%s -> %s", fmt_dur(x, sizeof(x), b), fmt_dur(y, sizeof(y), c));
+
+	if (ratio && b && n > 0 && (size_t)n < len)
+		snprintf(buf + n, len - (size_t)n, " (%.2fx)", (double)c / (double)b);
+	return buf;
+}
+
+static const char *fmt_change_num(char *buf, size_t len, uint64_t b, uint64_t c)
+{
+	char x[32], y[32];
+
+	snprintf(buf, len, "%s -> %s", fmt_num(x, sizeof(x), b), fmt_num(y, sizeof(y), c));
+	return buf;
+}
+
+static const struct ift_op_stats *op_named(const struct ift_analysis *a, const char *name)
+{
+	for (size_t i = 0; i < ift_analysis_op_count(a); i++)
+		if (!strcmp(ift_analysis_op(a, i)->name, name))
+			return ift_analysis_op(a, i);
+	return NULL;
+}
+
+static void diff_row(const char *what, const char *change)
+{
+	cell(what, 28);
+	printf("%s\n", change);
+}
+
+static int print_text_diff(const struct report *cur, const struct report *base)
+{
+	static const struct ift_op_stats none;
+	struct totals b, c;
+	char buf[128], name[40], cmd[WIDTH];
+	const char *bc = ift_analysis_summary(base->a)->command;
+	const char *cc = ift_analysis_summary(cur->a)->command;
+
+	totals_of(base, &b);
+	totals_of(cur, &c);
+	printf("baseline   %s\n", safe(cmd, sizeof(cmd), bc[0] ? bc : base->path, WIDTH - 11));
+	printf("current    %s\n", safe(cmd, sizeof(cmd), cc[0] ? cc : cur->path, WIDTH - 11));
+	printf("\n");
+	diff_row("", "baseline -> current");
+	diff_row("wall time", fmt_change_dur(buf, sizeof(buf), b.wall_ns, c.wall_ns, true));
+	diff_row("CUDA calls", fmt_change_num(buf, sizeof(buf), b.cuda_calls, c.cuda_calls));
+	diff_row("time in CUDA calls", fmt_change_dur(buf, sizeof(buf), b.cuda_ns, c.cuda_ns, true));
+	diff_row("on-CPU, all tasks", fmt_change_dur(buf, sizeof(buf), b.on_cpu_ns, c.on_cpu_ns,
+						     true));
+	diff_row("run-queue wait", fmt_change_dur(buf, sizeof(buf), b.runq_ns, c.runq_ns, true));
+	diff_row("blocked", fmt_change_dur(buf, sizeof(buf), b.blocked_ns, c.blocked_ns, true));
+	diff_row("involuntary switches", fmt_change_num(buf, sizeof(buf), b.invol, c.invol));
+	diff_row("voluntary switches", fmt_change_num(buf, sizeof(buf), b.vol, c.vol));
+	diff_row("page allocations", fmt_change_num(buf, sizeof(buf), b.pages, c.pages));
+	diff_row("cost of HIGH chains", fmt_change_dur(buf, sizeof(buf), b.chain_ns[IFT_SEV_HIGH],
+						       c.chain_ns[IFT_SEV_HIGH], false));
+	diff_row("cost of MEDIUM chains", fmt_change_dur(buf, sizeof(buf),
+							 b.chain_ns[IFT_SEV_MEDIUM],
+							 c.chain_ns[IFT_SEV_MEDIUM], false));
+
+	printf("\n");
+	cell("CUDA op", 24);
+	cell("calls", 17);
+	cell("p50", 19);
+	cell("p99", 27);
+	printf("total\n");
+	/* the current ops first, most time first, then those gone */
+	for (int side = 0; side < 2; side++) {
+		const struct ift_analysis *a = side ? base->a : cur->a;
+		const struct ift_analysis *o = side ? cur->a : base->a;
+
+		for (size_t i = 0; i < ift_analysis_op_count(a); i++) {
+			const struct ift_op_stats *x = ift_analysis_op(a, i), *y;
+
+			y = op_named(o, x->name);
+			if (side && y)
+				continue;
+			if (!y)
+				y = &none;
+			if (side) {
+				const struct ift_op_stats *t = x;
+
+				x = y;
+				y = t;
+			}
+			/* here x is current, y baseline */
+			cell(safe(name, sizeof(name), x->name ? x->name : y->name, 23), 24);
+			cell(fmt_change_num(buf, sizeof(buf), y->calls, x->calls), 17);
+			cell(fmt_change_dur(buf, sizeof(buf), y->p50_ns, x->p50_ns, false), 19);
+			cell(fmt_change_dur(buf, sizeof(buf), y->p99_ns, x->p99_ns, true), 27);
+			printf("%s\n", fmt_change_dur(buf, sizeof(buf), y->total_ns, x->total_ns,
+						      false));
+		}
+	}
+
+	for (int side = 0; side < 2; side++) {
+		const struct report *r = side ? cur : base;
+		size_t n = ift_chains_count(r->c);
+
+		printf("\nchains, %s: %s\n", side ? "current" : "baseline", n ? "" : "none");
+		for (size_t i = 0; i < n; i++) {
+			const struct ift_chain *ch = ift_chains_get(r->c, i);
+			int len;
+
+			len = printf("  %-6s %s %s %s, %s: ", ift_severity_name(ch->severity),
+				     ift_cause_name(ch->cause), ift_phase_name(ch->phase),
+				     safe(name, sizeof(name), ch->op, 32),
+				     fmt_dur(buf, sizeof(buf), ch->cost_ns));
+			wrap(len, 9, ch->summary);
+		}
+	}
+	return 0;
+}
+
+static json_object *json_pair(uint64_t b, uint64_t c)
+{
+	json_object *o = json_object_new_object();
+
+	add_u64(o, "baseline", b);
+	add_u64(o, "current", c);
+	if (b)
+		json_object_object_add(o, "ratio", json_object_new_double((double)c / (double)b));
+	return o;
+}
+
+static int print_json_diff(const struct report *cur, const struct report *base)
+{
+	static const struct ift_op_stats none;
+	json_object *root = json_object_new_object(), *ch = json_object_new_object(), *v;
+	struct totals b, c;
+
+	totals_of(base, &b);
+	totals_of(cur, &c);
+	json_object_object_add(ch, "duration_ns", json_pair(b.wall_ns, c.wall_ns));
+	json_object_object_add(ch, "cuda_calls", json_pair(b.cuda_calls, c.cuda_calls));
+	json_object_object_add(ch, "cuda_ns", json_pair(b.cuda_ns, c.cuda_ns));
+	json_object_object_add(ch, "on_cpu_ns", json_pair(b.on_cpu_ns, c.on_cpu_ns));
+	json_object_object_add(ch, "runqueue_wait_ns", json_pair(b.runq_ns, c.runq_ns));
+	json_object_object_add(ch, "blocked_ns", json_pair(b.blocked_ns, c.blocked_ns));
+	json_object_object_add(ch, "involuntary_switches", json_pair(b.invol, c.invol));
+	json_object_object_add(ch, "voluntary_switches", json_pair(b.vol, c.vol));
+	json_object_object_add(ch, "page_allocs", json_pair(b.pages, c.pages));
+	json_object_object_add(ch, "high_chain_cost_ns",
+			       json_pair(b.chain_ns[IFT_SEV_HIGH], c.chain_ns[IFT_SEV_HIGH]));
+	json_object_object_add(ch, "medium_chain_cost_ns",
+			       json_pair(b.chain_ns[IFT_SEV_MEDIUM], c.chain_ns[IFT_SEV_MEDIUM]));
+	v = json_object_new_array();
+	for (int side = 0; side < 2; side++) {
+		const struct ift_analysis *a = side ? base->a : cur->a;
+		const struct ift_analysis *o = side ? cur->a : base->a;
+
+		for (size_t i = 0; i < ift_analysis_op_count(a); i++) {
+			const struct ift_op_stats *x = ift_analysis_op(a, i), *y;
+			json_object *e;
+
+			y = op_named(o, x->name);
+			if (side && y)
+				continue;
+			e = json_object_new_object();
+			add_str(e, "op", x->name);
+			if (!y)
+				y = &none;
+			if (side) {
+				const struct ift_op_stats *t = x;
+
+				x = y;
+				y = t;
+			}
+			json_object_object_add(e, "calls", json_pair(y->calls, x->calls));
+			json_object_object_add(e, "total_ns", json_pair(y->total_ns, x->total_ns));
+			json_object_object_add(e, "p50_ns", json_pair(y->p50_ns, x->p50_ns));
+			json_object_object_add(e, "p99_ns", json_pair(y->p99_ns, x->p99_ns));
+			json_object_object_add(e, "max_ns", json_pair(y->max_ns, x->max_ns));
+			json_object_array_add(v, e);
+		}
+	}
+	json_object_object_add(ch, "ops", v);
+	json_object_object_add(root, "baseline", json_report(base->a, base->c));
+	json_object_object_add(root, "current", json_report(cur->a, cur->c));
+	json_object_object_add(root, "changes", ch);
+	return json_print(root);
+}
+
 /* ---- the command -------------------------------------------------- */
+
+static void report_release(struct report *r)
+{
+	ift_chains_free(r->c);
+	ift_analysis_free(r->a);
+	if (r->t)
+		ift_trace_close(r->t);
+	memset(r, 0, sizeof(*r));
+}
+
+/* Opens and analyzes PATH; prints a one-line error and returns -1 on failure. */
+static int report_load(struct report *r, const char *path,
+		       const struct ift_analyze_opts *aopts,
+		       const struct ift_chain_opts *copts)
+{
+	struct ift_analyze_opts opts = *aopts;
+	int ret;
+
+	memset(r, 0, sizeof(*r));
+	r->path = path;
+	r->t = cli_open_trace(path, 0);
+	if (!r->t)
+		return -1;
+	for (size_t i = 0; i < opts.nops; i++) {
+		bool found = false;
+
+		for (size_t id = 1; id <= ift_trace_op_count(r->t) && !found; id++)
+			found = ift_trace_op(r->t, id) &&
+				!strcmp(ift_trace_op(r->t, id)->name, opts.ops[i]);
+		if (!found)
+			warning("'%s' has no op '%s'", path, opts.ops[i]);
+	}
+	r->c = ift_chains_new(copts);
+	if (!r->c) {
+		error("cannot analyze '%s': %s", path, strerror(errno));
+		report_release(r);
+		return -1;
+	}
+	ift_chains_hooks(r->c, &opts.hooks);
+	ret = ift_analysis_run(r->t, &opts, &r->a);
+	if (ret >= 0)
+		ret = ift_chains_build(r->c, r->a, r->t);
+	if (ret < 0) {
+		error("cannot analyze '%s': %s", path, ift_strerror(ret));
+		report_release(r);
+		return -1;
+	}
+	return 0;
+}
+
+/* A ratio such as 3 or 2.5, at least 1. */
+static int parse_ratio(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || !(v >= 1.0) || v > 1e9)
+		return -1;
+	*out = v;
+	return 0;
+}
 
 int cmd_report(int argc, char **argv)
 {
@@ -803,16 +1281,21 @@ int cmd_report(int argc, char **argv)
 		{ "op", required_argument, NULL, 'o' },
 		{ "from", required_argument, NULL, 'f' },
 		{ "to", required_argument, NULL, 't' },
+		{ "tail-ratio", required_argument, NULL, 'r' },
+		{ "tail-floor", required_argument, NULL, 'F' },
+		{ "diff", required_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static uint32_t pids[MAX_FILTERS];
 	static const char *ops[MAX_FILTERS];
 	struct ift_analyze_opts opts = { .pids = pids, .ops = ops };
-	const char *path = IFT_DEFAULT_TRACE;
+	struct ift_chain_opts copts = {
+		.tail_ratio = IFT_TAIL_RATIO_DEFAULT, .tail_floor_ns = IFT_TAIL_FLOOR_DEFAULT,
+	};
+	const char *path = IFT_DEFAULT_TRACE, *base_path = NULL;
 	bool json = false, per_process = false, threads = false;
-	struct ift_analysis *a;
-	struct ift_trace *t;
+	struct report cur, base = { 0 };
 	int c, ret;
 
 	while ((c = getopt_long(argc, argv, "+i:h", longopts, NULL)) != -1) {
@@ -858,6 +1341,19 @@ int cmd_report(int argc, char **argv)
 						   optarg);
 			opts.has_to = true;
 			break;
+		case 'r':
+			if (parse_ratio(optarg, &copts.tail_ratio) < 0)
+				return usage_error(usage, "bad ratio '%s' (a number, at least 1)",
+						   optarg);
+			break;
+		case 'F':
+			if (parse_time(optarg, &copts.tail_floor_ns) < 0)
+				return usage_error(usage, "bad duration '%s' (like 1ms, 500us)",
+						   optarg);
+			break;
+		case 'd':
+			base_path = optarg;
+			break;
 		case 'h':
 			printf("usage: %s %s\n", progname, usage);
 			return EXIT_OK;
@@ -870,27 +1366,20 @@ int cmd_report(int argc, char **argv)
 	if (opts.has_to && opts.to_ns <= opts.from_ns)
 		return usage_error(usage, "--to must be after --from");
 
-	t = cli_open_trace(path, 0);
-	if (!t)
+	if (report_load(&cur, path, &opts, &copts) < 0)
 		return EXIT_RUNTIME;
-	for (size_t i = 0; i < opts.nops; i++) {
-		bool found = false;
-
-		for (size_t id = 1; id <= ift_trace_op_count(t) && !found; id++)
-			found = ift_trace_op(t, id) && !strcmp(ift_trace_op(t, id)->name, ops[i]);
-		if (!found)
-			warning("the trace has no op '%s'", ops[i]);
-	}
-	ret = ift_analysis_run(t, &opts, &a);
-	if (ret < 0) {
-		error("cannot analyze '%s': %s", path, ift_strerror(ret));
-		ift_trace_close(t);
+	if (base_path && report_load(&base, base_path, &opts, &copts) < 0) {
+		report_release(&cur);
 		return EXIT_RUNTIME;
 	}
-	ret = json ? print_json(a) : print_text(a, per_process, threads);
+	if (base_path)
+		ret = json ? print_json_diff(&cur, &base) : print_text_diff(&cur, &base);
+	else
+		ret = json ? print_json(cur.a, cur.c) :
+		      print_text(cur.a, cur.c, per_process, threads);
 	if (ret < 0)
 		error("cannot write the report: %s", ift_strerror(ret));
-	ift_analysis_free(a);
-	ift_trace_close(t);
+	report_release(&base);
+	report_release(&cur);
 	return ret < 0 ? EXIT_RUNTIME : EXIT_OK;
 }

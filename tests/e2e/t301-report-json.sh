@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # report --json has every key docs/report.md documents, with the documented
-# type, and no other; the text report fits 100 columns in every mode; bad
-# options are usage errors; report runs as an unprivileged user.
+# type, and no other (chains included, on a starved feeding thread built
+# row by row); the text report fits 100 columns in every mode, --diff too;
+# bad options are usage errors; report runs as an unprivileged user.
 . "$IFT_SRC/tests/e2e/lib.sh"
 
 command -v python3 >/dev/null || skip "needs python3 to parse JSON"
@@ -14,7 +15,44 @@ command -v python3 >/dev/null || skip "needs python3 to parse JSON"
 "$IFT" report -i g.trace --json --from 20ms --to 60ms >window.json 2>err.txt ||
 	fail "report --json --from --to failed: $(cat err.txt)"
 
-python3 - "$IFT_SRC/docs/report.md" report.json window.json <<'PY' || fail "the JSON report does not match docs/report.md"
+# a feeding thread (tid 101 of "train") that blocks 5 ms between 200 us copies
+# until loader worker 200 wakes it, while 4 more workers preempt it
+python3 - >starve.tsv <<'PY'
+T0 = 10**9
+print("meta\tcmdline\t./train --workers 5")
+print("meta\tcpu.count\t2")
+print("op\tcudaMemcpy\t1\tdst,src,bytes,kind")
+print("tasks\t%d\t0\t100\t100\t4\t0\t0\ttrain\t" % (T0 + 1000))
+print("tasks\t%d\t0\t100\t100\t2\t100\t101\ttrain\t" % (T0 + 1500))
+for w in range(5):
+    print("tasks\t%d\t0\t100\t100\t1\t%d\t%d\ttrain\t" % (T0 + 2000 + 10 * w, 200 + w, 200 + w))
+    print("tasks\t%d\t0\t%d\t%d\t4\t0\t0\tpt_data_worker\t" % (T0 + 2005 + 10 * w, 200 + w, 200 + w))
+sw, wk, calls = [], [], []
+t = T0 + 1000000
+sw.append((t - 500000, 0, 0, 0, 0, 120, 100, 101, 120))
+for i in range(50):
+    calls.append((t, 0, 100, 101, "cudaMemcpy", 200000, 0, 0, 0, 1, 2, 1 << 20, 1, 0, 0))
+    t += 200000
+    if i == 49:
+        break
+    w = 200 + i % 5
+    sw.append((t + 10000, 0, 100, 101, 1, 120, w, w, 120))
+    wk.append((t + 5008000, 1, 100, 101, 1, 120, 0, 200, 200))
+    sw.append((t + 5010000, 0, w, w, 1 if w == 200 else 0, 120, 100, 101, 120))
+    t += 5100000
+for r in sw:
+    print("switches\t" + "\t".join(map(str, r)))
+for r in wk:
+    print("wakeups\t" + "\t".join(map(str, r)))
+for r in calls:
+    print("calls\t" + "\t".join(map(str, r)))
+print("meta\trecord.start_ns\t%d" % T0)
+print("meta\trecord.stop_ns\t%d" % (t + 1000000))
+PY
+"$IFT_TOOLS/tsv2trace" -o starve.trace <starve.tsv >/dev/null || fail "tsv2trace failed"
+"$IFT" report -i starve.trace --json >starve.json 2>err.txt || fail "report --json failed: $(cat err.txt)"
+
+python3 - "$IFT_SRC/docs/report.md" report.json window.json starve.json <<'PY' || fail "the JSON report does not match docs/report.md"
 import json, re, sys
 
 # the key tables of docs/report.md: "### kind", then "| `key` | type | meaning |"
@@ -70,7 +108,10 @@ def check_type(v, t, path):
 def check(obj, kind, path):
     seen.add(kind)
     want = spec[kind]
-    for k in sorted(set(want) - set(obj)):
+    # evidence holds the keys that apply to its chain's kind: a documented
+    # subset, always with the tasks and the CPUs
+    need = {"tasks", "cpus"} if kind == "evidence" else set(want)
+    for k in sorted(need - set(obj)):
         bad.append("%s: missing key %r (documented for %s)" % (path, k, kind))
     for k in sorted(set(obj) - set(want)):
         bad.append("%s: key %r is not documented for %s" % (path, k, kind))
@@ -79,12 +120,34 @@ def check(obj, kind, path):
 
 r = json.load(open(sys.argv[2]))
 check(r, "report", "report")
-# every kind of object was exercised: errors, copies, nested driver calls
+s = json.load(open(sys.argv[4]))
+check(s, "report", "starve")
+# every kind of object was exercised: errors, copies, nested driver calls,
+# chains with their timeline, evidence and tasks
 for k in spec:
     if k not in seen:
-        bad.append("the report had no %s to check" % k)
-if r["chains"] != []:
-    bad.append("chains should be empty for now")
+        bad.append("the reports had no %s to check" % k)
+ch = [c for c in s["chains"] if c["cause"] == "data_starvation"]
+if len(ch) != 1:
+    bad.append("starve: want one data_starvation chain, got %r" % [c["cause"] for c in s["chains"]])
+else:
+    c = ch[0]
+    # 49 gaps of 5 ms - 2 us blocked until a worker woke the thread
+    if c["cost_ns"] != 49 * (5000000 - 2000) or c["tid"] != 101 or c["op"] != "cudaMemcpy":
+        bad.append("starve: chain %r" % {k: c[k] for k in ("cost_ns", "tid", "op")})
+    if c["severity"] != "HIGH" or c["phase"] != "before":
+        bad.append("starve: severity %s phase %s" % (c["severity"], c["phase"]))
+    woke = [x for x in c["evidence"]["tasks"] if x["relation"] == "woke"]
+    if not woke or woke[0]["tid"] != 200 or woke[0]["role"] != "dataloader worker":
+        bad.append("starve: the waker should be worker 200: %r" % woke[:1])
+    if not any("num_workers=1" in x for x in c["recommendations"]):
+        bad.append("starve: 5 workers on 2 CPUs, no num_workers=1 in %r" % c["recommendations"])
+    ts = [x["t_ns"] for x in c["timeline"]]
+    if ts != sorted(ts) or not ts:
+        bad.append("starve: timeline not in time order: %r" % ts)
+for c in r["chains"]:
+    if c["severity"] not in ("HIGH", "MEDIUM", "LOW"):
+        bad.append("chain severity %r" % c["severity"])
 t = r["trace"]
 if t["events"] < 60000:
     bad.append("trace.events %d, gentrace wrote at least 60000" % t["events"])
@@ -117,7 +180,8 @@ sys.exit(1 if bad else 0)
 PY
 
 # text: every mode fits 100 columns (characters, not bytes: µ and ↳ are one)
-for mode in "" "--threads" "--per-process" "--per-process --threads" "--op cudaMemcpyAsync" "--pid 4242 --from 10ms"; do
+for mode in "" "--threads" "--per-process" "--per-process --threads" "--op cudaMemcpyAsync" \
+	"--pid 4242 --from 10ms" "--diff starve.trace" "-i starve.trace" "-i starve.trace --diff g.trace"; do
 	"$IFT" report -i g.trace $mode >text.txt 2>err.txt || fail "report $mode failed: $(cat err.txt)"
 	[ -s text.txt ] || fail "report $mode printed nothing"
 	python3 - text.txt "$mode" <<'PY' || fail "report $mode: lines wider than 100 columns"
@@ -135,11 +199,32 @@ grep -q 'processes by off-CPU time (top 10 of' text.txt || fail "no ranking by o
 grep -q '↳ cuLaunchKernel' text.txt || fail "the nested driver call is not under its runtime call"
 
 # usage errors exit 2, a missing file 1, each with one line on stderr
-for args in "--from abc" "--from 2s --to 1s" "--pid x" "--to" "--bogus" "extra"; do
+for args in "--from abc" "--from 2s --to 1s" "--pid x" "--to" "--bogus" "extra" \
+	"--tail-ratio 0.5" "--tail-ratio x" "--tail-floor 1q" "--diff"; do
 	"$IFT" report -i g.trace $args >/dev/null 2>err.txt; rc=$?
 	[ $rc = 2 ] || fail "report $args exited $rc, want 2"
 done
 expect_one_line_error "$IFT" report -i missing.trace >/dev/null
+expect_one_line_error "$IFT" report -i g.trace --diff missing.trace >/dev/null
+"$IFT" report -i g.trace --diff missing.trace >/dev/null 2>&1; [ $? = 1 ] || fail "a missing baseline should exit 1"
+
+# --diff: the same tables side by side, with the change
+"$IFT" report -i starve.trace --diff g.trace >diff.txt 2>err.txt || fail "report --diff failed: $(cat err.txt)"
+grep -q '^wall time  *2.64s -> 261.9ms (0.10x)' diff.txt || fail "--diff: no wall-time change: $(head -20 diff.txt)"
+grep -q '^cudaMemcpy  *0 -> 50 ' diff.txt || fail "--diff: cudaMemcpy only in the current trace: $(cat diff.txt)"
+"$IFT" report -i starve.trace --diff g.trace --json >diff.json || fail "report --diff --json failed"
+python3 - diff.json <<'PY' || fail "--diff --json is not as documented"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert set(d) == {"baseline", "current", "changes"}, set(d)
+c = d["changes"]
+assert c["duration_ns"]["current"] == d["current"]["trace"]["duration_ns"]
+assert c["duration_ns"]["baseline"] == d["baseline"]["trace"]["duration_ns"]
+ops = {o["op"]: o for o in c["ops"]}
+assert ops["cudaMemcpy"]["calls"] == {"baseline": 0, "current": 50}, ops["cudaMemcpy"]
+assert ops["cudaStreamSynchronize"]["calls"]["current"] == 0
+assert any(x["cause"] == "data_starvation" for x in d["current"]["chains"])
+PY
 "$IFT" report -i missing.trace >/dev/null 2>&1; [ $? = 1 ] || fail "a missing trace should exit 1"
 
 # an unprivileged user can read a trace: report needs nothing else

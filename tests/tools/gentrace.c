@@ -234,7 +234,8 @@ int main(int argc, char **argv)
 				r[IFT_CALL_A0] = 0x5555deadb000ULL;
 			}
 			add(w, IFT_T_CALLS, r);
-			ts += 400;
+			/* one thread: its next call starts after this one returns */
+			ts += dur + 400;
 		} else {
 			uint64_t r[IFT_SM_NR] = { ts, 0, 0, 0, m_busy, below(3),
 						  (uint64_t)(800 + below(200)) };

@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef IFT_CHAINS_H
+#define IFT_CHAINS_H
+
+/*
+ * Causal chains: which host cause accounts for the time a CUDA thread lost,
+ * from evidence inside the time windows where it lost it (its slow calls,
+ * and the gaps where it issued no work).  docs/report.md says how each
+ * cause is told apart, and what every figure means.
+ *
+ * A chain collector rides on the analyzer's single pass (its hooks), then
+ * builds the chains from the finished analysis.  Memory is bounded by the
+ * number of tasks and CUDA calls.  Nothing here prints or exits; it reads
+ * the trace only (short windows again, for the worst occurrence of each
+ * chain).
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ift-analyze.h"
+
+enum ift_cause {
+	IFT_CAUSE_CPU_CONTENTION = 1,	/* waited for a CPU (run-queue) */
+	IFT_CAUSE_DATA_STARVATION,	/* blocked between calls, waiting for input */
+	IFT_CAUSE_PAGE_ALLOC,		/* faulting in fresh pages */
+	IFT_CAUSE_GPU_BOUND,		/* waiting for the device: healthy host */
+};
+
+enum ift_severity { IFT_SEV_LOW = 1, IFT_SEV_MEDIUM, IFT_SEV_HIGH };
+
+/* Where the time went: inside the slow calls of an op, or in the gaps
+   (no CUDA work issued) that end with a call of the op. */
+enum ift_phase { IFT_PHASE_INSIDE = 1, IFT_PHASE_BEFORE };
+
+/* Severity from cost as a share of the CUDA threads' active wall time. */
+#define IFT_SEV_HIGH_PERMILLE	200
+#define IFT_SEV_MEDIUM_PERMILLE	50
+
+#define IFT_TAIL_RATIO_DEFAULT	3.0
+#define IFT_TAIL_FLOOR_DEFAULT	1000000ULL	/* 1 ms */
+
+struct ift_chain_step {
+	uint64_t t_ns;			/* offset from the trace start */
+	const char *layer;		/* "system", "host" or "cuda" */
+	const char *text;
+};
+
+struct ift_chain_num {
+	const char *key;		/* a documented evidence key */
+	uint64_t value;
+};
+
+/* A task named by the evidence, with what it did to the CUDA thread. */
+struct ift_chain_task {
+	const char *relation;		/* "preempted", "woke" */
+	uint32_t pid, tid;
+	const char *comm;
+	const char *role;		/* or NULL */
+	bool outside;			/* not one of the traced processes */
+	uint64_t count;			/* preemptions or wake-ups */
+	uint64_t ns;			/* run-queue wait, or blocked time ended */
+	uint32_t share_permille;	/* of that relation's total */
+};
+
+struct ift_chain {
+	enum ift_severity severity;
+	enum ift_cause cause;
+	enum ift_phase phase;
+	const char *op;
+	uint32_t pid, tid;		/* the thread that lost most */
+	uint64_t p50_ns, p99_ns;	/* of the op */
+	double tail_ratio;		/* p99 / p50 */
+	uint64_t cost_ns;		/* the time the cause cost */
+	uint64_t wall_ns;		/* active wall time of the threads affected */
+	const char *summary;		/* one line */
+	size_t nsteps;
+	const struct ift_chain_step *steps;	/* the worst occurrence, in time order */
+	size_t nnums;
+	const struct ift_chain_num *nums;
+	size_t ntasks;
+	const struct ift_chain_task *tasks;	/* by relation, most ns first */
+	size_t nrecs;
+	const char *const *recs;	/* recommendations, most useful first */
+};
+
+struct ift_chain_opts {
+	double tail_ratio;		/* p99 >= ratio * p50 ... */
+	uint64_t tail_floor_ns;		/* ... and p99 - p50 >= floor */
+};
+
+struct ift_chains;
+
+/*
+ * ift_chains_new - a collector with OPTS (NULL: the defaults).  Returns NULL
+ * and sets errno on failure; release with ift_chains_free().
+ */
+struct ift_chains *ift_chains_new(const struct ift_chain_opts *opts);
+
+/* Points H at the collector's hooks: pass them to ift_analysis_run(). */
+void ift_chains_hooks(struct ift_chains *c, struct ift_analyze_hooks *h);
+
+/*
+ * ift_chains_build - build the chains of analysis A (run with the hooks
+ * above) over trace T, which both must outlive.  Returns 0 or a negative
+ * error.
+ */
+int ift_chains_build(struct ift_chains *c, const struct ift_analysis *a,
+		     struct ift_trace *t);
+
+/* Ranked: severity, then cost.  Owned by the collector. */
+size_t ift_chains_count(const struct ift_chains *c);
+const struct ift_chain *ift_chains_get(const struct ift_chains *c, size_t i);
+
+void ift_chains_free(struct ift_chains *c);
+
+const char *ift_cause_name(enum ift_cause cause);	/* "cpu_contention", ... */
+const char *ift_severity_name(enum ift_severity sev);	/* "HIGH", ... */
+const char *ift_phase_name(enum ift_phase phase);	/* "inside", "before" */
+
+#endif

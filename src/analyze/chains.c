@@ -1,0 +1,1603 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Causal chains.  Two kinds of window are where a CUDA thread loses time:
+ *
+ *   inside the slow calls of an op with a long tail (p99 >= ratio x p50 and
+ *   p99 - p50 >= floor): each slow call's excess over p50 is split into the
+ *   run-queue wait inside it (CPU contention), the on-CPU time it spent
+ *   faulting in fresh pages (page-allocation pressure) and, for the ops that
+ *   wait for the device, the rest (the device: GPU-bound);
+ *
+ *   before a call, in the gaps where the thread issued no CUDA work: time
+ *   blocked there until another task woke it is waiting for input (data
+ *   starvation), time runnable there is CPU contention on the feeding path,
+ *   page faults there are page-allocation pressure on it.
+ *
+ * The gaps are measured during the analyzer's pass (its hooks), the slow
+ * calls from the per-call breakdowns it keeps; both are bounded by the
+ * number of calls.  The worst occurrence of each chain is then read again
+ * from the trace (a window of a few ms) to say who ran on the CPUs then.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ift-chains.h"
+#include "analyze.h"
+
+/* A lower bound of what a fresh 4 KiB page costs its thread (fault and
+   zeroing): 1.5-9 us were measured on the 2-CPU VMs we test on. */
+#define PAGE_COST_NS		1000ULL
+/* A thread is GPU-bound when it spends this share of its active time
+   waiting in the device-waiting ops. */
+#define GPU_BOUND_PERMILLE	500
+/* Gap causes below this share of the active time make no chain. */
+#define GAP_MIN_PERMILLE	20
+/* An op-tail cause must explain this share of the op's excess. */
+#define PART_MIN_PERMILLE	100
+#define MAX_PEERS		256
+
+struct ch_peer {
+	uint32_t tid, pid;
+	uint64_t ns, count;
+};
+
+struct ch_peers {
+	struct ch_peer *v;
+	size_t n, cap;
+};
+
+/* One gap: from the end of a thread's outermost call to its next one. */
+struct ch_gap {
+	uint64_t start, end;		/* trace clock */
+	uint64_t blocked, fed;		/* blocked; of it, ended by another task */
+	uint64_t runq;
+	uint64_t pages, page_bytes;
+	uint32_t th;			/* az_thread index */
+	uint32_t prev_op, next_op;
+	uint32_t waker_tid, waker_pid;	/* ended its longest blocked wait */
+	uint64_t waker_max;
+};
+
+struct ch_thread {
+	bool active;			/* made an outermost call in the window */
+	uint32_t last_op;
+	uint64_t busy_until;		/* end of its latest outermost call */
+	uint64_t first_call, last_end;
+	struct ch_gap cur;		/* the gap now open */
+	struct ch_peers wakers, preemptors;	/* over all its closed gaps */
+	struct ch_peers gw, gp;		/* in the open gap */
+};
+
+struct ch_cpu {
+	uint64_t since;			/* its last switch */
+	uint32_t tid, pid;		/* switched in then */
+	bool known;
+};
+
+struct ch_sample {
+	uint64_t ts;
+	int64_t busy_permille, running;	/* -1: not sampled */
+};
+
+struct ift_chains {
+	struct ift_chain_opts o;
+	struct ch_thread *th;
+	size_t nth;
+	struct ch_gap *gaps;
+	size_t ngaps, capgaps;
+	struct ch_sample *smp;
+	size_t nsmp, capsmp;
+	struct ift_chain *chains;
+	size_t nchains, capchains;
+	void **blocks;
+	size_t nblocks, capblocks;
+	int err;			/* the first error in a hook */
+	uint32_t *active;		/* az_thread indexes of the CUDA threads */
+	size_t nactive, capactive;
+	struct ch_cpu *cpu;		/* who runs where, as the switches say */
+	size_t ncpu;
+
+	/* while building */
+	const struct ift_analysis *a;
+	struct ift_trace *t;
+	uint64_t start_ts;
+	unsigned cpus;
+	bool *sel;			/* by az_thread index: listed in the report */
+};
+
+/* ---- memory --------------------------------------------------------- */
+
+static int grow(void **v, size_t *cap, size_t need, size_t size)
+{
+	size_t n = *cap ? *cap : 16;
+	void *p;
+
+	if (need <= *cap)
+		return 0;
+	while (n < need)
+		n *= 2;
+	p = realloc(*v, n * size);
+	if (!p)
+		return -ENOMEM;
+	memset((char *)p + *cap * size, 0, (n - *cap) * size);
+	*v = p;
+	*cap = n;
+	return 0;
+}
+
+/* Zeroed memory that lives as long as the collector. */
+static void *ch_alloc(struct ift_chains *c, size_t n, size_t size)
+{
+	void *p;
+
+	if (grow((void **)&c->blocks, &c->capblocks, c->nblocks + 1, sizeof(void *)) < 0)
+		return NULL;
+	p = calloc(n ? n : 1, size);
+	if (p)
+		c->blocks[c->nblocks++] = p;
+	return p;
+}
+
+__attribute__((format(printf, 2, 3)))
+static const char *ch_printf(struct ift_chains *c, const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return NULL;
+	s = ch_alloc(c, (size_t)n + 1, 1);
+	if (!s)
+		return NULL;
+	va_start(ap, fmt);
+	vsnprintf(s, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	return s;
+}
+
+static int peer_add(struct ch_peers *p, uint32_t tid, uint32_t pid, uint64_t ns,
+		    uint64_t count)
+{
+	size_t i;
+
+	for (i = 0; i < p->n; i++)
+		if (p->v[i].tid == tid)
+			break;
+	if (i == p->n) {
+		if (p->n == MAX_PEERS) {
+			/* the rest share the last slot: "others" */
+			i = p->n - 1;
+			p->v[i].tid = UINT32_MAX;
+			p->v[i].pid = UINT32_MAX;
+		} else {
+			if (grow((void **)&p->v, &p->cap, p->n + 1, sizeof(*p->v)) < 0)
+				return -ENOMEM;
+			p->v[p->n++] = (struct ch_peer){ .tid = tid, .pid = pid };
+		}
+	}
+	p->v[i].ns += ns;
+	p->v[i].count += count;
+	return 0;
+}
+
+static int peers_merge(struct ch_peers *d, const struct ch_peers *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (peer_add(d, s->v[i].tid, s->v[i].pid, s->v[i].ns, s->v[i].count) < 0)
+			return -ENOMEM;
+	return 0;
+}
+
+static int cmp_peer(const void *x, const void *y)
+{
+	const struct ch_peer *p = x, *q = y;
+
+	if (p->ns != q->ns)
+		return p->ns < q->ns ? 1 : -1;
+	return p->tid < q->tid ? -1 : p->tid > q->tid;
+}
+
+/* ---- during the pass ------------------------------------------------ */
+
+static struct ch_thread *ch_thread(struct ift_chains *c, uint32_t idx)
+{
+	if (idx >= c->nth) {
+		size_t cap = c->nth;
+
+		if (grow((void **)&c->th, &cap, (size_t)idx + 1, sizeof(*c->th)) < 0) {
+			c->err = -ENOMEM;
+			return NULL;
+		}
+		c->nth = cap;
+	}
+	return &c->th[idx];
+}
+
+static struct ch_thread *ch_thread_of(struct ift_chains *c, const struct ift_analysis *a,
+				      uint32_t tid)
+{
+	const struct az_thread *th = az_thread_lookup(a, tid);
+
+	return th ? ch_thread(c, th->idx) : NULL;
+}
+
+static void gap_close(struct ift_chains *c, struct ch_thread *ct, uint32_t idx,
+		      uint64_t ts, uint32_t op)
+{
+	struct ch_gap *g = &ct->cur;
+
+	if (peers_merge(&ct->wakers, &ct->gw) < 0 ||
+	    peers_merge(&ct->preemptors, &ct->gp) < 0) {
+		c->err = -ENOMEM;
+		return;
+	}
+	ct->gw.n = ct->gp.n = 0;
+	if (ts <= ct->busy_until)
+		return;
+	g->start = ct->busy_until;
+	g->end = ts;
+	g->th = idx;
+	g->prev_op = ct->last_op;
+	g->next_op = op;
+	if (grow((void **)&c->gaps, &c->capgaps, c->ngaps + 1, sizeof(*c->gaps)) < 0) {
+		c->err = -ENOMEM;
+		return;
+	}
+	c->gaps[c->ngaps++] = *g;
+}
+
+static void on_call(struct ift_chains *c, const struct ift_analysis *a, const uint64_t *r)
+{
+	uint64_t ts = r[IFT_C_TS], end = ts + r[IFT_CALL_DUR];
+	const struct az_thread *th;
+	struct ch_thread *ct;
+
+	if (ts < a->lo || ts > a->hi)
+		return;
+	th = az_thread_lookup(a, (uint32_t)r[IFT_C_TID]);
+	if (!th || !(ct = ch_thread(c, th->idx)))
+		return;
+	if (ct->active && ts < ct->busy_until) {
+		/* made inside the call before it (nested), or overlapping it */
+		ct->busy_until = az_max(ct->busy_until, end);
+		ct->last_end = ct->busy_until;
+		return;
+	}
+	if (ct->active)
+		gap_close(c, ct, th->idx, ts, (uint32_t)r[IFT_CALL_OP]);
+	memset(&ct->cur, 0, sizeof(ct->cur));
+	if (!ct->active) {
+		ct->first_call = ts;
+		if (grow((void **)&c->active, &c->capactive, c->nactive + 1,
+			 sizeof(*c->active)) < 0) {
+			c->err = -ENOMEM;
+			return;
+		}
+		c->active[c->nactive++] = th->idx;
+	}
+	ct->active = true;
+	ct->busy_until = end;
+	ct->last_end = end;
+	ct->last_op = (uint32_t)r[IFT_CALL_OP];
+}
+
+static void on_sample(struct ift_chains *c, const struct ift_analysis *a, const uint64_t *r)
+{
+	const char *m = ift_trace_string(a->t, r[IFT_SM_METRIC]);
+	struct ch_sample *s;
+	bool busy;
+
+	if (r[IFT_SM_SCOPE] != 0 || !m)
+		return;
+	busy = !strcmp(m, "cpu.busy_permille");
+	if (!busy && strcmp(m, "procs.running"))
+		return;
+	if (!c->nsmp || c->smp[c->nsmp - 1].ts != r[IFT_C_TS]) {
+		if (grow((void **)&c->smp, &c->capsmp, c->nsmp + 1, sizeof(*c->smp)) < 0) {
+			c->err = -ENOMEM;
+			return;
+		}
+		c->smp[c->nsmp++] = (struct ch_sample){ r[IFT_C_TS], -1, -1 };
+	}
+	s = &c->smp[c->nsmp - 1];
+	if (busy)
+		s->busy_permille = (int64_t)r[IFT_SM_VALUE];
+	else
+		s->running = (int64_t)r[IFT_SM_VALUE];
+}
+
+/* CT waited for CPU CPU in [from, to] (clipped to its open gap): whoever was
+   running there took that time from it. */
+static void credit_wait(struct ift_chains *c, struct ch_thread *ct, uint32_t cpu,
+			uint64_t from, uint64_t to)
+{
+	const struct ch_cpu *k;
+
+	if (cpu >= c->ncpu || !c->cpu[cpu].known)
+		return;
+	k = &c->cpu[cpu];
+	from = az_max(az_max(from, k->since), ct->busy_until);
+	if (to > from && k->tid && peer_add(&ct->gp, k->tid, k->pid, to - from, 1) < 0)
+		c->err = -ENOMEM;
+}
+
+static void on_switch(struct ift_chains *c, const struct ift_analysis *a, const uint64_t *r)
+{
+	uint64_t ts = r[IFT_C_TS];
+	uint32_t cpu = (uint32_t)r[IFT_C_CPU];
+	struct ch_cpu *k;
+
+	if (cpu >= AZ_MAX_CPUS)
+		return;
+	if (cpu >= c->ncpu) {
+		size_t cap = c->ncpu;
+
+		if (grow((void **)&c->cpu, &cap, (size_t)cpu + 1, sizeof(*c->cpu)) < 0) {
+			c->err = -ENOMEM;
+			return;
+		}
+		c->ncpu = cap;
+	}
+	/* the CUDA threads still waiting here waited behind prev until now */
+	for (size_t i = 0; i < c->nactive; i++) {
+		const struct az_thread *th = a->th[c->active[i]];
+
+		if (th->st == IFT_SCHED_RUNNABLE && th->cpu == cpu)
+			credit_wait(c, &c->th[c->active[i]], cpu, th->since, ts);
+	}
+	k = &c->cpu[cpu];
+	k->since = ts;
+	k->tid = (uint32_t)r[IFT_SW_NEXT_TID];
+	k->pid = (uint32_t)r[IFT_SW_NEXT_PID];
+	k->known = true;
+}
+
+static void hook_event(void *ctx, const struct ift_analysis *a, const struct ift_event *ev)
+{
+	struct ift_chains *c = ctx;
+	const uint64_t *r = ev->row;
+	struct ch_thread *ct;
+
+	if (c->err)
+		return;
+	switch (ev->table) {
+	case IFT_T_CALLS:
+		on_call(c, a, r);
+		break;
+	case IFT_T_SWITCHES:
+		if (c->nactive)
+			on_switch(c, a, r);
+		break;
+	case IFT_T_PAGE_ALLOCS:
+		ct = ch_thread_of(c, a, (uint32_t)r[IFT_C_TID]);
+		if (ct && ct->active && r[IFT_C_TS] >= ct->busy_until &&
+		    r[IFT_PG_ORDER] < 32) {
+			ct->cur.pages += 1ULL << r[IFT_PG_ORDER];
+			ct->cur.page_bytes += 4096ULL << r[IFT_PG_ORDER];
+		}
+		break;
+	case IFT_T_SAMPLES:
+		on_sample(c, a, r);
+		break;
+	default:
+		break;
+	}
+}
+
+static void hook_interval(void *ctx, const struct ift_analysis *a,
+			  const struct ift_interval *iv)
+{
+	struct ift_chains *c = ctx;
+	struct ch_thread *ct;
+	uint64_t s, ns;
+
+	if (c->err || (iv->state != IFT_SCHED_BLOCKED && iv->state != IFT_SCHED_RUNNABLE))
+		return;
+	ct = ch_thread_of(c, a, iv->tid);
+	if (!ct || !ct->active)
+		return;
+	s = az_max(iv->start_ts, ct->busy_until);
+	if (iv->end_ts <= s)
+		return;
+	ns = iv->end_ts - s;
+	if (iv->state == IFT_SCHED_RUNNABLE) {
+		/* the last stretch of the wait: the switch that ends it has not
+		   reached on_switch() yet, so the CPU still names prev */
+		ct->cur.runq += ns;
+		credit_wait(c, ct, iv->cpu, iv->start_ts, iv->end_ts);
+		return;
+	}
+	ct->cur.blocked += ns;
+	if (!iv->by_tid || iv->by_tid == iv->tid)
+		return;
+	ct->cur.fed += ns;
+	if (ns > ct->cur.waker_max) {
+		ct->cur.waker_max = ns;
+		ct->cur.waker_tid = iv->by_tid;
+		ct->cur.waker_pid = iv->by_pid;
+	}
+	if (peer_add(&ct->gw, iv->by_tid, iv->by_pid, ns, 1) < 0)
+		c->err = -ENOMEM;
+}
+
+struct ift_chains *ift_chains_new(const struct ift_chain_opts *opts)
+{
+	struct ift_chains *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->o.tail_ratio = IFT_TAIL_RATIO_DEFAULT;
+	c->o.tail_floor_ns = IFT_TAIL_FLOOR_DEFAULT;
+	if (opts)
+		c->o = *opts;
+	return c;
+}
+
+void ift_chains_hooks(struct ift_chains *c, struct ift_analyze_hooks *h)
+{
+	h->ctx = c;
+	h->event = hook_event;
+	h->interval = hook_interval;
+	h->call = NULL;
+}
+
+/* ---- formatting ----------------------------------------------------- */
+
+static const char *dur(char *buf, size_t len, uint64_t ns)
+{
+	if (ns < 1000)
+		snprintf(buf, len, "%" PRIu64 " ns", ns);
+	else if (ns < 1000000)
+		snprintf(buf, len, "%.1f us", (double)ns / 1e3);
+	else if (ns < 1000000000)
+		snprintf(buf, len, "%.1f ms", (double)ns / 1e6);
+	else
+		snprintf(buf, len, "%.2f s", (double)ns / 1e9);
+	return buf;
+}
+
+static const char *bytes_str(char *buf, size_t len, uint64_t b)
+{
+	if (b < (1ULL << 20))
+		snprintf(buf, len, "%.1f KiB", (double)b / 1024);
+	else if (b < (1ULL << 30))
+		snprintf(buf, len, "%.1f MiB", (double)b / (1 << 20));
+	else
+		snprintf(buf, len, "%.2f GiB", (double)b / (1 << 30));
+	return buf;
+}
+
+static unsigned permille(uint64_t part, uint64_t whole)
+{
+	return whole ? (unsigned)((part * 1000 + whole / 2) / whole) : 0;
+}
+
+/* ---- evidence helpers ----------------------------------------------- */
+
+const char *ift_cause_name(enum ift_cause cause)
+{
+	switch (cause) {
+	case IFT_CAUSE_CPU_CONTENTION: return "cpu_contention";
+	case IFT_CAUSE_DATA_STARVATION: return "data_starvation";
+	case IFT_CAUSE_PAGE_ALLOC: return "page_alloc_pressure";
+	case IFT_CAUSE_GPU_BOUND: return "gpu_bound";
+	}
+	return "unknown";
+}
+
+const char *ift_severity_name(enum ift_severity sev)
+{
+	switch (sev) {
+	case IFT_SEV_HIGH: return "HIGH";
+	case IFT_SEV_MEDIUM: return "MEDIUM";
+	case IFT_SEV_LOW: return "LOW";
+	}
+	return "LOW";
+}
+
+const char *ift_phase_name(enum ift_phase phase)
+{
+	return phase == IFT_PHASE_BEFORE ? "before" : "inside";
+}
+
+/* The ops that wait for the device: time in them past the run-queue is the
+   GPU's, not the host's. */
+static bool waits_for_device(const char *name)
+{
+	return strstr(name, "Synchronize") || strstr(name, "Synchronise") ||
+	       !strcmp(name, "cudaStreamWaitEvent") || !strcmp(name, "cuStreamWaitEvent");
+}
+
+static const char *op_name(const struct ift_chains *c, uint32_t op)
+{
+	const struct ift_op *o = ift_trace_op(c->t, op);
+
+	return o ? o->name : "?";
+}
+
+/* Mean of the system samples covering [s, e] (each covers the time since
+   the one before it).  *N is how many; -1 values are skipped. */
+struct sysavg {
+	uint64_t busy_sum, run_sum, nbusy, nrun;
+};
+
+static void sys_add(const struct ift_chains *c, uint64_t s, uint64_t e, struct sysavg *v)
+{
+	size_t lo = 0, hi = c->nsmp;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (c->smp[mid].ts < s)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i < c->nsmp; i++) {
+		if (c->smp[i].busy_permille >= 0) {
+			v->busy_sum += (uint64_t)c->smp[i].busy_permille;
+			v->nbusy++;
+		}
+		if (c->smp[i].running >= 0) {
+			v->run_sum += (uint64_t)c->smp[i].running;
+			v->nrun++;
+		}
+		if (c->smp[i].ts >= e)
+			break;
+	}
+}
+
+/* Who ran on the CPUs in [from, to] (trace clock), read from the trace. */
+struct usage_task {
+	uint32_t tid, pid;
+	uint64_t ns, preempted;
+};
+
+struct usage {
+	struct usage_task *v;
+	size_t n, cap;
+	uint64_t idle_ns, known_ns;	/* CPU time seen, of it idle */
+};
+
+static struct usage_task *usage_task(struct usage *u, uint32_t tid, uint32_t pid)
+{
+	for (size_t i = 0; i < u->n; i++)
+		if (u->v[i].tid == tid)
+			return &u->v[i];
+	if (u->n == 4096 || grow((void **)&u->v, &u->cap, u->n + 1, sizeof(*u->v)) < 0)
+		return NULL;
+	u->v[u->n] = (struct usage_task){ .tid = tid, .pid = pid };
+	return &u->v[u->n++];
+}
+
+static void usage_credit(struct usage *u, uint32_t tid, uint32_t pid, uint64_t ns)
+{
+	struct usage_task *ut;
+
+	u->known_ns += ns;
+	if (!tid) {
+		u->idle_ns += ns;
+		return;
+	}
+	ut = usage_task(u, tid, pid);
+	if (ut)
+		ut->ns += ns;
+}
+
+static int cmp_usage(const void *x, const void *y)
+{
+	const struct usage_task *p = x, *q = y;
+
+	if (p->ns != q->ns)
+		return p->ns < q->ns ? 1 : -1;
+	return p->tid < q->tid ? -1 : p->tid > q->tid;
+}
+
+static int window_usage(struct ift_chains *c, uint64_t from, uint64_t to, struct usage *u)
+{
+	struct ift_cursor *cur;
+	struct ift_event ev;
+	uint64_t *last;
+	uint32_t (*who)[2];
+	unsigned ncpu = c->cpus ? c->cpus : 1;
+	int ret;
+
+	memset(u, 0, sizeof(*u));
+	last = calloc(ncpu, sizeof(*last));
+	who = calloc(ncpu, sizeof(*who));
+	cur = ift_cursor_new(c->t, 1U << IFT_T_SWITCHES, from);
+	if (!last || !who || !cur) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	while ((ret = ift_cursor_next(cur, &ev)) > 0) {
+		const uint64_t *r = ev.row;
+		uint64_t ts = r[IFT_C_TS], cpu = r[IFT_C_CPU];
+		struct usage_task *ut;
+
+		if (ts > to)
+			break;
+		if (ts < from || cpu >= ncpu)
+			continue;
+		/* before the first switch on a CPU, its prev was running */
+		usage_credit(u, (uint32_t)r[IFT_C_TID], (uint32_t)r[IFT_C_PID],
+			     ts - (last[cpu] ? last[cpu] : from));
+		last[cpu] = ts;
+		who[cpu][0] = (uint32_t)r[IFT_SW_NEXT_TID];
+		who[cpu][1] = (uint32_t)r[IFT_SW_NEXT_PID];
+		if ((r[IFT_SW_PREV_STATE] & 0xff) == 0 && r[IFT_C_TID] &&
+		    (ut = usage_task(u, (uint32_t)r[IFT_C_TID], (uint32_t)r[IFT_C_PID])))
+			ut->preempted++;
+	}
+	if (ret >= 0) {
+		ret = 0;
+		for (unsigned i = 0; i < ncpu; i++)
+			if (last[i])
+				usage_credit(u, who[i][0], who[i][1], to - last[i]);
+		if (u->n)
+			qsort(u->v, u->n, sizeof(*u->v), cmp_usage);
+	}
+out:
+	ift_cursor_free(cur);
+	free(last);
+	free(who);
+	return ret;
+}
+
+/* "pt_data_worker 71% (4 tasks), train 20%, idle 9%" */
+static const char *usage_text(struct ift_chains *c, const struct usage *u, uint64_t ts)
+{
+	char buf[512];
+	size_t len = 0;
+	bool done[4096] = { false };
+	unsigned shown = 0;
+
+	buf[0] = 0;
+	if (!u->known_ns)
+		return NULL;
+	for (size_t i = 0; i < u->n && shown < 3; i++) {
+		const char *comm;
+		uint64_t ns = 0, ntask = 0;
+
+		if (done[i])
+			continue;
+		comm = ift_analysis_comm(c->a, u->v[i].tid, ts);
+		for (size_t j = i; j < u->n; j++) {
+			if (done[j] || strcmp(comm, ift_analysis_comm(c->a, u->v[j].tid, ts)))
+				continue;
+			done[j] = true;
+			ns += u->v[j].ns;
+			ntask++;
+		}
+		if (permille(ns, u->known_ns) < 10)
+			break;
+		len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%s %u%%",
+					shown ? ", " : "", comm[0] ? comm : "?",
+					(permille(ns, u->known_ns) + 5) / 10);
+		if (ntask > 1 && len < sizeof(buf))
+			len += (size_t)snprintf(buf + len, sizeof(buf) - len, " (%" PRIu64
+						" tasks)", ntask);
+		shown++;
+		if (len >= sizeof(buf))
+			break;
+	}
+	if (len < sizeof(buf) && u->idle_ns)
+		snprintf(buf + len, sizeof(buf) - len, "%sidle %u%%", shown ? ", " : "",
+			 (permille(u->idle_ns, u->known_ns) + 5) / 10);
+	return ch_printf(c, "%s", buf);
+}
+
+/* ---- building a chain ----------------------------------------------- */
+
+struct cb {
+	struct ift_chains *c;
+	struct ift_chain *ch;
+	struct ift_chain_step steps[16];
+	struct ift_chain_num nums[24];
+	struct ift_chain_task tasks[16];
+	const char *recs[8];
+	size_t nsteps, nnums, ntasks, nrecs;
+};
+
+static void cb_step(struct cb *b, uint64_t ts, const char *layer, const char *text)
+{
+	if (text && b->nsteps < 16)
+		b->steps[b->nsteps++] = (struct ift_chain_step){
+			ts > b->c->start_ts ? ts - b->c->start_ts : 0, layer, text };
+}
+
+static void cb_num(struct cb *b, const char *key, uint64_t v)
+{
+	if (b->nnums < 24)
+		b->nums[b->nnums++] = (struct ift_chain_num){ key, v };
+}
+
+static void cb_rec(struct cb *b, const char *text)
+{
+	if (text && b->nrecs < 8)
+		b->recs[b->nrecs++] = text;
+}
+
+/* Peers P (sorted here) become tasks of RELATION, the top MAX of them. */
+static void cb_tasks(struct cb *b, const char *relation, struct ch_peers *p, size_t max,
+		     uint64_t ts)
+{
+	uint64_t total = 0;
+
+	if (p->n > 1)
+		qsort(p->v, p->n, sizeof(*p->v), cmp_peer);
+	for (size_t i = 0; i < p->n; i++)
+		total += p->v[i].ns;
+	for (size_t i = 0; i < p->n && i < max && b->ntasks < 16; i++) {
+		const struct ch_peer *q = &p->v[i];
+		const struct ift_thread_info *ti = ift_analysis_thread_find(b->c->a, q->tid);
+		const struct ift_process_info *pi = ift_analysis_process_find(b->c->a, q->pid);
+		struct ift_chain_task *t = &b->tasks[b->ntasks++];
+
+		t->relation = relation;
+		t->tid = q->tid;
+		t->pid = q->pid;
+		t->comm = q->tid == UINT32_MAX ? "(others)" :
+			  ift_analysis_comm(b->c->a, q->tid, ts);
+		t->role = ti && ti->role ? ti->role : pi ? pi->role : NULL;
+		t->outside = q->tid && q->tid != UINT32_MAX && !pi;
+		t->count = q->count;
+		t->ns = q->ns;
+		t->share_permille = permille(q->ns, total);
+	}
+}
+
+static int cb_finish(struct cb *b)
+{
+	struct ift_chains *c = b->c;
+	struct ift_chain *ch = b->ch;
+	void *p;
+
+	ch->nsteps = b->nsteps;
+	ch->nnums = b->nnums;
+	ch->ntasks = b->ntasks;
+	ch->nrecs = b->nrecs;
+	if (!(p = ch_alloc(c, b->nsteps, sizeof(*b->steps))))
+		return -ENOMEM;
+	memcpy(p, b->steps, b->nsteps * sizeof(*b->steps));
+	ch->steps = p;
+	if (!(p = ch_alloc(c, b->nnums, sizeof(*b->nums))))
+		return -ENOMEM;
+	memcpy(p, b->nums, b->nnums * sizeof(*b->nums));
+	ch->nums = p;
+	if (!(p = ch_alloc(c, b->ntasks, sizeof(*b->tasks))))
+		return -ENOMEM;
+	memcpy(p, b->tasks, b->ntasks * sizeof(*b->tasks));
+	ch->tasks = p;
+	if (!(p = ch_alloc(c, b->nrecs, sizeof(*b->recs))))
+		return -ENOMEM;
+	memcpy(p, b->recs, b->nrecs * sizeof(*b->recs));
+	ch->recs = p;
+	if (!ch->summary)
+		return -ENOMEM;
+	return 0;
+}
+
+static struct ift_chain *chain_new(struct ift_chains *c, enum ift_cause cause,
+				   enum ift_phase phase, const char *op, uint64_t cost,
+				   uint64_t wall)
+{
+	struct ift_chain *ch;
+	unsigned share = permille(cost, wall);
+
+	if (grow((void **)&c->chains, &c->capchains, c->nchains + 1, sizeof(*c->chains)) < 0)
+		return NULL;
+	ch = &c->chains[c->nchains++];
+	memset(ch, 0, sizeof(*ch));
+	ch->cause = cause;
+	ch->phase = phase;
+	ch->op = op;
+	ch->cost_ns = cost;
+	ch->wall_ns = wall;
+	ch->severity = cause == IFT_CAUSE_GPU_BOUND ? IFT_SEV_LOW :
+		       share >= IFT_SEV_HIGH_PERMILLE ? IFT_SEV_HIGH :
+		       share >= IFT_SEV_MEDIUM_PERMILLE ? IFT_SEV_MEDIUM : IFT_SEV_LOW;
+	return ch;
+}
+
+/* ---- what the roles of the preemptors or wakers suggest ------------- */
+
+struct who {
+	unsigned workers;		/* dataloader worker processes in the trace */
+	unsigned worker_share;		/* permille of the peers' ns by workers */
+	unsigned outside_share;		/* by tasks outside the traced processes */
+	unsigned same_share;		/* by threads of the CUDA process */
+	const struct ift_chain_task *outside;	/* the top one */
+	const struct ift_chain_task *same;
+};
+
+static void who_of(const struct cb *b, const char *relation, uint32_t cuda_pid,
+		   struct who *w)
+{
+	const struct ift_analysis *a = b->c->a;
+
+	memset(w, 0, sizeof(*w));
+	for (size_t i = 0; i < ift_analysis_process_count(a); i++) {
+		const struct ift_process_info *p = ift_analysis_process(a, i);
+
+		if (p->role && !strcmp(p->role, "dataloader worker"))
+			w->workers++;
+	}
+	for (size_t i = 0; i < b->ntasks; i++) {
+		const struct ift_chain_task *t = &b->tasks[i];
+
+		if (strcmp(t->relation, relation))
+			continue;
+		if (t->role && (!strcmp(t->role, "dataloader worker") ||
+				!strcmp(t->role, "pin-memory thread")))
+			w->worker_share += t->share_permille;
+		else if (t->outside) {
+			w->outside_share += t->share_permille;
+			if (!w->outside)
+				w->outside = t;
+		} else if (t->pid == cuda_pid) {
+			w->same_share += t->share_permille;
+			if (!w->same)
+				w->same = t;
+		}
+	}
+}
+
+static void recommend_cpu(struct cb *b, uint32_t cuda_pid)
+{
+	struct ift_chains *c = b->c;
+	struct who w;
+	unsigned cpus = c->cpus ? c->cpus : 1;
+
+	who_of(b, "preempted", cuda_pid, &w);
+	if (w.worker_share >= 300 && w.workers) {
+		cb_rec(b, ch_printf(c, "%u loader workers + 1 feeding thread on %u CPUs: use "
+				    "num_workers=%u and persistent_workers=True",
+				    w.workers, cpus, cpus > 1 ? cpus - 1 : 1));
+		cb_rec(b, ch_printf(c, "for a dataset already in memory as a tensor, index it "
+				    "directly (x[idx[i:i+batch]]) instead of a DataLoader"));
+	}
+	if (w.outside_share >= 300 && w.outside)
+		cb_rec(b, ch_printf(c, "pid %u (%s), outside the traced processes, took %u%% of "
+				    "the wait: move it off these CPUs (taskset -acp, a cpuset "
+				    "cgroup) or lower its priority (renice -n 19 -p %u)",
+				    w.outside->pid, w.outside->comm,
+				    (w.outside_share + 5) / 10, w.outside->pid));
+	if (w.same_share >= 300 && w.same)
+		cb_rec(b, ch_printf(c, "threads of the CUDA process (%s) compete with the launch "
+				    "thread: cap them at %u (torch.set_num_threads(%u), "
+				    "OMP_NUM_THREADS=%u)", w.same->comm, cpus > 1 ? cpus - 1 : 1,
+				    cpus > 1 ? cpus - 1 : 1, cpus > 1 ? cpus - 1 : 1));
+	if (!b->nrecs)
+		cb_rec(b, ch_printf(c, "keep the CUDA-calling thread on a CPU of its own: fewer "
+				    "busy tasks than the %u CPUs, or a higher priority for it "
+				    "(renice -n -5, chrt)", cpus));
+}
+
+/* ---- chains from slow calls ----------------------------------------- */
+
+struct opacc {
+	bool flagged;
+	const struct ift_op_stats *st;
+	uint64_t thr, excess, slow;
+	uint64_t part[IFT_CAUSE_GPU_BOUND + 1];
+	size_t worst[IFT_CAUSE_GPU_BOUND + 1];	/* 1 + call index */
+	uint64_t worst_v[IFT_CAUSE_GPU_BOUND + 1];
+	uint64_t pages, page_bytes, runq, preempt;
+	struct sysavg sys;
+	struct ch_peers ran;
+};
+
+/* Splits call C's excess over P50 between the causes. */
+static void split_call(const struct ift_call_info *cl, uint64_t p50, bool wait_op,
+		       uint64_t part[])
+{
+	uint64_t e = cl->dur_ns - p50, rest, oc, pg;
+
+	part[IFT_CAUSE_CPU_CONTENTION] = az_min(e, cl->runqueue_ns);
+	rest = e - part[IFT_CAUSE_CPU_CONTENTION];
+	oc = cl->on_cpu_ns > p50 ? cl->on_cpu_ns - p50 : 0;
+	pg = cl->page_allocs ? az_min(az_min(rest, oc), cl->page_alloc_bytes / 4096 *
+				     PAGE_COST_NS) : 0;
+	part[IFT_CAUSE_PAGE_ALLOC] = pg;
+	part[IFT_CAUSE_GPU_BOUND] = wait_op ? rest - pg : 0;
+	part[IFT_CAUSE_DATA_STARVATION] = 0;
+}
+
+static int slow_chain(struct ift_chains *c, struct opacc *o, enum ift_cause cause,
+		      uint64_t wall)
+{
+	const struct ift_analysis *a = c->a;
+	const struct ift_call_info *w = ift_analysis_call(a, o->worst[cause] - 1);
+	const struct ift_op_stats *st = o->st;
+	const char *tcomm = ift_analysis_comm(a, w->tid, w->ts);
+	struct ift_chain *ch = chain_new(c, cause, IFT_PHASE_INSIDE, st->name,
+					 o->part[cause], wall);
+	struct cb b = { .c = c, .ch = ch };
+	char d1[32], d2[32], d3[32], d4[32];
+	struct sysavg sv = { 0 };
+	struct usage u;
+	const char *ut;
+	unsigned busy, ratio10;
+	int ret;
+
+	if (!ch)
+		return -ENOMEM;
+	ch->pid = w->pid;
+	ch->tid = w->tid;
+	ch->p50_ns = st->p50_ns;
+	ch->p99_ns = st->p99_ns;
+	ch->tail_ratio = st->p50_ns ? (double)st->p99_ns / (double)st->p50_ns : 0;
+	ratio10 = st->p50_ns ? (unsigned)(st->p99_ns * 10 / st->p50_ns) : 0;
+
+	cb_num(&b, "calls", st->calls);
+	cb_num(&b, "slow_calls", o->slow);
+	cb_num(&b, "slow_threshold_ns", o->thr);
+	cb_num(&b, "excess_ns", o->excess);
+	cb_num(&b, "cause_ns", o->part[cause]);
+	cb_num(&b, "runqueue_wait_ns", o->runq);
+	cb_num(&b, "preemptions", o->preempt);
+	cb_num(&b, "page_allocs", o->pages);
+	cb_num(&b, "page_alloc_bytes", o->page_bytes);
+	if (o->sys.nbusy)
+		cb_num(&b, "cpu_busy_permille", o->sys.busy_sum / o->sys.nbusy);
+	if (o->sys.nrun)
+		cb_num(&b, "runnable_milli", o->sys.run_sum * 1000 / o->sys.nrun);
+	cb_num(&b, "cpus", c->cpus);
+	cb_tasks(&b, "preempted", &o->ran, 6, w->ts);
+
+	/* the worst occurrence */
+	sys_add(c, w->ts, w->ts + w->dur_ns, &sv);
+	busy = sv.nbusy ? (unsigned)(sv.busy_sum / sv.nbusy) : 0;
+	if (sv.nbusy || sv.nrun)
+		cb_step(&b, w->ts, "system", ch_printf(c, "CPUs %u%% busy, %.1f tasks runnable "
+					     "on %u CPUs", (busy + 5) / 10,
+					     sv.nrun ? (double)sv.run_sum / (double)sv.nrun : 0.0,
+					     c->cpus));
+	cb_step(&b, w->ts, "cuda", ch_printf(c, "%s (tid %u) enters %s", tcomm, w->tid,
+					     st->name));
+	ret = window_usage(c, w->ts, w->ts + w->dur_ns, &u);
+	if (ret < 0)
+		return ret;
+	ut = usage_text(c, &u, w->ts);
+	free(u.v);
+	if (ut)
+		cb_step(&b, w->ts, "system", ch_printf(c, "on the CPUs meanwhile: %s", ut));
+	if (w->involuntary || w->runqueue_ns) {
+		const struct ift_call_attr *at = ift_analysis_call_attrs(a, w);
+		const char *by = NULL;
+
+		for (uint32_t i = 0; at && i < w->nattr; i++)
+			if (at[i].kind == IFT_ATTR_RAN && at[i].tid) {
+				by = ift_analysis_comm(a, at[i].tid, w->ts);
+				break;
+			}
+		cb_step(&b, w->ts, "host", ch_printf(c, "preempted %u times, %s waiting for a "
+					     "CPU%s%s", w->involuntary,
+					     dur(d1, sizeof(d1), w->runqueue_ns),
+					     by ? " while " : "", by ? by : ""));
+	}
+	if (w->page_allocs)
+		cb_step(&b, w->ts, "host", ch_printf(c, "%u page allocations (%s) by the calling "
+					     "thread", w->page_allocs,
+					     bytes_str(d1, sizeof(d1), w->page_alloc_bytes)));
+	if (w->blocked_ns)
+		cb_step(&b, w->ts, "host", ch_printf(c, "blocked %s", dur(d1, sizeof(d1),
+								       w->blocked_ns)));
+	cb_step(&b, w->ts + w->dur_ns, "cuda",
+		ch_printf(c, "%s returns after %s (p50 %s)", st->name,
+			  dur(d1, sizeof(d1), w->dur_ns), dur(d2, sizeof(d2), st->p50_ns)));
+
+	switch (cause) {
+	case IFT_CAUSE_CPU_CONTENTION: {
+		const struct ift_chain_task *top = b.ntasks ? &b.tasks[0] : NULL;
+
+		ch->summary = ch_printf(c, "CPU contention -> %" PRIu64 " preemptions of %s (tid "
+					"%u)%s%s -> %s p99 %s (%u.%ux p50), %s lost in %" PRIu64
+					" slow calls", o->preempt, tcomm, w->tid,
+					top ? " by " : "", top ? top->comm : "", st->name,
+					dur(d1, sizeof(d1), st->p99_ns), ratio10 / 10, ratio10 % 10,
+					dur(d2, sizeof(d2), o->part[cause]), o->slow);
+		recommend_cpu(&b, w->pid);
+		break;
+	}
+	case IFT_CAUSE_PAGE_ALLOC:
+		ch->summary = ch_printf(c, "page-allocation pressure -> %" PRIu64 " pages (%s) "
+					"faulted in by %s inside slow calls -> %s p99 %s "
+					"(%u.%ux p50), about %s lost", o->pages,
+					bytes_str(d1, sizeof(d1), o->page_bytes), tcomm, st->name,
+					dur(d2, sizeof(d2), st->p99_ns), ratio10 / 10, ratio10 % 10,
+					dur(d3, sizeof(d3), o->part[cause]));
+		cb_rec(&b, ch_printf(c, "allocate the host buffers once and reuse them: %s "
+				     "of fresh pages per slow call", bytes_str(d4, sizeof(d4),
+				     o->slow ? o->page_bytes / o->slow : 0)));
+		cb_rec(&b, ch_printf(c, "copy from pinned memory (cudaMallocHost, "
+				     "pin_memory=True): no staging through pageable pages"));
+		break;
+	default:
+		ch->summary = ch_printf(c, "GPU-bound -> %s waits for the device: its tail "
+					"(p99 %s, %u.%ux p50) is device time, the host was not "
+					"in the way", st->name, dur(d1, sizeof(d1), st->p99_ns),
+					ratio10 / 10, ratio10 % 10);
+		cb_rec(&b, ch_printf(c, "nothing to change on the host: to go faster, make the "
+				     "GPU work cheaper (kernels, precision, batch size)"));
+		break;
+	}
+	return cb_finish(&b);
+}
+
+static int slow_chains(struct ift_chains *c, uint64_t wall)
+{
+	const struct ift_analysis *a = c->a;
+	size_t nops = ift_trace_op_count(c->t) + 1;
+	struct opacc *acc = calloc(nops, sizeof(*acc));
+	int ret = 0;
+
+	if (!acc)
+		return -ENOMEM;
+	for (size_t i = 0; i < ift_analysis_op_count(a); i++) {
+		const struct ift_op_stats *st = ift_analysis_op(a, i);
+		struct opacc *o;
+		double thr;
+
+		if (st->op >= nops || st->calls < 2 || !st->p50_ns)
+			continue;
+		if ((double)st->p99_ns < c->o.tail_ratio * (double)st->p50_ns ||
+		    st->p99_ns - st->p50_ns < c->o.tail_floor_ns)
+			continue;
+		o = &acc[st->op];
+		o->flagged = true;
+		o->st = st;
+		thr = c->o.tail_ratio * (double)st->p50_ns;
+		o->thr = az_max((uint64_t)thr, st->p50_ns + c->o.tail_floor_ns);
+	}
+	for (size_t i = 0; i < ift_analysis_call_count(a); i++) {
+		const struct ift_call_info *cl = ift_analysis_call(a, i);
+		const struct ift_call_attr *at;
+		struct opacc *o;
+		uint64_t part[IFT_CAUSE_GPU_BOUND + 1];
+
+		if (!cl->selected || cl->op >= nops || !acc[cl->op].flagged)
+			continue;
+		o = &acc[cl->op];
+		if (cl->dur_ns < o->thr)
+			continue;
+		split_call(cl, o->st->p50_ns, waits_for_device(o->st->name), part);
+		o->slow++;
+		o->excess += cl->dur_ns - o->st->p50_ns;
+		for (int k = 1; k <= IFT_CAUSE_GPU_BOUND; k++) {
+			o->part[k] += part[k];
+			if (part[k] > o->worst_v[k] || !o->worst[k]) {
+				o->worst_v[k] = part[k];
+				o->worst[k] = i + 1;
+			}
+		}
+		o->pages += cl->page_allocs;
+		o->page_bytes += cl->page_alloc_bytes;
+		o->runq += cl->runqueue_ns;
+		o->preempt += cl->involuntary;
+		sys_add(c, cl->ts, cl->ts + cl->dur_ns, &o->sys);
+		at = ift_analysis_call_attrs(a, cl);
+		for (uint32_t k = 0; at && k < cl->nattr && ret == 0; k++)
+			if (at[k].kind == IFT_ATTR_RAN)
+				ret = peer_add(&o->ran, at[k].tid, at[k].pid, at[k].ns,
+					       at[k].count);
+		if (ret < 0)
+			goto out;
+	}
+	for (size_t op = 0; op < nops; op++) {
+		struct opacc *o = &acc[op];
+		static const enum ift_cause causes[] = {
+			IFT_CAUSE_CPU_CONTENTION, IFT_CAUSE_PAGE_ALLOC, IFT_CAUSE_GPU_BOUND,
+		};
+
+		if (!o->flagged || !o->slow)
+			continue;
+		for (size_t k = 0; k < sizeof(causes) / sizeof(causes[0]); k++) {
+			enum ift_cause cause = causes[k];
+
+			if (permille(o->part[cause], o->excess) < PART_MIN_PERMILLE ||
+			    o->part[cause] < c->o.tail_floor_ns)
+				continue;
+			ret = slow_chain(c, o, cause, wall);
+			if (ret < 0)
+				goto out;
+		}
+	}
+out:
+	for (size_t op = 0; op < nops; op++)
+		free(acc[op].ran.v);
+	free(acc);
+	return ret;
+}
+
+/* ---- chains from the gaps ------------------------------------------- */
+
+struct gapacc {
+	uint64_t fed, runq, oncpu_paged, pages, page_bytes, gaps, fed_gaps, blocked;
+	uint64_t worst_v;
+	const struct ch_gap *worst;
+	uint64_t *op_cost;		/* by next op */
+	struct ch_peers peers;
+	struct sysavg sys;
+};
+
+static uint32_t top_op(const struct gapacc *g, size_t nops)
+{
+	uint32_t best = 0;
+
+	for (size_t i = 1; i < nops; i++)
+		if (g->op_cost[i] > g->op_cost[best])
+			best = (uint32_t)i;
+	return best;
+}
+
+static void recommend_data(struct cb *b, uint32_t cuda_pid, uint64_t fed, uint64_t wall)
+{
+	struct ift_chains *c = b->c;
+	const struct ift_analysis *a = c->a;
+	unsigned cpus = c->cpus ? c->cpus : 1;
+	uint64_t wrq = 0, won = 0, wblk = 0;
+	struct who w;
+
+	who_of(b, "woke", cuda_pid, &w);
+	for (size_t i = 0; i < ift_analysis_process_count(a); i++) {
+		const struct ift_process_info *p = ift_analysis_process(a, i);
+
+		if (!p->role || strcmp(p->role, "dataloader worker"))
+			continue;
+		wrq += p->sched.runqueue_wait_ns;
+		won += p->sched.on_cpu_ns;
+		wblk += p->sched.blocked_ns;
+	}
+	cb_num(b, "workers", w.workers);
+	cb_num(b, "workers_on_cpu_ns", won);
+	cb_num(b, "workers_runqueue_wait_ns", wrq);
+	cb_num(b, "workers_blocked_ns", wblk);
+	if (w.workers && w.workers + 1 > cpus) {
+		cb_rec(b, ch_printf(c, "%u loader workers + 1 feeding thread on %u CPUs: the "
+				    "workers wait %u%% of their time for a CPU; use num_workers=%u "
+				    "and persistent_workers=True", w.workers, cpus,
+				    (permille(wrq, wrq + won + wblk) + 5) / 10,
+				    cpus > 1 ? cpus - 1 : 1));
+		cb_rec(b, ch_printf(c, "for a dataset already in memory as a tensor, index it "
+				    "directly (x[idx[i:i+batch]]): no per-sample __getitem__, "
+				    "collate or worker hand-off"));
+	} else if (w.workers) {
+		cb_rec(b, ch_printf(c, "the %u loader workers cannot keep up: raise num_workers "
+				    "towards %u (CPUs - 1), raise prefetch_factor, or make each "
+				    "batch cheaper to build (index an in-memory tensor directly)",
+				    w.workers, cpus > 1 ? cpus - 1 : 1));
+	} else {
+		cb_rec(b, ch_printf(c, "the thread feeding the GPU waits %u%% of its time for "
+				    "input: prepare the next batch ahead (a prefetching loader "
+				    "or a second stream) so the wait overlaps GPU work",
+				    (permille(fed, wall) + 5) / 10));
+	}
+}
+
+static int gap_chain(struct ift_chains *c, struct gapacc *g, enum ift_cause cause,
+		     uint64_t cost, uint64_t wall, size_t nops)
+{
+	const struct ift_analysis *a = c->a;
+	const struct ch_gap *w = g->worst;
+	const struct az_thread *th = a->th[w->th];
+	const char *op = op_name(c, top_op(g, nops));
+	const char *tcomm = ift_analysis_comm(a, th->tid, w->start);
+	struct ift_chain *ch = chain_new(c, cause, IFT_PHASE_BEFORE, op, cost, wall);
+	struct cb b = { .c = c, .ch = ch };
+	char d1[32], d2[32], d3[32];
+	struct sysavg sv = { 0 };
+	struct usage u;
+	const char *ut;
+	const struct ift_op_stats *st = NULL;
+	unsigned busy;
+	int ret;
+
+	if (!ch)
+		return -ENOMEM;
+	for (size_t i = 0; i < ift_analysis_op_count(a); i++)
+		if (!strcmp(ift_analysis_op(a, i)->name, op))
+			st = ift_analysis_op(a, i);
+	ch->pid = th->pid;
+	ch->tid = th->tid;
+	if (st) {
+		ch->p50_ns = st->p50_ns;
+		ch->p99_ns = st->p99_ns;
+		ch->tail_ratio = st->p50_ns ? (double)st->p99_ns / (double)st->p50_ns : 0;
+	}
+	cb_num(&b, "gaps", g->gaps);
+	cb_num(&b, "blocked_ns", g->blocked);
+	cb_num(&b, "fed_ns", g->fed);
+	cb_num(&b, "fed_gaps", g->fed_gaps);
+	cb_num(&b, "runqueue_wait_ns", g->runq);
+	cb_num(&b, "page_allocs", g->pages);
+	cb_num(&b, "page_alloc_bytes", g->page_bytes);
+	cb_num(&b, "cause_ns", cost);
+	if (g->sys.nbusy)
+		cb_num(&b, "cpu_busy_permille", g->sys.busy_sum / g->sys.nbusy);
+	if (g->sys.nrun)
+		cb_num(&b, "runnable_milli", g->sys.run_sum * 1000 / g->sys.nrun);
+	cb_num(&b, "cpus", c->cpus);
+	cb_tasks(&b, cause == IFT_CAUSE_CPU_CONTENTION ? "preempted" : "woke", &g->peers, 6,
+		 w->start);
+
+	/* the worst gap */
+	cb_step(&b, w->start, "cuda", ch_printf(c, "%s returns; %s (tid %u) issues no CUDA "
+						"work", op_name(c, w->prev_op), tcomm, th->tid));
+	sys_add(c, w->start, w->end, &sv);
+	busy = sv.nbusy ? (unsigned)(sv.busy_sum / sv.nbusy) : 0;
+	if (sv.nbusy || sv.nrun)
+		cb_step(&b, w->start, "system", ch_printf(c, "CPUs %u%% busy, %.1f tasks "
+					      "runnable on %u CPUs", (busy + 5) / 10,
+					      sv.nrun ? (double)sv.run_sum / (double)sv.nrun : 0.0,
+					      c->cpus));
+	ret = window_usage(c, w->start, w->end, &u);
+	if (ret < 0)
+		return ret;
+	ut = usage_text(c, &u, w->start);
+	if (ut) {
+		uint64_t pre = 0;
+
+		for (size_t i = 0; i < u.n; i++) {
+			const struct ift_process_info *pi = ift_analysis_process_find(a, u.v[i].pid);
+
+			if (pi && pi->role && !strcmp(pi->role, "dataloader worker"))
+				pre += u.v[i].preempted;
+		}
+		cb_step(&b, w->start, "system", ch_printf(c, "on the CPUs meanwhile: %s", ut));
+		if (pre)
+			cb_step(&b, w->start, "host", ch_printf(c, "loader workers preempted %"
+						      PRIu64 " times in this gap", pre));
+	}
+	free(u.v);
+	if (w->runq)
+		cb_step(&b, w->start, "host", ch_printf(c, "%s waits %s for a CPU", tcomm,
+							dur(d1, sizeof(d1), w->runq)));
+	if (w->pages)
+		cb_step(&b, w->start, "host", ch_printf(c, "%s faults in %" PRIu64 " pages (%s)",
+							tcomm, w->pages,
+							bytes_str(d1, sizeof(d1), w->page_bytes)));
+	if (w->fed)
+		cb_step(&b, w->end, "host", ch_printf(c, "%s blocked %s, woken by %s (pid %u)",
+						      tcomm, dur(d1, sizeof(d1), w->blocked),
+						      ift_analysis_comm(a, w->waker_tid, w->end),
+						      w->waker_pid));
+	cb_step(&b, w->end, "cuda", ch_printf(c, "%s issued %s after the previous call "
+					      "returned: no work from this thread meanwhile",
+					      op_name(c, w->next_op),
+					      dur(d1, sizeof(d1), w->end - w->start)));
+
+	switch (cause) {
+	case IFT_CAUSE_DATA_STARVATION: {
+		const struct ift_chain_task *top = b.ntasks ? &b.tasks[0] : NULL;
+
+		ch->summary = ch_printf(c, "data starvation -> %s (tid %u) blocked %s (%u%% of "
+					"its active time) in %" PRIu64 " gaps waiting for input%s%s "
+					"-> no CUDA work issued before %s", tcomm, th->tid,
+					dur(d1, sizeof(d1), cost),
+					(permille(cost, wall) + 5) / 10, g->fed_gaps,
+					top ? " from " : "", top ? top->comm : "", op);
+		recommend_data(&b, th->pid, cost, wall);
+		break;
+	}
+	case IFT_CAUSE_CPU_CONTENTION: {
+		const struct ift_chain_task *top = b.ntasks ? &b.tasks[0] : NULL;
+
+		ch->summary = ch_printf(c, "CPU contention -> %s (tid %u) waited %s for a CPU "
+					"between CUDA calls%s%s -> %s issued late",
+					tcomm, th->tid, dur(d1, sizeof(d1), cost),
+					top ? ", preempted by " : "", top ? top->comm : "", op);
+		recommend_cpu(&b, th->pid);
+		break;
+	}
+	default:
+		ch->summary = ch_printf(c, "page-allocation pressure -> %s (tid %u) faulted in "
+					"%" PRIu64 " fresh pages (%s) between CUDA calls, about "
+					"%s -> %s issued late", tcomm, th->tid, g->pages,
+					bytes_str(d1, sizeof(d1), g->page_bytes),
+					dur(d2, sizeof(d2), cost), op);
+		cb_rec(&b, ch_printf(c, "allocate the host buffers once and reuse them "
+				     "(%s of fresh pages per gap now)",
+				     bytes_str(d3, sizeof(d3), g->gaps ? g->page_bytes / g->gaps : 0)));
+		cb_rec(&b, ch_printf(c, "keep freed memory in the process instead of returning "
+				     "it to the kernel (MALLOC_TRIM_THRESHOLD_ and "
+				     "MALLOC_MMAP_THRESHOLD_ above the buffer size)"));
+		break;
+	}
+	return cb_finish(&b);
+}
+
+static bool thread_selected(const struct ift_chains *c, size_t idx)
+{
+	return idx < c->a->nth && c->sel[idx];
+}
+
+static int gap_chains(struct ift_chains *c, uint64_t wall)
+{
+	const struct ift_analysis *a = c->a;
+	size_t nops = ift_trace_op_count(c->t) + 1;
+	struct gapacc acc[IFT_CAUSE_GPU_BOUND + 1];
+	int ret = 0;
+
+	memset(acc, 0, sizeof(acc));
+	for (int k = 1; k <= IFT_CAUSE_GPU_BOUND; k++)
+		if (!(acc[k].op_cost = calloc(nops, sizeof(uint64_t)))) {
+			ret = -ENOMEM;
+			goto out;
+		}
+	for (size_t i = 0; i < c->ngaps; i++) {
+		const struct ch_gap *g = &c->gaps[i];
+		uint64_t len = g->end - g->start, on, pg, v[IFT_CAUSE_GPU_BOUND + 1] = { 0 };
+
+		if (!thread_selected(c, g->th))
+			continue;
+		on = len > g->blocked + g->runq ? len - g->blocked - g->runq : 0;
+		pg = az_min(on, g->pages * PAGE_COST_NS);
+		v[IFT_CAUSE_DATA_STARVATION] = g->fed;
+		v[IFT_CAUSE_CPU_CONTENTION] = g->runq;
+		v[IFT_CAUSE_PAGE_ALLOC] = pg;
+		for (int k = 1; k < IFT_CAUSE_GPU_BOUND; k++) {
+			struct gapacc *x = &acc[k];
+
+			x->gaps++;
+			x->blocked += g->blocked;
+			x->fed += g->fed;
+			x->fed_gaps += g->fed > 0;
+			x->runq += g->runq;
+			x->pages += g->pages;
+			x->page_bytes += g->page_bytes;
+			if (!v[k])
+				continue;
+			x->op_cost[g->next_op < nops ? g->next_op : 0] += v[k];
+			if (v[k] > x->worst_v) {
+				x->worst_v = v[k];
+				x->worst = g;
+			}
+			sys_add(c, g->start, g->end, &x->sys);
+		}
+		acc[IFT_CAUSE_PAGE_ALLOC].oncpu_paged += pg;
+	}
+	/* who woke or preempted the selected CUDA threads between calls */
+	for (size_t i = 0; i < a->nth && i < c->nth; i++) {
+		const struct ch_thread *ct = &c->th[i];
+
+		if (!ct->active || !thread_selected(c, i))
+			continue;
+		if (peers_merge(&acc[IFT_CAUSE_DATA_STARVATION].peers, &ct->wakers) < 0 ||
+		    peers_merge(&acc[IFT_CAUSE_CPU_CONTENTION].peers, &ct->preemptors) < 0) {
+			ret = -ENOMEM;
+			goto out;
+		}
+	}
+	{
+		static const enum ift_cause causes[] = {
+			IFT_CAUSE_DATA_STARVATION, IFT_CAUSE_CPU_CONTENTION, IFT_CAUSE_PAGE_ALLOC,
+		};
+
+		for (size_t k = 0; k < sizeof(causes) / sizeof(causes[0]); k++) {
+			enum ift_cause cause = causes[k];
+			struct gapacc *x = &acc[cause];
+			uint64_t cost = cause == IFT_CAUSE_DATA_STARVATION ? x->fed :
+					cause == IFT_CAUSE_CPU_CONTENTION ? x->runq :
+					x->oncpu_paged;
+
+			if (!x->worst || cost < c->o.tail_floor_ns ||
+			    permille(cost, wall) < GAP_MIN_PERMILLE)
+				continue;
+			ret = gap_chain(c, x, cause, cost, wall, nops);
+			if (ret < 0)
+				goto out;
+		}
+	}
+out:
+	for (int k = 1; k <= IFT_CAUSE_GPU_BOUND; k++) {
+		free(acc[k].op_cost);
+		free(acc[k].peers.v);
+	}
+	return ret;
+}
+
+/* ---- the healthy case ----------------------------------------------- */
+
+static int gpu_bound_chain(struct ift_chains *c, uint64_t wall)
+{
+	const struct ift_analysis *a = c->a;
+	size_t nops = ift_trace_op_count(c->t) + 1;
+	uint64_t *wait = calloc(nops, sizeof(uint64_t)), total = 0, runq = 0;
+	const struct ift_call_info *worst = NULL;
+	uint32_t best = 0;
+	int ret = 0;
+
+	uint64_t *until = calloc(a->nth + 1, sizeof(uint64_t));
+
+	if (!wait || !until) {
+		free(wait);
+		free(until);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < ift_analysis_call_count(a); i++) {
+		const struct ift_call_info *cl = ift_analysis_call(a, i);
+		const struct ift_op *op = ift_trace_op(c->t, cl->op);
+		const struct az_thread *th = az_thread_lookup(a, cl->tid);
+		uint64_t v, from, end = cl->ts + cl->dur_ns;
+
+		if (!cl->selected || cl->depth || (cl->flags & IFT_CALL_F_NESTED) || !op ||
+		    cl->op >= nops || !waits_for_device(op->name) || !th)
+			continue;
+		/* calls of one thread that overlap (lost returns) count once */
+		from = az_max(cl->ts, until[th->idx]);
+		until[th->idx] = az_max(until[th->idx], end);
+		v = end > from ? end - from : 0;
+		v = v > cl->runqueue_ns ? v - cl->runqueue_ns : 0;
+		wait[cl->op] += v;
+		total += v;
+		runq += cl->runqueue_ns;
+		if (!worst || v > worst->dur_ns - az_min(worst->dur_ns, worst->runqueue_ns))
+			worst = cl;
+	}
+	for (size_t i = 1; i < nops; i++)
+		if (wait[i] > wait[best])
+			best = (uint32_t)i;
+	free(wait);
+	free(until);
+	if (!worst || permille(total, wall) < GPU_BOUND_PERMILLE)
+		return 0;
+
+	/* one chain per (op, cause): a tail chain may have said it already */
+	for (size_t i = 0; i < c->nchains; i++)
+		if (c->chains[i].cause == IFT_CAUSE_GPU_BOUND &&
+		    !strcmp(c->chains[i].op, op_name(c, best))) {
+			c->chains[i].cost_ns = total;
+			return 0;
+		}
+	{
+		const char *op = op_name(c, best);
+		struct ift_chain *ch = chain_new(c, IFT_CAUSE_GPU_BOUND, IFT_PHASE_INSIDE, op,
+						 total, wall);
+		struct cb b = { .c = c, .ch = ch };
+		struct sysavg sv = { 0 };
+		char d1[32];
+		unsigned busy;
+
+		if (!ch)
+			return -ENOMEM;
+		for (size_t i = 0; i < ift_analysis_op_count(a); i++) {
+			const struct ift_op_stats *st = ift_analysis_op(a, i);
+
+			if (!strcmp(st->name, op)) {
+				ch->p50_ns = st->p50_ns;
+				ch->p99_ns = st->p99_ns;
+				ch->tail_ratio = st->p50_ns ? (double)st->p99_ns /
+							      (double)st->p50_ns : 0;
+			}
+		}
+		ch->pid = worst->pid;
+		ch->tid = worst->tid;
+		for (size_t i = 0; i < c->nth && i < a->nth; i++)
+			if (c->th[i].active && thread_selected(c, i))
+				sys_add(c, c->th[i].first_call, c->th[i].last_end, &sv);
+		busy = sv.nbusy ? (unsigned)(sv.busy_sum / sv.nbusy) : 0;
+		cb_num(&b, "device_wait_ns", total);
+		cb_num(&b, "runqueue_wait_ns", runq);
+		if (sv.nbusy)
+			cb_num(&b, "cpu_busy_permille", busy);
+		cb_num(&b, "cpus", c->cpus);
+		cb_step(&b, worst->ts, "cuda", ch_printf(c, "%s enters %s",
+					      ift_analysis_comm(a, worst->tid, worst->ts),
+					      op_name(c, worst->op)));
+		cb_step(&b, worst->ts + worst->dur_ns, "cuda",
+			ch_printf(c, "%s returns after %s, %s of it waiting for a CPU",
+				  op_name(c, worst->op), dur(d1, sizeof(d1), worst->dur_ns),
+				  worst->runqueue_ns ? "some" : "none"));
+		ch->summary = ch_printf(c, "GPU-bound -> the CUDA threads spent %u%% of their "
+					"active time waiting for the device in %s, the CPUs %u%% "
+					"busy -> the host keeps the GPU fed; nothing to fix on "
+					"the host", (permille(total, wall) + 5) / 10, op,
+					(busy + 5) / 10);
+		cb_rec(&b, ch_printf(c, "to go faster, make the GPU work cheaper (kernels, "
+				     "mixed precision, fused ops) or use a faster GPU; more "
+				     "loader workers or CPU will not help"));
+		ret = cb_finish(&b);
+	}
+	return ret;
+}
+
+/* ---- the whole ------------------------------------------------------ */
+
+static int cmp_chain(const void *x, const void *y)
+{
+	const struct ift_chain *p = x, *q = y;
+
+	if (p->severity != q->severity)
+		return p->severity < q->severity ? 1 : -1;
+	if (p->cost_ns != q->cost_ns)
+		return p->cost_ns < q->cost_ns ? 1 : -1;
+	return (int)p->cause - (int)q->cause;
+}
+
+int ift_chains_build(struct ift_chains *c, const struct ift_analysis *a,
+		     struct ift_trace *t)
+{
+	const struct ift_analysis_summary *s = ift_analysis_summary(a);
+	uint64_t wall = 0;
+	int ret;
+
+	if (c->err)
+		return c->err;
+	c->a = a;
+	c->t = t;
+	c->start_ts = s->start_ts;
+	c->cpus = s->cpus;
+	c->sel = calloc(a->nth + 1, sizeof(*c->sel));
+	if (!c->sel)
+		return -ENOMEM;
+	for (size_t i = 0; i < ift_analysis_thread_count(a); i++) {
+		/* the public part is the first member of the analyzer's thread */
+		const struct az_thread *th =
+			(const struct az_thread *)(const void *)ift_analysis_thread(a, i);
+
+		if (th->idx < a->nth)
+			c->sel[th->idx] = true;
+	}
+	/* the active time of the selected CUDA threads: first call to last end */
+	for (size_t i = 0; i < c->nth && i < a->nth; i++) {
+		const struct ch_thread *ct = &c->th[i];
+
+		if (ct->active && thread_selected(c, i))
+			wall += ct->last_end - ct->first_call;
+	}
+	if (!wall)
+		return 0;
+	ret = slow_chains(c, wall);
+	if (ret >= 0)
+		ret = gap_chains(c, wall);
+	if (ret >= 0)
+		ret = gpu_bound_chain(c, wall);
+	if (ret < 0)
+		return ret;
+	if (c->nchains > 1)
+		qsort(c->chains, c->nchains, sizeof(*c->chains), cmp_chain);
+	return 0;
+}
+
+size_t ift_chains_count(const struct ift_chains *c)
+{
+	return c->nchains;
+}
+
+const struct ift_chain *ift_chains_get(const struct ift_chains *c, size_t i)
+{
+	return i < c->nchains ? &c->chains[i] : NULL;
+}
+
+void ift_chains_free(struct ift_chains *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->nth; i++) {
+		free(c->th[i].wakers.v);
+		free(c->th[i].preemptors.v);
+		free(c->th[i].gw.v);
+		free(c->th[i].gp.v);
+	}
+	for (size_t i = 0; i < c->nblocks; i++)
+		free(c->blocks[i]);
+	free(c->blocks);
+	free(c->th);
+	free(c->gaps);
+	free(c->smp);
+	free(c->sel);
+	free(c->active);
+	free(c->cpu);
+	free(c->chains);
+	free(c);
+}

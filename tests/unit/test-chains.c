@@ -1,0 +1,382 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Causal chains on traces built row by row, where the cost of every cause
+ * is known by construction: a thread preempted inside slow synchronizes
+ * (CPU contention, named preemptor), a thread blocked between calls until
+ * a loader worker wakes it (data starvation), a thread faulting in pages
+ * between calls (page-allocation pressure), a thread blocked in long
+ * synchronizes on an idle host (GPU-bound, and nothing else), and a tail
+ * under the floor (no chain, until the floor is lowered).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+
+#include "ift-chains.h"
+#include "tracebuild.h"
+
+#define CUDA	100		/* the CUDA process and thread */
+#define WORKER	200		/* a loader worker process */
+
+static struct ift_chains *chains_run(struct tb *b, const struct ift_chain_opts *copts)
+{
+	struct ift_analyze_opts opts = { 0 };
+	struct ift_chains *c = ift_chains_new(copts);
+
+	assert_non_null(c);
+	ift_chains_hooks(c, &opts.hooks);
+	tb_run(b, &opts);
+	assert_int_equal(ift_chains_build(c, b->a, b->t), 0);
+	return c;
+}
+
+static const struct ift_chain *chain_of(const struct ift_chains *c, enum ift_cause cause)
+{
+	const struct ift_chain *found = NULL;
+
+	for (size_t i = 0; i < ift_chains_count(c); i++) {
+		const struct ift_chain *ch = ift_chains_get(c, i);
+
+		if (ch->cause != cause)
+			continue;
+		/* one chain per (op, cause): never the same twice */
+		assert_null(found);
+		found = ch;
+	}
+	return found;
+}
+
+static uint64_t num(const struct ift_chain *ch, const char *key)
+{
+	for (size_t i = 0; i < ch->nnums; i++)
+		if (!strcmp(ch->nums[i].key, key))
+			return ch->nums[i].value;
+	fail_msg("chain has no evidence '%s'", key);
+	return 0;
+}
+
+static void names(struct tb *b)
+{
+	task(b, 1 * US, CUDA, CUDA, IFT_TASK_COMM, 0, 0, "train");
+	task(b, 2 * US, CUDA, CUDA, IFT_TASK_FORK, WORKER, WORKER, "train");
+	task(b, 3 * US, WORKER, WORKER, IFT_TASK_COMM, 0, 0, "pt_data_worker");
+}
+
+/*
+ * 95 synchronizes of 100 us on CPU, and 5 where the thread is preempted
+ * 10 us in by the worker for 10 ms: each of those lasts 10.05 ms and waits
+ * 10 ms for its CPU.  50 us between calls, on CPU.
+ */
+static void build_contention(struct tb *b)
+{
+	uint64_t t = 1 * MS;
+
+	tb_begin(b, "contention", 2000 * MS);
+	names(b);
+	sw(b, 500 * US, 0, 0, 0, S_RUN, CUDA, CUDA);
+	for (int i = 0; i < 100; i++) {
+		bool slow = i % 20 == 7;
+		uint64_t d = slow ? 10 * MS + 50 * US : 100 * US;
+
+		call(b, t, CUDA, CUDA, OP_SYNC, d, 0, 0, 0, 0, 0, 0, 0);
+		if (slow) {
+			sw(b, t + 10 * US, 0, CUDA, CUDA, S_PREEMPT, WORKER, WORKER);
+			sw(b, t + 10 * US + 10 * MS, 0, WORKER, WORKER, S_RUN, CUDA, CUDA);
+		}
+		t += d + 50 * US;
+	}
+}
+
+static void test_cpu_contention(void **state)
+{
+	const struct ift_chain *ch;
+	struct ift_chains *c;
+	struct tb b;
+	uint64_t wall = 95 * 150 * US + 5 * (10 * MS + 100 * US) - 50 * US;
+
+	(void)state;
+	build_contention(&b);
+	c = chains_run(&b, NULL);
+
+	ch = chain_of(c, IFT_CAUSE_CPU_CONTENTION);
+	assert_non_null(ch);
+	assert_int_equal(ch->phase, IFT_PHASE_INSIDE);
+	assert_string_equal(ch->op, "cudaStreamSynchronize");
+	assert_int_equal(ch->pid, CUDA);
+	assert_int_equal(ch->tid, CUDA);
+	assert_int_equal(ch->p50_ns, 100 * US);
+	assert_int_equal(ch->p99_ns, 10 * MS + 50 * US);
+	/* the excess over p50 of the 5 slow calls, all of it run-queue wait */
+	assert_int_equal(ch->cost_ns, 5 * (10 * MS + 50 * US - 100 * US));
+	assert_int_equal(num(ch, "slow_calls"), 5);
+	assert_int_equal(num(ch, "runqueue_wait_ns"), 5 * 10 * MS);
+	assert_int_equal(num(ch, "preemptions"), 5);
+	assert_int_equal(ch->wall_ns, wall);
+	/* 49.75 ms of 64.7 ms */
+	assert_int_equal(ch->severity, IFT_SEV_HIGH);
+	/* the worker took all of it */
+	assert_true(ch->ntasks >= 1);
+	assert_string_equal(ch->tasks[0].relation, "preempted");
+	assert_int_equal(ch->tasks[0].tid, WORKER);
+	assert_string_equal(ch->tasks[0].comm, "pt_data_worker");
+	assert_string_equal(ch->tasks[0].role, "dataloader worker");
+	assert_int_equal(ch->tasks[0].ns, 5 * 10 * MS);
+	assert_int_equal(ch->tasks[0].share_permille, 1000);
+	assert_false(ch->tasks[0].outside);
+	/* the worst occurrence: the first of the slow calls (ties: first) */
+	assert_true(ch->nsteps >= 3);
+	assert_int_equal(ch->steps[0].t_ns, 1 * MS + 7 * 150 * US);
+	assert_string_equal(ch->steps[ch->nsteps - 1].layer, "cuda");
+	assert_int_equal(ch->steps[ch->nsteps - 1].t_ns,
+			 1 * MS + 7 * 150 * US + 10 * MS + 50 * US);
+	assert_non_null(strstr(ch->summary, "pt_data_worker"));
+	assert_non_null(strstr(ch->summary, "cudaStreamSynchronize"));
+	/* 1 worker + 1 feeding thread on 2 CPUs */
+	assert_true(ch->nrecs >= 1);
+	assert_non_null(strstr(ch->recs[0], "num_workers=1"));
+
+	/* nothing else: the thread never blocks, allocates or waits on a device */
+	assert_int_equal(ift_chains_count(c), 1);
+	ift_chains_free(c);
+
+	/* a tail ratio above the real one (100.5x) makes no chain */
+	{
+		struct ift_chain_opts o = { .tail_ratio = 101, .tail_floor_ns = 1 * MS };
+
+		c = chains_run(&b, &o);
+		assert_null(chain_of(c, IFT_CAUSE_CPU_CONTENTION));
+		ift_chains_free(c);
+	}
+	tb_end(&b);
+}
+
+/*
+ * 95 synchronizes of 10 us and 5 of 100 us that wait 90 us for a CPU: the
+ * ratio is 10x but the excess (90 us) is under the 1 ms floor.
+ */
+static void test_tail_under_floor(void **state)
+{
+	struct ift_chain_opts low = { .tail_ratio = 3, .tail_floor_ns = 50 * US };
+	const struct ift_chain *ch;
+	struct ift_chains *c;
+	struct tb b;
+	uint64_t t = 1 * MS;
+
+	(void)state;
+	tb_begin(&b, "floor", 100 * MS);
+	names(&b);
+	sw(&b, 500 * US, 0, 0, 0, S_RUN, CUDA, CUDA);
+	for (int i = 0; i < 100; i++) {
+		bool slow = i % 20 == 3;
+		uint64_t d = slow ? 100 * US : 10 * US;
+
+		call(&b, t, CUDA, CUDA, OP_SYNC, d, 0, 0, 0, 0, 0, 0, 0);
+		if (slow) {
+			sw(&b, t + 5 * US, 0, CUDA, CUDA, S_PREEMPT, WORKER, WORKER);
+			sw(&b, t + 95 * US, 0, WORKER, WORKER, S_RUN, CUDA, CUDA);
+		}
+		t += d + 5 * US;
+	}
+	c = chains_run(&b, NULL);
+	assert_null(chain_of(c, IFT_CAUSE_CPU_CONTENTION));
+	for (size_t i = 0; i < ift_chains_count(c); i++)
+		assert_int_equal(ift_chains_get(c, i)->severity, IFT_SEV_LOW);
+	ift_chains_free(c);
+
+	/* under a 50 us floor the same tail is a chain */
+	c = chains_run(&b, &low);
+	ch = chain_of(c, IFT_CAUSE_CPU_CONTENTION);
+	assert_non_null(ch);
+	assert_int_equal(ch->cost_ns, 5 * 90 * US);
+	ift_chains_free(c);
+	tb_end(&b);
+}
+
+/*
+ * A feeding thread: 50 copies of 200 us on CPU; between them it blocks for
+ * 5 ms, less the 2 us from the worker's wake-up to its switch-in (the
+ * worker runs meanwhile), then runs 90 us before the next copy.
+ */
+static void test_data_starvation(void **state)
+{
+	const struct ift_chain *ch;
+	struct ift_chains *c;
+	struct tb b;
+	uint64_t t = 1 * MS, wall;
+
+	(void)state;
+	tb_begin(&b, "starve", 1000 * MS);
+	names(&b);
+	sw(&b, 500 * US, 0, 0, 0, S_RUN, CUDA, CUDA);
+	for (int i = 0; i < 50; i++) {
+		call(&b, t, CUDA, CUDA, OP_MEMCPY, 200 * US, 0, 0, 1, 2, 1 << 20, 1, 0);
+		t += 200 * US;
+		if (i == 49)
+			break;
+		sw(&b, t + 10 * US, 0, CUDA, CUDA, S_SLEEP, WORKER, WORKER);
+		wk(&b, t + 8 * US + 5 * MS, 0, CUDA, CUDA, IFT_WAKE_WAKING, 0, WORKER, WORKER);
+		sw(&b, t + 10 * US + 5 * MS, 0, WORKER, WORKER, S_SLEEP, CUDA, CUDA);
+		t += 10 * US + 5 * MS + 90 * US;
+	}
+	wall = t - 1 * MS;
+	c = chains_run(&b, NULL);
+
+	ch = chain_of(c, IFT_CAUSE_DATA_STARVATION);
+	assert_non_null(ch);
+	assert_int_equal(ch->phase, IFT_PHASE_BEFORE);
+	assert_string_equal(ch->op, "cudaMemcpy");
+	assert_int_equal(ch->tid, CUDA);
+	assert_int_equal(ch->cost_ns, 49 * (5 * MS - 2 * US));
+	assert_int_equal(ch->wall_ns, wall);
+	assert_int_equal(ch->severity, IFT_SEV_HIGH);
+	assert_int_equal(num(ch, "gaps"), 49);
+	assert_int_equal(num(ch, "fed_gaps"), 49);
+	assert_int_equal(num(ch, "blocked_ns"), 49 * (5 * MS - 2 * US));
+	assert_int_equal(num(ch, "runqueue_wait_ns"), 49 * 2 * US);
+	assert_true(ch->ntasks >= 1);
+	assert_string_equal(ch->tasks[0].relation, "woke");
+	assert_int_equal(ch->tasks[0].tid, WORKER);
+	assert_int_equal(ch->tasks[0].count, 49);
+	assert_int_equal(ch->tasks[0].ns, 49 * (5 * MS - 2 * US));
+	assert_non_null(strstr(ch->summary, "pt_data_worker"));
+	assert_true(ch->nrecs >= 1);
+	/* the worst gap's timeline: previous call returns ... next call */
+	assert_string_equal(ch->steps[0].layer, "cuda");
+	assert_string_equal(ch->steps[ch->nsteps - 1].layer, "cuda");
+	assert_int_equal(ch->steps[ch->nsteps - 1].t_ns - ch->steps[0].t_ns,
+			 10 * US + 5 * MS + 90 * US);
+
+	/* no tail: the copies all take 200 us; no contention or pages */
+	assert_null(chain_of(c, IFT_CAUSE_CPU_CONTENTION));
+	assert_null(chain_of(c, IFT_CAUSE_PAGE_ALLOC));
+	assert_null(chain_of(c, IFT_CAUSE_GPU_BOUND));
+	ift_chains_free(c);
+	tb_end(&b);
+}
+
+/*
+ * Between 20 copies the feeding thread runs 5 ms on CPU and faults in 2,000
+ * fresh 4 KiB pages (estimated 1 us each): 2 ms of each gap.
+ */
+static void test_page_alloc(void **state)
+{
+	const struct ift_chain *ch;
+	struct ift_chains *c;
+	struct tb b;
+	uint64_t t = 1 * MS;
+
+	(void)state;
+	tb_begin(&b, "pages", 1000 * MS);
+	names(&b);
+	sw(&b, 500 * US, 0, 0, 0, S_RUN, CUDA, CUDA);
+	for (int i = 0; i < 20; i++) {
+		call(&b, t, CUDA, CUDA, OP_MEMCPY, 100 * US, 0, 0, 1, 2, 1 << 20, 1, 0);
+		t += 100 * US;
+		if (i == 19)
+			break;
+		for (int p = 0; p < 2000; p++)
+			page(&b, t + 1 * US + (uint64_t)p * 2 * US, CUDA, CUDA, 0);
+		t += 5 * MS;
+	}
+	c = chains_run(&b, NULL);
+	ch = chain_of(c, IFT_CAUSE_PAGE_ALLOC);
+	assert_non_null(ch);
+	assert_int_equal(ch->phase, IFT_PHASE_BEFORE);
+	assert_int_equal(ch->cost_ns, 19 * 2000 * US);
+	assert_int_equal(num(ch, "page_allocs"), 19 * 2000);
+	assert_int_equal(num(ch, "page_alloc_bytes"), 19ULL * 2000 * 4096);
+	assert_int_equal(ch->severity, IFT_SEV_HIGH);
+	assert_null(chain_of(c, IFT_CAUSE_DATA_STARVATION));
+	assert_null(chain_of(c, IFT_CAUSE_CPU_CONTENTION));
+	ift_chains_free(c);
+	tb_end(&b);
+}
+
+/*
+ * GPU-bound and healthy: 40 launches of 20 us, each followed by a 20 ms
+ * synchronize blocked until the device is done (woken from an interrupt);
+ * the host is otherwise idle.  No host cause, one LOW GPU-bound chain.
+ */
+static void test_gpu_bound(void **state)
+{
+	const struct ift_chain *ch;
+	struct ift_chains *c;
+	struct tb b;
+	uint64_t t = 1 * MS;
+
+	(void)state;
+	tb_begin(&b, "gpubound", 2000 * MS);
+	names(&b);
+	sw(&b, 500 * US, 0, 0, 0, S_RUN, CUDA, CUDA);
+	for (int i = 0; i < 40; i++) {
+		call(&b, t, CUDA, CUDA, OP_LAUNCH, 20 * US, 0, 0, 1, 0, 0, 0, 0);
+		t += 30 * US;
+		call(&b, t, CUDA, CUDA, OP_SYNC, 20 * MS, 0, 0, 0, 0, 0, 0, 0);
+		sw(&b, t + 5 * US, 0, CUDA, CUDA, S_SLEEP, 0, 0);
+		wk(&b, t + 20 * MS - 10 * US, 0, CUDA, CUDA, IFT_WAKE_WAKING, 0, 0, 0);
+		sw(&b, t + 20 * MS - 5 * US, 0, 0, 0, S_RUN, CUDA, CUDA);
+		t += 20 * MS + 10 * US;
+	}
+	c = chains_run(&b, NULL);
+	for (size_t i = 0; i < ift_chains_count(c); i++)
+		assert_int_equal(ift_chains_get(c, i)->severity, IFT_SEV_LOW);
+	ch = chain_of(c, IFT_CAUSE_GPU_BOUND);
+	assert_non_null(ch);
+	assert_string_equal(ch->op, "cudaStreamSynchronize");
+	/* all but the 5 us from each wake-up to the switch-in */
+	assert_int_equal(ch->cost_ns, 40 * (20 * MS - 5 * US));
+	assert_int_equal(ift_chains_count(c), 1);
+	assert_non_null(strstr(ch->summary, "nothing to fix on the host"));
+	ift_chains_free(c);
+	tb_end(&b);
+}
+
+/* Names from the traced program reach the chains as they are, NULs aside,
+   and a trace without CUDA calls has no chain at all. */
+static void test_no_calls(void **state)
+{
+	struct ift_chains *c;
+	struct tb b;
+
+	(void)state;
+	tb_begin(&b, "nocalls", 10 * MS);
+	names(&b);
+	sw(&b, 1 * MS, 0, 0, 0, S_RUN, CUDA, CUDA);
+	sw(&b, 2 * MS, 0, CUDA, CUDA, S_PREEMPT, WORKER, WORKER);
+	page(&b, 3 * MS, WORKER, WORKER, 0);
+	c = chains_run(&b, NULL);
+	assert_int_equal(ift_chains_count(c), 0);
+	assert_null(ift_chains_get(c, 0));
+	ift_chains_free(c);
+	tb_end(&b);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	return rmdir(tmpdir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_cpu_contention),
+		cmocka_unit_test(test_tail_under_floor),
+		cmocka_unit_test(test_data_starvation),
+		cmocka_unit_test(test_page_alloc),
+		cmocka_unit_test(test_gpu_bound),
+		cmocka_unit_test(test_no_calls),
+	};
+
+	return cmocka_run_group_tests_name("chains", tests, setup, teardown);
+}

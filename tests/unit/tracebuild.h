@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef IFT_TESTS_TRACEBUILD_H
+#define IFT_TESTS_TRACEBUILD_H
+/*
+ * Traces built row by row with the writer API, for the analyzer's tests:
+ * every expected figure is known by construction.  Include after cmocka.h;
+ * the test's group setup makes TMPDIR (mkdtemp) and its teardown removes it.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ift-analyze.h"
+
+#define T0	1000000000ULL		/* the recording starts here */
+#define US	1000ULL
+#define MS	1000000ULL
+#define S_RUN	0ULL			/* prev_state R */
+#define S_PREEMPT 0x100ULL		/* R+ */
+#define S_SLEEP	1ULL			/* S */
+
+static char tmpdir[] = "/tmp/ift-tracebuild.XXXXXX";
+
+/* ---- a trace, row by row --------------------------------------------- */
+
+enum { OP_MEMCPY = 1, OP_LAUNCH, OP_CULAUNCH, OP_SYNC, OP_MALLOC, OP_MEMCPY2D,
+       OP_HTOD, OP_NR };
+
+struct tb {
+	struct ift_writer *w;
+	char path[256];
+	int op[OP_NR];
+	struct ift_trace *t;
+	struct ift_analysis *a;
+};
+
+static void tb_begin(struct tb *b, const char *name, uint64_t stop)
+{
+	static const struct ift_op ops[OP_NR] = {
+		[OP_MEMCPY] = { "cudaMemcpy", IFT_API_RUNTIME, 4,
+				{ "dst", "src", "bytes", "kind" } },
+		[OP_LAUNCH] = { "cudaLaunchKernel", IFT_API_RUNTIME, 2, { "func", "stream" } },
+		[OP_CULAUNCH] = { "cuLaunchKernel", IFT_API_DRIVER, 2, { "func", "stream" } },
+		[OP_SYNC] = { "cudaStreamSynchronize", IFT_API_RUNTIME, 1, { "stream" } },
+		[OP_MALLOC] = { "cudaMalloc", IFT_API_RUNTIME, 1, { "bytes" } },
+		[OP_MEMCPY2D] = { "cudaMemcpy2D", IFT_API_RUNTIME, 5,
+				  { "dst", "src", "width", "height", "kind" } },
+		[OP_HTOD] = { "cuMemcpyHtoD_v2", IFT_API_DRIVER, 3, { "dst", "src", "bytes" } },
+	};
+
+	memset(b, 0, sizeof(*b));
+	snprintf(b->path, sizeof(b->path), "%s/%s.trace", tmpdir, name);
+	b->w = ift_writer_create(b->path, NULL);
+	assert_non_null(b->w);
+	assert_int_equal(ift_writer_meta(b->w, "cmdline", "./train --test"), 0);
+	assert_int_equal(ift_writer_metaf(b->w, "record.start_ns", "%llu",
+					  (unsigned long long)T0), 0);
+	assert_int_equal(ift_writer_metaf(b->w, "record.stop_ns", "%llu",
+					  (unsigned long long)(T0 + stop)), 0);
+	assert_int_equal(ift_writer_meta(b->w, "cpu.count", "2"), 0);
+	for (int i = 1; i < OP_NR; i++) {
+		b->op[i] = ift_writer_op(b->w, &ops[i]);
+		assert_true(b->op[i] > 0);
+	}
+}
+
+static void add(struct tb *b, unsigned table, const uint64_t *row)
+{
+	assert_int_equal(ift_writer_append(b->w, table, row), 0);
+}
+
+/* prev (ptid/ppid, leaving in STATE) -> next, on CPU at T0 + T */
+static void sw(struct tb *b, uint64_t t, uint64_t cpu, uint64_t ptid, uint64_t ppid,
+	       uint64_t state, uint64_t ntid, uint64_t npid)
+{
+	uint64_t r[IFT_SW_NR] = { T0 + t, cpu, ppid, ptid, state, 120, npid, ntid, 120 };
+
+	add(b, IFT_T_SWITCHES, r);
+}
+
+static void wk(struct tb *b, uint64_t t, uint64_t cpu, uint64_t tid, uint64_t pid,
+	       uint64_t kind, uint64_t target, uint64_t wtid, uint64_t wpid)
+{
+	uint64_t r[IFT_WK_NR] = { T0 + t, cpu, pid, tid, kind, 120, target, wpid, wtid };
+
+	add(b, IFT_T_WAKEUPS, r);
+}
+
+static void call(struct tb *b, uint64_t t, uint64_t tid, uint64_t pid, int op,
+		 uint64_t dur, int64_t ret, uint64_t depth, uint64_t a0, uint64_t a1,
+		 uint64_t a2, uint64_t a3, uint64_t a4)
+{
+	uint64_t r[IFT_CALL_NR] = {
+		T0 + t, 0, pid, tid, (uint64_t)b->op[op], dur, (uint64_t)ret,
+		depth ? IFT_CALL_F_NESTED : 0, depth, a0, a1, a2, a3, a4, 0,
+	};
+
+	add(b, IFT_T_CALLS, r);
+}
+
+static void page(struct tb *b, uint64_t t, uint64_t tid, uint64_t pid, uint64_t order)
+{
+	uint64_t r[IFT_PG_NR] = { T0 + t, 0, pid, tid, order, 0xcc0, 1 };
+
+	add(b, IFT_T_PAGE_ALLOCS, r);
+}
+
+static void task(struct tb *b, uint64_t t, uint64_t tid, uint64_t pid, uint64_t kind,
+		 uint64_t ctid, uint64_t cpid, const char *comm)
+{
+	int64_t id = ift_writer_string(b->w, comm);
+	uint64_t r[IFT_TK_NR] = { T0 + t, 0, pid, tid, kind, cpid, ctid, 0, 0 };
+
+	assert_true(id >= 0);
+	r[IFT_TK_COMM] = (uint64_t)id;
+	add(b, IFT_T_TASKS, r);
+}
+
+static void tb_run(struct tb *b, const struct ift_analyze_opts *opts)
+{
+	if (b->w) {
+		assert_int_equal(ift_writer_finish(b->w), 0);
+		ift_writer_free(b->w);
+		b->w = NULL;
+	}
+	if (!b->t)
+		assert_int_equal(ift_trace_open(b->path, 0, &b->t), 0);
+	ift_analysis_free(b->a);
+	b->a = NULL;
+	assert_int_equal(ift_analysis_run(b->t, opts, &b->a), 0);
+}
+
+static void tb_end(struct tb *b)
+{
+	ift_analysis_free(b->a);
+	ift_trace_close(b->t);
+	unlink(b->path);
+}
+
+#endif
