@@ -69,6 +69,9 @@ struct ift_analysis {
 	size_t nth, capth;
 	uint32_t *slot;			/* tid -> 1 + latest thread index */
 	size_t nslot;
+	/* the latest thread of tid & (AZ_TCACHE - 1), or of another tid: two
+	   lookups in three events are switches, between few tasks */
+	struct az_thread *tcache[256];
 
 	struct az_cpu *cpu;
 	size_t ncpu;
@@ -96,6 +99,7 @@ struct ift_analysis {
 };
 
 #define AZ_MAX_CPUS	65536
+#define AZ_TCACHE	256
 
 /* sched.c */
 struct az_thread *az_thread_get(struct ift_analysis *a, uint32_t tid, uint32_t pid);

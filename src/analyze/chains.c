@@ -62,6 +62,23 @@ struct ch_gap {
 	uint64_t waker_max;
 };
 
+/* The system samples over some windows: their sums and counts. */
+struct sysavg {
+	uint64_t busy_sum, run_sum, nbusy, nrun;
+};
+
+/* One cause over a thread's gaps (or, merged, over the selected threads'). */
+struct gapacc {
+	uint64_t fed, runq, oncpu_paged, pages, page_bytes, gaps, fed_gaps, blocked;
+	uint64_t cost;
+	uint64_t worst_v;
+	struct ch_gap worst;		/* valid when worst_v */
+	uint64_t *op_cost;		/* by next op */
+	size_t nops;
+	struct ch_peers peers;
+	struct sysavg sys;
+};
+
 struct ch_thread {
 	bool active;			/* made an outermost call in the window */
 	uint32_t last_op;
@@ -70,6 +87,7 @@ struct ch_thread {
 	struct ch_gap cur;		/* the gap now open */
 	struct ch_peers wakers, preemptors;	/* over all its closed gaps */
 	struct ch_peers gw, gp;		/* in the open gap */
+	struct gapacc *gacc;		/* by cause, once it had a gap */
 };
 
 struct ch_cpu {
@@ -87,8 +105,6 @@ struct ift_chains {
 	struct ift_chain_opts o;
 	struct ch_thread *th;
 	size_t nth;
-	struct ch_gap *gaps;
-	size_t ngaps, capgaps;
 	struct ch_sample *smp;
 	size_t nsmp, capsmp;
 	struct ift_chain *chains;
@@ -107,6 +123,7 @@ struct ift_chains {
 	uint64_t start_ts;
 	unsigned cpus;
 	bool *sel;			/* by az_thread index: listed in the report */
+	bool *waits;			/* by op id: waits_for_device() */
 };
 
 /* ---- memory --------------------------------------------------------- */
@@ -221,16 +238,76 @@ static struct ch_thread *ch_thread(struct ift_chains *c, uint32_t idx)
 	return &c->th[idx];
 }
 
-static struct ch_thread *ch_thread_of(struct ift_chains *c, const struct ift_analysis *a,
-				      uint32_t tid)
+/* The CUDA thread TID, or NULL: most events are other tasks', and there
+   are few CUDA threads, so a scan beats a lookup. */
+static struct ch_thread *active_thread(struct ift_chains *c, const struct ift_analysis *a,
+				       uint64_t tid)
 {
-	const struct az_thread *th = az_thread_lookup(a, tid);
-
-	return th ? ch_thread(c, th->idx) : NULL;
+	for (size_t i = 0; i < c->nactive; i++)
+		if (a->th[c->active[i]]->tid == tid)
+			return &c->th[c->active[i]];
+	return NULL;
 }
 
-static void gap_close(struct ift_chains *c, struct ch_thread *ct, uint32_t idx,
-		      uint64_t ts, uint32_t op)
+/* The cost of each cause in gap G: blocked until another task woke it,
+   runnable, and its page faults (estimated, capped by its on-CPU time). */
+static void gap_costs(const struct ch_gap *g, uint64_t v[])
+{
+	uint64_t len = g->end - g->start;
+	uint64_t on = len > g->blocked + g->runq ? len - g->blocked - g->runq : 0;
+
+	memset(v, 0, (IFT_CAUSE_GPU_BOUND + 1) * sizeof(*v));
+	v[IFT_CAUSE_DATA_STARVATION] = g->fed;
+	v[IFT_CAUSE_CPU_CONTENTION] = g->runq;
+	v[IFT_CAUSE_PAGE_ALLOC] = az_min(on, g->pages * PAGE_COST_NS);
+}
+
+/* Adds what G cost, by cause, to ACC (an array by cause).  SMP: the latest
+   system sample, or NULL. */
+static int gap_account(struct gapacc *acc, const struct ch_gap *g, size_t nops,
+		       const struct ch_sample *smp)
+{
+	uint64_t v[IFT_CAUSE_GPU_BOUND + 1];
+
+	gap_costs(g, v);
+	for (int k = 1; k < IFT_CAUSE_GPU_BOUND; k++) {
+		struct gapacc *x = &acc[k];
+
+		x->gaps++;
+		x->blocked += g->blocked;
+		x->fed += g->fed;
+		x->fed_gaps += g->fed > 0;
+		x->runq += g->runq;
+		x->pages += g->pages;
+		x->page_bytes += g->page_bytes;
+		if (!v[k])
+			continue;
+		x->cost += v[k];
+		if (!x->op_cost) {
+			x->op_cost = calloc(nops, sizeof(uint64_t));
+			if (!x->op_cost)
+				return -ENOMEM;
+			x->nops = nops;
+		}
+		x->op_cost[g->next_op < x->nops ? g->next_op : 0] += v[k];
+		if (v[k] > x->worst_v) {
+			x->worst_v = v[k];
+			x->worst = *g;
+		}
+		if (smp && smp->busy_permille >= 0) {
+			x->sys.busy_sum += (uint64_t)smp->busy_permille;
+			x->sys.nbusy++;
+		}
+		if (smp && smp->running >= 0) {
+			x->sys.run_sum += (uint64_t)smp->running;
+			x->sys.nrun++;
+		}
+	}
+	return 0;
+}
+
+static void gap_close(struct ift_chains *c, const struct ift_analysis *a,
+		      struct ch_thread *ct, uint32_t idx, uint64_t ts, uint32_t op)
 {
 	struct ch_gap *g = &ct->cur;
 
@@ -247,11 +324,13 @@ static void gap_close(struct ift_chains *c, struct ch_thread *ct, uint32_t idx,
 	g->th = idx;
 	g->prev_op = ct->last_op;
 	g->next_op = op;
-	if (grow((void **)&c->gaps, &c->capgaps, c->ngaps + 1, sizeof(*c->gaps)) < 0) {
+	if (!ct->gacc && !(ct->gacc = calloc(IFT_CAUSE_GPU_BOUND + 1, sizeof(*ct->gacc)))) {
 		c->err = -ENOMEM;
 		return;
 	}
-	c->gaps[c->ngaps++] = *g;
+	if (gap_account(ct->gacc, g, ift_trace_op_count(a->t) + 1,
+			c->nsmp ? &c->smp[c->nsmp - 1] : NULL) < 0)
+		c->err = -ENOMEM;
 }
 
 static void on_call(struct ift_chains *c, const struct ift_analysis *a, const uint64_t *r)
@@ -272,7 +351,7 @@ static void on_call(struct ift_chains *c, const struct ift_analysis *a, const ui
 		return;
 	}
 	if (ct->active)
-		gap_close(c, ct, th->idx, ts, (uint32_t)r[IFT_CALL_OP]);
+		gap_close(c, a, ct, th->idx, ts, (uint32_t)r[IFT_CALL_OP]);
 	memset(&ct->cur, 0, sizeof(ct->cur));
 	if (!ct->active) {
 		ct->first_call = ts;
@@ -377,7 +456,7 @@ static void hook_event(void *ctx, const struct ift_analysis *a, const struct ift
 			on_switch(c, a, r);
 		break;
 	case IFT_T_PAGE_ALLOCS:
-		ct = ch_thread_of(c, a, (uint32_t)r[IFT_C_TID]);
+		ct = active_thread(c, a, r[IFT_C_TID]);
 		if (ct && ct->active && r[IFT_C_TS] >= ct->busy_until &&
 		    r[IFT_PG_ORDER] < 32) {
 			ct->cur.pages += 1ULL << r[IFT_PG_ORDER];
@@ -401,8 +480,8 @@ static void hook_interval(void *ctx, const struct ift_analysis *a,
 
 	if (c->err || (iv->state != IFT_SCHED_BLOCKED && iv->state != IFT_SCHED_RUNNABLE))
 		return;
-	ct = ch_thread_of(c, a, iv->tid);
-	if (!ct || !ct->active)
+	ct = active_thread(c, a, iv->tid);
+	if (!ct)
 		return;
 	s = az_max(iv->start_ts, ct->busy_until);
 	if (iv->end_ts <= s)
@@ -523,11 +602,6 @@ static const char *op_name(const struct ift_chains *c, uint32_t op)
 	return o ? o->name : "?";
 }
 
-/* Mean of the system samples covering [s, e] (each covers the time since
-   the one before it).  *N is how many; -1 values are skipped. */
-struct sysavg {
-	uint64_t busy_sum, run_sum, nbusy, nrun;
-};
 
 static void sys_add(const struct ift_chains *c, uint64_t s, uint64_t e, struct sysavg *v)
 {
@@ -1121,20 +1195,11 @@ out:
 
 /* ---- chains from the gaps ------------------------------------------- */
 
-struct gapacc {
-	uint64_t fed, runq, oncpu_paged, pages, page_bytes, gaps, fed_gaps, blocked;
-	uint64_t worst_v;
-	const struct ch_gap *worst;
-	uint64_t *op_cost;		/* by next op */
-	struct ch_peers peers;
-	struct sysavg sys;
-};
-
-static uint32_t top_op(const struct gapacc *g, size_t nops)
+static uint32_t top_op(const struct gapacc *g)
 {
 	uint32_t best = 0;
 
-	for (size_t i = 1; i < nops; i++)
+	for (size_t i = 1; i < g->nops; i++)
 		if (g->op_cost[i] > g->op_cost[best])
 			best = (uint32_t)i;
 	return best;
@@ -1185,12 +1250,12 @@ static void recommend_data(struct cb *b, uint32_t cuda_pid, uint64_t fed, uint64
 }
 
 static int gap_chain(struct ift_chains *c, struct gapacc *g, enum ift_cause cause,
-		     uint64_t cost, uint64_t wall, size_t nops)
+		     uint64_t cost, uint64_t wall)
 {
 	const struct ift_analysis *a = c->a;
-	const struct ch_gap *w = g->worst;
+	const struct ch_gap *w = &g->worst;
 	const struct az_thread *th = a->th[w->th];
-	const char *op = op_name(c, top_op(g, nops));
+	const char *op = op_name(c, top_op(g));
 	const char *tcomm = ift_analysis_comm(a, th->tid, w->start);
 	struct ift_chain *ch = chain_new(c, cause, IFT_PHASE_BEFORE, op, cost, wall);
 	struct cb b = { .c = c, .ch = ch };
@@ -1329,44 +1394,14 @@ static int gap_chains(struct ift_chains *c, uint64_t wall)
 	int ret = 0;
 
 	memset(acc, 0, sizeof(acc));
-	for (int k = 1; k <= IFT_CAUSE_GPU_BOUND; k++)
+	for (int k = 1; k <= IFT_CAUSE_GPU_BOUND; k++) {
+		acc[k].nops = nops;
 		if (!(acc[k].op_cost = calloc(nops, sizeof(uint64_t)))) {
 			ret = -ENOMEM;
 			goto out;
 		}
-	for (size_t i = 0; i < c->ngaps; i++) {
-		const struct ch_gap *g = &c->gaps[i];
-		uint64_t len = g->end - g->start, on, pg, v[IFT_CAUSE_GPU_BOUND + 1] = { 0 };
-
-		if (!thread_selected(c, g->th))
-			continue;
-		on = len > g->blocked + g->runq ? len - g->blocked - g->runq : 0;
-		pg = az_min(on, g->pages * PAGE_COST_NS);
-		v[IFT_CAUSE_DATA_STARVATION] = g->fed;
-		v[IFT_CAUSE_CPU_CONTENTION] = g->runq;
-		v[IFT_CAUSE_PAGE_ALLOC] = pg;
-		for (int k = 1; k < IFT_CAUSE_GPU_BOUND; k++) {
-			struct gapacc *x = &acc[k];
-
-			x->gaps++;
-			x->blocked += g->blocked;
-			x->fed += g->fed;
-			x->fed_gaps += g->fed > 0;
-			x->runq += g->runq;
-			x->pages += g->pages;
-			x->page_bytes += g->page_bytes;
-			if (!v[k])
-				continue;
-			x->op_cost[g->next_op < nops ? g->next_op : 0] += v[k];
-			if (v[k] > x->worst_v) {
-				x->worst_v = v[k];
-				x->worst = g;
-			}
-			sys_add(c, g->start, g->end, &x->sys);
-		}
-		acc[IFT_CAUSE_PAGE_ALLOC].oncpu_paged += pg;
 	}
-	/* who woke or preempted the selected CUDA threads between calls */
+	/* the selected CUDA threads' gaps, and who woke or preempted them */
 	for (size_t i = 0; i < a->nth && i < c->nth; i++) {
 		const struct ch_thread *ct = &c->th[i];
 
@@ -1377,6 +1412,29 @@ static int gap_chains(struct ift_chains *c, uint64_t wall)
 			ret = -ENOMEM;
 			goto out;
 		}
+		for (int k = 1; ct->gacc && k < IFT_CAUSE_GPU_BOUND; k++) {
+			const struct gapacc *y = &ct->gacc[k];
+			struct gapacc *x = &acc[k];
+
+			x->gaps += y->gaps;
+			x->blocked += y->blocked;
+			x->fed += y->fed;
+			x->fed_gaps += y->fed_gaps;
+			x->runq += y->runq;
+			x->pages += y->pages;
+			x->page_bytes += y->page_bytes;
+			x->cost += y->cost;
+			x->sys.busy_sum += y->sys.busy_sum;
+			x->sys.nbusy += y->sys.nbusy;
+			x->sys.run_sum += y->sys.run_sum;
+			x->sys.nrun += y->sys.nrun;
+			for (size_t op = 0; op < y->nops && op < nops; op++)
+				x->op_cost[op] += y->op_cost[op];
+			if (y->worst_v > x->worst_v) {
+				x->worst_v = y->worst_v;
+				x->worst = y->worst;
+			}
+		}
 	}
 	{
 		static const enum ift_cause causes[] = {
@@ -1386,14 +1444,11 @@ static int gap_chains(struct ift_chains *c, uint64_t wall)
 		for (size_t k = 0; k < sizeof(causes) / sizeof(causes[0]); k++) {
 			enum ift_cause cause = causes[k];
 			struct gapacc *x = &acc[cause];
-			uint64_t cost = cause == IFT_CAUSE_DATA_STARVATION ? x->fed :
-					cause == IFT_CAUSE_CPU_CONTENTION ? x->runq :
-					x->oncpu_paged;
 
-			if (!x->worst || cost < c->o.tail_floor_ns ||
-			    permille(cost, wall) < GAP_MIN_PERMILLE)
+			if (!x->worst_v || x->cost < c->o.tail_floor_ns ||
+			    permille(x->cost, wall) < GAP_MIN_PERMILLE)
 				continue;
-			ret = gap_chain(c, x, cause, cost, wall, nops);
+			ret = gap_chain(c, x, cause, x->cost, wall);
 			if (ret < 0)
 				goto out;
 		}
@@ -1431,7 +1486,7 @@ static int gpu_bound_chain(struct ift_chains *c, uint64_t wall)
 		uint64_t v, from, end = cl->ts + cl->dur_ns;
 
 		if (!cl->selected || cl->depth || (cl->flags & IFT_CALL_F_NESTED) || !op ||
-		    cl->op >= nops || !waits_for_device(op->name) || !th)
+		    cl->op >= nops || !c->waits[cl->op] || !th)
 			continue;
 		/* calls of one thread that overlap (lost returns) count once */
 		from = az_max(cl->ts, until[th->idx]);
@@ -1538,8 +1593,11 @@ int ift_chains_build(struct ift_chains *c, const struct ift_analysis *a,
 	c->start_ts = s->start_ts;
 	c->cpus = s->cpus;
 	c->sel = calloc(a->nth + 1, sizeof(*c->sel));
-	if (!c->sel)
+	c->waits = calloc(ift_trace_op_count(t) + 1, sizeof(*c->waits));
+	if (!c->sel || !c->waits)
 		return -ENOMEM;
+	for (size_t i = 1; i <= ift_trace_op_count(t); i++)
+		c->waits[i] = ift_trace_op(t, i) && waits_for_device(ift_trace_op(t, i)->name);
 	for (size_t i = 0; i < ift_analysis_thread_count(a); i++) {
 		/* the public part is the first member of the analyzer's thread */
 		const struct az_thread *th =
@@ -1588,14 +1646,17 @@ void ift_chains_free(struct ift_chains *c)
 		free(c->th[i].preemptors.v);
 		free(c->th[i].gw.v);
 		free(c->th[i].gp.v);
+		for (int k = 0; c->th[i].gacc && k <= IFT_CAUSE_GPU_BOUND; k++)
+			free(c->th[i].gacc[k].op_cost);
+		free(c->th[i].gacc);
 	}
 	for (size_t i = 0; i < c->nblocks; i++)
 		free(c->blocks[i]);
 	free(c->blocks);
 	free(c->th);
-	free(c->gaps);
 	free(c->smp);
 	free(c->sel);
+	free(c->waits);
 	free(c->active);
 	free(c->cpu);
 	free(c->chains);

@@ -18,6 +18,7 @@
  * call are watched that way, so the cost stays with the calls.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,11 +54,19 @@ static int rehash(struct ift_analysis *a)
 
 struct az_thread *az_thread_lookup(const struct ift_analysis *a, uint32_t tid)
 {
+	struct az_thread *th = a->tcache[tid & (AZ_TCACHE - 1)];
+
+	if (th && th->tid == tid)
+		return th;
 	if (!a->nslot)
 		return NULL;
 	for (size_t h = hash_tid(tid, a->nslot); a->slot[h]; h = (h + 1) & (a->nslot - 1))
-		if (a->th[a->slot[h] - 1]->tid == tid)
-			return a->th[a->slot[h] - 1];
+		if (a->th[a->slot[h] - 1]->tid == tid) {
+			th = a->th[a->slot[h] - 1];
+			/* a cache, not state: lookups stay logically const */
+			((struct ift_analysis *)(uintptr_t)a)->tcache[tid & (AZ_TCACHE - 1)] = th;
+			return th;
+		}
 	return NULL;
 }
 
@@ -88,6 +97,7 @@ struct az_thread *az_thread_new(struct ift_analysis *a, uint32_t tid, uint32_t p
 		if (a->th[a->slot[h] - 1]->tid == tid)
 			break;
 	a->slot[h] = (uint32_t)a->nth;
+	a->tcache[tid & (AZ_TCACHE - 1)] = th;	/* a reused tid: the new thread */
 	return th;
 }
 

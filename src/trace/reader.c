@@ -7,6 +7,7 @@
  * gives an error, never a crash or an unbounded allocation.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,12 @@ struct rtable {
 	uint64_t rows;
 	bool have_schema;
 	int8_t map[256];	/* file column id -> our column index, -1 unknown */
+};
+
+/* What decoding a chunk needs besides the trace: one per thread that loads. */
+struct loadctx {
+	ZSTD_DCtx *dz;
+	struct buf io, raw;	/* io, with dz: the loadctx of the caller's thread */
 };
 
 struct ift_trace {
@@ -407,7 +414,7 @@ struct sec {
 };
 
 /* Reads and checks the header of the section at OFF. */
-static int read_sec_hdr(struct ift_trace *t, uint64_t off, struct sec *s)
+static int read_sec_hdr(const struct ift_trace *t, uint64_t off, struct sec *s)
 {
 	uint8_t h[IFT_SECTION_HDR];
 	int ret;
@@ -429,21 +436,27 @@ static int read_sec_hdr(struct ift_trace *t, uint64_t off, struct sec *s)
 	return 0;
 }
 
-/* Reads the payload of S into t->io and checks its checksum. */
-static int read_payload(struct ift_trace *t, const struct sec *s)
+/* Reads the payload of S into IO and checks its checksum. */
+static int read_payload_into(const struct ift_trace *t, const struct sec *s, struct buf *io)
 {
 	int ret;
 
-	buf_clear(&t->io);
-	if (s->len > SIZE_MAX / 2 || !buf_reserve(&t->io, (size_t)s->len))
+	buf_clear(io);
+	if (s->len > SIZE_MAX / 2 || !buf_reserve(io, (size_t)s->len))
 		return -ENOMEM;
-	ret = pread_all(t->fd, t->io.data, (size_t)s->len, s->off + IFT_SECTION_HDR);
+	ret = pread_all(t->fd, io->data, (size_t)s->len, s->off + IFT_SECTION_HDR);
 	if (ret < 0)
 		return ret;
-	t->io.len = (size_t)s->len;
-	if ((uint32_t)crc32(0, t->io.data, (uInt)s->len) != s->crc)
+	io->len = (size_t)s->len;
+	if ((uint32_t)crc32(0, io->data, (uInt)s->len) != s->crc)
 		return -IFT_E_CHECKSUM;
 	return 0;
+}
+
+/* Reads the payload of S into t->io and checks its checksum. */
+static int read_payload(struct ift_trace *t, const struct sec *s)
+{
+	return read_payload_into(t, s, &t->io);
 }
 
 /*
@@ -1107,8 +1120,10 @@ static int chunk_alloc(struct ift_chunk *c, const struct ift_table_def *def,
 	return 0;
 }
 
-int ift_trace_chunk_load(struct ift_trace *t, unsigned table, size_t i,
-			 struct ift_chunk *c)
+/* Decodes chunk I of TABLE into C with LC's buffers: safe to run in another
+   thread than the trace's other users, each with its own LC. */
+static int chunk_load(const struct ift_trace *t, struct loadctx *lc, unsigned table,
+		      size_t i, struct ift_chunk *c)
 {
 	const struct ift_chunk_info *ci = ift_trace_chunk_info(t, table, i);
 	const struct ift_table_def *def = ift_table_def(table);
@@ -1128,26 +1143,26 @@ int ift_trace_chunk_load(struct ift_trace *t, unsigned table, size_t i,
 		return ret == -IFT_E_TRUNCATED ? -IFT_E_CORRUPT : ret;
 	if (s.type != IFT_SEC_CHUNK || s.len != ci->size)
 		return -IFT_E_CORRUPT;
-	ret = read_payload(t, &s);
+	ret = read_payload_into(t, &s, &lc->io);
 	if (ret < 0)
 		return ret;
-	rd_init(&r, t->io.data, t->io.len);
+	rd_init(&r, lc->io.data, lc->io.len);
 	if (!parse_chunk_hdr(&r, &h) || h.table != table || h.nrows != ci->nrows ||
 	    h.ts_min != ci->ts_min || h.ts_min + h.ts_span != ci->ts_max)
 		return -IFT_E_CORRUPT;
 
-	buf_clear(&t->raw);
+	buf_clear(&lc->raw);
 	if (h.codec == IFT_CODEC_ZSTD) {
 		size_t n;
 
-		if (!buf_reserve(&t->raw, (size_t)h.body_size))
+		if (!buf_reserve(&lc->raw, (size_t)h.body_size))
 			return -ENOMEM;
-		n = ZSTD_decompressDCtx(t->dz, t->raw.data, (size_t)h.body_size,
+		n = ZSTD_decompressDCtx(lc->dz, lc->raw.data, (size_t)h.body_size,
 					r.p, rd_left(&r));
 		if (ZSTD_isError(n) || n != h.body_size)
 			return -IFT_E_DECOMPRESS;
-		t->raw.len = n;
-		rd_init(&r, t->raw.data, t->raw.len);
+		lc->raw.len = n;
+		rd_init(&r, lc->raw.data, lc->raw.len);
 	} else if (h.codec != IFT_CODEC_NONE || rd_left(&r) != h.body_size) {
 		return -IFT_E_CORRUPT;
 	}
@@ -1191,7 +1206,30 @@ int ift_trace_chunk_load(struct ift_trace *t, unsigned table, size_t i,
 	return 0;
 }
 
+int ift_trace_chunk_load(struct ift_trace *t, unsigned table, size_t i,
+			 struct ift_chunk *c)
+{
+	struct loadctx lc = { t->dz, t->io, t->raw };
+	int ret = chunk_load(t, &lc, table, i, c);
+
+	/* the buffers may have grown */
+	t->io = lc.io;
+	t->raw = lc.raw;
+	return ret;
+}
+
 /* ---- cursor ---------------------------------------------------------- */
+
+/*
+ * A cursor over many chunks decodes them one ahead in a second thread (the
+ * prefetcher): decompressing and decoding a chunk is about half of reading
+ * a trace, and it overlaps the caller's work on the chunk before.  Each
+ * table has one slot ahead; the prefetcher takes the wanted slot whose
+ * chunk starts first, as that table will run out first.
+ */
+enum { PF_IDLE, PF_WANTED, PF_LOADING, PF_READY };
+
+#define PF_MIN_CHUNKS	4	/* fewer ahead: not worth a thread */
 
 struct curtab {
 	unsigned table;
@@ -1201,6 +1239,10 @@ struct curtab {
 	bool loaded, done;
 	bool stale;		/* its current row moved: fill before use */
 	uint64_t ts;		/* ts of its current row; UINT64_MAX when done */
+	/* the prefetcher's slot, under the cursor's lock */
+	struct ift_chunk pf;
+	size_t pf_chunk;
+	int pf_state, pf_ret;
 };
 
 struct ift_cursor {
@@ -1209,7 +1251,102 @@ struct ift_cursor {
 	unsigned ntab;
 	uint64_t row[IFT_MAX_COLS];
 	uint64_t from;
+
+	bool threaded;
+	bool stop;
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;	/* a slot changed state, or stop */
+	struct loadctx lc;	/* the prefetcher's buffers */
 };
+
+static struct curtab *pf_wanted(struct ift_cursor *cur)
+{
+	struct curtab *best = NULL;
+	uint64_t best_ts = UINT64_MAX;
+
+	for (unsigned i = 0; i < cur->ntab; i++) {
+		struct curtab *ct = &cur->tab[i];
+		const struct ift_chunk_info *ci;
+
+		if (ct->pf_state != PF_WANTED)
+			continue;
+		ci = ift_trace_chunk_info(cur->t, ct->table, ct->pf_chunk);
+		if (!best || (ci && ci->ts_min < best_ts)) {
+			best = ct;
+			best_ts = ci ? ci->ts_min : UINT64_MAX;
+		}
+	}
+	return best;
+}
+
+static void *prefetcher(void *arg)
+{
+	struct ift_cursor *cur = arg;
+
+	pthread_mutex_lock(&cur->lock);
+	for (;;) {
+		struct curtab *ct = NULL;
+		size_t k;
+		int ret;
+
+		while (!cur->stop && !(ct = pf_wanted(cur)))
+			pthread_cond_wait(&cur->cond, &cur->lock);
+		if (cur->stop)
+			break;
+		ct->pf_state = PF_LOADING;
+		k = ct->pf_chunk;
+		pthread_mutex_unlock(&cur->lock);
+		ret = chunk_load(cur->t, &cur->lc, ct->table, k, &ct->pf);
+		pthread_mutex_lock(&cur->lock);
+		ct->pf_ret = ret;
+		ct->pf_state = PF_READY;
+		pthread_cond_broadcast(&cur->cond);
+	}
+	pthread_mutex_unlock(&cur->lock);
+	return NULL;
+}
+
+/* Loads chunk ct->chunk into ct->c, from the prefetcher's slot when it has
+   it, and asks for the one after. */
+static int curtab_load(struct ift_cursor *cur, struct curtab *ct)
+{
+	bool mine = true;
+	int ret = 0;
+
+	if (!cur->threaded)
+		return ift_trace_chunk_load(cur->t, ct->table, ct->chunk, &ct->c);
+	pthread_mutex_lock(&cur->lock);
+	if (ct->pf_state != PF_IDLE && ct->pf_chunk == ct->chunk) {
+		if (ct->pf_state == PF_WANTED) {
+			/* not started: quicker to load it here */
+			ct->pf_state = PF_IDLE;
+		} else {
+			struct ift_chunk tmp;
+
+			while (ct->pf_state != PF_READY)
+				pthread_cond_wait(&cur->cond, &cur->lock);
+			tmp = ct->c;
+			ct->c = ct->pf;
+			ct->pf = tmp;
+			ret = ct->pf_ret;
+			ct->pf_state = PF_IDLE;
+			mine = false;
+		}
+	}
+	/* the slot is idle here: nothing else is ever asked of it */
+	pthread_mutex_unlock(&cur->lock);
+	if (mine)
+		ret = ift_trace_chunk_load(cur->t, ct->table, ct->chunk, &ct->c);
+	if (ret >= 0 && ct->chunk + 1 < ct->nchunks) {
+		pthread_mutex_lock(&cur->lock);
+		ct->pf_chunk = ct->chunk + 1;
+		ct->pf_state = PF_WANTED;
+		pthread_cond_broadcast(&cur->cond);
+		pthread_mutex_unlock(&cur->lock);
+	}
+	return ret;
+}
 
 /* Makes sure CT has a current row; 0, or a negative error. */
 static int curtab_fill(struct ift_cursor *cur, struct curtab *ct)
@@ -1229,7 +1366,7 @@ static int curtab_fill(struct ift_cursor *cur, struct curtab *ct)
 			ct->done = true;
 			break;
 		}
-		ret = ift_trace_chunk_load(cur->t, ct->table, ct->chunk, &ct->c);
+		ret = curtab_load(cur, ct);
 		if (ret < 0) {
 			ct->done = true;
 			return ret;
@@ -1238,6 +1375,35 @@ static int curtab_fill(struct ift_cursor *cur, struct curtab *ct)
 		ct->row = 0;
 	}
 	return 0;
+}
+
+static void cursor_start_prefetch(struct ift_cursor *cur)
+{
+	size_t ahead = 0;
+
+	for (unsigned i = 0; i < cur->ntab; i++)
+		ahead += cur->tab[i].nchunks - cur->tab[i].chunk;
+	if (ahead < PF_MIN_CHUNKS)
+		return;
+	cur->lc.dz = ZSTD_createDCtx();
+	if (!cur->lc.dz)
+		return;
+	if (pthread_mutex_init(&cur->lock, NULL))
+		goto no_mutex;
+	if (pthread_cond_init(&cur->cond, NULL))
+		goto no_cond;
+	if (pthread_create(&cur->thread, NULL, prefetcher, cur))
+		goto no_thread;
+	cur->threaded = true;
+	return;
+no_thread:
+	pthread_cond_destroy(&cur->cond);
+no_cond:
+	pthread_mutex_destroy(&cur->lock);
+no_mutex:
+	/* reading goes on in the caller's thread alone */
+	ZSTD_freeDCtx(cur->lc.dz);
+	cur->lc.dz = NULL;
 }
 
 struct ift_cursor *ift_cursor_new(struct ift_trace *t, unsigned mask,
@@ -1260,6 +1426,7 @@ struct ift_cursor *ift_cursor_new(struct ift_trace *t, unsigned mask,
 		ct->chunk = ift_trace_chunk_seek(t, tb, ts_from);
 		ct->stale = true;
 	}
+	cursor_start_prefetch(cur);
 	return cur;
 }
 
@@ -1300,7 +1467,21 @@ void ift_cursor_free(struct ift_cursor *cur)
 {
 	if (!cur)
 		return;
-	for (unsigned i = 0; i < cur->ntab; i++)
+	if (cur->threaded) {
+		pthread_mutex_lock(&cur->lock);
+		cur->stop = true;
+		pthread_cond_broadcast(&cur->cond);
+		pthread_mutex_unlock(&cur->lock);
+		pthread_join(cur->thread, NULL);
+		pthread_cond_destroy(&cur->cond);
+		pthread_mutex_destroy(&cur->lock);
+		ZSTD_freeDCtx(cur->lc.dz);
+		buf_release(&cur->lc.io);
+		buf_release(&cur->lc.raw);
+	}
+	for (unsigned i = 0; i < cur->ntab; i++) {
 		ift_chunk_release(&cur->tab[i].c);
+		ift_chunk_release(&cur->tab[i].pf);
+	}
 	free(cur);
 }
