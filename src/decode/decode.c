@@ -48,6 +48,8 @@ struct pev {
 	uint16_t cpu;
 	int32_t probe;
 	int32_t tid;		/* common_pid: the task running when it happened */
+	bool irq;		/* in an interrupt (hard, soft, NMI): tid only
+				   happened to be running */
 	int32_t a, b;		/* pids the event is about (prev/next, wakee, child, ...) */
 	int64_t x[IFT_CALL_MAX_ARGS];
 	char c1[16], c2[16];
@@ -89,6 +91,7 @@ struct ift_decoder {
 	struct ift_writer *w;
 	bool user_filter;
 	int pid_off, pid_size;
+	int flags_off;		/* common_flags, or -1 */
 
 	struct evtype *types;	/* by event id */
 	int ntypes;
@@ -329,6 +332,8 @@ int ift_decoder_new(const struct ift_decode_opts *opts, struct ift_decoder **out
 	pf = any ? tep_find_common_field(any, "common_pid") : NULL;
 	d->pid_off = pf ? pf->offset : 4;
 	d->pid_size = pf ? pf->size : 4;
+	pf = any ? tep_find_common_field(any, "common_flags") : NULL;
+	d->flags_off = pf && pf->size == 1 ? pf->offset : -1;
 	*out = d;
 	return 0;
 fail:
@@ -467,6 +472,9 @@ static int parse_record(struct ift_decoder *d, int cpu, uint64_t ts,
 	e->cpu = (uint16_t)cpu;
 	e->probe = t->probe;
 	e->tid = (int32_t)get_int(data, size, &(struct fld){ d->pid_off, d->pid_size, true, false });
+	/* TRACE_FLAG_HARDIRQ 0x08, _SOFTIRQ 0x10, _NMI 0x40 (kernel/trace/trace.h) */
+	e->irq = d->flags_off >= 0 && d->flags_off < size &&
+		 (((const uint8_t *)data)[d->flags_off] & 0x58);
 	switch (t->kind) {
 	case K_SWITCH:
 		get_str(data, size, &t->f[0], e->c1, 16);
@@ -1034,8 +1042,9 @@ static int process(struct ift_decoder *d, const struct pev *e)
 				   IFT_WAKE_WAKEUP_NEW;
 		row[IFT_WK_PRIO] = (uint64_t)e->x[0];
 		row[IFT_WK_TARGET_CPU] = (uint64_t)e->x[1];
-		row[IFT_WK_WAKER_PID] = (uint64_t)cur->tgid;
-		row[IFT_WK_WAKER_TID] = (uint64_t)cur->tid;
+		/* from an interrupt, the task it interrupted did not wake anyone */
+		row[IFT_WK_WAKER_PID] = e->irq ? 0 : (uint64_t)cur->tgid;
+		row[IFT_WK_WAKER_TID] = e->irq ? 0 : (uint64_t)cur->tid;
 		return append(d, IFT_T_WAKEUPS, row);
 	case K_FORK:
 		/* task_newtask, just before, said the same with clone flags */
