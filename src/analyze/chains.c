@@ -69,7 +69,8 @@ struct sysavg {
 
 /* One cause over a thread's gaps (or, merged, over the selected threads'). */
 struct gapacc {
-	uint64_t fed, runq, oncpu_paged, pages, page_bytes, gaps, fed_gaps, blocked;
+	uint64_t fed, runq, pages, page_bytes, gaps, fed_gaps, blocked;
+	uint64_t oncpu, oncpu_gaps;	/* on CPU in gaps over the floor, less page faults */
 	uint64_t cost;
 	uint64_t worst_v;
 	struct ch_gap worst;		/* valid when worst_v */
@@ -249,31 +250,43 @@ static struct ch_thread *active_thread(struct ift_chains *c, const struct ift_an
 	return NULL;
 }
 
-/* The cost of each cause in gap G: blocked until another task woke it,
-   runnable, and its page faults (estimated, capped by its on-CPU time). */
-static void gap_costs(const struct ch_gap *g, uint64_t v[])
+/*
+ * The cost of each cause in gap G.  Data starvation: blocked until another
+ * task woke it, and, in a gap longer than FLOOR, its on-CPU time (it built
+ * the input itself meanwhile).  CPU contention: runnable.  Page allocation:
+ * its page faults, estimated at PAGE_COST_NS a page; that estimate is a
+ * lower bound, so when it reaches a quarter of the on-CPU time the gap is
+ * taken as a page-fault storm and all its on-CPU time counts.
+ */
+static void gap_costs(const struct ch_gap *g, uint64_t floor, uint64_t v[], uint64_t *oncpu)
 {
 	uint64_t len = g->end - g->start;
 	uint64_t on = len > g->blocked + g->runq ? len - g->blocked - g->runq : 0;
+	uint64_t pg = az_min(on, g->pages * PAGE_COST_NS);
 
+	if (pg * 4 >= on)
+		pg = on;
 	memset(v, 0, (IFT_CAUSE_GPU_BOUND + 1) * sizeof(*v));
-	v[IFT_CAUSE_DATA_STARVATION] = g->fed;
+	*oncpu = len >= floor ? on - pg : 0;
+	v[IFT_CAUSE_DATA_STARVATION] = g->fed + *oncpu;
 	v[IFT_CAUSE_CPU_CONTENTION] = g->runq;
-	v[IFT_CAUSE_PAGE_ALLOC] = az_min(on, g->pages * PAGE_COST_NS);
+	v[IFT_CAUSE_PAGE_ALLOC] = pg;
 }
 
 /* Adds what G cost, by cause, to ACC (an array by cause).  SMP: the latest
    system sample, or NULL. */
 static int gap_account(struct gapacc *acc, const struct ch_gap *g, size_t nops,
-		       const struct ch_sample *smp)
+		       uint64_t floor, const struct ch_sample *smp)
 {
-	uint64_t v[IFT_CAUSE_GPU_BOUND + 1];
+	uint64_t v[IFT_CAUSE_GPU_BOUND + 1], oncpu;
 
-	gap_costs(g, v);
+	gap_costs(g, floor, v, &oncpu);
 	for (int k = 1; k < IFT_CAUSE_GPU_BOUND; k++) {
 		struct gapacc *x = &acc[k];
 
 		x->gaps++;
+		x->oncpu += oncpu;
+		x->oncpu_gaps += oncpu > 0;
 		x->blocked += g->blocked;
 		x->fed += g->fed;
 		x->fed_gaps += g->fed > 0;
@@ -328,7 +341,7 @@ static void gap_close(struct ift_chains *c, const struct ift_analysis *a,
 		c->err = -ENOMEM;
 		return;
 	}
-	if (gap_account(ct->gacc, g, ift_trace_op_count(a->t) + 1,
+	if (gap_account(ct->gacc, g, ift_trace_op_count(a->t) + 1, c->o.tail_floor_ns,
 			c->nsmp ? &c->smp[c->nsmp - 1] : NULL) < 0)
 		c->err = -ENOMEM;
 }
@@ -1205,7 +1218,8 @@ static uint32_t top_op(const struct gapacc *g)
 	return best;
 }
 
-static void recommend_data(struct cb *b, uint32_t cuda_pid, uint64_t fed, uint64_t wall)
+static void recommend_data(struct cb *b, uint32_t cuda_pid, uint64_t fed, uint64_t oncpu,
+			   uint64_t wall)
 {
 	struct ift_chains *c = b->c;
 	const struct ift_analysis *a = c->a;
@@ -1227,7 +1241,14 @@ static void recommend_data(struct cb *b, uint32_t cuda_pid, uint64_t fed, uint64
 	cb_num(b, "workers_on_cpu_ns", won);
 	cb_num(b, "workers_runqueue_wait_ns", wrq);
 	cb_num(b, "workers_blocked_ns", wblk);
-	if (w.workers && w.workers + 1 > cpus) {
+	if (oncpu > fed) {
+		cb_rec(b, ch_printf(c, "the thread feeding the GPU builds each batch itself (%u%% "
+				    "of its active time): for a tensor already in memory, index "
+				    "it directly (x[idx[i:i+batch]]) instead of per-sample "
+				    "__getitem__ and collate; else build batches in parallel "
+				    "(DataLoader num_workers=%u, persistent_workers=True)",
+				    (permille(oncpu, wall) + 5) / 10, cpus > 1 ? cpus - 1 : 1));
+	} else if (w.workers && w.workers + 1 > cpus) {
 		cb_rec(b, ch_printf(c, "%u loader workers + 1 feeding thread on %u CPUs: the "
 				    "workers wait %u%% of their time for a CPU; use num_workers=%u "
 				    "and persistent_workers=True", w.workers, cpus,
@@ -1283,6 +1304,8 @@ static int gap_chain(struct ift_chains *c, struct gapacc *g, enum ift_cause caus
 	cb_num(&b, "blocked_ns", g->blocked);
 	cb_num(&b, "fed_ns", g->fed);
 	cb_num(&b, "fed_gaps", g->fed_gaps);
+	cb_num(&b, "on_cpu_ns", g->oncpu);
+	cb_num(&b, "on_cpu_gaps", g->oncpu_gaps);
 	cb_num(&b, "runqueue_wait_ns", g->runq);
 	cb_num(&b, "page_allocs", g->pages);
 	cb_num(&b, "page_alloc_bytes", g->page_bytes);
@@ -1345,13 +1368,23 @@ static int gap_chain(struct ift_chains *c, struct gapacc *g, enum ift_cause caus
 	case IFT_CAUSE_DATA_STARVATION: {
 		const struct ift_chain_task *top = b.ntasks ? &b.tasks[0] : NULL;
 
-		ch->summary = ch_printf(c, "data starvation -> %s (tid %u) blocked %s (%u%% of "
-					"its active time) in %" PRIu64 " gaps waiting for input%s%s "
-					"-> no CUDA work issued before %s", tcomm, th->tid,
-					dur(d1, sizeof(d1), cost),
-					(permille(cost, wall) + 5) / 10, g->fed_gaps,
-					top ? " from " : "", top ? top->comm : "", op);
-		recommend_data(&b, th->pid, cost, wall);
+		if (g->fed >= g->oncpu)
+			ch->summary = ch_printf(c, "data starvation -> %s (tid %u) blocked %s "
+						"(%u%% of its active time) in %" PRIu64 " gaps "
+						"waiting for input%s%s -> no CUDA work issued "
+						"before %s", tcomm, th->tid,
+						dur(d1, sizeof(d1), g->fed),
+						(permille(g->fed, wall) + 5) / 10, g->fed_gaps,
+						top ? " from " : "", top ? top->comm : "", op);
+		else
+			ch->summary = ch_printf(c, "data starvation -> %s (tid %u) built its input "
+						"itself: %s on CPU between CUDA calls (%u%% of its "
+						"active time, %" PRIu64 " gaps over %s) -> no CUDA "
+						"work issued before %s", tcomm, th->tid,
+						dur(d1, sizeof(d1), g->oncpu),
+						(permille(g->oncpu, wall) + 5) / 10, g->oncpu_gaps,
+						dur(d2, sizeof(d2), c->o.tail_floor_ns), op);
+		recommend_data(&b, th->pid, g->fed, g->oncpu, wall);
 		break;
 	}
 	case IFT_CAUSE_CPU_CONTENTION: {
@@ -1420,6 +1453,8 @@ static int gap_chains(struct ift_chains *c, uint64_t wall)
 			x->blocked += y->blocked;
 			x->fed += y->fed;
 			x->fed_gaps += y->fed_gaps;
+			x->oncpu += y->oncpu;
+			x->oncpu_gaps += y->oncpu_gaps;
 			x->runq += y->runq;
 			x->pages += y->pages;
 			x->page_bytes += y->page_bytes;

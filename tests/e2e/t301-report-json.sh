@@ -132,8 +132,10 @@ if len(ch) != 1:
     bad.append("starve: want one data_starvation chain, got %r" % [c["cause"] for c in s["chains"]])
 else:
     c = ch[0]
-    # 49 gaps of 5 ms - 2 us blocked until a worker woke the thread
-    if c["cost_ns"] != 49 * (5000000 - 2000) or c["tid"] != 101 or c["op"] != "cudaMemcpy":
+    # 49 gaps of 5.1 ms: 5 ms - 2 us blocked until a worker woke the thread,
+    # 100 us on CPU
+    if c["cost_ns"] != 49 * (5000000 - 2000) + 49 * 100000 or c["tid"] != 101 or \
+            c["op"] != "cudaMemcpy" or c["evidence"]["fed_ns"] != 49 * (5000000 - 2000):
         bad.append("starve: chain %r" % {k: c[k] for k in ("cost_ns", "tid", "op")})
     if c["severity"] != "HIGH" or c["phase"] != "before":
         bad.append("starve: severity %s phase %s" % (c["severity"], c["phase"]))

@@ -230,7 +230,12 @@ static void test_data_starvation(void **state)
 	assert_int_equal(ch->phase, IFT_PHASE_BEFORE);
 	assert_string_equal(ch->op, "cudaMemcpy");
 	assert_int_equal(ch->tid, CUDA);
-	assert_int_equal(ch->cost_ns, 49 * (5 * MS - 2 * US));
+	/* blocked until the worker woke it, and on CPU in the gap (5.1 ms long,
+	   over the floor) for 10 + 90 us */
+	assert_int_equal(ch->cost_ns, 49 * (5 * MS - 2 * US) + 49 * 100 * US);
+	assert_int_equal(num(ch, "fed_ns"), 49 * (5 * MS - 2 * US));
+	assert_int_equal(num(ch, "on_cpu_ns"), 49 * 100 * US);
+	assert_non_null(strstr(ch->summary, "blocked"));
 	assert_int_equal(ch->wall_ns, wall);
 	assert_int_equal(ch->severity, IFT_SEV_HIGH);
 	assert_int_equal(num(ch, "gaps"), 49);
@@ -260,7 +265,8 @@ static void test_data_starvation(void **state)
 
 /*
  * Between 20 copies the feeding thread runs 5 ms on CPU and faults in 2,000
- * fresh 4 KiB pages (estimated 1 us each): 2 ms of each gap.
+ * fresh 4 KiB pages: estimated at 1 us each, 2 ms, over a quarter of the
+ * gap, so the whole gap is a page-fault storm.
  */
 static void test_page_alloc(void **state)
 {
@@ -286,13 +292,63 @@ static void test_page_alloc(void **state)
 	ch = chain_of(c, IFT_CAUSE_PAGE_ALLOC);
 	assert_non_null(ch);
 	assert_int_equal(ch->phase, IFT_PHASE_BEFORE);
-	assert_int_equal(ch->cost_ns, 19 * 2000 * US);
+	assert_int_equal(ch->cost_ns, 19 * 5 * MS);
 	assert_int_equal(num(ch, "page_allocs"), 19 * 2000);
 	assert_int_equal(num(ch, "page_alloc_bytes"), 19ULL * 2000 * 4096);
 	assert_int_equal(ch->severity, IFT_SEV_HIGH);
 	assert_null(chain_of(c, IFT_CAUSE_DATA_STARVATION));
 	assert_null(chain_of(c, IFT_CAUSE_CPU_CONTENTION));
 	ift_chains_free(c);
+	tb_end(&b);
+}
+
+/*
+ * A feeding thread that builds every batch itself: 8 ms on CPU between
+ * 100 us copies, never blocked, a few pages (under a quarter of the time at
+ * 1 us each).  Data starvation, from its on-CPU time in the gaps.
+ */
+static void test_builds_own_input(void **state)
+{
+	const struct ift_chain *ch;
+	struct ift_chains *c;
+	struct tb b;
+	uint64_t t = 1 * MS;
+
+	(void)state;
+	tb_begin(&b, "ownput", 1000 * MS);
+	names(&b);
+	sw(&b, 500 * US, 0, 0, 0, S_RUN, CUDA, CUDA);
+	for (int i = 0; i < 30; i++) {
+		call(&b, t, CUDA, CUDA, OP_MEMCPY, 100 * US, 0, 0, 1, 2, 1 << 20, 1, 0);
+		t += 100 * US;
+		if (i == 29)
+			break;
+		for (int p = 0; p < 100; p++)
+			page(&b, t + 10 * US + (uint64_t)p * 10 * US, CUDA, CUDA, 0);
+		t += 8 * MS;
+	}
+	c = chains_run(&b, NULL);
+	ch = chain_of(c, IFT_CAUSE_DATA_STARVATION);
+	assert_non_null(ch);
+	/* 8 ms a gap less 100 pages at 1 us */
+	assert_int_equal(ch->cost_ns, 29 * (8 * MS - 100 * US));
+	assert_int_equal(num(ch, "on_cpu_gaps"), 29);
+	assert_int_equal(num(ch, "fed_ns"), 0);
+	assert_non_null(strstr(ch->summary, "built its input itself"));
+	assert_int_equal(ch->severity, IFT_SEV_HIGH);
+	assert_non_null(strstr(ch->recs[0], "index it directly"));
+	/* 100 pages a gap is no storm: under the 2% of a chain */
+	assert_null(chain_of(c, IFT_CAUSE_PAGE_ALLOC));
+	ift_chains_free(c);
+
+	/* gaps under a floor of 10 ms are the loop's own overhead */
+	{
+		struct ift_chain_opts o = { .tail_ratio = 3, .tail_floor_ns = 10 * MS };
+
+		c = chains_run(&b, &o);
+		assert_null(chain_of(c, IFT_CAUSE_DATA_STARVATION));
+		ift_chains_free(c);
+	}
 	tb_end(&b);
 }
 
@@ -374,6 +430,7 @@ int main(void)
 		cmocka_unit_test(test_tail_under_floor),
 		cmocka_unit_test(test_data_starvation),
 		cmocka_unit_test(test_page_alloc),
+		cmocka_unit_test(test_builds_own_input),
 		cmocka_unit_test(test_gpu_bound),
 		cmocka_unit_test(test_no_calls),
 	};
