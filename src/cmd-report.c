@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "ift-analyze.h"
@@ -23,6 +25,10 @@ static const char usage[] =
 	"       [--diff BASELINE]";
 
 #define WIDTH		100	/* the text output fits a terminal this wide */
+#define MIN_WIDTH	60
+
+/* Where free text wraps: WIDTH, or a narrower terminal's width. */
+static int text_width = WIDTH;
 #define TOP		10	/* processes or threads per ranking */
 #define MAX_FILTERS	256
 
@@ -590,7 +596,7 @@ static void wrap(int col, int indent, const char *text)
 			break;
 		for (p = w; *p && *p != ' '; p++)
 			wc += ((unsigned char)*p & 0xc0) != 0x80;
-		if (!line_start && col + 1 + wc > WIDTH) {
+		if (!line_start && col + 1 + wc > text_width) {
 			printf("\n%*s", indent, "");
 			col = indent;
 			line_start = true;
@@ -1366,6 +1372,14 @@ int cmd_report(int argc, char **argv)
 	if (opts.has_to && opts.to_ns <= opts.from_ns)
 		return usage_error(usage, "--to must be after --from");
 
+	{
+		struct winsize ws;
+
+		/* tables keep their columns; free text follows a narrow terminal */
+		if (isatty(STDOUT_FILENO) && !ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) &&
+		    ws.ws_col >= MIN_WIDTH && ws.ws_col < WIDTH)
+			text_width = ws.ws_col;
+	}
 	if (report_load(&cur, path, &opts, &copts) < 0)
 		return EXIT_RUNTIME;
 	if (base_path && report_load(&base, base_path, &opts, &copts) < 0) {
