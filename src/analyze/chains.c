@@ -123,7 +123,7 @@ struct ift_chains {
 	struct ift_trace *t;
 	uint64_t start_ts;
 	unsigned cpus;
-	bool *sel;			/* by az_thread index: listed in the report */
+	bool *sel;			/* by az_thread index: a listed CUDA thread */
 	bool *waits;			/* by op id: waits_for_device() */
 };
 
@@ -1638,7 +1638,12 @@ int ift_chains_build(struct ift_chains *c, const struct ift_analysis *a,
 		const struct az_thread *th =
 			(const struct az_thread *)(const void *)ift_analysis_thread(a, i);
 
-		if (th->idx < a->nth)
+		/*
+		 * The gaps and the active time are the feeding threads': the
+		 * thread with the most CUDA time in each process.  Another thread
+		 * that makes a call at start and one at exit did not starve.
+		 */
+		if (th->idx < a->nth && th->info.role && !strcmp(th->info.role, "cuda thread"))
 			c->sel[th->idx] = true;
 	}
 	/* the active time of the selected CUDA threads: first call to last end */

@@ -391,6 +391,39 @@ static void test_gpu_bound(void **state)
 	tb_end(&b);
 }
 
+/*
+ * A side thread of the CUDA process makes a call at start and one at the
+ * end, blocked in between until the worker wakes it: it did not starve,
+ * only the feeding thread (the most CUDA time in the process) is judged.
+ */
+static void test_side_thread(void **state)
+{
+	struct ift_chains *c;
+	struct tb b;
+	uint64_t t = 1 * MS;
+
+	(void)state;
+	tb_begin(&b, "side", 1000 * MS);
+	names(&b);
+	task(&b, 4 * US, CUDA, CUDA, IFT_TASK_CLONE, CUDA + 1, CUDA, "train");
+	sw(&b, 500 * US, 0, 0, 0, S_RUN, CUDA, CUDA);
+	sw(&b, 600 * US, 1, 0, 0, S_RUN, CUDA + 1, CUDA);
+	call(&b, 700 * US, CUDA + 1, CUDA, OP_MALLOC, 10 * US, 0, 0, 4096, 0, 0, 0, 0);
+	sw(&b, 800 * US, 1, CUDA + 1, CUDA, S_SLEEP, 0, 0);
+	for (int i = 0; i < 100; i++) {
+		call(&b, t, CUDA, CUDA, OP_LAUNCH, 50 * US, 0, 0, 1, 0, 0, 0, 0);
+		t += 60 * US;
+	}
+	wk(&b, t, 1, CUDA + 1, CUDA, IFT_WAKE_WAKING, 1, WORKER, WORKER);
+	sw(&b, t + 1 * US, 1, 0, 0, S_RUN, CUDA + 1, CUDA);
+	call(&b, t + 2 * US, CUDA + 1, CUDA, OP_MALLOC, 10 * US, 0, 0, 4096, 0, 0, 0, 0);
+	c = chains_run(&b, NULL);
+	assert_null(chain_of(c, IFT_CAUSE_DATA_STARVATION));
+	assert_int_equal(ift_chains_count(c), 0);
+	ift_chains_free(c);
+	tb_end(&b);
+}
+
 /* Names from the traced program reach the chains as they are, NULs aside,
    and a trace without CUDA calls has no chain at all. */
 static void test_no_calls(void **state)
@@ -432,6 +465,7 @@ int main(void)
 		cmocka_unit_test(test_page_alloc),
 		cmocka_unit_test(test_builds_own_input),
 		cmocka_unit_test(test_gpu_bound),
+		cmocka_unit_test(test_side_thread),
 		cmocka_unit_test(test_no_calls),
 	};
 
