@@ -60,6 +60,7 @@ for dir in "$build" ${san:+"$san"}; do
 done
 
 export IFT="$PWD/ingero-ftrace"
+export IFT_BUILD="$PWD/$build"
 export IFT_TOOLS="$PWD/$build/tests/tools"
 export IFT_FIXTURES="$PWD/fixtures"
 export IFT_SRC="$PWD"

@@ -1370,12 +1370,16 @@ static int gap_chain(struct ift_chains *c, struct gapacc *g, enum ift_cause caus
 
 		if (g->fed >= g->oncpu)
 			ch->summary = ch_printf(c, "data starvation -> %s (tid %u) blocked %s "
-						"(%u%% of its active time) in %" PRIu64 " gaps "
-						"waiting for input%s%s -> no CUDA work issued "
-						"before %s", tcomm, th->tid,
-						dur(d1, sizeof(d1), g->fed),
-						(permille(g->fed, wall) + 5) / 10, g->fed_gaps,
-						top ? " from " : "", top ? top->comm : "", op);
+						"in %" PRIu64 " gaps waiting for input%s%s%s%s "
+						"(%u%% of its active time in all) -> no CUDA work "
+						"issued before %s", tcomm, th->tid,
+						dur(d1, sizeof(d1), g->fed), g->fed_gaps,
+						top ? " from " : "", top ? top->comm : "",
+						g->oncpu ? ", and " : "",
+						g->oncpu ? ch_printf(c, "%s on CPU building it",
+								     dur(d2, sizeof(d2),
+									 g->oncpu)) : "",
+						(permille(cost, wall) + 5) / 10, op);
 		else
 			ch->summary = ch_printf(c, "data starvation -> %s (tid %u) built its input "
 						"itself: %s on CPU between CUDA calls (%u%% of its "

@@ -1,0 +1,93 @@
+# A real torch.utils.data.DataLoader (Debian's CPU PyTorch, 4 workers on 2
+# CPUs) feeding the stand-in CUDA runtime through ctypes, against direct
+# indexing of the same tensor.  The DataLoader run must be reported as data
+# starvation of the feeding thread, woken by the pt_data_worker processes,
+# costing what the workload itself measured waiting in next(); the direct
+# run must have no HIGH or MEDIUM chain and be GPU-bound; --diff shows the
+# wall time and the chains that went away.
+. "$IFT_SRC/tests/e2e/lib.sh"
+need_root
+
+py=
+for p in /usr/bin/python3 python3; do
+	if command -v "$p" >/dev/null && "$p" -c 'import torch' 2>/dev/null; then
+		py=$(command -v "$p")
+		break
+	fi
+done
+[ -n "$py" ] || skip "needs PyTorch (apt-get install python3-torch; make check installs it)"
+sim=$IFT_BUILD/simcuda/libcudart.so.12
+[ -f "$sim" ] || fail "no stand-in runtime at $sim (make workloads)"
+
+for mode in loader direct; do
+	"$IFT" record -q --cuda-lib "$sim" -o $mode.trace -- "$py" \
+		"$IFT_SRC/tests/workloads/torch-loader.py" --cudart "$sim" --mode $mode \
+		>$mode.truth 2>$mode.err || fail "record $mode failed: $(tail -3 $mode.err)"
+	"$IFT" report --json -i $mode.trace >$mode.json || fail "report $mode failed"
+done
+"$IFT" report --json -i loader.trace --diff direct.trace >diff.json || fail "report --diff failed"
+
+python3 - <<'PY' || fail "the reports do not match the workloads"
+import json
+bad = []
+def load(m):
+    return json.load(open(m + ".truth")), json.load(open(m + ".json"))
+
+truth, r = load("loader")
+ch = {(c["cause"], c["phase"]): c for c in r["chains"]}
+s = ch.get(("data_starvation", "before"))
+if not s:
+    bad.append("loader: no data_starvation chain: %r" % [c["summary"] for c in r["chains"]])
+else:
+    e = s["evidence"]
+    if s["severity"] not in ("HIGH", "MEDIUM"):
+        bad.append("loader: starvation is only %s" % s["severity"])
+    if s["tid"] != truth["tid"] or s["op"] != "cudaMemcpy":
+        bad.append("loader: chain on tid %d op %s, the feeding thread is %d before cudaMemcpy"
+                   % (s["tid"], s["op"], truth["tid"]))
+    woke = [t for t in e["tasks"] if t["relation"] == "woke"]
+    workers = [t for t in woke if t["role"] == "dataloader worker"]
+    if sum(t["share_permille"] for t in workers) < 800:
+        bad.append("loader: the workers woke it for less than 80%%: %r" % woke[:4])
+    # the gaps (blocked until fed, on CPU, runnable) hold next()'s waits
+    gap = e["fed_ns"] + e["on_cpu_ns"] + e["runqueue_wait_ns"]
+    want = truth["wait"]["sum_ns"]
+    print("loader: wait in next() %.3f s, in the gaps %.3f s (fed %.3f, on CPU %.3f, runnable %.3f)"
+          % (want / 1e9, gap / 1e9, e["fed_ns"] / 1e9, e["on_cpu_ns"] / 1e9,
+             e["runqueue_wait_ns"] / 1e9))
+    if not 0.75 * want <= gap <= 1.25 * want + 50e6:
+        bad.append("loader: the gaps hold %.3f s, next() waited %.3f s" % (gap / 1e9, want / 1e9))
+    if e["workers"] != truth["workers"]:
+        bad.append("loader: %d workers named, the workload had %d" % (e["workers"], truth["workers"]))
+    if not any("num_workers=1" in x for x in s["recommendations"]):
+        bad.append("loader: 4 workers on 2 CPUs and no num_workers=1: %r" % s["recommendations"])
+ops = {o["op"]: o for o in r["ops"]}
+for op in ("cudaMemcpy", "cudaLaunchKernel", "cudaStreamSynchronize"):
+    if ops.get(op, {}).get("calls") != truth[op]["n"]:
+        bad.append("loader: %s calls %r, the workload made %d" % (op, ops.get(op, {}).get("calls"), truth[op]["n"]))
+# a synchronize takes the modelled 4 ms kernel; Python's own timing adds
+# the ctypes call around it
+p50, tp50 = ops["cudaStreamSynchronize"]["p50_ns"], truth["cudaStreamSynchronize"]["p50_ns"]
+if not 0.9 * tp50 - 200e3 <= p50 <= tp50:
+    bad.append("loader: synchronize p50 %d ns, Python saw %d" % (p50, tp50))
+
+truth, r = load("direct")
+loud = [c["summary"] for c in r["chains"] if c["severity"] != "LOW"]
+if loud:
+    bad.append("direct: HIGH or MEDIUM chains: %r" % loud)
+if not any(c["cause"] == "gpu_bound" for c in r["chains"]):
+    bad.append("direct: not reported GPU-bound: %r" % [c["summary"] for c in r["chains"]])
+
+d = json.load(open("diff.json"))["changes"]
+if not d["duration_ns"]["ratio"] > 1.3:
+    bad.append("diff: the DataLoader run is not slower: %r" % d["duration_ns"])
+if not (d["high_chain_cost_ns"]["current"] + d["medium_chain_cost_ns"]["current"] > 0 and
+        d["high_chain_cost_ns"]["baseline"] + d["medium_chain_cost_ns"]["baseline"] == 0):
+    bad.append("diff: chain costs %r %r" % (d["high_chain_cost_ns"], d["medium_chain_cost_ns"]))
+for b in bad:
+    print(b)
+raise SystemExit(1 if bad else 0)
+PY
+. "$IFT_SRC/tests/e2e/lib-record.sh"
+assert_no_leftovers
+exit 0

@@ -1,0 +1,144 @@
+"""A real PyTorch DataLoader feeding a (stand-in) GPU.
+
+An in-memory tensor of N x 100 float32 samples is consumed in batches, each
+"sent to the device" through the CUDA runtime named by --cudart (the
+stand-in, contrib/simcuda, via ctypes): cudaMemcpy host to device, a kernel
+whose modelled time is --kernel-us, cudaStreamSynchronize.  The batches come
+from one of two feeders (--mode):
+
+  loader  torch.utils.data.DataLoader(TensorDataset(x), batch_size=B,
+          shuffle=True, num_workers=--workers): per-sample __getitem__ and
+          collate in forked worker processes named pt_data_worker, the
+          main thread waiting for them
+  direct  a pre-shuffled index, contiguous slices gathered into one reused
+          buffer: torch.index_select(x, 0, idx[i:i+B], out=buf)
+
+Prints its own truth as one JSON line on stdout: per-batch waits for data
+(time.monotonic() around next()), per-call durations as seen from Python,
+the wall time of the loop, and getrusage of the process.
+
+    python3 torch-loader.py --cudart build/simcuda/libcudart.so.12 --mode loader
+"""
+import argparse
+import ctypes
+import json
+import os
+import resource
+import sys
+import time
+
+FEATURES = 100
+H2D = 1
+
+
+class Dim3(ctypes.Structure):
+    _fields_ = [("x", ctypes.c_uint), ("y", ctypes.c_uint), ("z", ctypes.c_uint)]
+
+
+def name_worker(_):
+    """Newer torch names its workers pt_data_worker itself; 1.13 does not."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(15, b"pt_data_worker", 0, 0, 0)  # PR_SET_NAME
+
+
+def stats(v):
+    s = sorted(v)
+    if not s:
+        return {"n": 0, "sum_ns": 0, "p50_ns": 0, "p99_ns": 0, "max_ns": 0}
+    rank = lambda p: s[max(1, -(-len(s) * p // 100)) - 1]  # nearest rank
+    return {"n": len(s), "sum_ns": sum(s), "p50_ns": rank(50), "p99_ns": rank(99),
+            "max_ns": s[-1]}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--cudart", required=True)
+    ap.add_argument("--mode", choices=("loader", "direct"), default="loader")
+    ap.add_argument("--samples", type=int, default=400000)
+    ap.add_argument("--batch", type=int, default=2000)
+    ap.add_argument("--workers", type=int, default=4)
+    ap.add_argument("--kernel-us", type=int, default=4000)
+    args = ap.parse_args()
+
+    import torch
+    from torch.utils.data import DataLoader, TensorDataset
+
+    rt = ctypes.CDLL(args.cudart)
+    rt.cudaMalloc.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t]
+    rt.cudaMemcpy.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    rt.cudaLaunchKernel.argtypes = [ctypes.c_void_p, Dim3, Dim3,
+                                    ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t,
+                                    ctypes.c_void_p]
+    rt.cudaStreamSynchronize.argtypes = [ctypes.c_void_p]
+    block_ns = int(os.environ.get("SIMCUDA_BLOCK_NS", "1000"))
+    grid = Dim3(max(1, args.kernel_us * 1000 // block_ns), 1, 1)
+    block = Dim3(256, 1, 1)
+    kernel = ctypes.c_void_p(id(main))  # any host address names a kernel here
+
+    torch.manual_seed(0)
+    x = torch.rand(args.samples, FEATURES, dtype=torch.float32)
+    nbytes = args.batch * FEATURES * 4
+    dev = ctypes.c_void_p()
+    if rt.cudaMalloc(ctypes.byref(dev), nbytes) != 0:
+        print("torch-loader: cudaMalloc failed", file=sys.stderr)
+        return 1
+
+    if args.mode == "loader":
+        loader = DataLoader(TensorDataset(x), batch_size=args.batch, shuffle=True,
+                            num_workers=args.workers, worker_init_fn=name_worker,
+                            multiprocessing_context="fork")
+        batches = (b[0] for b in loader)
+    else:
+        idx = torch.randperm(args.samples)
+        buf = torch.empty(args.batch, FEATURES, dtype=torch.float32)
+
+        def gather():
+            for i in range(0, args.samples, args.batch):
+                j = idx[i:i + args.batch]
+                yield torch.index_select(x, 0, j, out=buf[:len(j)])
+        batches = gather()
+
+    waits, copies, launches, syncs = [], [], [], []
+    ru0 = resource.getrusage(resource.RUSAGE_SELF)
+    t_loop = time.monotonic_ns()
+    it = iter(batches)
+    while True:
+        t0 = time.monotonic_ns()
+        try:
+            xb = next(it)
+        except StopIteration:
+            break
+        t1 = time.monotonic_ns()
+        xb = xb.contiguous()
+        n = xb.shape[0] * FEATURES * 4
+        t2 = time.monotonic_ns()
+        ret = rt.cudaMemcpy(dev, xb.data_ptr(), n, H2D)
+        t3 = time.monotonic_ns()
+        ret |= rt.cudaLaunchKernel(kernel, grid, block, None, 0, None)
+        t4 = time.monotonic_ns()
+        ret |= rt.cudaStreamSynchronize(None)
+        t5 = time.monotonic_ns()
+        if ret:
+            print("torch-loader: a CUDA call failed", file=sys.stderr)
+            return 1
+        waits.append(t1 - t0)
+        copies.append(t3 - t2)
+        launches.append(t4 - t3)
+        syncs.append(t5 - t4)
+    wall = time.monotonic_ns() - t_loop
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    print(json.dumps({
+        "mode": args.mode, "pid": os.getpid(), "tid": os.getpid(),
+        "samples": args.samples, "batch": args.batch, "batches": len(waits),
+        "workers": args.workers if args.mode == "loader" else 0,
+        "wall_ns": wall, "wait": stats(waits),
+        "cudaMemcpy": stats(copies), "cudaLaunchKernel": stats(launches),
+        "cudaStreamSynchronize": stats(syncs),
+        "nvcsw": ru.ru_nvcsw - ru0.ru_nvcsw, "nivcsw": ru.ru_nivcsw - ru0.ru_nivcsw,
+        "torch": torch.__version__,
+    }), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
