@@ -1067,10 +1067,19 @@ static int slow_chain(struct ift_chains *c, struct opacc *o, enum ift_cause caus
 				by = ift_analysis_comm(a, at[i].tid, w->ts);
 				break;
 			}
-		cb_step(&b, w->ts, "host", ch_printf(c, "preempted %u times, %s waiting for a "
-					     "CPU%s%s", w->involuntary,
-					     dur(d1, sizeof(d1), w->runqueue_ns),
-					     by ? " while " : "", by ? by : ""));
+		if (w->involuntary)
+			cb_step(&b, w->ts, "host", ch_printf(c, "preempted %u time%s, %s waiting "
+						     "for a CPU%s%s%s", w->involuntary,
+						     w->involuntary > 1 ? "s" : "",
+						     dur(d1, sizeof(d1), w->runqueue_ns),
+						     by ? " while " : "", by ? by : "",
+						     by ? " ran" : ""));
+		else
+			cb_step(&b, w->ts, "host", ch_printf(c, "woken, then %s waiting for a "
+						     "CPU%s%s%s", dur(d1, sizeof(d1),
+								     w->runqueue_ns),
+						     by ? " while " : "", by ? by : "",
+						     by ? " ran" : ""));
 	}
 	if (w->page_allocs)
 		cb_step(&b, w->ts, "host", ch_printf(c, "%u page allocations (%s) by the calling "
@@ -1087,12 +1096,14 @@ static int slow_chain(struct ift_chains *c, struct opacc *o, enum ift_cause caus
 	case IFT_CAUSE_CPU_CONTENTION: {
 		const struct ift_chain_task *top = b.ntasks ? &b.tasks[0] : NULL;
 
-		ch->summary = ch_printf(c, "CPU contention -> %" PRIu64 " preemptions of %s (tid "
-					"%u)%s%s -> %s p99 %s (%u.%ux p50), %s lost in %" PRIu64
-					" slow calls", o->preempt, tcomm, w->tid,
-					top ? " by " : "", top ? top->comm : "", st->name,
-					dur(d1, sizeof(d1), st->p99_ns), ratio10 / 10, ratio10 % 10,
-					dur(d2, sizeof(d2), o->part[cause]), o->slow);
+		ch->summary = ch_printf(c, "CPU contention -> %s (tid %u) waited %s for a CPU "
+					"inside slow calls (%" PRIu64 " preemption%s)%s%s -> %s "
+					"p99 %s (%u.%ux p50), %s lost in %" PRIu64 " slow calls",
+					tcomm, w->tid, dur(d3, sizeof(d3), o->runq), o->preempt,
+					o->preempt == 1 ? "" : "s",
+					top ? ", the CPU taken by " : "", top ? top->comm : "",
+					st->name, dur(d1, sizeof(d1), st->p99_ns), ratio10 / 10,
+					ratio10 % 10, dur(d2, sizeof(d2), o->part[cause]), o->slow);
 		recommend_cpu(&b, w->pid);
 		break;
 	}
@@ -1344,7 +1355,8 @@ static int gap_chain(struct ift_chains *c, struct gapacc *g, enum ift_cause caus
 		cb_step(&b, w->start, "system", ch_printf(c, "on the CPUs meanwhile: %s", ut));
 		if (pre)
 			cb_step(&b, w->start, "host", ch_printf(c, "loader workers preempted %"
-						      PRIu64 " times in this gap", pre));
+						      PRIu64 " time%s in this gap", pre,
+						      pre == 1 ? "" : "s"));
 	}
 	free(u.v);
 	if (w->runq)
