@@ -689,7 +689,29 @@ static void proc_comm(int32_t tid, char *out)
 	out[strcspn(out, "\n")] = 0;
 }
 
-/* The task TID, created (tgid from /proc) when new.  NULL on ENOMEM. */
+/* Room for N more tasks: until then task_get() does not move d->tasks. */
+static int task_reserve(struct ift_decoder *d, size_t n)
+{
+	size_t cap = d->taskcap ? d->taskcap : 256;
+	struct task *v;
+
+	while (cap < d->ntasks + n)
+		cap *= 2;
+	if (cap == d->taskcap)
+		return 0;
+	v = realloc(d->tasks, cap * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	d->tasks = v;
+	d->taskcap = cap;
+	return 0;
+}
+
+/*
+ * The task TID, created (tgid from /proc) when new.  NULL on ENOMEM.
+ * Creating one may move d->tasks: pointers from earlier calls go stale
+ * unless task_reserve() made room for it first.
+ */
 static struct task *task_get(struct ift_decoder *d, int32_t tid)
 {
 	struct task *t = task_lookup(d, tid);
@@ -697,15 +719,8 @@ static struct task *task_get(struct ift_decoder *d, int32_t tid)
 
 	if (t)
 		return t;
-	if (d->ntasks == d->taskcap) {
-		size_t cap = d->taskcap ? d->taskcap * 2 : 256;
-		struct task *v = realloc(d->tasks, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		d->tasks = v;
-		d->taskcap = cap;
-	}
+	if (task_reserve(d, 1) < 0)
+		return NULL;
 	if ((d->ntasks + 1) * 2 > d->nslot && rehash(d) < 0)
 		return NULL;
 	t = &d->tasks[d->ntasks];
@@ -1000,6 +1015,10 @@ static int process(struct ift_decoder *d, const struct pev *e)
 	struct task *cur, *a = NULL, *b = NULL;
 	int ret = 0;
 
+	/* cur, a and b all point into d->tasks: room for the three first, so
+	   that creating one does not move the table under the others */
+	if (task_reserve(d, 3) < 0)
+		return -ENOMEM;
 	cur = task_get(d, e->tid);
 	if (!cur)
 		return -ENOMEM;
