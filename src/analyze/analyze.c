@@ -181,13 +181,16 @@ static int on_call(struct ift_analysis *a, const uint64_t *r, bool in)
 	const struct az_opmeta *m = op < a->nopm ? &a->opm[op] : &a->opm[0];
 	struct ift_call_info *c;
 	struct az_thread *th;
+	int ret;
 
 	th = az_thread_get(a, tid, pid);
 	if (!th)
 		return -ENOMEM;
 	az_thread_seen(th, ts);
 	th->subject = true;
-	az_sched_running(a, th, ts, (uint32_t)r[IFT_C_CPU]);
+	ret = az_sched_running(a, th, ts, (uint32_t)r[IFT_C_CPU]);
+	if (ret < 0)
+		return ret;
 	if (!in)
 		return az_calls_expire(a, th, ts);
 	if (a->ncalls >= UINT32_MAX - 1)
@@ -230,13 +233,16 @@ static int on_page(struct ift_analysis *a, const uint64_t *r, bool in)
 {
 	uint64_t ts = r[IFT_C_TS], order = r[IFT_PG_ORDER], bytes;
 	struct az_thread *th;
+	int ret;
 
 	th = az_thread_get(a, (uint32_t)r[IFT_C_TID], (uint32_t)r[IFT_C_PID]);
 	if (!th)
 		return -ENOMEM;
 	az_thread_seen(th, ts);
 	th->subject = true;
-	az_sched_running(a, th, ts, (uint32_t)r[IFT_C_CPU]);
+	ret = az_sched_running(a, th, ts, (uint32_t)r[IFT_C_CPU]);
+	if (ret < 0)
+		return ret;
 	/* the buddy allocator stops far below this; a corrupt order must not
 	   shift past the width */
 	bytes = 4096ULL << (order > 40 ? 40 : order);
@@ -255,6 +261,7 @@ static int on_task(struct ift_analysis *a, const uint64_t *r)
 	uint32_t ctid = (uint32_t)r[IFT_TK_CHILD_TID];
 	uint32_t cpid = (uint32_t)r[IFT_TK_CHILD_PID];
 	struct az_thread *th, *child;
+	int ret;
 
 	if (!tid)
 		return 0;
@@ -265,9 +272,9 @@ static int on_task(struct ift_analysis *a, const uint64_t *r)
 	switch (r[IFT_TK_KIND]) {
 	case IFT_TASK_FORK:
 	case IFT_TASK_CLONE:
-		az_sched_running(a, th, ts, (uint32_t)r[IFT_C_CPU]);
-		if (!ctid)
-			return 0;
+		ret = az_sched_running(a, th, ts, (uint32_t)r[IFT_C_CPU]);
+		if (ret < 0 || !ctid)
+			return ret;
 		/* a tid seen before is a task that died: this one is new */
 		child = az_thread_lookup(a, ctid);
 		if (child && child->seen)
@@ -281,8 +288,7 @@ static int on_task(struct ift_analysis *a, const uint64_t *r)
 		return 0;
 	case IFT_TASK_EXEC:
 		th->execed = true;
-		az_sched_running(a, th, ts, (uint32_t)r[IFT_C_CPU]);
-		return 0;
+		return az_sched_running(a, th, ts, (uint32_t)r[IFT_C_CPU]);
 	case IFT_TASK_EXIT:
 		return az_sched_exit(a, th, ts);
 	default:

@@ -422,13 +422,22 @@ static bool in_window(const struct ift_analysis *a, uint64_t ts)
 }
 
 /* A row shows TH as current on CPU at TS. */
+static int switch_in(struct ift_analysis *a, struct az_thread *n, uint64_t ts,
+		     uint32_t cpu, uint32_t ptid, uint32_t ppid);
+
 int az_sched_running(struct ift_analysis *a, struct az_thread *th, uint64_t ts,
 		     uint32_t cpu)
 {
-	(void)a;
 	if (th->st == IFT_SCHED_UNKNOWN) {
 		th_set(th, IFT_SCHED_RUNNING, ts);
 		th->cpu = cpu;
+	} else if (th->st == IFT_SCHED_RUNNABLE && ts >= th->since && !th->exited) {
+		/*
+		 * It runs, yet no switch put it on a CPU: some kernels (a VM's,
+		 * seen here on an idle CPU) write no sched_switch from the idle
+		 * task.  Its wait ends at the first proof that it runs.
+		 */
+		return switch_in(a, th, ts, cpu, 0, 0);
 	}
 	return 0;
 }
@@ -599,7 +608,9 @@ int az_sched_wakeup(struct ift_analysis *a, const uint64_t *row)
 		if (!w)
 			return -ENOMEM;
 		az_thread_seen(w, ts);
-		az_sched_running(a, w, ts, (uint32_t)row[IFT_C_CPU]);
+		ret = az_sched_running(a, w, ts, (uint32_t)row[IFT_C_CPU]);
+		if (ret < 0)
+			return ret;
 	}
 	if (!tid)
 		return 0;

@@ -565,6 +565,31 @@ static void test_empty(void **state)
 	tb_end(&b);
 }
 
+/*
+ * Some kernels write no sched_switch out of the idle task: a thread woken
+ * onto an idle CPU is never switched in.  Its wait ends at the first event
+ * that shows it running (here a CUDA call), not at its next switch-out.
+ */
+static void test_missing_switch_in(void **state)
+{
+	const struct ift_thread_info *t;
+	struct tb b;
+
+	(void)state;
+	tb_begin(&b, "noswitchin", 40 * MS);
+	sw(&b, 5 * MS, 0, 0, 0, S_RUN, 100, 100);
+	sw(&b, 10 * MS, 0, 100, 100, S_SLEEP, 0, 0);
+	wk(&b, 20 * MS, 1, 100, 100, IFT_WAKE_WAKING, 1, 0, 0);
+	call(&b, 21 * MS, 100, 100, OP_SYNC, 1 * MS, 0, 0, 0, 0, 0, 0, 0);
+	sw(&b, 30 * MS, 1, 100, 100, S_SLEEP, 0, 0);
+	tb_run(&b, NULL);
+	t = thread(&b, 100);
+	assert_int_equal(t->sched.blocked_ns, 10 * MS + 10 * MS);
+	assert_int_equal(t->sched.runqueue_wait_ns, 1 * MS);
+	assert_int_equal(t->sched.on_cpu_ns, 5 * MS + 9 * MS);
+	tb_end(&b);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -591,6 +616,7 @@ int main(void)
 		cmocka_unit_test(test_processes_and_roles),
 		cmocka_unit_test(test_filters),
 		cmocka_unit_test(test_empty),
+		cmocka_unit_test(test_missing_switch_in),
 	};
 
 	return cmocka_run_group_tests_name("analyze", tests, setup, teardown);
