@@ -55,6 +55,7 @@ struct ch_gap {
 	uint64_t start, end;		/* trace clock */
 	uint64_t blocked, fed;		/* blocked; of it, ended by another task */
 	uint64_t runq;
+	uint64_t excused;		/* of runq, behind the idle task or the recorder */
 	uint64_t pages, page_bytes;
 	uint32_t th;			/* az_thread index */
 	uint32_t prev_op, next_op;
@@ -69,7 +70,7 @@ struct sysavg {
 
 /* One cause over a thread's gaps (or, merged, over the selected threads'). */
 struct gapacc {
-	uint64_t fed, runq, pages, page_bytes, gaps, fed_gaps, blocked;
+	uint64_t fed, runq, excused, pages, page_bytes, gaps, fed_gaps, blocked;
 	uint64_t oncpu, oncpu_gaps;	/* on CPU in gaps over the floor, less page faults */
 	uint64_t cost;
 	uint64_t worst_v;
@@ -125,6 +126,8 @@ struct ift_chains {
 	unsigned cpus;
 	bool *sel;			/* by az_thread index: a listed CUDA thread */
 	bool *waits;			/* by op id: waits_for_device() */
+	uint32_t recorder;		/* the recorder's pid (meta), or 0 */
+	bool meta_read;
 };
 
 /* ---- memory --------------------------------------------------------- */
@@ -269,7 +272,7 @@ static void gap_costs(const struct ch_gap *g, uint64_t floor, uint64_t v[], uint
 	memset(v, 0, (IFT_CAUSE_GPU_BOUND + 1) * sizeof(*v));
 	*oncpu = len >= floor ? on - pg : 0;
 	v[IFT_CAUSE_DATA_STARVATION] = g->fed + *oncpu;
-	v[IFT_CAUSE_CPU_CONTENTION] = g->runq;
+	v[IFT_CAUSE_CPU_CONTENTION] = g->runq - az_min(g->runq, g->excused);
 	v[IFT_CAUSE_PAGE_ALLOC] = pg;
 }
 
@@ -291,6 +294,7 @@ static int gap_account(struct gapacc *acc, const struct ch_gap *g, size_t nops,
 		x->fed += g->fed;
 		x->fed_gaps += g->fed > 0;
 		x->runq += g->runq;
+		x->excused += g->excused;
 		x->pages += g->pages;
 		x->page_bytes += g->page_bytes;
 		if (!v[k])
@@ -406,6 +410,16 @@ static void on_sample(struct ift_chains *c, const struct ift_analysis *a, const 
 		s->running = (int64_t)r[IFT_SM_VALUE];
 }
 
+/*
+ * A wait for a CPU behind the idle task is no contention: the latency of a
+ * wake-up, or a switch-in the kernel did not write (some VMs' idle CPUs).
+ * One behind the recorder is the tracer's own cost, not the workload's.
+ */
+static bool excused(const struct ift_chains *c, uint32_t tid, uint32_t pid)
+{
+	return !tid || (c->recorder && pid == c->recorder);
+}
+
 /* CT waited for CPU CPU in [from, to] (clipped to its open gap): whoever was
    running there took that time from it. */
 static void credit_wait(struct ift_chains *c, struct ch_thread *ct, uint32_t cpu,
@@ -417,7 +431,11 @@ static void credit_wait(struct ift_chains *c, struct ch_thread *ct, uint32_t cpu
 		return;
 	k = &c->cpu[cpu];
 	from = az_max(az_max(from, k->since), ct->busy_until);
-	if (to > from && k->tid && peer_add(&ct->gp, k->tid, k->pid, to - from, 1) < 0)
+	if (to <= from)
+		return;
+	if (excused(c, k->tid, k->pid))
+		ct->cur.excused += to - from;
+	else if (peer_add(&ct->gp, k->tid, k->pid, to - from, 1) < 0)
 		c->err = -ENOMEM;
 }
 
@@ -460,6 +478,12 @@ static void hook_event(void *ctx, const struct ift_analysis *a, const struct ift
 
 	if (c->err)
 		return;
+	if (!c->meta_read) {
+		const char *v = ift_trace_meta(a->t, "recorder.pid");
+
+		c->recorder = v ? (uint32_t)strtoul(v, NULL, 10) : 0;
+		c->meta_read = true;
+	}
 	switch (ev->table) {
 	case IFT_T_CALLS:
 		on_call(c, a, r);
@@ -814,8 +838,7 @@ static void cb_rec(struct cb *b, const char *text)
 }
 
 /* Peers P (sorted here) become tasks of RELATION, the top MAX of them. */
-static void cb_tasks(struct cb *b, const char *relation, struct ch_peers *p, size_t max,
-		     uint64_t ts)
+static void cb_tasks(struct cb *b, const char *relation, struct ch_peers *p, size_t max)
 {
 	uint64_t total = 0;
 
@@ -832,8 +855,10 @@ static void cb_tasks(struct cb *b, const char *relation, struct ch_peers *p, siz
 		t->relation = relation;
 		t->tid = q->tid;
 		t->pid = q->pid;
+		/* its latest name: a worker is renamed after its fork, and the
+		   worst window may start before it */
 		t->comm = q->tid == UINT32_MAX ? "(others)" :
-			  ift_analysis_comm(b->c->a, q->tid, ts);
+			  ift_analysis_comm(b->c->a, q->tid, UINT64_MAX);
 		t->role = ti && ti->role ? ti->role : pi ? pi->role : NULL;
 		t->outside = q->tid && q->tid != UINT32_MAX && !pi;
 		t->count = q->count;
@@ -901,6 +926,7 @@ struct who {
 	unsigned workers;		/* dataloader worker processes in the trace */
 	unsigned worker_share;		/* permille of the peers' ns by workers */
 	unsigned outside_share;		/* by tasks outside the traced processes */
+	unsigned noutside;		/* how many of them */
 	unsigned same_share;		/* by threads of the CUDA process */
 	const struct ift_chain_task *outside;	/* the top one */
 	const struct ift_chain_task *same;
@@ -928,6 +954,7 @@ static void who_of(const struct cb *b, const char *relation, uint32_t cuda_pid,
 			w->worker_share += t->share_permille;
 		else if (t->outside) {
 			w->outside_share += t->share_permille;
+			w->noutside++;
 			if (!w->outside)
 				w->outside = t;
 		} else if (t->pid == cuda_pid) {
@@ -952,12 +979,19 @@ static void recommend_cpu(struct cb *b, uint32_t cuda_pid)
 		cb_rec(b, ch_printf(c, "for a dataset already in memory as a tensor, index it "
 				    "directly (x[idx[i:i+batch]]) instead of a DataLoader"));
 	}
-	if (w.outside_share >= 300 && w.outside)
+	if (w.outside_share >= 300 && w.outside && w.noutside == 1)
 		cb_rec(b, ch_printf(c, "pid %u (%s), outside the traced processes, took %u%% of "
 				    "the wait: move it off these CPUs (taskset -acp, a cpuset "
 				    "cgroup) or lower its priority (renice -n 19 -p %u)",
 				    w.outside->pid, w.outside->comm,
 				    (w.outside_share + 5) / 10, w.outside->pid));
+	else if (w.outside_share >= 300 && w.outside)
+		cb_rec(b, ch_printf(c, "%u tasks outside the traced processes took %u%% of the "
+				    "wait, pid %u (%s) the most (%u%%): move them off these CPUs "
+				    "(taskset -acp, a cpuset cgroup) or lower their priority "
+				    "(renice -n 19 -p %u ...)", w.noutside,
+				    (w.outside_share + 5) / 10, w.outside->pid, w.outside->comm,
+				    (w.outside->share_permille + 5) / 10, w.outside->pid));
 	if (w.same_share >= 300 && w.same)
 		cb_rec(b, ch_printf(c, "threads of the CUDA process (%s) compete with the launch "
 				    "thread: cap them at %u (torch.set_num_threads(%u), "
@@ -972,9 +1006,12 @@ static void recommend_cpu(struct cb *b, uint32_t cuda_pid)
 /* ---- chains from slow calls ----------------------------------------- */
 
 struct opacc {
-	bool flagged;
+	bool flagged;			/* its tail is long */
 	const struct ift_op_stats *st;
 	uint64_t thr, excess, slow;
+	uint64_t waiting;		/* calls with run-queue wait inside */
+	uint64_t excused;		/* run-queue wait behind idle or the recorder */
+	struct sysavg sys_wait;		/* over those calls */
 	uint64_t part[IFT_CAUSE_GPU_BOUND + 1];
 	size_t worst[IFT_CAUSE_GPU_BOUND + 1];	/* 1 + call index */
 	uint64_t worst_v[IFT_CAUSE_GPU_BOUND + 1];
@@ -1025,21 +1062,29 @@ static int slow_chain(struct ift_chains *c, struct opacc *o, enum ift_cause caus
 	ch->tail_ratio = st->p50_ns ? (double)st->p99_ns / (double)st->p50_ns : 0;
 	ratio10 = st->p50_ns ? (unsigned)(st->p99_ns * 10 / st->p50_ns) : 0;
 
-	cb_num(&b, "calls", st->calls);
-	cb_num(&b, "slow_calls", o->slow);
-	cb_num(&b, "slow_threshold_ns", o->thr);
-	cb_num(&b, "excess_ns", o->excess);
-	cb_num(&b, "cause_ns", o->part[cause]);
-	cb_num(&b, "runqueue_wait_ns", o->runq);
-	cb_num(&b, "preemptions", o->preempt);
-	cb_num(&b, "page_allocs", o->pages);
-	cb_num(&b, "page_alloc_bytes", o->page_bytes);
-	if (o->sys.nbusy)
-		cb_num(&b, "cpu_busy_permille", o->sys.busy_sum / o->sys.nbusy);
-	if (o->sys.nrun)
-		cb_num(&b, "runnable_milli", o->sys.run_sum * 1000 / o->sys.nrun);
+	{
+		/* contention: over the calls that waited; else the slow ones */
+		const struct sysavg *sy = cause == IFT_CAUSE_CPU_CONTENTION ? &o->sys_wait :
+					  &o->sys;
+
+		cb_num(&b, "calls", st->calls);
+		cb_num(&b, "waiting_calls", o->waiting);
+		cb_num(&b, "slow_calls", o->slow);
+		cb_num(&b, "slow_threshold_ns", o->thr);
+		cb_num(&b, "excess_ns", o->excess);
+		cb_num(&b, "cause_ns", o->part[cause]);
+		cb_num(&b, "runqueue_wait_ns", o->runq);
+		cb_num(&b, "excused_ns", o->excused);
+		cb_num(&b, "preemptions", o->preempt);
+		cb_num(&b, "page_allocs", o->pages);
+		cb_num(&b, "page_alloc_bytes", o->page_bytes);
+		if (sy->nbusy)
+			cb_num(&b, "cpu_busy_permille", sy->busy_sum / sy->nbusy);
+		if (sy->nrun)
+			cb_num(&b, "runnable_milli", sy->run_sum * 1000 / sy->nrun);
+	}
 	cb_num(&b, "cpus", c->cpus);
-	cb_tasks(&b, "preempted", &o->ran, 6, w->ts);
+	cb_tasks(&b, "preempted", &o->ran, 6);
 
 	/* the worst occurrence */
 	sys_add(c, w->ts, w->ts + w->dur_ns, &sv);
@@ -1054,7 +1099,7 @@ static int slow_chain(struct ift_chains *c, struct opacc *o, enum ift_cause caus
 	ret = window_usage(c, w->ts, w->ts + w->dur_ns, &u);
 	if (ret < 0)
 		return ret;
-	ut = usage_text(c, &u, w->ts);
+	ut = usage_text(c, &u, w->ts + w->dur_ns);
 	free(u.v);
 	if (ut)
 		cb_step(&b, w->ts, "system", ch_printf(c, "on the CPUs meanwhile: %s", ut));
@@ -1097,13 +1142,13 @@ static int slow_chain(struct ift_chains *c, struct opacc *o, enum ift_cause caus
 		const struct ift_chain_task *top = b.ntasks ? &b.tasks[0] : NULL;
 
 		ch->summary = ch_printf(c, "CPU contention -> %s (tid %u) waited %s for a CPU "
-					"inside slow calls (%" PRIu64 " preemption%s)%s%s -> %s "
-					"p99 %s (%u.%ux p50), %s lost in %" PRIu64 " slow calls",
-					tcomm, w->tid, dur(d3, sizeof(d3), o->runq), o->preempt,
+					"inside %" PRIu64 " calls (%" PRIu64 " preemption%s)%s%s "
+					"-> %s p99 %s (%u.%ux p50)", tcomm, w->tid,
+					dur(d3, sizeof(d3), o->runq), o->waiting, o->preempt,
 					o->preempt == 1 ? "" : "s",
 					top ? ", the CPU taken by " : "", top ? top->comm : "",
 					st->name, dur(d1, sizeof(d1), st->p99_ns), ratio10 / 10,
-					ratio10 % 10, dur(d2, sizeof(d2), o->part[cause]), o->slow);
+					ratio10 % 10);
 		recommend_cpu(&b, w->pid);
 		break;
 	}
@@ -1146,14 +1191,16 @@ static int slow_chains(struct ift_chains *c, uint64_t wall)
 		struct opacc *o;
 		double thr;
 
-		if (st->op >= nops || st->calls < 2 || !st->p50_ns)
+		if (st->op >= nops)
+			continue;
+		o = &acc[st->op];
+		o->st = st;
+		if (st->calls < 2 || !st->p50_ns)
 			continue;
 		if ((double)st->p99_ns < c->o.tail_ratio * (double)st->p50_ns ||
 		    st->p99_ns - st->p50_ns < c->o.tail_floor_ns)
 			continue;
-		o = &acc[st->op];
 		o->flagged = true;
-		o->st = st;
 		thr = c->o.tail_ratio * (double)st->p50_ns;
 		o->thr = az_max((uint64_t)thr, st->p50_ns + c->o.tail_floor_ns);
 	}
@@ -1163,15 +1210,48 @@ static int slow_chains(struct ift_chains *c, uint64_t wall)
 		struct opacc *o;
 		uint64_t part[IFT_CAUSE_GPU_BOUND + 1];
 
-		if (!cl->selected || cl->op >= nops || !acc[cl->op].flagged)
+		if (!cl->selected || cl->op >= nops || !acc[cl->op].st)
 			continue;
 		o = &acc[cl->op];
-		if (cl->dur_ns < o->thr)
+		/*
+		 * Waiting for a CPU inside a call is host delay at any
+		 * percentile (a synchronize the device has ended, waiting to
+		 * run): all of it is CPU contention, tail or not.
+		 */
+		if (cl->runqueue_ns) {
+			uint64_t exc = 0, rq;
+
+			at = ift_analysis_call_attrs(a, cl);
+			for (uint32_t k = 0; at && k < cl->nattr && ret == 0; k++) {
+				if (at[k].kind != IFT_ATTR_RAN)
+					continue;
+				if (excused(c, at[k].tid, at[k].pid))
+					exc += at[k].ns;
+				else
+					ret = peer_add(&o->ran, at[k].tid, at[k].pid,
+						       at[k].ns, at[k].count);
+			}
+			if (ret < 0)
+				goto out;
+			rq = cl->runqueue_ns - az_min(cl->runqueue_ns, exc);
+			o->excused += cl->runqueue_ns - rq;
+			if (rq) {
+				o->waiting++;
+				o->runq += rq;
+				o->preempt += cl->involuntary;
+				if (rq > o->worst_v[IFT_CAUSE_CPU_CONTENTION]) {
+					o->worst_v[IFT_CAUSE_CPU_CONTENTION] = rq;
+					o->worst[IFT_CAUSE_CPU_CONTENTION] = i + 1;
+				}
+				sys_add(c, cl->ts, cl->ts + cl->dur_ns, &o->sys_wait);
+			}
+		}
+		if (!o->flagged || cl->dur_ns < o->thr)
 			continue;
-		split_call(cl, o->st->p50_ns, waits_for_device(o->st->name), part);
+		split_call(cl, o->st->p50_ns, c->waits[cl->op], part);
 		o->slow++;
 		o->excess += cl->dur_ns - o->st->p50_ns;
-		for (int k = 1; k <= IFT_CAUSE_GPU_BOUND; k++) {
+		for (int k = IFT_CAUSE_PAGE_ALLOC; k <= IFT_CAUSE_GPU_BOUND; k++) {
 			o->part[k] += part[k];
 			if (part[k] > o->worst_v[k] || !o->worst[k]) {
 				o->worst_v[k] = part[k];
@@ -1180,32 +1260,25 @@ static int slow_chains(struct ift_chains *c, uint64_t wall)
 		}
 		o->pages += cl->page_allocs;
 		o->page_bytes += cl->page_alloc_bytes;
-		o->runq += cl->runqueue_ns;
-		o->preempt += cl->involuntary;
 		sys_add(c, cl->ts, cl->ts + cl->dur_ns, &o->sys);
-		at = ift_analysis_call_attrs(a, cl);
-		for (uint32_t k = 0; at && k < cl->nattr && ret == 0; k++)
-			if (at[k].kind == IFT_ATTR_RAN)
-				ret = peer_add(&o->ran, at[k].tid, at[k].pid, at[k].ns,
-					       at[k].count);
-		if (ret < 0)
-			goto out;
 	}
 	for (size_t op = 0; op < nops; op++) {
 		struct opacc *o = &acc[op];
-		static const enum ift_cause causes[] = {
-			IFT_CAUSE_CPU_CONTENTION, IFT_CAUSE_PAGE_ALLOC, IFT_CAUSE_GPU_BOUND,
-		};
 
+		if (o->runq && o->runq >= c->o.tail_floor_ns &&
+		    permille(o->runq, wall) >= GAP_MIN_PERMILLE) {
+			o->part[IFT_CAUSE_CPU_CONTENTION] = o->runq;
+			ret = slow_chain(c, o, IFT_CAUSE_CPU_CONTENTION, wall);
+			if (ret < 0)
+				goto out;
+		}
 		if (!o->flagged || !o->slow)
 			continue;
-		for (size_t k = 0; k < sizeof(causes) / sizeof(causes[0]); k++) {
-			enum ift_cause cause = causes[k];
-
-			if (permille(o->part[cause], o->excess) < PART_MIN_PERMILLE ||
-			    o->part[cause] < c->o.tail_floor_ns)
+		for (int k = IFT_CAUSE_PAGE_ALLOC; k <= IFT_CAUSE_GPU_BOUND; k++) {
+			if (permille(o->part[k], o->excess) < PART_MIN_PERMILLE ||
+			    o->part[k] < c->o.tail_floor_ns)
 				continue;
-			ret = slow_chain(c, o, cause, wall);
+			ret = slow_chain(c, o, (enum ift_cause)k, wall);
 			if (ret < 0)
 				goto out;
 		}
@@ -1317,7 +1390,8 @@ static int gap_chain(struct ift_chains *c, struct gapacc *g, enum ift_cause caus
 	cb_num(&b, "fed_gaps", g->fed_gaps);
 	cb_num(&b, "on_cpu_ns", g->oncpu);
 	cb_num(&b, "on_cpu_gaps", g->oncpu_gaps);
-	cb_num(&b, "runqueue_wait_ns", g->runq);
+	cb_num(&b, "runqueue_wait_ns", g->runq - az_min(g->runq, g->excused));
+	cb_num(&b, "excused_ns", g->excused);
 	cb_num(&b, "page_allocs", g->pages);
 	cb_num(&b, "page_alloc_bytes", g->page_bytes);
 	cb_num(&b, "cause_ns", cost);
@@ -1326,8 +1400,7 @@ static int gap_chain(struct ift_chains *c, struct gapacc *g, enum ift_cause caus
 	if (g->sys.nrun)
 		cb_num(&b, "runnable_milli", g->sys.run_sum * 1000 / g->sys.nrun);
 	cb_num(&b, "cpus", c->cpus);
-	cb_tasks(&b, cause == IFT_CAUSE_CPU_CONTENTION ? "preempted" : "woke", &g->peers, 6,
-		 w->start);
+	cb_tasks(&b, cause == IFT_CAUSE_CPU_CONTENTION ? "preempted" : "woke", &g->peers, 6);
 
 	/* the worst gap */
 	cb_step(&b, w->start, "cuda", ch_printf(c, "%s returns; %s (tid %u) issues no CUDA "
@@ -1342,7 +1415,7 @@ static int gap_chain(struct ift_chains *c, struct gapacc *g, enum ift_cause caus
 	ret = window_usage(c, w->start, w->end, &u);
 	if (ret < 0)
 		return ret;
-	ut = usage_text(c, &u, w->start);
+	ut = usage_text(c, &u, w->end);
 	if (ut) {
 		uint64_t pre = 0;
 
@@ -1472,6 +1545,7 @@ static int gap_chains(struct ift_chains *c, uint64_t wall)
 			x->oncpu += y->oncpu;
 			x->oncpu_gaps += y->oncpu_gaps;
 			x->runq += y->runq;
+			x->excused += y->excused;
 			x->pages += y->pages;
 			x->page_bytes += y->page_bytes;
 			x->cost += y->cost;

@@ -176,6 +176,8 @@ static int write_metadata(struct ift_recorder *r)
 			 ((int64_t)rt.tv_nsec - (int64_t)mt.tv_nsec));
 	ift_writer_meta(w, "record.filter", r->opts.all ? "none" :
 			r->opts.user_filter ? "user-space" : "kernel");
+	/* the recorder's own CPU time is the tracer's cost, not a cause */
+	ift_writer_metaf(w, "recorder.pid", "%d", (int)getpid());
 	for (size_t i = 0; i < r->libs.n; i++) {
 		int ret = write_library(w, &r->libs.v[i]);
 

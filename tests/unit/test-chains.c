@@ -110,8 +110,10 @@ static void test_cpu_contention(void **state)
 	assert_int_equal(ch->tid, CUDA);
 	assert_int_equal(ch->p50_ns, 100 * US);
 	assert_int_equal(ch->p99_ns, 10 * MS + 50 * US);
-	/* the excess over p50 of the 5 slow calls, all of it run-queue wait */
-	assert_int_equal(ch->cost_ns, 5 * (10 * MS + 50 * US - 100 * US));
+	/* waiting for a CPU inside a call is lost at any percentile: all of it */
+	assert_int_equal(ch->cost_ns, 5 * 10 * MS);
+	assert_int_equal(num(ch, "waiting_calls"), 5);
+	assert_int_equal(num(ch, "excess_ns"), 5 * (10 * MS + 50 * US - 100 * US));
 	assert_int_equal(num(ch, "slow_calls"), 5);
 	assert_int_equal(num(ch, "runqueue_wait_ns"), 5 * 10 * MS);
 	assert_int_equal(num(ch, "preemptions"), 5);
@@ -143,12 +145,16 @@ static void test_cpu_contention(void **state)
 	assert_int_equal(ift_chains_count(c), 1);
 	ift_chains_free(c);
 
-	/* a tail ratio above the real one (100.5x) makes no chain */
+	/* a tail ratio above the real one (100.5x): no slow call, and the same
+	   run-queue wait all the same */
 	{
 		struct ift_chain_opts o = { .tail_ratio = 101, .tail_floor_ns = 1 * MS };
 
 		c = chains_run(&b, &o);
-		assert_null(chain_of(c, IFT_CAUSE_CPU_CONTENTION));
+		ch = chain_of(c, IFT_CAUSE_CPU_CONTENTION);
+		assert_non_null(ch);
+		assert_int_equal(ch->cost_ns, 5 * 10 * MS);
+		assert_int_equal(num(ch, "slow_calls"), 0);
 		ift_chains_free(c);
 	}
 	tb_end(&b);
