@@ -1,41 +1,43 @@
 #!/bin/sh
-# The main job on the bundled workload: record a DataLoader-like program
-# (page-touching worker processes renamed pt_data_worker, and a thread calling
-# the real CUDA runtime) with `ingero-ftrace record`, then show the trace.
-# Without root (recording needs it), a synthetic trace of the same shape is
-# written through the trace writer API instead.
+# The main job on the bundled workload: a training loop starved by its
+# DataLoader, then the same loop fed by direct indexing, both on simcuda (a
+# stand-in CUDA runtime with a modelled device, contrib/simcuda), each
+# recorded with `ingero-ftrace record` and explained by `report`, then the
+# two side by side with `report --diff`.
+#
+# On a real GPU machine the same two commands are:
+#   sudo ingero-ftrace record -- python3 benchmark.py
+#   ingero-ftrace report
+#
+# Without root (recording needs it), a synthetic trace written through the
+# trace writer API is reported instead.
 set -eu
 build=${1:-build}
-out=${IFT_DEMO_TRACE:-demo.trace}
-cudart=${CUDART:-}
-if [ -z "$cudart" ]; then
-	for f in /usr/local/cuda*/lib*/libcudart.so.* /usr/lib/x86_64-linux-gnu/libcudart.so.*; do
-		[ -f "$f" ] && { cudart=$f; break; }
-	done
+ift=./ingero-ftrace
+sim=$build/tests/workloads/simtrain
+
+run() {
+	echo "\$ $*"
+	"$@"
+	echo
+}
+
+if [ "$(id -u)" != 0 ]; then
+	echo "recording needs root (try: sudo make demo); reporting a synthetic trace instead"
+	echo
+	"$build/tests/tools/gentrace" -o demo.trace -n 200000 >/dev/null
+	run "$ift" report -i demo.trace
+	exit 0
 fi
 
-if [ "$(id -u)" = 0 ] && [ -n "$cudart" ]; then
-	cc -O2 -o "$build/demo-workload" contrib/bench/mixed-workload.c "$cudart" \
-		-Wl,-rpath,"$(dirname "$cudart")"
-	echo "\$ ingero-ftrace record -o $out -- $build/demo-workload 3 50 4"
-	./ingero-ftrace record -o "$out" -- "$build/demo-workload" 3 50 4
-else
-	if [ "$(id -u)" != 0 ]; then
-		echo "recording needs root (try: sudo make demo); showing a synthetic trace instead"
-	else
-		echo "no CUDA runtime found (set CUDART=/path/to/libcudart.so); showing a synthetic trace instead"
-	fi
-	"$build/tests/tools/gentrace" -o "$out" -n 200000 >/dev/null
-fi
-echo
-echo "\$ ingero-ftrace info -i $out"
-./ingero-ftrace info -i "$out"
-echo
-echo "\$ ingero-ftrace report -i $out"
-./ingero-ftrace report -i "$out"
-echo
-echo "\$ ingero-ftrace dump -i $out --table calls | head -n 8"
-./ingero-ftrace dump -i "$out" --table calls | head -n 8
-echo
-echo "\$ ingero-ftrace dump --json -i $out --table switches | head -n 3"
-./ingero-ftrace dump --json -i "$out" --table switches | head -n 3
+echo "# 1. DataLoader starvation: 4 worker processes (pt_data_worker) build the"
+echo "#    batches on 2 CPUs while the training thread waits for them"
+run "$ift" record -o loader.trace -- "$sim" loader -o "$build/demo-loader.truth"
+run "$ift" report -i loader.trace
+
+echo "# 2. The fix: direct indexing of the in-memory dataset, no workers"
+run "$ift" record -o direct.trace -- "$sim" direct -o "$build/demo-direct.truth"
+run "$ift" report -i direct.trace
+
+echo "# 3. Side by side"
+run "$ift" report -i loader.trace --diff direct.trace

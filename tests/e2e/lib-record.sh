@@ -17,11 +17,15 @@ assert_no_leftovers() {
 		pid=${d##*_}
 		# only names a recorder uses: ingero_<pid>
 		case $pid in *[!0-9]*|"") continue ;; esac
-		# a live recorder's instance is not a leftover
-		kill -0 "$pid" 2>/dev/null || fail "instance $d was left behind"
+		# a live recorder's instance is not a leftover, nor is one that
+		# its recorder removed just before exiting (other runs may be
+		# finishing while we look)
+		kill -0 "$pid" 2>/dev/null || [ ! -d "$d" ] || fail "instance $d was left behind"
 	done
 	grep -E '^[pr]:ingero_[0-9]+/' /sys/kernel/tracing/uprobe_events | sed 's/^[pr]:ingero_\([0-9]*\)\/.*/\1/' | sort -u |
 	while read -r pid; do
-		kill -0 "$pid" 2>/dev/null || fail "uprobes of dead run $pid were left behind"
+		kill -0 "$pid" 2>/dev/null ||
+			! grep -qE "^[pr]:ingero_${pid}/" /sys/kernel/tracing/uprobe_events ||
+			fail "uprobes of dead run $pid were left behind"
 	done
 }

@@ -1,0 +1,103 @@
+# DataLoader starvation on simcuda: 4 worker processes (pt_data_worker) build
+# batches on 2 CPUs for a feeding thread that waits for each.  The report must
+# say data starvation before cudaMemcpy on the feeding thread, name the
+# workers that woke it with the batches and the wait each ended, and agree
+# with the workload's own clocks: the time it was blocked until a worker
+# posted a batch, its time off CPU between calls, every op's calls and
+# percentiles, every process's context switches.
+. "$IFT_SRC/tests/e2e/lib.sh"
+. "$IFT_SRC/tests/e2e/lib-record.sh"
+. "$IFT_SRC/tests/e2e/lib-sim.sh"
+need_root
+need_sim
+
+sim_record loader loader --workers 4 --steps 300
+assert_no_leftovers
+
+sed -n '/^WHY/,/^CUDA ops/p' loader.txt | head -40
+sim_check loader.jsonl loader.json loader.dump.json <<'PY' || fail "the report disagrees with the workload (above)"
+import sys
+from simcheck import *
+
+truth, r, trace = Truth(sys.argv[1]), load_report(sys.argv[2]), Trace(sys.argv[3])
+slack = Slack(trace, truth, probed())
+chk = Checks("loader")
+workers = {w["pid"]: w for w in truth.of_role("worker")}
+chk.ok(len(workers) == 4, "the workload logged %d workers, not 4" % len(workers))
+
+# the chain: data starvation before the copy that each batch ends with
+c = one_chain(chk, r, "data_starvation", "before", "cudaMemcpy")
+if c:
+    ev = c["evidence"]
+    only_contention_before(chk, r, c)
+    chk.ok(c["severity"] == "HIGH", "severity %s" % c["severity"])
+    chk.ok((c["pid"], c["tid"]) == (truth.pid, truth.tid),
+           "chain on pid %d tid %d, the feeding thread is %d/%d" %
+           (c["pid"], c["tid"], truth.pid, truth.tid))
+    w = truth.wait
+    # blocked until a worker posted: the worker logs when it posts, the feeding
+    # thread when it began to wait; a worker preempted between its clock read
+    # and sem_post, or the feeding thread between its read and the futex,
+    # moves a few ms at most
+    chk.near("blocked until a worker posted (fed_ns)", ev["fed_ns"], w["blocked_ns"], 0.03, 3 * MS)
+    chk.ok(ev["fed_ns"] <= ev["blocked_ns"], "fed %d > blocked %d" % (ev["fed_ns"], ev["blocked_ns"]))
+    # on CPU in gaps over the floor: the workload's CPU time in the gaps of at
+    # least 1 ms; the report takes off its estimate of page faults (1 us a
+    # page), counts interrupts that the thread's CPU clock does not, and must
+    # guess runs with no switch-in; 25% + 2 ms for gaps near the floor
+    want = truth.gaps["all"]["over_floor_cpu_ns"]
+    tol = 0.25 * want + 2 * MS + slack.missing_ns
+    chk.between("on CPU in long gaps", ev["on_cpu_ns"], want, tol + ev["page_allocs"] * US,
+                tol + truth.irq_ns())
+    chk.near("cost", c["cost_ns"], w["blocked_ns"] + truth.gaps["all"]["over_floor_cpu_ns"],
+             0.03, 5 * MS)
+    check_gap_offcpu(chk, truth, c, slack)
+    check_active(chk, truth, c)
+    chk.ok(ev["workers"] == 4, "evidence: %d workers" % ev["workers"])
+    # who woke it: the workers, each with the batches it handed over while the
+    # feeding thread was blocked (a post that lands between the feeding
+    # thread's clock read and its futex wait is no wake-up: +-2); anyone else
+    # only now and then (the recorder itself, reading /proc/PID/maps, holds
+    # the process's mmap lock a moment: a fork waits for it)
+    woke = {t["pid"]: t for t in tasks(c, "woke")}
+    want = {x["pid"]: x for x in w["woken_by"] if x["batches"]}
+    chk.ok(set(want) <= set(woke), "woken by %s, the workload says %s" % (sorted(woke), sorted(want)))
+    others = [t for pid, t in woke.items() if pid not in want]
+    chk.ok(sum(t["share_permille"] for t in others) <= 50,
+           "woken by others than the workers: %s" % others)
+    for pid in sorted(set(woke) & set(want)):
+        t, x = woke[pid], want[pid]
+        chk.ok(t["role"] == "dataloader worker" and not t["outside"],
+               "waker %d: role %r outside %r" % (pid, t["role"], t["outside"]))
+        chk.ok(t["comm"] == "pt_data_worker", "waker %d named %r, not pt_data_worker" % (pid, t["comm"]))
+        chk.ok(abs(t["count"] - x["batches"]) <= 2,
+               "worker %d woke it %d times, handed over %d batches it waited for" %
+               (pid, t["count"], x["batches"]))
+        chk.near("worker %d: wait it ended" % pid, t["ns"], x["blocked_ns"], 0.03, 2 * MS)
+    # any worker named as having taken the CPU from the feeding thread is
+    # named as a worker (who else did depends on the machine's other load)
+    for cc in chains(r, "cpu_contention"):
+        for t in tasks(cc, "preempted"):
+            if t["pid"] in workers:
+                chk.ok(t["role"] == "dataloader worker" and not t["outside"],
+                       "preempted by worker %d: %s" % (t["pid"], t))
+
+check_ops(chk, truth, r, probed(), slack)
+check_main(chk, truth, r, trace)
+
+# the workers: each one process, named, with the parent and the switches it counted
+procs = {p["pid"]: p for p in r["processes"]}
+loaders = {p["pid"] for p in r["processes"] if p["role"] == "dataloader worker"}
+chk.ok(loaders == set(workers), "dataloader workers %s, the workload forked %s" %
+       (sorted(loaders), sorted(workers)))
+for pid, ru in sorted(workers.items()):
+    p = procs.get(pid)
+    if not chk.ok(p is not None, "worker %d is not in the report" % pid):
+        continue
+    chk.ok(p["ppid"] == truth.pid, "worker %d: parent %d" % (pid, p["ppid"]))
+    chk.ok("pt_data_worker" in p["names"], "worker %d: names %s" % (pid, p["names"]))
+    check_switches(chk, "worker %d" % pid, trace, {pid}, p["involuntary_switches"],
+                   p["voluntary_switches"], ru)
+chk.done()
+PY
+exit 0

@@ -1,0 +1,61 @@
+# The fix for t400's starvation on simcuda: the same data and model, batches
+# sliced from a pre-shuffled copy into a pinned buffer, no workers.  The GPU
+# work dominates, so the report must find no HIGH or MEDIUM cause on the host
+# and say GPU-bound, and agree with the workload's own clocks: every op's
+# calls and percentiles, the bytes copied, the time spent waiting for the
+# device, the switches of the process and its feeding thread.
+. "$IFT_SRC/tests/e2e/lib.sh"
+. "$IFT_SRC/tests/e2e/lib-record.sh"
+. "$IFT_SRC/tests/e2e/lib-sim.sh"
+need_root
+need_sim
+
+sim_record direct direct --steps 300
+assert_no_leftovers
+
+sed -n '/^WHY/,/^CUDA ops/p' direct.txt | head -20
+sim_check direct.jsonl direct.json direct.dump.json <<'PY' || fail "the report disagrees with the workload (above)"
+import sys
+from simcheck import *
+
+truth, r, trace = Truth(sys.argv[1]), load_report(sys.argv[2]), Trace(sys.argv[3])
+chk = Checks("direct")
+run = truth.run
+no_high_or_medium(chk, r)
+check_ops(chk, truth, r, probed(), Slack(trace, truth, probed()))
+check_main(chk, truth, r, trace)
+
+# one H2D copy of a batch per step, from pinned memory
+ops = {o["op"]: o for o in r["ops"]}
+want = run["steps"] * run["batch"] * run["cols"] * 4
+cp = ops.get("cudaMemcpyAsync", {"bytes": 0, "copies": []})
+chk.ok(cp["bytes"] == want, "cudaMemcpyAsync: %d bytes, the workload copied %d" % (cp["bytes"], want))
+chk.ok([(x["direction"], x["bytes"]) for x in cp["copies"]] == [("H2D", want)],
+       "copies by direction: %s" % cp["copies"])
+
+# the device's work is most of the run (the workload's own sum says how
+# much): the report must say GPU-bound, and count the same wait
+sync = truth.ops["cudaStreamSynchronize"]
+share = sync["sum_ns"] / truth.active["active_ns"]
+chk.note("the workload waited for the device %.0f%% of its active time" % (100 * share))
+chk.ok(share >= 0.6, "the workload was not GPU-bound itself (%.0f%%): fix its parameters" % (100 * share))
+c = one_chain(chk, r, "gpu_bound", "inside", "cudaStreamSynchronize")
+if c:
+    ev = c["evidence"]
+    chk.ok(c["severity"] == "LOW", "gpu_bound chain is %s" % c["severity"])
+    chk.ok(r["chains"][0] is c, "gpu_bound is not the first chain: %s" %
+           ["%s %s %s" % (x["severity"], x["cause"], x["op"]) for x in r["chains"]])
+    chk.ok((c["pid"], c["tid"]) == (truth.pid, truth.tid), "gpu_bound on %d/%d" % (c["pid"], c["tid"]))
+    # device wait = time in cudaStreamSynchronize less the run-queue wait inside
+    rep = ops["cudaStreamSynchronize"]["total_ns"]
+    chk.ok(abs(ev["device_wait_ns"] + ev["runqueue_wait_ns"] - rep) <= 1 * MS,
+           "device wait %d + run-queue wait %d != time in cudaStreamSynchronize %d" %
+           (ev["device_wait_ns"], ev["runqueue_wait_ns"], rep))
+    chk.ok(ev["device_wait_ns"] <= sync["sum_ns"], "device wait %s > the workload's %s" %
+           (fmt(ev["device_wait_ns"]), fmt(sync["sum_ns"])))
+    chk.near("device wait + run-queue wait in it", ev["device_wait_ns"] + ev["runqueue_wait_ns"],
+             sync["sum_ns"], 0.02, sync["count"] * 30 * US)
+    check_active(chk, truth, c)
+chk.done()
+PY
+exit 0

@@ -1,0 +1,57 @@
+# A page-fault storm on simcuda: each step maps 32 MiB of fresh pageable
+# memory, touches it, cudaMemcpy's it and unmaps it.  The report must say
+# page-allocation pressure before cudaMemcpy (and never data starvation: the
+# thread builds nothing, it faults), with the pages and bytes the workload
+# touched, the CPU time it spent between calls, and its run-queue wait there.
+. "$IFT_SRC/tests/e2e/lib.sh"
+. "$IFT_SRC/tests/e2e/lib-record.sh"
+. "$IFT_SRC/tests/e2e/lib-sim.sh"
+need_root
+need_sim
+
+sim_record storm pagestorm --steps 40 --mb 32
+assert_no_leftovers
+
+sed -n '/^WHY/,/^CUDA ops/p' storm.txt | head -30
+sim_check storm.jsonl storm.json storm.dump.json <<'PY' || fail "the report disagrees with the workload (above)"
+import sys
+from simcheck import *
+
+truth, r, trace = Truth(sys.argv[1]), load_report(sys.argv[2]), Trace(sys.argv[3])
+slack = Slack(trace, truth, probed())
+chk = Checks("pagestorm")
+check_ops(chk, truth, r, probed(), slack)
+check_main(chk, truth, r, trace)
+st = truth.storm
+
+c = one_chain(chk, r, "page_alloc_pressure", "before", "cudaMemcpy")
+if c:
+    ev = c["evidence"]
+    only_contention_before(chk, r, c)
+    chk.ok(c["severity"] == "HIGH", "severity %s" % c["severity"])
+    chk.ok((c["pid"], c["tid"]) == (truth.pid, truth.tid),
+           "chain on %d/%d, the feeding thread is %d/%d" % (c["pid"], c["tid"], truth.pid, truth.tid))
+    # every touched page is one allocation (the workload asks for 4 KiB pages
+    # with MADV_NOHUGEPAGE); the rest between calls is page tables and the
+    # loop's own: at most 2% + 4 MiB more
+    chk.ok(st["bytes"] <= ev["page_alloc_bytes"] <= st["bytes"] * 1.02 + (4 << 20),
+           "page_alloc_bytes %d, the workload touched %d bytes" % (ev["page_alloc_bytes"], st["bytes"]))
+    chk.ok(st["minflt"] <= ev["page_allocs"] <= st["minflt"] * 1.02 + 1024,
+           "%d page allocations, the workload had %d minor faults" % (ev["page_allocs"], st["minflt"]))
+    # the storm is all its on-CPU time between calls: the workload's CPU time
+    # in the gaps of at least 1 ms (each step's touch and unmap); the trace
+    # counts interrupts there that the thread's CPU clock does not, and must
+    # guess runs with no switch-in
+    want = truth.gaps["all"]["over_floor_cpu_ns"]
+    tol = 0.03 * want + 2 * MS + slack.missing_ns
+    chk.between("cost (on CPU faulting between calls)", c["cost_ns"], want, tol,
+                tol + truth.irq_ns())
+    chk.ok(c["cost_ns"] >= st["touch_cpu_ns"], "cost %s is less than the touching alone (%s)" %
+           (fmt(c["cost_ns"]), fmt(st["touch_cpu_ns"])))
+    check_gap_offcpu(chk, truth, c, slack)
+    check_active(chk, truth, c)
+chk.ok(not chains(r, "data_starvation"), "data starvation reported for a page-fault storm: %s" %
+       [x["summary"] for x in chains(r, "data_starvation")])
+chk.done()
+PY
+exit 0

@@ -1,0 +1,56 @@
+# A GPU-bound loop on simcuda: 20 ms kernels, the host waits in
+# cudaStreamSynchronize.  The report must say GPU-bound (LOW) and find no
+# HIGH or MEDIUM cause on the host; its device wait must be the workload's own
+# time in synchronize, each wait the modelled kernel time (grid x
+# SIMCUDA_BLOCK_NS); calls, percentiles and switches as the workload counted.
+. "$IFT_SRC/tests/e2e/lib.sh"
+. "$IFT_SRC/tests/e2e/lib-record.sh"
+. "$IFT_SRC/tests/e2e/lib-sim.sh"
+need_root
+need_sim
+
+SIMCUDA_BLOCK_NS=1000 sim_record gpubound gpubound --steps 80 --grid 20000
+assert_no_leftovers
+
+sed -n '/^WHY/,/^CUDA ops/p' gpubound.txt | head -20
+sim_check gpubound.jsonl gpubound.json gpubound.dump.json <<'PY' || fail "the report disagrees with the workload (above)"
+import sys
+from simcheck import *
+
+truth, r, trace = Truth(sys.argv[1]), load_report(sys.argv[2]), Trace(sys.argv[3])
+chk = Checks("gpubound")
+no_high_or_medium(chk, r)
+check_ops(chk, truth, r, probed(), Slack(trace, truth, probed()))
+check_main(chk, truth, r, trace)
+
+ops = {o["op"]: o for o in r["ops"]}
+sync = truth.ops["cudaStreamSynchronize"]
+kernel = truth.run["grid"] * 1000
+# each step's wait is its kernel: 20 ms of modelled device time, plus the
+# wake-up; never less
+s = ops.get("cudaStreamSynchronize")
+if chk.ok(s is not None, "no cudaStreamSynchronize in the report"):
+    chk.ok(kernel - 100 * US <= s["p50_ns"] <= kernel + 2 * MS,
+           "cudaStreamSynchronize p50 %s, each waits for a %s kernel" % (fmt(s["p50_ns"]), fmt(kernel)))
+c = one_chain(chk, r, "gpu_bound", "inside", "cudaStreamSynchronize")
+if c:
+    ev = c["evidence"]
+    # other load on the machine may preempt a launch now and then: LOW
+    # chains, each far cheaper than the device
+    chk.ok(r["chains"][0] is c, "gpu_bound is not the first chain: %s" %
+           ["%s %s %s" % (x["severity"], x["cause"], x["op"]) for x in r["chains"]])
+    chk.ok(c["severity"] == "LOW", "gpu_bound chain is %s" % c["severity"])
+    chk.ok((c["pid"], c["tid"]) == (truth.pid, truth.tid), "gpu_bound on %d/%d" % (c["pid"], c["tid"]))
+    chk.ok(ev["device_wait_ns"] >= 0.9 * c["wall_ns"],
+           "device wait %s is under 90%% of the active time %s" %
+           (fmt(ev["device_wait_ns"]), fmt(c["wall_ns"])))
+    chk.ok(ev["device_wait_ns"] <= sync["sum_ns"], "device wait %s > the workload's %s" %
+           (fmt(ev["device_wait_ns"]), fmt(sync["sum_ns"])))
+    chk.near("device wait + run-queue wait in it", ev["device_wait_ns"] + ev["runqueue_wait_ns"],
+             sync["sum_ns"], 0.02, sync["count"] * 30 * US)
+    chk.ok(c["cost_ns"] == ev["device_wait_ns"], "cost %d != device wait %d" %
+           (c["cost_ns"], ev["device_wait_ns"]))
+    check_active(chk, truth, c)
+chk.done()
+PY
+exit 0

@@ -1,0 +1,88 @@
+# report --diff between t400's starving DataLoader (current) and t401's fix
+# (baseline), the same steps of the same model: the wall time must grow by
+# the factor the workloads measured themselves, the HIGH chains' cost appear,
+# the scheduler's totals grow with the workers, and each op's calls, p50 and
+# p99 on each side be what that side's workload timed.
+. "$IFT_SRC/tests/e2e/lib.sh"
+. "$IFT_SRC/tests/e2e/lib-record.sh"
+. "$IFT_SRC/tests/e2e/lib-sim.sh"
+need_root
+need_sim
+
+sim_record loader loader --workers 4 --steps 300
+sim_record direct direct --steps 300
+assert_no_leftovers
+"$IFT" report -i loader.trace --diff direct.trace --json >diff.json 2>diff.err ||
+	fail "report --diff failed: $(cat diff.err)"
+"$IFT" report -i loader.trace --diff direct.trace >diff.txt 2>&1 || fail "text --diff failed"
+
+sed -n '1,40p' diff.txt
+sim_check loader.jsonl direct.jsonl diff.json loader.json direct.json loader.dump.json \
+	direct.dump.json <<'PY' || fail "the diff disagrees with the workloads (above)"
+import sys
+from simcheck import *
+
+cur, base = Truth(sys.argv[1]), Truth(sys.argv[2])
+d, rc, rb = load_report(sys.argv[3]), load_report(sys.argv[4]), load_report(sys.argv[5])
+slack = {"current": Slack(Trace(sys.argv[6]), cur, probed()),
+         "baseline": Slack(Trace(sys.argv[7]), base, probed())}
+ch = d["changes"]
+chk = Checks("diff")
+
+# each side is the report of its own trace
+for side, rep in (("current", rc), ("baseline", rb)):
+    chk.ok(d[side]["trace"] == rep["trace"] and d[side]["chains"] == rep["chains"],
+           "the diff's %s differs from that trace's own report" % side)
+
+# the wall time: each side's trace spans its workload's run and a little
+# more (the recorder starts before the exec and stops after the exit: the
+# loading, the teardown of the process, the last drain; up to 101 ms seen
+# on a loaded machine, OVER allowed), so its ratio lies within what that
+# margin allows around the workloads' own
+OVER = 300 * MS
+cw, bw = cur.run["wall_ns"], base.run["wall_ns"]
+for side, w in (("current", cw), ("baseline", bw)):
+    got = ch["duration_ns"][side]
+    chk.ok(w <= got <= w + OVER, "%s duration %s, its workload ran %s" % (side, fmt(got), fmt(w)))
+ratio = ch["duration_ns"]["ratio"]
+chk.ok(ratio > 1, "the starving run is not longer: ratio %.2f" % ratio)
+chk.ok(cw / (bw + OVER) <= ratio <= (cw + OVER) / bw,
+       "duration ratio %.2f, the workloads' %.2f" % (ratio, cw / bw))
+chk.note("duration %s -> %s (x%.2f; workloads x%.2f)" % (fmt(ch["duration_ns"]["baseline"]),
+         fmt(ch["duration_ns"]["current"]), ratio, cw / bw))
+
+# the HIGH chains: none for the fix, the starvation's cost for the loader
+chk.ok(ch["high_chain_cost_ns"]["baseline"] == 0, "HIGH chains in the baseline")
+high = sum(c["cost_ns"] for c in rc["chains"] if c["severity"] == "HIGH")
+chk.ok(ch["high_chain_cost_ns"]["current"] == high > 0,
+       "HIGH chain cost %d, the current report's HIGH chains cost %d" % (ch["high_chain_cost_ns"]["current"], high))
+chk.ok("ratio" not in ch["high_chain_cost_ns"], "a ratio against a baseline of 0")
+# four busy workers: far more CPU and run-queue wait in all, more blocked
+# (the feeding thread waits for batches)
+for key in ("on_cpu_ns", "runqueue_wait_ns", "blocked_ns"):
+    chk.ok(ch[key]["ratio"] > 1, "%s ratio %.2f: no more than the fix" % (key, ch[key]["ratio"]))
+
+# each op, each side: the calls, p50 and p99 its workload timed (the
+# tolerances of check_ops); so the tail change the diff shows is the real one
+ops = {o["op"]: o for o in ch["ops"]}
+funcs = probed()
+for side, t in (("current", cur), ("baseline", base)):
+    for name in sorted(set(t.ops) & funcs):
+        o = ops.get(name)
+        if not chk.ok(o is not None, "%s missing from the diff" % name):
+            continue
+        w = t.ops[name]
+        chk.ok(o["calls"][side] == w["count"], "%s %s: %d calls, workload %d" %
+               (side, name, o["calls"][side], w["count"]))
+        pct_ok(chk, "%s %s" % (side, name), o["p50_ns"][side], o["p99_ns"][side], w,
+               slack[side].op_edge_max.get(name, 0))
+s = ops["cudaStreamSynchronize"]
+chk.note("cudaStreamSynchronize p99 %s -> %s (workloads %s -> %s)" %
+         (fmt(s["p99_ns"]["baseline"]), fmt(s["p99_ns"]["current"]),
+          fmt(base.ops["cudaStreamSynchronize"]["p99_ns"]), fmt(cur.ops["cudaStreamSynchronize"]["p99_ns"])))
+# the copy moved from pageable (cudaMemcpy) to pinned (cudaMemcpyAsync)
+chk.ok(ops["cudaMemcpy"]["calls"]["baseline"] == 0 and ops["cudaMemcpyAsync"]["calls"]["current"] == 0 and
+       "ratio" not in ops["cudaMemcpy"]["calls"], "copies: %s %s" % (ops["cudaMemcpy"], ops["cudaMemcpyAsync"]))
+chk.done()
+PY
+exit 0
