@@ -1052,6 +1052,42 @@ static const struct ift_op_stats *op_named(const struct ift_analysis *a, const c
 	return NULL;
 }
 
+/* One op on both sides; a side without it has zeros. */
+struct op_pair {
+	const char *name;
+	const struct ift_op_stats *cur, *base;
+};
+
+/*
+ * Every op of either side, the current trace's first (most time first), then
+ * those only the baseline has.  Returns an array of *N pairs to free(), or
+ * NULL (ENOMEM; or no op at all, with *N 0).
+ */
+static struct op_pair *op_pairs(const struct report *cur, const struct report *base,
+				size_t *n)
+{
+	static const struct ift_op_stats none;
+	size_t nc = ift_analysis_op_count(cur->a), nb = ift_analysis_op_count(base->a);
+	struct op_pair *v = calloc(nc + nb + 1, sizeof(*v));
+
+	*n = 0;
+	if (!v)
+		return NULL;
+	for (size_t i = 0; i < nc; i++) {
+		const struct ift_op_stats *x = ift_analysis_op(cur->a, i);
+		const struct ift_op_stats *y = op_named(base->a, x->name);
+
+		v[(*n)++] = (struct op_pair){ x->name, x, y ? y : &none };
+	}
+	for (size_t i = 0; i < nb; i++) {
+		const struct ift_op_stats *y = ift_analysis_op(base->a, i);
+
+		if (!op_named(cur->a, y->name))
+			v[(*n)++] = (struct op_pair){ y->name, &none, y };
+	}
+	return v;
+}
+
 static void diff_row(const char *what, const char *change)
 {
 	cell(what, 28);
@@ -1060,7 +1096,8 @@ static void diff_row(const char *what, const char *change)
 
 static int print_text_diff(const struct report *cur, const struct report *base)
 {
-	static const struct ift_op_stats none;
+	struct op_pair *pairs;
+	size_t npairs;
 	struct totals b, c;
 	char buf[128], name[40], cmd[WIDTH];
 	const char *bc = ift_analysis_summary(base->a)->command;
@@ -1094,34 +1131,19 @@ static int print_text_diff(const struct report *cur, const struct report *base)
 	cell("p50", 19);
 	cell("p99", 27);
 	printf("total\n");
-	/* the current ops first, most time first, then those gone */
-	for (int side = 0; side < 2; side++) {
-		const struct ift_analysis *a = side ? base->a : cur->a;
-		const struct ift_analysis *o = side ? cur->a : base->a;
+	pairs = op_pairs(cur, base, &npairs);
+	if (!pairs && (ift_analysis_op_count(cur->a) || ift_analysis_op_count(base->a)))
+		return -ENOMEM;
+	for (size_t i = 0; i < npairs; i++) {
+		const struct ift_op_stats *x = pairs[i].cur, *y = pairs[i].base;
 
-		for (size_t i = 0; i < ift_analysis_op_count(a); i++) {
-			const struct ift_op_stats *x = ift_analysis_op(a, i), *y;
-
-			y = op_named(o, x->name);
-			if (side && y)
-				continue;
-			if (!y)
-				y = &none;
-			if (side) {
-				const struct ift_op_stats *t = x;
-
-				x = y;
-				y = t;
-			}
-			/* here x is current, y baseline */
-			cell(safe(name, sizeof(name), x->name ? x->name : y->name, 23), 24);
-			cell(fmt_change_num(buf, sizeof(buf), y->calls, x->calls), 17);
-			cell(fmt_change_dur(buf, sizeof(buf), y->p50_ns, x->p50_ns, false), 19);
-			cell(fmt_change_dur(buf, sizeof(buf), y->p99_ns, x->p99_ns, true), 27);
-			printf("%s\n", fmt_change_dur(buf, sizeof(buf), y->total_ns, x->total_ns,
-						      false));
-		}
+		cell(safe(name, sizeof(name), pairs[i].name, 23), 24);
+		cell(fmt_change_num(buf, sizeof(buf), y->calls, x->calls), 17);
+		cell(fmt_change_dur(buf, sizeof(buf), y->p50_ns, x->p50_ns, false), 19);
+		cell(fmt_change_dur(buf, sizeof(buf), y->p99_ns, x->p99_ns, true), 27);
+		printf("%s\n", fmt_change_dur(buf, sizeof(buf), y->total_ns, x->total_ns, false));
 	}
+	free(pairs);
 
 	for (int side = 0; side < 2; side++) {
 		const struct report *r = side ? cur : base;
@@ -1155,7 +1177,8 @@ static json_object *json_pair(uint64_t b, uint64_t c)
 
 static int print_json_diff(const struct report *cur, const struct report *base)
 {
-	static const struct ift_op_stats none;
+	struct op_pair *pairs;
+	size_t npairs;
 	json_object *root = json_object_new_object(), *ch = json_object_new_object(), *v;
 	struct totals b, c;
 
@@ -1175,35 +1198,20 @@ static int print_json_diff(const struct report *cur, const struct report *base)
 	json_object_object_add(ch, "medium_chain_cost_ns",
 			       json_pair(b.chain_ns[IFT_SEV_MEDIUM], c.chain_ns[IFT_SEV_MEDIUM]));
 	v = json_object_new_array();
-	for (int side = 0; side < 2; side++) {
-		const struct ift_analysis *a = side ? base->a : cur->a;
-		const struct ift_analysis *o = side ? cur->a : base->a;
+	pairs = op_pairs(cur, base, &npairs);
+	for (size_t i = 0; i < npairs; i++) {
+		const struct ift_op_stats *x = pairs[i].cur, *y = pairs[i].base;
+		json_object *e = json_object_new_object();
 
-		for (size_t i = 0; i < ift_analysis_op_count(a); i++) {
-			const struct ift_op_stats *x = ift_analysis_op(a, i), *y;
-			json_object *e;
-
-			y = op_named(o, x->name);
-			if (side && y)
-				continue;
-			e = json_object_new_object();
-			add_str(e, "op", x->name);
-			if (!y)
-				y = &none;
-			if (side) {
-				const struct ift_op_stats *t = x;
-
-				x = y;
-				y = t;
-			}
-			json_object_object_add(e, "calls", json_pair(y->calls, x->calls));
-			json_object_object_add(e, "total_ns", json_pair(y->total_ns, x->total_ns));
-			json_object_object_add(e, "p50_ns", json_pair(y->p50_ns, x->p50_ns));
-			json_object_object_add(e, "p99_ns", json_pair(y->p99_ns, x->p99_ns));
-			json_object_object_add(e, "max_ns", json_pair(y->max_ns, x->max_ns));
-			json_object_array_add(v, e);
-		}
+		add_str(e, "op", pairs[i].name);
+		json_object_object_add(e, "calls", json_pair(y->calls, x->calls));
+		json_object_object_add(e, "total_ns", json_pair(y->total_ns, x->total_ns));
+		json_object_object_add(e, "p50_ns", json_pair(y->p50_ns, x->p50_ns));
+		json_object_object_add(e, "p99_ns", json_pair(y->p99_ns, x->p99_ns));
+		json_object_object_add(e, "max_ns", json_pair(y->max_ns, x->max_ns));
+		json_object_array_add(v, e);
 	}
+	free(pairs);
 	json_object_object_add(ch, "ops", v);
 	json_object_object_add(root, "baseline", json_report(base->a, base->c));
 	json_object_object_add(root, "current", json_report(cur->a, cur->c));

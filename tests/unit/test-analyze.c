@@ -590,18 +590,6 @@ static void test_missing_switch_in(void **state)
 	tb_end(&b);
 }
 
-static int setup(void **state)
-{
-	(void)state;
-	return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	return rmdir(tmpdir);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -619,5 +607,5 @@ int main(void)
 		cmocka_unit_test(test_missing_switch_in),
 	};
 
-	return cmocka_run_group_tests_name("analyze", tests, setup, teardown);
+	return cmocka_run_group_tests_name("analyze", tests, tb_setup, tb_teardown);
 }

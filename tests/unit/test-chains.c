@@ -450,18 +450,6 @@ static void test_no_calls(void **state)
 	tb_end(&b);
 }
 
-static int setup(void **state)
-{
-	(void)state;
-	return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	return rmdir(tmpdir);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -475,5 +463,5 @@ int main(void)
 		cmocka_unit_test(test_no_calls),
 	};
 
-	return cmocka_run_group_tests_name("chains", tests, setup, teardown);
+	return cmocka_run_group_tests_name("chains", tests, tb_setup, tb_teardown);
 }

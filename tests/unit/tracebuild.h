@@ -4,7 +4,7 @@
 /*
  * Traces built row by row with the writer API, for the analyzer's tests:
  * every expected figure is known by construction.  Include after cmocka.h;
- * the test's group setup makes TMPDIR (mkdtemp) and its teardown removes it.
+ * run the group with tb_setup and tb_teardown (they make and remove tmpdir).
  */
 #include <stdio.h>
 #include <string.h>
@@ -135,6 +135,19 @@ static void tb_end(struct tb *b)
 	ift_analysis_free(b->a);
 	ift_trace_close(b->t);
 	unlink(b->path);
+}
+
+/* The group setup and teardown of a test that builds traces. */
+static int tb_setup(void **state)
+{
+	(void)state;
+	return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int tb_teardown(void **state)
+{
+	(void)state;
+	return rmdir(tmpdir);
 }
 
 #endif
