@@ -6,6 +6,8 @@
  * Outputs built from a trace.  Each function writes only to the stream it is
  * given and returns 0 or a negative error; none of them touches tracefs.
  */
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "ift-trace.h"
@@ -26,5 +28,11 @@ int ift_out_event_json(FILE *f, const struct ift_trace *t,
 
 /* The sched_switch prev_state letters ("R", "R+", "S", "D", ...) into BUF. */
 const char *ift_task_state_str(uint64_t state, char *buf, size_t len);
+
+/*
+ * NS as "850ns", "12.3µs", "4.5ms", "1.23s" (at most 8 columns, for tables),
+ * or SPACED, in ASCII for running text: "850 ns", "12.3 us", "4.5 ms".
+ */
+const char *ift_fmt_dur(char *buf, size_t len, uint64_t ns, bool spaced);
 
 #endif

@@ -18,6 +18,7 @@
 #include "cli.h"
 #include "ift-analyze.h"
 #include "ift-chains.h"
+#include "ift-out.h"
 
 static const char usage[] =
 	"report [-i FILE] [--json] [--per-process] [--threads] [--pid PID]...\n"
@@ -91,18 +92,9 @@ static int parse_time(const char *s, uint64_t *out)
 
 /* ---- text helpers ------------------------------------------------- */
 
-/* "850ns", "12.3µs", "4.5ms", "1.23s": at most 8 columns. */
 static const char *fmt_dur(char *buf, size_t len, uint64_t ns)
 {
-	if (ns < 1000)
-		snprintf(buf, len, "%" PRIu64 "ns", ns);
-	else if (ns < 1000000)
-		snprintf(buf, len, "%.1f\xc2\xb5s", (double)ns / 1e3);
-	else if (ns < 1000000000)
-		snprintf(buf, len, "%.1fms", (double)ns / 1e6);
-	else
-		snprintf(buf, len, "%.2fs", (double)ns / 1e9);
-	return buf;
+	return ift_fmt_dur(buf, len, ns, false);
 }
 
 /* "12345", "123k", "4.5M": counts in at most 6 columns. */

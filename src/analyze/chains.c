@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "ift-chains.h"
+#include "ift-out.h"
 #include "analyze.h"
 
 /* A lower bound of what a fresh 4 KiB page costs its thread (fault and
@@ -569,15 +570,7 @@ void ift_chains_hooks(struct ift_chains *c, struct ift_analyze_hooks *h)
 
 static const char *dur(char *buf, size_t len, uint64_t ns)
 {
-	if (ns < 1000)
-		snprintf(buf, len, "%" PRIu64 " ns", ns);
-	else if (ns < 1000000)
-		snprintf(buf, len, "%.1f us", (double)ns / 1e3);
-	else if (ns < 1000000000)
-		snprintf(buf, len, "%.1f ms", (double)ns / 1e6);
-	else
-		snprintf(buf, len, "%.2f s", (double)ns / 1e9);
-	return buf;
+	return ift_fmt_dur(buf, len, ns, true);
 }
 
 static const char *bytes_str(char *buf, size_t len, uint64_t b)
