@@ -398,6 +398,44 @@ static void test_gpu_bound(void **state)
 }
 
 /*
+ * Waits for a CPU that blame no one: 40 synchronizes of 2 ms, each blocked
+ * until the device wakes the thread, which then waits 400 us before it runs,
+ * behind the idle task (a wake-up's latency, or a switch-in the kernel did
+ * not write) in even calls, behind the recorder itself (recorder.pid) in odd
+ * ones.  No CPU contention, and the run is GPU-bound.
+ */
+static void test_excused_waits(void **state)
+{
+	const struct ift_chain *ch;
+	struct ift_chains *c;
+	struct tb b;
+	uint64_t t = 1 * MS;
+
+	(void)state;
+	tb_begin(&b, "excused", 1000 * MS);
+	assert_int_equal(ift_writer_meta(b.w, "recorder.pid", "300"), 0);
+	names(&b);
+	task(&b, 5 * US, 300, 300, IFT_TASK_COMM, 0, 0, "ingero-ftrace");
+	sw(&b, 500 * US, 0, 0, 0, S_RUN, CUDA, CUDA);
+	for (int i = 0; i < 40; i++) {
+		uint64_t by = i % 2 ? 300 : 0;
+
+		call(&b, t, CUDA, CUDA, OP_SYNC, 2 * MS, 0, 0, 0, 0, 0, 0, 0);
+		sw(&b, t + 10 * US, 0, CUDA, CUDA, S_SLEEP, by, by);
+		wk(&b, t + 1500 * US, 1, CUDA, CUDA, IFT_WAKE_WAKING, 0, 0, 0);
+		sw(&b, t + 1900 * US, 0, by, by, by ? S_SLEEP : S_RUN, CUDA, CUDA);
+		t += 2 * MS + 20 * US;
+	}
+	c = chains_run(&b, NULL);
+	assert_null(chain_of(c, IFT_CAUSE_CPU_CONTENTION));
+	ch = chain_of(c, IFT_CAUSE_GPU_BOUND);
+	assert_non_null(ch);
+	assert_int_equal(ift_chains_count(c), 1);
+	ift_chains_free(c);
+	tb_end(&b);
+}
+
+/*
  * A side thread of the CUDA process makes a call at start and one at the
  * end, blocked in between until the worker wakes it: it did not starve,
  * only the feeding thread (the most CUDA time in the process) is judged.
@@ -459,6 +497,7 @@ int main(void)
 		cmocka_unit_test(test_page_alloc),
 		cmocka_unit_test(test_builds_own_input),
 		cmocka_unit_test(test_gpu_bound),
+		cmocka_unit_test(test_excused_waits),
 		cmocka_unit_test(test_side_thread),
 		cmocka_unit_test(test_no_calls),
 	};
