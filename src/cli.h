@@ -43,5 +43,6 @@ int cmd_dump(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_discover_debug(int argc, char **argv);
 int cmd_check(int argc, char **argv);
+int cmd_export(int argc, char **argv);
 
 #endif

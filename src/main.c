@@ -22,6 +22,7 @@ static const struct cmd {
 	{ "info", cmd_info, "show a trace's metadata, tables, size and losses" },
 	{ "dump", cmd_dump, "print every event of a trace in time order" },
 	{ "report", cmd_report, "what the CUDA calls cost and what the scheduler did to each task" },
+	{ "export", cmd_export, "write a trace as a SQLite database or a Perfetto timeline" },
 	{ "discover", cmd_discover_debug, "(developer) list the CUDA libraries and offsets a command would get" },
 	{ "check", cmd_check, "check that this machine can record; remove leftovers of killed runs" },
 };

@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ingero-ftrace export: a trace for other tools, from the trace file alone.
+ *   --format sqlite    a SQLite database (docs/sql.md); -o is required
+ *   --format perfetto  a JSON timeline for ui.perfetto.dev and chrome://tracing
+ *                      (docs/perfetto.md); -o FILE or stdout
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "ift-export.h"
+
+static const char usage[] = "export [-i FILE] --format sqlite|perfetto [-o OUT]";
+
+int cmd_export(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "input", required_argument, NULL, 'i' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *path = IFT_DEFAULT_TRACE, *format = NULL, *out = NULL;
+	char msg[256] = "";
+	struct ift_export_opts opts = { .errbuf = msg, .errlen = sizeof(msg) };
+	struct ift_trace *t;
+	int c, ret;
+
+	while ((c = getopt_long(argc, argv, "+i:f:o:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'i':
+			path = optarg;
+			break;
+		case 'f':
+			format = optarg;
+			break;
+		case 'o':
+			out = optarg;
+			break;
+		case 'h':
+			printf("usage: %s %s\n", progname, usage);
+			return EXIT_OK;
+		default:
+			return bad_option(usage, argv);
+		}
+	}
+	if (optind < argc)
+		return usage_error(usage, "unexpected argument '%s'", argv[optind]);
+	if (!format)
+		return usage_error(usage, "--format is required");
+	if (strcmp(format, "sqlite") && strcmp(format, "perfetto"))
+		return usage_error(usage, "unknown format '%s' (sqlite, perfetto)", format);
+	if (!strcmp(format, "sqlite") && !out)
+		return usage_error(usage, "--format sqlite needs -o OUT.db");
+
+	t = cli_open_trace(path, 0);
+	if (!t)
+		return EXIT_RUNTIME;
+	if (!strcmp(format, "sqlite")) {
+		ret = ift_export_sqlite(t, out, &opts);
+	} else {
+		FILE *f = out ? fopen(out, "w") : stdout;
+
+		if (!f) {
+			error("cannot write '%s': %s", out, strerror(errno));
+			ift_trace_close(t);
+			return EXIT_RUNTIME;
+		}
+		ret = ift_export_perfetto(t, f, &opts);
+		if (out && fclose(f) && !ret)
+			ret = -EIO;
+		if (!out && !ret && cli_finish_stdout(0)) {
+			ift_trace_close(t);	/* it said why */
+			return EXIT_RUNTIME;
+		}
+	}
+	if (ret < 0)
+		error("export to %s '%s': %s", format, out ? out : "stdout",
+		      *msg ? msg : ift_strerror(ret));
+	ift_trace_close(t);
+	return ret < 0 ? EXIT_RUNTIME : EXIT_OK;
+}
