@@ -103,12 +103,13 @@ if c:
     check_active(chk, truth, c)
     # who took the CPU there: the hogs together most of it (not one by one:
     # someone else's busy process on the machine may take more than any
-    # single hog), and at least half of them named (the evidence names 6
-    # tasks, and the recorder and the device thread take their share too)
+    # single hog).  How many hogs that is depends on how the load balancer
+    # parted them between the CPUs: 3 and 3, or 4 and 2 with the loop
+    # beside the 2, seen in CI; so at least one, and the share below.
     pre = tasks(c, "preempted")
     mine = [t for t in pre if t["pid"] in hogs]
-    chk.ok(len({t["pid"] for t in mine}) * 2 >= len(hogs), "preempted by hogs %s, started %s" %
-           (sorted({t["pid"] for t in mine}), sorted(hogs)))
+    chk.ok(len(mine) >= 1, "preempted by no hog: %s, started %s" %
+           (["%s/%d" % (t["comm"], t["pid"]) for t in pre], sorted(hogs)))
     chk.ok(sum(t["ns"] for t in mine) * 2 >= sum(t["ns"] for t in pre),
            "the hogs took %s of the %s wait between launches" %
            (fmt(sum(t["ns"] for t in mine)), fmt(sum(t["ns"] for t in pre))))
