@@ -1442,6 +1442,24 @@ static int gap_chain(struct ift_chains *c, struct gapacc *g, enum ift_cause caus
 					      op_name(c, w->next_op),
 					      dur(d1, sizeof(d1), w->end - w->start)));
 
+	/*
+	 * One gap that holds most of the cost is often no steady state at all
+	 * but the start-up (imports, building the dataset after the model went
+	 * to the device): seen on the H200 (docs/gpu-validation.md).  Say so,
+	 * and how to look past it, before any fix.
+	 */
+	cb_num(&b, "worst_gap_ns", g->worst_v);
+	if (g->worst_v * 2 > cost) {
+		uint64_t end = w->end > c->start_ts ? w->end - c->start_ts : 0;
+
+		cb_rec(&b, ch_printf(c, "one gap (%.3f s to %.3f s) holds %u%% of this cost: if "
+				     "that is the start-up (imports, loading the dataset), see the "
+				     "steady state alone with --from %.3fs",
+				     (double)(w->start > c->start_ts ? w->start - c->start_ts : 0) / 1e9,
+				     (double)end / 1e9, (permille(g->worst_v, cost) + 5) / 10,
+				     (double)((end + 999999) / 1000000) / 1e3));
+	}
+
 	switch (cause) {
 	case IFT_CAUSE_DATA_STARVATION: {
 		const struct ift_chain_task *top = b.ntasks ? &b.tasks[0] : NULL;

@@ -359,6 +359,68 @@ static void test_builds_own_input(void **state)
 }
 
 /*
+ * A start-up gap: the thread builds a dataset for 500 ms on CPU after its
+ * first call, then feeds itself 20 batches with 8 ms gaps.  The one gap
+ * holds 77% of the cost: the first fix says so and gives the --from that
+ * skips it; the steady state alone then has no such line.
+ */
+static void build_startup(struct tb *b)
+{
+	uint64_t t = 1 * MS;
+
+	tb_begin(b, "startup", 1000 * MS);
+	names(b);
+	sw(b, 500 * US, 0, 0, 0, S_RUN, CUDA, CUDA);
+	for (int i = 0; i < 21; i++) {
+		call(b, t, CUDA, CUDA, OP_MEMCPY, 100 * US, 0, 0, 1, 2, 1 << 20, 1, 0);
+		t += 100 * US;
+		t += i == 0 ? 500 * MS : 8 * MS;
+	}
+}
+
+static void test_startup_gap(void **state)
+{
+	const struct ift_chain *ch;
+	struct ift_chains *c;
+	struct tb b;
+
+	(void)state;
+	build_startup(&b);
+	c = chains_run(&b, NULL);
+	ch = chain_of(c, IFT_CAUSE_DATA_STARVATION);
+	assert_non_null(ch);
+	assert_int_equal(ch->cost_ns, 500 * MS + 19 * 8 * MS);
+	assert_int_equal(num(ch, "worst_gap_ns"), 500 * MS);
+	/* the gap runs from 1.1 ms to 501.1 ms of the trace */
+	assert_non_null(strstr(ch->recs[0], "one gap (0.001 s to 0.501 s) holds 77% of this cost"));
+	assert_non_null(strstr(ch->recs[0], "--from 0.502s"));
+	assert_non_null(strstr(ch->recs[1], "index it directly"));
+	ift_chains_free(c);
+	tb_end(&b);
+
+	/* past the start-up (the call that ended it began before 502 ms, so
+	   the window holds 19 calls): 18 gaps alike, no such line */
+	{
+		struct ift_analyze_opts opts = { .from_ns = 502 * MS };
+
+		build_startup(&b);
+		c = ift_chains_new(NULL);
+		assert_non_null(c);
+		ift_chains_hooks(c, &opts.hooks);
+		tb_run(&b, &opts);
+		assert_int_equal(ift_chains_build(c, b.a, b.t), 0);
+		ch = chain_of(c, IFT_CAUSE_DATA_STARVATION);
+		assert_non_null(ch);
+		assert_int_equal(ch->cost_ns, 18 * 8 * MS);
+		assert_int_equal(num(ch, "worst_gap_ns"), 8 * MS);
+		for (size_t i = 0; i < ch->nrecs; i++)
+			assert_null(strstr(ch->recs[i], "one gap"));
+		ift_chains_free(c);
+		tb_end(&b);
+	}
+}
+
+/*
  * GPU-bound and healthy: 40 launches of 20 us, each followed by a 20 ms
  * synchronize blocked until the device is done (woken from an interrupt);
  * the host is otherwise idle.  No host cause, one LOW GPU-bound chain.
@@ -496,6 +558,7 @@ int main(void)
 		cmocka_unit_test(test_data_starvation),
 		cmocka_unit_test(test_page_alloc),
 		cmocka_unit_test(test_builds_own_input),
+		cmocka_unit_test(test_startup_gap),
 		cmocka_unit_test(test_gpu_bound),
 		cmocka_unit_test(test_excused_waits),
 		cmocka_unit_test(test_side_thread),
