@@ -11,6 +11,10 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +33,35 @@
 #define IDLE_MARGIN_NS		20000000ULL	/* events reserved but not yet committed */
 #define PAGES_PER_ROUND		256
 #define RESCAN_EVERY_NS		1000000000ULL	/* libraries dlopen()ed while recording */
+#define READER_NICE		(-10)
+#define QUEUE_MAX_BYTES		(256ULL << 20)	/* pages read, waiting to be decoded */
+
+/*
+ * A page read from the ring and not yet decoded, or (len < 0) the note that
+ * CPU's ring was empty at IDLE_TS: nothing older can still come from it.
+ */
+struct qpage {
+	struct qpage *next;
+	int cpu, len;
+	uint64_t idle_ts;
+	unsigned char data[];
+};
+
+/*
+ * The reader thread empties the rings into memory and decodes nothing:
+ * that is cheap (trace-cmd splices to files the same way), so the rings
+ * stay empty even while the decoding, on the caller's thread, falls behind
+ * a load that leaves it little CPU.  Pages and idle notes keep their order.
+ */
+struct pagequeue {
+	pthread_mutex_t mu;
+	pthread_cond_t more;
+	struct qpage *head, *tail, *spare;
+	uint64_t bytes;
+	bool stop, running;
+	int err;			/* the reader's error, once */
+	pthread_t th;
+};
 
 struct ift_recorder {
 	struct ift_record_opts opts;
@@ -46,6 +79,7 @@ struct ift_recorder {
 	bool mono;
 	bool started;
 	uint64_t start_ns, next_sample, next_flush, next_rescan;
+	struct pagequeue q;
 };
 
 static int fail(struct ift_recorder *r, const char *step, int err)
@@ -202,6 +236,8 @@ int ift_recorder_create(const struct ift_record_opts *opts,
 	*out = r;
 	r->opts = *opts;
 	ift_libset_init(&r->libs);
+	pthread_mutex_init(&r->q.mu, NULL);
+	pthread_cond_init(&r->q.more, NULL);
 
 	/* say it plainly before anything else fails for want of privileges */
 	{
@@ -311,12 +347,214 @@ int ift_recorder_add_pid(struct ift_recorder *r, pid_t pid)
 	return ret;
 }
 
+/* Called on the reader thread: only the queue's lock is shared. */
+static int q_push(struct ift_recorder *r, int cpu, const void *page, int len, uint64_t idle_ts)
+{
+	struct pagequeue *q = &r->q;
+	size_t size = len > 0 ? (size_t)len : 0;
+	struct qpage *p = NULL;
+
+	pthread_mutex_lock(&q->mu);
+	/* a decoder far behind: stop reading, and let the kernel count the loss */
+	while (q->bytes > QUEUE_MAX_BYTES && !q->stop) {
+		pthread_mutex_unlock(&q->mu);
+		poll(NULL, 0, 1);
+		pthread_mutex_lock(&q->mu);
+	}
+	if (len > 0 && q->spare && len <= ift_ring_page_size(r->ring)) {
+		p = q->spare;
+		q->spare = p->next;
+	}
+	pthread_mutex_unlock(&q->mu);
+	if (!p) {
+		size_t cap = len > 0 ? (size_t)ift_ring_page_size(r->ring) : 0;
+
+		p = malloc(sizeof(*p) + (cap > size ? cap : size));
+		if (!p)
+			return -ENOMEM;
+	}
+	p->next = NULL;
+	p->cpu = cpu;
+	p->len = len;
+	p->idle_ts = idle_ts;
+	if (size)
+		memcpy(p->data, page, size);
+	pthread_mutex_lock(&q->mu);
+	if (q->tail)
+		q->tail->next = p;
+	else
+		q->head = p;
+	q->tail = p;
+	q->bytes += sizeof(*p) + size;
+	pthread_cond_signal(&q->more);
+	pthread_mutex_unlock(&q->mu);
+	return 0;
+}
+
+static int q_page(void *ctx, int cpu, void *page, int len)
+{
+	return q_push(ctx, cpu, page, len, 0);
+}
+
+static void *reader_main(void *arg)
+{
+	struct ift_recorder *r = arg;
+	struct pagequeue *q = &r->q;
+	int ncpus = ift_ring_ncpus(r->ring), ret = 0;
+
+	/*
+	 * It copies pages and nothing else, so it may jump the queue for a
+	 * CPU: a load that keeps every CPU busy then still cannot fill a ring.
+	 * Only this thread (Linux nice is per thread); root may, others not.
+	 */
+	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), READER_NICE);
+	for (;;) {
+		int pages = 0;
+		bool stop;
+
+		pthread_mutex_lock(&q->mu);
+		stop = q->stop;
+		pthread_mutex_unlock(&q->mu);
+		if (stop)
+			break;
+		for (int cpu = 0; cpu < ncpus && ret >= 0; cpu++) {
+			uint64_t before = ift_now_ns();
+			int n = ift_ring_drain(r->ring, cpu, PAGES_PER_ROUND, true, q_page, r);
+
+			if (n < 0) {
+				ret = n;
+				break;
+			}
+			pages += n;
+			/* empty at BEFORE: nothing older than that can still come */
+			if (n == 0 && r->mono && before > IDLE_MARGIN_NS)
+				ret = q_push(r, cpu, NULL, -1, before - IDLE_MARGIN_NS);
+		}
+		if (ret < 0)
+			break;
+		if (!pages)
+			poll(NULL, 0, 5);
+	}
+	pthread_mutex_lock(&q->mu);
+	if (ret < 0 && !q->err)
+		q->err = ret;
+	pthread_cond_signal(&q->more);
+	pthread_mutex_unlock(&q->mu);
+	return NULL;
+}
+
+static int reader_start(struct ift_recorder *r)
+{
+	sigset_t all, old;
+	int ret;
+
+	/* signals are the main thread's: it stops the run */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	ret = pthread_create(&r->q.th, NULL, reader_main, r);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (ret)
+		return -ret;
+	r->q.running = true;
+	return 0;
+}
+
+static void reader_stop(struct ift_recorder *r)
+{
+	if (!r->q.running)
+		return;
+	pthread_mutex_lock(&r->q.mu);
+	r->q.stop = true;
+	pthread_mutex_unlock(&r->q.mu);
+	pthread_join(r->q.th, NULL);
+	r->q.running = false;
+}
+
+/*
+ * Decodes what the reader queued, waiting up to TIMEOUT_MS for something
+ * when nothing is; *PAGES counts the pages decoded.
+ */
+static int q_decode(struct ift_recorder *r, int timeout_ms, int *pages)
+{
+	struct pagequeue *q = &r->q;
+	struct qpage *list, *p, *used = NULL;
+	int ret = 0;
+
+	*pages = 0;
+	pthread_mutex_lock(&q->mu);
+	if (!q->head && !q->err && q->running && timeout_ms > 0) {
+		struct timespec until;
+
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_nsec += (long)timeout_ms * 1000000L;
+		until.tv_sec += until.tv_nsec / 1000000000L;
+		until.tv_nsec %= 1000000000L;
+		pthread_cond_timedwait(&q->more, &q->mu, &until);
+	}
+	list = q->head;
+	q->head = q->tail = NULL;
+	q->bytes = 0;
+	ret = q->err;
+	pthread_mutex_unlock(&q->mu);
+
+	while ((p = list)) {
+		list = p->next;
+		if (ret >= 0) {
+			if (p->len < 0) {
+				ift_decoder_cpu_idle(r->dec, p->cpu, p->idle_ts);
+			} else {
+				ret = ift_decoder_page(r->dec, p->cpu, p->data, p->len);
+				(*pages)++;
+			}
+		}
+		if (p->len >= 0 && p->len <= ift_ring_page_size(r->ring)) {
+			p->next = used;
+			used = p;
+		} else {
+			free(p);
+		}
+	}
+	if (used) {
+		/* back for the reader to fill again, up to a few hundred */
+		pthread_mutex_lock(&q->mu);
+		for (int k = 0; used && k < 512; k++) {
+			p = used;
+			used = p->next;
+			p->next = q->spare;
+			q->spare = p;
+		}
+		pthread_mutex_unlock(&q->mu);
+		while ((p = used)) {
+			used = p->next;
+			free(p);
+		}
+	}
+	return ret;
+}
+
+static void q_free(struct pagequeue *q)
+{
+	struct qpage *p;
+
+	while ((p = q->head)) {
+		q->head = p->next;
+		free(p);
+	}
+	while ((p = q->spare)) {
+		q->spare = p->next;
+		free(p);
+	}
+	q->tail = NULL;
+}
+
 int ift_recorder_start(struct ift_recorder *r)
 {
 	int ret = ift_probe_start(r->probes);
 
 	if (ret < 0)
 		return fail(r, "start tracing", ret);
+	if ((ret = reader_start(r)) < 0)
+		return fail(r, "start the ring-buffer reader", ret);
 	r->started = true;
 	r->start_ns = ift_now_ns();
 	r->next_sample = r->start_ns;
@@ -415,33 +653,16 @@ static int rescan(struct ift_recorder *r)
 	return ret;
 }
 
-static int read_all(struct ift_recorder *r, int *pages)
-{
-	int ncpus = ift_ring_ncpus(r->ring);
-
-	*pages = 0;
-	for (int cpu = 0; cpu < ncpus; cpu++) {
-		uint64_t before = ift_now_ns();
-		int n = ift_ring_drain(r->ring, cpu, PAGES_PER_ROUND, true, on_page,
-				       r->dec);
-
-		if (n < 0)
-			return n;
-		*pages += n;
-		/* empty at BEFORE: nothing older than that can still come */
-		if (n == 0 && r->mono && before > IDLE_MARGIN_NS)
-			ift_decoder_cpu_idle(r->dec, cpu, before - IDLE_MARGIN_NS);
-	}
-	return ift_decoder_advance(r->dec);
-}
-
 int ift_recorder_poll(struct ift_recorder *r, int timeout_ms)
 {
 	uint64_t now;
 	int ret, pages;
 
-	if ((ret = read_all(r, &pages)) < 0)
+	/* waits for the reader up to TIMEOUT_MS when it has nothing */
+	if ((ret = q_decode(r, timeout_ms, &pages)) < 0)
 		return fail(r, "read the ring buffers", ret);
+	if ((ret = ift_decoder_advance(r->dec)) < 0)
+		return fail(r, "decode the events", ret);
 	now = ift_now_ns();
 	if (r->sampler && now >= r->next_sample) {
 		struct sample_ctx sc = { r->w, now };
@@ -461,8 +682,6 @@ int ift_recorder_poll(struct ift_recorder *r, int timeout_ms)
 		if ((ret = ift_writer_flush(r->w)) < 0)
 			return fail(r, "write the trace file", ret);
 	}
-	if (!pages && timeout_ms > 0)
-		poll(NULL, 0, timeout_ms);
 	return 0;
 }
 
@@ -501,10 +720,14 @@ void ift_recorder_status(struct ift_recorder *r, struct ift_record_status *st)
 int ift_recorder_finish(struct ift_recorder *r, int exit_status)
 {
 	uint64_t stop;
-	int ret;
+	int ret, pages;
 
 	ift_probe_stop(r->probes);
 	stop = ift_now_ns();
+	/* what the reader queued, then what is left in the rings */
+	reader_stop(r);
+	if ((ret = q_decode(r, 0, &pages)) < 0)
+		return fail(r, "read the ring buffers", ret);
 	ret = ift_ring_flush(r->ring, on_page, r->dec);
 	if (ret < 0)
 		return fail(r, "read the ring buffers", ret);
@@ -526,6 +749,10 @@ void ift_recorder_destroy(struct ift_recorder *r)
 {
 	if (!r)
 		return;
+	reader_stop(r);
+	q_free(&r->q);
+	pthread_mutex_destroy(&r->q.mu);
+	pthread_cond_destroy(&r->q.more);
 	ift_ring_close(r->ring);
 	/* first what the system holds, then our memory */
 	ift_probe_session_destroy(r->probes);
