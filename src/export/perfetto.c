@@ -52,8 +52,7 @@ struct px {
 	size_t ngroup, group_cap;
 	uint64_t bin;			/* current page bin (its index + 1), 0: none */
 	uint64_t bin_count;
-	bool bin_zero;			/* a zero was written after the last bin */
-	uint64_t start_ts;
+	uint64_t start_ts, end_ts;	/* of the trace */
 };
 
 /* ---- text ----------------------------------------------------------- */
@@ -494,19 +493,23 @@ static void put_sample(struct px *x, const uint64_t *r)
 	}
 }
 
-/* Page allocations per second in bins of PAGE_BIN_NS from the trace start;
-   an empty stretch is one zero, as a counter holds its value. */
-static void flush_bin(struct px *x, uint64_t upto)
+/*
+ * Page allocations per second in bins of PAGE_BIN_NS from the trace start
+ * (the last one cut at the trace end, so the rate integrates to the count);
+ * an empty stretch is one zero, as a counter holds its value.
+ */
+static void flush_bin(struct px *x, bool gap)
 {
 	if (x->bin) {
-		put_counter(x, "page_allocs", x->start_ts + (x->bin - 1) * PAGE_BIN_NS,
-			    "per_s", (double)x->bin_count * (1e9 / PAGE_BIN_NS));
-		x->bin_zero = false;
-		if (upto > x->bin) {
-			put_counter(x, "page_allocs", x->start_ts + x->bin * PAGE_BIN_NS,
-				    "per_s", 0);
-			x->bin_zero = true;
-		}
+		uint64_t from = x->start_ts + (x->bin - 1) * PAGE_BIN_NS;
+		uint64_t to = from + PAGE_BIN_NS;
+
+		if (to > x->end_ts)
+			to = x->end_ts > from ? x->end_ts : from + 1;
+		put_counter(x, "page_allocs", from, "per_s",
+			    (double)x->bin_count * 1e9 / (double)(to - from));
+		if (gap)
+			put_counter(x, "page_allocs", to, "per_s", 0);
 	}
 	x->bin_count = 0;
 }
@@ -518,7 +521,7 @@ static void add_page(struct px *x, const uint64_t *r)
 	if (r[IFT_C_TS] < x->start_ts)
 		bin = 1;
 	if (bin != x->bin) {
-		flush_bin(x, bin);
+		flush_bin(x, bin > x->bin + 1);
 		x->bin = bin;
 	}
 	x->bin_count++;
@@ -650,7 +653,7 @@ static int pass(struct px *x, unsigned mask, bool sched)
 	ift_cursor_free(cur);
 	if (ret >= 0 && !sched) {
 		ret = flush_group(x);
-		flush_bin(x, x->bin + 1);
+		flush_bin(x, true);
 	}
 	if (ret >= 0 && ferror(x->f))
 		ret = -EIO;
@@ -703,6 +706,7 @@ int ift_export_perfetto(struct ift_trace *t, FILE *out,
 	x.a = a;
 	x.ncalls = ift_analysis_call_count(a);
 	x.start_ts = ift_analysis_summary(a)->start_ts;
+	x.end_ts = ift_analysis_summary(a)->end_ts;
 
 	/* traceEvents first: Perfetto's importer skips what follows a key it
 	   does not know, and otherData is the newest of those it knows */
