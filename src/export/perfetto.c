@@ -24,6 +24,11 @@
 #include "ift-export.h"
 #include "ift-out.h"
 
+/* One writer: the stream is locked once for the whole export. */
+#define fputc	fputc_unlocked
+#define fputs	fputs_unlocked
+#define fwrite	fwrite_unlocked
+
 /*
  * The counters of the whole system live on a process of their own, on a pid
  * no task can have (pid_max is at most 2^22).
@@ -398,12 +403,20 @@ static int put_call(struct px *x, const uint64_t *r)
 	if (c) {
 		if (c->copy_dir >= 0 && c->copy_dir < IFT_COPY_NR)
 			fprintf(f, ",\"direction\":\"%s\"", dir_name[c->copy_dir]);
-		fprintf(f, ",\"on_cpu_ns\":%" PRIu64 ",\"runqueue_ns\":%" PRIu64
-			",\"blocked_ns\":%" PRIu64 ",\"max_off_cpu_ns\":%" PRIu64
-			",\"involuntary\":%" PRIu32 ",\"voluntary\":%" PRIu32
-			",\"page_allocs\":%" PRIu32,
-			c->on_cpu_ns, c->runqueue_ns, c->blocked_ns, c->max_off_cpu_ns,
-			c->involuntary, c->voluntary, c->page_allocs);
+		/* what did not happen is left out: most calls never leave the CPU */
+		fprintf(f, ",\"on_cpu_ns\":%" PRIu64, c->on_cpu_ns);
+		if (c->runqueue_ns)
+			fprintf(f, ",\"runqueue_ns\":%" PRIu64, c->runqueue_ns);
+		if (c->blocked_ns)
+			fprintf(f, ",\"blocked_ns\":%" PRIu64, c->blocked_ns);
+		if (c->max_off_cpu_ns)
+			fprintf(f, ",\"max_off_cpu_ns\":%" PRIu64, c->max_off_cpu_ns);
+		if (c->involuntary)
+			fprintf(f, ",\"involuntary\":%" PRIu32, c->involuntary);
+		if (c->voluntary)
+			fprintf(f, ",\"voluntary\":%" PRIu32, c->voluntary);
+		if (c->page_allocs)
+			fprintf(f, ",\"page_allocs\":%" PRIu32, c->page_allocs);
 	}
 	fputs("}}", f);
 	return 0;
@@ -684,6 +697,33 @@ static int fail(const struct ift_export_opts *opts, int err, const char *what)
 	return err;
 }
 
+/* The whole file, once the analysis is done; the stream is locked. */
+static int write_all(struct px *x, const struct ift_chains *chains)
+{
+	FILE *f = x->f;
+	int ret;
+
+	/* traceEvents first: Perfetto's importer skips what follows a key it
+	   does not know, and otherData is the newest of those it knows */
+	fputs("{\"traceEvents\":[", f);
+	ret = pass(x, 1U << IFT_T_CALLS | 1U << IFT_T_PAGE_ALLOCS | 1U << IFT_T_SAMPLES,
+		   false);
+	if (ret >= 0)
+		ret = put_names(x);
+	if (ret < 0)
+		return ret;
+	for (size_t i = 0; i < ift_chains_count(chains); i++)
+		put_chain(x, ift_chains_get(chains, i));
+	fputs("\n],\n\"systemTraceEvents\":\"# tracer: nop\\n", f);
+	ret = pass(x, 1U << IFT_T_SWITCHES | 1U << IFT_T_WAKEUPS, true);
+	if (ret < 0)
+		return ret;
+	fputs("\",\n", f);
+	put_other_data(x);
+	fputs("}\n", f);
+	return fflush(f) || ferror(f) ? -EIO : 0;
+}
+
 int ift_export_perfetto(struct ift_trace *t, FILE *out,
 			const struct ift_export_opts *opts)
 {
@@ -701,41 +741,18 @@ int ift_export_perfetto(struct ift_trace *t, FILE *out,
 		ret = ift_chains_build(chains, a, t);
 	if (ret < 0) {
 		ret = fail(opts, ret, "cannot analyze the trace");
-		goto out;
+	} else {
+		x.a = a;
+		x.ncalls = ift_analysis_call_count(a);
+		x.start_ts = ift_analysis_summary(a)->start_ts;
+		x.end_ts = ift_analysis_summary(a)->end_ts;
+		flockfile(out);
+		ret = write_all(&x, chains);
+		if (ret < 0)
+			ret = fail(opts, ret, ferror(out) ? "cannot write" :
+				   ret == -ENOMEM ? "cannot export" : "cannot read the trace");
+		funlockfile(out);
 	}
-	x.a = a;
-	x.ncalls = ift_analysis_call_count(a);
-	x.start_ts = ift_analysis_summary(a)->start_ts;
-	x.end_ts = ift_analysis_summary(a)->end_ts;
-
-	/* traceEvents first: Perfetto's importer skips what follows a key it
-	   does not know, and otherData is the newest of those it knows */
-	fputs("{\"traceEvents\":[", out);
-	ret = pass(&x, 1U << IFT_T_CALLS | 1U << IFT_T_PAGE_ALLOCS | 1U << IFT_T_SAMPLES,
-		   false);
-	if (ret < 0) {
-		ret = fail(opts, ret, "cannot read the trace");
-		goto out;
-	}
-	ret = put_names(&x);
-	if (ret < 0) {
-		ret = fail(opts, ret, "cannot export");
-		goto out;
-	}
-	for (size_t i = 0; i < ift_chains_count(chains); i++)
-		put_chain(&x, ift_chains_get(chains, i));
-	fputs("\n],\n\"systemTraceEvents\":\"# tracer: nop\\n", out);
-	ret = pass(&x, 1U << IFT_T_SWITCHES | 1U << IFT_T_WAKEUPS, true);
-	if (ret < 0) {
-		ret = fail(opts, ret, "cannot read the trace");
-		goto out;
-	}
-	fputs("\",\n", out);
-	put_other_data(&x);
-	fputs("}\n", out);
-	if (fflush(out) || ferror(out))
-		ret = fail(opts, -EIO, "cannot write");
-out:
 	for (size_t i = 0; i < x.cap; i++)
 		free(x.threads[i].ends);
 	free(x.threads);
