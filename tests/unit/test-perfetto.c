@@ -205,7 +205,7 @@ static void test_write_error(void **state)
 	if (!f)
 		skip();
 	build(&b);
-	assert_int_equal(ift_export_perfetto(b.t, f, &opts), -EIO);
+	assert_int_equal(ift_export_perfetto(b.t, f, &opts), -ENOSPC);
 	assert_non_null(strstr(msg, "cannot write"));
 	fclose(f);
 	tb_end(&b);
