@@ -225,10 +225,10 @@ def check_sched(text, switches, wakeups):
     want_sw = collections.Counter((s["ts"], s["cpu"], s["tid"], s["next_tid"]) for s in switches)
     want_wk = collections.Counter((w["ts"], w["event"], w["tid"], w.get("waker_tid", 0))
                                   for w in wakeups)
-    for name, got, want in (("switch", got_sw, want_sw), ("wake-up", got_wk, want_wk)):
+    for name, got, want in (("switches", got_sw, want_sw), ("wake-ups", got_wk, want_wk)):
         if got != want:
             missing, extra = want - got, got - want
-            bad("%ss: %d in the trace, %d lines; %d missing (e.g. %s), %d extra (e.g. %s)" %
+            bad("%s: %d in the trace, %d lines; %d missing (e.g. %s), %d extra (e.g. %s)" %
                 (name, sum(want.values()), sum(got.values()), sum(missing.values()),
                  list(missing)[:2], sum(extra.values()), list(extra)[:2]))
 
