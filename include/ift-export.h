@@ -28,7 +28,7 @@ int ift_export_sqlite(struct ift_trace *t, const char *path,
 
 /*
  * ift_export_perfetto - write T as a Chrome/Perfetto JSON trace to OUT.
- * Returns 0 or a negative error (a write error: -EIO).
+ * Returns 0 or a negative error (a write error: -ENOSPC, -EIO, ...).
  */
 int ift_export_perfetto(struct ift_trace *t, FILE *out,
 			const struct ift_export_opts *opts);

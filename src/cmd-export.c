@@ -73,6 +73,12 @@ int cmd_export(int argc, char **argv)
 		ret = ift_export_perfetto(t, f, &opts);
 		if (out && fclose(f) && !ret)
 			ret = -EIO;
+		/* a failed write to stdout is said once, by main, as for
+		   every command */
+		if (!out && ret < 0 && ferror(stdout)) {
+			ift_trace_close(t);
+			return EXIT_RUNTIME;
+		}
 		if (!out && !ret && cli_finish_stdout(0)) {
 			ift_trace_close(t);	/* it said why */
 			return EXIT_RUNTIME;

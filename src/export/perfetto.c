@@ -1,16 +1,772 @@
 // SPDX-License-Identifier: MIT
-/* A trace as a Chrome/Perfetto JSON timeline: docs/perfetto.md. */
+/*
+ * A trace as a Chrome/Perfetto JSON timeline: docs/perfetto.md.
+ *
+ * One object with two keys that both importers know: "traceEvents" (CUDA
+ * calls as complete "X" slices on their thread, counters, chains as
+ * instants, process and thread names) and "systemTraceEvents" (every
+ * switch and wake-up as an ftrace text line, from which Perfetto builds its
+ * CPU tracks and each thread's running/runnable/sleeping state).  Both carry
+ * the trace clock as it is: microseconds with three decimals in the JSON,
+ * seconds with nine in the ftrace text, so nothing is rounded away.
+ *
+ * Everything streams: three passes over the file (the analysis, for each
+ * call's breakdown and the chains; calls, pages and samples; switches and
+ * wake-ups), and memory is the analysis' plus one open-call stack per thread.
+ */
 #include <errno.h>
-#include <stdio.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "ift-analyze.h"
+#include "ift-chains.h"
 #include "ift-export.h"
+#include "ift-out.h"
+
+/* One writer: the stream is locked once for the whole export. */
+#define fputc	fputc_unlocked
+#define fputs	fputs_unlocked
+#define fwrite	fwrite_unlocked
+
+/*
+ * The counters of the whole system live on a process of their own, on a pid
+ * no task can have (pid_max is at most 2^22).
+ */
+#define SYSTEM_PID	4194304U
+#define PAGE_BIN_NS	10000000ULL	/* page allocations per 10 ms bin */
+
+/* One thread that has CUDA calls: the ends of its calls still open. */
+struct thread {
+	uint32_t tid, pid;
+	bool used;
+	uint64_t first_ts;		/* of its first call */
+	size_t n, cap;
+	uint64_t *ends;
+};
+
+struct px {
+	FILE *f;
+	struct ift_trace *t;
+	const struct ift_analysis *a;
+	size_t ncalls, next_call;	/* the analysis' calls, in entry order */
+	bool comma;			/* an event was written before */
+	struct thread *threads;		/* open addressing by tid */
+	size_t nthreads, cap;
+	uint64_t (*group)[IFT_CALL_NR];	/* calls that share one ts */
+	size_t ngroup, group_cap;
+	uint64_t bin;			/* current page bin (its index + 1), 0: none */
+	uint64_t bin_count;
+	uint64_t start_ts, end_ts;	/* of the trace */
+};
+
+/* ---- text ----------------------------------------------------------- */
+
+/* Length of the valid UTF-8 sequence at S (1..4), or 0 when it is not one. */
+static size_t utf8_len(const unsigned char *s)
+{
+	size_t n;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		n = 2;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		n = 3;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	for (size_t i = 1; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	if ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] > 0x9f) ||
+	    (s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] > 0x8f))
+		return 0;	/* overlong, surrogate, above U+10FFFF */
+	return n;
+}
+
+/*
+ * S as the inside of a JSON string.  Names come from the traced program and
+ * may hold any byte: invalid UTF-8 becomes '?'.  For a field of an ftrace
+ * line (FIELD), spaces, '=' and control bytes become '_' too, as the line
+ * is split on them; elsewhere control bytes are \u escapes.
+ */
+static void put_text(FILE *f, const char *s, bool field)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	while (*p) {
+		size_t n = utf8_len(p);
+
+		if (!n) {
+			fputc('?', f);
+			p++;
+		} else if (n > 1) {
+			fwrite(p, 1, n, f);
+			p += n;
+		} else {
+			unsigned char c = *p++;
+
+			if (field && (c <= ' ' || c == '=' || c == 0x7f))
+				fputc('_', f);
+			else if (c == '"' || c == '\\')
+				fprintf(f, "\\%c", c);
+			else if (c < 0x20 || c == 0x7f)
+				fprintf(f, "\\u%04x", c);
+			else
+				fputc(c, f);
+		}
+	}
+}
+
+static void put_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	put_text(f, s ? s : "", false);
+	fputc('"', f);
+}
+
+/* TS on the trace clock as JSON microseconds, exactly: "12.345678901" s =
+   "12345678.901" us. */
+static void put_us(FILE *f, uint64_t ns)
+{
+	fprintf(f, "%" PRIu64 ".%03" PRIu64, ns / 1000, ns % 1000);
+}
+
+/* Starts one event of traceEvents: the separator, ph, name, ts, pid, tid. */
+static void event_begin(struct px *x, char ph, const char *name, uint64_t ts,
+			uint32_t pid, uint32_t tid)
+{
+	FILE *f = x->f;
+
+	fputs(x->comma ? ",\n{\"ph\":\"" : "\n{\"ph\":\"", f);
+	x->comma = true;
+	fputc(ph, f);
+	fputs("\",\"name\":", f);
+	put_str(f, name);
+	fputs(",\"ts\":", f);
+	put_us(f, ts);
+	fprintf(f, ",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32, pid, tid);
+}
+
+static const char *comm_at(const struct ift_trace *t, uint32_t tid, uint64_t ts)
+{
+	const struct ift_task *task;
+
+	if (tid == 0)
+		return "<idle>";
+	task = ift_trace_task_find(t, tid, ts);
+	return task ? ift_task_comm_at(task, ts) : "";
+}
+
+/* ---- threads ---------------------------------------------------------- */
+
+static struct thread *thread_get(struct px *x, uint32_t tid, uint32_t pid,
+				 uint64_t ts)
+{
+	size_t i;
+
+	if (2 * (x->nthreads + 1) > x->cap) {
+		size_t cap = x->cap ? 2 * x->cap : 256;
+		struct thread *v = calloc(cap, sizeof(*v));
+
+		if (!v)
+			return NULL;
+		for (size_t k = 0; k < x->cap; k++) {
+			if (!x->threads[k].used)
+				continue;
+			for (i = x->threads[k].tid & (cap - 1); v[i].used; i = (i + 1) & (cap - 1))
+				;
+			v[i] = x->threads[k];
+		}
+		free(x->threads);
+		x->threads = v;
+		x->cap = cap;
+	}
+	for (i = tid & (x->cap - 1); x->threads[i].used; i = (i + 1) & (x->cap - 1))
+		if (x->threads[i].tid == tid)
+			break;
+	if (!x->threads[i].used) {
+		x->threads[i] = (struct thread){ .tid = tid, .pid = pid, .used = true,
+						 .first_ts = ts };
+		x->nthreads++;
+	}
+	x->threads[i].pid = pid;
+	return &x->threads[i];
+}
+
+/* ---- names ---------------------------------------------------------- */
+
+/* A process seen, and whether it has a name yet. */
+struct proc {
+	uint32_t pid;
+	bool named, cuda;
+};
+
+static int proc_add(struct proc **v, size_t *n, size_t *cap, uint32_t pid,
+		    bool named, bool cuda)
+{
+	if (*n == *cap) {
+		size_t c = *cap ? 2 * *cap : 64;
+		struct proc *p = realloc(*v, c * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		*v = p;
+		*cap = c;
+	}
+	(*v)[(*n)++] = (struct proc){ pid, named, cuda };
+	return 0;
+}
+
+static int cmp_proc(const void *p, const void *q)
+{
+	const struct proc *a = p, *b = q;
+
+	return a->pid < b->pid ? -1 : a->pid > b->pid;
+}
+
+static void put_name(struct px *x, const char *what, uint32_t pid, uint32_t tid,
+		     const char *name)
+{
+	event_begin(x, 'M', what, 0, pid, tid);
+	fputs(",\"args\":{\"name\":", x->f);
+	put_str(x->f, name);
+	fputs("}}", x->f);
+}
+
+static bool task_known(const struct px *x, uint32_t tid, uint32_t pid, uint64_t ts)
+{
+	const struct ift_task *k = ift_trace_task_find(x->t, tid, ts);
+
+	return k && k->pid == pid;
+}
+
+/*
+ * Every process and thread a name: those of the task table by their last
+ * comm, those only the calls know (a damaged trace) by their ids.  The
+ * processes with CUDA calls sort first.
+ */
+static int put_names(struct px *x)
+{
+	size_t n = ift_trace_task_count(x->t), np = 0, cap = 0;
+	struct proc *procs = NULL;
+	int ret = 0;
+
+	for (size_t i = 0; i < n && ret >= 0; i++) {
+		const struct ift_task *k = ift_trace_task(x->t, i);
+		const struct ift_task *next = i + 1 < n ? ift_trace_task(x->t, i + 1) : NULL;
+		const char *comm = k->ncomms ? k->comms[k->ncomms - 1].comm : "";
+
+		/* a tid reused by the same process: its last life names it */
+		if (next && next->tid == k->tid && next->pid == k->pid)
+			continue;
+		if (k->tid == k->pid)
+			put_name(x, "process_name", k->pid, k->pid, comm);
+		put_name(x, "thread_name", k->pid, k->tid, comm);
+		ret = proc_add(&procs, &np, &cap, k->pid, k->tid == k->pid, false);
+	}
+	for (size_t i = 0; i < x->cap && ret >= 0; i++) {
+		const struct thread *th = &x->threads[i];
+		char name[32];
+
+		if (!th->used)
+			continue;
+		if (!task_known(x, th->tid, th->pid, th->first_ts)) {
+			snprintf(name, sizeof(name), "tid %" PRIu32, th->tid);
+			put_name(x, "thread_name", th->pid, th->tid, name);
+		}
+		ret = proc_add(&procs, &np, &cap, th->pid, false, true);
+	}
+	if (ret < 0) {
+		free(procs);
+		return ret;
+	}
+	qsort(procs, np, sizeof(*procs), cmp_proc);
+	for (size_t i = 0; i < np;) {
+		uint32_t pid = procs[i].pid;
+		bool named = false, cuda = false;
+		char name[32];
+
+		for (; i < np && procs[i].pid == pid; i++) {
+			named |= procs[i].named;
+			cuda |= procs[i].cuda;
+		}
+		if (!named) {
+			snprintf(name, sizeof(name), "pid %" PRIu32, pid);
+			put_name(x, "process_name", pid, pid, name);
+		}
+		if (cuda) {
+			event_begin(x, 'M', "process_sort_index", 0, pid, pid);
+			fputs(",\"args\":{\"sort_index\":-1}}", x->f);
+		}
+	}
+	free(procs);
+	put_name(x, "process_name", SYSTEM_PID, SYSTEM_PID, "system (ingero-ftrace)");
+	put_name(x, "thread_name", SYSTEM_PID, SYSTEM_PID, "counters");
+	return 0;
+}
+
+/* ---- CUDA calls ------------------------------------------------------- */
+
+/* Arguments that are sizes, counts or enums print as numbers, the rest
+   (addresses, handles) as hex strings: JSON numbers lose bits above 2^53. */
+static bool numeric_arg(const char *name)
+{
+	static const char *const names[] = {
+		"bytes", "kind", "flags", "width", "height", "shared_mem", "device",
+		"grid_x", "count", "value", "size",
+	};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(name, names[i]))
+			return true;
+	return false;
+}
+
+/* The analysis' record of the call in row R, or NULL. */
+static const struct ift_call_info *call_info(struct px *x, const uint64_t *r)
+{
+	for (; x->next_call < x->ncalls; x->next_call++)
+		if (ift_analysis_call(x->a, x->next_call)->ts >= r[IFT_C_TS])
+			break;
+	for (size_t i = x->next_call; i < x->ncalls; i++) {
+		const struct ift_call_info *c = ift_analysis_call(x->a, i);
+
+		if (c->ts != r[IFT_C_TS])
+			break;
+		if (c->tid == r[IFT_C_TID] && c->op == r[IFT_CALL_OP] &&
+		    c->depth == r[IFT_CALL_DEPTH])
+			return c;
+	}
+	return NULL;
+}
+
+static int put_call(struct px *x, const uint64_t *r)
+{
+	static const char *const dir_name[IFT_COPY_NR] = {
+		"H2H", "H2D", "D2H", "D2D", "default", "other",
+	};
+	const struct ift_op *op = ift_trace_op(x->t, r[IFT_CALL_OP]);
+	uint32_t tid = (uint32_t)r[IFT_C_TID], pid = (uint32_t)r[IFT_C_PID];
+	uint64_t ts = r[IFT_C_TS], end = ts + r[IFT_CALL_DUR];
+	struct thread *th = thread_get(x, tid, pid, ts);
+	const struct ift_call_info *c = call_info(x, r);
+	char unknown[32];
+	FILE *f = x->f;
+
+	if (!th)
+		return -ENOMEM;
+	if (end < ts)
+		end = UINT64_MAX;
+	/* calls that ended are no parents; a child never outlasts its parent */
+	while (th->n && th->ends[th->n - 1] <= ts)
+		th->n--;
+	if (th->n && end > th->ends[th->n - 1])
+		end = th->ends[th->n - 1];
+	if (th->n == th->cap) {
+		size_t cap = th->cap ? 2 * th->cap : 8;
+		uint64_t *v = realloc(th->ends, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		th->ends = v;
+		th->cap = cap;
+	}
+	th->ends[th->n++] = end;
+
+	if (!op)
+		snprintf(unknown, sizeof(unknown), "op %" PRIu64, r[IFT_CALL_OP]);
+	event_begin(x, 'X', op ? op->name : unknown, ts, pid, tid);
+	fputs(",\"dur\":", f);
+	put_us(f, end - ts);
+	fprintf(f, ",\"cat\":\"%s\",\"args\":{\"dur_ns\":%" PRIu64 ",\"ret\":%" PRId64
+		",\"depth\":%" PRIu64 ",\"cpu\":%" PRIu64,
+		op && op->api == IFT_API_DRIVER ? "cuda.driver" : "cuda.runtime",
+		r[IFT_CALL_DUR], (int64_t)r[IFT_CALL_RET], r[IFT_CALL_DEPTH], r[IFT_C_CPU]);
+	if (end - ts != r[IFT_CALL_DUR])
+		fprintf(f, ",\"clamped_to_parent\":true");
+	if (r[IFT_CALL_FLAGS] & IFT_CALL_F_NO_RETURN)
+		fputs(",\"no_return\":true", f);
+	for (unsigned a = 0; op && a < op->nargs && a < IFT_CALL_MAX_ARGS; a++) {
+		uint64_t v = r[IFT_CALL_A0 + a];
+
+		/* argument names come from the file: keep them apart from ours */
+		fputs(",\"arg.", f);
+		put_text(f, op->args[a], false);
+		if (numeric_arg(op->args[a]))
+			fprintf(f, "\":%" PRIu64, v);
+		else
+			fprintf(f, "\":\"0x%" PRIx64 "\"", v);
+	}
+	if (c) {
+		if (c->copy_dir >= 0 && c->copy_dir < IFT_COPY_NR)
+			fprintf(f, ",\"direction\":\"%s\"", dir_name[c->copy_dir]);
+		/* what did not happen is left out: most calls never leave the CPU */
+		fprintf(f, ",\"on_cpu_ns\":%" PRIu64, c->on_cpu_ns);
+		if (c->runqueue_ns)
+			fprintf(f, ",\"runqueue_ns\":%" PRIu64, c->runqueue_ns);
+		if (c->blocked_ns)
+			fprintf(f, ",\"blocked_ns\":%" PRIu64, c->blocked_ns);
+		if (c->max_off_cpu_ns)
+			fprintf(f, ",\"max_off_cpu_ns\":%" PRIu64, c->max_off_cpu_ns);
+		if (c->involuntary)
+			fprintf(f, ",\"involuntary\":%" PRIu32, c->involuntary);
+		if (c->voluntary)
+			fprintf(f, ",\"voluntary\":%" PRIu32, c->voluntary);
+		if (c->page_allocs)
+			fprintf(f, ",\"page_allocs\":%" PRIu32, c->page_allocs);
+	}
+	fputs("}}", f);
+	return 0;
+}
+
+/*
+ * Rows that share a timestamp come parent first: by thread, depth, then the
+ * longer first, so a child never opens before the call it is in.
+ */
+static int cmp_group(const void *p, const void *q)
+{
+	const uint64_t *a = p, *b = q;
+
+	if (a[IFT_C_TID] != b[IFT_C_TID])
+		return a[IFT_C_TID] < b[IFT_C_TID] ? -1 : 1;
+	if (a[IFT_CALL_DEPTH] != b[IFT_CALL_DEPTH])
+		return a[IFT_CALL_DEPTH] < b[IFT_CALL_DEPTH] ? -1 : 1;
+	if (a[IFT_CALL_DUR] != b[IFT_CALL_DUR])
+		return a[IFT_CALL_DUR] > b[IFT_CALL_DUR] ? -1 : 1;
+	return 0;
+}
+
+static int flush_group(struct px *x)
+{
+	int ret = 0;
+
+	if (x->ngroup > 1)
+		qsort(x->group, x->ngroup, sizeof(x->group[0]), cmp_group);
+	for (size_t i = 0; i < x->ngroup && ret >= 0; i++)
+		ret = put_call(x, x->group[i]);
+	x->ngroup = 0;
+	return ret;
+}
+
+static int add_call(struct px *x, const uint64_t *r)
+{
+	int ret;
+
+	if (x->ngroup && x->group[0][IFT_C_TS] != r[IFT_C_TS] && (ret = flush_group(x)) < 0)
+		return ret;
+	if (x->ngroup == x->group_cap) {
+		size_t cap = x->group_cap ? 2 * x->group_cap : 16;
+		void *v = realloc(x->group, cap * sizeof(x->group[0]));
+
+		if (!v)
+			return -ENOMEM;
+		x->group = v;
+		x->group_cap = cap;
+	}
+	memcpy(x->group[x->ngroup++], r, sizeof(x->group[0]));
+	return 0;
+}
+
+/* ---- counters --------------------------------------------------------- */
+
+static void put_counter(struct px *x, const char *name, uint64_t ts, const char *key,
+			double v)
+{
+	event_begin(x, 'C', name, ts, SYSTEM_PID, SYSTEM_PID);
+	fputs(",\"args\":{", x->f);
+	put_str(x->f, key);
+	/* %.17g keeps every count exact up to 2^53 */
+	fprintf(x->f, ":%.17g}}", v);
+}
+
+/* A sample: a *_permille metric as a percentage, the rest as it is; of the
+   per-CPU metrics only how busy each CPU was. */
+static void put_sample(struct px *x, const uint64_t *r)
+{
+	const char *m = ift_trace_string(x->t, r[IFT_SM_METRIC]);
+	size_t len = m ? strlen(m) : 0;
+	int64_t v = (int64_t)r[IFT_SM_VALUE];
+	char name[96];
+
+	if (!len)
+		return;
+	if (r[IFT_SM_SCOPE]) {
+		if (strcmp(m, "cpu.busy_permille"))
+			return;
+		snprintf(name, sizeof(name), "cpu%" PRIu64 ".busy", r[IFT_SM_SCOPE] - 1);
+		put_counter(x, name, r[IFT_C_TS], "percent", (double)v / 10);
+	} else if (len > 9 && !strcmp(m + len - 9, "_permille")) {
+		snprintf(name, sizeof(name), "%.*s", (int)(len - 9), m);
+		put_counter(x, name, r[IFT_C_TS], "percent", (double)v / 10);
+	} else {
+		put_counter(x, m, r[IFT_C_TS], "value", (double)v);
+	}
+}
+
+/*
+ * Page allocations per second in bins of PAGE_BIN_NS from the trace start
+ * (the last one cut at the trace end, so the rate integrates to the count);
+ * an empty stretch is one zero, as a counter holds its value.
+ */
+static void flush_bin(struct px *x, bool gap)
+{
+	if (x->bin) {
+		uint64_t from = x->start_ts + (x->bin - 1) * PAGE_BIN_NS;
+		uint64_t to = from + PAGE_BIN_NS;
+
+		if (to > x->end_ts)
+			to = x->end_ts > from ? x->end_ts : from + 1;
+		put_counter(x, "page_allocs", from, "per_s",
+			    (double)x->bin_count * 1e9 / (double)(to - from));
+		if (gap)
+			put_counter(x, "page_allocs", to, "per_s", 0);
+	}
+	x->bin_count = 0;
+}
+
+static void add_page(struct px *x, const uint64_t *r)
+{
+	uint64_t bin = (r[IFT_C_TS] - x->start_ts) / PAGE_BIN_NS + 1;
+
+	if (r[IFT_C_TS] < x->start_ts)
+		bin = 1;
+	if (bin != x->bin) {
+		flush_bin(x, bin > x->bin + 1);
+		x->bin = bin;
+	}
+	x->bin_count++;
+}
+
+/* ---- chains ----------------------------------------------------------- */
+
+static void put_chain(struct px *x, const struct ift_chain *ch)
+{
+	uint64_t ts = x->start_ts + (ch->nsteps ? ch->steps[0].t_ns : 0);
+	FILE *f = x->f;
+	char name[160];
+
+	snprintf(name, sizeof(name), "%s %s %s %s", ift_severity_name(ch->severity),
+		 ift_cause_name(ch->cause), ift_phase_name(ch->phase), ch->op ? ch->op : "");
+	event_begin(x, 'i', name, ts, ch->pid, ch->tid);
+	fputs(",\"s\":\"g\",\"cat\":\"chain\",\"args\":{\"summary\":", f);
+	put_str(f, ch->summary);
+	fprintf(f, ",\"severity\":\"%s\",\"cause\":\"%s\",\"phase\":\"%s\",\"op\":",
+		ift_severity_name(ch->severity), ift_cause_name(ch->cause),
+		ift_phase_name(ch->phase));
+	put_str(f, ch->op);
+	fprintf(f, ",\"cost_ns\":%" PRIu64 ",\"wall_ns\":%" PRIu64 ",\"p50_ns\":%" PRIu64
+		",\"p99_ns\":%" PRIu64, ch->cost_ns, ch->wall_ns, ch->p50_ns, ch->p99_ns);
+	for (size_t i = 0; i < ch->nnums; i++) {
+		fputs(",\"evidence.", f);
+		put_text(f, ch->nums[i].key, false);
+		fprintf(f, "\":%" PRIu64, ch->nums[i].value);
+	}
+	fputs(",\"steps\":[", f);
+	for (size_t i = 0; i < ch->nsteps; i++) {
+		char line[64];
+
+		snprintf(line, sizeof(line), "+%.6fs %s: ",
+			 (double)ch->steps[i].t_ns / 1e9, ch->steps[i].layer);
+		fputs(i ? ",\"" : "\"", f);
+		put_text(f, line, false);
+		put_text(f, ch->steps[i].text, false);
+		fputc('"', f);
+	}
+	fputs("],\"recommendations\":[", f);
+	for (size_t i = 0; i < ch->nrecs; i++) {
+		if (i)
+			fputc(',', f);
+		put_str(f, ch->recs[i]);
+	}
+	fputs("]}}", f);
+}
+
+/* ---- scheduling, as ftrace text --------------------------------------- */
+
+/* "comm-tid (tgid) [cpu] .... s.ns: " */
+static void line_begin(struct px *x, uint32_t tid, uint32_t pid, uint64_t cpu, uint64_t ts)
+{
+	FILE *f = x->f;
+
+	put_text(f, comm_at(x->t, tid, ts), true);
+	fprintf(f, "-%" PRIu32 " (%" PRIu32 ") [%03" PRIu64 "] .... %" PRIu64 ".%09" PRIu64 ": ",
+		tid, pid, cpu, ts / 1000000000, ts % 1000000000);
+}
+
+static void put_switch(struct px *x, const uint64_t *r)
+{
+	uint64_t ts = r[IFT_C_TS];
+	uint32_t next = (uint32_t)r[IFT_SW_NEXT_TID];
+	char st[32];
+	FILE *f = x->f;
+
+	line_begin(x, (uint32_t)r[IFT_C_TID], (uint32_t)r[IFT_C_PID], r[IFT_C_CPU], ts);
+	fputs("sched_switch: prev_comm=", f);
+	put_text(f, comm_at(x->t, (uint32_t)r[IFT_C_TID], ts), true);
+	fprintf(f, " prev_pid=%" PRIu64 " prev_prio=%" PRIu64 " prev_state=%s ==> next_comm=",
+		r[IFT_C_TID], r[IFT_SW_PREV_PRIO],
+		ift_task_state_str(r[IFT_SW_PREV_STATE], st, sizeof(st)));
+	put_text(f, comm_at(x->t, next, ts), true);
+	fprintf(f, " next_pid=%" PRIu32 " next_prio=%" PRIu64 "\\n", next, r[IFT_SW_NEXT_PRIO]);
+}
+
+static void put_wakeup(struct px *x, const uint64_t *r)
+{
+	static const char *const kinds[] = {
+		[IFT_WAKE_WAKING] = "sched_waking", [IFT_WAKE_WAKEUP] = "sched_wakeup",
+		[IFT_WAKE_WAKEUP_NEW] = "sched_wakeup_new",
+	};
+	uint64_t ts = r[IFT_C_TS], k = r[IFT_WK_KIND];
+	FILE *f = x->f;
+
+	/* the line is the waker's, as the kernel writes it from the waker */
+	line_begin(x, (uint32_t)r[IFT_WK_WAKER_TID], (uint32_t)r[IFT_WK_WAKER_PID],
+		   r[IFT_C_CPU], ts);
+	fprintf(f, "%s: comm=", k >= IFT_WAKE_WAKING && k <= IFT_WAKE_WAKEUP_NEW ?
+		kinds[k] : "sched_wakeup");
+	put_text(f, comm_at(x->t, (uint32_t)r[IFT_C_TID], ts), true);
+	fprintf(f, " pid=%" PRIu64 " prio=%" PRIu64 " target_cpu=%03" PRIu64 "\\n",
+		r[IFT_C_TID], r[IFT_WK_PRIO], r[IFT_WK_TARGET_CPU]);
+}
+
+/* ---- the passes ------------------------------------------------------- */
+
+/* A failed write: the errno stdio left, when it is one a write gives. */
+static int write_error(void)
+{
+	int e = errno;
+
+	return e == ENOSPC || e == EDQUOT || e == EFBIG || e == EPIPE || e == EBADF ?
+	       -e : -EIO;
+}
+
+static int pass(struct px *x, unsigned mask, bool sched)
+{
+	struct ift_cursor *cur = ift_cursor_new(x->t, mask, 0);
+	struct ift_event ev;
+	int ret;
+
+	if (!cur)
+		return -errno;
+	while ((ret = ift_cursor_next(cur, &ev)) > 0) {
+		switch (ev.table) {
+		case IFT_T_CALLS:
+			ret = add_call(x, ev.row);
+			break;
+		case IFT_T_PAGE_ALLOCS:
+			add_page(x, ev.row);
+			break;
+		case IFT_T_SAMPLES:
+			put_sample(x, ev.row);
+			break;
+		case IFT_T_SWITCHES:
+			put_switch(x, ev.row);
+			break;
+		case IFT_T_WAKEUPS:
+			put_wakeup(x, ev.row);
+			break;
+		}
+		if (ret < 0 || ferror(x->f))
+			break;
+	}
+	ift_cursor_free(cur);
+	if (ret >= 0 && !sched) {
+		ret = flush_group(x);
+		flush_bin(x, true);
+	}
+	if (ferror(x->f))
+		ret = write_error();
+	return ret < 0 ? ret : 0;
+}
+
+static void put_other_data(struct px *x)
+{
+	FILE *f = x->f;
+
+	fputs("\"otherData\":{\"generator\":\"ingero-ftrace export\"", f);
+	for (size_t i = 0; i < ift_trace_meta_count(x->t); i++) {
+		const char *k, *v;
+
+		ift_trace_meta_at(x->t, i, &k, &v);
+		fputs(",\"", f);
+		put_text(f, k, false);
+		fputs("\":", f);
+		put_str(f, v);
+	}
+	fputc('}', f);
+}
+
+static int fail(const struct ift_export_opts *opts, int err, const char *what)
+{
+	if (opts && opts->errbuf && opts->errlen)
+		snprintf(opts->errbuf, opts->errlen, "%s: %s", what, ift_strerror(err));
+	return err;
+}
+
+/* The whole file, once the analysis is done; the stream is locked. */
+static int write_all(struct px *x, const struct ift_chains *chains)
+{
+	FILE *f = x->f;
+	int ret;
+
+	/* traceEvents first: Perfetto's importer skips what follows a key it
+	   does not know, and otherData is the newest of those it knows */
+	fputs("{\"traceEvents\":[", f);
+	ret = pass(x, 1U << IFT_T_CALLS | 1U << IFT_T_PAGE_ALLOCS | 1U << IFT_T_SAMPLES,
+		   false);
+	if (ret >= 0)
+		ret = put_names(x);
+	if (ret < 0)
+		return ret;
+	for (size_t i = 0; i < ift_chains_count(chains); i++)
+		put_chain(x, ift_chains_get(chains, i));
+	fputs("\n],\n\"systemTraceEvents\":\"# tracer: nop\\n", f);
+	ret = pass(x, 1U << IFT_T_SWITCHES | 1U << IFT_T_WAKEUPS, true);
+	if (ret < 0)
+		return ret;
+	fputs("\",\n", f);
+	put_other_data(x);
+	fputs("}\n", f);
+	return fflush(f) || ferror(f) ? write_error() : 0;
+}
 
 int ift_export_perfetto(struct ift_trace *t, FILE *out,
 			const struct ift_export_opts *opts)
 {
-	(void)t;
-	(void)out;
-	if (opts && opts->errbuf)
-		snprintf(opts->errbuf, opts->errlen, "perfetto export not written yet");
-	return -ENOSYS;
+	struct px x = { .f = out, .t = t };
+	struct ift_analysis *a = NULL;
+	struct ift_analyze_opts aopts = { 0 };
+	struct ift_chains *chains = ift_chains_new(NULL);
+	int ret;
+
+	if (!chains)
+		return fail(opts, -errno, "cannot analyze the trace");
+	ift_chains_hooks(chains, &aopts.hooks);
+	ret = ift_analysis_run(t, &aopts, &a);
+	if (ret >= 0)
+		ret = ift_chains_build(chains, a, t);
+	if (ret < 0) {
+		ret = fail(opts, ret, "cannot analyze the trace");
+	} else {
+		x.a = a;
+		x.ncalls = ift_analysis_call_count(a);
+		x.start_ts = ift_analysis_summary(a)->start_ts;
+		x.end_ts = ift_analysis_summary(a)->end_ts;
+		flockfile(out);
+		ret = write_all(&x, chains);
+		if (ret < 0)
+			ret = fail(opts, ret, ferror(out) ? "cannot write" :
+				   ret == -ENOMEM ? "cannot export" : "cannot read the trace");
+		funlockfile(out);
+	}
+	for (size_t i = 0; i < x.cap; i++)
+		free(x.threads[i].ends);
+	free(x.threads);
+	free(x.group);
+	ift_analysis_free(a);
+	ift_chains_free(chains);
+	return ret;
 }
