@@ -5,8 +5,8 @@
 . "$IFT_SRC/tests/e2e/lib.sh"
 
 command -v python3 >/dev/null || skip "needs python3 to parse JSON"
-dir=${IFT_GPU_TRACES:-/work/gpu-traces}
-[ -r "$dir/direct.trace" ] && [ -r "$dir/loaderN.trace" ] || skip "no GPU traces in $dir (IFT_GPU_TRACES)"
+dir=$IFT_FIXTURES/h200
+[ -r "$dir/direct.trace" ] && [ -r "$dir/loaderN.trace" ] || fail "no GPU traces in $dir"
 
 for name in direct loaderN; do
 	"$IFT" export -i "$dir/$name.trace" --format perfetto -o "$name.json" 2>err ||
