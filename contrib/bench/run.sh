@@ -49,13 +49,13 @@ cat <<'MD'
   decodes in real time on the same 2 CPUs as the loop. Next: time the floor
   with each of these added alone.
 - **Capacity** (target: no loss where a peer loses none). With 2 threads
-  calling flat out and 2 page-faulting processes on 2 CPUs, trace-cmd
-  (which splices raw pages to files and decodes nothing while recording)
-  has kept every event in some runs where we lost 1 to 7%; in other runs,
-  at the same settings, we kept everything. Our recorder reads, decodes,
-  encodes and compresses in one thread, and when the load leaves it no CPU,
-  the 512 KiB ring fills in about 20 ms. What it would take: a reader thread
-  that only splices pages into memory (cheap, like trace-cmd's), with
-  decoding in a second thread that may lag behind. That keeps the ring
-  empty even when decoding falls behind.
+  calling flat out and 2 page-faulting processes on 2 CPUs, a recorder that
+  read, decoded and compressed in one thread lost 1 to 7% of the events in
+  some runs where trace-cmd (which splices raw pages to files and decodes
+  nothing while recording) lost none: the 512 KiB ring fills in about
+  20 ms. Since then a reader thread only copies pages into memory, at
+  nice -10, and the decoding follows from that queue (6 flat-out runs of 6
+  kept every event before this table). If the table above still shows a
+  loss, that is the bound: a decoder more than 256 MiB behind stops the
+  copying, and the kernel counts what it then drops.
 MD
