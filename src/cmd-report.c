@@ -250,7 +250,7 @@ static int print_ops(const struct ift_op_stats *ops, size_t n, const char *inden
 	snprintf(sub, sizeof(sub), "%s  \xe2\x86\xb3 ", indent);
 	op_header(indent);
 	for (size_t i = 0; i < n; i++) {
-		if (ops[i].nested_calls == ops[i].calls)
+		if (done[i] || ops[i].nested_calls == ops[i].calls)
 			continue;
 		op_row(indent, &ops[i]);
 		done[i] = true;
