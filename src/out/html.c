@@ -1122,7 +1122,7 @@ static int op_table(struct html *h)
 	    "<th class=\"n\">p95</th><th class=\"n\">p99</th><th class=\"n\">max</th>"
 	    "<th class=\"n\">bytes</th><th class=\"n\">wall%%</th></tr>\n");
 	for (size_t i = 0; i < n; i++) {
-		if (ops[i].nested_calls == ops[i].calls)
+		if (done[i] || ops[i].nested_calls == ops[i].calls)
 			continue;
 		op_row(h, &ops[i], false);
 		done[i] = true;
