@@ -375,7 +375,7 @@ static void chain(struct html *h, size_t k, const struct ift_chain *ch)
 		out(h, "<table class=\"steps\"><tr><th class=\"n\">#</th><th class=\"n\">time</th>"
 		    "<th>layer</th><th>what happened</th></tr>\n");
 		for (size_t i = 0; i < ch->nsteps; i++) {
-			out(h, "<tr><td class=\"n\">%zu</td><td class=\"n\">%.3fs</td><td>%s</td><td>",
+			out(h, "<tr><td class=\"n\">%zu</td><td class=\"n\">%.6fs</td><td>%s</td><td>",
 			    i + 1, (double)ch->steps[i].t_ns / 1e9, ch->steps[i].layer);
 			esc(h, ch->steps[i].text);
 			out(h, "</td></tr>\n");
