@@ -632,7 +632,7 @@ static int panel_latency(struct html *h, int y0, int ph)
 		mn = c->dur_ns < mn ? c->dur_ns : mn;
 		mx = c->dur_ns > mx ? c->dur_ns : mx;
 	}
-	panel_frame(h, y0, ph, "CUDA call latency (each call: entry time, duration; log scale)");
+	panel_frame(h, y0, ph, "CUDA call latency (log scale)");
 	if (!counted) {
 		out(h, "<g class=\"series\" id=\"latency\" data-n=\"0\"></g>\n");
 		no_data(h, y0, ph, "no CUDA calls in the window");
@@ -685,7 +685,7 @@ static int panel_latency(struct html *h, int y0, int ph)
 		char b1[32], b2[32];
 
 		out(h, "<text class=\"note downsampled\" x=\"%d\" y=\"%d\" text-anchor=\"end\">"
-		    "%s calls drawn as %s points, one per occupied %dx%d px cell; "
+		    "%s calls drawn as %s points (one per occupied %dx%d px cell); "
 		    "the histograms count every call</text>\n", CW - MR, y0 - 6,
 		    num(b1, sizeof(b1), counted), num(b2, sizeof(b2), drawn), CELL_W, CELL_H);
 	}
@@ -783,6 +783,8 @@ static int timeline(struct html *h)
 		    y3 + ph3 - y1, x0 + 2, y3 + ph3 - 4 - (int)(i % 4) * 12, i + 1);
 	}
 
+	/* the time grid behind the data and the labels */
+	time_axis(h, y3 + ph3, y1);
 	panel_frame(h, y1, ph1, "CPU utilisation, all CPUs");
 	for (int p = 0; p <= 100; p += 50) {
 		snprintf(b, sizeof(b), "%d%%", p);
@@ -825,7 +827,6 @@ static int timeline(struct html *h)
 	ret = panel_latency(h, y3, ph3);
 	if (ret < 0)
 		goto done;
-	time_axis(h, y3 + ph3, y1);
 	latency_legend(h, height - 22);
 	out(h, "</svg>\n</section>\n");
 done:
