@@ -139,6 +139,8 @@ struct ift_call_info {
 	uint32_t attr_first, nattr;	/* see ift_analysis_call_attrs() */
 	int8_t copy_dir;		/* enum ift_copy_dir; -1: not a copy */
 	bool selected;			/* passes the pid and op filters */
+	bool counted;			/* in the op tables: selected, and its
+					   thread listed (set when the pass ends) */
 };
 
 enum ift_attr_kind {

@@ -35,4 +35,24 @@ const char *ift_task_state_str(uint64_t state, char *buf, size_t len);
  */
 const char *ift_fmt_dur(char *buf, size_t len, uint64_t ns, bool spaced);
 
+struct ift_analysis;
+struct ift_chains;
+
+struct ift_html_opts {
+	const char *title;		/* the trace's name on the page, or NULL */
+};
+
+/*
+ * ift_out_html - the report as one self-contained HTML page (inline CSS and
+ * SVG charts, no script, nothing fetched) on F: the chains with their
+ * timelines, CPU utilisation, runnable tasks and CUDA call latency over the
+ * window, a latency histogram per op, per-process on-CPU / run-queue wait /
+ * blocked bars, and the tables of the text report (docs/report.md, HTML).
+ * A is the finished analysis of T and C its built chains; T is read once
+ * more, for its samples.  Changes nothing; returns 0 or a negative error
+ * (-ENOMEM, -EIO when F failed, or the reader's).
+ */
+int ift_out_html(FILE *f, struct ift_trace *t, const struct ift_analysis *a,
+		 const struct ift_chains *c, const struct ift_html_opts *opts);
+
 #endif

@@ -23,7 +23,7 @@
 static const char usage[] =
 	"report [-i FILE] [--json] [--per-process] [--threads] [--pid PID]...\n"
 	"       [--op NAME]... [--from T] [--to T] [--tail-ratio X] [--tail-floor DUR]\n"
-	"       [--diff BASELINE]";
+	"       [--diff BASELINE] [--html OUT.html]";
 
 #define WIDTH		100	/* the text output fits a terminal this wide */
 #define MIN_WIDTH	60
@@ -250,7 +250,7 @@ static int print_ops(const struct ift_op_stats *ops, size_t n, const char *inden
 	snprintf(sub, sizeof(sub), "%s  \xe2\x86\xb3 ", indent);
 	op_header(indent);
 	for (size_t i = 0; i < n; i++) {
-		if (ops[i].nested_calls == ops[i].calls)
+		if (done[i] || ops[i].nested_calls == ops[i].calls)
 			continue;
 		op_row(indent, &ops[i]);
 		done[i] = true;
@@ -1262,6 +1262,22 @@ static int report_load(struct report *r, const char *path,
 	return 0;
 }
 
+/* The page of R into PATH ("-": stdout).  Returns 0 or a negative error. */
+static int write_html(const struct report *r, const char *path)
+{
+	struct ift_html_opts o = { .title = r->path };
+	bool std = !strcmp(path, "-");
+	FILE *f = std ? stdout : fopen(path, "w");
+	int ret;
+
+	if (!f)
+		return -errno;
+	ret = ift_out_html(f, r->t, r->a, r->c, &o);
+	if (!std && fclose(f) && ret >= 0)
+		ret = -EIO;
+	return ret;
+}
+
 /* A ratio such as 3 or 2.5, at least 1. */
 static int parse_ratio(const char *s, double *out)
 {
@@ -1290,6 +1306,7 @@ int cmd_report(int argc, char **argv)
 		{ "tail-ratio", required_argument, NULL, 'r' },
 		{ "tail-floor", required_argument, NULL, 'F' },
 		{ "diff", required_argument, NULL, 'd' },
+		{ "html", required_argument, NULL, 'H' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -1299,7 +1316,7 @@ int cmd_report(int argc, char **argv)
 	struct ift_chain_opts copts = {
 		.tail_ratio = IFT_TAIL_RATIO_DEFAULT, .tail_floor_ns = IFT_TAIL_FLOOR_DEFAULT,
 	};
-	const char *path = IFT_DEFAULT_TRACE, *base_path = NULL;
+	const char *path = IFT_DEFAULT_TRACE, *base_path = NULL, *html = NULL;
 	bool json = false, per_process = false, threads = false;
 	struct report cur, base = { 0 };
 	int c, ret;
@@ -1360,6 +1377,9 @@ int cmd_report(int argc, char **argv)
 		case 'd':
 			base_path = optarg;
 			break;
+		case 'H':
+			html = optarg;
+			break;
 		case 'h':
 			printf("usage: %s %s\n", progname, usage);
 			return EXIT_OK;
@@ -1371,6 +1391,8 @@ int cmd_report(int argc, char **argv)
 		return usage_error(usage, "unexpected argument '%s'", argv[optind]);
 	if (opts.has_to && opts.to_ns <= opts.from_ns)
 		return usage_error(usage, "--to must be after --from");
+	if (html && (json || base_path))
+		return usage_error(usage, "--html does not go with %s", json ? "--json" : "--diff");
 
 	{
 		struct winsize ws;
@@ -1386,13 +1408,16 @@ int cmd_report(int argc, char **argv)
 		report_release(&cur);
 		return EXIT_RUNTIME;
 	}
-	if (base_path)
+	if (html)
+		ret = write_html(&cur, html);
+	else if (base_path)
 		ret = json ? print_json_diff(&cur, &base) : print_text_diff(&cur, &base);
 	else
 		ret = json ? print_json(cur.a, cur.c) :
 		      print_text(cur.a, cur.c, per_process, threads);
 	if (ret < 0)
-		error("cannot write the report: %s", ift_strerror(ret));
+		error("cannot write the report%s%s%s: %s", html ? " '" : "", html ? html : "",
+		      html ? "'" : "", ift_strerror(ret));
 	report_release(&base);
 	report_release(&cur);
 	return ret < 0 ? EXIT_RUNTIME : EXIT_OK;

@@ -598,6 +598,9 @@ static int build_results(struct ift_analysis *a)
 	free(v);
 	if (ret < 0)
 		return ret;
+	/* the calls the op tables count, for outputs that draw them one by one */
+	for (size_t i = 0; i < a->ncalls; i++)
+		a->calls[i].counted = a->calls[i].selected && a->th[a->call_th[i]]->listed;
 	ret = az_build_ops(a);
 	if (ret < 0)
 		return ret;

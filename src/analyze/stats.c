@@ -106,7 +106,7 @@ static int cmp_inner(const void *x, const void *y)
 
 static bool counted(const struct ift_analysis *a, size_t i)
 {
-	return a->calls[i].selected && a->th[a->call_th[i]]->listed;
+	return a->calls[i].counted;	/* one rule for the tables and the outputs */
 }
 
 /* The group of thread TH (index in a->th) in table BY. */

@@ -1,0 +1,271 @@
+# SPDX-License-Identifier: MIT
+"""Checks of `report --html` against `report --json` of the same trace.
+
+Imported by the t52x tests (PYTHONPATH=tests/e2e).  Works on the file as
+written and on the DOM a browser serialises (chromium --dump-dom): both are
+parsed with html.parser into a small tree, so the checks are the same.
+
+    python3 -m htmlcheck PAGE.html REPORT.json [--samples] [--name NAME]
+
+exits 1 with one line per problem.
+"""
+import json
+import re
+import sys
+from html.parser import HTMLParser
+
+VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta",
+        "param", "source", "track", "wbr"}
+MAX_BARS = 100      # processes drawn as bars (src/out/html.c)
+
+
+class Node:
+    def __init__(self, tag, attrs, parent):
+        self.tag, self.attrs, self.parent = tag, dict(attrs), parent
+        self.children, self.parts = [], []
+
+    def text(self):
+        out = []
+        for p in self.parts:
+            out.append(p.text() if isinstance(p, Node) else p)
+        return "".join(out)
+
+    def cls(self):
+        return self.attrs.get("class", "").split()
+
+    def walk(self):
+        yield self
+        for c in self.children:
+            yield from c.walk()
+
+    def find(self, tag=None, cls=None, id=None):
+        return [n for n in self.walk() if (tag is None or n.tag == tag) and
+                (cls is None or cls in n.cls()) and (id is None or n.attrs.get("id") == id)]
+
+    def one(self, tag=None, cls=None, id=None):
+        v = self.find(tag, cls, id)
+        return v[0] if len(v) == 1 else None
+
+
+class Tree(HTMLParser):
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.root = Node("#root", [], None)
+        self.cur = self.root
+        self.doctype = None
+
+    def handle_decl(self, decl):
+        self.doctype = decl
+
+    def handle_starttag(self, tag, attrs):
+        n = Node(tag, attrs, self.cur)
+        self.cur.children.append(n)
+        self.cur.parts.append(n)
+        if tag not in VOID:
+            self.cur = n
+
+    def handle_startendtag(self, tag, attrs):
+        n = Node(tag, attrs, self.cur)
+        self.cur.children.append(n)
+        self.cur.parts.append(n)
+
+    def handle_endtag(self, tag):
+        n = self.cur
+        while n is not self.root and n.tag != tag:
+            n = n.parent
+        if n is not self.root:
+            self.cur = n.parent
+
+    def handle_data(self, data):
+        self.cur.parts.append(data)
+
+
+def parse(path):
+    t = Tree()
+    with open(path, encoding="utf-8") as f:
+        t.feed(f.read())
+    t.close()
+    return t
+
+
+REMOTE = re.compile(r"^\s*(https?:|ftp:|//|data:|javascript:)", re.I)
+
+
+def check_self_contained(t, bad):
+    """No fetch of anything: no script, no external link, no remote url()."""
+    for n in t.root.walk():
+        if n.tag in ("script", "link", "img", "iframe", "object", "embed", "audio",
+                     "video", "source", "base", "frame"):
+            bad.append("element <%s> %r: the page must load nothing" % (n.tag, n.attrs))
+        for k, v in n.attrs.items():
+            v = v or ""
+            # links within the page only; nothing that loads (src) at all
+            if k in ("src", "srcset") or (k in ("href", "xlink:href", "action", "poster", "data")
+                                          and (REMOTE.search(v) or not v.startswith("#"))):
+                bad.append("<%s %s=%r>: a reference out of the page" % (n.tag, k, v))
+            if k.startswith("on"):
+                bad.append("<%s %s=...>: an event handler (script)" % (n.tag, k))
+            if "url(" in v.replace(" ", "") or "@import" in v:
+                bad.append("<%s %s=%r>: url() or @import" % (n.tag, k, v))
+        if n.tag == "style" and ("url(" in n.text().replace(" ", "") or "@import" in n.text()):
+            bad.append("<style> has url() or @import")
+    csp = [n for n in t.root.find("meta") if n.attrs.get("http-equiv", "").lower() ==
+           "content-security-policy"]
+    if not csp or "default-src 'none'" not in csp[0].attrs.get("content", ""):
+        bad.append("no Content-Security-Policy with default-src 'none'")
+
+
+def points(polyline):
+    return [p for p in (polyline.attrs.get("points") or "").split() if p]
+
+
+def check(page, r, samples=False, name="page"):
+    """Problems of PAGE (a path) against report R (the parsed JSON), one string each."""
+    bad = []
+    t = parse(page)
+    if not t.doctype or t.doctype.lower() != "doctype html":
+        bad.append("no <!DOCTYPE html>")
+    check_self_contained(t, bad)
+    root = t.root
+    ops, procs, chains = r["ops"], r["processes"], r["chains"]
+
+    # the timeline: CPU utilisation, run queue, every counted call
+    tl = root.one("svg", id="timeline")
+    if tl is None or "chart" not in tl.cls():
+        bad.append("no <svg class=chart id=timeline>")
+    else:
+        for sid in ("cpu-busy", "runqueue"):
+            g = tl.one("g", id=sid)
+            if g is None:
+                bad.append("timeline: no series %s" % sid)
+                continue
+            n = int(g.attrs.get("data-n", "-1"))
+            pts = sum(len(points(p)) for p in g.find("polyline"))
+            if samples and n <= 0:
+                bad.append("timeline %s: no samples (data-n %d), the trace has them" % (sid, n))
+            if n > 0 and not 0 < pts <= n:
+                bad.append("timeline %s: %d points for %d samples" % (sid, pts, n))
+            if pts and not all(re.match(r"^-?[\d.]+,-?[\d.]+$", p) for p in points(g.find("polyline")[0])):
+                bad.append("timeline %s: malformed points" % sid)
+        g = tl.one("g", id="latency")
+        calls = sum(o["calls"] for o in ops)
+        if g is None:
+            bad.append("timeline: no latency series")
+        else:
+            n = int(g.attrs.get("data-n", "-1"))
+            dots = len(g.find("circle"))
+            if n != calls:
+                bad.append("latency: data-n %d, the op table counts %d calls" % (n, calls))
+            if calls and not 0 < dots <= calls:
+                bad.append("latency: %d points for %d calls" % (dots, calls))
+            if dots < calls and "calls drawn as" not in tl.text():
+                bad.append("latency: %d of %d calls drawn without saying so" % (dots, calls))
+            if calls <= 4000 and dots != calls:
+                bad.append("latency: %d calls should each be drawn, %d are" % (calls, dots))
+        bands = tl.find("g", cls="chain-band")
+        if len(bands) != sum(1 for c in chains if c["timeline"]):
+            bad.append("timeline: %d chain bands for %d chains" % (len(bands), len(chains)))
+
+    # a histogram per op, in the op order, every call in a bar
+    hs = root.find("svg", cls="histogram")
+    if [h.attrs.get("data-op") for h in hs] != [o["op"] for o in ops]:
+        bad.append("histograms %r, ops %r" % ([h.attrs.get("data-op") for h in hs][:8],
+                                               [o["op"] for o in ops][:8]))
+    for h, o in zip(hs, ops):
+        bars = h.find("rect", cls="bar")
+        total = sum(int(b.attrs["data-n"]) for b in bars)
+        if not bars or total != o["calls"] or int(h.attrs.get("data-calls", -1)) != o["calls"]:
+            bad.append("histogram %s: %d bars holding %d calls, the op has %d" %
+                       (o["op"], len(bars), total, o["calls"]))
+        for b in bars:
+            lo, hi = int(b.attrs["data-lo-ns"]), int(b.attrs["data-hi-ns"])
+            if not lo < hi or int(b.attrs["data-n"]) <= 0:
+                bad.append("histogram %s: bar %d..%d holds %s" % (o["op"], lo, hi, b.attrs["data-n"]))
+        if bars and not (int(bars[0].attrs["data-lo-ns"]) <= max(o["min_ns"], 1) and
+                         o["max_ns"] < int(bars[-1].attrs["data-hi-ns"])):
+            bad.append("histogram %s: bars do not span min %d .. max %d" %
+                       (o["op"], o["min_ns"], o["max_ns"]))
+        if not h.find("line", cls="p50") or not h.find("line", cls="p99"):
+            bad.append("histogram %s: no p50 or p99 mark" % o["op"])
+
+    # the chains, their summaries verbatim, their timelines and tasks
+    arts = root.find("article", cls="chain")
+    if len(arts) != len(chains):
+        bad.append("%d chains on the page, %d in the report" % (len(arts), len(chains)))
+    if not chains and root.one("p", id="no-chain") is None:
+        bad.append("no chain and no 'no host cause' line")
+    for i, (a, c) in enumerate(zip(arts, chains)):
+        s = a.find("p", cls="summary")
+        if len(s) != 1 or s[0].text() != c["summary"]:
+            bad.append("chain %d: summary %r, the report says %r" %
+                       (i + 1, s[0].text() if s else None, c["summary"]))
+        if (a.attrs.get("data-severity"), a.attrs.get("data-cause"), a.attrs.get("data-phase")) != \
+                (c["severity"], c["cause"], c["phase"]):
+            bad.append("chain %d: %r" % (i + 1, a.attrs))
+        if c["timeline"]:
+            svg = a.one("svg", cls="chain-timeline")
+            if svg is None or len(svg.find("circle")) != len(c["timeline"]):
+                bad.append("chain %d: timeline of %s markers, %d steps" %
+                           (i + 1, len(svg.find("circle")) if svg else "no", len(c["timeline"])))
+            rows = [tr.find("td")[3].text() for tr in a.one("table", cls="steps").find("tr")[1:]] \
+                if a.one("table", cls="steps") else []
+            if rows != [x["text"] for x in c["timeline"]]:
+                bad.append("chain %d: steps %r" % (i + 1, rows[:3]))
+        tasks = a.one("table", cls="tasks")
+        ntasks = len(tasks.find("tr")) - 1 if tasks else 0
+        if ntasks != len(c["evidence"]["tasks"]):
+            bad.append("chain %d: %d task rows, %d in the evidence" %
+                       (i + 1, ntasks, len(c["evidence"]["tasks"])))
+        recs = [li.text() for li in a.find("li")]
+        if recs != c["recommendations"]:
+            bad.append("chain %d: fixes %r" % (i + 1, recs))
+
+    # per-process bars, in the report's order, with its figures
+    svg = root.one("svg", id="processes")
+    want = procs[:MAX_BARS]
+    gs = svg.find("g", cls="proc") if svg is not None else []
+    if procs and (svg is None or "chart" not in svg.cls()):
+        bad.append("no <svg class=chart id=processes>")
+    if [int(g.attrs["data-pid"]) for g in gs] != [p["pid"] for p in want]:
+        bad.append("process bars %r, processes %r" %
+                   ([g.attrs["data-pid"] for g in gs][:10], [p["pid"] for p in want][:10]))
+    for g, p in zip(gs, want):
+        got = tuple(int(g.attrs[k]) for k in ("data-on-cpu-ns", "data-runqueue-wait-ns",
+                                              "data-blocked-ns"))
+        if got != (p["on_cpu_ns"], p["runqueue_wait_ns"], p["blocked_ns"]):
+            bad.append("process %d: bars %r, report %r" % (p["pid"], got, (
+                p["on_cpu_ns"], p["runqueue_wait_ns"], p["blocked_ns"])))
+        rects = {k: g.find("rect", cls=k) for k in ("on-cpu", "rq-wait", "blocked")}
+        if any(len(v) != 1 for v in rects.values()):
+            bad.append("process %d: not one rect per state" % p["pid"])
+
+    # the tables of the text report
+    ot = root.one("table", id="ops")
+    names = [tr.attrs.get("data-op") for tr in ot.find("tr", cls="op")] if ot else []
+    if sorted(names) != sorted(o["op"] for o in ops):
+        bad.append("op table %r, ops %r" % (names, [o["op"] for o in ops]))
+    pt = root.one("table", id="process-table")
+    rows = [int(tr.attrs["data-pid"]) for tr in pt.find("tr") if "data-pid" in tr.attrs] if pt else []
+    if rows != [p["pid"] for p in procs]:
+        bad.append("process table: %d rows, %d processes" % (len(rows), len(procs)))
+    summ = root.one("table", id="summary")
+    ev = "{:,}".format(r["trace"]["events"])
+    if summ is None or ev not in summ.text():
+        bad.append("summary: no %s events" % ev)
+    cmd = r["trace"]["command"]
+    if cmd and cmd not in summ.text():
+        bad.append("summary: no command %r" % cmd)
+    return ["%s: %s" % (name, b) for b in bad]
+
+
+def main(argv):
+    samples = "--samples" in argv
+    name = argv[argv.index("--name") + 1] if "--name" in argv else argv[1]
+    bad = check(argv[1], json.load(open(argv[2])), samples, name)
+    for b in bad[:30]:
+        print(b)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,36 @@
+# SPDX-License-Identifier: MIT
+"""A trace as tsv2trace input: a feeding thread (tid 101) blocked 5 ms between
+200 us copies until a loader worker wakes it, on 2 CPUs, so report finds data
+starvation before cudaMemcpy.  Its process name and the command line carry
+markup and quotes, for the escaping of report --html (t520, t521)."""
+T0 = 10**9
+NAME = "tr<i>&\"x'"
+print("meta\tcmdline\t./train --note '<script>alert(1)</script>' --and \"a&b\" <b>")
+print("meta\tcpu.count\t2")
+print("op\tcudaMemcpy\t1\tdst,src,bytes,kind")
+print("tasks\t%d\t0\t100\t100\t4\t0\t0\t%s\t" % (T0 + 1000, NAME))
+print("tasks\t%d\t0\t100\t100\t2\t100\t101\t%s\t" % (T0 + 1500, NAME))
+for w in range(5):
+    print("tasks\t%d\t0\t100\t100\t1\t%d\t%d\t%s\t" % (T0 + 2000 + 10 * w, 200 + w, 200 + w, NAME))
+    print("tasks\t%d\t0\t%d\t%d\t4\t0\t0\tpt_data_worker\t" % (T0 + 2005 + 10 * w, 200 + w, 200 + w))
+sw, wk, calls = [], [], []
+t = T0 + 1000000
+sw.append((t - 500000, 0, 0, 0, 0, 120, 100, 101, 120))
+for i in range(50):
+    calls.append((t, 0, 100, 101, "cudaMemcpy", 200000, 0, 0, 0, 1, 2, 1 << 20, 1, 0, 0))
+    t += 200000
+    if i == 49:
+        break
+    w = 200 + i % 5
+    sw.append((t + 10000, 0, 100, 101, 1, 120, w, w, 120))
+    wk.append((t + 5008000, 1, 100, 101, 1, 120, 0, 200, 200))
+    sw.append((t + 5010000, 0, w, w, 1 if w == 200 else 0, 120, 100, 101, 120))
+    t += 5100000
+for r in sw:
+    print("switches\t" + "\t".join(map(str, r)))
+for r in wk:
+    print("wakeups\t" + "\t".join(map(str, r)))
+for r in calls:
+    print("calls\t" + "\t".join(map(str, r)))
+print("meta\trecord.start_ns\t%d" % T0)
+print("meta\trecord.stop_ns\t%d" % (t + 1000000))
