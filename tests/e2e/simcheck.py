@@ -362,13 +362,15 @@ def check_active(chk, truth, chain):
 
 
 def check_gap_offcpu(chk, truth, chain, slack):
-    """Blocked + run-queue time between calls against the workload's own
-    wall - CPU time in the gaps."""
+    """Blocked + run-queue time between calls (the excused wait too: behind
+    the recorder or an idle CPU, no one's contention but off CPU all the
+    same) against the workload's own wall - CPU time in the gaps."""
     g = truth.gaps["all"]
     ev = chain["evidence"]
     tol = 0.03 * g["offcpu_ns"] + 2 * US * g["count"] + 2 * MS + slack.missing_ns
     chk.note("between calls: %s" % slack)
-    chk.between("off-CPU time between calls", ev["blocked_ns"] + ev["runqueue_wait_ns"],
+    chk.between("off-CPU time between calls",
+                ev["blocked_ns"] + ev["runqueue_wait_ns"] + ev.get("excused_ns", 0),
                 g["offcpu_ns"], tol + truth.irq_ns(), tol + slack.edge_ns)
 
 
