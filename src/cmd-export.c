@@ -60,6 +60,7 @@ int cmd_export(int argc, char **argv)
 	t = cli_open_trace(path, 0);
 	if (!t)
 		return EXIT_RUNTIME;
+	opts.source = path;
 	if (!strcmp(format, "sqlite")) {
 		ret = ift_export_sqlite(t, out, &opts);
 	} else {
