@@ -115,7 +115,7 @@ static const char schema[] =
 static const char views[] =
 	OP_SUMMARY("op_summary", "", "")
 	OP_SUMMARY("process_op_summary", "pid,", "pid,")
-	OP_SUMMARY("thread_op_summary", "tid,", "tid, MIN(pid) AS pid,")
+	OP_SUMMARY("thread_op_summary", "pid, tid,", "pid, tid,")
 	/* what the report's process tables print: the threads' figures summed,
 	   the longest stall the longest of any thread */
 	"CREATE VIEW process_summary AS\n"
