@@ -80,8 +80,8 @@ int cmd_export(int argc, char **argv)
 		}
 	}
 	if (ret < 0)
-		error("export to %s '%s': %s", format, out ? out : "stdout",
-		      *msg ? msg : ift_strerror(ret));
+		error("cannot export '%s' to %s '%s': %s", path, format,
+		      out ? out : "stdout", *msg ? msg : ift_strerror(ret));
 	ift_trace_close(t);
 	return ret < 0 ? EXIT_RUNTIME : EXIT_OK;
 }
