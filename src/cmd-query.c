@@ -108,19 +108,24 @@ static int table_add(struct table *t, char **row)
 static void table_print(const struct table *t)
 {
 	for (size_t r = 0; r < t->nrows; r++) {
-		for (int c = 0; c < t->ncols; c++) {
-			const char *s = t->cell[r * (size_t)t->ncols + (size_t)c];
-			int pad = t->width[c] - cols(s);
+		char *const *row = &t->cell[r * (size_t)t->ncols];
+		int last = t->ncols - 1;
+
+		/* empty cells at the end of a line print nothing, not blanks */
+		while (last > 0 && !row[last][0])
+			last--;
+		for (int c = 0; c <= last; c++) {
+			int pad = t->width[c] - cols(row[c]);
 			bool right = r && t->number[c] && !t->text[c];
 
 			if (c)
 				fputs("  ", stdout);
 			if (right)
-				printf("%*s%s", pad, "", s);
-			else if (c + 1 < t->ncols)
-				printf("%s%*s", s, pad, "");
+				printf("%*s%s", pad, "", row[c]);
+			else if (c < last)
+				printf("%s%*s", row[c], pad, "");
 			else
-				fputs(s, stdout);	/* no trailing blanks */
+				fputs(row[c], stdout);
 		}
 		putchar('\n');
 		if (r == 0) {
