@@ -917,13 +917,15 @@ static int export_all(struct exp *x, const char *part, const char *trace_path)
 {
 	int ret, rc;
 
-	rc = sqlite3_open_v2(part, &x->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
+	/* one thread uses the connection: no mutex around every call */
+	rc = sqlite3_open_v2(part, &x->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+			     SQLITE_OPEN_NOMUTEX, NULL);
 	if (rc != SQLITE_OK)
 		return sql_fail(x, rc);
 	/* nothing to roll back to: a failed export is removed whole */
 	ret = exec(x, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
 		      " PRAGMA locking_mode=EXCLUSIVE;"
-		      " PRAGMA cache_size=-65536;");
+		      " PRAGMA cache_size=-65536; PRAGMA threads=4;");
 	if (ret >= 0)
 		ret = exec(x, "BEGIN");
 	if (ret >= 0)
