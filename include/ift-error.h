@@ -28,7 +28,9 @@
 	_PE(NO_TRACEFS,	"tracefs is not mounted and cannot be mounted"),	\
 	_PE(NO_UPROBES,	"the kernel has no uprobe events (CONFIG_UPROBE_EVENTS)"), \
 	_PE(NO_EVENT,	"the kernel has no such trace event"),		\
-	_PE(NOT_CUDA,	"not a CUDA runtime or driver library")
+	_PE(NOT_CUDA,	"not a CUDA runtime or driver library"),		\
+	_PE(SQL,	"SQLite error"),				\
+	_PE(READONLY,	"only read-only SQL (SELECT/WITH/EXPLAIN) is allowed")
 
 #undef _PE
 #define _PE(code, str) IFT_E_##code

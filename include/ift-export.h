@@ -9,6 +9,7 @@
  * prints: errors come back as negative values (-errno or -IFT_E_*), with a
  * message in the caller's buffer where the library (sqlite) has one.
  */
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "ift-trace.h"
@@ -16,6 +17,7 @@
 struct ift_export_opts {
 	char *errbuf;			/* a message for the last error, or NULL */
 	size_t errlen;
+	const char *source;		/* the trace's path, recorded in the output */
 };
 
 /*
@@ -32,5 +34,45 @@ int ift_export_sqlite(struct ift_trace *t, const char *path,
  */
 int ift_export_perfetto(struct ift_trace *t, FILE *out,
 			const struct ift_export_opts *opts);
+
+/* ---- read-only SQL over a trace (docs/sql.md, `query') ---------------- */
+
+struct ift_query;
+struct sqlite3_stmt;
+
+/*
+ * ift_query_open_trace - export T into a private temporary database (under
+ * TMPDIR, else /tmp) and open it read-only for ift_query_prepare().  The
+ * file is unlinked as soon as it is open, so nothing is left behind once
+ * the query is freed, or if the process dies after this returns.  On
+ * success *OUT is released with ift_query_free().  Returns 0 or a negative
+ * error, with a message in OPTS.
+ */
+int ift_query_open_trace(struct ift_trace *t, const struct ift_export_opts *opts,
+			 struct ift_query **out);
+
+/* ift_query_open_db - open an existing database (from `export') read-only. */
+int ift_query_open_db(const char *path, const struct ift_export_opts *opts,
+		      struct ift_query **out);
+
+/* True when PATH starts as a SQLite database does ("SQLite format 3"). */
+bool ift_query_is_db(const char *path);
+
+/*
+ * ift_query_prepare - compile one SQL statement that only reads
+ * Anything that could write (INSERT, UPDATE, DELETE, CREATE, DROP, ATTACH,
+ * a PRAGMA that sets, BEGIN...) is refused with -IFT_E_READONLY before it
+ * runs; bad SQL gives -IFT_E_SQL with SQLite's message in OPTS, more than
+ * one statement -EINVAL.  On success *OUT is a statement the caller steps
+ * with sqlite3_step() and releases with sqlite3_finalize() before
+ * ift_query_free().
+ */
+int ift_query_prepare(struct ift_query *q, const char *sql,
+		      const struct ift_export_opts *opts, struct sqlite3_stmt **out);
+
+/* The message SQLite gave for the last error of Q (after a failed step). */
+const char *ift_query_errmsg(const struct ift_query *q);
+
+void ift_query_free(struct ift_query *q);
 
 #endif

@@ -44,5 +44,6 @@ int cmd_report(int argc, char **argv);
 int cmd_discover_debug(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+int cmd_query(int argc, char **argv);
 
 #endif

@@ -60,6 +60,7 @@ int cmd_export(int argc, char **argv)
 	t = cli_open_trace(path, 0);
 	if (!t)
 		return EXIT_RUNTIME;
+	opts.source = path;
 	if (!strcmp(format, "sqlite")) {
 		ret = ift_export_sqlite(t, out, &opts);
 	} else {
@@ -85,8 +86,8 @@ int cmd_export(int argc, char **argv)
 		}
 	}
 	if (ret < 0)
-		error("export to %s '%s': %s", format, out ? out : "stdout",
-		      *msg ? msg : ift_strerror(ret));
+		error("cannot export '%s' to %s '%s': %s", path, format,
+		      out ? out : "stdout", *msg ? msg : ift_strerror(ret));
 	ift_trace_close(t);
 	return ret < 0 ? EXIT_RUNTIME : EXIT_OK;
 }

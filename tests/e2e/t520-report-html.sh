@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # report --html without a browser: the page of a synthetic trace, of a starved
 # feeding thread with markup in its name and command line, of a window, of a
-# trace with no call left by --op (and of the traces in IFT_GPU_TRACES, a
-# space-separated list, when set) is one self-contained file that holds what
+# trace with no call left by --op (and of the H200 traces in fixtures/h200, or
+# the space-separated list IFT_GPU_TRACES) is one self-contained file that holds what
 # report --json says: every chart with its data points, a histogram per op
 # holding every call, the chains' summaries verbatim, a bar per process.
 # Names are escaped; a bad destination is an error; --json and --diff do not go
@@ -58,7 +58,7 @@ for b in bad:
 sys.exit(1 if bad else 0)
 PY
 
-for t in ${IFT_GPU_TRACES:-}; do
+for t in ${IFT_GPU_TRACES:-$IFT_FIXTURES/h200/direct.trace $IFT_FIXTURES/h200/loaderN.trace}; do
 	page "gpu-$(basename "$t" .trace)" "$t" --samples
 done
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # report --html in a browser: headless Chromium (fresh profile, no network)
 # renders the page of a synthetic trace with a chain and of a starved feeding
-# thread (and of the traces in IFT_GPU_TRACES when set); the DOM it builds
+# thread (and of the H200 traces in fixtures/h200, or those in IFT_GPU_TRACES); the DOM it builds
 # holds what report --json says (the checks of t520, on Chromium's DOM), the
 # page logs nothing to the console (no error, no blocked load), and a
 # 1280x4000 screenshot of each is saved here (and in IFT_TEST_OUT when set).
@@ -30,7 +30,7 @@ render g g.trace --samples
 python3 "$IFT_SRC/tests/e2e/starve-tsv.py" >starve.tsv &&
 	"$IFT_TOOLS/tsv2trace" -o starve.trace <starve.tsv >/dev/null || fail "cannot build starve.trace"
 render starve starve.trace
-for t in ${IFT_GPU_TRACES:-}; do
+for t in ${IFT_GPU_TRACES:-$IFT_FIXTURES/h200/direct.trace $IFT_FIXTURES/h200/loaderN.trace}; do
 	render "gpu-$(basename "$t" .trace)" "$t" --samples
 done
 exit 0

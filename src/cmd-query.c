@@ -1,0 +1,379 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ingero-ftrace query: read-only SQL over a trace (docs/sql.md).
+ *
+ * A trace is exported to a private temporary database for the one query
+ * (seconds for ten million events); a database written by `export' is
+ * queried as it is, which is the fast way to ask many questions.  Nothing
+ * is cached beside the trace: a query never writes where the user did not
+ * ask it to.
+ *
+ * Output: an aligned table (widths from the data, numbers to the right),
+ * --csv (RFC 4180) or --json (an array of objects).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <json.h>
+#include <sqlite3.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "ift-export.h"
+
+static const char usage[] = "query [-i FILE] [--json|--csv] \"SELECT ...\"";
+
+enum { OUT_TABLE, OUT_CSV, OUT_JSON };
+
+/* ---- the aligned table ------------------------------------------- */
+
+struct table {
+	int ncols;
+	char **cell;		/* rows * ncols, row 0 the header */
+	size_t nrows, cap;
+	int *width;
+	bool *number;		/* every value of the column is a number */
+	bool *text;		/* some value is not */
+};
+
+/* Columns S takes on a terminal: UTF-8 continuation bytes take none. */
+static int cols(const char *s)
+{
+	int n = 0;
+
+	for (; *s; s++)
+		n += ((unsigned char)*s & 0xc0) != 0x80;
+	return n;
+}
+
+/* A value for one cell of one line: control bytes shown, never obeyed. */
+static char *cell_text(const char *s, size_t len)
+{
+	char *out = malloc(2 * len + 1), *p = out;
+
+	if (!out)
+		return NULL;
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c == '\n') {
+			*p++ = '\\';
+			*p++ = 'n';
+		} else if (c == '\t') {
+			*p++ = ' ';
+		} else {
+			*p++ = c < 0x20 || c == 0x7f ? '?' : (char)c;
+		}
+	}
+	*p = 0;
+	return out;
+}
+
+static char *blob_hex(const unsigned char *b, size_t len)
+{
+	char *out = malloc(2 * len + 4), *p = out;
+
+	if (!out)
+		return NULL;
+	for (size_t i = 0; i < len; i++)
+		p += sprintf(p, "%02x", b[i]);
+	*p = 0;
+	return out;
+}
+
+static int table_add(struct table *t, char **row)
+{
+	if (t->nrows == t->cap) {
+		size_t cap = t->cap ? 2 * t->cap : 64;
+		char **v = realloc(t->cell, cap * (size_t)t->ncols * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		t->cell = v;
+		t->cap = cap;
+	}
+	for (int c = 0; c < t->ncols; c++) {
+		int w = cols(row[c]);
+
+		t->cell[t->nrows * (size_t)t->ncols + (size_t)c] = row[c];
+		if (w > t->width[c])
+			t->width[c] = w;
+	}
+	t->nrows++;
+	return 0;
+}
+
+static void table_print(const struct table *t)
+{
+	for (size_t r = 0; r < t->nrows; r++) {
+		char *const *row = &t->cell[r * (size_t)t->ncols];
+		int last = t->ncols - 1;
+
+		/* empty cells at the end of a line print nothing, not blanks */
+		while (last > 0 && !row[last][0])
+			last--;
+		for (int c = 0; c <= last; c++) {
+			int pad = t->width[c] - cols(row[c]);
+			bool right = r && t->number[c] && !t->text[c];
+
+			if (c)
+				fputs("  ", stdout);
+			if (right)
+				printf("%*s%s", pad, "", row[c]);
+			else if (c < last)
+				printf("%s%*s", row[c], pad, "");
+			else
+				fputs(row[c], stdout);
+		}
+		putchar('\n');
+		if (r == 0) {
+			for (int c = 0; c < t->ncols; c++) {
+				if (c)
+					fputs("  ", stdout);
+				for (int k = 0; k < t->width[c]; k++)
+					putchar('-');
+			}
+			putchar('\n');
+		}
+	}
+}
+
+static void table_free(struct table *t)
+{
+	for (size_t i = 0; i < t->nrows * (size_t)t->ncols; i++)
+		free(t->cell[i]);
+	free(t->cell);
+	free(t->width);
+	free(t->number);
+	free(t->text);
+}
+
+/* ---- CSV and JSON, a row at a time --------------------------------- */
+
+static void csv_field(const char *s, size_t len)
+{
+	bool quote = false;
+
+	for (size_t i = 0; i < len && !quote; i++)
+		quote = s[i] == ',' || s[i] == '"' || s[i] == '\r' || s[i] == '\n';
+	if (!quote) {
+		fwrite(s, 1, len, stdout);
+		return;
+	}
+	putchar('"');
+	for (size_t i = 0; i < len; i++) {
+		if (s[i] == '"')
+			putchar('"');
+		putchar(s[i]);
+	}
+	putchar('"');
+}
+
+static json_object *json_value(sqlite3_stmt *st, int c)
+{
+	switch (sqlite3_column_type(st, c)) {
+	case SQLITE_INTEGER:
+		return json_object_new_int64(sqlite3_column_int64(st, c));
+	case SQLITE_FLOAT:
+		return json_object_new_double(sqlite3_column_double(st, c));
+	case SQLITE_NULL:
+		return NULL;
+	case SQLITE_BLOB: {
+		char *hex = blob_hex(sqlite3_column_blob(st, c),
+				     (size_t)sqlite3_column_bytes(st, c));
+		json_object *o = hex ? json_object_new_string(hex) : NULL;
+
+		free(hex);
+		return o;
+	}
+	default:
+		return json_object_new_string_len((const char *)sqlite3_column_text(st, c),
+						  sqlite3_column_bytes(st, c));
+	}
+}
+
+/* ---- the command -------------------------------------------------- */
+
+/* Steps ST to the end, printing as FORMAT says.  Returns 0 or -1 (said why). */
+static int run(struct ift_query *q, sqlite3_stmt *st, int format)
+{
+	int ncols = sqlite3_column_count(st), rc, ret = 0;
+	struct table t = { .ncols = ncols };
+	size_t nrows = 0;
+	char **row = calloc((size_t)ncols + 1, sizeof(*row));
+
+	if (!row)
+		return error("query: %s", strerror(ENOMEM));
+
+	if (format == OUT_TABLE) {
+		char **hdr = calloc((size_t)ncols + 1, sizeof(*hdr));
+
+		t.width = calloc((size_t)ncols + 1, sizeof(*t.width));
+		t.number = calloc((size_t)ncols + 1, sizeof(*t.number));
+		t.text = calloc((size_t)ncols + 1, sizeof(*t.text));
+		if (!hdr || !t.width || !t.number || !t.text) {
+			free(hdr);
+			free(row);
+			table_free(&t);
+			return error("query: %s", strerror(ENOMEM));
+		}
+		for (int c = 0; c < ncols; c++) {
+			const char *n = sqlite3_column_name(st, c);
+
+			hdr[c] = cell_text(n ? n : "", n ? strlen(n) : 0);
+		}
+		if (table_add(&t, hdr) < 0)
+			ret = error("query: %s", strerror(ENOMEM));
+		free(hdr);
+	} else if (format == OUT_CSV) {
+		for (int c = 0; c < ncols; c++) {
+			const char *n = sqlite3_column_name(st, c);
+
+			if (c)
+				putchar(',');
+			csv_field(n ? n : "", n ? strlen(n) : 0);
+		}
+		fputs("\r\n", stdout);
+	} else {
+		putchar('[');
+	}
+
+	while (!ret && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (format == OUT_TABLE) {
+			for (int c = 0; c < ncols; c++) {
+				int type = sqlite3_column_type(st, c);
+				const char *s = (const char *)sqlite3_column_text(st, c);
+				size_t len = (size_t)sqlite3_column_bytes(st, c);
+
+				if (type == SQLITE_INTEGER || type == SQLITE_FLOAT)
+					t.number[c] = true;
+				else if (type != SQLITE_NULL)
+					t.text[c] = true;
+				if (type == SQLITE_BLOB)
+					row[c] = blob_hex(sqlite3_column_blob(st, c), len);
+				else
+					row[c] = cell_text(s ? s : "", s ? len : 0);
+				if (!row[c])
+					ret = -1;
+			}
+			if (ret || table_add(&t, row) < 0) {
+				for (int c = 0; c < ncols; c++)
+					free(row[c]);
+				ret = error("query: %s", strerror(ENOMEM));
+			}
+		} else if (format == OUT_CSV) {
+			for (int c = 0; c < ncols; c++) {
+				if (c)
+					putchar(',');
+				if (sqlite3_column_type(st, c) == SQLITE_BLOB) {
+					char *hex = blob_hex(sqlite3_column_blob(st, c),
+							     (size_t)sqlite3_column_bytes(st, c));
+
+					fputs(hex ? hex : "", stdout);
+					free(hex);
+				} else if (sqlite3_column_type(st, c) != SQLITE_NULL) {
+					csv_field((const char *)sqlite3_column_text(st, c),
+						  (size_t)sqlite3_column_bytes(st, c));
+				}
+			}
+			fputs("\r\n", stdout);
+		} else {
+			json_object *o = json_object_new_object();
+
+			for (int c = 0; c < ncols; c++)
+				json_object_object_add(o, sqlite3_column_name(st, c),
+						       json_value(st, c));
+			printf("%s\n  %s", nrows ? "," : "",
+			       json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+							      JSON_C_TO_STRING_NOSLASHESCAPE));
+			json_object_put(o);
+		}
+		nrows++;
+	}
+	if (!ret && rc != SQLITE_DONE)
+		ret = error("query failed: %s", ift_query_errmsg(q));
+	if (format == OUT_TABLE) {
+		if (!ret)
+			table_print(&t);
+		table_free(&t);
+	} else if (format == OUT_JSON && !ret) {
+		printf("%s]\n", nrows ? "\n" : "");
+	}
+	free(row);
+	return ret;
+}
+
+int cmd_query(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "input", required_argument, NULL, 'i' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "csv", no_argument, NULL, 'c' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *path = IFT_DEFAULT_TRACE, *sql;
+	char msg[512] = "";
+	struct ift_export_opts opts = { .errbuf = msg, .errlen = sizeof(msg) };
+	struct ift_query *q = NULL;
+	struct ift_trace *t = NULL;
+	sqlite3_stmt *st;
+	int c, ret, format = OUT_TABLE;
+
+	while ((c = getopt_long(argc, argv, "i:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'i':
+			path = optarg;
+			break;
+		case 'j':
+		case 'c':
+			if (format != OUT_TABLE)
+				return usage_error(usage, "--json and --csv exclude each other");
+			format = c == 'j' ? OUT_JSON : OUT_CSV;
+			break;
+		case 'h':
+			printf("usage: %s %s\n", progname, usage);
+			return EXIT_OK;
+		default:
+			return bad_option(usage, argv);
+		}
+	}
+	if (optind == argc)
+		return usage_error(usage, "no SQL given");
+	if (optind + 1 < argc)
+		return usage_error(usage, "unexpected argument '%s' (quote the SQL as one argument)",
+				   argv[optind + 1]);
+	sql = argv[optind];
+
+	if (ift_query_is_db(path)) {
+		ret = ift_query_open_db(path, &opts, &q);
+	} else {
+		t = cli_open_trace(path, 0);
+		if (!t)
+			return EXIT_RUNTIME;
+		opts.source = path;
+		ret = ift_query_open_trace(t, &opts, &q);
+	}
+	if (ret < 0) {
+		error("cannot query '%s': %s", path, *msg ? msg : ift_strerror(ret));
+		goto out;
+	}
+	ret = ift_query_prepare(q, sql, &opts, &st);
+	if (ret == -IFT_E_SQL) {
+		error("bad SQL: %s", msg);
+		goto out;
+	}
+	if (ret < 0) {
+		error("%s", *msg ? msg : ift_strerror(ret));
+		goto out;
+	}
+	ret = run(q, st, format);
+	sqlite3_finalize(st);
+out:
+	ift_query_free(q);
+	if (t)
+		ift_trace_close(t);
+	return ret < 0 ? EXIT_RUNTIME : EXIT_OK;
+}

@@ -1,0 +1,237 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Read-only SQL over a trace: the database of docs/sql.md, exported to a
+ * private temporary file or given as one, opened so that nothing can write.
+ *
+ * Three locks, each enough alone for a plain INSERT, together for the
+ * statements that slip past one of them: the connection is read-only (no
+ * write reaches the file); sqlite3_stmt_readonly() must hold before a
+ * statement steps (it catches writes to TEMP tables, which a read-only
+ * connection still allows); and an authorizer admits only reading actions
+ * (it catches ATTACH, which stmt_readonly passes, and PRAGMAs that set).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "ift-export.h"
+
+struct ift_query {
+	sqlite3 *db;
+	bool denied;		/* the authorizer refused something */
+};
+
+static int qfail(const struct ift_export_opts *opts, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int qfail(const struct ift_export_opts *opts, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (opts && opts->errbuf && opts->errlen) {
+		va_start(ap, fmt);
+		vsnprintf(opts->errbuf, opts->errlen, fmt, ap);
+		va_end(ap);
+	}
+	return err;
+}
+
+/* PRAGMAs that only describe the schema; their argument names a table or
+   an index, never a value to set. */
+static const char *const pragma_ok[] = {
+	"table_info", "table_xinfo", "table_list", "index_list", "index_info",
+	"index_xinfo", "foreign_key_list", "collation_list", "function_list",
+	"pragma_list", "database_list", "compile_options",
+};
+
+static int authorize(void *ctx, int action, const char *a1, const char *a2,
+		     const char *db, const char *trigger)
+{
+	struct ift_query *q = ctx;
+
+	(void)a2;
+	(void)db;
+	(void)trigger;
+	switch (action) {
+	case SQLITE_SELECT:
+	case SQLITE_READ:
+	case SQLITE_FUNCTION:
+	case SQLITE_RECURSIVE:
+		return SQLITE_OK;
+	case SQLITE_PRAGMA:
+		for (size_t i = 0; i < sizeof(pragma_ok) / sizeof(pragma_ok[0]); i++)
+			if (a1 && !strcasecmp(a1, pragma_ok[i]))
+				return SQLITE_OK;
+		break;
+	}
+	q->denied = true;
+	return SQLITE_DENY;
+}
+
+static int query_open(const char *path, bool immutable, const struct ift_export_opts *opts,
+		      struct ift_query **out)
+{
+	struct ift_query *q = calloc(1, sizeof(*q));
+	char *uri = NULL;
+	int rc, ret;
+
+	if (!q)
+		return -ENOMEM;
+	/* immutable: our own temporary file, which nobody else can change,
+	   needs no locks */
+	if (immutable) {
+		if (asprintf(&uri, "file:%s?immutable=1", path) < 0) {
+			free(q);
+			return -ENOMEM;
+		}
+	}
+	rc = sqlite3_open_v2(uri ? uri : path, &q->db,
+			     SQLITE_OPEN_READONLY | (uri ? SQLITE_OPEN_URI : 0), NULL);
+	free(uri);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_db_config(q->db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_db_config(q->db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, NULL);
+	/* read the schema now: a file that is not a database says so here,
+	   and an unlinked temporary file is already read from */
+	if (rc == SQLITE_OK)
+		rc = sqlite3_exec(q->db, "SELECT count(*) FROM sqlite_schema", NULL, NULL, NULL);
+	if (rc != SQLITE_OK) {
+		ret = qfail(opts, rc == SQLITE_CANTOPEN ? -ENOENT : -IFT_E_SQL,
+			    "cannot open '%s': %s", path,
+			    q->db ? sqlite3_errmsg(q->db) : sqlite3_errstr(rc));
+		sqlite3_close(q->db);
+		free(q);
+		return ret;
+	}
+	sqlite3_set_authorizer(q->db, authorize, q);
+	*out = q;
+	return 0;
+}
+
+int ift_query_open_db(const char *path, const struct ift_export_opts *opts,
+		      struct ift_query **out)
+{
+	/* SQLite would create a missing file's name in its message only */
+	if (access(path, R_OK) < 0)
+		return qfail(opts, -errno, "cannot open '%s': %s", path, strerror(errno));
+	return query_open(path, false, opts, out);
+}
+
+int ift_query_open_trace(struct ift_trace *t, const struct ift_export_opts *opts,
+			 struct ift_query **out)
+{
+	const char *tmp = getenv("TMPDIR");
+	char *dir = NULL, *db = NULL;
+	int ret;
+
+	if (!tmp || !*tmp)
+		tmp = "/tmp";
+	if (asprintf(&dir, "%s/ingero-query.XXXXXX", tmp) < 0)
+		return -ENOMEM;
+	if (!mkdtemp(dir)) {
+		ret = qfail(opts, -errno, "cannot make a temporary directory in '%s': %s",
+			    tmp, strerror(errno));
+		free(dir);
+		return ret;
+	}
+	if (asprintf(&db, "%s/trace.db", dir) < 0) {
+		rmdir(dir);
+		free(dir);
+		return -ENOMEM;
+	}
+	ret = ift_export_sqlite(t, db, opts);
+	if (ret >= 0)
+		ret = query_open(db, true, opts, out);
+	/* open (or failed): the name is no longer needed */
+	unlink(db);
+	rmdir(dir);
+	free(db);
+	free(dir);
+	return ret;
+}
+
+bool ift_query_is_db(const char *path)
+{
+	static const char magic[16] = "SQLite format 3";	/* with its NUL */
+	char buf[16];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	bool is;
+
+	if (fd < 0)
+		return false;
+	is = read(fd, buf, sizeof(buf)) == (ssize_t)sizeof(buf) &&
+	     !memcmp(buf, magic, sizeof(buf));
+	close(fd);
+	return is;
+}
+
+/* True when TAIL holds nothing but blanks, semicolons and comments. */
+static bool only_blanks(struct ift_query *q, const char *tail)
+{
+	sqlite3_stmt *st = NULL;
+	const char *next = NULL;
+
+	while (tail && *tail) {
+		if (sqlite3_prepare_v2(q->db, tail, -1, &st, &next) != SQLITE_OK)
+			return false;	/* something, and not even SQL */
+		if (st) {
+			sqlite3_finalize(st);
+			return false;
+		}
+		if (next == tail)
+			break;
+		tail = next;
+	}
+	return true;
+}
+
+int ift_query_prepare(struct ift_query *q, const char *sql,
+		      const struct ift_export_opts *opts, sqlite3_stmt **out)
+{
+	sqlite3_stmt *st = NULL;
+	const char *tail = NULL;
+	int rc;
+
+	*out = NULL;
+	q->denied = false;
+	rc = sqlite3_prepare_v2(q->db, sql, -1, &st, &tail);
+	if (rc != SQLITE_OK) {
+		if (q->denied)
+			return qfail(opts, -IFT_E_READONLY, "%s", ift_strerror(-IFT_E_READONLY));
+		return qfail(opts, -IFT_E_SQL, "%s", sqlite3_errmsg(q->db));
+	}
+	if (!st)
+		return qfail(opts, -EINVAL, "no SQL statement");
+	if (!sqlite3_stmt_readonly(st)) {
+		sqlite3_finalize(st);
+		return qfail(opts, -IFT_E_READONLY, "%s", ift_strerror(-IFT_E_READONLY));
+	}
+	/* the denied flag must not be reset by the tail's prepare: a second
+	   statement is refused whatever it is */
+	if (!only_blanks(q, tail)) {
+		sqlite3_finalize(st);
+		return qfail(opts, -EINVAL, "one SQL statement at a time");
+	}
+	*out = st;
+	return 0;
+}
+
+const char *ift_query_errmsg(const struct ift_query *q)
+{
+	return sqlite3_errmsg(q->db);
+}
+
+void ift_query_free(struct ift_query *q)
+{
+	if (!q)
+		return;
+	sqlite3_close(q->db);
+	free(q);
+}

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# export --format sqlite on bad input and to bad places: a one-line error and
+# exit 1, never a crash, and no database (nor .part) left behind; a trace cut
+# short exports what info recovers of it, with the reader's warning; usage
+# errors exit 2.
+. "$IFT_SRC/tests/e2e/lib.sh"
+
+command -v python3 >/dev/null || skip "needs python3 to damage a trace and read the database"
+python3 -c 'import sqlite3' 2>/dev/null || skip "python3 has no sqlite3 module"
+
+"$IFT_TOOLS/gentrace" -o g.trace -n 40000 --chunk-rows 500 >/dev/null || fail "gentrace failed"
+size=$(stat -c %s g.trace)
+
+run() {
+	"$@" >out 2>err
+	rc=$?
+	[ $rc -lt 128 ] || fail "crashed (exit $rc): $*: $(head -c 2000 err)"
+}
+
+# refused INPUT: exit 1, one line naming the input, nothing written
+refused() {	# trace
+	local msg
+	rm -f x.db x.db.part
+	msg=$(expect_one_line_error "$IFT" export -i "$1" --format sqlite -o x.db) || fail "${msg#FAIL: }"
+	[[ $msg == "ingero-ftrace: error: "*"'$1'"* ]] || fail "export of '$1': the error does not name it: $msg"
+	run "$IFT" export -i "$1" --format sqlite -o x.db
+	[ $rc -eq 1 ] || fail "export of '$1' exited $rc, want 1"
+	[ ! -e x.db ] && [ ! -e x.db.part ] || fail "export of '$1' left a database behind"
+}
+refused missing.trace
+: >empty.trace
+refused empty.trace
+printf 'not a trace\n' >text.trace
+refused text.trace
+
+# a flipped byte in a chunk: the checksum fails when export reads it
+python3 - g.trace flip.trace <<'PY' || fail "cannot flip a byte"
+import struct, sys
+b = bytearray(open(sys.argv[1], "rb").read())
+off, best = 64, None
+while off + 24 <= len(b) and b[off:off + 4] == b"ISEC":
+    typ, _, length = struct.unpack_from("<HHQ", b, off + 4)
+    if typ == 4 and (best is None or length > best[1]):
+        best = (off, length)
+    off += 24 + length
+b[best[0] + 24 + best[1] // 2] ^= 0x55
+open(sys.argv[2], "wb").write(b)
+PY
+refused flip.trace
+msg=$(expect_one_line_error "$IFT" export -i flip.trace --format sqlite -o x.db)
+[[ $msg == *checksum* ]] || fail "export of a corrupt chunk does not say checksum: $msg"
+
+# cut in half: a warning, and every event the reader recovers
+head -c $((size / 2)) g.trace >cut.trace
+run "$IFT" export -i cut.trace --format sqlite -o cut.db
+[ $rc -eq 0 ] || fail "export of a trace cut short exited $rc: $(cat err)"
+[ "$(grep -c . err)" = 1 ] && grep -q "warning: 'cut.trace' .*recovered" err ||
+	fail "export of a trace cut short: want the reader's one warning, got: $(cat err)"
+recovered=$("$IFT" info -i cut.trace 2>/dev/null | awk '$1 == "total" { gsub(",", "", $2); print $2 }')
+rows=$(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT count(*) FROM events").fetchone()[0])' cut.db)
+[ "$rows" = "$recovered" ] || fail "export of a trace cut short has $rows events, info recovers $recovered"
+damaged=$(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT damaged FROM trace").fetchone()[0])' cut.db)
+[ "$damaged" = 1 ] || fail "the trace row of a cut trace does not say damaged"
+
+# outputs that cannot be written
+msg=$(expect_one_line_error "$IFT" export -i g.trace --format sqlite -o no/such/dir/x.db) || fail "${msg#FAIL: }"
+[[ $msg == *"no/such/dir/x.db"*"No such file or directory"* ]] || fail "unwritable output: unclear error: $msg"
+mkdir ro
+chmod 0555 ro
+if ! touch ro/probe 2>/dev/null; then	# root writes anywhere
+	msg=$(expect_one_line_error "$IFT" export -i g.trace --format sqlite -o ro/x.db) || fail "${msg#FAIL: }"
+	[[ $msg == *"Permission denied"* ]] || fail "read-only directory: unclear error: $msg"
+fi
+rm -f ro/probe
+# a disk that fills up: SQLite's own error, and nothing left
+if [ -w /dev/full ]; then
+	ln -s /dev/full full.db.part 2>/dev/null
+	run "$IFT" export -i g.trace --format sqlite -o full.db
+	[ $rc -eq 1 ] || fail "export onto a full disk exited $rc"
+	[ "$(grep -c . err)" = 1 ] || fail "export onto a full disk: want one line, got: $(cat err)"
+	[ ! -e full.db ] || fail "export onto a full disk left full.db"
+fi
+
+# usage errors exit 2
+for args in "--format sqlite" "--format nope -o x.db" "-o x.db" "--format sqlite -o x.db extra"; do
+	run "$IFT" export -i g.trace $args
+	[ $rc -eq 2 ] || fail "'export $args' exited $rc, want 2: $(cat err)"
+done
+exit 0
