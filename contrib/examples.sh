@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Re-records the example traces of fixtures/examples (`make examples`): the
+# scenario workloads on simcuda, the stand-in CUDA runtime, and the real
+# libcudart test program, each with the exact command given in
+# fixtures/examples/README.md.  Needs root and tracefs; run after
+# `make all workloads`.  Each trace must stay under 1 MB; what report should
+# conclude on each is in fixtures/examples/expect.tsv (checked by t800).
+#
+#   contrib/examples.sh [BUILD_DIR] [OUT_DIR]
+set -euo pipefail
+build=${1:-build}
+out=${2:-fixtures/examples}
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+ift=$build/ingero-ftrace
+sim=$build/tests/workloads/simtrain
+lib=${CUDART:-/usr/local/cuda-13.0/lib/libcudart.so.13}
+
+[ "$(id -u)" = 0 ] || { echo "examples: recording needs root" >&2; exit 1; }
+[ -x "$sim" ] || { echo "examples: no $sim: run 'make all workloads' first" >&2; exit 1; }
+mkdir -p "$out"
+work=$(mktemp -d /tmp/ift-examples.XXXXXX)
+hogs=
+cleanup() {
+	for p in $hogs; do kill "$p" 2>/dev/null || true; done
+	rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# the workloads were calibrated on 2 CPUs
+pin=
+[ "$(nproc)" -gt 2 ] && pin="taskset -c 0,1"
+
+rec() {	# NAME CMD...: record CMD into OUT/NAME.trace
+	local name=$1
+	shift
+	echo "examples: $name: record -- $*" >&2
+	$pin "$ift" record -q -o "$work/$name.trace" -- "$@" >"$work/$name.out" 2>"$work/$name.err" ||
+		{ echo "examples: $name: record failed: $(tail -3 "$work/$name.err")" >&2; exit 1; }
+	size=$(stat -c %s "$work/$name.trace")
+	[ "$size" -lt 1000000 ] ||
+		{ echo "examples: $name.trace is $size bytes, over 1 MB" >&2; exit 1; }
+	mv "$work/$name.trace" "$out/$name.trace"
+	chmod 644 "$out/$name.trace"
+}
+
+rec dataloader-starvation "$sim" loader --workers 4 --steps 150 -o "$work/loader.jsonl"
+rec direct-indexing "$sim" direct --steps 150 -o "$work/direct.jsonl"
+for _ in 1 2 3 4 5 6; do
+	$pin "$sim" hog --seconds 60 &
+	hogs="$hogs $!"
+done
+sleep 0.3
+rec noisy-neighbour "$sim" healthy --steps 150 --host-us 150 -o "$work/noisy.jsonl"
+for p in $hogs; do kill "$p" 2>/dev/null || true; done
+hogs=
+rec page-alloc-storm "$sim" pagestorm --steps 30 --mb 32 -o "$work/storm.jsonl"
+SIMCUDA_BLOCK_NS=1000 rec gpu-bound "$sim" gpubound --steps 60 --grid 20000 -o "$work/gpubound.jsonl"
+cc -O2 -o "$work/cuda-seq" tests/workloads/cuda-seq.c "$lib" -Wl,-rpath,"$(dirname "$lib")"
+rec cudart-sequence "$work/cuda-seq" 20
+ls -l "$out"/*.trace >&2
