@@ -1,11 +1,16 @@
 # SPDX-License-Identifier: MIT
 """A trace as tsv2trace input: a feeding thread (tid 101) blocked 5 ms between
 200 us copies until a loader worker wakes it, on 2 CPUs, so report finds data
-starvation before cudaMemcpy.  Its process name and the command line carry
-markup and quotes, for the escaping of report --html (t520, t521)."""
+starvation before cudaMemcpy.  By default its process name and the command
+line carry markup and quotes, for the escaping of report --html (t520, t521);
+starve-tsv.py NAME CMDLINE gives plain ones (t301)."""
+import sys
+
 T0 = 10**9
-NAME = "tr<i>&\"x'"
-print("meta\tcmdline\t./train --note '<script>alert(1)</script>' --and \"a&b\" <b>")
+NAME = sys.argv[1] if len(sys.argv) > 1 else "tr<i>&\"x'"
+CMDLINE = (sys.argv[2] if len(sys.argv) > 2 else
+           "./train --note '<script>alert(1)</script>' --and \"a&b\" <b>")
+print("meta\tcmdline\t%s" % CMDLINE)
 print("meta\tcpu.count\t2")
 print("op\tcudaMemcpy\t1\tdst,src,bytes,kind")
 print("tasks\t%d\t0\t100\t100\t4\t0\t0\t%s\t" % (T0 + 1000, NAME))

@@ -17,38 +17,8 @@ command -v python3 >/dev/null || skip "needs python3 to parse JSON"
 
 # a feeding thread (tid 101 of "train") that blocks 5 ms between 200 us copies
 # until loader worker 200 wakes it, while 4 more workers preempt it
-python3 - >starve.tsv <<'PY'
-T0 = 10**9
-print("meta\tcmdline\t./train --workers 5")
-print("meta\tcpu.count\t2")
-print("op\tcudaMemcpy\t1\tdst,src,bytes,kind")
-print("tasks\t%d\t0\t100\t100\t4\t0\t0\ttrain\t" % (T0 + 1000))
-print("tasks\t%d\t0\t100\t100\t2\t100\t101\ttrain\t" % (T0 + 1500))
-for w in range(5):
-    print("tasks\t%d\t0\t100\t100\t1\t%d\t%d\ttrain\t" % (T0 + 2000 + 10 * w, 200 + w, 200 + w))
-    print("tasks\t%d\t0\t%d\t%d\t4\t0\t0\tpt_data_worker\t" % (T0 + 2005 + 10 * w, 200 + w, 200 + w))
-sw, wk, calls = [], [], []
-t = T0 + 1000000
-sw.append((t - 500000, 0, 0, 0, 0, 120, 100, 101, 120))
-for i in range(50):
-    calls.append((t, 0, 100, 101, "cudaMemcpy", 200000, 0, 0, 0, 1, 2, 1 << 20, 1, 0, 0))
-    t += 200000
-    if i == 49:
-        break
-    w = 200 + i % 5
-    sw.append((t + 10000, 0, 100, 101, 1, 120, w, w, 120))
-    wk.append((t + 5008000, 1, 100, 101, 1, 120, 0, 200, 200))
-    sw.append((t + 5010000, 0, w, w, 1 if w == 200 else 0, 120, 100, 101, 120))
-    t += 5100000
-for r in sw:
-    print("switches\t" + "\t".join(map(str, r)))
-for r in wk:
-    print("wakeups\t" + "\t".join(map(str, r)))
-for r in calls:
-    print("calls\t" + "\t".join(map(str, r)))
-print("meta\trecord.start_ns\t%d" % T0)
-print("meta\trecord.stop_ns\t%d" % (t + 1000000))
-PY
+python3 "$IFT_SRC/tests/e2e/starve-tsv.py" train "./train --workers 5" >starve.tsv ||
+	fail "starve-tsv.py failed"
 "$IFT_TOOLS/tsv2trace" -o starve.trace <starve.tsv >/dev/null || fail "tsv2trace failed"
 "$IFT" report -i starve.trace --json >starve.json 2>err.txt || fail "report --json failed: $(cat err.txt)"
 
