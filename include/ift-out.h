@@ -35,6 +35,13 @@ const char *ift_task_state_str(uint64_t state, char *buf, size_t len);
  */
 const char *ift_fmt_dur(char *buf, size_t len, uint64_t ns, bool spaced);
 
+/*
+ * ift_utf8_len - length (1..4) of the valid UTF-8 sequence at S, or 0 when it
+ * is none (overlong, a surrogate, above U+10FFFF, cut short by a NUL): names
+ * from the traced program are bytes, and JSON and HTML want text.
+ */
+size_t ift_utf8_len(const unsigned char *s);
+
 struct ift_analysis;
 struct ift_chains;
 

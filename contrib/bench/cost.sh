@@ -84,14 +84,25 @@ secs = sys.argv[7]
 def row(name, xs, fmt="%.3f"):
     xs = sorted(xs)
     return ("| %s | " + fmt + " | " + fmt + " | " + fmt + " |") % (name, xs[0], statistics.median(xs), xs[-1])
+# a run where either tool measured no CPU or no event (trace-cmd killed
+# before it started, on a loaded machine) says nothing of the cost: left out,
+# and said so
+keep = [i for i in range(len(oc)) if oc[i] > 0 and oe[i] > 0 and tc[i] > 0 and te[i] > 0]
+dropped = len(oc) - len(keep)
+oc, om, oe, tc, tm, te = ([xs[i] for i in keep] for xs in (oc, om, oe, tc, tm, te))
 n = len(oc)
+if not n:
+    print("## Recorder cost: CPU and memory of the recording process\n\nNo run measured both tools.")
+    sys.exit(0)
 ocpm = [oc[i] / oe[i] * 1e6 for i in range(n)]
 tcpm = [tc[i] / te[i] * 1e6 for i in range(n)]
 print("## Recorder cost: CPU and memory of the recording process\n")
 print("Each tool attaches (`record -p PID --duration %s` / `trace-cmd record -d -c -P PID`, stopped by SIGINT"
       " after %s s) to a fresh `mixed-workload` (page-touching workers, a libcudart loop), alternately,"
       " with the same tracepoints and uprobes. CPU is user+system of the recorder and its helpers"
-      " (/usr/bin/time); events are what each recorded.\n" % (secs, secs))
+      " (/usr/bin/time); events are what each recorded.%s\n" % (secs, secs,
+      " %d of %d repetitions left out: a tool measured no CPU or no event there." % (dropped, dropped + n)
+      if dropped else ""))
 print("| figure | min | median | max |\n|---|---|---|---|")
 print(row("ingero-ftrace events per run", oe, "%.0f"))
 print(row("trace-cmd events per run", te, "%.0f"))

@@ -62,30 +62,6 @@ struct px {
 
 /* ---- text ----------------------------------------------------------- */
 
-/* Length of the valid UTF-8 sequence at S (1..4), or 0 when it is not one. */
-static size_t utf8_len(const unsigned char *s)
-{
-	size_t n;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		n = 2;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		n = 3;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		n = 4;
-	else
-		return 0;
-	for (size_t i = 1; i < n; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	if ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] > 0x9f) ||
-	    (s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] > 0x8f))
-		return 0;	/* overlong, surrogate, above U+10FFFF */
-	return n;
-}
-
 /*
  * S as the inside of a JSON string.  Names come from the traced program and
  * may hold any byte: invalid UTF-8 becomes '?'.  For a field of an ftrace
@@ -97,7 +73,7 @@ static void put_text(FILE *f, const char *s, bool field)
 	const unsigned char *p = (const unsigned char *)s;
 
 	while (*p) {
-		size_t n = utf8_len(p);
+		size_t n = ift_utf8_len(p);
 
 		if (!n) {
 			fputc('?', f);

@@ -59,27 +59,6 @@ static void out(struct html *h, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* Length of the valid UTF-8 sequence at S, or 0. */
-static size_t utf8_len(const unsigned char *s)
-{
-	size_t n;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		n = 2;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		n = 3;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		n = 4;
-	else
-		return 0;
-	for (size_t i = 1; i < n; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	return n;
-}
-
 /*
  * S as HTML text or attribute value: markup characters as entities, control
  * bytes and bytes that are not UTF-8 (a comm or a command line can hold
@@ -90,7 +69,7 @@ static void esc(struct html *h, const char *s)
 	const unsigned char *p = (const unsigned char *)(s ? s : "");
 
 	while (*p) {
-		size_t n = utf8_len(p);
+		size_t n = ift_utf8_len(p);
 
 		switch (*p) {
 		case '&': fputs("&amp;", h->f); break;
