@@ -225,13 +225,15 @@ static char *prompts_get(json_object *id, json_object *params)
 		return rpc_error(id, RPC_INVALID_PARAMS, "no such prompt (there is: investigate)");
 	if (args && !json_object_is_type(args, json_type_object))
 		return rpc_error(id, RPC_INVALID_PARAMS, "params.arguments must be an object");
-	json_object_object_foreach(args, key, val) {
-		if (strcmp(key, "question"))
-			return rpc_error(id, RPC_INVALID_PARAMS,
-					 "unknown argument of investigate (there is: question)");
-		if (!json_object_is_type(val, json_type_string))
+	/* (the foreach macro cannot take NULL) */
+	if (args && (json_object_object_length(args) > 1 ||
+		     (json_object_object_length(args) && !get(args, "question"))))
+		return rpc_error(id, RPC_INVALID_PARAMS,
+				 "unknown argument of investigate (there is: question)");
+	if (get(args, "question")) {
+		question = get_str(args, "question");
+		if (!question)
 			return rpc_error(id, RPC_INVALID_PARAMS, "question must be a string");
-		question = json_object_get_string(val);
 		if (strlen(question) > MAX_QUESTION)
 			return rpc_error(id, RPC_INVALID_PARAMS, "question is longer than 4096 bytes");
 	}

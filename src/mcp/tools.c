@@ -103,13 +103,22 @@ static bool arg_bool(const struct args *a, const char *name)
 	return i >= 0 && a->has[i] && a->b[i];
 }
 
-/* Checks ARGS against T's arguments; 0, or -1 with a message in ERR. */
+/* Checks ARGS (NULL: none) against T's arguments; 0, or -1 with a message. */
 static int args_parse(const struct tool *t, json_object *args, struct args *a,
 		      char *err, size_t errlen)
 {
+	struct json_object_iterator it, end;
+
 	memset(a, 0, sizeof(*a));
 	a->spec = t->args;
-	json_object_object_foreach(args, key, val) {
+	/* an iterator, not the foreach macro: ARGS may be NULL */
+	if (args) {
+		it = json_object_iter_begin(args);
+		end = json_object_iter_end(args);
+	}
+	for (; args && !json_object_iter_equal(&it, &end); json_object_iter_next(&it)) {
+		const char *key = json_object_iter_peek_name(&it);
+		json_object *val = json_object_iter_peek_value(&it);
 		int i = arg_index(a, key);
 		const struct arg_spec *s;
 
