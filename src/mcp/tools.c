@@ -26,7 +26,7 @@
 #include "ift-trace.h"
 #include "mcp.h"
 
-#define MAX_RESULT	(512 * 1024)	/* bytes of a result's text or JSON */
+#define MAX_RESULT	(512 * 1024)	/* bytes of a result: its text and JSON */
 #define MAX_SQL		(64 * 1024)
 #define SQL_TIMEOUT_MS	10000
 #define MAX_CELL	4096		/* bytes of one SQL value shown */
@@ -134,11 +134,8 @@ static int args_parse(const struct tool *t, json_object *args, struct args *a,
 				snprintf(err, errlen, "%s must be an integer", s->name);
 				return -1;
 			}
-			errno = 0;
+			/* beyond int64 it reads INT64_MAX, past every max */
 			a->i[i] = json_object_get_int64(val);
-			/* an integer beyond int64 (json-c keeps it as a uint64) */
-			if (a->i[i] == INT64_MAX && json_object_get_uint64(val) > INT64_MAX)
-				a->i[i] = s->max;
 			if (a->i[i] < s->min || a->i[i] > s->max) {
 				snprintf(err, errlen, "%s must be from %" PRId64 " to %" PRId64,
 					 s->name, s->min, s->max);
@@ -823,7 +820,7 @@ static int run_sql(struct ift_mcp *m, const struct args *a, json_object **out,
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		json_object *row;
 
-		if (n == limit || bytes > MAX_RESULT / 2) {
+		if (n == limit || bytes > MAX_RESULT / 4) {
 			truncated = true;
 			break;
 		}
@@ -968,7 +965,7 @@ static const struct tool tools[] = {
 	    { "tid", A_INT, false, 0, PID_MAX, 0,
 	      "only events of this thread (as the task, the next task, the waker, the child)" },
 	    { "pid", A_INT, false, 0, PID_MAX, 0, "only events of this process" },
-	    { "limit", A_INT, false, 1, 2000, 200, "events to return" },
+	    { "limit", A_INT, false, 1, 1000, 200, "events to return" },
 	    { "samples", A_BOOL, false, 0, 1, 0, "include the /proc samples" },
 	    { NULL } },
 	  "{\"type\":\"object\",\"required\":[\"events\",\"truncated\"],\"properties\":{"
@@ -1056,7 +1053,7 @@ int mcp_tool_call(struct ift_mcp *m, const char *name, json_object *args,
 	}
 	text = mcp_text(res);
 	jlen = strlen(json_object_to_json_string_ext(res, JSON_C_TO_STRING_PLAIN));
-	if (!text || strlen(text) > MAX_RESULT || jlen > MAX_RESULT) {
+	if (!text || strlen(text) + jlen > MAX_RESULT) {
 		snprintf(err, sizeof(err), "the result is %zu bytes, over the limit of %d: ask "
 			 "for fewer (limit) or a narrower window", jlen, MAX_RESULT);
 		free(text);
