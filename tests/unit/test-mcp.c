@@ -143,7 +143,7 @@ static void test_evil_names(void **state)
 		"get_per_process_breakdown\",\"arguments\":{\"pid\":100}",
 		"get_op_latency\",\"arguments\":{\"op\":\"cudaStreamSynchronize\"}",
 		"get_slow_calls\",\"arguments\":{\"op\":\"cudaStreamSynchronize\"}",
-		"get_timeline\",\"arguments\":{\"from_ns\":0,\"limit\":2000}",
+		"get_timeline\",\"arguments\":{\"from_ns\":0,\"limit\":1000}",
 	};
 	struct tb b;
 	struct ift_mcp *m;
