@@ -5,13 +5,15 @@
  *
  *   key: value                  a scalar
  *   key: a, b, c                an array of scalars
- *   key (3):                    an array of objects with the same keys:
- *     col1<TAB>col2<TAB>...     a header, then one line per object; a
- *     v1<TAB>v2<TAB>...         nested value is written as compact JSON
+ *   key (3):                    an array of objects with the same keys
+ *     col1<TAB>col2<TAB>...     and short values: a header, then one line
+ *     v1<TAB>v2<TAB>...         per object; a nested value as compact JSON
  *   key (3):                    an array of arrays (SQL rows):
  *     v1<TAB>v2<TAB>...         one line each
  *   key (3):                    other arrays of objects: one line each,
- *     - k=v k=v ...             "k=v" pairs when the object is flat
+ *     - k=v k=v ...             "k=v" pairs when the object is flat, else
+ *     -                         its keys below, indented; long strings
+ *       key: value              and scalars are "- value" lines
  *   key:                        an object: its keys, indented
  *
  * Strings are data from the traced program: a control byte, a backslash and
@@ -24,6 +26,8 @@
 
 #include "mcp.h"
 #include "../util/buf.h"
+
+#define SMALL_CELL 160	/* bytes of nested JSON a table cell may take */
 
 static void put(struct buf *b, const char *s)
 {
@@ -125,16 +129,42 @@ static bool rows(json_object *arr)
 	return true;
 }
 
+/* True when no element has a nested value longer than a short cell. */
+static bool small_cells(json_object *arr)
+{
+	for (size_t i = 0; i < json_object_array_length(arr); i++) {
+		json_object_object_foreach(json_object_array_get_idx(arr, i), k, v) {
+			(void)k;
+			if (!scalar(v) && strlen(json_object_to_json_string_ext(
+					v, JSON_C_TO_STRING_PLAIN)) > SMALL_CELL)
+				return false;
+		}
+	}
+	return true;
+}
+
+/* True when every element is a short scalar: one comma-separated line. */
+static bool short_scalars(json_object *arr)
+{
+	for (size_t i = 0; i < json_object_array_length(arr); i++) {
+		json_object *e = json_object_array_get_idx(arr, i);
+
+		if (!scalar(e) || (e && json_object_is_type(e, json_type_string) &&
+				   (json_object_get_string_len(e) > SMALL_CELL / 4 ||
+				    strchr(json_object_get_string(e), ','))))
+			return false;
+	}
+	return true;
+}
+
 static void put_object(struct buf *b, json_object *o, int ind);
 
 static void put_array(struct buf *b, const char *key, json_object *arr, int ind)
 {
 	size_t n = json_object_array_length(arr);
-	bool scalars = true;
+	bool scalars = short_scalars(arr);
 	char head[64];
 
-	for (size_t i = 0; i < n && scalars; i++)
-		scalars = scalar(json_object_array_get_idx(arr, i));
 	indent(b, ind);
 	put_str(b, key);
 	if (scalars) {
@@ -161,7 +191,7 @@ static void put_array(struct buf *b, const char *key, json_object *arr, int ind)
 		}
 		return;
 	}
-	if (same_keys(arr)) {
+	if (same_keys(arr) && small_cells(arr)) {
 		json_object *first = json_object_array_get_idx(arr, 0);
 		bool tab = false;
 
