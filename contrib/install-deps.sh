@@ -3,7 +3,9 @@
 #   install-deps.sh build   libraries and tools to build the binary (called by make)
 #   install-deps.sh test    what `make check` needs on top (cmocka, python3,
 #                           Debian's CPU build of PyTorch for the real-DataLoader test,
-#                           and chromium to render report --html headless)
+#                           chromium to render report --html headless, and
+#                           node and npm for the MCP SDK test, which npm-installs
+#                           @modelcontextprotocol/sdk into build/npm itself)
 # Test-only packages are never installed by a plain `make`.
 set -eu
 
@@ -13,13 +15,14 @@ build_pkgs="pkg-config:pkg-config gcc:gcc make:make
 libtracefs:libtracefs-dev libtraceevent:libtraceevent-dev libunwind:libunwind-dev
 sqlite3:libsqlite3-dev libzstd:libzstd-dev zlib:zlib1g-dev json-c:libjson-c-dev
 libelf:libelf-dev"
-test_pkgs="cmocka:libcmocka-dev python3:python3 torch:python3-torch chromium:chromium"
+test_pkgs="cmocka:libcmocka-dev python3:python3 torch:python3-torch chromium:chromium
+node:nodejs npm:npm"
 fuzz_pkgs="clang:clang libclang_rt.fuzzer:libclang-rt-14-dev"
 
 have() {
 	name=$1
 	case $name in
-	pkg-config|gcc|make|python3|clang|chromium) command -v "$name" >/dev/null 2>&1 ;;
+	pkg-config|gcc|make|python3|clang|chromium|node|npm) command -v "$name" >/dev/null 2>&1 ;;
 	torch) /usr/bin/python3 -c 'import torch' >/dev/null 2>&1 ;;
 	libclang_rt.fuzzer) ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-*.a >/dev/null 2>&1 ;;
 	*) command -v pkg-config >/dev/null 2>&1 && pkg-config --exists "$name" ;;

@@ -70,6 +70,12 @@ bool ift_query_is_db(const char *path);
 int ift_query_prepare(struct ift_query *q, const char *sql,
 		      const struct ift_export_opts *opts, struct sqlite3_stmt **out);
 
+/*
+ * ift_query_set_timeout - statements of Q stepped from now on stop after MS
+ * milliseconds: sqlite3_step() returns SQLITE_INTERRUPT (0: no limit).
+ */
+void ift_query_set_timeout(struct ift_query *q, unsigned ms);
+
 /* The message SQLite gave for the last error of Q (after a failed step). */
 const char *ift_query_errmsg(const struct ift_query *q);
 

@@ -7,6 +7,7 @@
  * given and returns 0 or a negative error; none of them touches tracefs.
  */
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -25,6 +26,13 @@ int ift_out_event_text(FILE *f, const struct ift_trace *t,
  */
 int ift_out_event_json(FILE *f, const struct ift_trace *t,
 		       const struct ift_event *ev);
+
+/*
+ * ift_event_json - EV as a json-c object, the one ift_out_event_json()
+ * prints.  The caller owns it (json_object_put()); NULL on ENOMEM.
+ */
+struct json_object *ift_event_json(const struct ift_trace *t,
+				   const struct ift_event *ev);
 
 /* The sched_switch prev_state letters ("R", "R+", "S", "D", ...) into BUF. */
 const char *ift_task_state_str(uint64_t state, char *buf, size_t len);
@@ -61,5 +69,33 @@ struct ift_html_opts {
  */
 int ift_out_html(FILE *f, struct ift_trace *t, const struct ift_analysis *a,
 		 const struct ift_chains *c, const struct ift_html_opts *opts);
+
+/* ---- the analysis as JSON (src/out/json.c) ------------------------ */
+
+/*
+ * The objects of `report --json', key for key as docs/report.md lists them.
+ * Each returns a new json-c object the caller owns (json_object_put()); the
+ * strings are copied, so it outlives the analysis.
+ */
+struct ift_op_stats;
+struct ift_sched_stats;
+struct ift_thread_info;
+struct ift_process_info;
+struct ift_chain;
+
+struct json_object *ift_json_report(const struct ift_analysis *a,
+				    const struct ift_chains *c);
+struct json_object *ift_json_ops(const struct ift_op_stats *ops, size_t n);
+struct json_object *ift_json_process(const struct ift_process_info *p);
+struct json_object *ift_json_thread(const struct ift_thread_info *t);
+struct json_object *ift_json_chain(const struct ift_chain *ch);
+struct json_object *ift_json_chains(const struct ift_chains *c);
+/* Adds the scheduler figures of S to object O. */
+void ift_json_sched(struct json_object *o, const struct ift_sched_stats *s);
+
+/* "H2D", "default", ...: enum ift_copy_dir as report names it. */
+const char *ift_copy_dir_name(int dir);
+/* A thread's last name ("" when the task table has none). */
+const char *ift_thread_comm(const struct ift_thread_info *t);
 
 #endif

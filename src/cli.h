@@ -45,5 +45,6 @@ int cmd_discover_debug(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_query(int argc, char **argv);
+int cmd_mcp(int argc, char **argv);
 
 #endif

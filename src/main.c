@@ -24,6 +24,7 @@ static const struct cmd {
 	{ "report", cmd_report, "what the CUDA calls cost and what the scheduler did to each task" },
 	{ "export", cmd_export, "write a trace as a SQLite database or a Perfetto timeline" },
 	{ "query", cmd_query, "run read-only SQL over a trace (or an exported database)" },
+	{ "mcp", cmd_mcp, "serve a trace to AI assistants (Model Context Protocol, stdio)" },
 	{ "discover", cmd_discover_debug, "(developer) list the CUDA libraries and offsets a command would get" },
 	{ "check", cmd_check, "check that this machine can record; remove leftovers of killed runs" },
 };

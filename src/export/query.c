@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ift-export.h"
@@ -25,6 +26,7 @@
 struct ift_query {
 	sqlite3 *db;
 	bool denied;		/* the authorizer refused something */
+	uint64_t deadline_ns;	/* CLOCK_MONOTONIC; 0: none */
 };
 
 static int qfail(const struct ift_export_opts *opts, int err, const char *fmt, ...)
@@ -221,6 +223,28 @@ int ift_query_prepare(struct ift_query *q, const char *sql,
 	}
 	*out = st;
 	return 0;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* SQLite calls it every few thousand VM steps; non-zero interrupts. */
+static int past_deadline(void *ctx)
+{
+	const struct ift_query *q = ctx;
+
+	return q->deadline_ns && mono_ns() > q->deadline_ns;
+}
+
+void ift_query_set_timeout(struct ift_query *q, unsigned ms)
+{
+	q->deadline_ns = ms ? mono_ns() + (uint64_t)ms * 1000000 : 0;
+	sqlite3_progress_handler(q->db, ms ? 4096 : 0, ms ? past_deadline : NULL, q);
 }
 
 const char *ift_query_errmsg(const struct ift_query *q)

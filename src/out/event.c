@@ -192,17 +192,15 @@ static void add_str(json_object *o, const char *k, const char *v)
 	json_object_object_add(o, k, json_object_new_string(v));
 }
 
-int ift_out_event_json(FILE *f, const struct ift_trace *t,
-		       const struct ift_event *ev)
+json_object *ift_event_json(const struct ift_trace *t, const struct ift_event *ev)
 {
 	const uint64_t *r = ev->row;
 	uint64_t ts = r[IFT_C_TS];
 	json_object *o = json_object_new_object();
 	char st[32];
-	int ret = 0;
 
 	if (!o)
-		return -ENOMEM;
+		return NULL;
 	add_u64(o, "ts", ts);
 	add_u64(o, "cpu", r[IFT_C_CPU]);
 	add_u64(o, "pid", r[IFT_C_PID]);
@@ -277,6 +275,17 @@ int ift_out_event_json(FILE *f, const struct ift_trace *t,
 		add_i64(o, "value", (int64_t)r[IFT_SM_VALUE]);
 		break;
 	}
+	return o;
+}
+
+int ift_out_event_json(FILE *f, const struct ift_trace *t,
+		       const struct ift_event *ev)
+{
+	json_object *o = ift_event_json(t, ev);
+	int ret = 0;
+
+	if (!o)
+		return -ENOMEM;
 	if (fputs(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
 					JSON_C_TO_STRING_NOSLASHESCAPE), f) < 0 ||
 	    fputc('\n', f) == EOF)

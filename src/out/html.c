@@ -1126,9 +1126,6 @@ static int op_table(struct html *h)
 
 static void error_table(struct html *h)
 {
-	static const char *const dir_name[IFT_COPY_NR] = {
-		"H2H", "H2D", "D2H", "D2D", "default", "other",
-	};
 	size_t n = ift_analysis_op_count(h->a);
 	bool any = false;
 	char b1[32], b2[32], b3[32], b4[32];
@@ -1175,7 +1172,7 @@ static void error_table(struct html *h)
 				snprintf(b4, sizeof(b4), "-");
 			}
 			out(h, "</td><td>%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td>"
-			    "<td class=\"n\">%s</td><td class=\"n\">%s</td></tr>\n", dir_name[d],
+			    "<td class=\"n\">%s</td><td class=\"n\">%s</td></tr>\n", ift_copy_dir_name(d),
 			    num(b1, sizeof(b1), c->calls), bytes(b2, sizeof(b2), c->bytes),
 			    dur(b3, sizeof(b3), c->total_ns), b4);
 		}

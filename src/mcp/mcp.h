@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef IFT_MCP_INTERNAL_H
+#define IFT_MCP_INTERNAL_H
+
+/* Shared by the MCP server's files: the protocol (server.c), the tools
+   (tools.c) and the text they show a model (text.c). */
+#include <json.h>
+#include <stdbool.h>
+
+#include "ift-mcp.h"
+
+struct ift_trace;
+struct ift_analysis;
+struct ift_chains;
+struct ift_query;
+
+/* The trace, opened and analyzed at the first tool call that needs it. */
+struct mcp_trace {
+	struct ift_trace *t;
+	struct ift_analysis *a;
+	struct ift_chains *c;
+	struct ift_query *q;	/* run_sql's database, built at its first call */
+};
+
+struct ift_mcp {
+	struct ift_mcp_opts opts;
+	const char *version;	/* negotiated; NULL before initialize */
+	struct mcp_trace tr;
+};
+
+/* True when the negotiated version knows structuredContent and outputSchema. */
+bool mcp_structured(const struct ift_mcp *m);
+
+/* tools/list's result (a new object). */
+json_object *mcp_tools_list(struct ift_mcp *m);
+
+/*
+ * mcp_tool_call - run tool NAME with ARGS (an object or NULL).  Returns 0
+ * with *OUT a CallToolResult (isError true when the tool failed, or its
+ * arguments were bad), or -1 when there is no such tool.
+ */
+int mcp_tool_call(struct ift_mcp *m, const char *name, json_object *args,
+		  json_object **out);
+
+void mcp_trace_release(struct mcp_trace *tr);
+
+/*
+ * mcp_text - O as compact text for a model: "key: value" lines, arrays of
+ * like objects as tab-separated tables.  Strings from the trace have their
+ * control bytes escaped.  Returns a string to free(), or NULL (ENOMEM).
+ */
+char *mcp_text(json_object *o);
+
+#endif

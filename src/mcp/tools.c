@@ -1,0 +1,1074 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The MCP server's tools: each a table row with its arguments (which make
+ * both its JSON Schema and the validation, so the two cannot disagree), and
+ * a function that builds its result as a json-c object.  The figures are
+ * those of `report --json' (src/out/json.c builds both), the slow calls
+ * those of ift_analysis_call(), the SQL that of `query'.
+ *
+ * The trace is opened and analyzed once, at the first call that needs it
+ * (the whole trace, no filter: the figures of a plain `report'); run_sql's
+ * database is exported at its first call and kept, unlinked, until the
+ * server ends.  Every result is bounded: by the limit arguments, and by
+ * MAX_RESULT bytes over all.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ift-analyze.h"
+#include "ift-chains.h"
+#include "ift-export.h"
+#include "ift-out.h"
+#include "ift-trace.h"
+#include "mcp.h"
+
+#define MAX_RESULT	(512 * 1024)	/* bytes of a result: its text and JSON */
+#define MAX_SQL		(64 * 1024)
+#define SQL_TIMEOUT_MS	10000
+#define MAX_CELL	4096		/* bytes of one SQL value shown */
+#define MAX_ATTRS	5		/* preempted_by / woken_by per call */
+#define SCAN_LIMIT_NS	10000000000ULL	/* get_timeline stops reading after 10 s */
+
+/* ---- arguments ---------------------------------------------------- */
+
+enum arg_type { A_INT, A_STR, A_BOOL };
+
+struct arg_spec {
+	const char *name;
+	enum arg_type type;
+	bool required;
+	int64_t min, max;	/* A_INT: the range; A_STR: max is bytes */
+	int64_t def;		/* A_INT: the default when absent */
+	const char *desc;
+};
+
+#define MAX_ARGS 8
+
+struct args {
+	const struct arg_spec *spec;
+	bool has[MAX_ARGS];
+	int64_t i[MAX_ARGS];
+	const char *s[MAX_ARGS];
+	bool b[MAX_ARGS];
+};
+
+struct tool;
+typedef int tool_fn(struct ift_mcp *m, const struct args *a, json_object **out,
+		    char *err, size_t errlen);
+
+struct tool {
+	const char *name, *title, *desc;
+	struct arg_spec args[MAX_ARGS];		/* ends at a NULL name */
+	const char *output_schema;		/* JSON text, or NULL */
+	tool_fn *run;
+};
+
+static int arg_index(const struct args *a, const char *name)
+{
+	for (int i = 0; i < MAX_ARGS && a->spec[i].name; i++)
+		if (!strcmp(a->spec[i].name, name))
+			return i;
+	return -1;
+}
+
+static bool has(const struct args *a, const char *name)
+{
+	int i = arg_index(a, name);
+
+	return i >= 0 && a->has[i];
+}
+
+static int64_t arg_int(const struct args *a, const char *name)
+{
+	int i = arg_index(a, name);
+
+	return i < 0 ? 0 : a->has[i] ? a->i[i] : a->spec[i].def;
+}
+
+static const char *arg_str(const struct args *a, const char *name)
+{
+	int i = arg_index(a, name);
+
+	return i >= 0 && a->has[i] ? a->s[i] : NULL;
+}
+
+static bool arg_bool(const struct args *a, const char *name)
+{
+	int i = arg_index(a, name);
+
+	return i >= 0 && a->has[i] && a->b[i];
+}
+
+/* Checks ARGS (NULL: none) against T's arguments; 0, or -1 with a message. */
+static int args_parse(const struct tool *t, json_object *args, struct args *a,
+		      char *err, size_t errlen)
+{
+	struct json_object_iterator it, end;
+
+	memset(a, 0, sizeof(*a));
+	a->spec = t->args;
+	/* an iterator, not the foreach macro: ARGS may be NULL */
+	if (args) {
+		it = json_object_iter_begin(args);
+		end = json_object_iter_end(args);
+	}
+	for (; args && !json_object_iter_equal(&it, &end); json_object_iter_next(&it)) {
+		const char *key = json_object_iter_peek_name(&it);
+		json_object *val = json_object_iter_peek_value(&it);
+		int i = arg_index(a, key);
+		const struct arg_spec *s;
+
+		if (i < 0) {
+			snprintf(err, errlen, "unknown argument '%.64s' (see the tool's inputSchema)",
+				 key);
+			return -1;
+		}
+		s = &t->args[i];
+		switch (s->type) {
+		case A_INT:
+			if (!json_object_is_type(val, json_type_int)) {
+				snprintf(err, errlen, "%s must be an integer", s->name);
+				return -1;
+			}
+			/* beyond int64 it reads INT64_MAX, past every max */
+			a->i[i] = json_object_get_int64(val);
+			if (a->i[i] < s->min || a->i[i] > s->max) {
+				snprintf(err, errlen, "%s must be from %" PRId64 " to %" PRId64,
+					 s->name, s->min, s->max);
+				return -1;
+			}
+			break;
+		case A_STR:
+			if (!json_object_is_type(val, json_type_string)) {
+				snprintf(err, errlen, "%s must be a string", s->name);
+				return -1;
+			}
+			a->s[i] = json_object_get_string(val);
+			if ((int64_t)json_object_get_string_len(val) > s->max ||
+			    (int64_t)strlen(a->s[i]) != json_object_get_string_len(val)) {
+				snprintf(err, errlen, "%s must be at most %" PRId64
+					 " bytes, without NUL", s->name, s->max);
+				return -1;
+			}
+			break;
+		case A_BOOL:
+			if (!json_object_is_type(val, json_type_boolean)) {
+				snprintf(err, errlen, "%s must be true or false", s->name);
+				return -1;
+			}
+			a->b[i] = json_object_get_boolean(val);
+			break;
+		}
+		a->has[i] = true;
+	}
+	for (int i = 0; i < MAX_ARGS && t->args[i].name; i++) {
+		if (t->args[i].required && !a->has[i]) {
+			snprintf(err, errlen, "missing argument %s", t->args[i].name);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static json_object *input_schema(const struct tool *t)
+{
+	json_object *o = json_object_new_object(), *props = json_object_new_object();
+	json_object *req = json_object_new_array();
+
+	json_object_object_add(o, "type", json_object_new_string("object"));
+	for (int i = 0; i < MAX_ARGS && t->args[i].name; i++) {
+		const struct arg_spec *s = &t->args[i];
+		json_object *p = json_object_new_object();
+
+		json_object_object_add(p, "type", json_object_new_string(
+			s->type == A_INT ? "integer" : s->type == A_STR ? "string" : "boolean"));
+		if (s->type == A_INT) {
+			json_object_object_add(p, "minimum", json_object_new_int64(s->min));
+			json_object_object_add(p, "maximum", json_object_new_int64(s->max));
+			if (!s->required && s->def)
+				json_object_object_add(p, "default", json_object_new_int64(s->def));
+		} else if (s->type == A_STR) {
+			json_object_object_add(p, "maxLength", json_object_new_int64(s->max));
+		}
+		json_object_object_add(p, "description", json_object_new_string(s->desc));
+		json_object_object_add(props, s->name, p);
+		if (s->required)
+			json_object_array_add(req, json_object_new_string(s->name));
+	}
+	json_object_object_add(o, "properties", props);
+	if (json_object_array_length(req))
+		json_object_object_add(o, "required", req);
+	else
+		json_object_put(req);
+	json_object_object_add(o, "additionalProperties", json_object_new_boolean(0));
+	return o;
+}
+
+/* ---- the trace ---------------------------------------------------- */
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+void mcp_trace_release(struct mcp_trace *tr)
+{
+	ift_query_free(tr->q);
+	ift_chains_free(tr->c);
+	ift_analysis_free(tr->a);
+	if (tr->t)
+		ift_trace_close(tr->t);
+	memset(tr, 0, sizeof(*tr));
+}
+
+/* Opens and analyzes the trace once; 0, or -1 with a message in ERR. */
+static int load(struct ift_mcp *m, char *err, size_t errlen)
+{
+	struct mcp_trace *tr = &m->tr;
+	struct ift_analyze_opts opts = { 0 };
+	uint64_t t0 = mono_ns();
+	int ret;
+
+	if (tr->a)
+		return 0;
+	ret = ift_trace_open(m->opts.trace, 0, &tr->t);
+	if (ret < 0) {
+		tr->t = NULL;
+		snprintf(err, errlen, "cannot open '%s': %s", m->opts.trace, ift_strerror(ret));
+		return -1;
+	}
+	tr->c = ift_chains_new(NULL);
+	if (!tr->c) {
+		ret = -errno;
+		goto fail;
+	}
+	ift_chains_hooks(tr->c, &opts.hooks);
+	ret = ift_analysis_run(tr->t, &opts, &tr->a);
+	if (ret >= 0)
+		ret = ift_chains_build(tr->c, tr->a, tr->t);
+	if (ret < 0)
+		goto fail;
+	if (m->opts.log && m->opts.verbose > 0)
+		fprintf(m->opts.log, "mcp: analyzed '%s' in %.2f s\n", m->opts.trace,
+			(double)(mono_ns() - t0) / 1e9);
+	return 0;
+fail:
+	snprintf(err, errlen, "cannot analyze '%s': %s", m->opts.trace, ift_strerror(ret));
+	mcp_trace_release(tr);
+	return -1;
+}
+
+static void add_u64(json_object *o, const char *k, uint64_t v)
+{
+	json_object_object_add(o, k, json_object_new_uint64(v));
+}
+
+static void add_str(json_object *o, const char *k, const char *v)
+{
+	json_object_object_add(o, k, v ? json_object_new_string(v) : NULL);
+}
+
+static const struct ift_op_stats *op_named(const struct ift_analysis *a, const char *name)
+{
+	for (size_t i = 0; i < ift_analysis_op_count(a); i++)
+		if (!strcmp(ift_analysis_op(a, i)->name, name))
+			return ift_analysis_op(a, i);
+	return NULL;
+}
+
+/* "no op 'x' in the trace; its ops: a, b, ..." so a model can correct itself. */
+static int no_op(const struct ift_analysis *a, const char *name, char *err, size_t errlen)
+{
+	int n = snprintf(err, errlen, "no op '%.64s' in the trace; its ops:", name);
+
+	for (size_t i = 0; i < ift_analysis_op_count(a) && n > 0 && (size_t)n < errlen; i++)
+		n += snprintf(err + n, errlen - (size_t)n, "%s %s", i ? "," : "",
+			      ift_analysis_op(a, i)->name);
+	return -1;
+}
+
+/* ---- get_trace_stats ---------------------------------------------- */
+
+static int trace_stats(struct ift_mcp *m, const struct args *a, json_object **out,
+		       char *err, size_t errlen)
+{
+	const struct ift_analysis *an;
+	const struct ift_recovery *rec;
+	json_object *o, *r, *v;
+
+	(void)a;
+	if (load(m, err, errlen) < 0)
+		return -1;
+	an = m->tr.a;
+	r = ift_json_report(an, m->tr.c);
+	o = json_object_new_object();
+	json_object_object_get_ex(r, "trace", &v);
+	json_object_object_add(o, "trace", json_object_get(v));
+	rec = ift_trace_recovery(m->tr.t);
+	v = json_object_new_object();
+	add_str(v, "path", m->opts.trace);
+	json_object_object_add(v, "finished", json_object_new_boolean(rec->finished));
+	json_object_object_add(v, "damaged", json_object_new_boolean(rec->damaged));
+	json_object_object_add(o, "file", v);
+	add_u64(o, "processes", ift_analysis_process_count(an));
+	add_u64(o, "threads", ift_analysis_thread_count(an));
+	add_u64(o, "chains", ift_chains_count(m->tr.c));
+	json_object_object_get_ex(r, "ops", &v);
+	json_object_object_add(o, "ops", json_object_get(v));
+	json_object_put(r);
+	*out = o;
+	return 0;
+}
+
+/* ---- get_causal_chains -------------------------------------------- */
+
+static int causal_chains(struct ift_mcp *m, const struct args *a, json_object **out,
+			 char *err, size_t errlen)
+{
+	size_t n, limit = (size_t)arg_int(a, "limit");
+	json_object *o, *v;
+
+	if (load(m, err, errlen) < 0)
+		return -1;
+	n = ift_chains_count(m->tr.c);
+	o = json_object_new_object();
+	add_u64(o, "chains_total", n);
+	if (!n)
+		add_str(o, "note", "no host cause found: no op has a tail past the thresholds, "
+			"and the CUDA threads neither starve between calls nor mostly wait "
+			"for the device");
+	v = json_object_new_array();
+	for (size_t i = 0; i < n && i < limit; i++)
+		json_object_array_add(v, ift_json_chain(ift_chains_get(m->tr.c, i)));
+	json_object_object_add(o, "chains", v);
+	*out = o;
+	return 0;
+}
+
+/* ---- get_per_process_breakdown ------------------------------------ */
+
+static uint64_t off_cpu(const struct ift_sched_stats *s)
+{
+	return s->runqueue_wait_ns + s->blocked_ns;
+}
+
+static int cmp_thread(const void *x, const void *y)
+{
+	const struct ift_thread_info *p = *(const struct ift_thread_info *const *)x;
+	const struct ift_thread_info *q = *(const struct ift_thread_info *const *)y;
+
+	if (p->cuda_ns != q->cuda_ns)
+		return p->cuda_ns > q->cuda_ns ? -1 : 1;
+	if (off_cpu(&p->sched) != off_cpu(&q->sched))
+		return off_cpu(&p->sched) > off_cpu(&q->sched) ? -1 : 1;
+	return p->tid < q->tid ? -1 : p->tid > q->tid;
+}
+
+static int per_process(struct ift_mcp *m, const struct args *a, json_object **out,
+		       char *err, size_t errlen)
+{
+	size_t limit = (size_t)arg_int(a, "limit"), n;
+	const struct ift_process_info *p;
+	const struct ift_thread_info **th;
+	json_object *o, *v, *e;
+
+	if (load(m, err, errlen) < 0)
+		return -1;
+	n = ift_analysis_process_count(m->tr.a);
+	o = json_object_new_object();
+	if (!has(a, "pid")) {
+		add_u64(o, "processes_total", n);
+		v = json_object_new_array();
+		for (size_t i = 0; i < n && i < limit; i++) {
+			p = ift_analysis_process(m->tr.a, i);
+			e = ift_json_process(p);
+			json_object_object_del(e, "threads");
+			json_object_object_del(e, "ops");
+			add_u64(e, "thread_count", p->nthreads);
+			json_object_array_add(v, e);
+		}
+		json_object_object_add(o, "processes", v);
+		*out = o;
+		return 0;
+	}
+	p = ift_analysis_process_find(m->tr.a, (uint32_t)arg_int(a, "pid"));
+	if (!p) {
+		int k = snprintf(err, errlen, "no process %" PRId64 " in the trace; its pids:",
+				 arg_int(a, "pid"));
+
+		for (size_t i = 0; i < n && i < 20 && k > 0 && (size_t)k < errlen; i++)
+			k += snprintf(err + k, errlen - (size_t)k, "%s %" PRIu32, i ? "," : "",
+				      ift_analysis_process(m->tr.a, i)->pid);
+		json_object_put(o);
+		return -1;
+	}
+	e = ift_json_process(p);
+	json_object_object_del(e, "threads");
+	add_u64(e, "thread_count", p->nthreads);
+	json_object_object_add(o, "process", e);
+	th = malloc((p->nthreads + 1) * sizeof(*th));
+	if (!th) {
+		json_object_put(o);
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	memcpy(th, p->threads, p->nthreads * sizeof(*th));
+	qsort(th, p->nthreads, sizeof(*th), cmp_thread);
+	v = json_object_new_array();
+	for (size_t i = 0; i < p->nthreads && i < limit; i++) {
+		e = ift_json_thread(th[i]);
+		json_object_object_del(e, "ops");
+		json_object_array_add(v, e);
+	}
+	free(th);
+	json_object_object_add(o, "threads", v);
+	*out = o;
+	return 0;
+}
+
+/* ---- get_op_latency ----------------------------------------------- */
+
+/* Bucket bounds 1, 2, 5, 10, 20, 50, ... ns: the I-th. */
+static uint64_t bound(unsigned i)
+{
+	static const unsigned m125[] = { 1, 2, 5 };
+	uint64_t v = m125[i % 3];
+
+	for (unsigned d = 0; d < i / 3; d++)
+		v *= 10;
+	return v;
+}
+
+#define NBUCKETS 58	/* bound(57) = 10^19 > UINT64_MAX / 2 */
+
+static int op_latency(struct ift_mcp *m, const struct args *a, json_object **out,
+		      char *err, size_t errlen)
+{
+	const char *name = arg_str(a, "op");
+	const struct ift_op_stats *s;
+	uint64_t count[NBUCKETS] = { 0 };
+	unsigned lo = NBUCKETS, hi = 0;
+	json_object *o, *v, *e;
+
+	if (load(m, err, errlen) < 0)
+		return -1;
+	s = op_named(m->tr.a, name);
+	if (!s)
+		return no_op(m->tr.a, name, err, errlen);
+	o = json_object_new_object();
+	v = ift_json_ops(s, 1);
+	json_object_object_add(o, "op", json_object_get(json_object_array_get_idx(v, 0)));
+	json_object_put(v);
+
+	for (size_t i = 0; i < ift_analysis_call_count(m->tr.a); i++) {
+		const struct ift_call_info *c = ift_analysis_call(m->tr.a, i);
+		unsigned b = 0;
+
+		if (!c->counted || c->op != s->op)
+			continue;
+		while (b + 1 < NBUCKETS && c->dur_ns >= bound(b + 1))
+			b++;
+		count[b]++;
+		lo = b < lo ? b : lo;
+		hi = b > hi ? b : hi;
+	}
+	v = json_object_new_array();
+	for (unsigned b = lo; b <= hi && lo < NBUCKETS; b++) {
+		e = json_object_new_object();
+		add_u64(e, "from_ns", b ? bound(b) : 0);
+		add_u64(e, "to_ns", bound(b + 1));
+		add_u64(e, "calls", count[b]);
+		json_object_array_add(v, e);
+	}
+	json_object_object_add(o, "histogram", v);
+
+	v = json_object_new_array();
+	for (size_t i = 0; i < ift_analysis_process_count(m->tr.a); i++) {
+		const struct ift_process_info *p = ift_analysis_process(m->tr.a, i);
+
+		for (size_t k = 0; k < p->nops; k++) {
+			const struct ift_op_stats *x = &p->ops[k];
+
+			if (strcmp(x->name, name))
+				continue;
+			e = json_object_new_object();
+			add_u64(e, "pid", p->pid);
+			add_str(e, "comm", p->comm);
+			add_u64(e, "calls", x->calls);
+			add_u64(e, "errors", x->errors);
+			add_u64(e, "total_ns", x->total_ns);
+			add_u64(e, "mean_ns", x->mean_ns);
+			add_u64(e, "p50_ns", x->p50_ns);
+			add_u64(e, "p95_ns", x->p95_ns);
+			add_u64(e, "p99_ns", x->p99_ns);
+			add_u64(e, "max_ns", x->max_ns);
+			json_object_array_add(v, e);
+		}
+	}
+	json_object_object_add(o, "processes", v);
+	*out = o;
+	return 0;
+}
+
+/* ---- get_slow_calls ----------------------------------------------- */
+
+static const struct ift_analysis *sort_a;
+
+static int cmp_call(const void *x, const void *y)
+{
+	const struct ift_call_info *p = ift_analysis_call(sort_a, *(const size_t *)x);
+	const struct ift_call_info *q = ift_analysis_call(sort_a, *(const size_t *)y);
+
+	if (p->dur_ns != q->dur_ns)
+		return p->dur_ns > q->dur_ns ? -1 : 1;
+	return p->ts < q->ts ? -1 : p->ts > q->ts;
+}
+
+static json_object *attrs(const struct ift_analysis *an, const struct ift_call_info *c,
+			  const struct ift_call_attr *at, uint32_t kind)
+{
+	json_object *v = json_object_new_array();
+	size_t n = 0;
+
+	for (uint32_t i = 0; at && i < c->nattr && n < MAX_ATTRS; i++) {
+		json_object *e;
+
+		if (at[i].kind != kind)
+			continue;
+		e = json_object_new_object();
+		add_u64(e, "pid", at[i].pid);
+		add_u64(e, "tid", at[i].tid);
+		add_str(e, "comm", ift_analysis_comm(an, at[i].tid, c->ts));
+		add_u64(e, "count", at[i].count);
+		add_u64(e, "ns", at[i].ns);
+		json_object_array_add(v, e);
+		n++;
+	}
+	return v;
+}
+
+static int slow_calls(struct ift_mcp *m, const struct args *a, json_object **out,
+		      char *err, size_t errlen)
+{
+	const char *name = arg_str(a, "op");
+	const struct ift_analysis *an;
+	const struct ift_op_stats *s;
+	size_t limit = (size_t)arg_int(a, "limit"), n = 0, *idx;
+	uint32_t pid = (uint32_t)arg_int(a, "pid");
+	uint64_t start;
+	json_object *o, *v;
+
+	if (load(m, err, errlen) < 0)
+		return -1;
+	an = m->tr.a;
+	start = ift_analysis_summary(an)->start_ts;
+	s = op_named(an, name);
+	if (!s)
+		return no_op(an, name, err, errlen);
+	idx = malloc((ift_analysis_call_count(an) + 1) * sizeof(*idx));
+	if (!idx) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	for (size_t i = 0; i < ift_analysis_call_count(an); i++) {
+		const struct ift_call_info *c = ift_analysis_call(an, i);
+
+		if (c->counted && c->op == s->op && (!pid || c->pid == pid || c->tid == pid))
+			idx[n++] = i;
+	}
+	sort_a = an;
+	qsort(idx, n, sizeof(*idx), cmp_call);
+	o = json_object_new_object();
+	add_str(o, "op", s->name);
+	add_u64(o, "calls", n);
+	add_u64(o, "p50_ns", s->p50_ns);
+	add_u64(o, "p99_ns", s->p99_ns);
+	v = json_object_new_array();
+	for (size_t i = 0; i < n && i < limit; i++) {
+		const struct ift_call_info *c = ift_analysis_call(an, idx[i]);
+		const struct ift_call_attr *at = ift_analysis_call_attrs(an, c);
+		json_object *e = json_object_new_object();
+
+		add_u64(e, "t_ns", c->ts - start);
+		add_u64(e, "dur_ns", c->dur_ns);
+		add_u64(e, "pid", c->pid);
+		add_u64(e, "tid", c->tid);
+		add_str(e, "comm", ift_analysis_comm(an, c->tid, c->ts));
+		json_object_object_add(e, "ret", json_object_new_int64(c->ret));
+		add_u64(e, "depth", c->depth);
+		add_u64(e, "bytes", c->bytes);
+		add_u64(e, "on_cpu_ns", c->on_cpu_ns);
+		add_u64(e, "runqueue_ns", c->runqueue_ns);
+		add_u64(e, "blocked_ns", c->blocked_ns);
+		add_u64(e, "max_off_cpu_ns", c->max_off_cpu_ns);
+		add_u64(e, "involuntary", c->involuntary);
+		add_u64(e, "voluntary", c->voluntary);
+		add_u64(e, "page_allocs", c->page_allocs);
+		add_u64(e, "page_alloc_bytes", c->page_alloc_bytes);
+		json_object_object_add(e, "preempted_by", attrs(an, c, at, IFT_ATTR_RAN));
+		json_object_object_add(e, "woken_by", attrs(an, c, at, IFT_ATTR_WOKE));
+		json_object_array_add(v, e);
+	}
+	free(idx);
+	json_object_object_add(o, "slowest", v);
+	*out = o;
+	return 0;
+}
+
+/* ---- get_timeline ------------------------------------------------- */
+
+/* True when EV is about task ID (a tid, or a pid when PID). */
+static bool about(const struct ift_event *ev, uint64_t id, bool pid)
+{
+	const uint64_t *r = ev->row;
+
+	if (r[pid ? IFT_C_PID : IFT_C_TID] == id)
+		return true;
+	switch (ev->table) {
+	case IFT_T_SWITCHES:
+		return r[pid ? IFT_SW_NEXT_PID : IFT_SW_NEXT_TID] == id;
+	case IFT_T_WAKEUPS:
+		return r[pid ? IFT_WK_WAKER_PID : IFT_WK_WAKER_TID] == id;
+	case IFT_T_TASKS:
+		return r[pid ? IFT_TK_CHILD_PID : IFT_TK_CHILD_TID] == id;
+	}
+	return false;
+}
+
+static int timeline(struct ift_mcp *m, const struct args *a, json_object **out,
+		    char *err, size_t errlen)
+{
+	uint64_t start, dur, from = (uint64_t)arg_int(a, "from_ns"), to, t0 = mono_ns();
+	size_t limit = (size_t)arg_int(a, "limit"), n = 0;
+	bool by_tid = has(a, "tid"), by_pid = has(a, "pid"), truncated = false;
+	unsigned mask = (1U << IFT_T_CALLS) | (1U << IFT_T_SWITCHES) | (1U << IFT_T_WAKEUPS) |
+			(1U << IFT_T_PAGE_ALLOCS) | (1U << IFT_T_TASKS);
+	struct ift_cursor *cur;
+	struct ift_event ev;
+	uint64_t next = 0;
+	json_object *o, *v;
+	int ret;
+
+	if (load(m, err, errlen) < 0)
+		return -1;
+	start = ift_analysis_summary(m->tr.a)->start_ts;
+	dur = ift_analysis_summary(m->tr.a)->end_ts - start;
+	to = has(a, "to_ns") ? (uint64_t)arg_int(a, "to_ns") : dur;
+	if (from > dur) {
+		snprintf(err, errlen, "from_ns %" PRIu64 " is past the end of the trace (%"
+			 PRIu64 " ns long)", from, dur);
+		return -1;
+	}
+	if (to < from) {
+		snprintf(err, errlen, "to_ns must not be before from_ns");
+		return -1;
+	}
+	if (arg_bool(a, "samples"))
+		mask |= 1U << IFT_T_SAMPLES;
+	cur = ift_cursor_new(m->tr.t, mask, start + from);
+	if (!cur) {
+		snprintf(err, errlen, "cannot read the trace: %s", strerror(errno));
+		return -1;
+	}
+	v = json_object_new_array();
+	while ((ret = ift_cursor_next(cur, &ev)) > 0) {
+		uint64_t t = ev.row[IFT_C_TS] - start;
+		json_object *e, *x;
+
+		if (ev.row[IFT_C_TS] < start + from)
+			continue;
+		if (t > to)
+			break;
+		if ((by_tid && !about(&ev, (uint64_t)arg_int(a, "tid"), false)) ||
+		    (by_pid && !about(&ev, (uint64_t)arg_int(a, "pid"), true))) {
+			/* a rare task in a long window: bounded in time, not rows */
+			if (mono_ns() - t0 > SCAN_LIMIT_NS) {
+				truncated = true;
+				next = t;
+				break;
+			}
+			continue;
+		}
+		if (n == limit) {
+			truncated = true;
+			next = t;
+			break;
+		}
+		x = ift_event_json(m->tr.t, &ev);
+		if (!x)
+			break;
+		e = json_object_new_object();
+		add_u64(e, "t_ns", t);
+		json_object_object_foreach(x, k, val) {
+			if (strcmp(k, "ts"))
+				json_object_object_add(e, k, json_object_get(val));
+		}
+		json_object_put(x);
+		json_object_array_add(v, e);
+		n++;
+	}
+	ift_cursor_free(cur);
+	if (ret < 0) {
+		json_object_put(v);
+		snprintf(err, errlen, "cannot read the trace: %s", ift_strerror(ret));
+		return -1;
+	}
+	o = json_object_new_object();
+	add_u64(o, "from_ns", from);
+	add_u64(o, "to_ns", to);
+	add_u64(o, "returned", n);
+	json_object_object_add(o, "truncated", json_object_new_boolean(truncated));
+	if (truncated)
+		add_u64(o, "next_from_ns", next);
+	json_object_object_add(o, "events", v);
+	*out = o;
+	return 0;
+}
+
+/* ---- run_sql ------------------------------------------------------ */
+
+static json_object *sql_value(sqlite3_stmt *st, int c)
+{
+	const unsigned char *b;
+	size_t len;
+	char *hex;
+	json_object *o;
+
+	switch (sqlite3_column_type(st, c)) {
+	case SQLITE_INTEGER:
+		return json_object_new_int64(sqlite3_column_int64(st, c));
+	case SQLITE_FLOAT:
+		return json_object_new_double(sqlite3_column_double(st, c));
+	case SQLITE_NULL:
+		return NULL;
+	case SQLITE_BLOB:
+		b = sqlite3_column_blob(st, c);
+		len = (size_t)sqlite3_column_bytes(st, c);
+		len = len > MAX_CELL / 2 ? MAX_CELL / 2 : len;
+		hex = malloc(2 * len + 1);
+		if (!hex)
+			return NULL;
+		for (size_t i = 0; i < len; i++)
+			snprintf(hex + 2 * i, 3, "%02x", b[i]);
+		hex[2 * len] = 0;
+		o = json_object_new_string(hex);
+		free(hex);
+		return o;
+	default:
+		len = (size_t)sqlite3_column_bytes(st, c);
+		return json_object_new_string_len((const char *)sqlite3_column_text(st, c),
+						  (int)(len > MAX_CELL ? MAX_CELL : len));
+	}
+}
+
+static int run_sql(struct ift_mcp *m, const struct args *a, json_object **out,
+		   char *err, size_t errlen)
+{
+	struct ift_export_opts opts = { .errbuf = err, .errlen = errlen,
+					.source = m->opts.trace };
+	size_t limit = (size_t)arg_int(a, "limit"), n = 0, bytes = 0;
+	sqlite3_stmt *st;
+	json_object *o, *cols, *rows;
+	bool truncated = false;
+	int ret, rc, ncols;
+
+	if (load(m, err, errlen) < 0)
+		return -1;
+	*err = 0;
+	if (!m->tr.q) {
+		uint64_t t0 = mono_ns();
+
+		ret = ift_query_open_trace(m->tr.t, &opts, &m->tr.q);
+		if (ret < 0) {
+			if (!*err)
+				snprintf(err, errlen, "cannot export the trace: %s", ift_strerror(ret));
+			m->tr.q = NULL;
+			return -1;
+		}
+		if (m->opts.log && m->opts.verbose > 0)
+			fprintf(m->opts.log, "mcp: exported '%s' for SQL in %.2f s\n",
+				m->opts.trace, (double)(mono_ns() - t0) / 1e9);
+	}
+	ret = ift_query_prepare(m->tr.q, arg_str(a, "sql"), &opts, &st);
+	if (ret < 0) {
+		if (ret == -IFT_E_SQL) {
+			char msg[512];
+
+			snprintf(msg, sizeof(msg), "%s", err);
+			snprintf(err, errlen, "bad SQL: %s", msg);
+		} else if (!*err) {
+			snprintf(err, errlen, "%s", ift_strerror(ret));
+		}
+		return -1;
+	}
+	ncols = sqlite3_column_count(st);
+	cols = json_object_new_array();
+	for (int c = 0; c < ncols; c++) {
+		const char *name = sqlite3_column_name(st, c);
+
+		json_object_array_add(cols, json_object_new_string(name ? name : ""));
+	}
+	rows = json_object_new_array();
+	ift_query_set_timeout(m->tr.q, SQL_TIMEOUT_MS);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		json_object *row;
+
+		if (n == limit || bytes > MAX_RESULT / 4) {
+			truncated = true;
+			break;
+		}
+		row = json_object_new_array();
+		for (int c = 0; c < ncols; c++) {
+			json_object *x = sql_value(st, c);
+
+			bytes += 8 + (x && json_object_is_type(x, json_type_string) ?
+				      (size_t)json_object_get_string_len(x) : 16);
+			json_object_array_add(row, x);
+		}
+		json_object_array_add(rows, row);
+		n++;
+	}
+	ift_query_set_timeout(m->tr.q, 0);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+		if (rc == SQLITE_INTERRUPT)
+			snprintf(err, errlen, "the query ran past %d s: stopped (add a LIMIT or a "
+				 "WHERE on an indexed column)", SQL_TIMEOUT_MS / 1000);
+		else
+			snprintf(err, errlen, "query failed: %s", ift_query_errmsg(m->tr.q));
+		sqlite3_finalize(st);
+		json_object_put(cols);
+		json_object_put(rows);
+		return -1;
+	}
+	sqlite3_finalize(st);
+	o = json_object_new_object();
+	json_object_object_add(o, "columns", cols);
+	add_u64(o, "row_count", n);
+	json_object_object_add(o, "truncated", json_object_new_boolean(truncated));
+	json_object_object_add(o, "rows", rows);
+	*out = o;
+	return 0;
+}
+
+/* ---- the table ---------------------------------------------------- */
+
+#define NS_MAX	((int64_t)1 << 62)
+#define PID_MAX	4194304
+
+static const char sql_desc[] =
+	"Run one read-only SQL statement (SQLite: SELECT, WITH, EXPLAIN, schema PRAGMAs) "
+	"over every event of the trace, with report's figures beside them; at most `limit` "
+	"rows and 10 s. The first call exports the trace (seconds). Times: ts columns are "
+	"trace-clock ns, t_ns offsets from (SELECT start_ts FROM trace); *_ns durations. "
+	"comm is a task's name at the row's time. Schema (docs/sql.md): "
+	"trace(path,command,start_ts,end_ts,duration_ns,events,calls,lost_events,cpus,"
+	"finished,damaged); meta(key,value); ops(id,name,api,nargs,args); "
+	"calls(id,ts,dur_ns,cpu,pid,tid,comm,op_id,op,ret,flags,no_return,depth,parent_id,"
+	"a0..a5,bytes,on_cpu_ns,runqueue_ns,blocked_ns,max_off_cpu_ns,involuntary,voluntary,"
+	"page_allocs,page_alloc_bytes); call_attrs(call_id,relation['ran'|'woke'],pid,tid,"
+	"comm,count,ns); switches(ts,cpu,pid,tid,comm,prev_state,state,preempted,prev_prio,"
+	"next_pid,next_tid,next_comm,next_prio); wakeups(ts,cpu,pid,tid,comm,kind,prio,"
+	"target_cpu,waker_pid,waker_tid,waker_comm); page_allocs(ts,cpu,pid,tid,comm,"
+	"\"order\",bytes,gfp_flags,migratetype); task_events(ts,cpu,pid,tid,kind,child_pid,"
+	"child_tid,comm,file); samples(ts,metric,scope,cpu,value); threads(tid,pid,ppid,comm,"
+	"is_thread,start_ts,exit_ts,role,first_ts,last_ts,on_cpu_ns,runqueue_wait_ns,"
+	"blocked_ns,involuntary,voluntary,wakeups,max_off_cpu_ns,max_off_cpu_ts,page_allocs,"
+	"page_alloc_bytes,cuda_calls,cuda_ns); thread_names(tid,pid,ts,comm); processes(pid,"
+	"ppid,comm,names,start_ts,exit_ts,role); chains(rank,severity,cause,phase,op,pid,tid,"
+	"comm,p50_ns,p99_ns,tail_ratio,cost_ns,wall_ns,summary,recommendations); "
+	"chain_steps(chain,seq,t_ns,ts,layer,text); chain_evidence(chain,key,value); "
+	"chain_tasks(chain,relation,pid,tid,comm,role,outside,count,ns,share_permille); "
+	"chain_recommendations(chain,seq,text); libraries(path,kind,build_id,dev,ino,"
+	"functions); losses(cpu,overrun,commit_overrun,dropped,read). Views: "
+	"op_summary(op,api,calls,nested_calls,errors,total_ns,mean_ns,min_ns,p50_ns,p95_ns,"
+	"p99_ns,max_ns); process_op_summary(pid,op,...as op_summary); thread_op_summary(pid,"
+	"tid,op,...); process_summary(pid,comm,role,threads,cuda_calls,cuda_ns,on_cpu_ns,"
+	"runqueue_wait_ns,blocked_ns,involuntary,voluntary,wakeups,max_off_cpu_ns,page_allocs,"
+	"page_alloc_bytes); events(ts,t_ns,type,cpu,pid,tid,comm,what).";
+
+static const struct tool tools[] = {
+	{ "get_trace_stats", "Trace summary and per-op latency",
+	  "The trace: command, duration, events, lost events, CPUs, whether the file is "
+	  "complete, counts of processes, threads and causal chains, and every CUDA op "
+	  "with calls, errors, total/mean/min/p50/p95/p99/max ns, bytes, wall_share "
+	  "(the numbers of `report --json`). Call it first.",
+	  { { NULL } },
+	  "{\"type\":\"object\",\"required\":[\"trace\",\"ops\"],\"properties\":{"
+	  "\"trace\":{\"type\":\"object\"},\"file\":{\"type\":\"object\"},"
+	  "\"ops\":{\"type\":\"array\",\"items\":{\"type\":\"object\"}}}}",
+	  trace_stats },
+	{ "get_causal_chains", "Why the GPU waits: causal chains",
+	  "The causal chains, most severe and costly first: cause (cpu_contention, "
+	  "data_starvation, page_alloc_pressure, gpu_bound), severity, the op, cost_ns "
+	  "against wall_ns (the CUDA threads' active time), a one-line summary, the "
+	  "timeline of the worst occurrence (t_ns offsets), the evidence (numbers and the "
+	  "tasks that preempted or woke the CUDA thread) and recommendations computed "
+	  "from the trace.",
+	  { { "limit", A_INT, false, 1, 20, 5, "chains to return, most costly first" },
+	    { NULL } },
+	  "{\"type\":\"object\",\"required\":[\"chains_total\",\"chains\"],\"properties\":{"
+	  "\"chains_total\":{\"type\":\"integer\"},"
+	  "\"chains\":{\"type\":\"array\",\"items\":{\"type\":\"object\"}}}}",
+	  causal_chains },
+	{ "get_per_process_breakdown", "Processes and threads: CPU, run queue, blocked",
+	  "Without pid: the processes (most CUDA time first) with on-CPU, run-queue wait, "
+	  "blocked time, context switches, worst stall, page allocations, CUDA calls and "
+	  "time. With pid: that process with its ops and its threads (most CUDA time, "
+	  "then most off-CPU time, first).",
+	  { { "pid", A_INT, false, 1, PID_MAX, 0, "one process (or a thread id of it)" },
+	    { "limit", A_INT, false, 1, 1000, 20, "processes, or threads of the process" },
+	    { NULL } },
+	  "{\"type\":\"object\",\"properties\":{"
+	  "\"processes\":{\"type\":\"array\",\"items\":{\"type\":\"object\"}},"
+	  "\"process\":{\"type\":\"object\"},"
+	  "\"threads\":{\"type\":\"array\",\"items\":{\"type\":\"object\"}}}}",
+	  per_process },
+	{ "get_op_latency", "Latency of one CUDA op",
+	  "One op (a CUDA function, e.g. cudaStreamSynchronize): its calls and "
+	  "percentiles over the whole trace, a histogram of call durations (buckets "
+	  "1-2-5 ns, us, ms...; from_ns inclusive, to_ns exclusive) and the same "
+	  "figures per process.",
+	  { { "op", A_STR, true, 0, 256, 0, "the op's name, as get_trace_stats lists it" },
+	    { NULL } },
+	  "{\"type\":\"object\",\"required\":[\"op\",\"histogram\",\"processes\"],"
+	  "\"properties\":{\"op\":{\"type\":\"object\"},"
+	  "\"histogram\":{\"type\":\"array\",\"items\":{\"type\":\"object\"}},"
+	  "\"processes\":{\"type\":\"array\",\"items\":{\"type\":\"object\"}}}}",
+	  op_latency },
+	{ "get_slow_calls", "The slowest calls of an op, and where their time went",
+	  "The slowest calls of one op, longest first: when (t_ns), how long, which "
+	  "thread, and inside each call its thread's on-CPU, run-queue (runnable, waiting "
+	  "for a CPU) and blocked time, switch-outs, page allocations, the tasks that ran "
+	  "on its CPU while it waited (preempted_by) and that woke it (woken_by).",
+	  { { "op", A_STR, true, 0, 256, 0, "the op's name" },
+	    { "limit", A_INT, false, 1, 100, 10, "calls to return" },
+	    { "pid", A_INT, false, 1, PID_MAX, 0, "only calls of this process or thread" },
+	    { NULL } },
+	  "{\"type\":\"object\",\"required\":[\"op\",\"calls\",\"slowest\"],"
+	  "\"properties\":{\"op\":{\"type\":\"string\"},\"calls\":{\"type\":\"integer\"},"
+	  "\"slowest\":{\"type\":\"array\",\"items\":{\"type\":\"object\"}}}}",
+	  slow_calls },
+	{ "get_timeline", "Events in a time window",
+	  "The raw events (CUDA calls, context switches, wake-ups, page allocations, "
+	  "forks/exits, optionally /proc samples) from from_ns to to_ns (offsets from the "
+	  "trace start, as the other tools give them), of one task or all, in time order, "
+	  "at most `limit`; when truncated, call again from next_from_ns.",
+	  { { "from_ns", A_INT, true, 0, NS_MAX, 0, "window start, ns from the trace start" },
+	    { "to_ns", A_INT, false, 0, NS_MAX, 0, "window end (default: the trace end)" },
+	    { "tid", A_INT, false, 0, PID_MAX, 0,
+	      "only events of this thread (as the task, the next task, the waker, the child)" },
+	    { "pid", A_INT, false, 0, PID_MAX, 0, "only events of this process" },
+	    { "limit", A_INT, false, 1, 1000, 200, "events to return" },
+	    { "samples", A_BOOL, false, 0, 1, 0, "include the /proc samples" },
+	    { NULL } },
+	  "{\"type\":\"object\",\"required\":[\"events\",\"truncated\"],\"properties\":{"
+	  "\"truncated\":{\"type\":\"boolean\"},"
+	  "\"events\":{\"type\":\"array\",\"items\":{\"type\":\"object\"}}}}",
+	  timeline },
+	{ "run_sql", "Read-only SQL over the trace", sql_desc,
+	  { { "sql", A_STR, true, 0, MAX_SQL, 0, "one read-only SQL statement" },
+	    { "limit", A_INT, false, 1, 1000, 100, "rows to return" },
+	    { NULL } },
+	  "{\"type\":\"object\",\"required\":[\"columns\",\"rows\",\"truncated\"],"
+	  "\"properties\":{\"columns\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
+	  "\"rows\":{\"type\":\"array\",\"items\":{\"type\":\"array\"}},"
+	  "\"truncated\":{\"type\":\"boolean\"}}}",
+	  run_sql },
+};
+#define NTOOLS (sizeof(tools) / sizeof(tools[0]))
+
+json_object *mcp_tools_list(struct ift_mcp *m)
+{
+	json_object *r = json_object_new_object(), *v = json_object_new_array();
+
+	for (size_t i = 0; i < NTOOLS; i++) {
+		const struct tool *t = &tools[i];
+		json_object *o = json_object_new_object(), *ann;
+
+		json_object_object_add(o, "name", json_object_new_string(t->name));
+		json_object_object_add(o, "title", json_object_new_string(t->title));
+		json_object_object_add(o, "description", json_object_new_string(t->desc));
+		json_object_object_add(o, "inputSchema", input_schema(t));
+		if (mcp_structured(m) && t->output_schema)
+			json_object_object_add(o, "outputSchema",
+					       json_tokener_parse(t->output_schema));
+		ann = json_object_new_object();
+		json_object_object_add(ann, "readOnlyHint", json_object_new_boolean(1));
+		json_object_object_add(ann, "openWorldHint", json_object_new_boolean(0));
+		json_object_object_add(o, "annotations", ann);
+		json_object_array_add(v, o);
+	}
+	json_object_object_add(r, "tools", v);
+	return r;
+}
+
+static json_object *text_content(const char *text)
+{
+	json_object *v = json_object_new_array(), *c = json_object_new_object();
+
+	json_object_object_add(c, "type", json_object_new_string("text"));
+	json_object_object_add(c, "text", json_object_new_string(text));
+	json_object_array_add(v, c);
+	return v;
+}
+
+static json_object *error_result(const char *msg)
+{
+	json_object *r = json_object_new_object();
+
+	json_object_object_add(r, "content", text_content(msg));
+	json_object_object_add(r, "isError", json_object_new_boolean(1));
+	return r;
+}
+
+int mcp_tool_call(struct ift_mcp *m, const char *name, json_object *args,
+		  json_object **out)
+{
+	const struct tool *t = NULL;
+	json_object *res = NULL, *r;
+	struct args a;
+	char err[1024] = "";
+	size_t jlen;
+	char *text;
+
+	*out = NULL;
+	for (size_t i = 0; i < NTOOLS && !t; i++)
+		if (!strcmp(tools[i].name, name))
+			t = &tools[i];
+	if (!t)
+		return -1;
+	/* bad arguments are the tool's error, not the protocol's: the model
+	   reads the message and can correct itself (MCP 2025-11-25) */
+	if (args_parse(t, args, &a, err, sizeof(err)) < 0 ||
+	    t->run(m, &a, &res, err, sizeof(err)) < 0) {
+		*out = error_result(*err ? err : "the tool failed");
+		return 0;
+	}
+	text = mcp_text(res);
+	jlen = strlen(json_object_to_json_string_ext(res, JSON_C_TO_STRING_PLAIN));
+	if (!text || strlen(text) + jlen > MAX_RESULT) {
+		snprintf(err, sizeof(err), "the result is %zu bytes, over the limit of %d: ask "
+			 "for fewer (limit) or a narrower window", jlen, MAX_RESULT);
+		free(text);
+		json_object_put(res);
+		*out = error_result(err);
+		return 0;
+	}
+	r = json_object_new_object();
+	json_object_object_add(r, "content", text_content(text));
+	free(text);
+	if (mcp_structured(m))
+		json_object_object_add(r, "structuredContent", res);
+	else
+		json_object_put(res);
+	json_object_object_add(r, "isError", json_object_new_boolean(0));
+	*out = r;
+	return 0;
+}

@@ -1,0 +1,264 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The analysis and the chains as json-c objects: `report --json' prints
+ * them whole, and the MCP server (src/mcp/) hands out parts of them, so both
+ * say the same numbers under the same keys (docs/report.md lists every key).
+ */
+#include <json.h>
+#include <stdint.h>
+
+#include "ift-analyze.h"
+#include "ift-chains.h"
+#include "ift-out.h"
+
+static const char *const dir_names[IFT_COPY_NR] = {
+	"H2H", "H2D", "D2H", "D2D", "default", "other",
+};
+
+const char *ift_copy_dir_name(int dir)
+{
+	return dir >= 0 && dir < IFT_COPY_NR ? dir_names[dir] : "other";
+}
+
+const char *ift_thread_comm(const struct ift_thread_info *t)
+{
+	return t->task && t->task->ncomms ? t->task->comms[t->task->ncomms - 1].comm : "";
+}
+
+static void add_u64(json_object *o, const char *k, uint64_t v)
+{
+	json_object_object_add(o, k, json_object_new_uint64(v));
+}
+
+static void add_str(json_object *o, const char *k, const char *v)
+{
+	json_object_object_add(o, k, v ? json_object_new_string(v) : NULL);
+}
+
+json_object *ift_json_ops(const struct ift_op_stats *ops, size_t n)
+{
+	json_object *arr = json_object_new_array();
+
+	for (size_t i = 0; i < n; i++) {
+		const struct ift_op_stats *s = &ops[i];
+		json_object *o = json_object_new_object(), *v;
+
+		add_str(o, "op", s->name);
+		add_str(o, "api", s->api == IFT_API_DRIVER ? "driver" : "runtime");
+		add_u64(o, "calls", s->calls);
+		add_u64(o, "nested_calls", s->nested_calls);
+		add_u64(o, "errors", s->errors);
+		v = json_object_new_array();
+		for (size_t k = 0; k < s->nerrs; k++) {
+			json_object *e = json_object_new_object();
+
+			json_object_object_add(e, "ret", json_object_new_int64(s->errs[k].ret));
+			add_u64(e, "calls", s->errs[k].calls);
+			json_object_array_add(v, e);
+		}
+		json_object_object_add(o, "error_codes", v);
+		add_u64(o, "total_ns", s->total_ns);
+		add_u64(o, "mean_ns", s->mean_ns);
+		add_u64(o, "min_ns", s->min_ns);
+		add_u64(o, "p50_ns", s->p50_ns);
+		add_u64(o, "p95_ns", s->p95_ns);
+		add_u64(o, "p99_ns", s->p99_ns);
+		add_u64(o, "max_ns", s->max_ns);
+		add_u64(o, "bytes", s->bytes);
+		json_object_object_add(o, "wall_share", json_object_new_double(
+			s->callers_wall_ns ? (double)s->total_ns / (double)s->callers_wall_ns : 0));
+		v = json_object_new_array();
+		for (int d = 0; s->copy && d < IFT_COPY_NR; d++) {
+			const struct ift_copy_stats *c = &s->dir[d];
+			json_object *e;
+
+			if (!c->calls)
+				continue;
+			e = json_object_new_object();
+			add_str(e, "direction", ift_copy_dir_name(d));
+			add_u64(e, "calls", c->calls);
+			add_u64(e, "bytes", c->bytes);
+			add_u64(e, "total_ns", c->total_ns);
+			json_object_object_add(e, "bytes_per_s", json_object_new_double(
+				c->total_ns ? (double)c->bytes * 1e9 / (double)c->total_ns : 0));
+			json_object_array_add(v, e);
+		}
+		json_object_object_add(o, "copies", v);
+		v = json_object_new_array();
+		for (size_t k = 0; k < s->ninner; k++) {
+			json_object *e = json_object_new_object();
+
+			add_str(e, "op", s->inner[k].name);
+			add_u64(e, "calls", s->inner[k].calls);
+			add_u64(e, "total_ns", s->inner[k].total_ns);
+			json_object_array_add(v, e);
+		}
+		json_object_object_add(o, "nested", v);
+		json_object_array_add(arr, o);
+	}
+	return arr;
+}
+
+void ift_json_sched(json_object *o, const struct ift_sched_stats *s)
+{
+	add_u64(o, "on_cpu_ns", s->on_cpu_ns);
+	add_u64(o, "context_switches", s->involuntary + s->voluntary);
+	add_u64(o, "involuntary_switches", s->involuntary);
+	add_u64(o, "voluntary_switches", s->voluntary);
+	add_u64(o, "runqueue_wait_ns", s->runqueue_wait_ns);
+	add_u64(o, "blocked_ns", s->blocked_ns);
+	add_u64(o, "max_off_cpu_ns", s->max_off_cpu_ns);
+	add_u64(o, "max_off_cpu_at_ns", s->max_off_cpu_at);
+	add_u64(o, "wakeups", s->wakeups);
+	add_u64(o, "page_allocs", s->page_allocs);
+	add_u64(o, "page_alloc_bytes", s->page_alloc_bytes);
+}
+
+static json_object *json_names(const struct ift_task *task)
+{
+	json_object *arr = json_object_new_array();
+
+	for (unsigned i = 0; task && i < task->ncomms; i++)
+		json_object_array_add(arr, json_object_new_string(task->comms[i].comm));
+	return arr;
+}
+
+json_object *ift_json_thread(const struct ift_thread_info *t)
+{
+	json_object *o = json_object_new_object();
+
+	add_u64(o, "tid", t->tid);
+	add_str(o, "comm", ift_thread_comm(t));
+	json_object_object_add(o, "names", json_names(t->task));
+	add_str(o, "role", t->role);
+	add_u64(o, "start_ns", t->start_ns);
+	add_u64(o, "end_ns", t->end_ns);
+	json_object_object_add(o, "started", json_object_new_boolean(t->started));
+	json_object_object_add(o, "exited", json_object_new_boolean(t->exited));
+	add_u64(o, "first_seen_ns", t->first_ns);
+	add_u64(o, "last_seen_ns", t->last_ns);
+	ift_json_sched(o, &t->sched);
+	add_u64(o, "cuda_calls", t->cuda_calls);
+	add_u64(o, "cuda_ns", t->cuda_ns);
+	json_object_object_add(o, "ops", ift_json_ops(t->ops, t->nops));
+	return o;
+}
+
+json_object *ift_json_process(const struct ift_process_info *p)
+{
+	json_object *o = json_object_new_object(), *v;
+
+	add_u64(o, "pid", p->pid);
+	add_u64(o, "ppid", p->ppid);
+	add_str(o, "comm", p->comm);
+	v = json_object_new_array();
+	for (size_t i = 0; i < p->nnames; i++)
+		json_object_array_add(v, json_object_new_string(p->names[i]));
+	json_object_object_add(o, "names", v);
+	add_str(o, "role", p->role);
+	add_u64(o, "start_ns", p->start_ns);
+	add_u64(o, "end_ns", p->end_ns);
+	v = json_object_new_array();
+	for (size_t i = 0; i < p->nthreads; i++)
+		json_object_array_add(v, ift_json_thread(p->threads[i]));
+	json_object_object_add(o, "threads", v);
+	ift_json_sched(o, &p->sched);
+	add_u64(o, "cuda_calls", p->cuda_calls);
+	add_u64(o, "cuda_ns", p->cuda_ns);
+	json_object_object_add(o, "ops", ift_json_ops(p->ops, p->nops));
+	return o;
+}
+
+json_object *ift_json_chain(const struct ift_chain *ch)
+{
+	json_object *o = json_object_new_object(), *v, *e, *x;
+
+	add_str(o, "severity", ift_severity_name(ch->severity));
+	add_str(o, "cause", ift_cause_name(ch->cause));
+	add_str(o, "phase", ift_phase_name(ch->phase));
+	add_str(o, "op", ch->op);
+	add_u64(o, "pid", ch->pid);
+	add_u64(o, "tid", ch->tid);
+	add_u64(o, "p50_ns", ch->p50_ns);
+	add_u64(o, "p99_ns", ch->p99_ns);
+	json_object_object_add(o, "tail_ratio", json_object_new_double(ch->tail_ratio));
+	add_u64(o, "cost_ns", ch->cost_ns);
+	add_u64(o, "wall_ns", ch->wall_ns);
+	add_str(o, "summary", ch->summary);
+	v = json_object_new_array();
+	for (size_t i = 0; i < ch->nsteps; i++) {
+		x = json_object_new_object();
+		add_u64(x, "t_ns", ch->steps[i].t_ns);
+		add_str(x, "layer", ch->steps[i].layer);
+		add_str(x, "text", ch->steps[i].text);
+		json_object_array_add(v, x);
+	}
+	json_object_object_add(o, "timeline", v);
+	e = json_object_new_object();
+	for (size_t i = 0; i < ch->nnums; i++)
+		add_u64(e, ch->nums[i].key, ch->nums[i].value);
+	v = json_object_new_array();
+	for (size_t i = 0; i < ch->ntasks; i++) {
+		const struct ift_chain_task *t = &ch->tasks[i];
+
+		x = json_object_new_object();
+		add_str(x, "relation", t->relation);
+		add_u64(x, "pid", t->pid);
+		add_u64(x, "tid", t->tid);
+		add_str(x, "comm", t->comm);
+		if (t->role)
+			add_str(x, "role", t->role);
+		else
+			json_object_object_add(x, "role", NULL);
+		json_object_object_add(x, "outside", json_object_new_boolean(t->outside));
+		add_u64(x, "count", t->count);
+		add_u64(x, "ns", t->ns);
+		add_u64(x, "share_permille", t->share_permille);
+		json_object_array_add(v, x);
+	}
+	json_object_object_add(e, "tasks", v);
+	json_object_object_add(o, "evidence", e);
+	v = json_object_new_array();
+	for (size_t i = 0; i < ch->nrecs; i++)
+		json_object_array_add(v, json_object_new_string(ch->recs[i]));
+	json_object_object_add(o, "recommendations", v);
+	return o;
+}
+
+json_object *ift_json_chains(const struct ift_chains *c)
+{
+	json_object *v = json_object_new_array();
+
+	for (size_t i = 0; i < ift_chains_count(c); i++)
+		json_object_array_add(v, ift_json_chain(ift_chains_get(c, i)));
+	return v;
+}
+
+json_object *ift_json_report(const struct ift_analysis *a,
+			     const struct ift_chains *chains)
+{
+	const struct ift_analysis_summary *s = ift_analysis_summary(a);
+	json_object *root = json_object_new_object(), *o, *v;
+
+	o = json_object_new_object();
+	add_str(o, "command", s->command);
+	add_u64(o, "start_ts", s->start_ts);
+	add_u64(o, "duration_ns", s->duration_ns);
+	add_u64(o, "from_ns", s->from_ns);
+	add_u64(o, "to_ns", s->to_ns);
+	add_u64(o, "events", s->events);
+	add_u64(o, "calls", s->calls);
+	add_u64(o, "host_events", s->host_events);
+	add_u64(o, "lost_events", s->lost_events);
+	add_u64(o, "cpus", s->cpus);
+	json_object_object_add(root, "trace", o);
+	json_object_object_add(root, "ops", ift_json_ops(ift_analysis_op(a, 0),
+						     ift_analysis_op_count(a)));
+	v = json_object_new_array();
+	for (size_t i = 0; i < ift_analysis_process_count(a); i++)
+		json_object_array_add(v, ift_json_process(ift_analysis_process(a, i)));
+	json_object_object_add(root, "processes", v);
+	json_object_object_add(root, "chains", ift_json_chains(chains));
+	return root;
+}
+
