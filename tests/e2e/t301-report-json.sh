@@ -22,6 +22,9 @@ T0 = 10**9
 print("meta\tcmdline\t./train --workers 5")
 print("meta\tcpu.count\t2")
 print("op\tcudaMemcpy\t1\tdst,src,bytes,kind")
+# two call sites (record --stack): every other copy from each
+print("stack\t/lib/libcudart.so.12,0x1000,cudaMemcpy,0,0\t/app/train,0x2345,_Z4feedv,0x15,0\t/usr/lib/libpython3.11.so,0x9999,_PyEval_EvalFrameDefault,0x30,1")
+print("stack\t/lib/libcudart.so.12,0x1000,cudaMemcpy,0,0\t-,0x7f0012345678,-,0,2")
 print("tasks\t%d\t0\t100\t100\t4\t0\t0\ttrain\t" % (T0 + 1000))
 print("tasks\t%d\t0\t100\t100\t2\t100\t101\ttrain\t" % (T0 + 1500))
 for w in range(5):
@@ -31,7 +34,7 @@ sw, wk, calls = [], [], []
 t = T0 + 1000000
 sw.append((t - 500000, 0, 0, 0, 0, 120, 100, 101, 120))
 for i in range(50):
-    calls.append((t, 0, 100, 101, "cudaMemcpy", 200000, 0, 0, 0, 1, 2, 1 << 20, 1, 0, 0))
+    calls.append((t, 0, 100, 101, "cudaMemcpy", 200000, 0, 0, 0, 1, 2, 1 << 20, 1, 0, 0, 1 + i % 2))
     t += 200000
     if i == 49:
         break
@@ -65,7 +68,8 @@ for line in open(sys.argv[1], encoding="utf-8"):
     m = re.match(r"^\| `([a-z0-9_]+)` \| ([a-z ]+?) \|", line)
     if m and kind:
         spec.setdefault(kind, {})[m.group(1)] = m.group(2)
-for k in ("report", "trace", "op", "process", "thread", "error code", "copy", "nested op"):
+for k in ("report", "trace", "op", "process", "thread", "error code", "copy", "nested op",
+          "stack site"):
     if k not in spec:
         print("docs/report.md has no key table for", k)
         sys.exit(1)
