@@ -261,4 +261,26 @@ enum ift_sched_state ift_analysis_state(const struct ift_analysis *a, uint32_t t
 /* Nearest-rank percentile P (0 < P <= 100) of N sorted values; 0 if N == 0. */
 uint64_t ift_percentile(const uint64_t *sorted, size_t n, unsigned p);
 
+/* ---- call sites (record --stack) ------------------------------------ */
+
+struct ift_site {
+	const char *op;			/* owned by the trace */
+	uint64_t stack;			/* id: ift_trace_stack() */
+	uint64_t calls, total_ns;	/* calls of OP from this site */
+	uint64_t tail_calls, tail_ns;	/* of them, at or above the op's p99 */
+	double share_calls;		/* of the op's calls that have a stack */
+	double share_time;		/* of their total time */
+	double share_tail;		/* of their tail time */
+};
+
+/*
+ * ift_sites_run - the call sites of every op whose calls carry stacks,
+ * outermost window [FROM_TS, TO_TS) on the trace clock (0, UINT64_MAX: all):
+ * per op, most total time first, at most TOP per op (0: all).  *OUT is an
+ * array of *N the caller frees with free(); empty for a trace without
+ * stacks.  0 or a negative error.
+ */
+int ift_sites_run(struct ift_trace *t, uint64_t from_ts, uint64_t to_ts,
+		  unsigned top, struct ift_site **out, size_t *n);
+
 #endif

@@ -31,6 +31,10 @@ struct ift_decode_opts {
 	/* filter tasks in user space by the fork tree of ROOTS (the kernel did
 	   not, or could not, filter) */
 	bool user_filter;
+	/* called with each `calls' row just before it is written, in time
+	   order; may set columns (the call site); a negative return stops */
+	int (*on_call)(void *ctx, uint64_t *row);
+	void *on_call_ctx;
 };
 
 struct ift_decode_stats {
@@ -52,6 +56,9 @@ int ift_decoder_add_root(struct ift_decoder *d, pid_t pid);
 /* Takes in the probes added to the session since (a library loaded late). */
 int ift_decoder_sync_probes(struct ift_decoder *d,
 			    const struct ift_probe_session *s);
+
+/* The writer's op id of probe I of the session (0 if not known yet). */
+uint64_t ift_decoder_probe_op(const struct ift_decoder *d, size_t i);
 
 /* The traced processes still alive as far as the events tell; owned by D. */
 size_t ift_decoder_processes(const struct ift_decoder *d, const pid_t **out);

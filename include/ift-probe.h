@@ -70,6 +70,14 @@ int ift_probe_session_create(const struct ift_probe_opts *opts,
  */
 int ift_probe_add_lib(struct ift_probe_session *s, const struct ift_lib *lib);
 
+/*
+ * ift_probe_add_twin - a second entry uprobe at the place of probe I, without
+ * arguments and not enabled in the instance, for perf_event_open(): the
+ * kernel lets a uprobe event serve ftrace or perf, not both at once (EINTR).
+ * Removed with the group.  Returns its tracepoint id or a negative error.
+ */
+int ift_probe_add_twin(struct ift_probe_session *s, size_t i);
+
 /* Adds pids to the instance's set_event_pid (no-op without kernel filtering). */
 int ift_probe_add_pids(struct ift_probe_session *s, const pid_t *pids, size_t n);
 

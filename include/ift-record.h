@@ -32,6 +32,11 @@ struct ift_record_opts {
 	bool no_host;			/* CUDA calls only: no sched/kmem events */
 	bool user_filter;		/* filter tasks in user space (hidden flag) */
 	unsigned buffer_kb;		/* per-CPU ring buffer; 0 = kernel default */
+	bool stack;			/* --stack: the call site of each call */
+	const char *const *stack_ops;	/* only these ops (NULL: every op) */
+	size_t nstack_ops;
+	unsigned stack_bytes;		/* user stack copied per call; 0 = 16 KiB */
+	unsigned stack_period;		/* one call in N per op and CPU; 0 = 1 */
 	uid_t file_uid;			/* owner of the trace file; (uid_t)-1 = leave */
 	gid_t file_gid;
 };
@@ -74,6 +79,9 @@ struct ift_record_status {
 	uint64_t bytes;			/* trace file size */
 	uint64_t rows[IFT_T_NR];	/* rows written per table */
 	uint64_t filtered, unpaired_returns;
+	/* --stack */
+	uint64_t stack_samples, stack_lost, stack_sites, stack_matched;
+	uint64_t stack_unwind_ns;
 };
 void ift_recorder_status(struct ift_recorder *r, struct ift_record_status *st);
 

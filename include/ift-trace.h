@@ -37,7 +37,7 @@ enum ift_call_col {
 	IFT_CALL_OP = IFT_C_COMMON_NR, IFT_CALL_DUR, IFT_CALL_RET,
 	IFT_CALL_FLAGS, IFT_CALL_DEPTH,
 	IFT_CALL_A0, IFT_CALL_A1, IFT_CALL_A2, IFT_CALL_A3, IFT_CALL_A4,
-	IFT_CALL_A5, IFT_CALL_NR
+	IFT_CALL_A5, IFT_CALL_STACK, IFT_CALL_NR
 };
 #define IFT_CALL_MAX_ARGS	6
 #define IFT_CALL_F_NO_RETURN	0x1
@@ -130,6 +130,29 @@ struct ift_task {
 	struct ift_comm *comms;	/* oldest first */
 };
 
+/*
+ * A call site: the user stack at a traced call (record --stack), innermost
+ * frame first.  Frame 0 is the probed function itself; the others are
+ * return addresses.
+ */
+#define IFT_FRAME_F_PYTHON	0x1	/* a CPython interpreter frame */
+#define IFT_FRAME_F_FP		0x2	/* from the kernel's frame-pointer chain */
+
+struct ift_frame {
+	const char *module;	/* file path; "" when no mapping held the address */
+	uint64_t offset;	/* file offset in MODULE, or the address */
+	const char *symbol;	/* demangled; "" when unknown */
+	uint64_t symoff;	/* offset from the symbol's start */
+	unsigned flags;
+};
+
+struct ift_stack {
+	unsigned nframes;
+	const struct ift_frame *frames;
+};
+
+#define IFT_STACK_MAX_FRAMES	128
+
 /* ---- writer ---------------------------------------------------------- */
 
 struct ift_writer;
@@ -160,6 +183,15 @@ int64_t ift_writer_string(struct ift_writer *w, const char *s);
 int ift_writer_op(struct ift_writer *w, const struct ift_op *op);
 
 int ift_writer_library(struct ift_writer *w, const struct ift_library *lib);
+
+/*
+ * ift_writer_stack - add a call site to the STACKS table (written with the
+ * next flush, after the strings it names).  Returns its stack id (ids go
+ * 1, 2, ... in the order of the calls) or a negative error.  Column `stack'
+ * of `calls' refers to it.
+ */
+int64_t ift_writer_stack(struct ift_writer *w, const struct ift_frame *frames,
+			 unsigned nframes);
 
 /* Records the ring-buffer counters of one CPU (the last call per CPU wins). */
 int ift_writer_loss(struct ift_writer *w, const struct ift_loss *loss);
@@ -241,6 +273,10 @@ size_t ift_trace_loss_count(const struct ift_trace *t);
 const struct ift_loss *ift_trace_loss(const struct ift_trace *t, size_t i);
 /* Sum of overrun + dropped over all CPUs. */
 uint64_t ift_trace_lost_events(const struct ift_trace *t);
+
+/* Call sites by id (1..count), or NULL.  Owned by the trace. */
+size_t ift_trace_stack_count(const struct ift_trace *t);
+const struct ift_stack *ift_trace_stack(const struct ift_trace *t, uint64_t id);
 
 /* Tasks sorted by tid (then start time).  Owned by the trace. */
 size_t ift_trace_task_count(const struct ift_trace *t);

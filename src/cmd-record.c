@@ -19,7 +19,8 @@ extern char **environ;
 
 static const char usage[] =
 	"record [-o FILE] [--cuda-lib PATH]... [-p PID]... [-a] [--duration SECONDS]\n"
-	"       [--buffer-kb N] [--no-host] [--as-root] [-v|-q] -- CMD [ARGS...]";
+	"       [--buffer-kb N] [--no-host] [--stack[=OP,...]] [--stack-size BYTES]\n"
+	"       [--stack-period N] [--as-root] [-v|-q] -- CMD [ARGS...]";
 
 static volatile sig_atomic_t stop_signal, stop_count;
 static volatile pid_t child_pid;
@@ -83,7 +84,7 @@ static void print_summary(struct ift_recorder *r, const char *path)
 {
 	struct ift_record_status st;
 	struct stat sb;
-	char a[32], b[32];
+	char a[32], b[32], c[32];
 
 	ift_recorder_status(r, &st);
 	if (stat(path, &sb) == 0)
@@ -95,6 +96,14 @@ static void print_summary(struct ift_recorder *r, const char *path)
 		if (st.rows[t])
 			fprintf(stderr, "  %-12s %s\n", ift_table_def(t)->name,
 				cli_count(a, sizeof(a), st.rows[t]));
+	if (st.stack_samples || st.stack_lost)
+		fprintf(stderr, "  %-12s %s call sites from %s stacks (%s lost), "
+			"%.1f us each to unwind\n", "stacks",
+			cli_count(a, sizeof(a), st.stack_sites),
+			cli_count(b, sizeof(b), st.stack_samples),
+			cli_count(c, sizeof(c), st.stack_lost),
+			st.stack_samples ? (double)st.stack_unwind_ns / 1e3 /
+			(double)st.stack_samples : 0.0);
 	fprintf(stderr, "wrote '%s' (%s); analyze it with: ingero-ftrace report -i %s\n",
 		path, cli_bytes(b, sizeof(b), (double)st.bytes), path);
 }
@@ -125,7 +134,7 @@ static bool on_path(const char *cmd, char *const *envp)
 int cmd_record(int argc, char **argv)
 {
 	enum { O_CUDA_LIB = 256, O_DURATION, O_BUFFER, O_NO_HOST, O_AS_ROOT,
-	       O_USER_FILTER };
+	       O_USER_FILTER, O_STACK, O_STACK_SIZE, O_STACK_PERIOD };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "cuda-lib", required_argument, NULL, O_CUDA_LIB },
@@ -135,6 +144,9 @@ int cmd_record(int argc, char **argv)
 		{ "buffer-kb", required_argument, NULL, O_BUFFER },
 		{ "no-host", no_argument, NULL, O_NO_HOST },
 		{ "as-root", no_argument, NULL, O_AS_ROOT },
+		{ "stack", optional_argument, NULL, O_STACK },
+		{ "stack-size", required_argument, NULL, O_STACK_SIZE },
+		{ "stack-period", required_argument, NULL, O_STACK_PERIOD },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "quiet", no_argument, NULL, 'q' },
 		/* hidden: force the user-space task filter, for tests */
@@ -144,7 +156,7 @@ int cmd_record(int argc, char **argv)
 	};
 	struct ift_record_opts opts = { .output = IFT_DEFAULT_TRACE,
 					.file_uid = (uid_t)-1, .file_gid = (gid_t)-1 };
-	const char **libs = NULL;
+	const char **libs = NULL, **stack_ops = NULL;
 	pid_t *pids = NULL;
 	double duration = 0;
 	bool as_root = false;
@@ -206,6 +218,39 @@ int cmd_record(int argc, char **argv)
 		case O_USER_FILTER:
 			opts.user_filter = true;
 			break;
+		case O_STACK:
+			opts.stack = true;
+			if (!optarg)
+				break;
+			/* --stack=a,b --stack=c: the union; split in place */
+			for (char *save = NULL, *op = strtok_r(optarg, ",", &save);
+			     op; op = strtok_r(NULL, ",", &save)) {
+				const char **v = realloc(stack_ops, (opts.nstack_ops + 1) *
+							 sizeof(*v));
+
+				if (!v)
+					return error("out of memory"), EXIT_RUNTIME;
+				stack_ops = v;
+				stack_ops[opts.nstack_ops++] = op;
+			}
+			break;
+		case O_STACK_SIZE: {
+			unsigned long v = strtoul(optarg, &end, 10);
+
+			if (*end || v < 64 || v > 65528)
+				return usage_error(usage, "bad stack size '%s' (64..65528 bytes)",
+						   optarg);
+			opts.stack_bytes = (unsigned)v;
+			break;
+		}
+		case O_STACK_PERIOD: {
+			unsigned long v = strtoul(optarg, &end, 10);
+
+			if (*end || v == 0 || v > 1000000000UL)
+				return usage_error(usage, "bad stack period '%s'", optarg);
+			opts.stack_period = (unsigned)v;
+			break;
+		}
 		case 'v':
 			verbose++;
 			break;
@@ -220,7 +265,10 @@ int cmd_record(int argc, char **argv)
 		}
 	}
 	opts.cuda_libs = libs;
+	opts.stack_ops = stack_ops;
 	opts.pids = pids;
+	if ((opts.stack_bytes || opts.stack_period) && !opts.stack)
+		return usage_error(usage, "--stack-size and --stack-period go with --stack");
 	if (optind < argc)
 		opts.argv = argv + optind;
 	opts.envp = environ;
@@ -347,5 +395,6 @@ out:
 	}
 	free(libs);
 	free(pids);
+	free(stack_ops);
 	return exit_code;
 }

@@ -19,6 +19,7 @@
 #include "ift-analyze.h"
 #include "ift-chains.h"
 #include "ift-out.h"
+#include "ift-stack.h"
 
 static const char usage[] =
 	"report [-i FILE] [--json] [--per-process] [--threads] [--pid PID]...\n"
@@ -671,8 +672,60 @@ static void print_chains(const struct ift_chains *c)
 		print_chain(i + 1, ift_chains_get(c, i));
 }
 
-static int print_text(const struct ift_analysis *a, const struct ift_chains *chains,
-		      bool per_process, bool threads)
+/* ---- call sites (record --stack) --------------------------------- */
+
+#define SITES_TOP	5	/* per op */
+#define SITE_FRAMES	8	/* text: innermost frames shown */
+
+/* The window's call sites; an empty list when T has no stacks. */
+static int sites_of(struct ift_trace *t, const struct ift_analysis *a,
+		    struct ift_site **v, size_t *n)
+{
+	const struct ift_analysis_summary *s = ift_analysis_summary(a);
+	uint64_t span = s->end_ts - s->start_ts;
+	uint64_t from = s->start_ts + s->from_ns;
+	uint64_t to = s->to_ns >= span ? UINT64_MAX : s->start_ts + s->to_ns;
+
+	return ift_sites_run(t, from, to, SITES_TOP, v, n);
+}
+
+static int print_sites(struct ift_trace *t, const struct ift_analysis *a)
+{
+	struct ift_site *v;
+	size_t n;
+	char b1[32], b2[32], line[512];
+	int ret = sites_of(t, a, &v, &n);
+
+	if (ret < 0 || !n)
+		return ret;
+	printf("\nCall sites (record --stack): top %d per op, innermost frame first\n",
+	       SITES_TOP);
+	for (size_t i = 0; i < n; i++) {
+		const struct ift_stack *st = ift_trace_stack(t, v[i].stack);
+
+		if (!i || strcmp(v[i].op, v[i - 1].op))
+			printf("%s\n", v[i].op);
+		printf("  #%-4" PRIu64 " %s calls (%.1f%%)  %s total (%.1f%%)  tail %.1f%% (%s)\n",
+		       v[i].stack, cli_count(b1, sizeof(b1), v[i].calls),
+		       100 * v[i].share_calls, fmt_dur(b2, sizeof(b2), v[i].total_ns),
+		       100 * v[i].share_time, 100 * v[i].share_tail,
+		       v[i].tail_calls == 1 ? "1 call" :
+		       (snprintf(line, sizeof(line), "%" PRIu64 " calls", v[i].tail_calls), line));
+		for (unsigned k = 0; st && k < st->nframes && k < SITE_FRAMES; k++) {
+			ift_frame_format(&st->frames[k], line, sizeof(line));
+			printf("        %.*s\n", WIDTH - 8, line);
+		}
+		if (st && st->nframes > SITE_FRAMES)
+			printf("        ... %u more\n", st->nframes - SITE_FRAMES);
+		if (!st)
+			printf("        (site not in the file: the recording was cut short)\n");
+	}
+	free(v);
+	return 0;
+}
+
+static int print_text(struct ift_trace *t, const struct ift_analysis *a,
+		      const struct ift_chains *chains, bool per_process, bool threads)
 {
 	const struct ift_analysis_summary *s = ift_analysis_summary(a);
 	char b1[32], b2[32], b3[32], cmd[WIDTH];
@@ -708,6 +761,8 @@ static int print_text(const struct ift_analysis *a, const struct ift_chains *cha
 		       " there; wall%%:\n share of the calling threads' wall time)\n");
 		print_errors(ops, nops);
 		print_copies(ops, nops);
+		if ((ret = print_sites(t, a)) < 0)
+			return ret;
 	} else {
 		printf("\nno CUDA calls in the window\n");
 	}
@@ -732,6 +787,49 @@ static void add_str(json_object *o, const char *k, const char *v)
 	json_object_object_add(o, k, v ? json_object_new_string(v) : NULL);
 }
 
+static json_object *json_sites(struct ift_trace *t, const struct ift_analysis *a)
+{
+	json_object *arr = json_object_new_array();
+	struct ift_site *v;
+	size_t n;
+	char line[512];
+
+	if (!t || sites_of(t, a, &v, &n) < 0)
+		return arr;
+	for (size_t i = 0; i < n; i++) {
+		const struct ift_stack *st = ift_trace_stack(t, v[i].stack);
+		json_object *o = json_object_new_object(), *f = json_object_new_array();
+
+		add_str(o, "op", v[i].op);
+		add_u64(o, "stack_id", v[i].stack);
+		add_u64(o, "calls", v[i].calls);
+		add_u64(o, "total_ns", v[i].total_ns);
+		add_u64(o, "tail_calls", v[i].tail_calls);
+		add_u64(o, "tail_ns", v[i].tail_ns);
+		json_object_object_add(o, "share_calls", json_object_new_double(v[i].share_calls));
+		json_object_object_add(o, "share_time", json_object_new_double(v[i].share_time));
+		json_object_object_add(o, "share_tail", json_object_new_double(v[i].share_tail));
+		for (unsigned k = 0; st && k < st->nframes; k++) {
+			ift_frame_format(&st->frames[k], line, sizeof(line));
+			json_object_array_add(f, json_object_new_string(line));
+		}
+		json_object_object_add(o, "frames", f);
+		json_object_array_add(arr, o);
+	}
+	free(v);
+	return arr;
+}
+
+/* The report object of src/out/json.c, with the call sites (they need T). */
+static json_object *json_full(struct ift_trace *t, const struct ift_analysis *a,
+			      const struct ift_chains *chains)
+{
+	json_object *root = ift_json_report(a, chains);
+
+	if (root)
+		json_object_object_add(root, "stacks", json_sites(t, a));
+	return root;
+}
 static int json_print(json_object *root)
 {
 	const char *text = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY |
@@ -744,9 +842,10 @@ static int json_print(json_object *root)
 	return ret;
 }
 
-static int print_json(const struct ift_analysis *a, const struct ift_chains *chains)
+static int print_json(struct ift_trace *t, const struct ift_analysis *a,
+		      const struct ift_chains *chains)
 {
-	return json_print(ift_json_report(a, chains));
+	return json_print(json_full(t, a, chains));
 }
 
 /* ---- --diff ------------------------------------------------------- */
@@ -970,8 +1069,8 @@ static int print_json_diff(const struct report *cur, const struct report *base)
 	}
 	free(pairs);
 	json_object_object_add(ch, "ops", v);
-	json_object_object_add(root, "baseline", ift_json_report(base->a, base->c));
-	json_object_object_add(root, "current", ift_json_report(cur->a, cur->c));
+	json_object_object_add(root, "baseline", json_full(base->t, base->a, base->c));
+	json_object_object_add(root, "current", json_full(cur->t, cur->a, cur->c));
 	json_object_object_add(root, "changes", ch);
 	return json_print(root);
 }
@@ -1178,8 +1277,8 @@ int cmd_report(int argc, char **argv)
 	else if (base_path)
 		ret = json ? print_json_diff(&cur, &base) : print_text_diff(&cur, &base);
 	else
-		ret = json ? print_json(cur.a, cur.c) :
-		      print_text(cur.a, cur.c, per_process, threads);
+		ret = json ? print_json(cur.t, cur.a, cur.c) :
+		      print_text(cur.t, cur.a, cur.c, per_process, threads);
 	if (ret < 0)
 		error("cannot write the report%s%s%s: %s", html ? " '" : "", html ? html : "",
 		      html ? "'" : "", ift_strerror(ret));

@@ -117,6 +117,9 @@ struct ift_decoder {
 	uint64_t *op_of_probe;	/* writer op id per probe */
 	size_t nprobes;
 
+	int (*on_call)(void *ctx, uint64_t *row);
+	void *on_call_ctx;
+
 	pid_t *procs;		/* traced processes alive, for new mappings */
 	size_t nprocs, proccap;
 
@@ -201,6 +204,11 @@ static int declare_op(struct ift_decoder *d, const struct ift_probe *p)
 	for (unsigned a = 0; a < op.nargs; a++)
 		op.args[a] = p->sym->spec->args[a].name;
 	return ift_writer_op(d->w, &op);
+}
+
+uint64_t ift_decoder_probe_op(const struct ift_decoder *d, size_t i)
+{
+	return i < d->nprobes ? d->op_of_probe[i] : 0;
 }
 
 /* Registers the probes of S from the first one not known yet. */
@@ -302,6 +310,8 @@ int ift_decoder_new(const struct ift_decode_opts *opts, struct ift_decoder **out
 	d->tep = opts->tep;
 	d->w = opts->w;
 	d->user_filter = opts->user_filter;
+	d->on_call = opts->on_call;
+	d->on_call_ctx = opts->on_call_ctx;
 	d->kbuf = kbuffer_alloc(tep_get_long_size(d->tep) == 4 ? KBUFFER_LSIZE_4 :
 				KBUFFER_LSIZE_8,
 				tep_is_file_bigendian(d->tep) ? KBUFFER_ENDIAN_BIG :
@@ -914,6 +924,8 @@ static int emit_calls(struct ift_decoder *d, bool all)
 				min_open = t->stack[0].ts;
 		}
 	while (d->ndone && d->done[0].row[IFT_C_TS] <= min_open) {
+		if (d->on_call && (ret = d->on_call(d->on_call_ctx, d->done[0].row)) < 0)
+			return ret;
 		if ((ret = append(d, IFT_T_CALLS, d->done[0].row)) < 0)
 			return ret;
 		done_pop(d);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "ift-out.h"
+#include "ift-stack.h"
 
 static const char *const task_events[] = {
 	[IFT_TASK_FORK] = "sched_process_fork",
@@ -140,6 +141,8 @@ int ift_out_event_text(FILE *f, const struct ift_trace *t,
 			fprintf(f, " depth=%" PRIu64, r[IFT_CALL_DEPTH]);
 		if (r[IFT_CALL_FLAGS] & IFT_CALL_F_NO_RETURN)
 			fputs(" no_return", f);
+		if (r[IFT_CALL_STACK])
+			fprintf(f, " stack=%" PRIu64, r[IFT_CALL_STACK]);
 		break;
 	}
 	case IFT_T_SWITCHES:
@@ -230,6 +233,20 @@ json_object *ift_event_json(const struct ift_trace *t, const struct ift_event *e
 			} else {
 				add_u64(o, op->args[a], r[IFT_CALL_A0 + a]);
 			}
+		}
+		if (r[IFT_CALL_STACK]) {
+			const struct ift_stack *sk = ift_trace_stack(t, r[IFT_CALL_STACK]);
+			struct json_object *a = json_object_new_array();
+			char buf[512];
+
+			/* a site missing from a cut-short file is only its id */
+			for (unsigned k = 0; sk && a && k < sk->nframes; k++) {
+				ift_frame_format(&sk->frames[k], buf, sizeof(buf));
+				json_object_array_add(a, json_object_new_string(buf));
+			}
+			add_u64(o, "stack_id", r[IFT_CALL_STACK]);
+			if (a)
+				json_object_object_add(o, "stack", a);
 		}
 		break;
 	}

@@ -316,6 +316,34 @@ static int probe_sym(struct ift_probe_session *s, const struct ift_lib *lib,
 
 static int resolve_ids(struct ift_probe_session *s);
 
+int ift_probe_add_twin(struct ift_probe_session *s, size_t i)
+{
+	const struct ift_probe *p;
+	char *cmd, path[PATH_MAX], *id;
+	long v;
+	int ret;
+
+	if (i >= s->n)
+		return -EINVAL;
+	p = &s->probes[i];
+	if (asprintf(&cmd, "p:%s/%s_s %s:0x%" PRIx64 "\n", s->name, p->entry_event,
+		     p->lib->path, p->sym->offset) < 0)
+		return -ENOMEM;
+	ret = uprobe_cmd(s, cmd);
+	free(cmd);
+	if (ret)
+		return ret;
+	ret = tfs_path(path, sizeof(path), "%s/events/%s/%s_s/id", s->dir, s->name,
+		       p->entry_event);
+	if (!ret)
+		ret = tfs_read(path, &id);
+	if (ret)
+		return ret;
+	v = strtol(id, NULL, 10);
+	free(id);
+	return v > 0 && v < INT32_MAX ? (int)v : -IFT_E_NO_EVENT;
+}
+
 int ift_probe_add_lib(struct ift_probe_session *s, const struct ift_lib *lib)
 {
 	char path[PATH_MAX];

@@ -27,6 +27,7 @@
 #include "ift-record.h"
 #include "ift-ring.h"
 #include "ift-sample.h"
+#include "ift-stack.h"
 
 #define SAMPLE_EVERY_NS		100000000ULL	/* /proc about ten times a second */
 #define FLUSH_EVERY_NS		1000000000ULL	/* a crash loses at most a second */
@@ -76,6 +77,7 @@ struct ift_recorder {
 	struct ift_decoder *dec;
 	struct ift_ring *ring;
 	struct ift_sampler *sampler;
+	struct ift_stacks *stacks;	/* --stack, else NULL */
 	bool mono;
 	bool started;
 	uint64_t start_ns, next_sample, next_flush, next_rescan;
@@ -221,6 +223,54 @@ static int write_metadata(struct ift_recorder *r)
 	return 0;
 }
 
+static int on_call(void *ctx, uint64_t *row)
+{
+	struct ift_recorder *r = ctx;
+
+	return r->stacks ? ift_stacks_match(r->stacks, row) : 0;
+}
+
+/* The perf events of --stack: one per entry probe of a chosen op. */
+static int stacks_setup(struct ift_recorder *r)
+{
+	const struct ift_record_opts *o = &r->opts;
+	struct ift_stack_opts so = {
+		.stack_bytes = o->stack_bytes, .period = o->stack_period,
+	};
+	size_t n = ift_probe_count(r->probes);
+	int ret;
+
+	if ((ret = ift_stacks_alloc(&so, r->w, &r->stacks)) < 0)
+		return fail(r, "set up stack sampling", ret);
+	for (size_t k = 0; k < o->nstack_ops; k++) {
+		size_t i;
+
+		for (i = 0; i < n; i++)
+			if (!strcmp(ift_probe_at(r->probes, i)->sym->name, o->stack_ops[k]))
+				break;
+		if (i == n) {
+			snprintf(r->step, sizeof(r->step),
+				 "take stacks at '%s': not a probed function", o->stack_ops[k]);
+			return -ENOENT;
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct ift_probe *p = ift_probe_at(r->probes, i);
+		bool want = !o->nstack_ops;
+
+		for (size_t k = 0; k < o->nstack_ops && !want; k++)
+			want = !strcmp(p->sym->name, o->stack_ops[k]);
+		if (!want || p->entry_id < 0)
+			continue;
+		if ((ret = ift_probe_add_twin(r->probes, i)) < 0)
+			return fail(r, "create the uprobes for stack sampling", ret);
+		ret = ift_stacks_add_event(r->stacks, ret, ift_decoder_probe_op(r->dec, i));
+		if (ret < 0)
+			return fail(r, "set up stack sampling", ret);
+	}
+	return 0;
+}
+
 int ift_recorder_create(const struct ift_record_opts *opts,
 			struct ift_recorder **out)
 {
@@ -296,8 +346,14 @@ int ift_recorder_create(const struct ift_record_opts *opts,
 	dopts.w = r->w;
 	dopts.probes = r->probes;
 	dopts.user_filter = opts->user_filter && !opts->all;
+	dopts.on_call = on_call;
+	dopts.on_call_ctx = r;
 	if ((ret = ift_decoder_new(&dopts, &r->dec)) < 0)
 		return fail(r, "read the event formats", ret);
+	if (opts->stack && (ret = stacks_setup(r)) < 0)
+		return ret;
+	if (opts->all && r->stacks && (ret = ift_stacks_attach(r->stacks, -1, false)) < 0)
+		return fail(r, "open the stack sampling events", ret);
 	for (size_t i = 0; i < opts->npids; i++)
 		if ((ret = ift_recorder_add_pid(r, opts->pids[i])) < 0)
 			return fail(r, "trace the given processes", ret);
@@ -321,8 +377,11 @@ int ift_recorder_add_pid(struct ift_recorder *r, pid_t pid)
 	/* the kernel filter takes tids: every thread the process has now */
 	snprintf(path, sizeof(path), "/proc/%d/task", pid);
 	dir = opendir(path);
-	if (!dir)
+	if (!dir) {
+		if (r->stacks && (ret = ift_stacks_attach(r->stacks, pid, true)) < 0)
+			return fail(r, "open the stack sampling events", ret);
 		return ift_probe_add_pids(r->probes, &pid, 1);
+	}
 	while ((de = readdir(dir))) {
 		pid_t tid = (pid_t)strtol(de->d_name, NULL, 10);
 
@@ -341,6 +400,13 @@ int ift_recorder_add_pid(struct ift_recorder *r, pid_t pid)
 		tids[n++] = tid;
 	}
 	closedir(dir);
+	/* perf events are per thread: each one, following what it creates */
+	for (size_t i = 0; r->stacks && i < n; i++) {
+		if ((ret = ift_stacks_attach(r->stacks, tids[i], i == 0)) < 0) {
+			free(tids);
+			return fail(r, "open the stack sampling events", ret);
+		}
+	}
 	ret = n ? ift_probe_add_pids(r->probes, tids, n) :
 		  ift_probe_add_pids(r->probes, &pid, 1);
 	free(tids);
@@ -496,6 +562,13 @@ static int q_decode(struct ift_recorder *r, int timeout_ms, int *pages)
 	q->bytes = 0;
 	ret = q->err;
 	pthread_mutex_unlock(&q->mu);
+	/*
+	 * The stack samples, after the pages are taken: a call these pages
+	 * complete returned after its entry trap wrote its sample, so the
+	 * sample is in the perf ring by now.
+	 */
+	if (ret >= 0 && r->stacks)
+		ret = ift_stacks_poll(r->stacks);
 
 	while ((p = list)) {
 		list = p->next;
@@ -715,6 +788,16 @@ void ift_recorder_status(struct ift_recorder *r, struct ift_record_status *st)
 	memcpy(st->rows, ds->rows, sizeof(st->rows));
 	st->filtered = ds->filtered;
 	st->unpaired_returns = ds->unpaired_returns;
+	if (r->stacks) {
+		struct ift_stack_stats ss;
+
+		ift_stacks_stats(r->stacks, &ss);
+		st->stack_samples = ss.samples;
+		st->stack_lost = ss.lost;
+		st->stack_sites = ss.sites;
+		st->stack_matched = ss.matched;
+		st->stack_unwind_ns = ss.unwind_ns;
+	}
 }
 
 int ift_recorder_finish(struct ift_recorder *r, int exit_status)
@@ -734,6 +817,20 @@ int ift_recorder_finish(struct ift_recorder *r, int exit_status)
 	if ((ret = ift_decoder_finish(r->dec, stop)) < 0)
 		return fail(r, "decode the events", ret);
 	lost_events(r, true);
+	if (r->stacks) {
+		struct ift_stack_stats ss;
+
+		ift_stacks_stats(r->stacks, &ss);
+		ift_writer_metaf(r->w, "stack.samples", "%" PRIu64, ss.samples);
+		ift_writer_metaf(r->w, "stack.lost", "%" PRIu64, ss.lost);
+		ift_writer_metaf(r->w, "stack.sites", "%" PRIu64, ss.sites);
+		ift_writer_metaf(r->w, "stack.unmatched", "%" PRIu64,
+				 ss.samples - ss.matched);
+		ift_writer_metaf(r->w, "stack.bytes", "%u", r->opts.stack_bytes ?
+				 r->opts.stack_bytes : IFT_STACK_DEFAULT_BYTES);
+		ift_writer_metaf(r->w, "stack.period", "%u", r->opts.stack_period ?
+				 r->opts.stack_period : 1);
+	}
 	ift_writer_metaf(r->w, "record.stop_ns", "%" PRIu64, stop);
 	if (exit_status >= 0)
 		ift_writer_metaf(r->w, "record.exit_status", "%d", exit_status);
@@ -750,6 +847,9 @@ void ift_recorder_destroy(struct ift_recorder *r)
 	if (!r)
 		return;
 	reader_stop(r);
+	/* the perf events first: they hold the uprobes too */
+	ift_stacks_free(r->stacks);
+	r->stacks = NULL;
 	q_free(&r->q);
 	pthread_mutex_destroy(&r->q.mu);
 	pthread_cond_destroy(&r->q.more);

@@ -29,7 +29,9 @@ enum ift_section {
 	IFT_SEC_LOSS,
 	IFT_SEC_TASKS,
 	IFT_SEC_INDEX,
+	IFT_SEC_STACKS,
 };
+#define IFT_SEC_LAST		IFT_SEC_STACKS
 
 enum ift_codec { IFT_CODEC_NONE = 0, IFT_CODEC_ZSTD = 1 };
 

@@ -36,6 +36,14 @@ struct loadctx {
 	struct buf io, raw;	/* io, with dz: the loadctx of the caller's thread */
 };
 
+/* A call site as read: frames name strings by id, resolved on access. */
+struct rstack {
+	struct ift_stack s;
+	struct ift_frame *frames;
+	uint64_t *ids;		/* module, symbol string id per frame */
+	bool resolved;
+};
+
 struct ift_trace {
 	int fd;
 	unsigned version;
@@ -54,6 +62,9 @@ struct ift_trace {
 
 	struct ift_library *libs;
 	size_t nlibs;
+
+	struct rstack *stacks;	/* id - 1 -> call site */
+	size_t nstacks;
 
 	struct ift_loss *loss;
 	size_t nloss;
@@ -184,6 +195,47 @@ static int parse_strings(struct ift_trace *t, struct rd *r)
 		if (!rd_strdup(r, &t->strings[t->nstrings]))
 			return -IFT_E_CORRUPT;
 		t->nstrings++;
+	}
+	return 0;
+}
+
+static int parse_stacks(struct ift_trace *t, struct rd *r)
+{
+	uint64_t first, n, nf;
+	struct rstack *v;
+
+	if (!rd_varint(r, &first) || first != t->nstacks + 1 ||
+	    !rd_varint_max(r, rd_left(r), &n))
+		return -IFT_E_CORRUPT;
+	v = realloc(t->stacks, (t->nstacks + n + 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	t->stacks = v;
+	while (n--) {
+		struct rstack *st = &t->stacks[t->nstacks];
+		uint64_t flags;
+
+		memset(st, 0, sizeof(*st));
+		if (!rd_varint_max(r, IFT_STACK_MAX_FRAMES, &nf))
+			return -IFT_E_CORRUPT;
+		st->frames = calloc(nf + 1, sizeof(*st->frames));
+		st->ids = calloc(2 * nf + 1, sizeof(*st->ids));
+		t->nstacks++;	/* owned from here on, freed with the trace */
+		if (!st->frames || !st->ids)
+			return -ENOMEM;
+		for (unsigned i = 0; i < nf; i++) {
+			struct ift_frame *f = &st->frames[i];
+
+			if (!rd_varint(r, &st->ids[2 * i]) ||
+			    !rd_varint(r, &f->offset) ||
+			    !rd_varint(r, &st->ids[2 * i + 1]) ||
+			    !rd_varint(r, &f->symoff) ||
+			    !rd_varint_max(r, UINT32_MAX, &flags))
+				return -IFT_E_CORRUPT;
+			f->flags = (unsigned)flags;
+			st->s.nframes++;
+		}
+		st->s.frames = st->frames;
 	}
 	return 0;
 }
@@ -473,7 +525,7 @@ static int handle_section(struct ift_trace *t, const struct sec *s,
 
 	if (s->type == IFT_SEC_CHUNK && ch)
 		return add_chunk(t, s->off, s->len, ch);
-	if (s->type > IFT_SEC_INDEX || s->type == 0)
+	if (s->type > IFT_SEC_LAST || s->type == 0)
 		return (s->flags & IFT_SEC_F_REQUIRED) ? -IFT_E_FEATURE : 0;
 	ret = read_payload(t, s);
 	if (ret < 0)
@@ -499,6 +551,8 @@ static int handle_section(struct ift_trace *t, const struct sec *s,
 		if (!parse_chunk_hdr(&r, &h))
 			return -IFT_E_CORRUPT;
 		return add_chunk(t, s->off, s->len, &h);
+	case IFT_SEC_STACKS:
+		return parse_stacks(t, &r);
 	case IFT_SEC_INDEX:
 		return 0;
 	}
@@ -804,6 +858,13 @@ static void reset_contents(struct ift_trace *t, struct taskmap *tasks)
 	free(t->libs);
 	t->libs = NULL;
 	t->nlibs = 0;
+	for (size_t i = 0; i < t->nstacks; i++) {
+		free(t->stacks[i].frames);
+		free(t->stacks[i].ids);
+	}
+	free(t->stacks);
+	t->stacks = NULL;
+	t->nstacks = 0;
 	free(t->loss);
 	t->loss = NULL;
 	t->nloss = 0;
@@ -948,6 +1009,33 @@ const struct ift_op *ift_trace_op(const struct ift_trace *t, uint64_t id)
 size_t ift_trace_op_count(const struct ift_trace *t)
 {
 	return t->nops;
+}
+
+size_t ift_trace_stack_count(const struct ift_trace *t)
+{
+	return t->nstacks;
+}
+
+const struct ift_stack *ift_trace_stack(const struct ift_trace *t, uint64_t id)
+{
+	struct rstack *st;
+
+	if (id == 0 || id > t->nstacks)
+		return NULL;
+	st = &t->stacks[id - 1];
+	if (!st->resolved) {
+		/* strings come before the stacks naming them; an id out of
+		   range (a damaged file) reads as unknown */
+		for (unsigned i = 0; i < st->s.nframes; i++) {
+			const char *m = ift_trace_string(t, st->ids[2 * i]);
+			const char *y = ift_trace_string(t, st->ids[2 * i + 1]);
+
+			st->frames[i].module = m ? m : "";
+			st->frames[i].symbol = y ? y : "";
+		}
+		st->resolved = true;
+	}
+	return &st->s;
 }
 
 size_t ift_trace_library_count(const struct ift_trace *t)

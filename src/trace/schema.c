@@ -11,6 +11,7 @@ static const struct ift_column_def calls_cols[IFT_CALL_NR] = {
 	{ "flags", IFT_U64 }, { "depth", IFT_U64 },
 	{ "a0", IFT_U64 }, { "a1", IFT_U64 }, { "a2", IFT_U64 },
 	{ "a3", IFT_U64 }, { "a4", IFT_U64 }, { "a5", IFT_U64 },
+	{ "stack", IFT_U64 },
 };
 
 static const struct ift_column_def switch_cols[IFT_SW_NR] = {

@@ -60,6 +60,9 @@ struct ift_writer {
 	struct buf ops;		/* OPS entries not written yet */
 	uint32_t nops, ops_flushed;
 
+	struct buf stacks;	/* STACKS entries not written yet */
+	uint64_t nstacks, stacks_flushed;
+
 	struct buf meta;	/* META entries not written yet */
 	uint32_t nmeta;
 
@@ -255,12 +258,27 @@ static int flush_meta(struct ift_writer *w)
 	return write_section(w, IFT_SEC_META, &w->payload, NULL);
 }
 
+/* Call sites: after the strings they name; chunks refer to them. */
+static int flush_stacks(struct ift_writer *w)
+{
+	if (w->nstacks == w->stacks_flushed)
+		return 0;
+	buf_clear(&w->payload);
+	buf_varint(&w->payload, w->stacks_flushed + 1);
+	buf_varint(&w->payload, w->nstacks - w->stacks_flushed);
+	buf_put(&w->payload, w->stacks.data, w->stacks.len);
+	buf_clear(&w->stacks);
+	w->stacks_flushed = w->nstacks;
+	return write_section(w, IFT_SEC_STACKS, &w->payload, NULL);
+}
+
 /* What must be in the file before any chunk can refer to it. */
 static int flush_dicts(struct ift_writer *w)
 {
 	int ret;
 
-	if ((ret = flush_meta(w)) < 0 || (ret = flush_strings(w)) < 0)
+	if ((ret = flush_meta(w)) < 0 || (ret = flush_strings(w)) < 0 ||
+	    (ret = flush_stacks(w)) < 0)
 		return ret;
 	return flush_ops(w);
 }
@@ -564,6 +582,31 @@ int ift_writer_library(struct ift_writer *w, const struct ift_library *lib)
 	return write_section(w, IFT_SEC_LIBRARY, &w->payload, NULL);
 }
 
+int64_t ift_writer_stack(struct ift_writer *w, const struct ift_frame *frames,
+			 unsigned nframes)
+{
+	if (w->finished)
+		return -IFT_E_FINISHED;
+	if (nframes > IFT_STACK_MAX_FRAMES)
+		nframes = IFT_STACK_MAX_FRAMES;
+	buf_varint(&w->stacks, nframes);
+	for (unsigned i = 0; i < nframes; i++) {
+		int64_t mod = ift_writer_string(w, frames[i].module);
+		int64_t sym = ift_writer_string(w, frames[i].symbol);
+
+		if (mod < 0 || sym < 0)
+			return mod < 0 ? mod : sym;
+		buf_varint(&w->stacks, (uint64_t)mod);
+		buf_varint(&w->stacks, frames[i].offset);
+		buf_varint(&w->stacks, (uint64_t)sym);
+		buf_varint(&w->stacks, frames[i].symoff);
+		buf_varint(&w->stacks, frames[i].flags);
+	}
+	if (w->stacks.oom)
+		return -ENOMEM;
+	return (int64_t)++w->nstacks;
+}
+
 int ift_writer_loss(struct ift_writer *w, const struct ift_loss *loss)
 {
 	struct ift_loss *v;
@@ -730,6 +773,7 @@ void ift_writer_free(struct ift_writer *w)
 	strtab_release(&w->strings);
 	buf_release(&w->ops);
 	buf_release(&w->meta);
+	buf_release(&w->stacks);
 	buf_release(&w->index);
 	buf_release(&w->body);
 	buf_release(&w->payload);

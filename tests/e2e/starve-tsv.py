@@ -3,7 +3,8 @@
 200 us copies until a loader worker wakes it, on 2 CPUs, so report finds data
 starvation before cudaMemcpy.  By default its process name and the command
 line carry markup and quotes, for the escaping of report --html (t520, t521);
-starve-tsv.py NAME CMDLINE gives plain ones (t301)."""
+starve-tsv.py NAME CMDLINE gives plain ones, and a third argument "stacks"
+two call sites (record --stack), every other copy from each (t301)."""
 import sys
 
 T0 = 10**9
@@ -12,7 +13,12 @@ CMDLINE = (sys.argv[2] if len(sys.argv) > 2 else
            "./train --note '<script>alert(1)</script>' --and \"a&b\" <b>")
 print("meta\tcmdline\t%s" % CMDLINE)
 print("meta\tcpu.count\t2")
+STACKS = len(sys.argv) > 3 and sys.argv[3] == "stacks"
 print("op\tcudaMemcpy\t1\tdst,src,bytes,kind")
+if STACKS:
+    print("stack\t/lib/libcudart.so.12,0x1000,cudaMemcpy,0,0\t/app/train,0x2345,_Z4feedv,0x15,0"
+          "\t/usr/lib/libpython3.11.so,0x9999,_PyEval_EvalFrameDefault,0x30,1")
+    print("stack\t/lib/libcudart.so.12,0x1000,cudaMemcpy,0,0\t-,0x7f0012345678,-,0,2")
 print("tasks\t%d\t0\t100\t100\t4\t0\t0\t%s\t" % (T0 + 1000, NAME))
 print("tasks\t%d\t0\t100\t100\t2\t100\t101\t%s\t" % (T0 + 1500, NAME))
 for w in range(5):
@@ -22,7 +28,8 @@ sw, wk, calls = [], [], []
 t = T0 + 1000000
 sw.append((t - 500000, 0, 0, 0, 0, 120, 100, 101, 120))
 for i in range(50):
-    calls.append((t, 0, 100, 101, "cudaMemcpy", 200000, 0, 0, 0, 1, 2, 1 << 20, 1, 0, 0))
+    calls.append((t, 0, 100, 101, "cudaMemcpy", 200000, 0, 0, 0, 1, 2, 1 << 20, 1, 0, 0) +
+                 ((1 + i % 2,) if STACKS else ()))
     t += 200000
     if i == 49:
         break

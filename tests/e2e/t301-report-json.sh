@@ -17,7 +17,7 @@ command -v python3 >/dev/null || skip "needs python3 to parse JSON"
 
 # a feeding thread (tid 101 of "train") that blocks 5 ms between 200 us copies
 # until loader worker 200 wakes it, while 4 more workers preempt it
-python3 "$IFT_SRC/tests/e2e/starve-tsv.py" train "./train --workers 5" >starve.tsv ||
+python3 "$IFT_SRC/tests/e2e/starve-tsv.py" train "./train --workers 5" stacks >starve.tsv ||
 	fail "starve-tsv.py failed"
 "$IFT_TOOLS/tsv2trace" -o starve.trace <starve.tsv >/dev/null || fail "tsv2trace failed"
 "$IFT" report -i starve.trace --json >starve.json 2>err.txt || fail "report --json failed: $(cat err.txt)"
@@ -35,7 +35,8 @@ for line in open(sys.argv[1], encoding="utf-8"):
     m = re.match(r"^\| `([a-z0-9_]+)` \| ([a-z ]+?) \|", line)
     if m and kind:
         spec.setdefault(kind, {})[m.group(1)] = m.group(2)
-for k in ("report", "trace", "op", "process", "thread", "error code", "copy", "nested op"):
+for k in ("report", "trace", "op", "process", "thread", "error code", "copy", "nested op",
+          "stack site"):
     if k not in spec:
         print("docs/report.md has no key table for", k)
         sys.exit(1)

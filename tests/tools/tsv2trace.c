@@ -9,6 +9,8 @@
  * Lines:
  *   op <TAB> NAME <TAB> API(1|2) <TAB> ARG,ARG,...    declares an op
  *   meta <TAB> KEY <TAB> VALUE
+ *   stack <TAB> MODULE,OFFSET,SYMBOL,SYMOFF,FLAGS <TAB> ...  a call site,
+ *      innermost frame first; ids 1, 2, ... in line order (column `stack')
  *   TABLE <TAB> v0 <TAB> v1 ...                       one row: the table's
  *      columns in id order; str columns as text, the `op' column of `calls'
  *      as an op name, numbers in decimal or 0x hex (negative allowed)
@@ -83,6 +85,27 @@ int main(int argc, char **argv)
 			if ((ret = ift_writer_op(w, &op)) < 0)
 				return fail(lineno, ift_strerror(ret));
 			op_names[nops++] = strdup(f[1]);
+			continue;
+		}
+		if (!strcmp(f[0], "stack")) {
+			struct ift_frame fr[30];
+			int64_t id;
+
+			for (int k = 1; k < nf; k++) {
+				char *fsave = NULL, *m = strtok_r(f[k], ",", &fsave);
+				char *o = strtok_r(NULL, ",", &fsave), *y = strtok_r(NULL, ",", &fsave);
+				char *so = strtok_r(NULL, ",", &fsave), *fl = strtok_r(NULL, ",", &fsave);
+
+				if (!m || !o || !y || !so || !fl)
+					return fail(lineno, "bad frame");
+				fr[k - 1].module = strcmp(m, "-") ? m : "";
+				fr[k - 1].offset = strtoull(o, NULL, 0);
+				fr[k - 1].symbol = strcmp(y, "-") ? y : "";
+				fr[k - 1].symoff = strtoull(so, NULL, 0);
+				fr[k - 1].flags = (unsigned)strtoul(fl, NULL, 0);
+			}
+			if ((id = ift_writer_stack(w, fr, (unsigned)(nf - 1))) < 0)
+				return fail(lineno, ift_strerror((int)id));
 			continue;
 		}
 		if (!strcmp(f[0], "meta")) {

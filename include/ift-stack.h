@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef IFT_STACK_H
+#define IFT_STACK_H
+
+/*
+ * stack: the user stack at traced calls (record --stack).
+ *
+ * The uprobe entry events of the chosen ops are opened a second time, as
+ * perf events on the traced tasks (no BPF): each hit copies the user
+ * registers and the top of the user stack into a per-CPU perf ring, plus
+ * the kernel's frame-pointer chain.  The recorder drains the rings, unwinds
+ * each copy with libunwind's remote API over the ELF files' .eh_frame, turns
+ * addresses into (file, offset) through the memory maps the same rings
+ * report, and keeps each distinct call site once.  A call row gets the id of
+ * the site its sample unwound to.  See docs/architecture.md.
+ *
+ * Nothing here prints or exits.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "ift-trace.h"
+
+#define IFT_STACK_DEFAULT_BYTES	16384
+#define IFT_STACK_MAX_BYTES	65528	/* the kernel's limit, 8-aligned */
+
+struct ift_stack_opts {
+	unsigned stack_bytes;	/* user stack copied per call; 0 = default */
+	unsigned period;	/* one call in PERIOD per op and CPU; 0 = 1 */
+	unsigned ring_kb;	/* perf ring per CPU; 0 = 4096 */
+};
+
+struct ift_stacks;
+
+/*
+ * ift_stacks_alloc - the state, with nothing opened yet.  Call sites go to
+ * W as they are found.  The caller frees it with ift_stacks_free().
+ */
+int ift_stacks_alloc(const struct ift_stack_opts *opts, struct ift_writer *w,
+		     struct ift_stacks **out);
+
+/* Samples the tracepoint TP_ID (a uprobe entry event) as op OP of `calls'. */
+int ift_stacks_add_event(struct ift_stacks *s, int tp_id, uint64_t op);
+
+/*
+ * ift_stacks_attach - open every added event on task PID on every CPU (PID
+ * -1: every task), following the tasks it creates.  When MAPS, the task's
+ * current memory maps are read from /proc (an existing process; a child
+ * about to exec reports its maps as it maps them).  Changes the running
+ * system: the perf events live until ift_stacks_free().
+ */
+int ift_stacks_attach(struct ift_stacks *s, pid_t pid, bool maps);
+
+/* Reads what the rings hold: maps, samples (unwound now).  0 or an error. */
+int ift_stacks_poll(struct ift_stacks *s);
+
+/*
+ * ift_stacks_match - set ROW[IFT_CALL_STACK] of a `calls' row (written in
+ * time order) to the call site of its sample, when one was taken.
+ */
+int ift_stacks_match(struct ift_stacks *s, uint64_t *row);
+
+struct ift_stack_stats {
+	uint64_t samples;	/* stacks copied by the kernel and read */
+	uint64_t lost;		/* samples the perf rings dropped */
+	uint64_t sites;		/* distinct call sites */
+	uint64_t matched;	/* calls given a site */
+	uint64_t unmatched;	/* samples no call claimed */
+	uint64_t fp_fallback;	/* sites from the frame-pointer chain */
+	uint64_t unwind_ns;	/* recorder time spent unwinding */
+};
+void ift_stacks_stats(const struct ift_stacks *s, struct ift_stack_stats *st);
+
+/* Closes the perf events and frees S (NULL is fine). */
+void ift_stacks_free(struct ift_stacks *s);
+
+/* ---- offline pieces, usable without perf (and by unit tests) ---------- */
+
+struct ift_unwinder;
+
+/* An unwinder with its own module cache; NULL with errno on failure. */
+struct ift_unwinder *ift_unwinder_new(void);
+void ift_unwinder_free(struct ift_unwinder *u);
+
+/* Tells U that PID maps [START, END) of PATH at file offset PGOFF. */
+int ift_unwinder_map(struct ift_unwinder *u, pid_t pid, uint64_t start,
+		     uint64_t end, uint64_t pgoff, const char *path);
+/* Reads /proc/PID/maps into U; 0 or a negative error. */
+int ift_unwinder_read_maps(struct ift_unwinder *u, pid_t pid);
+/* PID was created by a fork of PPID (copies its maps) or exec'ed (drops them). */
+void ift_unwinder_fork(struct ift_unwinder *u, pid_t pid, pid_t ppid);
+void ift_unwinder_exec(struct ift_unwinder *u, pid_t pid);
+
+/* x86-64 user registers as perf samples them (PERF_REG_X86_*), in this order. */
+enum {
+	IFT_REG_AX, IFT_REG_BX, IFT_REG_CX, IFT_REG_DX, IFT_REG_SI, IFT_REG_DI,
+	IFT_REG_BP, IFT_REG_SP, IFT_REG_IP,
+	IFT_REG_R8, IFT_REG_R9, IFT_REG_R10, IFT_REG_R11, IFT_REG_R12,
+	IFT_REG_R13, IFT_REG_R14, IFT_REG_R15, IFT_REG_NR
+};
+
+/*
+ * ift_unwind - unwind the stack of PID from REGS and the copy STACK (LEN
+ * bytes from REGS[IFT_REG_SP]) with the unwind tables of the mapped ELF
+ * files.  Fills up to MAX addresses (the pc, then return addresses);
+ * returns how many (at least 1).
+ */
+int ift_unwind(struct ift_unwinder *u, pid_t pid, const uint64_t *regs,
+	       const void *stack, size_t len, uint64_t *ips, int max);
+
+/*
+ * ift_unwinder_frame - name address IP of PID: its file and offset, symbol
+ * (demangled), offset in it, flags.  RET_ADDR: IP is a return address (the
+ * symbol is looked up at IP - 1).  Strings are owned by U.
+ */
+void ift_unwinder_frame(struct ift_unwinder *u, pid_t pid, uint64_t ip,
+			bool ret_addr, struct ift_frame *f);
+
+/* The frame as text: "sym+0x1a (lib.so)", "[python] ...", "lib.so+0x1234". */
+void ift_frame_format(const struct ift_frame *f, char *buf, size_t size);
+
+#endif

@@ -1,0 +1,698 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Stacks at traced calls, captured through perf events on the uprobes.
+ *
+ * Each chosen uprobe entry event is opened with perf_event_open() as a
+ * tracepoint on each traced task, once per CPU, with inherit so the tasks it
+ * creates carry the events too.  Every event of a CPU writes into one ring
+ * (PERF_EVENT_IOC_SET_OUTPUT to the first one opened there): an inherited
+ * per-CPU event writes to its parent's ring, so the fd count is events x
+ * CPUs per traced task we attach to, and the ring count is CPUs.  A sample
+ * holds the user registers, the top of the user stack and the kernel's
+ * frame-pointer chain; the first event of each task and CPU also reports
+ * the task's executable mappings, forks and execs, so addresses can be
+ * named after the process is gone.
+ *
+ * The recorder drains the rings before it decodes the ftrace pages: a call
+ * is written only after its return was decoded, by which time the sample of
+ * its entry (taken in the same trap, after the ftrace event) is in memory.
+ */
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ift-stack.h"
+
+/* AX..IP and R8..R15 (PERF_REG_X86_*): what the unwinder reads */
+#define REGS_MASK	(0x1ffULL | (0xffULL << 16))
+/*
+ * A sample and the call row it belongs to come from the same trap, and the
+ * perf handler runs first: it reads the clock, copies the stack (3-4 us
+ * here, ~10 us on a process's first call), then ftrace reads the same clock
+ * for the call's entry.  So a call's sample is the last one of its op on
+ * its thread at or before the call's ts, and the next call's sample comes
+ * strictly after it (one thread, one monotonic clock).  The window only
+ * bounds how long a sample whose call we never see is kept.
+ */
+#define MATCH_WINDOW_NS	1000000
+
+struct ring {
+	int fd;			/* the event whose mmap holds the ring */
+	void *base;
+	size_t size;		/* data area */
+	uint8_t *tmp;		/* a record that wraps */
+	size_t tmpcap;
+	uint64_t sb_done;	/* side band read up to here */
+};
+
+struct evsel {
+	int tp_id;
+	uint64_t op;
+};
+
+struct pending {
+	uint64_t ts, op, stack;
+};
+
+struct tidq {
+	uint32_t tid;		/* 0: free slot */
+	struct pending *v;
+	size_t n, cap;
+};
+
+/* A distinct call site: frames as (module, offset), module "" = address. */
+struct site {
+	uint32_t hash, n;
+	const char **mods;
+	uint64_t *offs;
+};
+
+struct ift_stacks {
+	struct ift_stack_opts o;
+	struct ift_writer *w;
+	struct ift_unwinder *u;
+	int ncpus;
+	struct ring *rings;	/* per CPU */
+	struct evsel *ev;
+	size_t nev;
+	uint64_t *ids;		/* perf event id -> index into ev, pairs */
+	size_t nids;
+	int *fds;
+	size_t nfds, fdcap;
+
+	struct tidq *q;		/* open addressing by tid */
+	size_t nq, qcap;
+
+	struct site *sites;
+	size_t nsites, sitecap;
+	uint32_t *slot;		/* hash -> site index + 1 */
+	size_t nslot;
+
+	struct ift_stack_stats st;
+};
+
+static long perf_open(struct perf_event_attr *a, pid_t pid, int cpu, int group)
+{
+	return syscall(SYS_perf_event_open, a, pid, cpu, group,
+		       PERF_FLAG_FD_CLOEXEC);
+}
+
+int ift_stacks_alloc(const struct ift_stack_opts *opts, struct ift_writer *w,
+		     struct ift_stacks **out)
+{
+	struct ift_stacks *s;
+	long n = sysconf(_SC_NPROCESSORS_CONF);
+
+	*out = NULL;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->o = *opts;
+	if (!s->o.stack_bytes)
+		s->o.stack_bytes = IFT_STACK_DEFAULT_BYTES;
+	s->o.stack_bytes = (s->o.stack_bytes + 7) & ~7U;
+	if (s->o.stack_bytes > IFT_STACK_MAX_BYTES)
+		s->o.stack_bytes = IFT_STACK_MAX_BYTES;
+	if (!s->o.period)
+		s->o.period = 1;
+	if (!s->o.ring_kb)
+		s->o.ring_kb = 4096;
+	s->w = w;
+	s->ncpus = n > 0 ? (int)n : 1;
+	s->rings = calloc((size_t)s->ncpus, sizeof(*s->rings));
+	s->u = ift_unwinder_new();
+	if (!s->rings || !s->u) {
+		ift_stacks_free(s);
+		return -ENOMEM;
+	}
+	for (int c = 0; c < s->ncpus; c++)
+		s->rings[c].fd = -1;
+	*out = s;
+	return 0;
+}
+
+int ift_stacks_add_event(struct ift_stacks *s, int tp_id, uint64_t op)
+{
+	struct evsel *v = realloc(s->ev, (s->nev + 1) * sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	s->ev = v;
+	v[s->nev].tp_id = tp_id;
+	v[s->nev].op = op;
+	s->nev++;
+	return 0;
+}
+
+static int fd_keep(struct ift_stacks *s, int fd)
+{
+	if (s->nfds == s->fdcap) {
+		size_t cap = s->fdcap ? s->fdcap * 2 : 64;
+		int *v = realloc(s->fds, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		s->fds = v;
+		s->fdcap = cap;
+	}
+	s->fds[s->nfds++] = fd;
+	return 0;
+}
+
+static int ring_map(struct ift_stacks *s, int cpu, int fd)
+{
+	struct ring *r = &s->rings[cpu];
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), pages = 1;
+
+	while (pages * page < (size_t)s->o.ring_kb * 1024)
+		pages *= 2;
+	r->base = mmap(NULL, (pages + 1) * page, PROT_READ | PROT_WRITE,
+		       MAP_SHARED, fd, 0);
+	if (r->base == MAP_FAILED) {
+		r->base = NULL;
+		return -errno;
+	}
+	r->size = pages * page;
+	r->fd = fd;
+	return 0;
+}
+
+int ift_stacks_attach(struct ift_stacks *s, pid_t pid, bool maps)
+{
+	int ret;
+
+	if (maps && pid > 0 && (ret = ift_unwinder_read_maps(s->u, pid)) < 0 &&
+	    ret != -ENOENT && ret != -ESRCH)
+		return ret;
+	for (int cpu = 0; cpu < s->ncpus; cpu++) {
+		for (size_t i = 0; i < s->nev; i++) {
+			struct perf_event_attr a;
+			uint64_t id, *v;
+			int fd;
+
+			memset(&a, 0, sizeof(a));
+			a.size = sizeof(a);
+			a.type = PERF_TYPE_TRACEPOINT;
+			a.config = (uint64_t)s->ev[i].tp_id;
+			a.sample_period = s->o.period;
+			a.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID |
+					PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN |
+					PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+			a.sample_regs_user = REGS_MASK;
+			a.sample_stack_user = s->o.stack_bytes;
+			a.exclude_callchain_kernel = 1;
+			a.inherit = pid > 0;
+			/* the trace clock: a sample is matched to its call by time */
+			a.use_clockid = 1;
+			a.clockid = CLOCK_MONOTONIC;
+			if (i == 0) {
+				/* side band, once per task and CPU */
+				a.mmap = 1;
+				a.mmap2 = 1;
+				a.comm = 1;
+				a.comm_exec = 1;
+				a.task = 1;
+			}
+			fd = (int)perf_open(&a, pid, cpu, -1);
+			if (fd < 0) {
+				/* a CPU that is offline has no events to give */
+				if (errno == ENODEV || errno == EINVAL)
+					if (i == 0 && cpu > 0)
+						break;
+				return -errno;
+			}
+			if ((ret = fd_keep(s, fd)) < 0) {
+				close(fd);
+				return ret;
+			}
+			if (s->rings[cpu].fd < 0) {
+				if ((ret = ring_map(s, cpu, fd)) < 0)
+					return ret;
+			} else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, s->rings[cpu].fd) < 0) {
+				return -errno;
+			}
+			if (ioctl(fd, PERF_EVENT_IOC_ID, &id) < 0)
+				return -errno;
+			v = realloc(s->ids, (s->nids + 1) * 2 * sizeof(*v));
+			if (!v)
+				return -ENOMEM;
+			s->ids = v;
+			v[s->nids * 2] = id;
+			v[s->nids * 2 + 1] = i;
+			s->nids++;
+		}
+	}
+	return 0;
+}
+
+/* ---- call sites ------------------------------------------------------- */
+
+static uint32_t site_hash(const char *const *mods, const uint64_t *offs, unsigned n)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (unsigned i = 0; i < n; i++) {
+		h ^= (uint64_t)(uintptr_t)mods[i];
+		h *= 1099511628211ULL;
+		h ^= offs[i];
+		h *= 1099511628211ULL;
+	}
+	return (uint32_t)(h ^ (h >> 32));
+}
+
+static int site_rehash(struct ift_stacks *s)
+{
+	size_t n = s->nslot ? s->nslot * 2 : 1024;
+	uint32_t *v = calloc(n, sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->nsites; i++) {
+		size_t h = s->sites[i].hash & (n - 1);
+
+		while (v[h])
+			h = (h + 1) & (n - 1);
+		v[h] = (uint32_t)i + 1;
+	}
+	free(s->slot);
+	s->slot = v;
+	s->nslot = n;
+	return 0;
+}
+
+/*
+ * The id of the call site IPS[0..N) of PID, a new one written to the file
+ * the first time it is seen.  The module pointers are the unwinder's, one
+ * per file, so equal sites in different processes compare equal.
+ */
+static int64_t site_id(struct ift_stacks *s, pid_t pid, const uint64_t *ips,
+		       unsigned n, bool fp)
+{
+	struct ift_frame f[IFT_STACK_MAX_FRAMES];
+	const char *mods[IFT_STACK_MAX_FRAMES];
+	uint64_t offs[IFT_STACK_MAX_FRAMES];
+	struct site *st;
+	uint32_t h;
+	size_t k;
+	int64_t id;
+	int ret;
+
+	for (unsigned i = 0; i < n; i++) {
+		ift_unwinder_frame(s->u, pid, ips[i], i > 0, &f[i]);
+		if (fp)
+			f[i].flags |= IFT_FRAME_F_FP;
+		mods[i] = f[i].module;
+		offs[i] = f[i].offset;
+	}
+	h = site_hash(mods, offs, n);
+	if ((s->nsites + 1) * 2 > s->nslot && (ret = site_rehash(s)) < 0)
+		return ret;
+	for (k = h & (s->nslot - 1); s->slot[k]; k = (k + 1) & (s->nslot - 1)) {
+		st = &s->sites[s->slot[k] - 1];
+		if (st->hash == h && st->n == n &&
+		    !memcmp(st->mods, mods, n * sizeof(*mods)) &&
+		    !memcmp(st->offs, offs, n * sizeof(*offs)))
+			return (int64_t)s->slot[k];
+	}
+	if (s->nsites == s->sitecap) {
+		size_t cap = s->sitecap ? s->sitecap * 2 : 256;
+		struct site *v = realloc(s->sites, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		s->sites = v;
+		s->sitecap = cap;
+	}
+	st = &s->sites[s->nsites];
+	st->hash = h;
+	st->n = n;
+	st->mods = malloc(n * sizeof(*mods) + 1);
+	st->offs = malloc(n * sizeof(*offs) + 1);
+	if (!st->mods || !st->offs) {
+		free(st->mods);
+		free(st->offs);
+		return -ENOMEM;
+	}
+	memcpy(st->mods, mods, n * sizeof(*mods));
+	memcpy(st->offs, offs, n * sizeof(*offs));
+	/* the writer numbers sites 1, 2, ... in this same order */
+	id = ift_writer_stack(s->w, f, n);
+	if (id < 0) {
+		free(st->mods);
+		free(st->offs);
+		return id;
+	}
+	s->nsites++;
+	s->slot[k] = (uint32_t)s->nsites;
+	s->st.sites++;
+	if (fp)
+		s->st.fp_fallback++;
+	return id;
+}
+
+/* ---- pending samples, by thread --------------------------------------- */
+
+static uint32_t hash_tid(uint32_t tid, size_t n)
+{
+	return (tid * 2654435761U) & (uint32_t)(n - 1);
+}
+
+static struct tidq *tidq_find(struct ift_stacks *s, uint32_t tid, bool create)
+{
+	size_t h;
+
+	if (!s->qcap && !create)
+		return NULL;
+	if (create && (s->nq + 1) * 2 > s->qcap) {
+		size_t cap = s->qcap ? s->qcap * 2 : 256;
+		struct tidq *v = calloc(cap, sizeof(*v));
+
+		if (!v)
+			return NULL;
+		for (size_t i = 0; i < s->qcap; i++) {
+			if (!s->q[i].tid)
+				continue;
+			for (h = hash_tid(s->q[i].tid, cap); v[h].tid; h = (h + 1) & (cap - 1))
+				;
+			v[h] = s->q[i];
+		}
+		free(s->q);
+		s->q = v;
+		s->qcap = cap;
+	}
+	for (h = hash_tid(tid, s->qcap); s->q[h].tid; h = (h + 1) & (s->qcap - 1))
+		if (s->q[h].tid == tid)
+			return &s->q[h];
+	if (!create)
+		return NULL;
+	s->q[h].tid = tid;
+	s->nq++;
+	return &s->q[h];
+}
+
+/* Keeps Q in time order: samples of one thread may come from two CPUs. */
+static int pending_add(struct tidq *q, const struct pending *p)
+{
+	size_t i;
+
+	if (q->n == q->cap) {
+		size_t cap = q->cap ? q->cap * 2 : 16;
+		struct pending *v = realloc(q->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		q->v = v;
+		q->cap = cap;
+	}
+	for (i = q->n; i && q->v[i - 1].ts > p->ts; i--)
+		q->v[i] = q->v[i - 1];
+	q->v[i] = *p;
+	q->n++;
+	return 0;
+}
+
+int ift_stacks_match(struct ift_stacks *s, uint64_t *row)
+{
+	struct tidq *q = tidq_find(s, (uint32_t)row[IFT_C_TID], false);
+	uint64_t ts = row[IFT_C_TS];
+	size_t drop = 0, best = SIZE_MAX;
+
+	if (!q || !q->n)
+		return 0;
+
+	/* samples too old for this call: calls we never saw written */
+	while (drop < q->n && q->v[drop].ts + MATCH_WINDOW_NS < ts)
+		drop++;
+	/* the last sample of this op at or before the call */
+	for (size_t i = drop; i < q->n && q->v[i].ts <= ts; i++)
+		if (q->v[i].op == row[IFT_CALL_OP])
+			best = i;
+	if (best != SIZE_MAX) {
+		row[IFT_CALL_STACK] = q->v[best].stack;
+		s->st.matched++;
+		memmove(&q->v[best], &q->v[best + 1], (q->n - best - 1) * sizeof(*q->v));
+		q->n--;
+	}
+	if (drop) {
+		s->st.unmatched += drop;
+		memmove(q->v, q->v + drop, (q->n - drop) * sizeof(*q->v));
+		q->n -= drop;
+	}
+	return 0;
+}
+
+/* ---- reading the rings ------------------------------------------------ */
+
+struct rd {
+	const uint8_t *p, *end;
+};
+
+static bool take(struct rd *r, void *v, size_t n)
+{
+	if ((size_t)(r->end - r->p) < n)
+		return false;
+	memcpy(v, r->p, n);
+	r->p += n;
+	return true;
+}
+
+static int on_sample(struct ift_stacks *s, const uint8_t *p, size_t len)
+{
+	struct rd r = { p, p + len };
+	uint64_t id, ts, nr, abi, size, dyn = 0, regs[IFT_REG_NR];
+	uint64_t ips[IFT_STACK_MAX_FRAMES], fp[IFT_STACK_MAX_FRAMES];
+	const uint8_t *stack = NULL;
+	uint32_t pid, tid;
+	unsigned nfp = 0, n;
+	struct pending pe;
+	struct timespec t0, t1;
+	struct tidq *q;
+	size_t ev = SIZE_MAX;
+	int64_t site;
+
+	if (!take(&r, &id, 8) || !take(&r, &pid, 4) || !take(&r, &tid, 4) ||
+	    !take(&r, &ts, 8) || !take(&r, &nr, 8) || nr > (size_t)(r.end - r.p) / 8)
+		return 0;
+	for (uint64_t i = 0; i < nr; i++) {
+		uint64_t ip = 0;
+
+		take(&r, &ip, 8);
+		if (ip >= (uint64_t)PERF_CONTEXT_MAX)
+			continue;	/* a context marker */
+		if (nfp < IFT_STACK_MAX_FRAMES)
+			fp[nfp++] = ip;
+	}
+	memset(regs, 0, sizeof(regs));
+	if (!take(&r, &abi, 8))
+		return 0;
+	if (abi && !take(&r, regs, sizeof(regs)))
+		return 0;
+	if (!take(&r, &size, 8))
+		return 0;
+	if (size) {
+		if (size > (size_t)(r.end - r.p))
+			return 0;
+		stack = r.p;
+		r.p += size;
+		if (!take(&r, &dyn, 8) || dyn > size)
+			dyn = 0;
+	}
+	for (size_t i = 0; i < s->nids; i++)
+		if (s->ids[2 * i] == id)
+			ev = s->ids[2 * i + 1];
+	if (ev == SIZE_MAX)
+		return 0;
+	s->st.samples++;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	n = 0;
+	if (abi)
+		n = (unsigned)ift_unwind(s->u, (pid_t)pid, regs, stack, dyn, ips,
+					 IFT_STACK_MAX_FRAMES);
+	/*
+	 * DWARF first; the frame-pointer chain when it got no further than
+	 * the probed function (no unwind table, a file gone).
+	 */
+	if (n <= 1 && nfp > n)
+		site = site_id(s, (pid_t)pid, fp, nfp, true);
+	else
+		site = site_id(s, (pid_t)pid, ips, n, false);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	s->st.unwind_ns += (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000LL +
+				      (t1.tv_nsec - t0.tv_nsec));
+	if (site < 0)
+		return (int)site;
+	if (!(q = tidq_find(s, tid, true)))
+		return -ENOMEM;
+	pe.ts = ts;
+	pe.op = s->ev[ev].op;
+	pe.stack = (uint64_t)site;
+	return pending_add(q, &pe);
+}
+
+/* One pass over RING: side band records when !SAMPLES, samples when SAMPLES. */
+static int ring_read(struct ift_stacks *s, struct ring *rg, bool samples)
+{
+	struct perf_event_mmap_page *mp = rg->base;
+	const uint8_t *data = (const uint8_t *)rg->base + mp->data_offset;
+	uint64_t head = __atomic_load_n(&mp->data_head, __ATOMIC_ACQUIRE);
+	uint64_t tail = mp->data_tail;
+	int ret = 0;
+
+	while (tail < head) {
+		uint64_t pos = tail;
+		bool sb;
+		struct perf_event_header hd;
+		size_t at = (size_t)(tail % rg->size);
+		const uint8_t *rec;
+
+		if (at + sizeof(hd) <= rg->size) {
+			memcpy(&hd, data + at, sizeof(hd));
+		} else {
+			size_t k = rg->size - at;
+
+			memcpy(&hd, data + at, k);
+			memcpy((uint8_t *)&hd + k, data, sizeof(hd) - k);
+		}
+		if (hd.size < sizeof(hd) || tail + hd.size > head)
+			break;
+		if (at + hd.size <= rg->size) {
+			rec = data + at;
+		} else {
+			size_t k = rg->size - at;
+
+			if (rg->tmpcap < hd.size) {
+				uint8_t *v = realloc(rg->tmp, hd.size);
+
+				if (!v)
+					return -ENOMEM;
+				rg->tmp = v;
+				rg->tmpcap = hd.size;
+			}
+			memcpy(rg->tmp, data + at, k);
+			memcpy(rg->tmp + k, data, hd.size - k);
+			rec = rg->tmp;
+		}
+		tail += hd.size;
+		sb = hd.type != PERF_RECORD_SAMPLE && hd.type != PERF_RECORD_LOST;
+		if (sb ? pos < rg->sb_done : !samples)
+			continue;
+		rec += sizeof(hd);
+		switch (hd.type) {
+		case PERF_RECORD_SAMPLE:
+			ret = on_sample(s, rec, hd.size - sizeof(hd));
+			break;
+		case PERF_RECORD_LOST:
+			if (samples && hd.size >= sizeof(hd) + 16) {
+				uint64_t lost;
+
+				memcpy(&lost, rec + 8, 8);
+				s->st.lost += lost;
+			}
+			break;
+		case PERF_RECORD_MMAP2: {
+			struct {
+				uint32_t pid, tid;
+				uint64_t addr, len, pgoff;
+				uint32_t maj, min;
+				uint64_t ino, ino_gen;
+				uint32_t prot, flags;
+			} m;
+			const char *name = (const char *)rec + sizeof(m);
+			size_t max = hd.size - sizeof(hd);
+
+			if (max <= sizeof(m))
+				break;
+			memcpy(&m, rec, sizeof(m));
+			if (!memchr(name, 0, max - sizeof(m)))
+				break;
+			ret = ift_unwinder_map(s->u, (pid_t)m.pid, m.addr, m.addr + m.len,
+					       m.pgoff, name);
+			break;
+		}
+		case PERF_RECORD_COMM:
+			if ((hd.misc & PERF_RECORD_MISC_COMM_EXEC) &&
+			    hd.size >= sizeof(hd) + 8) {
+				uint32_t pid;
+
+				memcpy(&pid, rec, 4);
+				ift_unwinder_exec(s->u, (pid_t)pid);
+			}
+			break;
+		case PERF_RECORD_FORK:
+			if (hd.size >= sizeof(hd) + 8) {
+				uint32_t ids[2];
+
+				memcpy(ids, rec, 8);	/* pid, ppid */
+				ift_unwinder_fork(s->u, (pid_t)ids[0], (pid_t)ids[1]);
+			}
+			break;
+		}
+		if (ret < 0)
+			break;
+	}
+	/*
+	 * The side-band pass leaves the tail where it was: the sample pass
+	 * reads the same records and frees them.
+	 */
+	if (tail > rg->sb_done)
+		rg->sb_done = tail;
+	if (samples)
+		__atomic_store_n(&mp->data_tail, tail, __ATOMIC_RELEASE);
+	return ret;
+}
+
+int ift_stacks_poll(struct ift_stacks *s)
+{
+	int ret;
+
+	/*
+	 * Maps first, from every CPU: a library a thread mapped on one CPU
+	 * may be called on another one before we get to it.
+	 */
+	for (int pass = 0; pass < 2; pass++)
+		for (int c = 0; c < s->ncpus; c++)
+			if (s->rings[c].base && (ret = ring_read(s, &s->rings[c], pass)) < 0)
+				return ret;
+	return 0;
+}
+
+void ift_stacks_stats(const struct ift_stacks *s, struct ift_stack_stats *st)
+{
+	*st = s->st;
+}
+
+void ift_stacks_free(struct ift_stacks *s)
+{
+	if (!s)
+		return;
+	for (int c = 0; s->rings && c < s->ncpus; c++) {
+		if (s->rings[c].base)
+			munmap(s->rings[c].base, s->rings[c].size +
+			       (size_t)sysconf(_SC_PAGESIZE));
+		free(s->rings[c].tmp);
+	}
+	for (size_t i = 0; i < s->nfds; i++)
+		close(s->fds[i]);
+	free(s->fds);
+	free(s->rings);
+	free(s->ev);
+	free(s->ids);
+	for (size_t i = 0; i < s->qcap; i++)
+		free(s->q[i].v);
+	free(s->q);
+	for (size_t i = 0; i < s->nsites; i++) {
+		free(s->sites[i].mods);
+		free(s->sites[i].offs);
+	}
+	free(s->sites);
+	free(s->slot);
+	ift_unwinder_free(s->u);
+	free(s);
+}
