@@ -19,22 +19,14 @@ rates=("$@")
 top=$(cd "$(dirname "$0")/../.." && pwd)
 bdir=$top/$build
 ift=$bdir/ingero-ftrace
-T=/sys/kernel/tracing
+. "$top/contrib/bench/lib.sh"
 
-[ "$(id -u)" = 0 ] || { echo "capacity.sh: needs root" >&2; exit 1; }
-[ -e $T/uprobe_events ] || mount -t tracefs nodev $T
-for p in trace-cmd:trace-cmd perf:linux-perf; do
-	command -v "${p%%:*}" >/dev/null ||
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${p#*:}" >&2
-done
+bench_setup capacity.sh
 
 work=$(mktemp -d /tmp/ift-capacity.XXXXXX)
 group=iftcap_$$
 cleanup() {
-	for e in $T/events/$group/*/enable; do [ -f "$e" ] && echo 0 >"$e"; done 2>/dev/null || true
-	grep "^[pr]:$group/" $T/uprobe_events 2>/dev/null | while read -r def _; do
-		echo "-:${def#*:}" >>$T/uprobe_events
-	done
+	bench_remove_group "$group"
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -47,17 +39,7 @@ cc -O0 -fcf-protection=none -fPIC -shared -o "$tiny" "$top/contrib/bench/probe-t
 cc -O2 -o "$hammer" "$top/contrib/bench/hammer.c" -ldl -pthread
 cc -O2 -shared -fPIC -o "$work/shim.so" "$top/contrib/bench/tracecmd-shim.c" -ldl
 
-# file offset of cudaSetDevice: vaddr - p_vaddr + p_offset of its PT_LOAD
-vaddr=$(readelf -Ws --dyn-syms "$tiny" | awk '$8 == "cudaSetDevice" { print $2; exit }')
-v=$((16#$vaddr)) toff=
-while read -r typ off va _x _y memsz _; do
-	[ "$typ" = LOAD ] || continue
-	if [ "$v" -ge $((va)) ] && [ "$v" -lt $((va + memsz)) ]; then
-		toff=$(printf '0x%x' $((v - va + off)))
-		break
-	fi
-done < <(readelf -lW "$tiny")
-[ -n "$toff" ] || { echo "capacity.sh: no PT_LOAD holds cudaSetDevice" >&2; exit 1; }
+toff=$(bench_fileoff "$tiny" cudaSetDevice)
 echo "p:$group/tiny $tiny:$toff device=%di:u64" >>$T/uprobe_events
 echo "r:$group/tiny_ret $tiny:$toff ret=\$retval:s32" >>$T/uprobe_events
 

@@ -12,21 +12,13 @@ reps=${1:-5}
 secs=${2:-3}
 top=$(cd "$(dirname "$0")/../.." && pwd)
 lib=${CUDART:-/usr/local/cuda-13.0/lib/libcudart.so.13}
-T=/sys/kernel/tracing
-[ "$(id -u)" = 0 ] || { echo "cost.sh: needs root" >&2; exit 1; }
-[ -e $T/uprobe_events ] || mount -t tracefs nodev $T
-command -v trace-cmd >/dev/null ||
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends trace-cmd >&2
-command -v /usr/bin/time >/dev/null ||
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends time >&2
+. "$top/contrib/bench/lib.sh"
+bench_setup cost.sh
 
 work=$(mktemp -d /tmp/ift-cost.XXXXXX)
 group=iftcost_$$
 cleanup() {
-	for e in $T/events/$group/*/enable; do [ -f "$e" ] && echo 0 >"$e"; done 2>/dev/null || true
-	grep "^[pr]:$group/" $T/uprobe_events 2>/dev/null | while read -r def _; do
-		echo "-:${def#*:}" >>$T/uprobe_events
-	done
+	bench_remove_group "$group"
 	pkill -f "$work/workload" 2>/dev/null || true
 	rm -rf "$work"
 }
@@ -36,7 +28,7 @@ trap 'exit 130' INT TERM
 cc -O2 -shared -fPIC -o "$work/shim.so" "$top/contrib/bench/tracecmd-shim.c" -ldl
 cc -O2 -o "$work/workload" "$top/contrib/bench/mixed-workload.c" "$lib" -Wl,-rpath,"$(dirname "$lib")"
 for f in cudaMalloc cudaFree cudaMemcpy cudaMemcpyAsync cudaStreamSynchronize; do
-	off=$(readelf -Ws --dyn-syms "$lib" | awk -v f=$f '!n && ($8 == f || index($8, f "@") == 1) { print "0x" $2; n = 1 }')
+	off=$(bench_fileoff "$lib" $f)
 	echo "p:$group/$f $lib:$off a=%di:u64 b=%si:u64" >>$T/uprobe_events
 	echo "r:$group/${f}_ret $lib:$off ret=\$retval:s32" >>$T/uprobe_events
 done

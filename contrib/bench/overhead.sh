@@ -15,19 +15,14 @@ reps=${2:-5}
 n=${N:-100000}
 top=$(cd "$(dirname "$0")/../.." && pwd)
 lib=${CUDART:-/usr/local/cuda-13.0/lib/libcudart.so.13}
-T=/sys/kernel/tracing
+. "$top/contrib/bench/lib.sh"
 case $build in /*) bdir=$build ;; *) bdir=$top/$build ;; esac
 ift=$bdir/ingero-ftrace
 [ -x "$ift" ] || ift=$top/ingero-ftrace
 
-[ "$(id -u)" = 0 ] || { echo "overhead.sh: needs root" >&2; exit 1; }
 [ -f "$lib" ] || { echo "overhead.sh: no CUDA runtime at '$lib' (set CUDART)" >&2; exit 1; }
 [ -x "$ift" ] || { echo "overhead.sh: no ingero-ftrace in '$bdir' or '$top'" >&2; exit 1; }
-[ -e $T/uprobe_events ] || mount -t tracefs nodev $T
-command -v trace-cmd >/dev/null ||
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends trace-cmd >&2
-command -v perf >/dev/null ||
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends linux-perf >&2
+bench_setup overhead.sh
 
 work=$(mktemp -d /tmp/ift-overhead.XXXXXX)
 gfloor=iftov_$$		# the bare floor, enabled in instance $inst
@@ -68,27 +63,12 @@ cc -O2 -shared -fPIC -o "$work/shim.so" "$top/contrib/bench/tracecmd-shim.c" -ld
 first=$(objdump -d "$tiny" | awk '/<cudaSetDevice>:/ { getline; print $2; exit }')
 [ "$first" = 55 ] || echo "overhead.sh: warning: cudaSetDevice of $tiny starts with $first, not push %rbp" >&2
 
-# file offset of a symbol: vaddr - p_vaddr + p_offset of the PT_LOAD holding it
-fileoff() {	# lib sym
-	local vaddr v typ off va _x _y memsz
-	vaddr=$(readelf -Ws --dyn-syms "$1" | awk -v f="$2" '$8 == f || index($8, f "@") == 1 { print $2; exit }')
-	v=$((16#$vaddr))
-	while read -r typ off va _x _y memsz _; do
-		[ "$typ" = LOAD ] || continue
-		if [ "$v" -ge $((va)) ] && [ "$v" -lt $((va + memsz)) ]; then
-			printf '0x%x\n' $((v - va + off))
-			return
-		fi
-	done < <(readelf -lW "$1")
-	echo "overhead.sh: no PT_LOAD holds $2 in $1" >&2
-	return 1
-}
 # the arguments ingero-ftrace's catalog fetches for these two functions
 tiny_args='device=%di:u64'
 count_args=''
 ret_args='ret=$retval:s32'
-toff=$(fileoff "$tiny" cudaSetDevice)
-coff=$(fileoff "$lib" cudaGetDeviceCount)
+toff=$(bench_fileoff "$tiny" cudaSetDevice)
+coff=$(bench_fileoff "$lib" cudaGetDeviceCount)
 for g in $gfloor $gtc; do
 	{
 		echo "p:$g/tiny $tiny:$toff $tiny_args"

@@ -20,23 +20,15 @@ long=${4:-12}
 top=$(cd "$(dirname "$0")/../.." && pwd)
 ift=$top/$build/ingero-ftrace
 lib=${CUDART:-/usr/local/cuda-13.0/lib/libcudart.so.13}
-T=/sys/kernel/tracing
+. "$top/contrib/bench/lib.sh"
 
-[ "$(id -u)" = 0 ] || { echo "peers.sh: needs root" >&2; exit 1; }
 [ -f "$lib" ] || { echo "peers.sh: no CUDA runtime at '$lib' (set CUDART)" >&2; exit 1; }
-[ -e $T/uprobe_events ] || mount -t tracefs nodev $T
-for p in trace-cmd:trace-cmd perf:linux-perf /usr/bin/time:time; do
-	command -v "${p%%:*}" >/dev/null ||
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${p#*:}" >&2
-done
+bench_setup peers.sh
 
 work=$(mktemp -d /tmp/ift-peers.XXXXXX)
 group=iftbench_$$
 cleanup() {
-	for e in $T/events/$group/*/enable; do [ -f "$e" ] && echo 0 >"$e"; done 2>/dev/null || true
-	grep "^[pr]:$group/" $T/uprobe_events 2>/dev/null | while read -r def _; do
-		echo "-:${def#*:}" >>$T/uprobe_events
-	done
+	bench_remove_group "$group"
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -45,24 +37,9 @@ trap 'exit 130' INT TERM
 cc -O2 -shared -fPIC -o "$work/shim.so" "$top/contrib/bench/tracecmd-shim.c" -ldl
 cc -O2 -o "$work/workload" "$top/contrib/bench/mixed-workload.c" "$lib" -Wl,-rpath,"$(dirname "$lib")"
 
-# uprobe_events wants file offsets: vaddr - p_vaddr + p_offset of the PT_LOAD holding it
-fileoff() {
-	local vaddr v typ off va _x _y memsz
-	vaddr=$(readelf -Ws --dyn-syms "$lib" | awk -v f="$1" '$8 == f || index($8, f "@") == 1 { print $2; exit }')
-	v=$((16#$vaddr))
-	while read -r typ off va _x _y memsz _; do
-		[ "$typ" = LOAD ] || continue
-		if [ "$v" -ge $((va)) ] && [ "$v" -lt $((va + memsz)) ]; then
-			printf '0x%x\n' $((v - va + off))
-			return
-		fi
-	done < <(readelf -lW "$lib")
-	echo "peers.sh: no PT_LOAD holds $1" >&2
-	return 1
-}
 probe() {	# name args
 	local off
-	off=$(fileoff "$1")
+	off=$(bench_fileoff "$lib" "$1")
 	echo "p:$group/$1 $lib:$off $2" >>$T/uprobe_events
 	echo "r:$group/${1}_ret $lib:$off ret=\$retval:s32" >>$T/uprobe_events
 }

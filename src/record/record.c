@@ -452,7 +452,6 @@ static int q_push(struct ift_recorder *r, int cpu, const void *page, int len, ui
 		q->head = p;
 	q->tail = p;
 	q->bytes += sizeof(*p) + size;
-	pthread_cond_signal(&q->more);
 	pthread_mutex_unlock(&q->mu);
 	return 0;
 }
@@ -498,8 +497,14 @@ static void *reader_main(void *arg)
 		}
 		if (ret < 0)
 			break;
-		if (!pages)
+		if (!pages) {
 			poll(NULL, 0, 5);
+			continue;
+		}
+		/* one wake-up a round, not a page: the decoder takes them all */
+		pthread_mutex_lock(&q->mu);
+		pthread_cond_signal(&q->more);
+		pthread_mutex_unlock(&q->mu);
 	}
 	pthread_mutex_lock(&q->mu);
 	if (ret < 0 && !q->err)

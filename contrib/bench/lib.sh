@@ -1,0 +1,45 @@
+# Sourced by the benchmarks in contrib/bench: what they all need of tracefs
+# and of ELF files.  T is the tracefs mount.
+T=/sys/kernel/tracing
+
+# bench_setup NAME: root, tracefs mounted, and the peers' tools installed
+# (--no-install-recommends) when missing: trace-cmd, linux-perf, time.
+bench_setup() {
+	[ "$(id -u)" = 0 ] || { echo "$1: needs root" >&2; exit 1; }
+	[ -e $T/uprobe_events ] || mount -t tracefs nodev $T
+	local p
+	for p in trace-cmd:trace-cmd perf:linux-perf /usr/bin/time:time; do
+		command -v "${p%%:*}" >/dev/null ||
+			DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+				"${p#*:}" >&2
+	done
+}
+
+# bench_remove_group GROUP...: disables and removes every uprobe of the groups
+bench_remove_group() {
+	local g e def
+	for g in "$@"; do
+		for e in $T/events/"$g"/*/enable; do [ -f "$e" ] && echo 0 >"$e"; done 2>/dev/null || true
+		grep "^[pr]:$g/" $T/uprobe_events 2>/dev/null | while read -r def _; do
+			echo "-:${def#*:}" >>$T/uprobe_events
+		done
+	done
+}
+
+# bench_fileoff LIB SYM: the file offset uprobe_events wants for SYM, that is
+# its vaddr - p_vaddr + p_offset of the PT_LOAD holding it
+bench_fileoff() {
+	local vaddr v typ off va _x _y memsz
+	vaddr=$(readelf -Ws --dyn-syms "$1" | awk -v f="$2" '$8 == f || index($8, f "@") == 1 { print $2; exit }')
+	[ -n "$vaddr" ] || { echo "bench: no symbol $2 in $1" >&2; return 1; }
+	v=$((16#$vaddr))
+	while read -r typ off va _x _y memsz _; do
+		[ "$typ" = LOAD ] || continue
+		if [ "$v" -ge $((va)) ] && [ "$v" -lt $((va + memsz)) ]; then
+			printf '0x%x\n' $((v - va + off))
+			return
+		fi
+	done < <(readelf -lW "$1")
+	echo "bench: no PT_LOAD holds $2 in $1" >&2
+	return 1
+}
