@@ -254,7 +254,10 @@ int ift_probe_cleanup_leftovers(void)
 				continue;
 			ret = inst ? tfs_instance_remove(dir, f.v[i].name)
 				   : tfs_group_destroy(dir, f.v[i].name);
-			if (ret >= 0 || ret == -ENOENT)
+			/* gone meanwhile (ENOENT; ENODEV for a probe already
+			   deleted): another cleaner, running at the same
+			   time, was first */
+			if (ret >= 0 || ret == -ENOENT || ret == -ENODEV)
 				removed++;
 			else if (!err)
 				err = ret;
