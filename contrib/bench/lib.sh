@@ -30,7 +30,9 @@ bench_remove_group() {
 # its vaddr - p_vaddr + p_offset of the PT_LOAD holding it
 bench_fileoff() {
 	local vaddr v typ off va _x _y memsz
-	vaddr=$(readelf -Ws --dyn-syms "$1" | awk -v f="$2" '$8 == f || index($8, f "@") == 1 { print $2; exit }')
+	# awk reads to the end: an early exit would kill readelf with SIGPIPE
+	vaddr=$(readelf -Ws --dyn-syms "$1" |
+		awk -v f="$2" '!n && ($8 == f || index($8, f "@") == 1) { print $2; n = 1 }')
 	[ -n "$vaddr" ] || { echo "bench: no symbol $2 in $1" >&2; return 1; }
 	v=$((16#$vaddr))
 	while read -r typ off va _x _y memsz _; do

@@ -60,7 +60,8 @@ loop=$bdir/bench/probe-loop
 cc -O0 -fcf-protection=none -fPIC -shared -o "$tiny" "$top/contrib/bench/probe-tiny.c"
 cc -O2 -o "$loop" "$top/contrib/bench/probe-loop.c" "$lib" -Wl,-rpath,"$(dirname "$lib")" -ldl
 cc -O2 -shared -fPIC -o "$work/shim.so" "$top/contrib/bench/tracecmd-shim.c" -ldl
-first=$(objdump -d "$tiny" | awk '/<cudaSetDevice>:/ { getline; print $2; exit }')
+# awk reads to the end: an early exit would kill objdump with SIGPIPE (pipefail)
+first=$(objdump -d "$tiny" | awk '!f && /<cudaSetDevice>:/ { getline; print $2; f = 1 }')
 [ "$first" = 55 ] || echo "overhead.sh: warning: cudaSetDevice of $tiny starts with $first, not push %rbp" >&2
 
 # the arguments ingero-ftrace's catalog fetches for these two functions
@@ -119,9 +120,21 @@ run() {
 		done
 		readers=()
 		echo "floor+cat: reader bytes $(stat -c '%n=%s' "$work"/raw.* | sed 's|.*/||' | tr '\n' ' ')" >&2 ;;
+	floor+pid)
+		# the floor with ours' filter: the loop's pid in set_event_pid, event-fork
+		floor_enable 1
+		echo 1 >"$inst/options/event-fork"
+		sh -c 'echo $$ >"$1/set_event_pid" && exec "$2" "$3" "$4"' sh "$inst" "$loop" "$n" "$tiny" \
+			>"$work/out"
+		floor_enable 0
+		echo >"$inst/set_event_pid"
+		echo 0 >"$inst/options/event-fork" ;;
 	ours)
 		"$ift" record -o "$work/o.trace" --cuda-lib "$tiny" --cuda-lib "$lib" -- \
 			"$loop" "$n" "$tiny" >"$work/out" 2>"$work/o.log" ;;
+	ours-no-host)
+		"$ift" record --no-host -o "$work/o.trace" --cuda-lib "$tiny" --cuda-lib "$lib" -- \
+			"$loop" "$n" "$tiny" >"$work/out" 2>/dev/null ;;
 	trace-cmd)
 		(cd "$work" && LD_PRELOAD="$work/shim.so" trace-cmd record -d -o tc.dat -e $gtc \
 			"$loop" "$n" "$tiny" >"$work/out" 2>"$work/tc.log") ;;
@@ -132,7 +145,7 @@ run() {
 	grep -E '^[0-9.]+ [0-9.]+$' "$work/out" | tail -n 1 >"$work/r" || true
 }
 
-tools=(bare floor floor+cat ours trace-cmd perf)
+tools=(bare floor floor+cat floor+pid ours ours-no-host trace-cmd perf)
 : >"$work/results"
 t0=$(date +%s)
 for i in $(seq "$reps"); do
@@ -160,9 +173,11 @@ for l in open(path):
     t, a, b = l.split()
     res.setdefault(t, ([], []))
     res[t][0].append(float(a)); res[t][1].append(float(b))
-tools = ["bare", "floor", "floor+cat", "ours", "trace-cmd", "perf"]
+tools = ["bare", "floor", "floor+cat", "floor+pid", "ours", "ours-no-host", "trace-cmd", "perf"]
 label = {"bare": "bare (no probes)", "floor": "bare uprobe floor, no reader",
          "floor+cat": "bare uprobe floor, `cat trace_pipe_raw` reader",
+         "floor+pid": "bare uprobe floor, `set_event_pid` + `event-fork`, no reader",
+         "ours-no-host": "ingero-ftrace record --no-host (uprobes only)",
          "ours": "**ingero-ftrace record**", "trace-cmd": "trace-cmd record -d", "perf": "perf record"}
 med = statistics.median
 def mmm(xs, f="%.0f"):
@@ -193,6 +208,12 @@ for t, target in (("floor", 1.05), ("floor+cat", 1.05), ("trace-cmd", 1.0), ("pe
     verdict.append("%s %s" % (t, "met" if ok else "MISSED"))
     print("| %s | %s | %s | <= %.2f: %s |" % (label[t], mmm(r[0], "%.3f"), mmm(r[1], "%.3f"), target,
                                             "met" if ok else "**missed**"))
+print("\nWhat each of our differences costs, as overhead ratios (median of both functions' medians):"
+      " the pid filter alone `floor+pid / floor` = %.3f; the host events (sched, kmem) and their decoding"
+      " `ours / ours --no-host` = %.3f; the recorder without host events against the floor with a"
+      " reader `ours --no-host / floor+cat` = %.3f.\n" % tuple(
+          med([med(ov[a][f]) / med(ov[b][f]) for f in (0, 1)])
+          for a, b in (("floor+pid", "floor"), ("ours", "ours-no-host"), ("ours-no-host", "floor+cat"))))
 print("\nCommand lines (LIB = `%s`, TINY = `%s`):\n" % (lib, tiny))
 print("- bare: `%s %s TINY`" % (loop, n))
 print("- floor: the same four probes written to `uprobe_events` (group `iftov_PID`), enabled only in a private"
