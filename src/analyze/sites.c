@@ -109,7 +109,10 @@ int ift_sites_run(struct ift_trace *t, uint64_t from_ts, uint64_t to_ts,
 			struct ift_site *s;
 
 			if (i == a || v[i].stack != v[i - 1].stack) {
+				/* cleared: a previous op's sites past TOP were
+				   dropped here, with their counts */
 				s = &sites[ns++];
+				memset(s, 0, sizeof(*s));
 				s->op = op ? op->name : "";
 				s->stack = v[i].stack;
 			}
