@@ -275,12 +275,16 @@ struct ift_site {
 
 /*
  * ift_sites_run - the call sites of every op whose calls carry stacks,
- * outermost window [FROM_TS, TO_TS) on the trace clock (0, UINT64_MAX: all):
- * per op, most total time first, at most TOP per op (0: all).  *OUT is an
- * array of *N the caller frees with free(); empty for a trace without
- * stacks.  0 or a negative error.
+ * outermost window [FROM_TS, TO_TS) on the trace clock (0, UINT64_MAX: all),
+ * of the calls of process or thread PID (0: every task; the shares and the
+ * p99 are then of its calls): per op in op id order, most total time first,
+ * at most TOP per op (0: all).  *OUT is an array of *N the caller frees
+ * with free(); empty for a trace without stacks.  0 or a negative error.
  */
 int ift_sites_run(struct ift_trace *t, uint64_t from_ts, uint64_t to_ts,
-		  unsigned top, struct ift_site **out, size_t *n);
+		  uint32_t pid, unsigned top, struct ift_site **out, size_t *n);
+
+/* Sites per op that report shows, and get_stacks (MCP) gives by default. */
+#define IFT_SITES_TOP	5
 
 #endif

@@ -90,6 +90,14 @@ struct json_object *ift_json_process(const struct ift_process_info *p);
 struct json_object *ift_json_thread(const struct ift_thread_info *t);
 struct json_object *ift_json_chain(const struct ift_chain *ch);
 struct json_object *ift_json_chains(const struct ift_chains *c);
+/*
+ * A call site (record --stack) of trace T as a `stack site' object, frames
+ * innermost first as text; ift_json_sites(): an array of N of them.
+ */
+struct ift_site;
+struct json_object *ift_json_site(const struct ift_trace *t, const struct ift_site *s);
+struct json_object *ift_json_sites(const struct ift_trace *t, const struct ift_site *v,
+				   size_t n);
 /* Adds the scheduler figures of S to object O. */
 void ift_json_sched(struct json_object *o, const struct ift_sched_stats *s);
 

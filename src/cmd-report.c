@@ -674,7 +674,7 @@ static void print_chains(const struct ift_chains *c)
 
 /* ---- call sites (record --stack) --------------------------------- */
 
-#define SITES_TOP	5	/* per op */
+#define SITES_TOP	IFT_SITES_TOP	/* per op */
 #define SITE_FRAMES	8	/* text: innermost frames shown */
 
 /* The window's call sites; an empty list when T has no stacks. */
@@ -686,7 +686,7 @@ static int sites_of(struct ift_trace *t, const struct ift_analysis *a,
 	uint64_t from = s->start_ts + s->from_ns;
 	uint64_t to = s->to_ns >= span ? UINT64_MAX : s->start_ts + s->to_ns;
 
-	return ift_sites_run(t, from, to, SITES_TOP, v, n);
+	return ift_sites_run(t, from, to, 0, SITES_TOP, v, n);
 }
 
 static int print_sites(struct ift_trace *t, const struct ift_analysis *a)
@@ -789,33 +789,13 @@ static void add_str(json_object *o, const char *k, const char *v)
 
 static json_object *json_sites(struct ift_trace *t, const struct ift_analysis *a)
 {
-	json_object *arr = json_object_new_array();
+	json_object *arr;
 	struct ift_site *v;
 	size_t n;
-	char line[512];
 
 	if (!t || sites_of(t, a, &v, &n) < 0)
-		return arr;
-	for (size_t i = 0; i < n; i++) {
-		const struct ift_stack *st = ift_trace_stack(t, v[i].stack);
-		json_object *o = json_object_new_object(), *f = json_object_new_array();
-
-		add_str(o, "op", v[i].op);
-		add_u64(o, "stack_id", v[i].stack);
-		add_u64(o, "calls", v[i].calls);
-		add_u64(o, "total_ns", v[i].total_ns);
-		add_u64(o, "tail_calls", v[i].tail_calls);
-		add_u64(o, "tail_ns", v[i].tail_ns);
-		json_object_object_add(o, "share_calls", json_object_new_double(v[i].share_calls));
-		json_object_object_add(o, "share_time", json_object_new_double(v[i].share_time));
-		json_object_object_add(o, "share_tail", json_object_new_double(v[i].share_tail));
-		for (unsigned k = 0; st && k < st->nframes; k++) {
-			ift_frame_format(&st->frames[k], line, sizeof(line));
-			json_object_array_add(f, json_object_new_string(line));
-		}
-		json_object_object_add(o, "frames", f);
-		json_object_array_add(arr, o);
-	}
+		return json_object_new_array();
+	arr = ift_json_sites(t, v, n);
 	free(v);
 	return arr;
 }

@@ -43,7 +43,7 @@ static int by_total(const void *a, const void *b)
 }
 
 int ift_sites_run(struct ift_trace *t, uint64_t from_ts, uint64_t to_ts,
-		  unsigned top, struct ift_site **out, size_t *nout)
+		  uint32_t pid, unsigned top, struct ift_site **out, size_t *nout)
 {
 	struct ift_cursor *cur;
 	struct ift_event ev;
@@ -64,7 +64,7 @@ int ift_sites_run(struct ift_trace *t, uint64_t from_ts, uint64_t to_ts,
 
 		if (r[IFT_C_TS] >= to_ts)
 			break;
-		if (!r[IFT_CALL_STACK])
+		if (!r[IFT_CALL_STACK] || (pid && r[IFT_C_PID] != pid && r[IFT_C_TID] != pid))
 			continue;
 		if (n == cap) {
 			struct crow *x = realloc(v, (cap = cap ? cap * 2 : 1024) * sizeof(*x));
@@ -109,7 +109,10 @@ int ift_sites_run(struct ift_trace *t, uint64_t from_ts, uint64_t to_ts,
 			struct ift_site *s;
 
 			if (i == a || v[i].stack != v[i - 1].stack) {
+				/* cleared: a previous op's sites past TOP were
+				   dropped here, with their counts */
 				s = &sites[ns++];
+				memset(s, 0, sizeof(*s));
 				s->op = op ? op->name : "";
 				s->stack = v[i].stack;
 			}

@@ -294,6 +294,18 @@ static int no_op(const struct ift_analysis *a, const char *name, char *err, size
 	return -1;
 }
 
+/* "no process N in the trace; its pids: ..." (the first 20). */
+static int no_pid(const struct ift_analysis *a, int64_t pid, char *err, size_t errlen)
+{
+	int n = snprintf(err, errlen, "no process %" PRId64 " in the trace; its pids:", pid);
+
+	for (size_t i = 0; i < ift_analysis_process_count(a) && i < 20 && n > 0 &&
+	     (size_t)n < errlen; i++)
+		n += snprintf(err + n, errlen - (size_t)n, "%s %" PRIu32, i ? "," : "",
+			      ift_analysis_process(a, i)->pid);
+	return -1;
+}
+
 /* ---- get_trace_stats ---------------------------------------------- */
 
 static int trace_stats(struct ift_mcp *m, const struct args *a, json_object **out,
@@ -316,6 +328,7 @@ static int trace_stats(struct ift_mcp *m, const struct args *a, json_object **ou
 	add_str(v, "path", m->opts.trace);
 	json_object_object_add(v, "finished", json_object_new_boolean(rec->finished));
 	json_object_object_add(v, "damaged", json_object_new_boolean(rec->damaged));
+	add_u64(v, "stacks", ift_trace_stack_count(m->tr.t));
 	json_object_object_add(o, "file", v);
 	add_u64(o, "processes", ift_analysis_process_count(an));
 	add_u64(o, "threads", ift_analysis_thread_count(an));
@@ -400,14 +413,8 @@ static int per_process(struct ift_mcp *m, const struct args *a, json_object **ou
 	}
 	p = ift_analysis_process_find(m->tr.a, (uint32_t)arg_int(a, "pid"));
 	if (!p) {
-		int k = snprintf(err, errlen, "no process %" PRId64 " in the trace; its pids:",
-				 arg_int(a, "pid"));
-
-		for (size_t i = 0; i < n && i < 20 && k > 0 && (size_t)k < errlen; i++)
-			k += snprintf(err + k, errlen - (size_t)k, "%s %" PRIu32, i ? "," : "",
-				      ift_analysis_process(m->tr.a, i)->pid);
 		json_object_put(o);
-		return -1;
+		return no_pid(m->tr.a, arg_int(a, "pid"), err, errlen);
 	}
 	e = ift_json_process(p);
 	json_object_object_del(e, "threads");
@@ -618,6 +625,68 @@ static int slow_calls(struct ift_mcp *m, const struct args *a, json_object **out
 	}
 	free(idx);
 	json_object_object_add(o, "slowest", v);
+	*out = o;
+	return 0;
+}
+
+/* ---- get_stacks --------------------------------------------------- */
+
+static int stacks(struct ift_mcp *m, const struct args *a, json_object **out,
+		  char *err, size_t errlen)
+{
+	const char *name = arg_str(a, "op");
+	size_t limit = (size_t)arg_int(a, "limit"), n, k;
+	uint32_t pid = (uint32_t)arg_int(a, "pid");
+	struct ift_site *v;
+	json_object *o, *ops, *sites, *e;
+	int ret;
+
+	if (load(m, err, errlen) < 0)
+		return -1;
+	/* the tool is always listed (tools/list does not open the trace):
+	   a trace without stacks says how to get them */
+	if (!ift_trace_stack_count(m->tr.t)) {
+		snprintf(err, errlen, "this trace has no stacks: record with --stack "
+			 "(ingero-ftrace record --stack -- CMD) to see where the CUDA calls "
+			 "are made from");
+		return -1;
+	}
+	if (name && !op_named(m->tr.a, name))
+		return no_op(m->tr.a, name, err, errlen);
+	if (pid && !ift_analysis_process_find(m->tr.a, pid) &&
+	    !ift_analysis_thread_find(m->tr.a, pid))
+		return no_pid(m->tr.a, pid, err, errlen);
+	/* every site, so each op says how many it has; the first LIMIT shown */
+	ret = ift_sites_run(m->tr.t, 0, UINT64_MAX, pid, 0, &v, &n);
+	if (ret < 0) {
+		snprintf(err, errlen, "cannot read the call sites: %s", ift_strerror(ret));
+		return -1;
+	}
+	o = json_object_new_object();
+	ops = json_object_new_array();
+	sites = json_object_new_array();
+	for (size_t i = 0; i < n; i = k) {
+		uint64_t calls = 0;
+
+		for (k = i; k < n && !strcmp(v[k].op, v[i].op); k++)
+			calls += v[k].calls;
+		if (name && strcmp(name, v[i].op))
+			continue;
+		e = json_object_new_object();
+		add_str(e, "op", v[i].op);
+		add_u64(e, "calls_with_stack", calls);
+		add_u64(e, "sites", k - i);
+		json_object_array_add(ops, e);
+		for (size_t j = i; j < k && j < i + limit; j++)
+			json_object_array_add(sites, ift_json_site(m->tr.t, &v[j]));
+	}
+	free(v);
+	if (!json_object_array_length(sites))
+		add_str(o, "note", "no call of this op or process carries a stack (with "
+			"--stack-period N, one call in N per op and CPU does; --stack=OP,... "
+			"chooses the ops)");
+	json_object_object_add(o, "ops", ops);
+	json_object_object_add(o, "sites", sites);
 	*out = o;
 	return 0;
 }
@@ -955,6 +1024,28 @@ static const struct tool tools[] = {
 	  "\"properties\":{\"op\":{\"type\":\"string\"},\"calls\":{\"type\":\"integer\"},"
 	  "\"slowest\":{\"type\":\"array\",\"items\":{\"type\":\"object\"}}}}",
 	  slow_calls },
+	{ "get_stacks", "Where the CUDA calls are made from: call sites",
+	  "The call sites of each op (record --stack): the user stacks its calls were "
+	  "made from, most total time first, each with calls, total_ns, its shares of the "
+	  "op's calls, time and tail (calls at or above the op's p99), and its frames "
+	  "innermost first (symbol+0xOFF (file); [python] marks interpreter frames). "
+	  "Only calls that carry a stack count; ops lists, per op, how many do and how "
+	  "many sites there are. A trace recorded without --stack has none: the tool "
+	  "says so.",
+	  { { "op", A_STR, false, 0, 256, 0, "only this op (default: every op with stacks)" },
+	    { "limit", A_INT, false, 1, 20, IFT_SITES_TOP, "sites per op, most total time first" },
+	    { "pid", A_INT, false, 1, PID_MAX, 0,
+	      "only calls of this process or thread (the shares are then of its calls)" },
+	    { NULL } },
+	  "{\"type\":\"object\",\"required\":[\"ops\",\"sites\"],\"properties\":{"
+	  "\"ops\":{\"type\":\"array\",\"items\":{\"type\":\"object\","
+	  "\"required\":[\"op\",\"calls_with_stack\",\"sites\"]}},"
+	  "\"sites\":{\"type\":\"array\",\"items\":{\"type\":\"object\","
+	  "\"required\":[\"op\",\"stack_id\",\"calls\",\"total_ns\",\"share_calls\","
+	  "\"share_time\",\"share_tail\",\"frames\"],\"properties\":{"
+	  "\"frames\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}}}},"
+	  "\"note\":{\"type\":\"string\"}}}",
+	  stacks },
 	{ "get_timeline", "Events in a time window",
 	  "The raw events (CUDA calls, context switches, wake-ups, page allocations, "
 	  "forks/exits, optionally /proc samples) from from_ns to to_ns (offsets from the "

@@ -10,6 +10,7 @@
 #include "ift-analyze.h"
 #include "ift-chains.h"
 #include "ift-out.h"
+#include "ift-stack.h"
 
 static const char *const dir_names[IFT_COPY_NR] = {
 	"H2H", "H2D", "D2H", "D2D", "default", "other",
@@ -232,6 +233,39 @@ json_object *ift_json_chains(const struct ift_chains *c)
 	for (size_t i = 0; i < ift_chains_count(c); i++)
 		json_object_array_add(v, ift_json_chain(ift_chains_get(c, i)));
 	return v;
+}
+
+json_object *ift_json_site(const struct ift_trace *t, const struct ift_site *s)
+{
+	const struct ift_stack *st = ift_trace_stack(t, s->stack);
+	json_object *o = json_object_new_object(), *f = json_object_new_array();
+	char line[512];
+
+	add_str(o, "op", s->op);
+	add_u64(o, "stack_id", s->stack);
+	add_u64(o, "calls", s->calls);
+	add_u64(o, "total_ns", s->total_ns);
+	add_u64(o, "tail_calls", s->tail_calls);
+	add_u64(o, "tail_ns", s->tail_ns);
+	json_object_object_add(o, "share_calls", json_object_new_double(s->share_calls));
+	json_object_object_add(o, "share_time", json_object_new_double(s->share_time));
+	json_object_object_add(o, "share_tail", json_object_new_double(s->share_tail));
+	/* a site the file lacks (a recording cut short) has no frames */
+	for (unsigned k = 0; st && k < st->nframes; k++) {
+		ift_frame_format(&st->frames[k], line, sizeof(line));
+		json_object_array_add(f, json_object_new_string(line));
+	}
+	json_object_object_add(o, "frames", f);
+	return o;
+}
+
+json_object *ift_json_sites(const struct ift_trace *t, const struct ift_site *v, size_t n)
+{
+	json_object *arr = json_object_new_array();
+
+	for (size_t i = 0; i < n; i++)
+		json_object_array_add(arr, ift_json_site(t, &v[i]));
+	return arr;
 }
 
 json_object *ift_json_report(const struct ift_analysis *a,

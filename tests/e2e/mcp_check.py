@@ -4,6 +4,10 @@ pipes, one JSON-RPC message per line, and checks what comes back.
 
   mcp_check.py protocol IFT TRACE             lifecycle, versions, errors, framing
   mcp_check.py tools IFT TRACE REPORT.json    every tool, against report --json
+  mcp_check.py stacks IFT TRACE REPORT.json EXPECT.json PLAIN
+                                              get_stacks on a trace with call
+                                              sites (sites-tsv.py), and on PLAIN,
+                                              one without
 
 Prints what it measured (bytes and ms per tool) and exits 1 on the first
 mismatch, saying which."""
@@ -15,7 +19,7 @@ import time
 
 VERSIONS = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"]
 TOOLS = {"get_trace_stats", "get_causal_chains", "get_per_process_breakdown",
-         "get_op_latency", "get_slow_calls", "get_timeline", "run_sql"}
+         "get_op_latency", "get_slow_calls", "get_stacks", "get_timeline", "run_sql"}
 
 
 def fail(msg):
@@ -141,8 +145,8 @@ def protocol(ift, trace):
     g = s.request("prompts/get", {"name": "investigate",
                                   "arguments": {"question": "why is step 3 slow?"}})["result"]
     text = g["messages"][0]["content"]["text"]
-    for word in ["get_trace_stats", "get_causal_chains", "get_slow_calls", "quote only numbers",
-                 "why is step 3 slow?"]:
+    for word in ["get_trace_stats", "get_causal_chains", "get_slow_calls", "get_stacks",
+                 "quote only numbers", "why is step 3 slow?"]:
         if word not in text:
             fail("prompt investigate lacks %r" % word)
     if text.index("get_trace_stats") > text.index("get_causal_chains"):
@@ -168,6 +172,8 @@ def protocol(ift, trace):
             ("get_slow_calls", {"op": "x" * 300}, "op must be at most 256"),
             ("get_per_process_breakdown", {"pid": 4000000}, "no process 4000000"),
             ("get_per_process_breakdown", {"pid": -1}, "pid must be from 1"),
+            ("get_stacks", {"limit": 21}, "limit must be from 1 to 20"),
+            ("get_stacks", {}, "this trace has no stacks: record with --stack"),
             ("get_timeline", {}, "missing argument from_ns"),
             ("get_timeline", {"from_ns": 10 ** 17}, "past the end"),
             ("get_timeline", {"from_ns": 5, "to_ns": 4}, "to_ns must not be before"),
@@ -376,6 +382,17 @@ def tools(ift, trace, report_path):
             fail("get_timeline's calls in [%d, %d] differ from the SQL export" % (w0, w1))
     del a, b
 
+    if rep["stacks"]:
+        res = call("get_stacks")["structuredContent"]
+        if res["sites"] != rep["stacks"]:
+            fail("get_stacks differs from report --json's stacks")
+    else:
+        res = call("get_stacks", error=True)
+        if "this trace has no stacks" not in res["content"][0]["text"]:
+            fail("get_stacks on a trace without stacks: %r" % res["content"][0]["text"])
+    if (st["file"]["stacks"] == 0) != (not rep["stacks"]):
+        fail("get_trace_stats file.stacks %d" % st["file"]["stacks"])
+
     cols, rows = sql(s, "SELECT count(*) AS n FROM calls")
     if cols != ["n"] or rows != [[rep["trace"]["calls"]]]:
         fail("run_sql count(*) %r" % rows)
@@ -394,12 +411,119 @@ def tools(ift, trace, report_path):
         print("%-26s %-44s %9d %9d %8.1f" % (name, args[:44], b, t, ms))
 
 
+def stacks(ift, trace, report_path, expect_path, plain):
+    """get_stacks against report --json's stacks and against the sites the
+    generator computed from its own rows (per pid and tid too)."""
+    rep = json.load(open(report_path))
+    want = json.load(open(expect_path))
+    frames = {x["stack_id"]: x["frames"] for x in rep["stacks"]}
+
+    def expect(pid, limit, op=None):
+        ops, sites = [], []
+        for o in want[str(pid)]:
+            if op and o["op"] != op:
+                continue
+            ops.append({"op": o["op"], "calls_with_stack": o["calls_with_stack"],
+                        "sites": len(o["sites"])})
+            sites += o["sites"][:limit]
+        return ops, sites
+
+    def same(got, ops, sites, what):
+        if got["ops"] != ops:
+            fail("get_stacks %s: ops %r != %r" % (what, got["ops"], ops))
+        g = [dict(x) for x in got["sites"]]
+        for x in g:
+            f = x.pop("frames")
+            if x["stack_id"] in frames and f != frames[x["stack_id"]]:
+                fail("get_stacks %s: frames of site %d differ from report --json"
+                     % (what, x["stack_id"]))
+            if not f or not f[0].startswith("cuda"):
+                fail("get_stacks %s: frames %r" % (what, f))
+        if g != sites:
+            fail("get_stacks %s:\n got  %r\n want %r" % (what, g, sites))
+
+    s = Server(ift, trace)
+    s.init()
+    tools = {t["name"]: t for t in s.request("tools/list")["result"]["tools"]}
+    t = tools.get("get_stacks")
+    if not t or "outputSchema" not in t or \
+            t["inputSchema"]["properties"]["limit"]["maximum"] != 20 or \
+            t["inputSchema"].get("required"):
+        fail("tools/list: get_stacks %r" % t)
+    n = len(want["0"][0]["sites"]) + len(want["0"][1]["sites"])
+    if s.call("get_trace_stats")["structuredContent"]["file"]["stacks"] != n:
+        fail("get_trace_stats: file.stacks is not %d" % n)
+
+    res = s.call("get_stacks")
+    got = res["structuredContent"]
+    # the default is report's: the top 5 per op, all processes
+    if got["sites"] != rep["stacks"]:
+        fail("get_stacks differs from report --json's stacks")
+    same(got, *expect(0, 5), "(no arguments)")
+    text = res["content"][0]["text"]
+    for w in ["stack_id", "calls_with_stack", "_Z4stepi+0x70 (train)",
+              str(got["sites"][0]["total_ns"])]:
+        if w not in text:
+            fail("get_stacks text lacks %r:\n%s" % (w, text))
+    same(s.call("get_stacks", {"limit": 20})["structuredContent"], *expect(0, 20), "limit 20")
+    same(s.call("get_stacks", {"limit": 1})["structuredContent"], *expect(0, 1), "limit 1")
+    same(s.call("get_stacks", {"op": "cudaLaunchKernel", "limit": 20})["structuredContent"],
+         *expect(0, 20, "cudaLaunchKernel"), "op cudaLaunchKernel")
+    for pid in [100, 300, 101, 102]:
+        same(s.call("get_stacks", {"pid": pid, "limit": 20})["structuredContent"],
+             *expect(pid, 20), "pid %d" % pid)
+    same(s.call("get_stacks", {"pid": 102, "op": "cudaMemcpy", "limit": 3})["structuredContent"],
+         *expect(102, 3, "cudaMemcpy"), "pid 102 op cudaMemcpy limit 3")
+    for args, words in [
+            ({"op": "cudaNope"}, "no op 'cudaNope' in the trace; its ops: cudaMemcpy, "
+                                 "cudaLaunchKernel"),
+            ({"limit": 0}, "limit must be from 1 to 20"),
+            ({"limit": 21}, "limit must be from 1 to 20"),
+            ({"limit": "5"}, "limit must be an integer"),
+            ({"pid": 4000000}, "no process 4000000 in the trace; its pids: 100, 300"),
+            ({"pid": 999}, "no process 999"),
+            ({"op": "x" * 300}, "op must be at most 256"),
+            ({"frames": 3}, "unknown argument 'frames'")]:
+        res = s.call("get_stacks", args, error=True)
+        if words not in res["content"][0]["text"]:
+            fail("get_stacks %r: %r lacks %r" % (args, res["content"][0]["text"], words))
+    s.close()
+
+    # before 2025-06-18: the same text, no structuredContent nor outputSchema
+    s = Server(ift, trace)
+    s.init("2025-03-26")
+    t = [x for x in s.request("tools/list")["result"]["tools"] if x["name"] == "get_stacks"]
+    if not t or "outputSchema" in t[0]:
+        fail("get_stacks with 2025-03-26: %r" % t)
+    res = s.call("get_stacks")
+    if "structuredContent" in res or res["content"][0]["text"] != text:
+        fail("get_stacks with 2025-03-26")
+    s.close()
+
+    # a trace without stacks: listed all the same, and says how to get them
+    s = Server(ift, plain)
+    s.init()
+    if "get_stacks" not in {x["name"] for x in s.request("tools/list")["result"]["tools"]}:
+        fail("get_stacks not listed for a trace without stacks")
+    if s.call("get_trace_stats")["structuredContent"]["file"]["stacks"] != 0:
+        fail("file.stacks of a trace without stacks")
+    for args in [{}, {"op": "cudaMemcpy"}, {"op": "cudaNope", "limit": 3}]:
+        res = s.call("get_stacks", args, error=True)
+        if "this trace has no stacks: record with --stack" not in res["content"][0]["text"]:
+            fail("get_stacks %r without stacks: %r" % (args, res["content"][0]["text"]))
+    s.close()
+    print("get_stacks: report's stacks by default; limits, op, pid and tid filters as "
+          "computed from the rows; errors; a trace without stacks")
+
+
 def main():
     what = sys.argv[1]
     if what == "protocol":
         protocol(sys.argv[2], sys.argv[3])
     elif what == "tools":
         tools(sys.argv[2], sys.argv[3], sys.argv[4])
+    elif what == "stacks":
+        stacks(*sys.argv[2:7])
     else:
         fail("usage")
 

@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: MIT
 // The official TypeScript SDK's client against `ingero-ftrace mcp`:
-//   node mcp_sdk_check.js NPM_DIR IFT TRACE
+//   node mcp_sdk_check.js NPM_DIR IFT TRACE [STACKS_TRACE]
 // connects through StdioClientTransport, lists tools and prompts, gets the
 // prompt, calls every tool (the SDK checks structuredContent against each
-// tool's outputSchema) and a bad call of each kind; exits 1 on a mismatch.
+// tool's outputSchema) and a bad call of each kind; get_stacks on TRACE (no
+// stacks: an error) and on STACKS_TRACE (one with call sites); exits 1 on a
+// mismatch.
 'use strict';
 const path = require('path');
 const { createRequire } = require('module');
 
-const [npmDir, ift, trace] = process.argv.slice(2);
+const [npmDir, ift, trace, stacksTrace] = process.argv.slice(2);
 const req = createRequire(path.join(path.resolve(npmDir), 'package.json'));
 const { Client } = req('@modelcontextprotocol/sdk/client/index.js');
 const { StdioClientTransport } = req('@modelcontextprotocol/sdk/client/stdio.js');
@@ -37,7 +39,7 @@ async function main() {
 	const { tools } = await client.listTools();
 	const names = tools.map((t) => t.name).sort();
 	const want = ['get_causal_chains', 'get_op_latency', 'get_per_process_breakdown',
-		      'get_slow_calls', 'get_timeline', 'get_trace_stats', 'run_sql'];
+		      'get_slow_calls', 'get_stacks', 'get_timeline', 'get_trace_stats', 'run_sql'];
 	if (JSON.stringify(names) !== JSON.stringify(want))
 		fail('tools ' + names);
 	const { prompts } = await client.listPrompts();
@@ -72,6 +74,8 @@ async function main() {
 	const sql = (await call('run_sql', { sql: 'SELECT count(*) FROM calls' })).structuredContent;
 	if (sql.rows[0][0] !== stats.trace.calls)
 		fail('run_sql count');
+	if (stats.file.stacks === 0)
+		await call('get_stacks', {}, true);
 	await call('get_op_latency', { op: 'cudaNope' }, true);
 	await call('get_causal_chains', { limit: 'x' }, true);
 	let threw = false;
@@ -83,8 +87,22 @@ async function main() {
 	if (!threw)
 		fail('an unknown tool did not give -32602');
 	await client.close();
+
+	let sites = 0;
+	if (stacksTrace) {
+		const c2 = new Client({ name: 'ift-sdk-check', version: '1.0.0' });
+		await c2.connect(new StdioClientTransport({ command: ift,
+			args: ['mcp', '-i', stacksTrace], stderr: 'pipe' }));
+		await c2.listTools();	// the SDK validates against the listed outputSchema
+		const r = await c2.callTool({ name: 'get_stacks', arguments: { limit: 20 } });
+		if (r.isError || !r.structuredContent || !r.structuredContent.sites.length ||
+		    !r.structuredContent.sites[0].frames.length)
+			fail('get_stacks: ' + JSON.stringify(r).slice(0, 300));
+		sites = r.structuredContent.sites.length;
+		await c2.close();
+	}
 	console.log(`SDK ${sdkVersion} (protocol ${LATEST_PROTOCOL_VERSION}): ${tools.length} tools, ${prompts.length} prompt, ` +
-		    `${chains.chains_total} chains, every call validated`);
+		    `${chains.chains_total} chains, ${sites} call sites, every call validated`);
 }
 
 main().catch((e) => fail(e.stack || String(e)));

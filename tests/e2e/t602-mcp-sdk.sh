@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Interoperability: the official TypeScript SDK (@modelcontextprotocol/sdk,
 # npm) connects to `ingero-ftrace mcp` through StdioClientTransport, lists
-# and calls every tool (validating structuredContent against outputSchema)
-# and gets the prompt (mcp_sdk_check.js).  The SDK is installed by this test
-# into $IFT_BUILD/npm (never by make); without node, npm or the network the
-# test skips, except under CI=true, where it fails.
+# and calls every tool (validating structuredContent against outputSchema),
+# get_stacks on a trace with call sites too, and gets the prompt
+# (mcp_sdk_check.js).  The SDK is installed by this test into
+# $IFT_BUILD/npm (never by make); without node, npm or the network the test
+# skips, except under CI=true, where it fails.
 . "$IFT_SRC/tests/e2e/lib.sh"
 
 missing() {
@@ -15,6 +16,7 @@ missing() {
 }
 
 command -v node >/dev/null || missing "needs node (contrib/install-deps.sh test)"
+command -v python3 >/dev/null || missing "needs python3 to build a trace with stacks"
 npm_dir=${IFT_BUILD:-$IFT_SRC/build}/npm
 sdk=$npm_dir/node_modules/@modelcontextprotocol/sdk
 if [ ! -f "$sdk/package.json" ]; then
@@ -27,6 +29,9 @@ if [ ! -f "$sdk/package.json" ]; then
 		missing "cannot install @modelcontextprotocol/sdk from npm (offline?)"
 	fi
 fi
+# a trace with call sites, for get_stacks (t603)
+python3 "$IFT_SRC/tests/e2e/sites-tsv.py" sites.tsv expect.json || fail "sites-tsv.py failed"
+"$IFT_TOOLS/tsv2trace" -o sites.trace <sites.tsv >/dev/null || fail "tsv2trace failed"
 timeout 120 node "$IFT_SRC/tests/e2e/mcp_sdk_check.js" "$npm_dir" "$IFT" \
-	"$IFT_FIXTURES/h200/direct.trace" || fail "the SDK client (above)"
+	"$IFT_FIXTURES/h200/direct.trace" sites.trace || fail "the SDK client (above)"
 exit 0
