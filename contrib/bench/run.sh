@@ -40,14 +40,16 @@ cat <<'MD'
 
 - **Overhead per probed call** (target: within 5% of the bare uprobe floor,
   no higher than trace-cmd). A probed call costs about 1.8 µs here, nearly
-  all of it the kernel's trap and return probe, the same for every tool. Ours
-  has come out about 5 to 10% above the floor and up to 10% above
-  trace-cmd, with repetitions spreading by more than that. What differs on
-  our side, unmeasured one by one so far: every catalog function of the
-  library is probed (78 uprobes on libcudart, 2 of which fire here), the
-  instance filters by `set_event_pid` with `event-fork`, and the recorder
-  decodes in real time on the same 2 CPUs as the loop. Next: time the floor
-  with each of these added alone.
+  all of it the kernel's trap and return probe, the same for every tool.
+  The overhead section splits what we add: `floor+pid / floor` is the
+  kernel's pid filter (`set_event_pid` with `event-fork`, which every
+  event passes through before it is written; trace-cmd records unfiltered),
+  and `ours / ours --no-host` is the sched and kmem events with their
+  decoding on the other CPU. The filter is what lets us record only the
+  traced process tree on a busy machine, so we keep it; to meet the target
+  the uprobes themselves would need to be filtered per process (a uprobe
+  filter, as perf's per-task events have: the breakpoint is only taken in
+  the traced processes), which tracefs does not offer.
 - **Capacity** (target: no loss where a peer loses none). With 2 threads
   calling flat out and 2 page-faulting processes on 2 CPUs, a recorder that
   read, decoded and compressed in one thread lost 1 to 7% of the events in
