@@ -29,7 +29,7 @@
 struct ift_stack_opts {
 	unsigned stack_bytes;	/* user stack copied per call; 0 = default */
 	unsigned period;	/* one call in PERIOD per op and CPU; 0 = 1 */
-	unsigned ring_kb;	/* perf ring per CPU; 0 = 4096 */
+	unsigned ring_kb;	/* perf ring per CPU; 0 = 16 MiB, 512 MiB in all at most */
 };
 
 struct ift_stacks;
@@ -53,7 +53,20 @@ int ift_stacks_add_event(struct ift_stacks *s, int tp_id, uint64_t op);
  */
 int ift_stacks_attach(struct ift_stacks *s, pid_t pid, bool maps);
 
-/* Reads what the rings hold: maps, samples (unwound now).  0 or an error. */
+/*
+ * ift_stacks_start - start the thread that copies what the rings hold into
+ * memory as they fill, so that they never overflow while the caller
+ * unwinds.  Without it, ift_stacks_poll() still reads the rings, only later.
+ * ift_stacks_stop() ends it (ift_stacks_free() does too).
+ */
+int ift_stacks_start(struct ift_stacks *s);
+void ift_stacks_stop(struct ift_stacks *s);
+
+/*
+ * ift_stacks_poll - take what the rings and the thread's queue hold: maps,
+ * samples (unwound now).  A sample taken before the call is in the batch.
+ * 0 or an error.
+ */
 int ift_stacks_poll(struct ift_stacks *s);
 
 /*
@@ -69,7 +82,7 @@ struct ift_stack_stats {
 	uint64_t matched;	/* calls given a site */
 	uint64_t unmatched;	/* samples no call claimed */
 	uint64_t fp_fallback;	/* sites from the frame-pointer chain */
-	uint64_t unwind_ns;	/* recorder time spent unwinding */
+	uint64_t unwind_ns;	/* recorder CPU time spent unwinding and naming */
 };
 void ift_stacks_stats(const struct ift_stacks *s, struct ift_stack_stats *st);
 

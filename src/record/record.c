@@ -633,6 +633,8 @@ int ift_recorder_start(struct ift_recorder *r)
 		return fail(r, "start tracing", ret);
 	if ((ret = reader_start(r)) < 0)
 		return fail(r, "start the ring-buffer reader", ret);
+	if (r->stacks && (ret = ift_stacks_start(r->stacks)) < 0)
+		return fail(r, "start the stack reader", ret);
 	r->started = true;
 	r->start_ns = ift_now_ns();
 	r->next_sample = r->start_ns;

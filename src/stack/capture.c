@@ -13,16 +13,27 @@
  * the task's executable mappings, forks and execs, so addresses can be
  * named after the process is gone.
  *
- * The recorder drains the rings before it decodes the ftrace pages: a call
+ * A thread of its own empties the rings into memory as they fill (woken by
+ * the kernel at a quarter of a ring), and copies nothing more than the bytes
+ * the kernel could read of each stack: at a few microseconds a call, a ring
+ * of a few MiB holds only a few milliseconds of 16 KiB samples, far less
+ * than an unwind takes.  The recorder's thread unwinds from that queue.
+ * Before it decodes the ftrace pages it empties the rings itself too: a call
  * is written only after its return was decoded, by which time the sample of
- * its entry (taken in the same trap, after the ftrace event) is in memory.
+ * its entry (taken in the same trap, after the ftrace event) is in a ring or
+ * in the queue.  When the queue holds QUEUE_MAX_BYTES the thread stops
+ * copying, the rings fill and the kernel counts what it drops.
  */
 #include <errno.h>
 #include <linux/perf_event.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -41,6 +52,18 @@
  * bounds how long a sample whose call we never see is kept.
  */
 #define MATCH_WINDOW_NS	1000000
+#define QUEUE_MAX_BYTES	(512ULL << 20)	/* samples copied out, not yet unwound */
+#define DRAIN_NICE	(-10)
+#define RING_DEFAULT_KB	16384
+#define RING_MIN_KB	1024
+#define RING_TOTAL_KB	(512 * 1024)
+#define DRAIN_IDLE_MS	5
+
+/* A record copied out of a ring, 8-aligned, the perf record's body after it. */
+struct qrec {
+	uint32_t size;		/* this header included */
+	uint16_t type, misc;
+};
 
 struct ring {
 	int fd;			/* the event whose mmap holds the ring */
@@ -48,7 +71,13 @@ struct ring {
 	size_t size;		/* data area */
 	uint8_t *tmp;		/* a record that wraps */
 	size_t tmpcap;
-	uint64_t sb_done;	/* side band read up to here */
+	bool hup;		/* its task is gone: read, no longer polled */
+};
+
+/* Bytes of records: the queue, or the batch being unwound. */
+struct qbuf {
+	uint8_t *data;
+	size_t len, cap;
 };
 
 struct evsel {
@@ -62,8 +91,8 @@ struct pending {
 
 struct tidq {
 	uint32_t tid;		/* 0: free slot */
-	struct pending *v;
-	size_t n, cap;
+	struct pending *v;	/* V[H..N): samples waiting for their call */
+	size_t h, n, cap;
 };
 
 /* A distinct call site: frames as (module, offset), module "" = address. */
@@ -94,6 +123,13 @@ struct ift_stacks {
 	uint32_t *slot;		/* hash -> site index + 1 */
 	size_t nslot;
 
+	/* the queue: the rings' tails, QUEUE and ERR are under MU */
+	pthread_mutex_t mu;
+	struct qbuf queue, batch;
+	int err;			/* the drain thread's, once */
+	bool running, stop;
+	pthread_t th;
+
 	struct ift_stack_stats st;
 };
 
@@ -114,6 +150,8 @@ int ift_stacks_alloc(const struct ift_stack_opts *opts, struct ift_writer *w,
 	if (!s)
 		return -ENOMEM;
 	s->o = *opts;
+	s->w = w;
+	s->ncpus = n > 0 ? (int)n : 1;
 	if (!s->o.stack_bytes)
 		s->o.stack_bytes = IFT_STACK_DEFAULT_BYTES;
 	s->o.stack_bytes = (s->o.stack_bytes + 7) & ~7U;
@@ -121,10 +159,20 @@ int ift_stacks_alloc(const struct ift_stack_opts *opts, struct ift_writer *w,
 		s->o.stack_bytes = IFT_STACK_MAX_BYTES;
 	if (!s->o.period)
 		s->o.period = 1;
-	if (!s->o.ring_kb)
-		s->o.ring_kb = 4096;
-	s->w = w;
-	s->ncpus = n > 0 ? (int)n : 1;
+	/*
+	 * A sample takes its whole --stack-size in the ring, so 4 MiB is 250
+	 * calls, a millisecond or two of a tight loop: less than a busy
+	 * machine may take to wake the drain thread.  16 MiB per CPU, and no
+	 * more than RING_TOTAL_KB in all on a machine of many CPUs.
+	 */
+	if (!s->o.ring_kb) {
+		s->o.ring_kb = RING_DEFAULT_KB;
+		while (s->o.ring_kb > RING_MIN_KB &&
+		       (uint64_t)s->o.ring_kb * (uint64_t)s->ncpus > RING_TOTAL_KB)
+			s->o.ring_kb /= 2;
+	}
+
+	pthread_mutex_init(&s->mu, NULL);
 	s->rings = calloc((size_t)s->ncpus, sizeof(*s->rings));
 	s->u = ift_unwinder_new();
 	if (!s->rings || !s->u) {
@@ -207,6 +255,9 @@ int ift_stacks_attach(struct ift_stacks *s, pid_t pid, bool maps)
 			a.sample_regs_user = REGS_MASK;
 			a.sample_stack_user = s->o.stack_bytes;
 			a.exclude_callchain_kernel = 1;
+			/* wake the drain thread at a quarter of a ring */
+			a.watermark = 1;
+			a.wakeup_watermark = s->o.ring_kb * 1024 / 4;
 			a.inherit = pid > 0;
 			/* the trace clock: a sample is matched to its call by time */
 			a.use_clockid = 1;
@@ -232,7 +283,10 @@ int ift_stacks_attach(struct ift_stacks *s, pid_t pid, bool maps)
 				return ret;
 			}
 			if (s->rings[cpu].fd < 0) {
-				if ((ret = ring_map(s, cpu, fd)) < 0)
+				pthread_mutex_lock(&s->mu);
+				ret = ring_map(s, cpu, fd);
+				pthread_mutex_unlock(&s->mu);
+				if (ret < 0)
 					return ret;
 			} else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, s->rings[cpu].fd) < 0) {
 				return -errno;
@@ -401,6 +455,12 @@ static int pending_add(struct tidq *q, const struct pending *p)
 {
 	size_t i;
 
+	if (q->n == q->cap && q->h) {
+		/* what the calls took leaves room at the front */
+		memmove(q->v, q->v + q->h, (q->n - q->h) * sizeof(*q->v));
+		q->n -= q->h;
+		q->h = 0;
+	}
 	if (q->n == q->cap) {
 		size_t cap = q->cap ? q->cap * 2 : 16;
 		struct pending *v = realloc(q->v, cap * sizeof(*v));
@@ -410,7 +470,7 @@ static int pending_add(struct tidq *q, const struct pending *p)
 		q->v = v;
 		q->cap = cap;
 	}
-	for (i = q->n; i && q->v[i - 1].ts > p->ts; i--)
+	for (i = q->n; i > q->h && q->v[i - 1].ts > p->ts; i--)
 		q->v[i] = q->v[i - 1];
 	q->v[i] = *p;
 	q->n++;
@@ -421,28 +481,25 @@ int ift_stacks_match(struct ift_stacks *s, uint64_t *row)
 {
 	struct tidq *q = tidq_find(s, (uint32_t)row[IFT_C_TID], false);
 	uint64_t ts = row[IFT_C_TS];
-	size_t drop = 0, best = SIZE_MAX;
+	size_t drop, best = SIZE_MAX;
 
-	if (!q || !q->n)
+	if (!q || q->h == q->n)
 		return 0;
 
 	/* samples too old for this call: calls we never saw written */
-	while (drop < q->n && q->v[drop].ts + MATCH_WINDOW_NS < ts)
-		drop++;
+	for (drop = q->h; drop < q->n && q->v[drop].ts + MATCH_WINDOW_NS < ts; drop++)
+		s->st.unmatched++;
+	q->h = drop;
 	/* the last sample of this op at or before the call */
-	for (size_t i = drop; i < q->n && q->v[i].ts <= ts; i++)
+	for (size_t i = q->h; i < q->n && q->v[i].ts <= ts; i++)
 		if (q->v[i].op == row[IFT_CALL_OP])
 			best = i;
 	if (best != SIZE_MAX) {
 		row[IFT_CALL_STACK] = q->v[best].stack;
 		s->st.matched++;
-		memmove(&q->v[best], &q->v[best + 1], (q->n - best - 1) * sizeof(*q->v));
-		q->n--;
-	}
-	if (drop) {
-		s->st.unmatched += drop;
-		memmove(q->v, q->v + drop, (q->n - drop) * sizeof(*q->v));
-		q->n -= drop;
+		/* the ones before it move up one: it is most often the first */
+		memmove(&q->v[q->h + 1], &q->v[q->h], (best - q->h) * sizeof(*q->v));
+		q->h++;
 	}
 	return 0;
 }
@@ -471,7 +528,6 @@ static int on_sample(struct ift_stacks *s, const uint8_t *p, size_t len)
 	uint32_t pid, tid;
 	unsigned nfp = 0, n;
 	struct pending pe;
-	struct timespec t0, t1;
 	struct tidq *q;
 	size_t ev = SIZE_MAX;
 	int64_t site;
@@ -510,7 +566,6 @@ static int on_sample(struct ift_stacks *s, const uint8_t *p, size_t len)
 		return 0;
 	s->st.samples++;
 
-	clock_gettime(CLOCK_MONOTONIC, &t0);
 	n = 0;
 	if (abi)
 		n = (unsigned)ift_unwind(s->u, (pid_t)pid, regs, stack, dyn, ips,
@@ -523,9 +578,6 @@ static int on_sample(struct ift_stacks *s, const uint8_t *p, size_t len)
 		site = site_id(s, (pid_t)pid, fp, nfp, true);
 	else
 		site = site_id(s, (pid_t)pid, ips, n, false);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	s->st.unwind_ns += (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000LL +
-				      (t1.tv_nsec - t0.tv_nsec));
 	if (site < 0)
 		return (int)site;
 	if (!(q = tidq_find(s, tid, true)))
@@ -536,18 +588,98 @@ static int on_sample(struct ift_stacks *s, const uint8_t *p, size_t len)
 	return pending_add(q, &pe);
 }
 
-/* One pass over RING: side band records when !SAMPLES, samples when SAMPLES. */
-static int ring_read(struct ift_stacks *s, struct ring *rg, bool samples)
+static bool qbuf_reserve(struct qbuf *b, size_t n)
+{
+	if (b->len + n > b->cap) {
+		size_t cap = b->cap ? b->cap : 1 << 20;
+		uint8_t *v;
+
+		while (cap < b->len + n)
+			cap *= 2;
+		if (!(v = realloc(b->data, cap)))
+			return false;
+		b->data = v;
+		b->cap = cap;
+	}
+	return true;
+}
+
+/*
+ * Bytes of sample REC (LEN) to copy: all of it up to its stack, then only
+ * the DYN bytes the kernel could read, out of the SIZE it reserved.  0 when
+ * the record is not one we can parse: copied whole, on_sample judges it.
+ */
+static size_t sample_cut(const uint8_t *rec, size_t len, size_t *stack_at,
+			 uint64_t *dyn)
+{
+	struct rd r = { rec, rec + len };
+	uint64_t nr, abi, size;
+
+	r.p += 24;	/* id, pid and tid, time */
+	if (r.p > r.end || !take(&r, &nr, 8) || nr > (size_t)(r.end - r.p) / 8)
+		return 0;
+	r.p += nr * 8;
+	if (!take(&r, &abi, 8) || (abi && (size_t)(r.end - r.p) < IFT_REG_NR * 8))
+		return 0;
+	if (abi)
+		r.p += IFT_REG_NR * 8;
+	*stack_at = (size_t)(r.p - rec);
+	if (!take(&r, &size, 8) || !size || size > (size_t)(r.end - r.p) ||
+	    (size_t)(r.end - r.p) - size < 8)
+		return 0;
+	memcpy(dyn, r.p + size, 8);
+	if (*dyn > size)
+		*dyn = 0;
+	return *stack_at + 8 + *dyn + 8;
+}
+
+/* Copies REC (LEN bytes, the body of a record of header HD) to the queue. */
+static int queue_put(struct ift_stacks *s, const struct perf_event_header *hd,
+		     const uint8_t *rec, size_t len)
+{
+	size_t stack_at = 0, cut = 0, n;
+	uint64_t dyn = 0;
+	struct qrec q;
+	uint8_t *p;
+
+	if (hd->type == PERF_RECORD_SAMPLE)
+		cut = sample_cut(rec, len, &stack_at, &dyn);
+	n = cut ? cut : len;
+	q.size = (uint32_t)((sizeof(q) + n + 7) & ~(size_t)7);
+	q.type = (uint16_t)hd->type;
+	q.misc = hd->misc;
+	if (!qbuf_reserve(&s->queue, q.size))
+		return -ENOMEM;
+	p = s->queue.data + s->queue.len;
+	memcpy(p, &q, sizeof(q));
+	p += sizeof(q);
+	if (cut) {
+		/* the header fields, the stack as DYN bytes, then DYN */
+		memcpy(p, rec, stack_at);
+		memcpy(p + stack_at, &dyn, 8);
+		memcpy(p + stack_at + 8, rec + stack_at + 8, dyn);
+		memcpy(p + stack_at + 8 + dyn, &dyn, 8);
+	} else {
+		memcpy(p, rec, len);
+	}
+	memset(p + n, 0, q.size - sizeof(q) - n);
+	s->queue.len += q.size;
+	return 0;
+}
+
+/*
+ * Copies what RG holds into the queue and frees it for the kernel; the
+ * caller holds MU.  Returns the records copied, or an error.
+ */
+static int ring_drain(struct ift_stacks *s, struct ring *rg)
 {
 	struct perf_event_mmap_page *mp = rg->base;
 	const uint8_t *data = (const uint8_t *)rg->base + mp->data_offset;
 	uint64_t head = __atomic_load_n(&mp->data_head, __ATOMIC_ACQUIRE);
 	uint64_t tail = mp->data_tail;
-	int ret = 0;
+	int ret = 0, n = 0;
 
-	while (tail < head) {
-		uint64_t pos = tail;
-		bool sb;
+	while (tail < head && s->queue.len < QUEUE_MAX_BYTES) {
 		struct perf_event_header hd;
 		size_t at = (size_t)(tail % rg->size);
 		const uint8_t *rec;
@@ -570,8 +702,10 @@ static int ring_read(struct ift_stacks *s, struct ring *rg, bool samples)
 			if (rg->tmpcap < hd.size) {
 				uint8_t *v = realloc(rg->tmp, hd.size);
 
-				if (!v)
-					return -ENOMEM;
+				if (!v) {
+					ret = -ENOMEM;
+					break;
+				}
 				rg->tmp = v;
 				rg->tmpcap = hd.size;
 			}
@@ -579,87 +713,208 @@ static int ring_read(struct ift_stacks *s, struct ring *rg, bool samples)
 			memcpy(rg->tmp + k, data, hd.size - k);
 			rec = rg->tmp;
 		}
+		if ((ret = queue_put(s, &hd, rec + sizeof(hd), hd.size - sizeof(hd))) < 0)
+			break;
 		tail += hd.size;
-		sb = hd.type != PERF_RECORD_SAMPLE && hd.type != PERF_RECORD_LOST;
-		if (sb ? pos < rg->sb_done : !samples)
-			continue;
-		rec += sizeof(hd);
-		switch (hd.type) {
-		case PERF_RECORD_SAMPLE:
-			ret = on_sample(s, rec, hd.size - sizeof(hd));
-			break;
-		case PERF_RECORD_LOST:
-			if (samples && hd.size >= sizeof(hd) + 16) {
-				uint64_t lost;
-
-				memcpy(&lost, rec + 8, 8);
-				s->st.lost += lost;
-			}
-			break;
-		case PERF_RECORD_MMAP2: {
-			struct {
-				uint32_t pid, tid;
-				uint64_t addr, len, pgoff;
-				uint32_t maj, min;
-				uint64_t ino, ino_gen;
-				uint32_t prot, flags;
-			} m;
-			const char *name = (const char *)rec + sizeof(m);
-			size_t max = hd.size - sizeof(hd);
-
-			if (max <= sizeof(m))
-				break;
-			memcpy(&m, rec, sizeof(m));
-			if (!memchr(name, 0, max - sizeof(m)))
-				break;
-			ret = ift_unwinder_map(s->u, (pid_t)m.pid, m.addr, m.addr + m.len,
-					       m.pgoff, name);
-			break;
-		}
-		case PERF_RECORD_COMM:
-			if ((hd.misc & PERF_RECORD_MISC_COMM_EXEC) &&
-			    hd.size >= sizeof(hd) + 8) {
-				uint32_t pid;
-
-				memcpy(&pid, rec, 4);
-				ift_unwinder_exec(s->u, (pid_t)pid);
-			}
-			break;
-		case PERF_RECORD_FORK:
-			if (hd.size >= sizeof(hd) + 8) {
-				uint32_t ids[2];
-
-				memcpy(ids, rec, 8);	/* pid, ppid */
-				ift_unwinder_fork(s->u, (pid_t)ids[0], (pid_t)ids[1]);
-			}
-			break;
-		}
-		if (ret < 0)
-			break;
+		n++;
 	}
-	/*
-	 * The side-band pass leaves the tail where it was: the sample pass
-	 * reads the same records and frees them.
-	 */
-	if (tail > rg->sb_done)
-		rg->sb_done = tail;
-	if (samples)
-		__atomic_store_n(&mp->data_tail, tail, __ATOMIC_RELEASE);
-	return ret;
+	__atomic_store_n(&mp->data_tail, tail, __ATOMIC_RELEASE);
+	return ret < 0 ? ret : n;
+}
+
+/* Every ring into the queue; the caller holds MU. */
+static int drain_all(struct ift_stacks *s)
+{
+	int n = 0, ret;
+
+	for (int c = 0; c < s->ncpus; c++) {
+		if (!s->rings[c].base)
+			continue;
+		if ((ret = ring_drain(s, &s->rings[c])) < 0)
+			return ret;
+		n += ret;
+	}
+	return n;
+}
+
+static void *drain_main(void *arg)
+{
+	struct ift_stacks *s = arg;
+	struct pollfd *pfd = calloc((size_t)s->ncpus, sizeof(*pfd));
+	int ret = pfd ? 0 : -ENOMEM;
+
+	/* it copies and nothing more: let it run before the traced tasks */
+	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), DRAIN_NICE);
+	while (ret >= 0) {
+		int n, np = 0;
+
+		pthread_mutex_lock(&s->mu);
+		if (s->stop) {
+			pthread_mutex_unlock(&s->mu);
+			break;
+		}
+		ret = n = drain_all(s);
+		for (int c = 0; c < s->ncpus; c++)
+			if (s->rings[c].base && !s->rings[c].hup) {
+				pfd[np].fd = s->rings[c].fd;
+				pfd[np++].events = POLLIN;
+			}
+		pthread_mutex_unlock(&s->mu);
+		if (ret < 0 || n)
+			continue;
+		/* the kernel wakes us at the watermark; the timeout, to stop */
+		if (poll(pfd, (nfds_t)np, DRAIN_IDLE_MS) <= 0)
+			continue;
+		/* a ring whose task is gone polls ready for ever: drained, not polled */
+		pthread_mutex_lock(&s->mu);
+		for (int i = 0, c = 0; i < np; i++) {
+			if (!(pfd[i].revents & (POLLHUP | POLLERR)))
+				continue;
+			for (c = 0; c < s->ncpus; c++)
+				if (s->rings[c].fd == pfd[i].fd)
+					s->rings[c].hup = true;
+		}
+		pthread_mutex_unlock(&s->mu);
+	}
+	free(pfd);
+	pthread_mutex_lock(&s->mu);
+	if (ret < 0 && !s->err)
+		s->err = ret;
+	pthread_mutex_unlock(&s->mu);
+	return NULL;
+}
+
+int ift_stacks_start(struct ift_stacks *s)
+{
+	sigset_t all, old;
+	int ret;
+
+	if (s->running)
+		return 0;
+	/* signals are the recorder's main thread's */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	ret = pthread_create(&s->th, NULL, drain_main, s);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (ret)
+		return -ret;
+	s->running = true;
+	return 0;
+}
+
+void ift_stacks_stop(struct ift_stacks *s)
+{
+	if (!s || !s->running)
+		return;
+	pthread_mutex_lock(&s->mu);
+	s->stop = true;
+	pthread_mutex_unlock(&s->mu);
+	pthread_join(s->th, NULL);
+	s->running = false;
+}
+
+/* One record of the batch: side band when !SAMPLES, samples when SAMPLES. */
+static int on_record(struct ift_stacks *s, const struct qrec *q, const uint8_t *rec,
+		     size_t len, bool samples)
+{
+	bool sb = q->type != PERF_RECORD_SAMPLE && q->type != PERF_RECORD_LOST;
+
+	if (sb == samples)
+		return 0;
+	switch (q->type) {
+	case PERF_RECORD_SAMPLE:
+		return on_sample(s, rec, len);
+	case PERF_RECORD_LOST:
+		if (len >= 16) {
+			uint64_t lost;
+
+			memcpy(&lost, rec + 8, 8);
+			s->st.lost += lost;
+		}
+		return 0;
+	case PERF_RECORD_MMAP2: {
+		struct {
+			uint32_t pid, tid;
+			uint64_t addr, len, pgoff;
+			uint32_t maj, min;
+			uint64_t ino, ino_gen;
+			uint32_t prot, flags;
+		} m;
+		const char *name = (const char *)rec + sizeof(m);
+
+		if (len <= sizeof(m))
+			return 0;
+		memcpy(&m, rec, sizeof(m));
+		if (!memchr(name, 0, len - sizeof(m)))
+			return 0;
+		return ift_unwinder_map(s->u, (pid_t)m.pid, m.addr, m.addr + m.len,
+					m.pgoff, name);
+	}
+	case PERF_RECORD_COMM:
+		if ((q->misc & PERF_RECORD_MISC_COMM_EXEC) && len >= 8) {
+			uint32_t pid;
+
+			memcpy(&pid, rec, 4);
+			ift_unwinder_exec(s->u, (pid_t)pid);
+		}
+		return 0;
+	case PERF_RECORD_FORK:
+		if (len >= 8) {
+			uint32_t ids[2];
+
+			memcpy(ids, rec, 8);	/* pid, ppid */
+			ift_unwinder_fork(s->u, (pid_t)ids[0], (pid_t)ids[1]);
+		}
+		return 0;
+	}
+	return 0;
+}
+
+static uint64_t thread_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	return (uint64_t)t.tv_sec * 1000000000ULL + (uint64_t)t.tv_nsec;
 }
 
 int ift_stacks_poll(struct ift_stacks *s)
 {
+	struct qbuf b;
+	uint64_t t0;
 	int ret;
 
+	pthread_mutex_lock(&s->mu);
+	ret = s->err;
+	if (ret >= 0 && (ret = drain_all(s)) > 0)
+		ret = 0;
+	/* take the queue, leave the last batch's memory in its place */
+	b = s->queue;
+	s->queue = s->batch;
+	s->queue.len = 0;
+	pthread_mutex_unlock(&s->mu);
+	s->batch = b;
+	if (ret < 0)
+		return ret;
 	/*
 	 * Maps first, from every CPU: a library a thread mapped on one CPU
 	 * may be called on another one before we get to it.
 	 */
-	for (int pass = 0; pass < 2; pass++)
-		for (int c = 0; c < s->ncpus; c++)
-			if (s->rings[c].base && (ret = ring_read(s, &s->rings[c], pass)) < 0)
+	t0 = b.len ? thread_ns() : 0;
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t at = 0; at + sizeof(struct qrec) <= b.len; ) {
+			struct qrec q;
+
+			memcpy(&q, b.data + at, sizeof(q));
+			ret = on_record(s, &q, b.data + at + sizeof(q), q.size - sizeof(q),
+					pass == 1);
+			if (ret < 0)
 				return ret;
+			at += q.size;
+		}
+	}
+	if (b.len)
+		s->st.unwind_ns += thread_ns() - t0;
 	return 0;
 }
 
@@ -672,6 +927,7 @@ void ift_stacks_free(struct ift_stacks *s)
 {
 	if (!s)
 		return;
+	ift_stacks_stop(s);
 	for (int c = 0; s->rings && c < s->ncpus; c++) {
 		if (s->rings[c].base)
 			munmap(s->rings[c].base, s->rings[c].size +
@@ -694,5 +950,8 @@ void ift_stacks_free(struct ift_stacks *s)
 	free(s->sites);
 	free(s->slot);
 	ift_unwinder_free(s->u);
+	free(s->queue.data);
+	free(s->batch.data);
+	pthread_mutex_destroy(&s->mu);
 	free(s);
 }

@@ -66,6 +66,9 @@ struct proc {
 	pid_t pid;
 	struct map *maps;
 	size_t n, cap;
+	/* the last load segment file_read() found outside the exec maps */
+	uint64_t hit_lo, hit_hi, hit_delta;
+	struct module *hit_mod;
 };
 
 struct ift_unwinder {
@@ -209,6 +212,15 @@ static int64_t off_vaddr(const struct module *m, uint64_t off)
 	return -1;
 }
 
+/* The load segment holding file offset OFF in M, or NULL. */
+static const struct load *load_of(const struct module *m, uint64_t off)
+{
+	for (unsigned i = 0; i < m->nloads; i++)
+		if (off >= m->loads[i].off && off < m->loads[i].off + m->loads[i].filesz)
+			return &m->loads[i];
+	return NULL;
+}
+
 static int sym_cmp(const void *a, const void *b)
 {
 	const struct sym *x = a, *y = b;
@@ -323,6 +335,12 @@ static struct sym *sym_find(struct module *m, uint64_t vaddr)
 
 /* ---- processes -------------------------------------------------------- */
 
+/* P's mappings changed: what was cached from them is stale. */
+static void proc_changed(struct proc *p)
+{
+	p->hit_mod = NULL;
+}
+
 static struct proc *proc_get(struct ift_unwinder *u, pid_t pid, bool create)
 {
 	struct proc *v;
@@ -382,6 +400,7 @@ int ift_unwinder_map(struct ift_unwinder *u, pid_t pid, uint64_t start,
 	m.pgoff = pgoff;
 	if (!(m.mod = module_get(u, path)))
 		return -ENOMEM;
+	proc_changed(p);
 	return proc_add(p, &m);
 }
 
@@ -436,24 +455,33 @@ void ift_unwinder_fork(struct ift_unwinder *u, pid_t pid, pid_t ppid)
 		memcpy(p->maps, tmp, p->n * sizeof(*tmp));
 		free(tmp);
 	}
+	proc_changed(p);
 }
 
 void ift_unwinder_exec(struct ift_unwinder *u, pid_t pid)
 {
 	struct proc *p = proc_get(u, pid, false);
 
-	if (p)
+	if (p) {
 		p->n = 0;
+		proc_changed(p);
+	}
 }
 
 /* ---- libunwind accessors ---------------------------------------------- */
 
 /* Reads 8 bytes at ADDR of a mapped file. */
-static bool file_read(const struct proc *p, uint64_t addr, unw_word_t *val)
+static bool file_read(struct proc *p, uint64_t addr, unw_word_t *val)
 {
-	const struct map *m = map_find(p, addr);
+	const struct map *m;
 	uint64_t off;
 
+	/* the unwind tables' binary search reads one segment many times */
+	if (p && p->hit_mod && addr >= p->hit_lo && addr + 8 <= p->hit_hi) {
+		memcpy(val, p->hit_mod->data + (addr - p->hit_delta), 8);
+		return true;
+	}
+	m = map_find(p, addr);
 	if (m) {
 		off = addr - m->start + m->pgoff;
 		if (!module_load(m->mod) || off + 8 > m->mod->size)
@@ -478,7 +506,15 @@ static bool file_read(const struct proc *p, uint64_t addr, unw_word_t *val)
 		/* bias = start - vaddr of the mapping's first byte */
 		o = vaddr_off(mod, addr - (x->start - (uint64_t)va));
 		if (o >= 0 && (uint64_t)o + 8 <= mod->size) {
+			const struct load *l = load_of(mod, (uint64_t)o);
+
 			memcpy(val, mod->data + o, 8);
+			if (l && l->off + l->filesz <= mod->size) {
+				p->hit_mod = mod;
+				p->hit_delta = addr - (uint64_t)o;
+				p->hit_lo = l->off + p->hit_delta;
+				p->hit_hi = p->hit_lo + l->filesz;
+			}
 			return true;
 		}
 	}
@@ -612,7 +648,13 @@ struct ift_unwinder *ift_unwinder_new(void)
 		errno = ENOMEM;
 		return NULL;
 	}
-	/* one address space serves every process: no cache keyed by address */
+	/*
+	 * No cache.  One address space serves every process, and libunwind's
+	 * cache is keyed by the pc alone.  And where libunwind is built
+	 * without __thread (Debian's), a cache means a lock that sets the
+	 * signal mask twice a step: measured, a third slower than looking the
+	 * rules up again each time, with file_read()'s segment hint.
+	 */
 	unw_set_caching_policy(u->as, UNW_CACHE_NONE);
 	/* C++ names, when libstdc++ is around; the recorder does not link it */
 	u->cxx = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
