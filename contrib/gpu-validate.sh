@@ -26,13 +26,14 @@ set -u -o pipefail
 usage() {
 	cat <<'EOF'
 usage: contrib/gpu-validate.sh [-o OUTDIR] [--samples N] [--loader0-samples N]
-                               [--batch N] [--workers N] [--quick]
+                               [--batch N] [--workers N] [--quick] [--stack]
   -o OUTDIR            results (default /tmp/ift-gpu-out)
   --samples N          direct and loaderN samples (default 7000000; --quick 1048576)
   --loader0-samples N  loader0 samples (default min(samples, 3 batches))
   --batch N            batch size (default 1048576; --quick 262144)
   --workers N          loaderN's num_workers (default 4)
   --quick              ~1M samples, shorter timeouts
+  --stack              also record loaderN with record --stack (its call sites)
 EOF
 }
 
@@ -40,7 +41,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd) || exit 2
 cd "$root" || exit 2
 
 outdir=/tmp/ift-gpu-out
-samples='' batch='' loader0_samples='' workers=4 quick=0
+samples='' batch='' loader0_samples='' workers=4 quick=0 stack=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	-o | --samples | --loader0-samples | --batch | --workers)
@@ -58,6 +59,7 @@ while [ $# -gt 0 ]; do
 		shift 2
 		;;
 	--quick) quick=1; shift ;;
+	--stack) stack=1; shift ;;
 	-h | --help) usage; exit 0 ;;
 	*) echo "gpu-validate: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
 	esac
@@ -305,9 +307,11 @@ step c "record and report: direct, loaderN, loader0 (batch $batch, $workers work
 reserve=40 # for the reports, the cleanup check and the results
 ran=()
 
-run_mode() { # run_mode MODE SAMPLES
+run_mode() { # run_mode LABEL SAMPLES [RECORD_ARGS...]: LABEL is the bench's mode, or MODE-stack
 	local mode=$1 n=$2 to rc t tpid trace=$work/$1.trace
-	local args=(--mode "$mode" --samples "$n" --batch "$batch" --workers "$workers" --device "$device")
+	local args=(--mode "${mode%-stack}" --samples "$n" --batch "$batch" --workers "$workers" --device "$device")
+	shift 2
+	local extra=("$@")
 	say ""
 	say "--- $mode: $n samples"
 	to=$rec_timeout
@@ -317,12 +321,12 @@ run_mode() { # run_mode MODE SAMPLES
 		status=1
 		return
 	fi
-	say "\$ ingero-ftrace record --as-root -o $trace -- $py $bench ${args[*]}   (timeout $to s)"
+	say "\$ ingero-ftrace record --as-root ${extra[*]} -o $trace -- $py $bench ${args[*]}   (timeout $to s)"
 	t=$SECONDS
 	# timeout puts itself, record, python and the loader workers in a process
 	# group of their own (pgid = its pid): whatever survives a recorder that
 	# died is killed through it.
-	timeout -k 30 "$to" "$ift" record --as-root -o "$trace" -- "$py" "$bench" "${args[@]}" \
+	timeout -k 30 "$to" "$ift" record --as-root "${extra[@]}" -o "$trace" -- "$py" "$bench" "${args[@]}" \
 		>"$work/$mode.json" 2>"$work/$mode.record.log" &
 	tpid=$!
 	run_pgid=$tpid
@@ -392,6 +396,11 @@ else
 	run_mode direct "$samples"
 	run_mode loaderN "$samples"
 	run_mode loader0 "$loader0_samples"
+	# the user stacks of the loaderN run's CUDA calls (record --stack): torch's
+	# C++ frames demangled, the interpreter's frames marked [python]
+	if [ "$stack" = 1 ]; then
+		run_mode loaderN-stack "$samples" --stack
+	fi
 	if "$ift" report --help 2>&1 | grep -q -- '--diff'; then
 		if [ -f "$work/loaderN.trace" ] && [ -f "$work/direct.trace" ]; then
 			say ""
