@@ -35,6 +35,7 @@
 #define PAGES_PER_ROUND		256
 #define RESCAN_EVERY_NS		1000000000ULL	/* libraries dlopen()ed while recording */
 #define READER_NICE		(-10)
+#define PARTIAL_EVERY_NS	50000000ULL	/* a partly filled page, at most this often */
 #define QUEUE_MAX_BYTES		(256ULL << 20)	/* pages read, waiting to be decoded */
 
 /*
@@ -466,6 +467,12 @@ static void *reader_main(void *arg)
 	struct ift_recorder *r = arg;
 	struct pagequeue *q = &r->q;
 	int ncpus = ift_ring_ncpus(r->ring), ret = 0;
+	uint64_t *last = calloc((size_t)ncpus, sizeof(*last));	/* a CPU's last read */
+
+	if (!last) {
+		ret = -ENOMEM;
+		goto out;
+	}
 
 	/*
 	 * It copies pages and nothing else, so it may jump the queue for a
@@ -484,21 +491,30 @@ static void *reader_main(void *arg)
 			break;
 		for (int cpu = 0; cpu < ncpus && ret >= 0; cpu++) {
 			uint64_t before = ift_now_ns();
-			int n = ift_ring_drain(r->ring, cpu, PAGES_PER_ROUND, true, q_page, r);
+			/*
+			 * The page still filling only now and then: this loop
+			 * runs again as soon as any CPU had a full page, and a
+			 * read of a few events each time cost more CPU per
+			 * event than the decoding (contrib/bench/cost.sh).
+			 */
+			bool partial = before - last[cpu] >= PARTIAL_EVERY_NS;
+			int n = ift_ring_drain(r->ring, cpu, PAGES_PER_ROUND, partial, q_page, r);
 
 			if (n < 0) {
 				ret = n;
 				break;
 			}
 			pages += n;
+			if (n > 0 || partial)
+				last[cpu] = before;
 			/* empty at BEFORE: nothing older than that can still come */
-			if (n == 0 && r->mono && before > IDLE_MARGIN_NS)
+			if (n == 0 && partial && r->mono && before > IDLE_MARGIN_NS)
 				ret = q_push(r, cpu, NULL, -1, before - IDLE_MARGIN_NS);
 		}
 		if (ret < 0)
 			break;
 		if (!pages) {
-			poll(NULL, 0, 5);
+			poll(NULL, 0, 10);
 			continue;
 		}
 		/* one wake-up a round, not a page: the decoder takes them all */
@@ -506,6 +522,8 @@ static void *reader_main(void *arg)
 		pthread_cond_signal(&q->more);
 		pthread_mutex_unlock(&q->mu);
 	}
+out:
+	free(last);
 	pthread_mutex_lock(&q->mu);
 	if (ret < 0 && !q->err)
 		q->err = ret;
