@@ -36,6 +36,7 @@
 #define RESCAN_EVERY_NS		1000000000ULL	/* libraries dlopen()ed while recording */
 #define READER_NICE		(-10)
 #define PARTIAL_EVERY_NS	50000000ULL	/* a partly filled page, at most this often */
+#define SPARE_PAGES		64	/* pages kept for the reader to reuse */
 #define QUEUE_MAX_BYTES		(256ULL << 20)	/* pages read, waiting to be decoded */
 
 /*
@@ -59,6 +60,7 @@ struct pagequeue {
 	pthread_mutex_t mu;
 	pthread_cond_t more;
 	struct qpage *head, *tail, *spare;
+	size_t nspare;			/* at most SPARE_PAGES */
 	uint64_t bytes;
 	bool stop, running;
 	int err;			/* the reader's error, once */
@@ -431,6 +433,7 @@ static int q_push(struct ift_recorder *r, int cpu, const void *page, int len, ui
 	if (len > 0 && q->spare && len <= ift_ring_page_size(r->ring)) {
 		p = q->spare;
 		q->spare = p->next;
+		q->nspare--;
 	}
 	pthread_mutex_unlock(&q->mu);
 	if (!p) {
@@ -636,13 +639,14 @@ static int q_decode(struct ift_recorder *r, int timeout_ms, int *pages)
 		}
 	}
 	if (used) {
-		/* back for the reader to fill again, up to a few hundred */
+		/* back for the reader to fill again, a few: the rest is freed */
 		pthread_mutex_lock(&q->mu);
-		for (int k = 0; used && k < 512; k++) {
+		while (used && q->nspare < SPARE_PAGES) {
 			p = used;
 			used = p->next;
 			p->next = q->spare;
 			q->spare = p;
+			q->nspare++;
 		}
 		pthread_mutex_unlock(&q->mu);
 		while ((p = used)) {
