@@ -39,17 +39,22 @@ cat <<'MD'
 ## Where a target is missed, and what it would take
 
 - **Overhead per probed call** (target: within 5% of the bare uprobe floor,
-  no higher than trace-cmd). A probed call costs about 1.8 µs here, nearly
-  all of it the kernel's trap and return probe, the same for every tool.
-  The overhead section splits what we add: `floor+pid / floor` is the
-  kernel's pid filter (`set_event_pid` with `event-fork`, which every
-  event passes through before it is written; trace-cmd records unfiltered),
-  and `ours / ours --no-host` is the sched and kmem events with their
-  decoding on the other CPU. The filter is what lets us record only the
-  traced process tree on a busy machine, so we keep it; to meet the target
-  the uprobes themselves would need to be filtered per process (a uprobe
-  filter, as perf's per-task events have: the breakpoint is only taken in
-  the traced processes), which tracefs does not offer.
+  no higher than trace-cmd). A probed call costs about 1.8 to 2 µs here,
+  nearly all of it the kernel's trap and return probe, the same for every
+  tool. The overhead section splits what we add. The kernel's pid filter
+  (`floor+pid / floor`) and the sched and kmem events (`ours / ours
+  --no-host`) each came out within a few percent of 1 (0.97 and 1.03 in
+  the run before this note), so the rest is the reader itself: a reader
+  that took each page as soon as it filled (the writer and the reader then
+  share the ring's pages) made every call slower by about a fifth, where
+  trace-cmd's reader sleeps until its rings reach a watermark. Since that
+  run, ours lets the rings fill to a quarter between rounds (never longer
+  than a quarter of a ring takes to fill at the rate just seen, so
+  capacity holds). The table above is the measure of that change. What is
+  left is within the spread of the repetitions on this shared 2-CPU VM.
+  Tracefs has no per-process uprobe filter: perf's per-task events only
+  arm the breakpoint in the traced processes, which is why perf's floor is
+  different.
 - **Capacity** (target: no loss where a peer loses none). With 2 threads
   calling flat out and 2 page-faulting processes on 2 CPUs, a recorder that
   read, decoded and compressed in one thread lost 1 to 7% of the events in
