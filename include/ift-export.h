@@ -81,4 +81,20 @@ const char *ift_query_errmsg(const struct ift_query *q);
 
 void ift_query_free(struct ift_query *q);
 
+/*
+ * ift_query_hex - the bytes B (LEN of them) as lowercase hex, in a string the
+ * caller frees; NULL when out of memory.
+ */
+char *ift_query_hex(const void *b, size_t len);
+
+struct json_object;
+
+/*
+ * ift_query_json - column C of the row ST stands on as a JSON value: an
+ * integer, a double, null, a string, or a blob as a hex string.  Text and
+ * blobs are cut to MAX bytes (0: whole).  The caller owns the result; NULL
+ * is JSON null (or out of memory).
+ */
+struct json_object *ift_query_json(struct sqlite3_stmt *st, int c, size_t max);
+
 #endif

@@ -71,18 +71,6 @@ static char *cell_text(const char *s, size_t len)
 	return out;
 }
 
-static char *blob_hex(const unsigned char *b, size_t len)
-{
-	char *out = malloc(2 * len + 4), *p = out;
-
-	if (!out)
-		return NULL;
-	for (size_t i = 0; i < len; i++)
-		p += sprintf(p, "%02x", b[i]);
-	*p = 0;
-	return out;
-}
-
 static int table_add(struct table *t, char **row)
 {
 	if (t->nrows == t->cap) {
@@ -171,29 +159,6 @@ static void csv_field(const char *s, size_t len)
 	putchar('"');
 }
 
-static json_object *json_value(sqlite3_stmt *st, int c)
-{
-	switch (sqlite3_column_type(st, c)) {
-	case SQLITE_INTEGER:
-		return json_object_new_int64(sqlite3_column_int64(st, c));
-	case SQLITE_FLOAT:
-		return json_object_new_double(sqlite3_column_double(st, c));
-	case SQLITE_NULL:
-		return NULL;
-	case SQLITE_BLOB: {
-		char *hex = blob_hex(sqlite3_column_blob(st, c),
-				     (size_t)sqlite3_column_bytes(st, c));
-		json_object *o = hex ? json_object_new_string(hex) : NULL;
-
-		free(hex);
-		return o;
-	}
-	default:
-		return json_object_new_string_len((const char *)sqlite3_column_text(st, c),
-						  sqlite3_column_bytes(st, c));
-	}
-}
-
 /* ---- the command -------------------------------------------------- */
 
 /* Steps ST to the end, printing as FORMAT says.  Returns 0 or -1 (said why). */
@@ -252,7 +217,7 @@ static int run(struct ift_query *q, sqlite3_stmt *st, int format)
 				else if (type != SQLITE_NULL)
 					t.text[c] = true;
 				if (type == SQLITE_BLOB)
-					row[c] = blob_hex(sqlite3_column_blob(st, c), len);
+					row[c] = ift_query_hex(sqlite3_column_blob(st, c), len);
 				else
 					row[c] = cell_text(s ? s : "", s ? len : 0);
 				if (!row[c])
@@ -268,7 +233,7 @@ static int run(struct ift_query *q, sqlite3_stmt *st, int format)
 				if (c)
 					putchar(',');
 				if (sqlite3_column_type(st, c) == SQLITE_BLOB) {
-					char *hex = blob_hex(sqlite3_column_blob(st, c),
+					char *hex = ift_query_hex(sqlite3_column_blob(st, c),
 							     (size_t)sqlite3_column_bytes(st, c));
 
 					fputs(hex ? hex : "", stdout);
@@ -284,7 +249,7 @@ static int run(struct ift_query *q, sqlite3_stmt *st, int format)
 
 			for (int c = 0; c < ncols; c++)
 				json_object_object_add(o, sqlite3_column_name(st, c),
-						       json_value(st, c));
+						       ift_query_json(st, c, 0));
 			printf("%s\n  %s", nrows ? "," : "",
 			       json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
 							      JSON_C_TO_STRING_NOSLASHESCAPE));

@@ -12,6 +12,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <json.h>
 #include <sqlite3.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -258,4 +259,48 @@ void ift_query_free(struct ift_query *q)
 		return;
 	sqlite3_close(q->db);
 	free(q);
+}
+
+char *ift_query_hex(const void *b, size_t len)
+{
+	const unsigned char *p = b;
+	char *out = malloc(2 * len + 1);
+
+	if (!out)
+		return NULL;
+	for (size_t i = 0; i < len; i++)
+		snprintf(out + 2 * i, 3, "%02x", p[i]);
+	out[2 * len] = 0;
+	return out;
+}
+
+struct json_object *ift_query_json(struct sqlite3_stmt *st, int c, size_t max)
+{
+	size_t len;
+
+	switch (sqlite3_column_type(st, c)) {
+	case SQLITE_INTEGER:
+		return json_object_new_int64(sqlite3_column_int64(st, c));
+	case SQLITE_FLOAT:
+		return json_object_new_double(sqlite3_column_double(st, c));
+	case SQLITE_NULL:
+		return NULL;
+	case SQLITE_BLOB: {
+		char *hex;
+		json_object *o;
+
+		len = (size_t)sqlite3_column_bytes(st, c);
+		if (max && len > max / 2)
+			len = max / 2;
+		hex = ift_query_hex(sqlite3_column_blob(st, c), len);
+		o = hex ? json_object_new_string(hex) : NULL;
+		free(hex);
+		return o;
+	}
+	default:
+		len = (size_t)sqlite3_column_bytes(st, c);
+		if (max && len > max)
+			len = max;
+		return json_object_new_string_len((const char *)sqlite3_column_text(st, c), (int)len);
+	}
 }

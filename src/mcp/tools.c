@@ -803,40 +803,6 @@ static int timeline(struct ift_mcp *m, const struct args *a, json_object **out,
 
 /* ---- run_sql ------------------------------------------------------ */
 
-static json_object *sql_value(sqlite3_stmt *st, int c)
-{
-	const unsigned char *b;
-	size_t len;
-	char *hex;
-	json_object *o;
-
-	switch (sqlite3_column_type(st, c)) {
-	case SQLITE_INTEGER:
-		return json_object_new_int64(sqlite3_column_int64(st, c));
-	case SQLITE_FLOAT:
-		return json_object_new_double(sqlite3_column_double(st, c));
-	case SQLITE_NULL:
-		return NULL;
-	case SQLITE_BLOB:
-		b = sqlite3_column_blob(st, c);
-		len = (size_t)sqlite3_column_bytes(st, c);
-		len = len > MAX_CELL / 2 ? MAX_CELL / 2 : len;
-		hex = malloc(2 * len + 1);
-		if (!hex)
-			return NULL;
-		for (size_t i = 0; i < len; i++)
-			snprintf(hex + 2 * i, 3, "%02x", b[i]);
-		hex[2 * len] = 0;
-		o = json_object_new_string(hex);
-		free(hex);
-		return o;
-	default:
-		len = (size_t)sqlite3_column_bytes(st, c);
-		return json_object_new_string_len((const char *)sqlite3_column_text(st, c),
-						  (int)(len > MAX_CELL ? MAX_CELL : len));
-	}
-}
-
 static int run_sql(struct ift_mcp *m, const struct args *a, json_object **out,
 		   char *err, size_t errlen)
 {
@@ -895,7 +861,7 @@ static int run_sql(struct ift_mcp *m, const struct args *a, json_object **out,
 		}
 		row = json_object_new_array();
 		for (int c = 0; c < ncols; c++) {
-			json_object *x = sql_value(st, c);
+			json_object *x = ift_query_json(st, c, MAX_CELL);
 
 			bytes += 8 + (x && json_object_is_type(x, json_type_string) ?
 				      (size_t)json_object_get_string_len(x) : 16);
