@@ -11,8 +11,8 @@ mode=${2:-full}
 here=$(cd "$(dirname "$0")" && pwd)
 
 case $mode in
-full) reps=5 secs=2 long=12 cost_secs=3 cap_secs=2 rates=() sizes=() ;;
-quick) reps=2 secs=1 long=0 cost_secs=1 cap_secs=1 rates=(50000 0) sizes=(1000000) ;;
+full) reps=5 secs=2 long=12 cost_secs=3 cap_secs=2 rates=() sizes=() stack_n=100000 ;;
+quick) reps=2 secs=1 long=0 cost_secs=1 cap_secs=1 rates=(50000 0) sizes=(1000000) stack_n=20000 ;;
 *) echo "usage: run.sh BUILD_DIR full|quick" >&2; exit 2 ;;
 esac
 
@@ -24,6 +24,8 @@ echo
 "$here/peers.sh" "$build" "$reps" "$secs" "$long"
 echo
 "$here/overhead.sh" "$build" "$reps"
+echo
+N=$stack_n "$here/stack.sh" "$build" "$reps"
 echo
 "$here/capacity.sh" "$build" "$cap_secs" 512 "${rates[@]}"
 echo

@@ -29,6 +29,7 @@
 #include "ift-chains.h"
 #include "ift-export.h"
 #include "ift-out.h"
+#include "ift-stack.h"
 
 /* Raised whenever a table, column or view changes meaning (meta export.schema). */
 #define SCHEMA_VERSION	"1"
@@ -51,7 +52,10 @@ static const char schema[] =
 	" a4 INTEGER, a5 INTEGER, bytes INTEGER, on_cpu_ns INTEGER,"
 	" runqueue_ns INTEGER, blocked_ns INTEGER, max_off_cpu_ns INTEGER,"
 	" involuntary INTEGER, voluntary INTEGER, page_allocs INTEGER,"
-	" page_alloc_bytes INTEGER);\n"
+	" page_alloc_bytes INTEGER, stack_id INTEGER);\n"
+	"CREATE TABLE stacks(stack_id INTEGER, depth INTEGER, module TEXT,"
+	" offset INTEGER, symbol TEXT, symoff INTEGER, flags INTEGER, frame TEXT,"
+	" PRIMARY KEY(stack_id, depth));\n"
 	"CREATE TABLE call_attrs(call_id INTEGER, relation TEXT, pid INTEGER,"
 	" tid INTEGER, comm TEXT, count INTEGER, ns INTEGER);\n"
 	"CREATE TABLE switches(ts INTEGER, cpu INTEGER, pid INTEGER, tid INTEGER,"
@@ -132,6 +136,14 @@ static const char views[] =
 	" SUM(page_alloc_bytes) AS page_alloc_bytes\n"
 	"FROM threads t WHERE t.on_cpu_ns IS NOT NULL GROUP BY t.pid\n"
 	"ORDER BY cuda_ns DESC, runqueue_wait_ns + blocked_ns DESC, t.pid;\n"
+	/* each op's call sites (record --stack), as report lists them: the
+	   frames innermost first, joined */
+	"CREATE VIEW call_sites AS\n"
+	"SELECT op, stack_id, COUNT(*) AS calls, SUM(dur_ns) AS total_ns,"
+	" (SELECT group_concat(frame, ' <- ') FROM (SELECT frame FROM stacks s"
+	" WHERE s.stack_id = c.stack_id ORDER BY depth)) AS frames\n"
+	"FROM calls c WHERE stack_id IS NOT NULL GROUP BY op_id, stack_id\n"
+	"ORDER BY total_ns DESC, op_id, stack_id;\n"
 	/* every event with its offset from the trace start, as the report
 	   gives times */
 	"CREATE VIEW events AS\n"
@@ -154,6 +166,7 @@ static const char indexes[] =
 	"CREATE INDEX calls_tid ON calls(tid, ts);\n"
 	"CREATE INDEX calls_op ON calls(op_id, dur_ns);\n"
 	"CREATE INDEX call_attrs_call ON call_attrs(call_id);\n"
+	"CREATE INDEX calls_stack ON calls(stack_id);\n"
 	"CREATE INDEX switches_ts ON switches(ts);\n"
 	"CREATE INDEX switches_tid ON switches(tid, ts);\n"
 	"CREATE INDEX switches_next_tid ON switches(next_tid, ts);\n"
@@ -170,7 +183,7 @@ static const char indexes[] =
 /* The insert of each trace table: as many ?s as ins_*() binds. */
 static const char *const insert_sql[IFT_T_NR] = {
 	[IFT_T_CALLS] = "INSERT INTO calls VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
-			"?,?,?,?,?,?,?,?,?,?,?)",
+			"?,?,?,?,?,?,?,?,?,?,?,?)",
 	[IFT_T_SWITCHES] = "INSERT INTO switches VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)",
 	[IFT_T_WAKEUPS] = "INSERT INTO wakeups VALUES(?,?,?,?,?,?,?,?,?,?,?)",
 	[IFT_T_PAGE_ALLOCS] = "INSERT INTO page_allocs VALUES(?,?,?,?,?,?,?,?,?)",
@@ -345,6 +358,10 @@ static int ins_call(struct exp *x, sqlite3_stmt *st, const uint64_t *r)
 		for (int k = 0; k < 9; k++)
 			b_null(st, &i);
 	}
+	if (r[IFT_CALL_STACK])
+		b_u64(st, &i, r[IFT_CALL_STACK]);
+	else
+		b_null(st, &i);
 	ret = step(x, st);
 	if (ret < 0 || !c)
 		return ret;
@@ -587,6 +604,46 @@ static int export_ops(struct exp *x)
 		b_u64(st, &i, l->dropped);
 		b_u64(st, &i, l->read);
 		ret = step(x, st);
+	}
+	sqlite3_finalize(st);
+	return ret;
+}
+
+/* The call sites (record --stack), one row per frame, innermost first. */
+static int export_stacks(struct exp *x)
+{
+	sqlite3_stmt *st;
+	int ret;
+
+	if (!ift_trace_stack_count(x->t))
+		return 0;
+	ret = prepare(x, "INSERT INTO stacks VALUES(?,?,?,?,?,?,?,?)", &st);
+	for (uint64_t id = 1; ret >= 0 && id <= ift_trace_stack_count(x->t); id++) {
+		const struct ift_stack *sk = ift_trace_stack(x->t, id);
+
+		/* a site the file lacks (a recording cut short) has no frames */
+		for (unsigned k = 0; sk && ret >= 0 && k < sk->nframes; k++) {
+			const struct ift_frame *f = &sk->frames[k];
+			char line[512];
+			int i = 0;
+
+			ift_frame_format(f, line, sizeof(line));
+			b_u64(st, &i, id);
+			b_u64(st, &i, k);
+			if (f->module[0])
+				b_str(st, &i, f->module);
+			else
+				b_null(st, &i);
+			b_u64(st, &i, f->offset);
+			if (f->symbol[0])
+				b_str(st, &i, f->symbol);
+			else
+				b_null(st, &i);
+			b_u64(st, &i, f->symoff);
+			b_u64(st, &i, f->flags);
+			sqlite3_bind_text(st, ++i, line, -1, SQLITE_TRANSIENT);
+			ret = step(x, st);
+		}
 	}
 	sqlite3_finalize(st);
 	return ret;
@@ -940,6 +997,8 @@ static int export_all(struct exp *x, const char *part, const char *trace_path)
 		ret = export_ops(x);
 	if (ret >= 0)
 		ret = export_rows(x);
+	if (ret >= 0)
+		ret = export_stacks(x);
 	if (ret >= 0)
 		ret = export_tasks(x);
 	if (ret >= 0)

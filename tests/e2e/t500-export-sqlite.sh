@@ -111,4 +111,49 @@ for b in bad[:20]:
     print(b)
 sys.exit(1 if bad else 0)
 PY
+
+# record --stack: calls.stack_id and the stacks table hold the frames
+# report --json lists per call site; the call_sites view counts as it does
+python3 "$IFT_SRC/tests/e2e/starve-tsv.py" train "./train --workers 5" stacks >s.tsv ||
+	fail "starve-tsv.py failed"
+"$IFT_TOOLS/tsv2trace" -o s.trace <s.tsv >/dev/null || fail "tsv2trace failed"
+"$IFT" report -i s.trace --json >s.json 2>err || fail "report --json of s.trace failed: $(cat err)"
+"$IFT" export -i s.trace --format sqlite -o s.db 2>err || fail "export of s.trace failed: $(cat err)"
+python3 - s.db s.json <<'PY' || fail "the stacks in the database are not report's"
+import json, sqlite3, sys
+db = sqlite3.connect("file:%s?mode=ro" % sys.argv[1], uri=True)
+q = lambda sql, *a: db.execute(sql, a).fetchall()
+sites = json.load(open(sys.argv[2])).get("stacks") or []
+bad = []
+if not sites:
+    bad.append("report found no call sites: the test checks nothing")
+for s in sites:
+    got = [r[0] for r in q("SELECT frame FROM stacks WHERE stack_id = ? ORDER BY depth", s["stack_id"])]
+    if got != s["frames"]:
+        bad.append("stack %d: %s, report: %s" % (s["stack_id"], got, s["frames"]))
+    n = q("SELECT count(*) FROM calls WHERE op = ? AND stack_id = ?", s["op"], s["stack_id"])[0][0]
+    if n != s["calls"]:
+        bad.append("stack %d of %s: %d calls, report: %d" % (s["stack_id"], s["op"], n, s["calls"]))
+    v = q("SELECT calls, frames FROM call_sites WHERE op = ? AND stack_id = ?", s["op"], s["stack_id"])
+    if v != [(s["calls"], " <- ".join(s["frames"]))]:
+        bad.append("call_sites of stack %d: %s" % (s["stack_id"], v))
+# the columns are the frame's parts
+for sid, depth, mod, sym, frame in q("SELECT stack_id, depth, module, symbol, frame FROM stacks"):
+    if sym is not None and not frame.replace("[python] ", "").startswith(sym + "+0x"):
+        bad.append("stack %d frame %d: symbol %s, frame %s" % (sid, depth, sym, frame))
+    if mod is not None and sym is not None and not frame.endswith("(%s)" % mod.rsplit("/", 1)[-1]):
+        bad.append("stack %d frame %d: module %s, frame %s" % (sid, depth, mod, frame))
+if q("SELECT count(*) FROM calls WHERE stack_id NOT IN (SELECT stack_id FROM stacks)")[0][0]:
+    bad.append("calls name stacks the table lacks")
+for b in bad[:20]:
+    print(b)
+sys.exit(1 if bad else 0)
+PY
+# a trace without stacks: an empty table, no stack_id
+python3 - g.db <<'PY' || fail "a trace without stacks has some in the database"
+import sqlite3, sys
+db = sqlite3.connect("file:%s?mode=ro" % sys.argv[1], uri=True)
+n = db.execute("SELECT (SELECT count(*) FROM stacks), (SELECT count(*) FROM calls WHERE stack_id IS NOT NULL)").fetchone()
+sys.exit(0 if n == (0, 0) else "%d frames, %d calls with a stack" % n)
+PY
 exit 0
