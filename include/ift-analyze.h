@@ -137,6 +137,7 @@ struct ift_call_info {
 	uint32_t involuntary, voluntary;	/* switch-outs inside it */
 	uint32_t page_allocs;
 	uint32_t attr_first, nattr;	/* see ift_analysis_call_attrs() */
+	uint64_t stack;			/* its call site (record --stack), 0: none */
 	int8_t copy_dir;		/* enum ift_copy_dir; -1: not a copy */
 	bool selected;			/* passes the pid and op filters */
 	bool counted;			/* in the op tables: selected, and its

@@ -62,6 +62,24 @@ struct ift_chain_task {
 	uint32_t share_permille;	/* of that relation's total */
 };
 
+/*
+ * A call site the chain's time was lost from (record --stack): for an
+ * `inside' chain, where its slow calls were made; for a `before' chain,
+ * where the calls that ended its gaps were made.  Only calls that carry a
+ * stack count, so the shares are of those.
+ */
+struct ift_chain_site {
+	uint64_t stack;			/* id: ift_trace_stack() */
+	const struct ift_stack *frames;	/* owned by the trace; NULL when the file
+					   lacks it (a recording cut short) */
+	uint64_t calls;			/* slow calls, or gaps ended, from it */
+	uint64_t cost_ns;		/* of the chain's cost, theirs */
+	uint32_t share_permille;	/* of the cost with a site (of the calls
+					   when that is 0) */
+};
+
+#define IFT_CHAIN_SITES	5		/* sites kept per chain, most cost first */
+
 struct ift_chain {
 	enum ift_severity severity;
 	enum ift_cause cause;
@@ -81,6 +99,9 @@ struct ift_chain {
 	const struct ift_chain_task *tasks;	/* by relation, most ns first */
 	size_t nrecs;
 	const char *const *recs;	/* recommendations, most useful first */
+	size_t nsites;
+	const struct ift_chain_site *sites;	/* most cost first; none without
+						   stacks */
 };
 
 struct ift_chain_opts {

@@ -601,6 +601,39 @@ static void wrap(int col, int indent, const char *text)
 	putchar('\n');
 }
 
+#define CHAIN_SITES	3	/* text: a chain's sites shown */
+#define CHAIN_FRAMES	3	/* text: innermost frames of each */
+
+/*
+ * Where the chain's time was lost from (record --stack): one line a site,
+ * its innermost frames past the probed function itself, cut to the width.
+ */
+static void print_chain_sites(const struct ift_chain *ch)
+{
+	for (size_t i = 0; i < ch->nsites && i < CHAIN_SITES; i++) {
+		const struct ift_chain_site *x = &ch->sites[i];
+		const struct ift_stack *st = x->frames;
+		char line[512], fr[256], cut[WIDTH + 1], b1[32];
+		unsigned k0 = st && st->nframes > 1 ? 1 : 0;
+		int len, n;
+
+		n = snprintf(line, sizeof(line), "#%" PRIu64 " %u%% (%s %s)", x->stack,
+			     (x->share_permille + 5) / 10, cli_count(b1, sizeof(b1), x->calls),
+			     ch->phase == IFT_PHASE_BEFORE ? (x->calls == 1 ? "gap" : "gaps") :
+			     (x->calls == 1 ? "call" : "calls"));
+		for (unsigned k = k0; st && k < st->nframes && k < k0 + CHAIN_FRAMES &&
+		     n > 0 && (size_t)n < sizeof(line); k++) {
+			ift_frame_format(&st->frames[k], fr, sizeof(fr));
+			n += snprintf(line + n, sizeof(line) - (size_t)n, "%s%s",
+				      k == k0 ? "  " : " < ", fr);
+		}
+		if (!st && n > 0 && (size_t)n < sizeof(line))
+			snprintf(line + n, sizeof(line) - (size_t)n, "  (site not in the file)");
+		len = printf("    %s ", i ? "            " : "called from:");
+		printf("%s\n", safe(cut, sizeof(cut), line, text_width - len));
+	}
+}
+
 static void print_chain(size_t n, const struct ift_chain *ch)
 {
 	char b1[32], b2[32], b3[32], head[64];
@@ -651,6 +684,7 @@ static void print_chain(size_t n, const struct ift_chain *ch)
 			     "             ");
 		wrap(len, 18, line);
 	}
+	print_chain_sites(ch);
 	for (size_t i = 0; i < ch->nrecs; i++) {
 		len = printf("    %s ", i ? "   " : "fix");
 		wrap(len, 8, ch->recs[i]);

@@ -218,6 +218,7 @@ static int on_call(struct ift_analysis *a, const uint64_t *r, bool in)
 		.selected = m->selected && op < a->nopm && pid_match(a, pid, tid),
 		.bytes = call_bytes(m, r),
 		.copy_dir = copy_dir(m, r),
+		.stack = r[IFT_CALL_STACK],
 	};
 	/* a duration past the end of the clock is corrupt: keep it in range */
 	if (c->dur_ns > UINT64_MAX - ts)

@@ -51,6 +51,16 @@ struct ch_peers {
 	size_t n, cap;
 };
 
+/* A tally of call sites (record --stack): what each cost a chain. */
+struct ch_site {
+	uint64_t stack, calls, cost;
+};
+
+struct ch_sites {
+	struct ch_site *v;
+	size_t n, cap;
+};
+
 /* One gap: from the end of a thread's outermost call to its next one. */
 struct ch_gap {
 	uint64_t start, end;		/* trace clock */
@@ -62,6 +72,7 @@ struct ch_gap {
 	uint32_t prev_op, next_op;
 	uint32_t waker_tid, waker_pid;	/* ended its longest blocked wait */
 	uint64_t waker_max;
+	uint64_t next_stack;		/* the call site of the call ending it */
 };
 
 /* The system samples over some windows: their sums and counts. */
@@ -80,6 +91,7 @@ struct gapacc {
 	size_t nops;
 	struct ch_peers peers;
 	struct sysavg sys;
+	struct ch_sites sites;		/* of the calls ending its gaps */
 };
 
 struct ch_thread {
@@ -218,6 +230,64 @@ static int peers_merge(struct ch_peers *d, const struct ch_peers *s)
 	return 0;
 }
 
+static int cmp_site_id(const void *x, const void *y)
+{
+	const struct ch_site *p = x, *q = y;
+
+	return (p->stack > q->stack) - (p->stack < q->stack);
+}
+
+/* One entry per site again: sorted by id, duplicates summed. */
+static void sites_compact(struct ch_sites *s)
+{
+	size_t n = 0;
+
+	if (s->n < 2)
+		return;
+	qsort(s->v, s->n, sizeof(*s->v), cmp_site_id);
+	for (size_t i = 1; i < s->n; i++) {
+		if (s->v[i].stack == s->v[n].stack) {
+			s->v[n].calls += s->v[i].calls;
+			s->v[n].cost += s->v[i].cost;
+		} else {
+			s->v[++n] = s->v[i];
+		}
+	}
+	s->n = n + 1;
+}
+
+/*
+ * Counts CALLS costing COST from site STACK (0: the call has none, not
+ * counted).  Appended, and compacted when full, so the tally holds at most
+ * twice the distinct sites: calls of one site often come in runs.
+ */
+static int site_add(struct ch_sites *s, uint64_t stack, uint64_t calls, uint64_t cost)
+{
+	if (!stack)
+		return 0;
+	if (s->n && s->v[s->n - 1].stack == stack) {
+		s->v[s->n - 1].calls += calls;
+		s->v[s->n - 1].cost += cost;
+		return 0;
+	}
+	if (s->n == s->cap) {
+		sites_compact(s);
+		if ((!s->cap || s->n * 2 > s->cap) &&
+		    grow((void **)&s->v, &s->cap, s->cap * 2 + 1, sizeof(*s->v)) < 0)
+			return -ENOMEM;
+	}
+	s->v[s->n++] = (struct ch_site){ stack, calls, cost };
+	return 0;
+}
+
+static int sites_merge(struct ch_sites *d, const struct ch_sites *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (site_add(d, s->v[i].stack, s->v[i].calls, s->v[i].cost) < 0)
+			return -ENOMEM;
+	return 0;
+}
+
 static int cmp_peer(const void *x, const void *y)
 {
 	const struct ch_peer *p = x, *q = y;
@@ -301,6 +371,8 @@ static int gap_account(struct gapacc *acc, const struct ch_gap *g, size_t nops,
 		if (!v[k])
 			continue;
 		x->cost += v[k];
+		if (site_add(&x->sites, g->next_stack, 1, v[k]) < 0)
+			return -ENOMEM;
 		if (!x->op_cost) {
 			x->op_cost = calloc(nops, sizeof(uint64_t));
 			if (!x->op_cost)
@@ -325,7 +397,8 @@ static int gap_account(struct gapacc *acc, const struct ch_gap *g, size_t nops,
 }
 
 static void gap_close(struct ift_chains *c, const struct ift_analysis *a,
-		      struct ch_thread *ct, uint32_t idx, uint64_t ts, uint32_t op)
+		      struct ch_thread *ct, uint32_t idx, uint64_t ts, uint32_t op,
+		      uint64_t stack)
 {
 	struct ch_gap *g = &ct->cur;
 
@@ -342,6 +415,7 @@ static void gap_close(struct ift_chains *c, const struct ift_analysis *a,
 	g->th = idx;
 	g->prev_op = ct->last_op;
 	g->next_op = op;
+	g->next_stack = stack;
 	if (!ct->gacc && !(ct->gacc = calloc(IFT_CAUSE_GPU_BOUND + 1, sizeof(*ct->gacc)))) {
 		c->err = -ENOMEM;
 		return;
@@ -369,7 +443,8 @@ static void on_call(struct ift_chains *c, const struct ift_analysis *a, const ui
 		return;
 	}
 	if (ct->active)
-		gap_close(c, a, ct, th->idx, ts, (uint32_t)r[IFT_CALL_OP]);
+		gap_close(c, a, ct, th->idx, ts, (uint32_t)r[IFT_CALL_OP],
+			  r[IFT_CALL_STACK]);
 	memset(&ct->cur, 0, sizeof(ct->cur));
 	if (!ct->active) {
 		ct->first_call = ts;
@@ -808,7 +883,8 @@ struct cb {
 	struct ift_chain_num nums[24];
 	struct ift_chain_task tasks[16];
 	const char *recs[8];
-	size_t nsteps, nnums, ntasks, nrecs;
+	struct ift_chain_site sites[IFT_CHAIN_SITES];
+	size_t nsteps, nnums, ntasks, nrecs, nsites;
 };
 
 static void cb_step(struct cb *b, uint64_t ts, const char *layer, const char *text)
@@ -860,6 +936,41 @@ static void cb_tasks(struct cb *b, const char *relation, struct ch_peers *p, siz
 	}
 }
 
+static int cmp_site_cost(const void *x, const void *y)
+{
+	const struct ch_site *p = x, *q = y;
+
+	if (p->cost != q->cost)
+		return p->cost < q->cost ? 1 : -1;
+	if (p->calls != q->calls)
+		return p->calls < q->calls ? 1 : -1;
+	return (p->stack > q->stack) - (p->stack < q->stack);
+}
+
+/* The top sites of tally S (sorted here) become the chain's. */
+static void cb_sites(struct cb *b, struct ch_sites *s)
+{
+	uint64_t cost = 0, calls = 0;
+
+	sites_compact(s);
+	if (s->n > 1)
+		qsort(s->v, s->n, sizeof(*s->v), cmp_site_cost);
+	for (size_t i = 0; i < s->n; i++) {
+		cost += s->v[i].cost;
+		calls += s->v[i].calls;
+	}
+	for (size_t i = 0; i < s->n && b->nsites < IFT_CHAIN_SITES; i++) {
+		struct ift_chain_site *x = &b->sites[b->nsites++];
+
+		x->stack = s->v[i].stack;
+		x->frames = ift_trace_stack(b->c->t, x->stack);
+		x->calls = s->v[i].calls;
+		x->cost_ns = s->v[i].cost;
+		x->share_permille = cost ? permille(s->v[i].cost, cost) :
+				    permille(s->v[i].calls, calls);
+	}
+}
+
 static int cb_finish(struct cb *b)
 {
 	struct ift_chains *c = b->c;
@@ -886,6 +997,13 @@ static int cb_finish(struct cb *b)
 		return -ENOMEM;
 	memcpy(p, b->recs, b->nrecs * sizeof(*b->recs));
 	ch->recs = p;
+	ch->nsites = b->nsites;
+	if (b->nsites) {
+		if (!(p = ch_alloc(c, b->nsites, sizeof(*b->sites))))
+			return -ENOMEM;
+		memcpy(p, b->sites, b->nsites * sizeof(*b->sites));
+		ch->sites = p;
+	}
 	if (!ch->summary)
 		return -ENOMEM;
 	return 0;
@@ -1011,6 +1129,8 @@ struct opacc {
 	uint64_t pages, page_bytes, runq, preempt;
 	struct sysavg sys;
 	struct ch_peers ran;
+	struct ch_sites sites[IFT_CAUSE_GPU_BOUND + 1];	/* of the calls behind
+							   each cause */
 };
 
 /* Splits call C's excess over P50 between the causes. */
@@ -1078,6 +1198,7 @@ static int slow_chain(struct ift_chains *c, struct opacc *o, enum ift_cause caus
 	}
 	cb_num(&b, "cpus", c->cpus);
 	cb_tasks(&b, "preempted", &o->ran, 6);
+	cb_sites(&b, &o->sites[cause]);
 
 	/* the worst occurrence */
 	sys_add(c, w->ts, w->ts + w->dur_ns, &sv);
@@ -1232,6 +1353,10 @@ static int slow_chains(struct ift_chains *c, uint64_t wall)
 				o->waiting++;
 				o->runq += rq;
 				o->preempt += cl->involuntary;
+				ret = site_add(&o->sites[IFT_CAUSE_CPU_CONTENTION], cl->stack,
+					       1, rq);
+				if (ret < 0)
+					goto out;
 				if (rq > o->worst_v[IFT_CAUSE_CPU_CONTENTION]) {
 					o->worst_v[IFT_CAUSE_CPU_CONTENTION] = rq;
 					o->worst[IFT_CAUSE_CPU_CONTENTION] = i + 1;
@@ -1245,6 +1370,9 @@ static int slow_chains(struct ift_chains *c, uint64_t wall)
 		o->slow++;
 		o->excess += cl->dur_ns - o->st->p50_ns;
 		for (int k = IFT_CAUSE_PAGE_ALLOC; k <= IFT_CAUSE_GPU_BOUND; k++) {
+			/* every slow call counts for the sites, its cost as split */
+			if ((ret = site_add(&o->sites[k], cl->stack, 1, part[k])) < 0)
+				goto out;
 			o->part[k] += part[k];
 			if (part[k] > o->worst_v[k] || !o->worst[k]) {
 				o->worst_v[k] = part[k];
@@ -1277,8 +1405,11 @@ static int slow_chains(struct ift_chains *c, uint64_t wall)
 		}
 	}
 out:
-	for (size_t op = 0; op < nops; op++)
+	for (size_t op = 0; op < nops; op++) {
 		free(acc[op].ran.v);
+		for (int k = 0; k <= IFT_CAUSE_GPU_BOUND; k++)
+			free(acc[op].sites[k].v);
+	}
 	free(acc);
 	return ret;
 }
@@ -1394,6 +1525,7 @@ static int gap_chain(struct ift_chains *c, struct gapacc *g, enum ift_cause caus
 		cb_num(&b, "runnable_milli", g->sys.run_sum * 1000 / g->sys.nrun);
 	cb_num(&b, "cpus", c->cpus);
 	cb_tasks(&b, cause == IFT_CAUSE_CPU_CONTENTION ? "preempted" : "woke", &g->peers, 6);
+	cb_sites(&b, &g->sites);
 
 	/* the worst gap */
 	cb_step(&b, w->start, "cuda", ch_printf(c, "%s returns; %s (tid %u) issues no CUDA "
@@ -1566,6 +1698,10 @@ static int gap_chains(struct ift_chains *c, uint64_t wall)
 			x->sys.nrun += y->sys.nrun;
 			for (size_t op = 0; op < y->nops && op < nops; op++)
 				x->op_cost[op] += y->op_cost[op];
+			if (sites_merge(&x->sites, &y->sites) < 0) {
+				ret = -ENOMEM;
+				goto out;
+			}
 			if (y->worst_v > x->worst_v) {
 				x->worst_v = y->worst_v;
 				x->worst = y->worst;
@@ -1593,6 +1729,7 @@ out:
 	for (int k = 1; k <= IFT_CAUSE_GPU_BOUND; k++) {
 		free(acc[k].op_cost);
 		free(acc[k].peers.v);
+		free(acc[k].sites.v);
 	}
 	return ret;
 }
@@ -1787,8 +1924,10 @@ void ift_chains_free(struct ift_chains *c)
 		free(c->th[i].preemptors.v);
 		free(c->th[i].gw.v);
 		free(c->th[i].gp.v);
-		for (int k = 0; c->th[i].gacc && k <= IFT_CAUSE_GPU_BOUND; k++)
+		for (int k = 0; c->th[i].gacc && k <= IFT_CAUSE_GPU_BOUND; k++) {
 			free(c->th[i].gacc[k].op_cost);
+			free(c->th[i].gacc[k].sites.v);
+		}
 		free(c->th[i].gacc);
 	}
 	for (size_t i = 0; i < c->nblocks; i++)

@@ -21,6 +21,7 @@
 #include "ift-analyze.h"
 #include "ift-chains.h"
 #include "ift-out.h"
+#include "ift-stack.h"
 
 /* Chart geometry, in SVG user units (pixels when shown at 1000 px wide). */
 #define CW		1000	/* width of the wide charts */
@@ -324,6 +325,49 @@ static void chain_timeline(struct html *h, size_t k, const struct ift_chain *ch)
 	out(h, "</svg>\n");
 }
 
+/* The frames of call site ST, innermost first, one <code> a line. */
+static void frames(struct html *h, const struct ift_stack *st)
+{
+	char line[512];
+
+	out(h, "<td class=\"frames\">");
+	for (unsigned k = 0; st && k < st->nframes; k++) {
+		ift_frame_format(&st->frames[k], line, sizeof(line));
+		out(h, "%s<code class=\"frame\">", k ? "<br>" : "");
+		esc(h, line);
+		out(h, "</code>");
+	}
+	if (!st)
+		out(h, "(site not in the file: the recording was cut short)");
+	out(h, "</td>");
+}
+
+/* Where the chain's time was lost from (record --stack), as `sites' in JSON. */
+static void chain_sites(struct html *h, const struct ift_chain *ch)
+{
+	char b1[32], b2[32];
+
+	if (!ch->nsites)
+		return;
+	out(h, "<h4>called from</h4>\n<table class=\"chain-sites\"><tr><th class=\"n\">site"
+	    "</th><th class=\"n\">share</th><th class=\"n\">%s</th><th class=\"n\">cost</th>"
+	    "<th>frames, innermost first</th></tr>\n",
+	    ch->phase == IFT_PHASE_BEFORE ? "gaps" : "calls");
+	for (size_t i = 0; i < ch->nsites; i++) {
+		const struct ift_chain_site *x = &ch->sites[i];
+
+		out(h, "<tr class=\"site\" data-stack=\"%" PRIu64 "\" data-calls=\"%" PRIu64 "\" "
+		    "data-cost-ns=\"%" PRIu64 "\" data-share-permille=\"%" PRIu32 "\"><td class=\"n\">"
+		    "#%" PRIu64 "</td><td class=\"n\">%.1f%%</td><td class=\"n\">%s</td>"
+		    "<td class=\"n\">%s</td>", x->stack, x->calls, x->cost_ns, x->share_permille,
+		    x->stack, (double)x->share_permille / 10, num(b1, sizeof(b1), x->calls),
+		    dur(b2, sizeof(b2), x->cost_ns));
+		frames(h, x->frames);
+		out(h, "</tr>\n");
+	}
+	out(h, "</table>\n");
+}
+
 static void chain(struct html *h, size_t k, const struct ift_chain *ch)
 {
 	const char *sev = ift_severity_name(ch->severity);
@@ -380,6 +424,7 @@ static void chain(struct html *h, size_t k, const struct ift_chain *ch)
 		}
 		out(h, "</table>\n");
 	}
+	chain_sites(h, ch);
 	if (ch->nrecs) {
 		out(h, "<h4>fix</h4>\n<ul class=\"recs\">\n");
 		for (size_t i = 0; i < ch->nrecs; i++) {
@@ -1181,6 +1226,51 @@ static void error_table(struct html *h)
 		out(h, "</table>\n");
 }
 
+/*
+ * The call sites of each op (record --stack), as `stacks' in JSON: the same
+ * window, the top IFT_SITES_TOP per op.  Nothing for a trace without stacks.
+ */
+static int site_table(struct html *h)
+{
+	uint64_t span = h->s->end_ts - h->s->start_ts;
+	uint64_t to = h->s->to_ns >= span ? UINT64_MAX : h->s->start_ts + h->s->to_ns;
+	struct ift_site *v;
+	size_t n;
+	char b[4][32];
+	int ret = ift_sites_run(h->t, h->s->start_ts + h->s->from_ns, to, 0, IFT_SITES_TOP,
+				&v, &n);
+
+	if (ret < 0 || !n)
+		return ret;
+	out(h, "<h3>Call sites (record --stack)</h3>\n<table class=\"sites\" id=\"site-table\">"
+	    "<tr><th>op</th><th class=\"n\">site</th><th class=\"n\">calls</th>"
+	    "<th class=\"n\">share</th><th class=\"n\">time</th><th class=\"n\">share</th>"
+	    "<th class=\"n\">tail calls</th><th class=\"n\">tail share</th>"
+	    "<th>frames, innermost first</th></tr>\n");
+	for (size_t i = 0; i < n; i++) {
+		const struct ift_site *x = &v[i];
+
+		out(h, "<tr class=\"site\" data-op=\"");
+		esc(h, x->op);
+		out(h, "\" data-stack=\"%" PRIu64 "\" data-calls=\"%" PRIu64 "\" data-total-ns=\"%"
+		    PRIu64 "\" data-tail-calls=\"%" PRIu64 "\" data-tail-ns=\"%" PRIu64 "\"><td>",
+		    x->stack, x->calls, x->total_ns, x->tail_calls, x->tail_ns);
+		esc(h, x->op);
+		out(h, "</td><td class=\"n\">#%" PRIu64 "</td><td class=\"n\">%s</td>"
+		    "<td class=\"n\">%.1f%%</td><td class=\"n\">%s</td><td class=\"n\">%.1f%%</td>"
+		    "<td class=\"n\">%s</td><td class=\"n\">%.1f%%</td>", x->stack,
+		    num(b[0], 32, x->calls), 100 * x->share_calls, dur(b[1], 32, x->total_ns),
+		    100 * x->share_time, num(b[2], 32, x->tail_calls), 100 * x->share_tail);
+		frames(h, ift_trace_stack(h->t, x->stack));
+		out(h, "</tr>\n");
+	}
+	out(h, "</table>\n<p class=\"note\">Only calls that carry a stack count (record "
+	    "--stack; with --stack-period N, one call in N): the shares are of those. Tail: "
+	    "calls at or above the op's p99.</p>\n");
+	free(v);
+	return 0;
+}
+
 static void task_head(struct html *h, bool threads)
 {
 	out(h, "<tr>%s<th class=\"n\">pid</th><th>name</th><th>role</th><th class=\"n\">cuda "
@@ -1281,6 +1371,9 @@ int ift_out_html(FILE *f, struct ift_trace *t, const struct ift_analysis *a,
 	}
 	if (ret >= 0) {
 		error_table(&h);
+		ret = site_table(&h);
+	}
+	if (ret >= 0) {
 		task_tables(&h);
 		out(&h, "</section>\n<footer>Made by ingero-ftrace report --html. Every figure is "
 		    "defined in docs/report.md.</footer>\n</body>\n</html>\n");

@@ -223,6 +223,26 @@ json_object *ift_json_chain(const struct ift_chain *ch)
 	for (size_t i = 0; i < ch->nrecs; i++)
 		json_object_array_add(v, json_object_new_string(ch->recs[i]));
 	json_object_object_add(o, "recommendations", v);
+	v = json_object_new_array();
+	for (size_t i = 0; i < ch->nsites; i++) {
+		const struct ift_chain_site *cs = &ch->sites[i];
+		const struct ift_stack *st = cs->frames;
+		json_object *f = json_object_new_array();
+		char line[512];
+
+		x = json_object_new_object();
+		add_u64(x, "stack_id", cs->stack);
+		add_u64(x, "calls", cs->calls);
+		add_u64(x, "cost_ns", cs->cost_ns);
+		add_u64(x, "share_permille", cs->share_permille);
+		for (unsigned k = 0; st && k < st->nframes; k++) {
+			ift_frame_format(&st->frames[k], line, sizeof(line));
+			json_object_array_add(f, json_object_new_string(line));
+		}
+		json_object_object_add(x, "frames", f);
+		json_object_array_add(v, x);
+	}
+	json_object_object_add(o, "sites", v);
 	return o;
 }
 

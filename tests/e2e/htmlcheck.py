@@ -7,6 +7,10 @@ parsed with html.parser into a small tree, so the checks are the same.
 
     python3 -m htmlcheck PAGE.html REPORT.json [--samples] [--name NAME]
 
+The call sites (record --stack) are checked both ways: per op against
+`stacks', per chain against its `sites', and none on a page whose report
+has none.
+
 exits 1 with one line per problem.
 """
 import json
@@ -119,6 +123,11 @@ def points(polyline):
     return [p for p in (polyline.attrs.get("points") or "").split() if p]
 
 
+def frames_of(tr):
+    """The frames of a call-site row, innermost first, as the JSON writes them."""
+    return [c.text() for c in tr.find("code", cls="frame")]
+
+
 def check(page, r, samples=False, name="page"):
     """Problems of PAGE (a path) against report R (the parsed JSON), one string each."""
     bad = []
@@ -219,6 +228,33 @@ def check(page, r, samples=False, name="page"):
         recs = [li.text() for li in a.find("li")]
         if recs != c["recommendations"]:
             bad.append("chain %d: fixes %r" % (i + 1, recs))
+        # where its time was lost from (record --stack): the chain's sites
+        st = a.find("table", cls="chain-sites")
+        if not c["sites"] and st:
+            bad.append("chain %d: a table of call sites, the report has none" % (i + 1))
+        if c["sites"]:
+            rows = st[0].find("tr", cls="site") if len(st) == 1 else []
+            got = [(int(tr.attrs["data-stack"]), int(tr.attrs["data-calls"]),
+                    int(tr.attrs["data-cost-ns"]), int(tr.attrs["data-share-permille"]),
+                    frames_of(tr)) for tr in rows]
+            want = [(x["stack_id"], x["calls"], x["cost_ns"], x["share_permille"], x["frames"])
+                    for x in c["sites"]]
+            if got != want:
+                bad.append("chain %d: call sites %r, the report's %r" % (i + 1, got[:2], want[:2]))
+
+    # the call sites of each op (record --stack), as `stacks' says; no table without
+    st = root.find("table", id="site-table")
+    if not r["stacks"] and (st or root.find("tr", cls="site")):
+        bad.append("call sites on the page of a trace without stacks")
+    if r["stacks"]:
+        rows = st[0].find("tr", cls="site") if len(st) == 1 else []
+        got = [(tr.attrs["data-op"], int(tr.attrs["data-stack"]), int(tr.attrs["data-calls"]),
+                int(tr.attrs["data-total-ns"]), int(tr.attrs["data-tail-calls"]),
+                int(tr.attrs["data-tail-ns"]), frames_of(tr)) for tr in rows]
+        want = [(x["op"], x["stack_id"], x["calls"], x["total_ns"], x["tail_calls"],
+                 x["tail_ns"], x["frames"]) for x in r["stacks"]]
+        if got != want:
+            bad.append("call sites %r, the report's stacks %r" % (got[:2], want[:2]))
 
     # per-process bars, in the report's order, with its figures
     svg = root.one("svg", id="processes")

@@ -115,12 +115,19 @@ else:
         bad.append("starve: the waker should be worker 200: %r" % woke[:1])
     if not any("num_workers=1" in x for x in c["recommendations"]):
         bad.append("starve: 5 workers on 2 CPUs, no num_workers=1 in %r" % c["recommendations"])
+    # every other copy from each of the two sites: the gaps before them
+    sites = sorted((x["stack_id"], x["calls"]) for x in c["sites"])
+    if sites != [(1, 24), (2, 25)] or sum(x["cost_ns"] for x in c["sites"]) != c["cost_ns"] \
+            or not all(x["frames"][0].startswith("cudaMemcpy+0x0") for x in c["sites"]):
+        bad.append("starve: chain sites %r" % c["sites"])
     ts = [x["t_ns"] for x in c["timeline"]]
     if ts != sorted(ts) or not ts:
         bad.append("starve: timeline not in time order: %r" % ts)
 for c in r["chains"]:
     if c["severity"] not in ("HIGH", "MEDIUM", "LOW"):
         bad.append("chain severity %r" % c["severity"])
+    if c["sites"]:
+        bad.append("gentrace has no stacks, yet chain sites %r" % c["sites"][:1])
 t = r["trace"]
 if t["events"] < 60000:
     bad.append("trace.events %d, gentrace wrote at least 60000" % t["events"])
@@ -170,6 +177,10 @@ grep -q '^CUDA ops' text.txt || fail "no op table: $(cat text.txt)"
 grep -q 'processes by CUDA time (top 10 of' text.txt || fail "no ranking by CUDA time"
 grep -q 'processes by off-CPU time (top 10 of' text.txt || fail "no ranking by off-CPU time"
 grep -q '↳ cuLaunchKernel' text.txt || fail "the nested driver call is not under its runtime call"
+! grep -q 'called from:' text.txt || fail "call sites of chains in a trace without stacks"
+"$IFT" report -i starve.trace >text.txt
+grep -q '^    called from: #2 51% (25 gaps)  \[unknown\] 0x7f0012345678$' text.txt ||
+	fail "no call site under the chain: $(cat text.txt)"
 
 # usage errors exit 2, a missing file 1, each with one line on stderr
 for args in "--from abc" "--from 2s --to 1s" "--pid x" "--to" "--bogus" "extra" \

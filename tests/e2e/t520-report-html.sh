@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # report --html without a browser: the page of a synthetic trace, of a starved
 # feeding thread with markup in its name and command line, of a window, of a
-# trace with no call left by --op (and of the H200 traces in fixtures/h200, or
-# the space-separated list IFT_GPU_TRACES) is one self-contained file that holds what
-# report --json says: every chart with its data points, a histogram per op
-# holding every call, the chains' summaries verbatim, a bar per process.
+# trace with no call left by --op, of a trace with call sites (and of the H200
+# traces in fixtures/h200, or the space-separated list IFT_GPU_TRACES) is one
+# self-contained file that holds what report --json says: every chart with its
+# data points, a histogram per op holding every call, the chains' summaries
+# verbatim, a bar per process, the call sites per op and per chain (none
+# without stacks).
 # Names are escaped; a bad destination is an error; --json and --diff do not go
 # with it.  t521 looks at the same pages in Chromium.
 . "$IFT_SRC/tests/e2e/lib.sh"
@@ -57,6 +59,18 @@ for b in bad:
     print(b)
 sys.exit(1 if bad else 0)
 PY
+
+# call sites (record --stack): two sites, per op and under the chain
+python3 "$IFT_SRC/tests/e2e/starve-tsv.py" train "./train --workers 5" stacks >sites.tsv ||
+	fail "starve-tsv.py stacks failed"
+"$IFT_TOOLS/tsv2trace" -o sites.trace <sites.tsv >/dev/null || fail "tsv2trace failed"
+page sites sites.trace
+python3 - sites.json <<'PY' || fail "the page of a trace with stacks checked no call site"
+import json, sys
+r = json.load(open(sys.argv[1]))
+sys.exit(0 if len(r["stacks"]) == 2 and any(len(c["sites"]) == 2 for c in r["chains"]) else 1)
+PY
+grep -q 'id="site-table"' starve.html && fail "call sites on the page of a trace without stacks"
 
 for t in ${IFT_GPU_TRACES:-$IFT_FIXTURES/h200/direct.trace $IFT_FIXTURES/h200/loaderN.trace}; do
 	page "gpu-$(basename "$t" .trace)" "$t" --samples

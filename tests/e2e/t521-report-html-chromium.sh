@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # report --html in a browser: headless Chromium (fresh profile, no network)
-# renders the page of a synthetic trace with a chain and of a starved feeding
-# thread (and of the H200 traces in fixtures/h200, or those in IFT_GPU_TRACES); the DOM it builds
+# renders the page of a synthetic trace with a chain, of a starved feeding
+# thread and of one with call sites (and of the H200 traces in fixtures/h200,
+# or those in IFT_GPU_TRACES); the DOM it builds
 # holds what report --json says (the checks of t520, on Chromium's DOM), the
 # page logs nothing to the console (no error, no blocked load), and a
 # 1280x4000 screenshot of each is saved here (and in IFT_TEST_OUT when set).
@@ -30,6 +31,10 @@ render g g.trace --samples
 python3 "$IFT_SRC/tests/e2e/starve-tsv.py" >starve.tsv &&
 	"$IFT_TOOLS/tsv2trace" -o starve.trace <starve.tsv >/dev/null || fail "cannot build starve.trace"
 render starve starve.trace
+# call sites (record --stack): per op and under the chain
+python3 "$IFT_SRC/tests/e2e/starve-tsv.py" train "./train --workers 5" stacks >sites.tsv &&
+	"$IFT_TOOLS/tsv2trace" -o sites.trace <sites.tsv >/dev/null || fail "cannot build sites.trace"
+render sites sites.trace
 for t in ${IFT_GPU_TRACES:-$IFT_FIXTURES/h200/direct.trace $IFT_FIXTURES/h200/loaderN.trace}; do
 	render "gpu-$(basename "$t" .trace)" "$t" --samples
 done

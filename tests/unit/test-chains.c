@@ -198,6 +198,9 @@ static void test_tail_under_floor(void **state)
 	ch = chain_of(c, IFT_CAUSE_CPU_CONTENTION);
 	assert_non_null(ch);
 	assert_int_equal(ch->cost_ns, 5 * 90 * US);
+	/* a trace without stacks names no call site */
+	assert_int_equal(ch->nsites, 0);
+	assert_null(ch->sites);
 	ift_chains_free(c);
 	tb_end(&b);
 }
@@ -550,6 +553,105 @@ static void test_no_calls(void **state)
 	tb_end(&b);
 }
 
+/* A call site of two frames: the probed function, called from SYMBOL. */
+static uint64_t site(struct tb *b, const char *symbol)
+{
+	const struct ift_frame fr[] = {
+		{ .module = "/lib/libcudart.so.12", .symbol = "cudaStreamSynchronize" },
+		{ .module = "/app/train", .offset = 0x1234, .symbol = symbol, .symoff = 0x15 },
+	};
+	int64_t id = ift_writer_stack(b->w, fr, 2);
+
+	assert_true(id > 0);
+	return (uint64_t)id;
+}
+
+/*
+ * Where each chain lost its time: the contention trace with its 95 fast
+ * synchronizes made from one site and its 5 preempted ones from another,
+ * then a feeding thread whose copies alternate between two sites, those
+ * from the second after a 5 ms wait for a loader worker, those from the
+ * first after 50 us on CPU (under the floor: no cost).
+ */
+static void test_chain_sites(void **state)
+{
+	const struct ift_chain *ch;
+	struct ift_chains *c;
+	struct tb b;
+	uint64_t t = 1 * MS, fast, slow;
+
+	(void)state;
+	tb_begin(&b, "sites-inside", 2000 * MS);
+	fast = site(&b, "fast_path");
+	slow = site(&b, "slow_path");
+	names(&b);
+	sw(&b, 500 * US, 0, 0, 0, S_RUN, CUDA, CUDA);
+	for (int i = 0; i < 100; i++) {
+		bool is_slow = i % 20 == 7;
+		uint64_t d = is_slow ? 10 * MS + 50 * US : 100 * US;
+
+		b.stack = is_slow ? slow : fast;
+		call(&b, t, CUDA, CUDA, OP_SYNC, d, 0, 0, 0, 0, 0, 0, 0);
+		if (is_slow) {
+			sw(&b, t + 10 * US, 0, CUDA, CUDA, S_PREEMPT, WORKER, WORKER);
+			sw(&b, t + 10 * US + 10 * MS, 0, WORKER, WORKER, S_RUN, CUDA, CUDA);
+		}
+		t += d + 50 * US;
+	}
+	c = chains_run(&b, NULL);
+	ch = chain_of(c, IFT_CAUSE_CPU_CONTENTION);
+	assert_non_null(ch);
+	assert_int_equal(ch->phase, IFT_PHASE_INSIDE);
+	/* the slow calls' site alone, with all of the cost */
+	assert_int_equal(ch->nsites, 1);
+	assert_int_equal(ch->sites[0].stack, slow);
+	assert_int_equal(ch->sites[0].calls, 5);
+	assert_int_equal(ch->sites[0].cost_ns, 5 * 10 * MS);
+	assert_int_equal(ch->sites[0].share_permille, 1000);
+	assert_non_null(ch->sites[0].frames);
+	assert_int_equal(ch->sites[0].frames->nframes, 2);
+	assert_string_equal(ch->sites[0].frames->frames[1].symbol, "slow_path");
+	ift_chains_free(c);
+	tb_end(&b);
+
+	tb_begin(&b, "sites-before", 1000 * MS);
+	fast = site(&b, "fast_path");
+	slow = site(&b, "starved_path");
+	names(&b);
+	t = 1 * MS;
+	sw(&b, 500 * US, 0, 0, 0, S_RUN, CUDA, CUDA);
+	for (int i = 0; i < 50; i++) {
+		b.stack = i % 2 ? slow : fast;
+		call(&b, t, CUDA, CUDA, OP_MEMCPY, 200 * US, 0, 0, 1, 2, 1 << 20, 1, 0);
+		t += 200 * US;
+		if (i == 49)
+			break;
+		if (i % 2) {
+			/* the next copy, from the fast site, follows on CPU */
+			t += 50 * US;
+			continue;
+		}
+		sw(&b, t + 10 * US, 0, CUDA, CUDA, S_SLEEP, WORKER, WORKER);
+		wk(&b, t + 8 * US + 5 * MS, 0, CUDA, CUDA, IFT_WAKE_WAKING, 0, WORKER, WORKER);
+		sw(&b, t + 10 * US + 5 * MS, 0, WORKER, WORKER, S_SLEEP, CUDA, CUDA);
+		t += 10 * US + 5 * MS + 90 * US;
+	}
+	c = chains_run(&b, NULL);
+	ch = chain_of(c, IFT_CAUSE_DATA_STARVATION);
+	assert_non_null(ch);
+	assert_int_equal(ch->phase, IFT_PHASE_BEFORE);
+	/* 25 starved gaps, each ended by a copy from the second site */
+	assert_int_equal(num(ch, "fed_gaps"), 25);
+	assert_int_equal(ch->nsites, 1);
+	assert_int_equal(ch->sites[0].stack, slow);
+	assert_int_equal(ch->sites[0].calls, 25);
+	assert_int_equal(ch->sites[0].cost_ns, ch->cost_ns);
+	assert_int_equal(ch->sites[0].share_permille, 1000);
+	assert_string_equal(ch->sites[0].frames->frames[1].symbol, "starved_path");
+	ift_chains_free(c);
+	tb_end(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -563,6 +665,7 @@ int main(void)
 		cmocka_unit_test(test_excused_waits),
 		cmocka_unit_test(test_side_thread),
 		cmocka_unit_test(test_no_calls),
+		cmocka_unit_test(test_chain_sites),
 	};
 
 	return cmocka_run_group_tests_name("chains", tests, tb_setup, tb_teardown);

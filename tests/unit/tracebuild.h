@@ -32,6 +32,7 @@ struct tb {
 	int op[OP_NR];
 	struct ift_trace *t;
 	struct ift_analysis *a;
+	uint64_t stack;		/* the call site call() gives its rows; 0: none */
 };
 
 static void tb_begin(struct tb *b, const char *name, uint64_t stop)
@@ -92,7 +93,7 @@ static void call(struct tb *b, uint64_t t, uint64_t tid, uint64_t pid, int op,
 {
 	uint64_t r[IFT_CALL_NR] = {
 		T0 + t, 0, pid, tid, (uint64_t)b->op[op], dur, (uint64_t)ret,
-		depth ? IFT_CALL_F_NESTED : 0, depth, a0, a1, a2, a3, a4, 0,
+		depth ? IFT_CALL_F_NESTED : 0, depth, a0, a1, a2, a3, a4, 0, b->stack,
 	};
 
 	add(b, IFT_T_CALLS, r);
