@@ -45,18 +45,19 @@ cat <<'MD'
   nearly all of it the kernel's trap and return probe, the same for every
   tool. The overhead section splits what we add. The kernel's pid filter
   (`floor+pid / floor`) and the sched and kmem events (`ours / ours
-  --no-host`) each came out within a few percent of 1 (0.97 and 1.03 in
-  the run before this note), so the rest is the reader itself: a reader
-  that took each page as soon as it filled (the writer and the reader then
-  share the ring's pages) made every call slower by about a fifth, where
-  trace-cmd's reader sleeps until its rings reach a watermark. Since that
-  run, ours lets the rings fill to a quarter between rounds (never longer
-  than a quarter of a ring takes to fill at the rate just seen, so
-  capacity holds). The table above is the measure of that change. What is
-  left is within the spread of the repetitions on this shared 2-CPU VM.
-  Tracefs has no per-process uprobe filter: perf's per-task events only
-  arm the breakpoint in the traced processes, which is why perf's floor is
-  different.
+  --no-host`) each come out within a few percent of 1. `ours --no-host`
+  against the floor with a plain `cat` reader is also close to 1. So the
+  cost is in reading the rings while the loop writes them, and any reader
+  we have tried pays it: page by page, in rounds every 50 ms for partial
+  pages, or letting the rings fill to a quarter between rounds (the last
+  two changed nothing measurable). trace-cmd, whose reader splices the
+  pages straight to files and never copies them into its memory, does not
+  pay it, and comes out at or below the floor. What it would take: the
+  same zero-copy path (`tracefs_cpu_pipe()` into a pipe, or `mmap()` of
+  `trace_pipe_raw` on kernels that allow it, then decoding from there),
+  measured against this table. Tracefs has no per-process uprobe filter:
+  perf's per-task events arm the breakpoint only in the traced processes,
+  which is why perf's figures differ.
 - **Capacity** (target: no loss where a peer loses none). With 2 threads
   calling flat out and 2 page-faulting processes on 2 CPUs, a recorder that
   read, decoded and compressed in one thread lost 1 to 7% of the events in
@@ -67,4 +68,13 @@ cat <<'MD'
   kept every event before this table). If the table above still shows a
   loss, that is the bound: a decoder more than 256 MiB behind stops the
   copying, and the kernel counts what it then drops.
+- **Recorder peak RSS** (target: at most trace-cmd's). Ours is about
+  16 MiB against trace-cmd's 10 MiB, while its CPU per event is at or
+  below trace-cmd's. Most of ours is the trace writer's column buffers,
+  16,384 rows a table before a chunk is encoded (about 6 MiB, the price of
+  1.5 bytes an event, docs/architecture.md), plus, not measured apart,
+  libtraceevent's parsed event formats and the zstd context. trace-cmd copies pages to files and keeps neither. What it
+  would take: smaller chunks while recording (4,096 rows would save about
+  4 MiB, at a cost in compression that `peers.sh` would show), and parsing
+  only the formats of the events we enable.
 MD
