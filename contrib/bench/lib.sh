@@ -45,3 +45,18 @@ bench_fileoff() {
 	echo "bench: no PT_LOAD holds $2 in $1" >&2
 	return 1
 }
+
+# bench_build_loop BDIR LIB: the probed tiny library and the loop that calls
+# it (contrib/bench/probe-tiny.c, probe-loop.c), into BDIR/bench; sets $tiny
+# and $loop.  The library must be called libcudart*.so* for --cuda-lib to take
+# it, and is built so that its function starts with `push %rbp`, as
+# libcudart's do (gcc drops the frame pointer of a leaf at -O2).
+bench_build_loop() {
+	local top
+	top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+	mkdir -p "$1/bench"
+	tiny=$1/bench/libcudart-probetiny.so
+	loop=$1/bench/probe-loop
+	cc -O0 -fcf-protection=none -fPIC -shared -o "$tiny" "$top/contrib/bench/probe-tiny.c"
+	cc -O2 -o "$loop" "$top/contrib/bench/probe-loop.c" "$2" -Wl,-rpath,"$(dirname "$2")" -ldl
+}

@@ -53,12 +53,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# the small library must be called libcudart*.so* for --cuda-lib to take it
-mkdir -p "$bdir/bench"
-tiny=$bdir/bench/libcudart-probetiny.so
-loop=$bdir/bench/probe-loop
-cc -O0 -fcf-protection=none -fPIC -shared -o "$tiny" "$top/contrib/bench/probe-tiny.c"
-cc -O2 -o "$loop" "$top/contrib/bench/probe-loop.c" "$lib" -Wl,-rpath,"$(dirname "$lib")" -ldl
+bench_build_loop "$bdir" "$lib"
 cc -O2 -shared -fPIC -o "$work/shim.so" "$top/contrib/bench/tracecmd-shim.c" -ldl
 # awk reads to the end: an early exit would kill objdump with SIGPIPE (pipefail)
 first=$(objdump -d "$tiny" | awk '!f && /<cudaSetDevice>:/ { getline; print $2; f = 1 }')

@@ -41,12 +41,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# the small library must be called libcudart*.so* for --cuda-lib to take it
-mkdir -p "$bdir/bench"
-tiny=$bdir/bench/libcudart-probetiny.so
-loop=$bdir/bench/probe-loop
-cc -O0 -fcf-protection=none -fPIC -shared -o "$tiny" "$top/contrib/bench/probe-tiny.c"
-cc -O2 -o "$loop" "$top/contrib/bench/probe-loop.c" "$lib" -Wl,-rpath,"$(dirname "$lib")" -ldl
+bench_build_loop "$bdir" "$lib"
 
 # one run: TOOL -> "tool tiny_ns cudart_ns bytes samples lost sites unwind_us" in $work/r
 run() {
