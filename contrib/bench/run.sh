@@ -50,7 +50,7 @@ cat <<'MD'
   cost is in reading the rings while the loop writes them, and any reader
   we have tried pays it: page by page, in rounds every 50 ms for partial
   pages, or letting the rings fill to a quarter between rounds (the last
-  two changed nothing measurable). trace-cmd, whose reader splices the
+  two changed nothing measurable; the quarter was taken out again). trace-cmd, whose reader splices the
   pages straight to files and never copies them into its memory, does not
   pay it, and comes out at or below the floor. What it would take: the
   same zero-copy path (`tracefs_cpu_pipe()` into a pipe, or `mmap()` of

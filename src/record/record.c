@@ -471,10 +471,6 @@ static void *reader_main(void *arg)
 	struct pagequeue *q = &r->q;
 	int ncpus = ift_ring_ncpus(r->ring), ret = 0;
 	uint64_t *last = calloc((size_t)ncpus, sizeof(*last));	/* a CPU's last read */
-	uint64_t prev_start = ift_now_ns(), since;
-	/* pages of one CPU's ring (the kernel's default is 1,410 KiB) */
-	uint64_t ring_pages = (uint64_t)(r->opts.buffer_kb ? r->opts.buffer_kb : 1410) * 1024 /
-			      (uint64_t)ift_ring_page_size(r->ring);
 
 	if (!last) {
 		ret = -ENOMEM;
@@ -490,9 +486,6 @@ static void *reader_main(void *arg)
 	for (;;) {
 		int pages = 0;
 		bool stop;
-
-		since = prev_start;
-		prev_start = ift_now_ns();
 
 		pthread_mutex_lock(&q->mu);
 		stop = q->stop;
@@ -531,24 +524,6 @@ static void *reader_main(void *arg)
 		pthread_mutex_lock(&q->mu);
 		pthread_cond_signal(&q->more);
 		pthread_mutex_unlock(&q->mu);
-		/*
-		 * Then let the rings fill to a quarter before the next round,
-		 * as trace-cmd lets them fill to its watermark: a reader that
-		 * takes each page as it fills makes every traced call slower
-		 * (the writer and the reader share the ring's pages), by about
-		 * a tenth here (contrib/bench/overhead.sh).
-		 */
-		{
-			/* PAGES filled since the round before began */
-			uint64_t now = ift_now_ns(), took = now - since;
-			uint64_t wait = took && (uint64_t)pages < ring_pages / 4 ?
-				(ring_pages / 4 - (uint64_t)pages) * took / (uint64_t)pages : 0;
-
-			if (wait > 10000000ULL)
-				wait = 10000000ULL;
-			if (wait >= 1000000ULL)
-				poll(NULL, 0, (int)(wait / 1000000ULL));
-		}
 	}
 out:
 	free(last);
