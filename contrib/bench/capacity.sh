@@ -17,9 +17,8 @@ shift 3 || true
 rates=("$@")
 [ ${#rates[@]} -gt 0 ] || rates=(25000 50000 100000 200000 400000 0)
 top=$(cd "$(dirname "$0")/../.." && pwd)
-bdir=$top/$build
-ift=$bdir/ingero-ftrace
 . "$top/contrib/bench/lib.sh"
+bench_paths "$build"
 
 bench_setup capacity.sh
 

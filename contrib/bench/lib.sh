@@ -2,6 +2,17 @@
 # and of ELF files.  T is the tracefs mount.
 T=/sys/kernel/tracing
 
+# bench_paths BUILD: $bdir, the build directory (BUILD, relative to the
+# top of the tree unless absolute), and $ift, the binary in it (else the
+# top's ./ingero-ftrace)
+bench_paths() {
+	local top
+	top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+	case $1 in /*) bdir=$1 ;; *) bdir=$top/$1 ;; esac
+	ift=$bdir/ingero-ftrace
+	[ -x "$ift" ] || ift=$top/ingero-ftrace
+}
+
 # bench_setup NAME: root, tracefs mounted, and the peers' tools installed
 # (--no-install-recommends) when missing: trace-cmd, linux-perf, time.
 bench_setup() {

@@ -16,9 +16,7 @@ n=${N:-100000}
 top=$(cd "$(dirname "$0")/../.." && pwd)
 lib=${CUDART:-/usr/local/cuda-13.0/lib/libcudart.so.13}
 . "$top/contrib/bench/lib.sh"
-case $build in /*) bdir=$build ;; *) bdir=$top/$build ;; esac
-ift=$bdir/ingero-ftrace
-[ -x "$ift" ] || ift=$top/ingero-ftrace
+bench_paths "$build"
 
 [ -f "$lib" ] || { echo "overhead.sh: no CUDA runtime at '$lib' (set CUDART)" >&2; exit 1; }
 [ -x "$ift" ] || { echo "overhead.sh: no ingero-ftrace in '$bdir' or '$top'" >&2; exit 1; }

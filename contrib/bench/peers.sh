@@ -18,9 +18,9 @@ reps=${2:-5}
 secs=${3:-2}
 long=${4:-12}
 top=$(cd "$(dirname "$0")/../.." && pwd)
-ift=$top/$build/ingero-ftrace
 lib=${CUDART:-/usr/local/cuda-13.0/lib/libcudart.so.13}
 . "$top/contrib/bench/lib.sh"
+bench_paths "$build"
 
 [ -f "$lib" ] || { echo "peers.sh: no CUDA runtime at '$lib' (set CUDART)" >&2; exit 1; }
 bench_setup peers.sh

@@ -16,12 +16,10 @@ reps=${2:-5}
 n=${N:-100000}
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/contrib/bench/lib.sh"
-case $build in /*) bdir=$build ;; *) bdir=$top/$build ;; esac
+bench_paths "$build"
 lib=${CUDART:-/usr/local/cuda-13.0/lib/libcudart.so.13}
 # without a CUDA install, simcuda's stand-in (make workloads) does as well
 [ -f "$lib" ] || lib=$bdir/simcuda/libcudart.so.12
-ift=$bdir/ingero-ftrace
-[ -x "$ift" ] || ift=$top/ingero-ftrace
 
 [ -f "$lib" ] || { echo "stack.sh: no CUDA runtime at '$lib' (set CUDART or make workloads)" >&2; exit 1; }
 [ -x "$ift" ] || { echo "stack.sh: no ingero-ftrace in '$bdir' or '$top'" >&2; exit 1; }
