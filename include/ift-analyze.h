@@ -36,6 +36,8 @@ struct ift_sched_stats {
 	uint64_t on_cpu_ns;
 	uint64_t runqueue_wait_ns;	/* runnable but not running */
 	uint64_t blocked_ns;		/* sleeping until woken */
+	uint64_t blocked_io_ns;		/* of it, in uninterruptible sleep (D): disk
+					   or other I/O, a kernel lock */
 	uint64_t involuntary;		/* switched out runnable (R, R+) */
 	uint64_t voluntary;		/* switched out sleeping */
 	uint64_t wakeups;		/* blocked -> runnable */
@@ -90,15 +92,67 @@ struct ift_op_stats {
 	const struct ift_inner_op *inner;	/* most time first */
 };
 
+/*
+ * Why a task has its role: what it was seen doing, never its name alone.
+ * A feeder's wake-ups end the blocked gaps (no call open) of a CUDA thread;
+ * a relay is a thread of the CUDA process that passes on the wake-ups of
+ * another process's tasks (it was woken by one during the CUDA thread's
+ * wait, then woke the CUDA thread).  docs/report.md says how each role is
+ * chosen.
+ */
+struct ift_role_evidence {
+	const char *behaviour;		/* "cuda calls", "fed", "relayed" */
+	uint32_t cuda_tid, cuda_pid;	/* the CUDA thread it fed or relayed to */
+	uint64_t wakeups;		/* fed: its wake-ups that ended that thread's
+					   blocked gaps, relayed or not; relayed:
+					   the wake-ups it passed on */
+	uint64_t ns;			/* the blocked time those ended */
+	uint64_t relayed_wakeups;	/* fed: of them, through a relay */
+	uint32_t via_tid;		/* fed: the relay most of them went through */
+	uint32_t from_pid;		/* relayed: whose wake-ups it passed on most */
+	uint64_t calls;			/* cuda calls: its outermost calls; relayed:
+					   its pinned-memory calls (cudaHostAlloc ...) */
+	uint32_t forked_from;		/* input worker: the traced process it was
+					   forked from (its parent), 0: not seen */
+	const char *name;		/* a name that confirms the role
+					   (pt_data_worker, pt_data_pin), or NULL */
+};
+
+/*
+ * A CUDA thread's training loop: the stretch of its outermost calls that
+ * repeats one sequence of ops.  Before it is the start-up (imports, the
+ * dataset, the first batch), after it the tail; a thread with no loop is
+ * all start-up.  The steady state is where a host cause costs every step.
+ */
+enum ift_stage { IFT_STAGE_STARTUP = 1, IFT_STAGE_STEADY, IFT_STAGE_TAIL };
+
+struct ift_loop_info {
+	uint32_t period;		/* calls per iteration; 0: no loop */
+	uint64_t iterations;
+	uint64_t calls;			/* outermost calls of the thread, in all */
+	uint64_t from_ts, to_ts;	/* the steady state: the entry of its first
+					   call to the end of its last (trace
+					   clock); 0 without a loop */
+	uint64_t from_ns, to_ns;	/* the same as offsets */
+};
+
+/* The stage of trace-clock time TS (a gap's end, a call's entry) in L. */
+enum ift_stage ift_loop_stage(const struct ift_loop_info *l, uint64_t ts);
+const char *ift_stage_name(enum ift_stage stage);	/* "startup" ... */
+
 struct ift_thread_info {
 	uint32_t tid, pid, ppid;
 	const struct ift_task *task;	/* in the trace's task table, or NULL */
-	const char *role;		/* "cuda thread", "dataloader worker", ... or NULL */
+	/* "cuda thread", "input worker", "input thread", "relay",
+	   "pin-memory thread", or NULL; role_evidence says why */
+	const char *role;
+	const struct ift_role_evidence *role_evidence;	/* NULL without a role */
 	bool started, exited;		/* inside the trace, per the task table */
 	uint64_t start_ns, end_ns;	/* its wall time inside the window */
 	uint64_t first_ns, last_ns;	/* first and last event about it */
 	struct ift_sched_stats sched;
 	uint64_t cuda_calls, cuda_ns;	/* outermost calls only */
+	struct ift_loop_info loop;	/* of every call in the window, any filter */
 	size_t nops;
 	const struct ift_op_stats *ops;	/* most time first */
 };
@@ -108,7 +162,9 @@ struct ift_process_info {
 	const char *comm;		/* its last name */
 	size_t nnames;
 	const char *const *names;	/* every name it had, oldest first */
-	const char *role;		/* "cuda process", "dataloader worker" or NULL */
+	const char *role;		/* "cuda process", "input worker" or NULL */
+	const struct ift_role_evidence *role_evidence;	/* its thread's that gave
+							   it the role */
 	uint64_t start_ns, end_ns;
 	size_t nthreads;
 	const struct ift_thread_info *const *threads;	/* by tid */
@@ -167,6 +223,11 @@ struct ift_interval {
 	/* RUNNABLE: the task switched in when it was preempted (0: woken);
 	   BLOCKED: the waker that ended it (0: an interrupt or unseen) */
 	uint32_t by_tid, by_pid;
+	/* BLOCKED: the task behind the waker: by_* itself, or, when by_* only
+	   relayed another process's wake-up (see ift_role_evidence), that
+	   process's task, and relay_* the relay (0: none) */
+	uint32_t src_tid, src_pid;
+	uint32_t relay_tid, relay_pid;
 };
 
 struct ift_analysis;
@@ -255,6 +316,10 @@ const struct ift_call_attr *ift_analysis_call_attrs(const struct ift_analysis *a
 /* The name task TID had at trace-clock time TS ("<idle>" for 0, "" unknown). */
 const char *ift_analysis_comm(const struct ift_analysis *a, uint32_t tid,
 			      uint64_t ts);
+
+/* The loop of the calls TID made in the window (found before the pass, so
+   hooks may ask), or NULL when it made none. */
+const struct ift_loop_info *ift_analysis_loop(const struct ift_analysis *a, uint32_t tid);
 
 /* During the pass (in hooks): the state of TID now, UNKNOWN if never seen. */
 enum ift_sched_state ift_analysis_state(const struct ift_analysis *a, uint32_t tid);

@@ -52,10 +52,11 @@ struct ift_chain_num {
 
 /* A task named by the evidence, with what it did to the CUDA thread. */
 struct ift_chain_task {
-	const char *relation;		/* "preempted", "woke" */
+	const char *relation;		/* "preempted", "woke", "relayed" */
 	uint32_t pid, tid;
 	const char *comm;
 	const char *role;		/* or NULL */
+	const struct ift_role_evidence *role_evidence;	/* or NULL */
 	bool outside;			/* not one of the traced processes */
 	uint64_t count;			/* preemptions or wake-ups */
 	uint64_t ns;			/* run-queue wait, or blocked time ended */
@@ -84,6 +85,8 @@ struct ift_chain {
 	enum ift_severity severity;
 	enum ift_cause cause;
 	enum ift_phase phase;
+	enum ift_stage stage;		/* where its cost lies; only the steady
+					   state's chains rank above LOW */
 	const char *op;
 	uint32_t pid, tid;		/* the thread that lost most */
 	uint64_t p50_ns, p99_ns;	/* of the op */

@@ -88,6 +88,9 @@ struct json_object *ift_json_report(const struct ift_analysis *a,
 struct json_object *ift_json_ops(const struct ift_op_stats *ops, size_t n);
 struct json_object *ift_json_process(const struct ift_process_info *p);
 struct json_object *ift_json_thread(const struct ift_thread_info *t);
+/* A role's evidence, or NULL (JSON null) for none. */
+struct ift_role_evidence;
+struct json_object *ift_json_role_evidence(const struct ift_role_evidence *ev);
 struct json_object *ift_json_chain(const struct ift_chain *ch);
 struct json_object *ift_json_chains(const struct ift_chains *c);
 /*

@@ -161,8 +161,10 @@ static const char *short_role(const char *role)
 		return "";
 	if (!strcmp(role, "cuda thread") || !strcmp(role, "cuda process"))
 		return "cuda";
-	if (!strcmp(role, "dataloader worker"))
-		return "loader";
+	if (!strcmp(role, "input worker"))
+		return "worker";
+	if (!strcmp(role, "input thread"))
+		return "input";
 	if (!strcmp(role, "pin-memory thread"))
 		return "pin";
 	return role;

@@ -82,6 +82,12 @@ static int setup_ops(struct ift_analysis *a)
 		m->height_arg = arg_index(op, "height");
 		m->kind_arg = arg_index(op, "kind");
 		m->copy = strstr(op->name, "Memcpy") != NULL;
+		m->host_alloc = !strcmp(op->name, "cudaHostAlloc") ||
+				!strcmp(op->name, "cudaMallocHost") ||
+				!strcmp(op->name, "cudaHostRegister") ||
+				!strncmp(op->name, "cuMemHostAlloc", 14) ||
+				!strncmp(op->name, "cuMemAllocHost", 14) ||
+				!strncmp(op->name, "cuMemHostRegister", 17);
 		if (m->copy && m->kind_arg < 0) {
 			/* the driver says the direction in the name */
 			m->fixed_dir = strstr(op->name, "HtoD") ? IFT_COPY_H2D :
@@ -188,9 +194,12 @@ static int on_call(struct ift_analysis *a, const uint64_t *r, bool in)
 		return -ENOMEM;
 	az_thread_seen(th, ts);
 	th->subject = true;
+	th->called = true;
 	ret = az_sched_running(a, th, ts, (uint32_t)r[IFT_C_CPU]);
 	if (ret < 0)
 		return ret;
+	if (m->host_alloc)
+		th->host_alloc_calls++;
 	if (!in)
 		return az_calls_expire(a, th, ts);
 	if (a->ncalls >= UINT32_MAX - 1)
@@ -225,8 +234,10 @@ static int on_call(struct ift_analysis *a, const uint64_t *r, bool in)
 		c->dur_ns = UINT64_MAX - ts;
 	a->sum.calls++;
 	a->max_end = az_max(a->max_end, ts + c->dur_ns);
-	if (!c->depth && !(c->flags & IFT_CALL_F_NESTED))
+	if (!c->depth && !(c->flags & IFT_CALL_F_NESTED)) {
 		th->cuda_ns_all += c->dur_ns;
+		th->cuda_calls_all++;
+	}
 	return az_call_open(a, th, (uint32_t)a->ncalls++);
 }
 
@@ -381,14 +392,6 @@ static bool followed(const struct ift_analysis *a, const struct az_thread *th,
 	return false;
 }
 
-static bool has_name(const struct ift_task *task, const char *name)
-{
-	for (unsigned i = 0; task && i < task->ncomms; i++)
-		if (!strcmp(task->comms[i].comm, name))
-			return true;
-	return false;
-}
-
 /* Fills a thread's public part; false when it is not shown. */
 static bool thread_info(struct ift_analysis *a, struct az_thread *th)
 {
@@ -411,11 +414,9 @@ static bool thread_info(struct ift_analysis *a, struct az_thread *th)
 	    task && (task->flags & IFT_TASK_F_EXITED) ? task->exit_ts : a->hi;
 	e = az_min(e, a->hi);
 	ti->first_ns = th->first_ts - start;
+	if (ift_analysis_loop(a, th->tid))
+		ti->loop = *ift_analysis_loop(a, th->tid);
 	ti->last_ns = th->last_ts - start;
-	if (has_name(task, "pt_data_worker"))
-		ti->role = "dataloader worker";
-	else if (has_name(task, "pt_data_pin"))
-		ti->role = "pin-memory thread";
 	if (th->first_ts > a->hi || s > e || e < a->lo)
 		return false;
 	ti->start_ns = s - start;
@@ -502,11 +503,10 @@ static int process_info(struct ift_analysis *a, struct ift_process_info *p,
 		p->comm = "";
 	}
 	p->ppid = task ? task->ppid : th[0]->info.ppid;
+	/* the other roles come from what the threads did (roles.c) */
 	if (cuda) {
 		cuda->info.role = "cuda thread";
 		p->role = "cuda process";
-	} else if (has_name(task, "pt_data_worker")) {
-		p->role = "dataloader worker";
 	}
 	return 0;
 }
@@ -597,6 +597,8 @@ static int build_results(struct ift_analysis *a)
 		i = j;
 	}
 	free(v);
+	if (ret >= 0)
+		ret = az_roles_assign(a);
 	if (ret < 0)
 		return ret;
 	/* the calls the op tables count, for outputs that draw them one by one */
@@ -625,6 +627,8 @@ int ift_analysis_run(struct ift_trace *t, const struct ift_analyze_opts *opts,
 		a->opts = *opts;
 	ret = setup(a);
 	if (ret >= 0)
+		ret = az_phases_find(a);
+	if (ret >= 0)
 		ret = run_pass(a);
 	if (ret >= 0)
 		ret = build_results(a);
@@ -648,6 +652,7 @@ void ift_analysis_free(struct ift_analysis *a)
 	free(a->calls);
 	free(a->call_th);
 	free(a->attrs);
+	free(a->loops);
 	free(a);
 }
 

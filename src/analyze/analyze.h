@@ -20,6 +20,20 @@ struct az_open {
 	struct ift_call_attr *attr;
 };
 
+/* Who fed a thread between its calls: a source, through a relay or not. */
+struct az_feed {
+	uint32_t src_tid, src_pid;
+	uint32_t relay_tid, relay_pid;	/* 0: woken by the source itself */
+	uint64_t count, ns;
+};
+
+/* Who ended a wait, and the task behind it (roles.c). */
+struct az_by {
+	uint32_t tid, pid;
+	uint32_t src_tid, src_pid;
+	uint32_t relay_tid, relay_pid;
+};
+
 struct az_thread {
 	struct ift_thread_info info;	/* public part, completed at the end */
 	uint32_t idx;			/* in a->th */
@@ -38,6 +52,16 @@ struct az_thread {
 	uint32_t by_tid, by_pid;	/* the preemptor of the current wait */
 	uint64_t first_ts, last_ts, exit_ts;
 	uint64_t cuda_ns_all;		/* unfiltered, for the role */
+	uint64_t cuda_calls_all;	/* outermost, unfiltered */
+	uint64_t host_alloc_calls;	/* pinned host memory (cudaHostAlloc ...) */
+	bool io_sleep;			/* blocked in D (uninterruptible) */
+	bool called;			/* made a CUDA call */
+	/* roles.c: who ended its latest blocked wait, and when */
+	uint32_t woke_tid, woke_pid;
+	uint64_t woke_ts;
+	struct az_feed *feeds;		/* between its calls, by source and relay */
+	uint32_t nfeeds, capfeeds;
+	struct ift_role_evidence ev;	/* behind info.role */
 	struct az_open *open;
 	uint32_t nopen, capopen;
 	uint32_t proc;			/* index in a->procs, set at the end */
@@ -54,7 +78,22 @@ struct az_opmeta {
 	int bytes_arg, width_arg, height_arg, kind_arg;	/* -1: none */
 	int fixed_dir;		/* from a driver copy's name, or -1 */
 	bool copy;
+	bool host_alloc;	/* allocates or registers pinned host memory */
 	bool selected;		/* passes --op */
+};
+
+/* A thread's training loop: the stretch of its outermost CUDA calls that
+   repeats one sequence of ops. */
+struct az_loop {
+	uint32_t period;	/* calls per iteration; 0: no loop found */
+	uint64_t iterations;	/* complete iterations in [first, end) */
+	size_t first, end;	/* calls [first, end) are the steady state */
+};
+
+/* One calling thread's loop, by tid (loop.c finds it). */
+struct az_tloop {
+	uint32_t tid;
+	struct ift_loop_info info;
 };
 
 struct ift_analysis {
@@ -84,6 +123,9 @@ struct ift_analysis {
 	size_t ncalls, capcalls;
 	struct ift_call_attr *attrs;
 	size_t nattrs, capattrs;
+
+	struct az_tloop *loops;		/* by first call */
+	size_t nloops;
 
 	/* results */
 	struct ift_op_stats *ops;
@@ -118,6 +160,22 @@ void az_call_page(struct ift_analysis *a, struct az_thread *th, uint64_t ts,
 		  uint64_t bytes);
 int az_sched_finish(struct ift_analysis *a, uint64_t stop);
 void az_sched_release(struct ift_analysis *a);
+
+/* roles.c */
+/* TH, blocked since FROM, is woken at TS by BY->tid: fills the rest of BY
+   (the task behind the waker) and tallies it when TH was between calls. */
+int az_roles_wake(struct ift_analysis *a, struct az_thread *th, uint64_t from,
+		  uint64_t ts, struct az_by *by);
+/* Roles from the tallies, once the processes are built. */
+int az_roles_assign(struct ift_analysis *a);
+
+/* phases.c: each calling thread's loop, before the pass */
+int az_phases_find(struct ift_analysis *a);
+
+/* loop.c */
+/* OPS: the op ids of one thread's outermost calls in entry order (N of
+   them).  0 with *OUT set (period 0 when there is no loop), or -ENOMEM. */
+int az_loop_find(const uint32_t *ops, size_t n, struct az_loop *out);
 
 /* stats.c */
 int az_build_ops(struct ift_analysis *a);

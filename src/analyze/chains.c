@@ -28,6 +28,7 @@
 #include "ift-chains.h"
 #include "ift-out.h"
 #include "analyze.h"
+#include "../util/array.h"
 
 /* A lower bound of what a fresh 4 KiB page costs its thread (fault and
    zeroing): 1.5-9 us were measured on the 2-CPU VMs we test on. */
@@ -90,8 +91,15 @@ struct gapacc {
 	uint64_t *op_cost;		/* by next op */
 	size_t nops;
 	struct ch_peers peers;
+	struct ch_peers relays;		/* data starvation: the relays between */
 	struct sysavg sys;
 	struct ch_sites sites;		/* of the calls ending its gaps */
+};
+
+/* What a thread's closed gaps of one stage add up to. */
+struct ch_stage {
+	struct ch_peers wakers, preemptors, relays;
+	struct gapacc *gacc;		/* by cause, once it had a gap */
 };
 
 struct ch_thread {
@@ -99,10 +107,11 @@ struct ch_thread {
 	uint32_t last_op;
 	uint64_t busy_until;		/* end of its latest outermost call */
 	uint64_t first_call, last_end;
+	const struct ift_loop_info *loop;	/* NULL: no calls seen before */
 	struct ch_gap cur;		/* the gap now open */
-	struct ch_peers wakers, preemptors;	/* over all its closed gaps */
-	struct ch_peers gw, gp;		/* in the open gap */
-	struct gapacc *gacc;		/* by cause, once it had a gap */
+	struct ch_peers gw, gp, gr;	/* in the open gap: wakers (the tasks
+					   behind them), preemptors, relays */
+	struct ch_stage stage[IFT_STAGE_TAIL + 1];	/* by enum ift_stage */
 };
 
 struct ch_cpu {
@@ -145,30 +154,12 @@ struct ift_chains {
 
 /* ---- memory --------------------------------------------------------- */
 
-static int grow(void **v, size_t *cap, size_t need, size_t size)
-{
-	size_t n = *cap ? *cap : 16;
-	void *p;
-
-	if (need <= *cap)
-		return 0;
-	while (n < need)
-		n *= 2;
-	p = realloc(*v, n * size);
-	if (!p)
-		return -ENOMEM;
-	memset((char *)p + *cap * size, 0, (n - *cap) * size);
-	*v = p;
-	*cap = n;
-	return 0;
-}
-
 /* Zeroed memory that lives as long as the collector. */
 static void *ch_alloc(struct ift_chains *c, size_t n, size_t size)
 {
 	void *p;
 
-	if (grow((void **)&c->blocks, &c->capblocks, c->nblocks + 1, sizeof(void *)) < 0)
+	if (ift_array_grow((void **)&c->blocks, &c->capblocks, c->nblocks + 1, sizeof(void *)) < 0)
 		return NULL;
 	p = calloc(n ? n : 1, size);
 	if (p)
@@ -212,7 +203,7 @@ static int peer_add(struct ch_peers *p, uint32_t tid, uint32_t pid, uint64_t ns,
 			p->v[i].tid = UINT32_MAX;
 			p->v[i].pid = UINT32_MAX;
 		} else {
-			if (grow((void **)&p->v, &p->cap, p->n + 1, sizeof(*p->v)) < 0)
+			if (ift_array_grow((void **)&p->v, &p->cap, p->n + 1, sizeof(*p->v)) < 0)
 				return -ENOMEM;
 			p->v[p->n++] = (struct ch_peer){ .tid = tid, .pid = pid };
 		}
@@ -273,7 +264,7 @@ static int site_add(struct ch_sites *s, uint64_t stack, uint64_t calls, uint64_t
 	if (s->n == s->cap) {
 		sites_compact(s);
 		if ((!s->cap || s->n * 2 > s->cap) &&
-		    grow((void **)&s->v, &s->cap, s->cap * 2 + 1, sizeof(*s->v)) < 0)
+		    ift_array_grow((void **)&s->v, &s->cap, s->cap * 2 + 1, sizeof(*s->v)) < 0)
 			return -ENOMEM;
 	}
 	s->v[s->n++] = (struct ch_site){ stack, calls, cost };
@@ -304,7 +295,7 @@ static struct ch_thread *ch_thread(struct ift_chains *c, uint32_t idx)
 	if (idx >= c->nth) {
 		size_t cap = c->nth;
 
-		if (grow((void **)&c->th, &cap, (size_t)idx + 1, sizeof(*c->th)) < 0) {
+		if (ift_array_grow((void **)&c->th, &cap, (size_t)idx + 1, sizeof(*c->th)) < 0) {
 			c->err = -ENOMEM;
 			return NULL;
 		}
@@ -401,13 +392,17 @@ static void gap_close(struct ift_chains *c, const struct ift_analysis *a,
 		      uint64_t stack)
 {
 	struct ch_gap *g = &ct->cur;
+	/* a gap belongs to the stage of the call that ends it: the wait for
+	   the loop's first batch is the start-up's */
+	struct ch_stage *st = &ct->stage[ift_loop_stage(ct->loop, ts)];
 
-	if (peers_merge(&ct->wakers, &ct->gw) < 0 ||
-	    peers_merge(&ct->preemptors, &ct->gp) < 0) {
+	if (peers_merge(&st->wakers, &ct->gw) < 0 ||
+	    peers_merge(&st->preemptors, &ct->gp) < 0 ||
+	    peers_merge(&st->relays, &ct->gr) < 0) {
 		c->err = -ENOMEM;
 		return;
 	}
-	ct->gw.n = ct->gp.n = 0;
+	ct->gw.n = ct->gp.n = ct->gr.n = 0;
 	if (ts <= ct->busy_until)
 		return;
 	g->start = ct->busy_until;
@@ -416,11 +411,11 @@ static void gap_close(struct ift_chains *c, const struct ift_analysis *a,
 	g->prev_op = ct->last_op;
 	g->next_op = op;
 	g->next_stack = stack;
-	if (!ct->gacc && !(ct->gacc = calloc(IFT_CAUSE_GPU_BOUND + 1, sizeof(*ct->gacc)))) {
+	if (!st->gacc && !(st->gacc = calloc(IFT_CAUSE_GPU_BOUND + 1, sizeof(*st->gacc)))) {
 		c->err = -ENOMEM;
 		return;
 	}
-	if (gap_account(ct->gacc, g, ift_trace_op_count(a->t) + 1, c->o.tail_floor_ns,
+	if (gap_account(st->gacc, g, ift_trace_op_count(a->t) + 1, c->o.tail_floor_ns,
 			c->nsmp ? &c->smp[c->nsmp - 1] : NULL) < 0)
 		c->err = -ENOMEM;
 }
@@ -448,7 +443,8 @@ static void on_call(struct ift_chains *c, const struct ift_analysis *a, const ui
 	memset(&ct->cur, 0, sizeof(ct->cur));
 	if (!ct->active) {
 		ct->first_call = ts;
-		if (grow((void **)&c->active, &c->capactive, c->nactive + 1,
+		ct->loop = ift_analysis_loop(a, th->tid);
+		if (ift_array_grow((void **)&c->active, &c->capactive, c->nactive + 1,
 			 sizeof(*c->active)) < 0) {
 			c->err = -ENOMEM;
 			return;
@@ -473,7 +469,7 @@ static void on_sample(struct ift_chains *c, const struct ift_analysis *a, const 
 	if (!busy && strcmp(m, "procs.running"))
 		return;
 	if (!c->nsmp || c->smp[c->nsmp - 1].ts != r[IFT_C_TS]) {
-		if (grow((void **)&c->smp, &c->capsmp, c->nsmp + 1, sizeof(*c->smp)) < 0) {
+		if (ift_array_grow((void **)&c->smp, &c->capsmp, c->nsmp + 1, sizeof(*c->smp)) < 0) {
 			c->err = -ENOMEM;
 			return;
 		}
@@ -526,7 +522,7 @@ static void on_switch(struct ift_chains *c, const struct ift_analysis *a, const 
 	if (cpu >= c->ncpu) {
 		size_t cap = c->ncpu;
 
-		if (grow((void **)&c->cpu, &cap, (size_t)cpu + 1, sizeof(*c->cpu)) < 0) {
+		if (ift_array_grow((void **)&c->cpu, &cap, (size_t)cpu + 1, sizeof(*c->cpu)) < 0) {
 			c->err = -ENOMEM;
 			return;
 		}
@@ -611,12 +607,14 @@ static void hook_interval(void *ctx, const struct ift_analysis *a,
 	if (!iv->by_tid || iv->by_tid == iv->tid)
 		return;
 	ct->cur.fed += ns;
+	/* the task that did the work, past any relay (roles.c) */
 	if (ns > ct->cur.waker_max) {
 		ct->cur.waker_max = ns;
-		ct->cur.waker_tid = iv->by_tid;
-		ct->cur.waker_pid = iv->by_pid;
+		ct->cur.waker_tid = iv->src_tid;
+		ct->cur.waker_pid = iv->src_pid;
 	}
-	if (peer_add(&ct->gw, iv->by_tid, iv->by_pid, ns, 1) < 0)
+	if (peer_add(&ct->gw, iv->src_tid, iv->src_pid, ns, 1) < 0 ||
+	    (iv->relay_tid && peer_add(&ct->gr, iv->relay_tid, iv->relay_pid, ns, 1) < 0))
 		c->err = -ENOMEM;
 }
 
@@ -751,7 +749,7 @@ static struct usage_task *usage_task(struct usage *u, uint32_t tid, uint32_t pid
 	for (size_t i = 0; i < u->n; i++)
 		if (u->v[i].tid == tid)
 			return &u->v[i];
-	if (u->n == 4096 || grow((void **)&u->v, &u->cap, u->n + 1, sizeof(*u->v)) < 0)
+	if (u->n == 4096 || ift_array_grow((void **)&u->v, &u->cap, u->n + 1, sizeof(*u->v)) < 0)
 		return NULL;
 	u->v[u->n] = (struct usage_task){ .tid = tid, .pid = pid };
 	return &u->v[u->n++];
@@ -929,6 +927,8 @@ static void cb_tasks(struct cb *b, const char *relation, struct ch_peers *p, siz
 		t->comm = q->tid == UINT32_MAX ? "(others)" :
 			  ift_analysis_comm(b->c->a, q->tid, UINT64_MAX);
 		t->role = ti && ti->role ? ti->role : pi ? pi->role : NULL;
+		t->role_evidence = ti && ti->role ? ti->role_evidence :
+				   pi ? pi->role_evidence : NULL;
 		t->outside = q->tid && q->tid != UINT32_MAX && !pi;
 		t->count = q->count;
 		t->ns = q->ns;
@@ -1009,14 +1009,15 @@ static int cb_finish(struct cb *b)
 	return 0;
 }
 
+/* Severity is the steady state's: a start-up or tail chain is LOW. */
 static struct ift_chain *chain_new(struct ift_chains *c, enum ift_cause cause,
-				   enum ift_phase phase, const char *op, uint64_t cost,
-				   uint64_t wall)
+				   enum ift_phase phase, enum ift_stage stage,
+				   const char *op, uint64_t cost, uint64_t wall)
 {
 	struct ift_chain *ch;
 	unsigned share = permille(cost, wall);
 
-	if (grow((void **)&c->chains, &c->capchains, c->nchains + 1, sizeof(*c->chains)) < 0)
+	if (ift_array_grow((void **)&c->chains, &c->capchains, c->nchains + 1, sizeof(*c->chains)) < 0)
 		return NULL;
 	ch = &c->chains[c->nchains++];
 	memset(ch, 0, sizeof(*ch));
@@ -1025,7 +1026,8 @@ static struct ift_chain *chain_new(struct ift_chains *c, enum ift_cause cause,
 	ch->op = op;
 	ch->cost_ns = cost;
 	ch->wall_ns = wall;
-	ch->severity = cause == IFT_CAUSE_GPU_BOUND ? IFT_SEV_LOW :
+	ch->stage = stage;
+	ch->severity = cause == IFT_CAUSE_GPU_BOUND || stage != IFT_STAGE_STEADY ? IFT_SEV_LOW :
 		       share >= IFT_SEV_HIGH_PERMILLE ? IFT_SEV_HIGH :
 		       share >= IFT_SEV_MEDIUM_PERMILLE ? IFT_SEV_MEDIUM : IFT_SEV_LOW;
 	return ch;
@@ -1034,8 +1036,9 @@ static struct ift_chain *chain_new(struct ift_chains *c, enum ift_cause cause,
 /* ---- what the roles of the preemptors or wakers suggest ------------- */
 
 struct who {
-	unsigned workers;		/* dataloader worker processes in the trace */
-	unsigned worker_share;		/* permille of the peers' ns by workers */
+	unsigned workers;		/* input worker processes in the analysis */
+	unsigned threads;		/* input threads among the tasks */
+	unsigned worker_share;		/* permille of the peers' ns by feeders */
 	unsigned outside_share;		/* by tasks outside the traced processes */
 	unsigned noutside;		/* how many of them */
 	unsigned same_share;		/* by threads of the CUDA process */
@@ -1043,27 +1046,29 @@ struct who {
 	const struct ift_chain_task *same;
 };
 
+static bool is_role(const char *role, const char *want)
+{
+	return role && !strcmp(role, want);
+}
+
 static void who_of(const struct cb *b, const char *relation, uint32_t cuda_pid,
 		   struct who *w)
 {
 	const struct ift_analysis *a = b->c->a;
 
 	memset(w, 0, sizeof(*w));
-	for (size_t i = 0; i < ift_analysis_process_count(a); i++) {
-		const struct ift_process_info *p = ift_analysis_process(a, i);
-
-		if (p->role && !strcmp(p->role, "dataloader worker"))
-			w->workers++;
-	}
+	for (size_t i = 0; i < ift_analysis_process_count(a); i++)
+		w->workers += is_role(ift_analysis_process(a, i)->role, "input worker");
 	for (size_t i = 0; i < b->ntasks; i++) {
 		const struct ift_chain_task *t = &b->tasks[i];
 
 		if (strcmp(t->relation, relation))
 			continue;
-		if (t->role && (!strcmp(t->role, "dataloader worker") ||
-				!strcmp(t->role, "pin-memory thread")))
+		if (is_role(t->role, "input worker") || is_role(t->role, "input thread") ||
+		    is_role(t->role, "pin-memory thread")) {
 			w->worker_share += t->share_permille;
-		else if (t->outside) {
+			w->threads += is_role(t->role, "input thread");
+		} else if (t->outside) {
 			w->outside_share += t->share_permille;
 			w->noutside++;
 			if (!w->outside)
@@ -1084,7 +1089,7 @@ static void recommend_cpu(struct cb *b, uint32_t cuda_pid)
 
 	who_of(b, "preempted", cuda_pid, &w);
 	if (w.worker_share >= 300 && w.workers) {
-		cb_rec(b, ch_printf(c, "%u loader workers + 1 feeding thread on %u CPUs: use "
+		cb_rec(b, ch_printf(c, "%u input workers + 1 feeding thread on %u CPUs: use "
 				    "num_workers=%u and persistent_workers=True",
 				    w.workers, cpus, cpus > 1 ? cpus - 1 : 1));
 		cb_rec(b, ch_printf(c, "for a dataset already in memory as a tensor, index it "
@@ -1115,6 +1120,13 @@ static void recommend_cpu(struct cb *b, uint32_t cuda_pid)
 }
 
 /* ---- chains from slow calls ----------------------------------------- */
+
+/* Call CL lies in its thread's training loop, or is nested in a call that
+   does; the other calls are start-up or tail, which rank no chain. */
+static bool steady(const struct ift_chains *c, const struct ift_call_info *cl)
+{
+	return ift_loop_stage(ift_analysis_loop(c->a, cl->tid), cl->ts) == IFT_STAGE_STEADY;
+}
 
 struct opacc {
 	bool flagged;			/* its tail is long */
@@ -1156,8 +1168,8 @@ static int slow_chain(struct ift_chains *c, struct opacc *o, enum ift_cause caus
 	const struct ift_call_info *w = ift_analysis_call(a, o->worst[cause] - 1);
 	const struct ift_op_stats *st = o->st;
 	const char *tcomm = ift_analysis_comm(a, w->tid, w->ts);
-	struct ift_chain *ch = chain_new(c, cause, IFT_PHASE_INSIDE, st->name,
-					 o->part[cause], wall);
+	struct ift_chain *ch = chain_new(c, cause, IFT_PHASE_INSIDE, IFT_STAGE_STEADY,
+					 st->name, o->part[cause], wall);
 	struct cb b = { .c = c, .ch = ch };
 	char d1[32], d2[32], d3[32], d4[32];
 	struct sysavg sv = { 0 };
@@ -1324,7 +1336,7 @@ static int slow_chains(struct ift_chains *c, uint64_t wall)
 		struct opacc *o;
 		uint64_t part[IFT_CAUSE_GPU_BOUND + 1];
 
-		if (!cl->selected || cl->op >= nops || !acc[cl->op].st)
+		if (!cl->selected || cl->op >= nops || !acc[cl->op].st || !steady(c, cl))
 			continue;
 		o = &acc[cl->op];
 		/*
@@ -1426,50 +1438,79 @@ static uint32_t top_op(const struct gapacc *g)
 	return best;
 }
 
+/*
+ * The fix for data starvation, chosen by what the feeders did (docs/report.md,
+ * "How a fix is chosen"), each quoting the figures that chose it.
+ */
 static void recommend_data(struct cb *b, uint32_t cuda_pid, uint64_t fed, uint64_t oncpu,
 			   uint64_t wall)
 {
 	struct ift_chains *c = b->c;
 	const struct ift_analysis *a = c->a;
-	unsigned cpus = c->cpus ? c->cpus : 1;
-	uint64_t wrq = 0, won = 0, wblk = 0;
+	unsigned cpus = c->cpus ? c->cpus : 1, want = cpus > 1 ? cpus - 1 : 1;
+	uint64_t wrq = 0, won = 0, wblk = 0, wio = 0, busy, all;
+	unsigned rq_pct, io_pct, on_pct;
 	struct who w;
 
 	who_of(b, "woke", cuda_pid, &w);
 	for (size_t i = 0; i < ift_analysis_process_count(a); i++) {
 		const struct ift_process_info *p = ift_analysis_process(a, i);
 
-		if (!p->role || strcmp(p->role, "dataloader worker"))
+		if (!is_role(p->role, "input worker"))
 			continue;
 		wrq += p->sched.runqueue_wait_ns;
 		won += p->sched.on_cpu_ns;
 		wblk += p->sched.blocked_ns;
+		wio += p->sched.blocked_io_ns;
 	}
 	cb_num(b, "workers", w.workers);
+	cb_num(b, "input_threads", w.threads);
 	cb_num(b, "workers_on_cpu_ns", won);
 	cb_num(b, "workers_runqueue_wait_ns", wrq);
 	cb_num(b, "workers_blocked_ns", wblk);
+	cb_num(b, "workers_blocked_io_ns", wio);
+	busy = won + wrq;		/* what the workers wanted a CPU for */
+	all = busy + wblk;
+	rq_pct = (permille(wrq, busy) + 5) / 10;
+	io_pct = (permille(wio, all) + 5) / 10;
+	on_pct = (permille(won, all) + 5) / 10;
 	if (oncpu > fed) {
 		cb_rec(b, ch_printf(c, "the thread feeding the GPU builds each batch itself (%u%% "
-				    "of its active time): for a tensor already in memory, index "
-				    "it directly (x[idx[i:i+batch]]) instead of per-sample "
-				    "__getitem__ and collate; else build batches in parallel "
-				    "(DataLoader num_workers=%u, persistent_workers=True)",
-				    (permille(oncpu, wall) + 5) / 10, cpus > 1 ? cpus - 1 : 1));
-	} else if (w.workers && w.workers + 1 > cpus) {
-		cb_rec(b, ch_printf(c, "%u loader workers + 1 feeding thread on %u CPUs: the "
-				    "workers wait %u%% of their time for a CPU; use num_workers=%u "
-				    "and persistent_workers=True", w.workers, cpus,
-				    (permille(wrq, wrq + won + wblk) + 5) / 10,
-				    cpus > 1 ? cpus - 1 : 1));
-		cb_rec(b, ch_printf(c, "for a dataset already in memory as a tensor, index it "
-				    "directly (x[idx[i:i+batch]]): no per-sample __getitem__, "
-				    "collate or worker hand-off"));
+				    "of its active time on CPU between calls, no worker feeds it): "
+				    "build batches in parallel with a loader that has workers "
+				    "(DataLoader num_workers=%u, persistent_workers=True); for a "
+				    "tensor already in memory, index a whole batch at once "
+				    "(x[idx[i:i+batch]]) instead of per-sample __getitem__",
+				    (permille(oncpu, wall) + 5) / 10, want));
+	} else if (w.workers && io_pct >= 20) {
+		cb_rec(b, ch_printf(c, "the %u input workers spend %u%% of their time blocked in "
+				    "I/O (uninterruptible sleep): raise num_workers or "
+				    "prefetch_factor so more reads are in flight, or move the data "
+				    "to faster storage or memory", w.workers, io_pct));
+	} else if (w.workers && rq_pct >= 20) {
+		cb_rec(b, ch_printf(c, "%u input workers + 1 feeding thread on %u CPUs: the "
+				    "workers wait %u%% of their busy time for a CPU; use "
+				    "num_workers=%u and persistent_workers=True", w.workers, cpus,
+				    rq_pct, want));
+		cb_rec(b, ch_printf(c, "make each batch cheaper to build: for a dataset already "
+				    "in memory as a tensor, index a batch at once (x[idx[i:i+batch]], "
+				    "a sampler yielding index batches with batch_size=None, or "
+				    "__getitems__): no per-sample __getitem__ and collate"));
 	} else if (w.workers) {
-		cb_rec(b, ch_printf(c, "the %u loader workers cannot keep up: raise num_workers "
-				    "towards %u (CPUs - 1), raise prefetch_factor, or make each "
-				    "batch cheaper to build (index an in-memory tensor directly)",
-				    w.workers, cpus > 1 ? cpus - 1 : 1));
+		cb_rec(b, ch_printf(c, "the %u input workers are on CPU %u%% of their time and "
+				    "wait %u%% for I/O: the per-sample work is the cost; index a "
+				    "batch at once (an in-memory tensor indexed per batch, a sampler "
+				    "yielding index batches with batch_size=None, or __getitems__)",
+				    w.workers, on_pct, io_pct));
+		if (w.workers < want)
+			cb_rec(b, ch_printf(c, "then raise num_workers from %u towards %u (CPUs - 1) "
+					    "and prefetch_factor", w.workers, want));
+	} else if (w.threads) {
+		cb_rec(b, ch_printf(c, "%u thread%s of the training process build%s its batches "
+				    "and share its GIL with the feeding thread: build them in worker "
+				    "processes instead (DataLoader num_workers=%u, or a "
+				    "multiprocessing pool)", w.threads, w.threads == 1 ? "" : "s",
+				    w.threads == 1 ? "s" : "", want));
 	} else {
 		cb_rec(b, ch_printf(c, "the thread feeding the GPU waits %u%% of its time for "
 				    "input: prepare the next batch ahead (a prefetching loader "
@@ -1478,15 +1519,79 @@ static void recommend_data(struct cb *b, uint32_t cuda_pid, uint64_t fed, uint64
 	}
 }
 
+/*
+ * A start-up or tail chain: what the thread did between its calls before
+ * its training loop began, or after it ended.  It is paid once, not every
+ * step, so it says so instead of a fix for the steady state.
+ */
+static int stage_chain(struct cb *b, const struct gapacc *g, enum ift_cause cause,
+		       enum ift_stage stage, const struct az_thread *th, const char *tcomm,
+		       const char *op, uint64_t cost, uint64_t wall)
+{
+	struct ift_chains *c = b->c;
+	const struct ift_loop_info *l = ift_analysis_loop(c->a, th->tid);
+	const struct ift_chain_task *top = b->ntasks ? &b->tasks[0] : NULL;
+	bool startup = stage == IFT_STAGE_STARTUP;
+	char d1[32], d2[32];
+	const char *what;
+	double at;
+
+	switch (cause) {
+	case IFT_CAUSE_DATA_STARVATION:
+		what = g->fed >= g->oncpu ?
+		       ch_printf(c, "blocked %s waiting for input%s%s", dur(d1, sizeof(d1), g->fed),
+				 top ? " from " : "", top ? top->comm : "") :
+		       ch_printf(c, "%s on CPU between CUDA calls (building its input, the "
+				 "dataset, the model)", dur(d1, sizeof(d1), g->oncpu));
+		break;
+	case IFT_CAUSE_CPU_CONTENTION:
+		what = ch_printf(c, "waited %s for a CPU%s%s", dur(d1, sizeof(d1), cost),
+				 top ? ", preempted by " : "", top ? top->comm : "");
+		break;
+	default:
+		what = ch_printf(c, "faulted in %" PRIu64 " fresh pages (%s)", g->pages,
+				 bytes_str(d1, sizeof(d1), g->page_bytes));
+		break;
+	}
+	if (!l || !l->period) {
+		b->ch->summary = ch_printf(c, "start-up (no training loop found) -> %s (tid %u) "
+					   "%s, %u%% of its active time -> %s issued late",
+					   tcomm, th->tid, what ? what : "",
+					   (permille(cost, wall) + 5) / 10, op);
+		cb_rec(b, ch_printf(c, "no repeating sequence of CUDA calls: the run is all "
+				    "start-up, paid once; record a longer run to see its steady "
+				    "state"));
+		return cb_finish(b);
+	}
+	at = (double)((startup ? l->from_ts : l->to_ts) - az_min(c->start_ts,
+			startup ? l->from_ts : l->to_ts)) / 1e9;
+	b->ch->summary = ch_printf(c, "%s -> %s (tid %u) %s %s the training loop %s at "
+				   "%.3f s (%s, %u%% of the time %s it) -> %s issued late",
+				   startup ? "start-up" : "tail", tcomm, th->tid, what ? what : "",
+				   startup ? "before" : "after", startup ? "began" : "ended", at,
+				   dur(d2, sizeof(d2), cost), (permille(cost, wall) + 5) / 10,
+				   startup ? "before" : "after", op);
+	cb_num(b, startup ? "loop_from_ns" : "loop_to_ns",
+	       (uint64_t)(at * 1e9 + 0.5));
+	cb_rec(b, ch_printf(c, "paid once %s the training loop, not at every step: the "
+			    "steady state is judged apart; %s",
+			    startup ? "before" : "after",
+			    startup ? "to start sooner, cache what is built before the loop (the "
+				      "dataset as a saved tensor, compiled kernels) between runs" :
+				      "to end sooner, make the work after the loop (evaluation, "
+				      "saving) cheaper or less frequent"));
+	return cb_finish(b);
+}
+
 static int gap_chain(struct ift_chains *c, struct gapacc *g, enum ift_cause cause,
-		     uint64_t cost, uint64_t wall)
+		     enum ift_stage stage, uint64_t cost, uint64_t wall)
 {
 	const struct ift_analysis *a = c->a;
 	const struct ch_gap *w = &g->worst;
 	const struct az_thread *th = a->th[w->th];
 	const char *op = op_name(c, top_op(g));
 	const char *tcomm = ift_analysis_comm(a, th->tid, w->start);
-	struct ift_chain *ch = chain_new(c, cause, IFT_PHASE_BEFORE, op, cost, wall);
+	struct ift_chain *ch = chain_new(c, cause, IFT_PHASE_BEFORE, stage, op, cost, wall);
 	struct cb b = { .c = c, .ch = ch };
 	char d1[32], d2[32], d3[32];
 	struct sysavg sv = { 0 };
@@ -1525,6 +1630,8 @@ static int gap_chain(struct ift_chains *c, struct gapacc *g, enum ift_cause caus
 		cb_num(&b, "runnable_milli", g->sys.run_sum * 1000 / g->sys.nrun);
 	cb_num(&b, "cpus", c->cpus);
 	cb_tasks(&b, cause == IFT_CAUSE_CPU_CONTENTION ? "preempted" : "woke", &g->peers, 6);
+	if (cause == IFT_CAUSE_DATA_STARVATION)
+		cb_tasks(&b, "relayed", &g->relays, 3);
 	cb_sites(&b, &g->sites);
 
 	/* the worst gap */
@@ -1547,12 +1654,12 @@ static int gap_chain(struct ift_chains *c, struct gapacc *g, enum ift_cause caus
 		for (size_t i = 0; i < u.n; i++) {
 			const struct ift_process_info *pi = ift_analysis_process_find(a, u.v[i].pid);
 
-			if (pi && pi->role && !strcmp(pi->role, "dataloader worker"))
+			if (pi && is_role(pi->role, "input worker"))
 				pre += u.v[i].preempted;
 		}
 		cb_step(&b, w->start, "system", ch_printf(c, "on the CPUs meanwhile: %s", ut));
 		if (pre)
-			cb_step(&b, w->start, "host", ch_printf(c, "loader workers preempted %"
+			cb_step(&b, w->start, "host", ch_printf(c, "input workers preempted %"
 						      PRIu64 " time%s in this gap", pre,
 						      pre == 1 ? "" : "s"));
 	}
@@ -1581,6 +1688,8 @@ static int gap_chain(struct ift_chains *c, struct gapacc *g, enum ift_cause caus
 	 * and how to look past it, before any fix.
 	 */
 	cb_num(&b, "worst_gap_ns", g->worst_v);
+	if (stage != IFT_STAGE_STEADY)
+		return stage_chain(&b, g, cause, stage, th, tcomm, op, cost, wall);
 	if (g->worst_v * 2 > cost) {
 		uint64_t end = w->end > c->start_ts ? w->end - c->start_ts : 0;
 
@@ -1651,7 +1760,8 @@ static bool thread_selected(const struct ift_chains *c, size_t idx)
 	return idx < c->a->nth && c->sel[idx];
 }
 
-static int gap_chains(struct ift_chains *c, uint64_t wall)
+/* The chains of the gaps of STAGE, whose active time is WALL. */
+static int gap_chains(struct ift_chains *c, enum ift_stage stage, uint64_t wall)
 {
 	const struct ift_analysis *a = c->a;
 	size_t nops = ift_trace_op_count(c->t) + 1;
@@ -1669,16 +1779,18 @@ static int gap_chains(struct ift_chains *c, uint64_t wall)
 	/* the selected CUDA threads' gaps, and who woke or preempted them */
 	for (size_t i = 0; i < a->nth && i < c->nth; i++) {
 		const struct ch_thread *ct = &c->th[i];
+		const struct ch_stage *st = &ct->stage[stage];
 
 		if (!ct->active || !thread_selected(c, i))
 			continue;
-		if (peers_merge(&acc[IFT_CAUSE_DATA_STARVATION].peers, &ct->wakers) < 0 ||
-		    peers_merge(&acc[IFT_CAUSE_CPU_CONTENTION].peers, &ct->preemptors) < 0) {
+		if (peers_merge(&acc[IFT_CAUSE_DATA_STARVATION].peers, &st->wakers) < 0 ||
+		    peers_merge(&acc[IFT_CAUSE_DATA_STARVATION].relays, &st->relays) < 0 ||
+		    peers_merge(&acc[IFT_CAUSE_CPU_CONTENTION].peers, &st->preemptors) < 0) {
 			ret = -ENOMEM;
 			goto out;
 		}
-		for (int k = 1; ct->gacc && k < IFT_CAUSE_GPU_BOUND; k++) {
-			const struct gapacc *y = &ct->gacc[k];
+		for (int k = 1; st->gacc && k < IFT_CAUSE_GPU_BOUND; k++) {
+			const struct gapacc *y = &st->gacc[k];
 			struct gapacc *x = &acc[k];
 
 			x->gaps += y->gaps;
@@ -1720,7 +1832,7 @@ static int gap_chains(struct ift_chains *c, uint64_t wall)
 			if (!x->worst_v || x->cost < c->o.tail_floor_ns ||
 			    permille(x->cost, wall) < GAP_MIN_PERMILLE)
 				continue;
-			ret = gap_chain(c, x, cause, x->cost, wall);
+			ret = gap_chain(c, x, cause, stage, x->cost, wall);
 			if (ret < 0)
 				goto out;
 		}
@@ -1729,6 +1841,7 @@ out:
 	for (int k = 1; k <= IFT_CAUSE_GPU_BOUND; k++) {
 		free(acc[k].op_cost);
 		free(acc[k].peers.v);
+		free(acc[k].relays.v);
 		free(acc[k].sites.v);
 	}
 	return ret;
@@ -1759,7 +1872,7 @@ static int gpu_bound_chain(struct ift_chains *c, uint64_t wall)
 		uint64_t v, from, end = cl->ts + cl->dur_ns;
 
 		if (!cl->selected || cl->depth || (cl->flags & IFT_CALL_F_NESTED) || !op ||
-		    cl->op >= nops || !c->waits[cl->op] || !th)
+		    cl->op >= nops || !c->waits[cl->op] || !th || !steady(c, cl))
 			continue;
 		/* calls of one thread that overlap (lost returns) count once */
 		from = az_max(cl->ts, until[th->idx]);
@@ -1789,8 +1902,8 @@ static int gpu_bound_chain(struct ift_chains *c, uint64_t wall)
 		}
 	{
 		const char *op = op_name(c, best);
-		struct ift_chain *ch = chain_new(c, IFT_CAUSE_GPU_BOUND, IFT_PHASE_INSIDE, op,
-						 total, wall);
+		struct ift_chain *ch = chain_new(c, IFT_CAUSE_GPU_BOUND, IFT_PHASE_INSIDE,
+						 IFT_STAGE_STEADY, op, total, wall);
 		struct cb b = { .c = c, .ch = ch };
 		struct sysavg sv = { 0 };
 		char d1[32];
@@ -1847,6 +1960,8 @@ static int cmp_chain(const void *x, const void *y)
 
 	if (p->severity != q->severity)
 		return p->severity < q->severity ? 1 : -1;
+	if ((p->stage == IFT_STAGE_STEADY) != (q->stage == IFT_STAGE_STEADY))
+		return p->stage == IFT_STAGE_STEADY ? -1 : 1;
 	if (p->cost_ns != q->cost_ns)
 		return p->cost_ns < q->cost_ns ? 1 : -1;
 	return (int)p->cause - (int)q->cause;
@@ -1856,8 +1971,8 @@ int ift_chains_build(struct ift_chains *c, const struct ift_analysis *a,
 		     struct ift_trace *t)
 {
 	const struct ift_analysis_summary *s = ift_analysis_summary(a);
-	uint64_t wall = 0;
-	int ret;
+	uint64_t wall[IFT_STAGE_TAIL + 1] = { 0 };
+	int ret = 0;
 
 	if (c->err)
 		return c->err;
@@ -1884,22 +1999,38 @@ int ift_chains_build(struct ift_chains *c, const struct ift_analysis *a,
 		if (th->idx < a->nth && th->info.role && !strcmp(th->info.role, "cuda thread"))
 			c->sel[th->idx] = true;
 	}
-	/* the active time of the selected CUDA threads: first call to last end */
+	/* the active time of the selected CUDA threads, first call to last
+	   end, by stage */
 	for (size_t i = 0; i < c->nth && i < a->nth; i++) {
 		const struct ch_thread *ct = &c->th[i];
+		const struct ift_loop_info *l = ct->loop;
 
-		if (ct->active && thread_selected(c, i))
-			wall += ct->last_end - ct->first_call;
+		if (!ct->active || !thread_selected(c, i))
+			continue;
+		if (!l || !l->period) {
+			wall[IFT_STAGE_STARTUP] += ct->last_end - ct->first_call;
+			continue;
+		}
+		wall[IFT_STAGE_STARTUP] += az_overlap(ct->first_call, ct->last_end, 0, l->from_ts);
+		wall[IFT_STAGE_STEADY] += az_overlap(ct->first_call, ct->last_end, l->from_ts,
+						     l->to_ts);
+		wall[IFT_STAGE_TAIL] += az_overlap(ct->first_call, ct->last_end, l->to_ts,
+						   UINT64_MAX);
 	}
-	if (!wall)
-		return 0;
-	ret = slow_chains(c, wall);
-	if (ret >= 0)
-		ret = gap_chains(c, wall);
-	if (ret >= 0)
-		ret = gpu_bound_chain(c, wall);
-	if (ret < 0)
-		return ret;
+	if (wall[IFT_STAGE_STEADY]) {
+		ret = slow_chains(c, wall[IFT_STAGE_STEADY]);
+		if (ret >= 0)
+			ret = gap_chains(c, IFT_STAGE_STEADY, wall[IFT_STAGE_STEADY]);
+		if (ret >= 0)
+			ret = gpu_bound_chain(c, wall[IFT_STAGE_STEADY]);
+		if (ret < 0)
+			return ret;
+	}
+	/* the start-up and the tail, apart: their own share, never above LOW */
+	for (int k = IFT_STAGE_STARTUP; k <= IFT_STAGE_TAIL; k += 2) {
+		if (wall[k] && (ret = gap_chains(c, (enum ift_stage)k, wall[k])) < 0)
+			return ret;
+	}
 	if (c->nchains > 1)
 		qsort(c->chains, c->nchains, sizeof(*c->chains), cmp_chain);
 	return 0;
@@ -1920,15 +2051,21 @@ void ift_chains_free(struct ift_chains *c)
 	if (!c)
 		return;
 	for (size_t i = 0; i < c->nth; i++) {
-		free(c->th[i].wakers.v);
-		free(c->th[i].preemptors.v);
 		free(c->th[i].gw.v);
 		free(c->th[i].gp.v);
-		for (int k = 0; c->th[i].gacc && k <= IFT_CAUSE_GPU_BOUND; k++) {
-			free(c->th[i].gacc[k].op_cost);
-			free(c->th[i].gacc[k].sites.v);
+		free(c->th[i].gr.v);
+		for (int s = 0; s <= IFT_STAGE_TAIL; s++) {
+			struct ch_stage *st = &c->th[i].stage[s];
+
+			free(st->wakers.v);
+			free(st->preemptors.v);
+			free(st->relays.v);
+			for (int k = 0; st->gacc && k <= IFT_CAUSE_GPU_BOUND; k++) {
+				free(st->gacc[k].op_cost);
+				free(st->gacc[k].sites.v);
+			}
+			free(st->gacc);
 		}
-		free(c->th[i].gacc);
 	}
 	for (size_t i = 0; i < c->nblocks; i++)
 		free(c->blocks[i]);

@@ -371,8 +371,10 @@ static int credit(struct az_thread *th, uint64_t ts, uint32_t tid, uint32_t pid)
  * or caused it, for the hook.
  */
 static void th_close(struct ift_analysis *a, struct az_thread *th, uint64_t ts,
-		     uint32_t by_tid, uint32_t by_pid)
+		     const struct az_by *by)
 {
+	static const struct az_by nobody;
+
 	struct ift_sched_stats *s = &th->info.sched;
 	uint64_t from = th->since, ns;
 
@@ -389,6 +391,8 @@ static void th_close(struct ift_analysis *a, struct az_thread *th, uint64_t ts,
 		break;
 	case IFT_SCHED_BLOCKED:
 		s->blocked_ns += ns;
+		if (th->io_sleep)
+			s->blocked_io_ns += ns;
 		break;
 	default:
 		/* UNKNOWN, EXITING: no time to count */
@@ -400,10 +404,16 @@ static void th_close(struct ift_analysis *a, struct az_thread *th, uint64_t ts,
 		call_add(&a->calls[o->call], th->st, az_overlap(from, ts, o->ts, o->end));
 	}
 	if (a->opts.hooks.interval) {
-		struct ift_interval iv = {
+		struct ift_interval iv;
+
+		if (!by)
+			by = &nobody;
+		iv = (struct ift_interval){
 			.tid = th->tid, .pid = th->pid, .state = th->st,
 			.start_ts = from, .end_ts = ts, .cpu = th->cpu,
-			.by_tid = by_tid, .by_pid = by_pid,
+			.by_tid = by->tid, .by_pid = by->pid,
+			.src_tid = by->src_tid, .src_pid = by->src_pid,
+			.relay_tid = by->relay_tid, .relay_pid = by->relay_pid,
 		};
 
 		a->opts.hooks.interval(a->opts.hooks.ctx, a, &iv);
@@ -467,14 +477,14 @@ static void stall_end(struct ift_analysis *a, struct az_thread *th, uint64_t ts)
 }
 
 static int switch_out(struct ift_analysis *a, struct az_thread *p, uint64_t ts,
-		      uint32_t cpu, bool invol, uint32_t ntid, uint32_t npid)
+		      uint32_t cpu, bool invol, bool io, uint32_t ntid, uint32_t npid)
 {
 	int ret;
 
 	az_thread_seen(p, ts);
 	/* a switch-in we did not see: what it was until now still counts */
 	wait_del(a, p);
-	th_close(a, p, ts, 0, 0);
+	th_close(a, p, ts, NULL);
 	if (in_window(a, ts)) {
 		if (invol)
 			p->info.sched.involuntary++;
@@ -505,6 +515,7 @@ static int switch_out(struct ift_analysis *a, struct az_thread *p, uint64_t ts,
 		return 0;
 	}
 	th_set(p, invol ? IFT_SCHED_RUNNABLE : IFT_SCHED_BLOCKED, ts);
+	p->io_sleep = io;
 	p->off_since = ts;
 	p->off_known = true;
 	p->cpu = cpu;
@@ -530,15 +541,15 @@ static int switch_in(struct ift_analysis *a, struct az_thread *n, uint64_t ts,
 		if (n->nopen && (ret = credit(n, ts, ptid, ppid)) < 0)
 			return ret;
 		wait_del(a, n);
-		th_close(a, n, ts, n->by_tid, n->by_pid);
+		th_close(a, n, ts, &(struct az_by){ .tid = n->by_tid, .pid = n->by_pid });
 		break;
 	case IFT_SCHED_BLOCKED:
 		/* no wake-up seen (lost, or at the same ns): all of it blocked */
-		th_close(a, n, ts, 0, 0);
+		th_close(a, n, ts, NULL);
 		break;
 	case IFT_SCHED_RUNNING:
 		/* a switch-out we did not see: count on */
-		th_close(a, n, ts, 0, 0);
+		th_close(a, n, ts, NULL);
 		break;
 	default:
 		break;
@@ -560,6 +571,8 @@ int az_sched_switch(struct ift_analysis *a, const uint64_t *row)
 	/* TASK_REPORT bits clear: R (yielded) or R+ (preempted), as the kernel
 	   counts nivcsw */
 	bool invol = (row[IFT_SW_PREV_STATE] & 0xff) == 0;
+	/* TASK_UNINTERRUPTIBLE alone: D, waiting for I/O or a kernel lock */
+	bool io = (row[IFT_SW_PREV_STATE] & 0xff) == 0x2;
 	struct az_thread *p, *n;
 	int ret;
 
@@ -578,7 +591,7 @@ int az_sched_switch(struct ift_analysis *a, const uint64_t *row)
 		p = az_thread_get(a, ptid, ppid);
 		if (!p)
 			return -ENOMEM;
-		ret = switch_out(a, p, ts, cpu, invol, ntid, npid);
+		ret = switch_out(a, p, ts, cpu, invol, io, ntid, npid);
 		if (ret < 0)
 			return ret;
 	}
@@ -600,6 +613,7 @@ int az_sched_wakeup(struct ift_analysis *a, const uint64_t *row)
 	uint32_t wtid = (uint32_t)row[IFT_WK_WAKER_TID];
 	uint32_t wpid = (uint32_t)row[IFT_WK_WAKER_PID];
 	uint32_t target = (uint32_t)row[IFT_WK_TARGET_CPU];
+	struct az_by by = { .tid = wtid, .pid = wpid };
 	struct az_thread *th, *w;
 	int ret;
 
@@ -635,7 +649,10 @@ int az_sched_wakeup(struct ift_analysis *a, const uint64_t *row)
 			if (ns && (ret = attr_add(o, wtid, wpid, IFT_ATTR_WOKE, ns)) < 0)
 				return ret;
 		}
-		th_close(a, th, ts, wtid, wpid);
+		ret = az_roles_wake(a, th, th->since, ts, &by);
+		if (ret < 0)
+			return ret;
+		th_close(a, th, ts, &by);
 		__attribute__((fallthrough));
 	case IFT_SCHED_UNKNOWN:
 		if (kind != IFT_WAKE_WAKEUP_NEW && in_window(a, ts))
@@ -664,7 +681,7 @@ int az_sched_exit(struct ift_analysis *a, struct az_thread *th, uint64_t ts)
 	az_thread_seen(th, ts);
 	az_sched_running(a, th, ts, th->cpu);
 	wait_del(a, th);
-	th_close(a, th, ts, 0, 0);
+	th_close(a, th, ts, NULL);
 	th->exited = true;
 	th->exit_ts = ts;
 	th->off_known = false;
@@ -696,7 +713,7 @@ int az_sched_finish(struct ift_analysis *a, uint64_t stop)
 					az_max(th->off_since, a->lo) - a->sum.start_ts;
 			}
 		}
-		th_close(a, th, stop, 0, 0);
+		th_close(a, th, stop, NULL);
 	}
 	return 0;
 }
@@ -707,6 +724,7 @@ void az_sched_release(struct ift_analysis *a)
 		for (uint32_t k = 0; k < a->th[i]->nopen; k++)
 			free(a->th[i]->open[k].attr);
 		free(a->th[i]->open);
+		free(a->th[i]->feeds);
 		free(a->th[i]);
 	}
 	free(a->th);

@@ -175,7 +175,7 @@ static const char investigate_text[] =
 	"innermost frames of the application, with their share of the op's time "
 	"and tail).\n"
 	"4. get_per_process_breakdown for the pid of the top chain (with its threads), "
-	"and without a pid to see the other processes (dataloader workers, "
+	"and without a pid to see the other processes (input workers, "
 	"neighbours).\n"
 	"5. Only if a question is still open: get_timeline around the worst "
 	"occurrence (from_ns a little before the chain's timeline, the chain's tid), "

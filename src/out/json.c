@@ -108,11 +108,51 @@ void ift_json_sched(json_object *o, const struct ift_sched_stats *s)
 	add_u64(o, "voluntary_switches", s->voluntary);
 	add_u64(o, "runqueue_wait_ns", s->runqueue_wait_ns);
 	add_u64(o, "blocked_ns", s->blocked_ns);
+	add_u64(o, "blocked_io_ns", s->blocked_io_ns);
 	add_u64(o, "max_off_cpu_ns", s->max_off_cpu_ns);
 	add_u64(o, "max_off_cpu_at_ns", s->max_off_cpu_at);
 	add_u64(o, "wakeups", s->wakeups);
 	add_u64(o, "page_allocs", s->page_allocs);
 	add_u64(o, "page_alloc_bytes", s->page_alloc_bytes);
+}
+
+/* Why a task has its role (docs/report.md, "Roles"); null without one. */
+json_object *ift_json_role_evidence(const struct ift_role_evidence *ev)
+{
+	json_object *o;
+
+	if (!ev)
+		return NULL;
+	o = json_object_new_object();
+	add_str(o, "behaviour", ev->behaviour);
+	add_u64(o, "cuda_tid", ev->cuda_tid);
+	add_u64(o, "cuda_pid", ev->cuda_pid);
+	add_u64(o, "wakeups", ev->wakeups);
+	add_u64(o, "ns", ev->ns);
+	add_u64(o, "relayed_wakeups", ev->relayed_wakeups);
+	add_u64(o, "via_tid", ev->via_tid);
+	add_u64(o, "from_pid", ev->from_pid);
+	add_u64(o, "calls", ev->calls);
+	add_u64(o, "forked_from", ev->forked_from);
+	add_str(o, "name", ev->name);
+	return o;
+}
+
+static json_object *json_loop(const struct ift_loop_info *l)
+{
+	json_object *o;
+
+	if (!l->calls)
+		return NULL;
+	o = json_object_new_object();
+	add_u64(o, "calls", l->calls);
+	add_u64(o, "period", l->period);
+	add_u64(o, "iterations", l->iterations);
+	if (l->period) {
+		add_u64(o, "from_ns", l->from_ns);
+		add_u64(o, "to_ns", l->to_ns);
+	}
+	return o;
 }
 
 static json_object *json_names(const struct ift_task *task)
@@ -132,6 +172,8 @@ json_object *ift_json_thread(const struct ift_thread_info *t)
 	add_str(o, "comm", ift_thread_comm(t));
 	json_object_object_add(o, "names", json_names(t->task));
 	add_str(o, "role", t->role);
+	json_object_object_add(o, "role_evidence", ift_json_role_evidence(t->role_evidence));
+	json_object_object_add(o, "loop", json_loop(&t->loop));
 	add_u64(o, "start_ns", t->start_ns);
 	add_u64(o, "end_ns", t->end_ns);
 	json_object_object_add(o, "started", json_object_new_boolean(t->started));
@@ -157,6 +199,7 @@ json_object *ift_json_process(const struct ift_process_info *p)
 		json_object_array_add(v, json_object_new_string(p->names[i]));
 	json_object_object_add(o, "names", v);
 	add_str(o, "role", p->role);
+	json_object_object_add(o, "role_evidence", ift_json_role_evidence(p->role_evidence));
 	add_u64(o, "start_ns", p->start_ns);
 	add_u64(o, "end_ns", p->end_ns);
 	v = json_object_new_array();
@@ -177,6 +220,7 @@ json_object *ift_json_chain(const struct ift_chain *ch)
 	add_str(o, "severity", ift_severity_name(ch->severity));
 	add_str(o, "cause", ift_cause_name(ch->cause));
 	add_str(o, "phase", ift_phase_name(ch->phase));
+	add_str(o, "stage", ift_stage_name(ch->stage));
 	add_str(o, "op", ch->op);
 	add_u64(o, "pid", ch->pid);
 	add_u64(o, "tid", ch->tid);
@@ -211,6 +255,8 @@ json_object *ift_json_chain(const struct ift_chain *ch)
 			add_str(x, "role", t->role);
 		else
 			json_object_object_add(x, "role", NULL);
+		json_object_object_add(x, "role_evidence",
+				       ift_json_role_evidence(t->role_evidence));
 		json_object_object_add(x, "outside", json_object_new_boolean(t->outside));
 		add_u64(x, "count", t->count);
 		add_u64(x, "ns", t->ns);

@@ -111,7 +111,7 @@ else:
     if c["severity"] != "HIGH" or c["phase"] != "before":
         bad.append("starve: severity %s phase %s" % (c["severity"], c["phase"]))
     woke = [x for x in c["evidence"]["tasks"] if x["relation"] == "woke"]
-    if not woke or woke[0]["tid"] != 200 or woke[0]["role"] != "dataloader worker":
+    if not woke or woke[0]["tid"] != 200 or woke[0]["role"] != "input worker":
         bad.append("starve: the waker should be worker 200: %r" % woke[:1])
     if not any("num_workers=1" in x for x in c["recommendations"]):
         bad.append("starve: 5 workers on 2 CPUs, no num_workers=1 in %r" % c["recommendations"])

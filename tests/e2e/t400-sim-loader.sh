@@ -67,7 +67,7 @@ if c:
            "woken by others than the workers: %s" % others)
     for pid in sorted(set(woke) & set(want)):
         t, x = woke[pid], want[pid]
-        chk.ok(t["role"] == "dataloader worker" and not t["outside"],
+        chk.ok(t["role"] == "input worker" and not t["outside"],
                "waker %d: role %r outside %r" % (pid, t["role"], t["outside"]))
         chk.ok(t["comm"] == "pt_data_worker", "waker %d named %r, not pt_data_worker" % (pid, t["comm"]))
         chk.ok(abs(t["count"] - x["batches"]) <= 2,
@@ -79,7 +79,7 @@ if c:
     for cc in chains(r, "cpu_contention"):
         for t in tasks(cc, "preempted"):
             if t["pid"] in workers:
-                chk.ok(t["role"] == "dataloader worker" and not t["outside"],
+                chk.ok(t["role"] == "input worker" and not t["outside"],
                        "preempted by worker %d: %s" % (t["pid"], t))
 
 check_ops(chk, truth, r, probed(), slack)
@@ -87,7 +87,7 @@ check_main(chk, truth, r, trace)
 
 # the workers: each one process, named, with the parent and the switches it counted
 procs = {p["pid"]: p for p in r["processes"]}
-loaders = {p["pid"] for p in r["processes"] if p["role"] == "dataloader worker"}
+loaders = {p["pid"] for p in r["processes"] if p["role"] == "input worker"}
 chk.ok(loaders == set(workers), "dataloader workers %s, the workload forked %s" %
        (sorted(loaders), sorted(workers)))
 for pid, ru in sorted(workers.items()):

@@ -46,7 +46,7 @@ else:
         bad.append("loader: chain on tid %d op %s, the feeding thread is %d before cudaMemcpy"
                    % (s["tid"], s["op"], truth["tid"]))
     woke = [t for t in e["tasks"] if t["relation"] == "woke"]
-    workers = [t for t in woke if t["role"] == "dataloader worker"]
+    workers = [t for t in woke if t["role"] == "input worker"]
     if sum(t["share_permille"] for t in workers) < 800:
         bad.append("loader: the workers woke it for less than 80%%: %r" % woke[:4])
     # the gaps (blocked until fed, on CPU, runnable) hold next()'s waits

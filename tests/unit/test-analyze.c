@@ -444,43 +444,51 @@ static void test_copies(void **state)
 
 /*
  * python3 (4242) with a CUDA thread 4243 and a pin-memory thread 4244,
- * forks a worker 4250 renamed pt_data_worker that exits at 80 ms; an
- * unrelated process 9000 calls cudaMalloc.
+ * forks a worker 4250 that exits at 80 ms; an unrelated process 9000
+ * calls cudaMalloc.  The roles come from what they do: the CUDA thread
+ * sleeps between its calls (21.5 ms) until 4244 wakes it (31 ms), 4244
+ * having been woken by the worker during that wait (30 ms) and having
+ * allocated pinned memory (cudaHostAlloc): the worker fed it through a
+ * pin-memory thread.  NAMED gives them PyTorch 2's names, which only
+ * confirm: without them the roles are the same.
  */
-static void build_tree(struct tb *b)
+static void build_tree(struct tb *b, bool named)
 {
-	tb_begin(b, "tree", 100 * MS);
+	tb_begin(b, named ? "tree" : "tree-unnamed", 100 * MS);
 	task(b, 1 * MS, 4242, 4242, IFT_TASK_COMM, 0, 0, "python3");
 	task(b, 2 * MS, 4242, 4242, IFT_TASK_CLONE, 4243, 4242, "python3");
 	task(b, 3 * MS, 4243, 4242, IFT_TASK_COMM, 0, 0, "pt_main_thread");
 	task(b, 4 * MS, 4242, 4242, IFT_TASK_CLONE, 4244, 4242, "python3");
-	task(b, 5 * MS, 4244, 4242, IFT_TASK_COMM, 0, 0, "pt_data_pin");
+	if (named)
+		task(b, 5 * MS, 4244, 4242, IFT_TASK_COMM, 0, 0, "pt_data_pin");
 	task(b, 6 * MS, 4242, 4242, IFT_TASK_FORK, 4250, 4250, "python3");
-	task(b, 7 * MS, 4250, 4250, IFT_TASK_COMM, 0, 0, "pt_data_worker");
+	if (named)
+		task(b, 7 * MS, 4250, 4250, IFT_TASK_COMM, 0, 0, "pt_data_worker");
 	task(b, 8 * MS, 9000, 9000, IFT_TASK_COMM, 0, 0, "other");
 	wk(b, 9 * MS, 0, 4250, 4250, IFT_WAKE_WAKEUP_NEW, 1, 4242, 4242);
 	sw(b, 10 * MS, 1, 0, 0, S_RUN, 4250, 4250);
 	call(b, 20 * MS, 4243, 4242, OP_LAUNCH, 1 * MS, 0, 0, 1, 2, 0, 0, 0);
-	call(b, 22 * MS, 4244, 4242, OP_MEMCPY, 100 * US, 0, 0, 1, 2, 4096, 1, 0);
+	sw(b, 21500 * US, 0, 4243, 4242, S_SLEEP, 4244, 4242);
+	call(b, 22 * MS, 4244, 4242, OP_HOSTALLOC, 100 * US, 0, 0, 1, 4096, 0, 0, 0);
+	sw(b, 23 * MS, 0, 4244, 4242, S_SLEEP, 0, 0);
+	wk(b, 30 * MS, 1, 4244, 4242, IFT_WAKE_WAKEUP, 0, 4250, 4250);
+	sw(b, 30500 * US, 0, 0, 0, S_RUN, 4244, 4242);
+	wk(b, 31 * MS, 0, 4243, 4242, IFT_WAKE_WAKEUP, 0, 4244, 4242);
 	call(b, 30 * MS, 9000, 9000, OP_MALLOC, 5 * MS, 0, 0, 4096, 0, 0, 0, 0);
 	page(b, 40 * MS, 4250, 4250, 0);
-	task(b, 80 * MS, 4250, 4250, IFT_TASK_EXIT, 0, 0, "pt_data_worker");
+	task(b, 80 * MS, 4250, 4250, IFT_TASK_EXIT, 0, 0, named ? "pt_data_worker" : "python3");
 }
 
-static void test_processes_and_roles(void **state)
+static void check_roles(struct tb *b, bool named)
 {
+	const struct ift_role_evidence *ev;
 	const struct ift_process_info *p, *w;
 	const struct ift_thread_info *t;
-	struct tb b;
 
-	(void)state;
-	build_tree(&b);
-	tb_run(&b, NULL);
-
-	assert_int_equal(ift_analysis_process_count(b.a), 3);
+	assert_int_equal(ift_analysis_process_count(b->a), 3);
 	/* most CUDA time first */
-	assert_int_equal(ift_analysis_process(b.a, 0)->pid, 9000);
-	p = ift_analysis_process_find(b.a, 4242);
+	assert_int_equal(ift_analysis_process(b->a, 0)->pid, 9000);
+	p = ift_analysis_process_find(b->a, 4242);
 	assert_non_null(p);
 	assert_string_equal(p->comm, "python3");
 	assert_int_equal(p->nthreads, 3);
@@ -488,27 +496,71 @@ static void test_processes_and_roles(void **state)
 	assert_int_equal(p->cuda_ns, 1100 * US);
 	assert_int_equal(p->cuda_calls, 2);
 	assert_int_equal(p->nops, 2);
-	assert_string_equal(thread(&b, 4243)->role, "cuda thread");
-	assert_string_equal(thread(&b, 4244)->role, "pin-memory thread");
-	t = thread(&b, 4243);
+	t = thread(b, 4243);
+	assert_string_equal(t->role, "cuda thread");
+	assert_string_equal(t->role_evidence->behaviour, "cuda calls");
+	assert_int_equal(t->role_evidence->calls, 1);
+	assert_ptr_equal(p->role_evidence, t->role_evidence);
+	/* 4244 was woken by the worker inside 4243's wait, then woke 4243 */
+	t = thread(b, 4244);
+	assert_string_equal(t->role, "pin-memory thread");
+	ev = t->role_evidence;
+	assert_string_equal(ev->behaviour, "relayed");
+	assert_int_equal(ev->cuda_tid, 4243);
+	assert_int_equal(ev->wakeups, 1);
+	assert_int_equal(ev->ns, 31 * MS - 21500 * US);
+	assert_int_equal(ev->from_pid, 4250);
+	assert_int_equal(ev->calls, 1);
+	if (named)
+		assert_string_equal(ev->name, "pt_data_pin");
+	else
+		assert_null(ev->name);
+	t = thread(b, 4243);
 	assert_int_equal(t->task->ncomms, 2);
 	assert_string_equal(t->task->comms[1].comm, "pt_main_thread");
 	assert_true(t->started);
 	assert_int_equal(t->start_ns, 2 * MS);
 
-	w = ift_analysis_process_find(b.a, 4250);
+	w = ift_analysis_process_find(b->a, 4250);
 	assert_non_null(w);
 	assert_int_equal(w->ppid, 4242);
-	assert_int_equal(w->nnames, 2);
+	assert_int_equal(w->nnames, named ? 2 : 1);
 	assert_string_equal(w->names[0], "python3");
-	assert_string_equal(w->names[1], "pt_data_worker");
-	assert_string_equal(w->role, "dataloader worker");
+	assert_string_equal(w->role, "input worker");
+	ev = w->role_evidence;
+	assert_non_null(ev);
+	assert_string_equal(ev->behaviour, "fed");
+	assert_int_equal(ev->cuda_tid, 4243);
+	assert_int_equal(ev->wakeups, 1);
+	assert_int_equal(ev->relayed_wakeups, 1);
+	assert_int_equal(ev->via_tid, 4244);
+	assert_int_equal(ev->forked_from, 4242);
+	if (named)
+		assert_string_equal(ev->name, "pt_data_worker");
+	else
+		assert_null(ev->name);
 	assert_int_equal(w->start_ns, 6 * MS);
 	assert_int_equal(w->end_ns, 80 * MS);
 	/* runnable 9..10, on 10..80: nothing after its exit */
 	assert_int_equal(w->sched.runqueue_wait_ns, 1 * MS);
 	assert_int_equal(w->sched.on_cpu_ns, 70 * MS);
 	assert_int_equal(w->sched.page_allocs, 1);
+	/* the unrelated caller is a CUDA thread of its own */
+	assert_string_equal(thread(b, 9000)->role, "cuda thread");
+}
+
+static void test_processes_and_roles(void **state)
+{
+	struct tb b;
+
+	(void)state;
+	build_tree(&b, true);
+	tb_run(&b, NULL);
+	check_roles(&b, true);
+	tb_end(&b);
+	build_tree(&b, false);
+	tb_run(&b, NULL);
+	check_roles(&b, false);
 	tb_end(&b);
 }
 
@@ -520,7 +572,7 @@ static void test_filters(void **state)
 	struct tb b;
 
 	(void)state;
-	build_tree(&b);
+	build_tree(&b, true);
 	/* a pid or a tid */
 	tb_run(&b, &opts);
 	assert_int_equal(ift_analysis_process_count(b.a), 2);

@@ -125,7 +125,8 @@ static void test_cpu_contention(void **state)
 	assert_string_equal(ch->tasks[0].relation, "preempted");
 	assert_int_equal(ch->tasks[0].tid, WORKER);
 	assert_string_equal(ch->tasks[0].comm, "pt_data_worker");
-	assert_string_equal(ch->tasks[0].role, "dataloader worker");
+	/* named pt_data_worker, but it fed nothing: names never decide alone */
+	assert_null(ch->tasks[0].role);
 	assert_int_equal(ch->tasks[0].ns, 5 * 10 * MS);
 	assert_int_equal(ch->tasks[0].share_permille, 1000);
 	assert_false(ch->tasks[0].outside);
@@ -137,9 +138,9 @@ static void test_cpu_contention(void **state)
 			 1 * MS + 7 * 150 * US + 10 * MS + 50 * US);
 	assert_non_null(strstr(ch->summary, "pt_data_worker"));
 	assert_non_null(strstr(ch->summary, "cudaStreamSynchronize"));
-	/* 1 worker + 1 feeding thread on 2 CPUs */
+	/* a process that only preempts is no input worker: the general fix */
 	assert_true(ch->nrecs >= 1);
-	assert_non_null(strstr(ch->recs[0], "num_workers=1"));
+	assert_non_null(strstr(ch->recs[0], "CPU of its own"));
 
 	/* nothing else: the thread never blocks, allocates or waits on a device */
 	assert_int_equal(ift_chains_count(c), 1);
@@ -345,7 +346,8 @@ static void test_builds_own_input(void **state)
 	assert_int_equal(num(ch, "fed_ns"), 0);
 	assert_non_null(strstr(ch->summary, "built its input itself"));
 	assert_int_equal(ch->severity, IFT_SEV_HIGH);
-	assert_non_null(strstr(ch->recs[0], "index it directly"));
+	assert_non_null(strstr(ch->recs[0], "builds each batch itself"));
+	assert_non_null(strstr(ch->recs[0], "x[idx[i:i+batch]]"));
 	/* 100 pages a gap is no storm: under the 2% of a chain */
 	assert_null(chain_of(c, IFT_CAUSE_PAGE_ALLOC));
 	ift_chains_free(c);
@@ -362,10 +364,11 @@ static void test_builds_own_input(void **state)
 }
 
 /*
- * A start-up gap: the thread builds a dataset for 500 ms on CPU after its
- * first call, then feeds itself 20 batches with 8 ms gaps.  The one gap
- * holds 77% of the cost: the first fix says so and gives the --from that
- * skips it; the steady state alone then has no such line.
+ * Start-up against steady state: the thread allocates (cudaMalloc), builds
+ * a dataset for 500 ms on CPU, then feeds itself 20 batches with 8 ms gaps
+ * (one cudaMemcpy each: a loop of period 1).  The wait before the loop's
+ * first copy is the start-up's: a LOW chain of its own; the steady state
+ * holds the 19 gaps between copies, and only it ranks.
  */
 static void build_startup(struct tb *b)
 {
@@ -374,53 +377,94 @@ static void build_startup(struct tb *b)
 	tb_begin(b, "startup", 1000 * MS);
 	names(b);
 	sw(b, 500 * US, 0, 0, 0, S_RUN, CUDA, CUDA);
-	for (int i = 0; i < 21; i++) {
+	call(b, t, CUDA, CUDA, OP_MALLOC, 100 * US, 0, 0, 1 << 20, 0, 0, 0, 0);
+	t += 100 * US + 500 * MS;
+	for (int i = 0; i < 20; i++) {
 		call(b, t, CUDA, CUDA, OP_MEMCPY, 100 * US, 0, 0, 1, 2, 1 << 20, 1, 0);
-		t += 100 * US;
-		t += i == 0 ? 500 * MS : 8 * MS;
+		t += 100 * US + 8 * MS;
 	}
+}
+
+static const struct ift_chain *stage_chain_of(const struct ift_chains *c,
+					      enum ift_cause cause, enum ift_stage stage)
+{
+	for (size_t i = 0; i < ift_chains_count(c); i++)
+		if (ift_chains_get(c, i)->cause == cause && ift_chains_get(c, i)->stage == stage)
+			return ift_chains_get(c, i);
+	return NULL;
 }
 
 static void test_startup_gap(void **state)
 {
 	const struct ift_chain *ch;
+	const struct ift_thread_info *ti;
 	struct ift_chains *c;
 	struct tb b;
 
 	(void)state;
 	build_startup(&b);
 	c = chains_run(&b, NULL);
-	ch = chain_of(c, IFT_CAUSE_DATA_STARVATION);
+	ti = ift_analysis_thread_find(b.a, CUDA);
+	assert_non_null(ti);
+	assert_int_equal(ti->loop.calls, 21);
+	assert_int_equal(ti->loop.period, 1);
+	assert_int_equal(ti->loop.iterations, 20);
+	/* from the first copy's entry to the last copy's end */
+	assert_int_equal(ti->loop.from_ns, 1 * MS + 100 * US + 500 * MS);
+	assert_int_equal(ti->loop.to_ns, ti->loop.from_ns + 19 * (8 * MS + 100 * US) + 100 * US);
+
+	ch = stage_chain_of(c, IFT_CAUSE_DATA_STARVATION, IFT_STAGE_STEADY);
 	assert_non_null(ch);
-	assert_int_equal(ch->cost_ns, 500 * MS + 19 * 8 * MS);
-	assert_int_equal(num(ch, "worst_gap_ns"), 500 * MS);
-	/* the gap runs from 1.1 ms to 501.1 ms of the trace */
-	assert_non_null(strstr(ch->recs[0], "one gap (0.001 s to 0.501 s) holds 77% of this cost"));
-	assert_non_null(strstr(ch->recs[0], "--from 0.502s"));
-	assert_non_null(strstr(ch->recs[1], "index it directly"));
+	assert_int_equal(ch->cost_ns, 19 * 8 * MS);
+	assert_int_equal(ch->wall_ns, 20 * 100 * US + 19 * 8 * MS);
+	assert_int_equal(ch->severity, IFT_SEV_HIGH);
+	assert_int_equal(num(ch, "worst_gap_ns"), 8 * MS);
+	/* the first chain is the steady state's */
+	assert_ptr_equal(ift_chains_get(c, 0), ch);
+
+	ch = stage_chain_of(c, IFT_CAUSE_DATA_STARVATION, IFT_STAGE_STARTUP);
+	assert_non_null(ch);
+	assert_int_equal(ch->cost_ns, 500 * MS);
+	assert_int_equal(ch->severity, IFT_SEV_LOW);
+	assert_non_null(strstr(ch->summary, "start-up"));
+	assert_non_null(strstr(ch->summary, "before the training loop began at 0.501 s"));
+	assert_int_equal(num(ch, "loop_from_ns"), 1 * MS + 100 * US + 500 * MS);
 	ift_chains_free(c);
 	tb_end(&b);
+}
 
-	/* past the start-up (the call that ended it began before 502 ms, so
-	   the window holds 19 calls): 18 gaps alike, no such line */
-	{
-		struct ift_analyze_opts opts = { .from_ns = 502 * MS };
+/*
+ * No loop at all: five different calls with 20 ms of CPU work between
+ * them.  All of it is start-up, paid once: a LOW chain that says so.
+ */
+static void test_no_loop(void **state)
+{
+	static const int ops[] = { OP_MALLOC, OP_MEMCPY, OP_LAUNCH, OP_SYNC, OP_MEMCPY2D };
+	const struct ift_chain *ch;
+	struct ift_chains *c;
+	struct tb b;
+	uint64_t t = 1 * MS;
 
-		build_startup(&b);
-		c = ift_chains_new(NULL);
-		assert_non_null(c);
-		ift_chains_hooks(c, &opts.hooks);
-		tb_run(&b, &opts);
-		assert_int_equal(ift_chains_build(c, b.a, b.t), 0);
-		ch = chain_of(c, IFT_CAUSE_DATA_STARVATION);
-		assert_non_null(ch);
-		assert_int_equal(ch->cost_ns, 18 * 8 * MS);
-		assert_int_equal(num(ch, "worst_gap_ns"), 8 * MS);
-		for (size_t i = 0; i < ch->nrecs; i++)
-			assert_null(strstr(ch->recs[i], "one gap"));
-		ift_chains_free(c);
-		tb_end(&b);
+	(void)state;
+	tb_begin(&b, "noloop", 1000 * MS);
+	names(&b);
+	sw(&b, 500 * US, 0, 0, 0, S_RUN, CUDA, CUDA);
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+		call(&b, t, CUDA, CUDA, (unsigned)ops[i], 100 * US, 0, 0, 1, 2, 4096, 1, 0);
+		t += 100 * US + 20 * MS;
 	}
+	c = chains_run(&b, NULL);
+	assert_int_equal(ift_analysis_thread_find(b.a, CUDA)->loop.period, 0);
+	for (size_t i = 0; i < ift_chains_count(c); i++) {
+		assert_int_equal(ift_chains_get(c, i)->severity, IFT_SEV_LOW);
+		assert_int_equal(ift_chains_get(c, i)->stage, IFT_STAGE_STARTUP);
+	}
+	ch = stage_chain_of(c, IFT_CAUSE_DATA_STARVATION, IFT_STAGE_STARTUP);
+	assert_non_null(ch);
+	assert_int_equal(ch->cost_ns, 4 * 20 * MS);
+	assert_non_null(strstr(ch->summary, "no training loop found"));
+	ift_chains_free(c);
+	tb_end(&b);
 }
 
 /*
@@ -661,6 +705,7 @@ int main(void)
 		cmocka_unit_test(test_page_alloc),
 		cmocka_unit_test(test_builds_own_input),
 		cmocka_unit_test(test_startup_gap),
+		cmocka_unit_test(test_no_loop),
 		cmocka_unit_test(test_gpu_bound),
 		cmocka_unit_test(test_excused_waits),
 		cmocka_unit_test(test_side_thread),

@@ -24,7 +24,7 @@ static char tmpdir[] = "/tmp/ift-tracebuild.XXXXXX";
 /* ---- a trace, row by row --------------------------------------------- */
 
 enum { OP_MEMCPY = 1, OP_LAUNCH, OP_CULAUNCH, OP_SYNC, OP_MALLOC, OP_MEMCPY2D,
-       OP_HTOD, OP_NR };
+       OP_HTOD, OP_HOSTALLOC, OP_NR };
 
 struct tb {
 	struct ift_writer *w;
@@ -47,6 +47,7 @@ static void tb_begin(struct tb *b, const char *name, uint64_t stop)
 		[OP_MEMCPY2D] = { "cudaMemcpy2D", IFT_API_RUNTIME, 5,
 				  { "dst", "src", "width", "height", "kind" } },
 		[OP_HTOD] = { "cuMemcpyHtoD_v2", IFT_API_DRIVER, 3, { "dst", "src", "bytes" } },
+		[OP_HOSTALLOC] = { "cudaHostAlloc", IFT_API_RUNTIME, 2, { "ptr", "bytes" } },
 	};
 
 	memset(b, 0, sizeof(*b));

@@ -1,0 +1,288 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Roles from behaviour.  A task's role says what it did for a CUDA thread,
+ * as the state machine saw it; its name only confirms:
+ *
+ *   cuda thread        the thread with the most CUDA time in its process;
+ *   input worker       a thread of another traced process whose wake-ups
+ *                      end the CUDA thread's blocked gaps (no call open):
+ *                      a DataLoader or multiprocessing.Pool worker, named
+ *                      pt_data_worker or python3 alike;
+ *   input thread       a thread of the CUDA process that does the same
+ *                      itself (an executor thread building batches);
+ *   relay              a thread of the CUDA process that passes those
+ *                      wake-ups on: woken, during the CUDA thread's wait,
+ *                      by a task of another process, it then wakes the
+ *                      CUDA thread (Pool's result handler reading the
+ *                      workers' pipe);
+ *   pin-memory thread  a relay that also allocates or registers pinned
+ *                      host memory (cudaHostAlloc ...), as the DataLoader's
+ *                      pin-memory thread does; pt_data_pin confirms.
+ *
+ * The wake-up is followed back when it happens: a relay's latest wake-up
+ * is at hand then, and a wake-up is credited to the task that did the work
+ * (interval src_*), the relay named beside it (relay_*).  The tallies are
+ * per CUDA-calling thread, by source and relay, so memory is bounded by
+ * the tasks that fed it.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze.h"
+#include "../util/array.h"
+
+/* Relays passed through at most, and distinct feeders kept per thread. */
+#define RELAY_HOPS	3
+#define MAX_FEEDS	1024
+/* A feeder ends at least this share of the fed blocked time, or this many
+   of the wake-ups: a task that woke the thread once by chance is none. */
+#define FEED_MIN_PERMILLE	10
+#define FEED_MIN_WAKEUPS	3
+
+static int feed_add(struct az_thread *th, const struct az_by *by, uint64_t ns)
+{
+	struct az_feed *f = NULL;
+
+	for (uint32_t i = 0; i < th->nfeeds; i++)
+		if (th->feeds[i].src_tid == by->src_tid &&
+		    th->feeds[i].relay_tid == by->relay_tid) {
+			f = &th->feeds[i];
+			break;
+		}
+	if (!f) {
+		size_t cap = th->capfeeds;
+
+		if (th->nfeeds == MAX_FEEDS)
+			return 0;	/* a thread woken by a thousand tasks has no feeder */
+		if (ift_array_grow((void **)&th->feeds, &cap, th->nfeeds + 1,
+				   sizeof(*th->feeds)) < 0)
+			return -ENOMEM;
+		th->capfeeds = (uint32_t)cap;
+		f = &th->feeds[th->nfeeds++];
+		*f = (struct az_feed){ .src_tid = by->src_tid, .src_pid = by->src_pid,
+				       .relay_tid = by->relay_tid, .relay_pid = by->relay_pid };
+	}
+	f->count++;
+	f->ns += ns;
+	return 0;
+}
+
+int az_roles_wake(struct ift_analysis *a, struct az_thread *th, uint64_t from,
+		  uint64_t ts, struct az_by *by)
+{
+	const struct az_thread *relay = NULL;
+	uint32_t tid = by->tid;
+
+	by->src_tid = by->tid;
+	by->src_pid = by->pid;
+	by->relay_tid = by->relay_pid = 0;
+	/*
+	 * A thread of TH's own process that was woken inside TH's wait by a
+	 * task of another process only passed that wake-up on.  Woken by TH
+	 * itself, by an interrupt or before the wait began, it did the work.
+	 * Between threads of one process (a GIL handed over) nothing is
+	 * followed unless the hops end in another process.
+	 */
+	for (int hop = 0; tid && tid != th->tid && hop < RELAY_HOPS; hop++) {
+		const struct az_thread *w = az_thread_lookup(a, tid);
+
+		if (!w || w == th || w->pid != th->pid || !w->woke_tid ||
+		    w->woke_tid == th->tid || w->woke_ts < from || w->woke_ts > ts)
+			break;
+		if (!relay)
+			relay = w;
+		if (w->woke_pid != th->pid) {
+			by->src_tid = w->woke_tid;
+			by->src_pid = w->woke_pid;
+			by->relay_tid = relay->tid;
+			by->relay_pid = relay->pid;
+			break;
+		}
+		tid = w->woke_tid;
+	}
+	th->woke_tid = by->tid;
+	th->woke_pid = by->pid;
+	th->woke_ts = ts;
+	if (!th->called || th->nopen || !by->src_tid || by->src_tid == th->tid || ts <= from)
+		return 0;
+	return feed_add(th, by, az_overlap(from, ts, a->lo, a->hi));
+}
+
+/* ---- the roles, once the pass is over ------------------------------ */
+
+static bool has_name(const struct ift_task *task, const char *name)
+{
+	for (unsigned i = 0; task && i < task->ncomms; i++)
+		if (!strcmp(task->comms[i].comm, name))
+			return true;
+	return false;
+}
+
+static struct az_thread *thread_of(struct ift_analysis *a, uint32_t tid, uint32_t pid)
+{
+	struct az_thread *th = az_thread_lookup(a, tid);
+
+	return th && (!pid || !th->pid || th->pid == pid) ? th : NULL;
+}
+
+/* The traced process PID was forked from, when the trace saw the fork. */
+static uint32_t forked_from(const struct ift_analysis *a, const struct az_thread *th)
+{
+	const struct ift_task *task = th->info.task;
+
+	if (!task || !(task->flags & IFT_TASK_F_STARTED))
+		task = ift_trace_task_find(a->t, th->pid, th->first_ts);
+	return task && (task->flags & IFT_TASK_F_STARTED) ? task->ppid : 0;
+}
+
+/* A role for TH unless it has one; a CUDA thread keeps its own. */
+static void role_set(struct az_thread *th, const char *role,
+		     const struct ift_role_evidence *ev)
+{
+	if (th->info.role)
+		return;
+	th->ev = *ev;
+	th->info.role = role;
+	th->info.role_evidence = &th->ev;
+}
+
+/* The feeders of CUDA thread CT: sources and relays over the floor. */
+static void assign_feeders(struct ift_analysis *a, struct az_thread *ct)
+{
+	uint64_t total = 0, wakeups = 0;
+
+	for (uint32_t i = 0; i < ct->nfeeds; i++) {
+		total += ct->feeds[i].ns;
+		wakeups += ct->feeds[i].count;
+	}
+	if (!wakeups)
+		return;
+	for (uint32_t i = 0; i < ct->nfeeds; i++) {
+		const struct az_feed *f = &ct->feeds[i];
+		struct ift_role_evidence ev = {
+			.behaviour = "fed", .cuda_tid = ct->tid, .cuda_pid = ct->pid,
+		};
+		uint64_t best_relay = 0;
+		struct az_thread *src;
+
+		/* the source's tallies over every relay, once, at its first entry */
+		bool first = true;
+
+		for (uint32_t k = 0; k < i; k++)
+			first &= ct->feeds[k].src_tid != f->src_tid;
+		if (!first)
+			continue;
+		for (uint32_t k = i; k < ct->nfeeds; k++) {
+			const struct az_feed *g = &ct->feeds[k];
+
+			if (g->src_tid != f->src_tid)
+				continue;
+			ev.wakeups += g->count;
+			ev.ns += g->ns;
+			if (g->relay_tid) {
+				ev.relayed_wakeups += g->count;
+				if (g->count > best_relay) {
+					best_relay = g->count;
+					ev.via_tid = g->relay_tid;
+				}
+			}
+		}
+		if (ev.wakeups < FEED_MIN_WAKEUPS &&
+		    ev.ns * 1000 < total * FEED_MIN_PERMILLE)
+			continue;
+		src = thread_of(a, f->src_tid, f->src_pid);
+		if (!src || src == ct || !src->tid)
+			continue;
+		if (src->pid == ct->pid) {
+			role_set(src, "input thread", &ev);
+			continue;
+		}
+		ev.forked_from = forked_from(a, src);
+		if (has_name(src->info.task, "pt_data_worker"))
+			ev.name = "pt_data_worker";
+		/* a process outside the trace (not followed) is no worker of it */
+		if (!ev.forked_from && !a->all_followed && !src->execed &&
+		    !(src->info.task && (src->info.task->flags & IFT_TASK_F_STARTED)))
+			continue;
+		role_set(src, "input worker", &ev);
+	}
+	/* the relays, with whose wake-ups they passed on */
+	for (uint32_t i = 0; i < ct->nfeeds; i++) {
+		const struct az_feed *f = &ct->feeds[i];
+		struct ift_role_evidence ev = {
+			.behaviour = "relayed", .cuda_tid = ct->tid, .cuda_pid = ct->pid,
+		};
+		uint64_t best = 0;
+		struct az_thread *r;
+		bool first = true;
+
+		if (!f->relay_tid)
+			continue;
+		for (uint32_t k = 0; k < i; k++)
+			first &= ct->feeds[k].relay_tid != f->relay_tid;
+		if (!first)
+			continue;
+		for (uint32_t k = i; k < ct->nfeeds; k++) {
+			const struct az_feed *g = &ct->feeds[k];
+
+			if (g->relay_tid != f->relay_tid)
+				continue;
+			ev.wakeups += g->count;
+			ev.ns += g->ns;
+			if (g->count > best) {
+				best = g->count;
+				ev.from_pid = g->src_pid;
+			}
+		}
+		if (ev.wakeups < FEED_MIN_WAKEUPS &&
+		    ev.ns * 1000 < total * FEED_MIN_PERMILLE)
+			continue;
+		r = thread_of(a, f->relay_tid, f->relay_pid);
+		if (!r || r == ct)
+			continue;
+		ev.calls = r->host_alloc_calls;
+		if (has_name(r->info.task, "pt_data_pin"))
+			ev.name = "pt_data_pin";
+		role_set(r, r->host_alloc_calls ? "pin-memory thread" : "relay", &ev);
+	}
+}
+
+int az_roles_assign(struct ift_analysis *a)
+{
+	for (size_t i = 0; i < a->nth; i++) {
+		struct az_thread *th = a->th[i];
+
+		if (th->info.role && !strcmp(th->info.role, "cuda thread")) {
+			th->ev = (struct ift_role_evidence){
+				.behaviour = "cuda calls", .cuda_tid = th->tid,
+				.cuda_pid = th->pid, .calls = th->cuda_calls_all,
+			};
+			th->info.role_evidence = &th->ev;
+		}
+	}
+	for (size_t i = 0; i < a->nth; i++) {
+		struct az_thread *th = a->th[i];
+
+		if (th->info.role && !strcmp(th->info.role, "cuda thread"))
+			assign_feeders(a, th);
+	}
+	/* a process whose threads feed is an input worker */
+	for (size_t i = 0; i < a->nprocs; i++) {
+		struct ift_process_info *p = &a->procs[i];
+
+		for (size_t k = 0; k < p->nthreads && !p->role_evidence; k++) {
+			const struct ift_thread_info *ti = p->threads[k];
+
+			if (p->role && !strcmp(p->role, "cuda process")) {
+				if (ti->role && !strcmp(ti->role, "cuda thread"))
+					p->role_evidence = ti->role_evidence;
+			} else if (ti->role && !strcmp(ti->role, "input worker")) {
+				p->role = ti->role;
+				p->role_evidence = ti->role_evidence;
+				break;
+			}
+		}
+	}
+	return 0;
+}
