@@ -1448,8 +1448,8 @@ static void recommend_data(struct cb *b, uint32_t cuda_pid, uint64_t fed, uint64
 	struct ift_chains *c = b->c;
 	const struct ift_analysis *a = c->a;
 	unsigned cpus = c->cpus ? c->cpus : 1, want = cpus > 1 ? cpus - 1 : 1;
-	uint64_t wrq = 0, won = 0, wblk = 0, wio = 0, busy, all;
-	unsigned rq_pct, io_pct, on_pct;
+	uint64_t wrq = 0, won = 0, wblk = 0, wio = 0, all;
+	unsigned rq_pct, blk_pct, io_pct, on_pct;
 	struct who w;
 
 	who_of(b, "woke", cuda_pid, &w);
@@ -1469,9 +1469,9 @@ static void recommend_data(struct cb *b, uint32_t cuda_pid, uint64_t fed, uint64
 	cb_num(b, "workers_runqueue_wait_ns", wrq);
 	cb_num(b, "workers_blocked_ns", wblk);
 	cb_num(b, "workers_blocked_io_ns", wio);
-	busy = won + wrq;		/* what the workers wanted a CPU for */
-	all = busy + wblk;
-	rq_pct = (permille(wrq, busy) + 5) / 10;
+	all = won + wrq + wblk;
+	rq_pct = (permille(wrq, all) + 5) / 10;
+	blk_pct = (permille(wblk, all) + 5) / 10;
 	io_pct = (permille(wio, all) + 5) / 10;
 	on_pct = (permille(won, all) + 5) / 10;
 	if (oncpu > fed) {
@@ -1482,23 +1482,24 @@ static void recommend_data(struct cb *b, uint32_t cuda_pid, uint64_t fed, uint64
 				    "tensor already in memory, index a whole batch at once "
 				    "(x[idx[i:i+batch]]) instead of per-sample __getitem__",
 				    (permille(oncpu, wall) + 5) / 10, want));
-	} else if (w.workers && io_pct >= 20) {
-		cb_rec(b, ch_printf(c, "the %u input workers spend %u%% of their time blocked in "
-				    "I/O (uninterruptible sleep): raise num_workers or "
-				    "prefetch_factor so more reads are in flight, or move the data "
-				    "to faster storage or memory", w.workers, io_pct));
+	} else if (w.workers && blk_pct >= 50) {
+		cb_rec(b, ch_printf(c, "the %u input workers are blocked %u%% of their time (%u%% "
+				    "in uninterruptible I/O), on CPU %u%%: they wait for their own "
+				    "input (disk, network) rather than compute; raise num_workers "
+				    "or prefetch_factor so more batches are in flight, or move the "
+				    "data to faster storage or memory", w.workers, blk_pct, io_pct,
+				    on_pct));
 	} else if (w.workers && rq_pct >= 20) {
 		cb_rec(b, ch_printf(c, "%u input workers + 1 feeding thread on %u CPUs: the "
-				    "workers wait %u%% of their busy time for a CPU; use "
-				    "num_workers=%u and persistent_workers=True", w.workers, cpus,
-				    rq_pct, want));
+				    "workers wait %u%% of their time for a CPU; use num_workers=%u "
+				    "and persistent_workers=True", w.workers, cpus, rq_pct, want));
 		cb_rec(b, ch_printf(c, "make each batch cheaper to build: for a dataset already "
 				    "in memory as a tensor, index a batch at once (x[idx[i:i+batch]], "
 				    "a sampler yielding index batches with batch_size=None, or "
 				    "__getitems__): no per-sample __getitem__ and collate"));
 	} else if (w.workers) {
 		cb_rec(b, ch_printf(c, "the %u input workers are on CPU %u%% of their time and "
-				    "wait %u%% for I/O: the per-sample work is the cost; index a "
+				    "blocked in I/O %u%%: the per-sample work is the cost; index a "
 				    "batch at once (an in-memory tensor indexed per batch, a sampler "
 				    "yielding index batches with batch_size=None, or __getitems__)",
 				    w.workers, on_pct, io_pct));

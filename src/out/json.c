@@ -148,10 +148,8 @@ static json_object *json_loop(const struct ift_loop_info *l)
 	add_u64(o, "calls", l->calls);
 	add_u64(o, "period", l->period);
 	add_u64(o, "iterations", l->iterations);
-	if (l->period) {
-		add_u64(o, "from_ns", l->from_ns);
-		add_u64(o, "to_ns", l->to_ns);
-	}
+	add_u64(o, "from_ns", l->from_ns);
+	add_u64(o, "to_ns", l->to_ns);
 	return o;
 }
 
