@@ -1761,8 +1761,10 @@ static bool thread_selected(const struct ift_chains *c, size_t idx)
 	return idx < c->a->nth && c->sel[idx];
 }
 
-/* The chains of the gaps of STAGE, whose active time is WALL. */
-static int gap_chains(struct ift_chains *c, enum ift_stage stage, uint64_t wall)
+/* The chains of the gaps of STAGE, whose active time is WALL; a cause
+   makes one when it costs GATE_PERMILLE of GATE at least. */
+static int gap_chains(struct ift_chains *c, enum ift_stage stage, uint64_t wall,
+		      uint64_t gate)
 {
 	const struct ift_analysis *a = c->a;
 	size_t nops = ift_trace_op_count(c->t) + 1;
@@ -1831,7 +1833,7 @@ static int gap_chains(struct ift_chains *c, enum ift_stage stage, uint64_t wall)
 			struct gapacc *x = &acc[cause];
 
 			if (!x->worst_v || x->cost < c->o.tail_floor_ns ||
-			    permille(x->cost, wall) < GAP_MIN_PERMILLE)
+			    permille(x->cost, gate) < GAP_MIN_PERMILLE)
 				continue;
 			ret = gap_chain(c, x, cause, stage, x->cost, wall);
 			if (ret < 0)
@@ -2021,15 +2023,20 @@ int ift_chains_build(struct ift_chains *c, const struct ift_analysis *a,
 	if (wall[IFT_STAGE_STEADY]) {
 		ret = slow_chains(c, wall[IFT_STAGE_STEADY]);
 		if (ret >= 0)
-			ret = gap_chains(c, IFT_STAGE_STEADY, wall[IFT_STAGE_STEADY]);
+			ret = gap_chains(c, IFT_STAGE_STEADY, wall[IFT_STAGE_STEADY],
+					 wall[IFT_STAGE_STEADY]);
 		if (ret >= 0)
 			ret = gpu_bound_chain(c, wall[IFT_STAGE_STEADY]);
 		if (ret < 0)
 			return ret;
 	}
-	/* the start-up and the tail, apart: their own share, never above LOW */
+	/* the start-up and the tail, apart: their share of their own time, and
+	   never above LOW; only what counts in the whole run makes a chain */
 	for (int k = IFT_STAGE_STARTUP; k <= IFT_STAGE_TAIL; k += 2) {
-		if (wall[k] && (ret = gap_chains(c, (enum ift_stage)k, wall[k])) < 0)
+		uint64_t all = wall[IFT_STAGE_STARTUP] + wall[IFT_STAGE_STEADY] +
+			       wall[IFT_STAGE_TAIL];
+
+		if (wall[k] && (ret = gap_chains(c, (enum ift_stage)k, wall[k], all)) < 0)
 			return ret;
 	}
 	if (c->nchains > 1)

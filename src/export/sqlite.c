@@ -85,7 +85,7 @@ static const char schema[] =
 	"CREATE TABLE chains(rank INTEGER PRIMARY KEY, severity TEXT, cause TEXT,"
 	" phase TEXT, op TEXT, pid INTEGER, tid INTEGER, comm TEXT, p50_ns INTEGER,"
 	" p99_ns INTEGER, tail_ratio REAL, cost_ns INTEGER, wall_ns INTEGER,"
-	" summary TEXT, recommendations TEXT);\n"
+	" summary TEXT, recommendations TEXT, stage TEXT);\n"
 	"CREATE TABLE chain_steps(chain INTEGER, seq INTEGER, t_ns INTEGER,"
 	" ts INTEGER, layer TEXT, text TEXT);\n"
 	"CREATE TABLE chain_evidence(chain INTEGER, key TEXT, value INTEGER);\n"
@@ -854,7 +854,7 @@ static int export_chains(struct exp *x)
 	sqlite3_stmt *ch = NULL, *stp = NULL, *ev = NULL, *tk = NULL, *rec = NULL;
 	int ret;
 
-	ret = prepare(x, "INSERT INTO chains VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", &ch);
+	ret = prepare(x, "INSERT INTO chains VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", &ch);
 	if (ret >= 0)
 		ret = prepare(x, "INSERT INTO chain_steps VALUES(?,?,?,?,?,?)", &stp);
 	if (ret >= 0)
@@ -896,6 +896,7 @@ static int export_chains(struct exp *x)
 		b_u64(ch, &i, c->wall_ns);
 		b_str(ch, &i, c->summary);
 		b_str(ch, &i, recs);
+		b_str(ch, &i, ift_stage_name(c->stage));
 		ret = step(x, ch);
 		free(recs);
 		for (size_t j = 0; ret >= 0 && j < c->nsteps; j++) {

@@ -256,10 +256,12 @@ class Slack:
                 "calls)" % (self.n_edge, fmt(self.edge_ns), self.n_missing, fmt(self.missing_ns)))
 
 
-def chains(report, cause=None, phase=None, op=None):
+def chains(report, cause=None, phase=None, op=None, stage="steady"):
+    """The chains of the steady state (stage None: of every stage)."""
     return [c for c in report["chains"]
             if (cause is None or c["cause"] == cause) and
-            (phase is None or c["phase"] == phase) and (op is None or c["op"] == op)]
+            (phase is None or c["phase"] == phase) and (op is None or c["op"] == op) and
+            (stage is None or c["stage"] == stage)]
 
 
 def one_chain(chk, report, cause, phase, op):

@@ -34,7 +34,7 @@ def load(m):
     return json.load(open(m + ".truth")), json.load(open(m + ".json"))
 
 truth, r = load("loader")
-ch = {(c["cause"], c["phase"]): c for c in r["chains"]}
+ch = {(c["cause"], c["phase"]): c for c in r["chains"] if c["stage"] == "steady"}
 s = ch.get(("data_starvation", "before"))
 if not s:
     bad.append("loader: no data_starvation chain: %r" % [c["summary"] for c in r["chains"]])

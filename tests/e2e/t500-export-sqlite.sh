@@ -77,11 +77,11 @@ for r, p in zip(rows, report["processes"]):
         same("%d %s" % (p["pid"], k), v, p[jk])
 
 # the chains, in rank order, with their evidence and recommendations
-rows = q("SELECT rank, severity, cause, phase, op, pid, tid, cost_ns, summary FROM chains ORDER BY rank")
+rows = q("SELECT rank, severity, cause, phase, op, pid, tid, cost_ns, summary, stage FROM chains ORDER BY rank")
 same("chains", len(rows), len(report["chains"]))
 for r, c in zip(rows, report["chains"]):
     same("chain %d" % r[0], r[1:], (c["severity"], c["cause"], c["phase"], c["op"], c["pid"],
-                                     c["tid"], c["cost_ns"], c["summary"]))
+                                     c["tid"], c["cost_ns"], c["summary"], c["stage"]))
     recs = [x[0] for x in q("SELECT text FROM chain_recommendations WHERE chain = ? ORDER BY seq", r[0])]
     same("chain %d recommendations" % r[0], recs, c["recommendations"])
     steps = q("SELECT count(*) FROM chain_steps WHERE chain = ?", r[0])[0][0]
