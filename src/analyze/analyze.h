@@ -8,6 +8,7 @@
  * calls into op tables, analyze.c runs the pass and builds the results.
  */
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "ift-analyze.h"
@@ -179,6 +180,24 @@ int az_loop_find(const uint32_t *ops, size_t n, struct az_loop *out);
 
 /* stats.c */
 int az_build_ops(struct ift_analysis *a);
+
+/* loop.c */
+/* A thread's training loop: the stretch of its outermost CUDA calls that
+   repeats one sequence of ops (loop.c says exactly how it is chosen). */
+struct az_loop {
+	uint32_t period;	/* calls per iteration; 0: no loop found */
+	uint64_t iterations;	/* complete iterations in [first, end) */
+	size_t first, end;	/* calls [first, end) are the steady state */
+};
+
+#define AZ_LOOP_MAX_PERIOD	4096
+#define AZ_LOOP_MIN_ITERS	3
+
+/* OPS: the op ids of one thread's outermost calls in entry order (N of
+   them).  0 with *OUT set (period 0 when there is no loop, and then
+   everything 0), or -ENOMEM.  Pure: reads OPS only; O(n) time for a
+   fixed period cap, O(AZ_LOOP_MAX_PERIOD) memory. */
+int az_loop_find(const uint32_t *ops, size_t n, struct az_loop *out);
 
 /* analyze.c */
 /* Zeroed memory that lives as long as the analysis (the results). */
