@@ -83,14 +83,6 @@ struct az_opmeta {
 	bool selected;		/* passes --op */
 };
 
-/* A thread's training loop: the stretch of its outermost CUDA calls that
-   repeats one sequence of ops. */
-struct az_loop {
-	uint32_t period;	/* calls per iteration; 0: no loop found */
-	uint64_t iterations;	/* complete iterations in [first, end) */
-	size_t first, end;	/* calls [first, end) are the steady state */
-};
-
 /* One calling thread's loop, by tid (loop.c finds it). */
 struct az_tloop {
 	uint32_t tid;
@@ -172,11 +164,6 @@ int az_roles_assign(struct ift_analysis *a);
 
 /* phases.c: each calling thread's loop, before the pass */
 int az_phases_find(struct ift_analysis *a);
-
-/* loop.c */
-/* OPS: the op ids of one thread's outermost calls in entry order (N of
-   them).  0 with *OUT set (period 0 when there is no loop), or -ENOMEM. */
-int az_loop_find(const uint32_t *ops, size_t n, struct az_loop *out);
 
 /* stats.c */
 int az_build_ops(struct ift_analysis *a);
