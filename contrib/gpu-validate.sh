@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # One-shot validation of ingero-ftrace on a GPU machine (docs/gpu-validation.md):
-# records contrib/gpu/dataloader_bench.py in its three modes and reports on each.
+# records contrib/gpu/dataloader_bench.py in its four modes and reports on each.
 #
 #   contrib/gpu-bundle.sh && sudo contrib/gpu-validate.sh [-o OUTDIR] [--samples N] [--quick]
 #
 # Run as root from anywhere in the tree.  Steps:
 #   a. environment      kernel, OS, glibc, GPU, driver, torch, CPUs, /dev/shm
 #   b. tracefs/uprobes  mounts tracefs if needed, writes a uprobe, `check`, `discover`
-#   c. record + report  direct, loaderN, loader0 (in that order: the slow one last)
+#   c. record + report  direct, slice, loaderN, loader0 (in that order: the slow
+#                       one last)
 #   d. tracefs clean    no uprobe and no instances/ingero_* left
 #   e. results          OUTDIR: summary.txt (everything readable), results.tar.gz
 #                       (every per-mode file), and at most two traces under 12 MiB
@@ -28,7 +29,7 @@ usage() {
 usage: contrib/gpu-validate.sh [-o OUTDIR] [--samples N] [--loader0-samples N]
                                [--batch N] [--workers N] [--quick] [--stack]
   -o OUTDIR            results (default /tmp/ift-gpu-out)
-  --samples N          direct and loaderN samples (default 7000000; --quick 1048576)
+  --samples N          direct, slice and loaderN samples (default 7000000; --quick 1048576)
   --loader0-samples N  loader0 samples (default min(samples, 3 batches))
   --batch N            batch size (default 1048576; --quick 262144)
   --workers N          loaderN's num_workers (default 4)
@@ -117,7 +118,7 @@ step() {
 finish() {
 	local rc=$1 kept=0 m f size
 	step e "results in $outdir"
-	for m in loaderN direct loader0; do
+	for m in loaderN direct slice loader0; do
 		f=$work/$m.trace
 		[ -f "$f" ] || continue
 		size=$(stat -c %s "$f")
@@ -303,7 +304,7 @@ while read -r _ path; do
 done < <(grep '^mapped:' "$work/python.txt" 2>/dev/null)
 
 # ---- c. record and report each mode ----------------------------------------
-step c "record and report: direct, loaderN, loader0 (batch $batch, $workers workers)"
+step c "record and report: direct, slice, loaderN, loader0 (batch $batch, $workers workers)"
 reserve=40 # for the reports, the cleanup check and the results
 ran=()
 
@@ -394,6 +395,8 @@ if [ -n "$no_torch" ] || [ -z "$py" ]; then
 	status=3
 else
 	run_mode direct "$samples"
+	# the original investigation's fast path, x[i:i+B].cuda(): no gather
+	run_mode slice "$samples"
 	run_mode loaderN "$samples"
 	run_mode loader0 "$loader0_samples"
 	# the user stacks of the loaderN run's CUDA calls (record --stack): torch's
@@ -409,9 +412,17 @@ else
 				>"$work/diff.report.txt" 2>&1 || status=1
 			show "$work/diff.report.txt"
 		fi
+		# the original comparison: the DataLoader against the plain slice
+		if [ -f "$work/loaderN.trace" ] && [ -f "$work/slice.trace" ]; then
+			say ""
+			say "\$ ingero-ftrace report -i loaderN.trace --diff slice.trace"
+			timeout 60 "$ift" report -i "$work/loaderN.trace" --diff "$work/slice.trace" \
+				>"$work/diff-slice.report.txt" 2>&1 || status=1
+			show "$work/diff-slice.report.txt"
+		fi
 	else
 		say ""
-		say "report has no --diff: skipped the loaderN/direct comparison"
+		say "report has no --diff: skipped the loaderN/direct and loaderN/slice comparisons"
 	fi
 fi
 

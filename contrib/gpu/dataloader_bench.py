@@ -4,8 +4,11 @@
 N x 100 float32 samples live in host memory; each batch is copied to the
 device, run through Linear(100,512)-ReLU-Linear(512,512)-ReLU-Linear(512,10)
 under torch.no_grad(), and torch.cuda.synchronize() ends the step.  The
-batches come from one of three feeders (--mode):
+batches come from one of four feeders (--mode):
 
+  slice    the original investigation's fast path, x[i:i+B].cuda(): a
+           contiguous slice of the tensor in memory (a view, no gather, no
+           shuffle), copied as it is
   direct   a pre-shuffled index (torch.randperm) cut in contiguous slices,
            one vectorized gather per batch: x[idx[i:i+B]]
   loader0  DataLoader(TensorDataset(x), batch_size=B, shuffle=True,
@@ -20,6 +23,7 @@ nothing else there); progress goes to stderr.  Times are time.monotonic():
 pass and the synchronize.
 
     python3 dataloader_bench.py --mode loaderN --samples 7000000
+    python3 dataloader_bench.py --mode slice --samples 7000000
     python3 dataloader_bench.py --device cpu --samples 100000 --batch 10000
 """
 import argparse
@@ -89,7 +93,7 @@ def usage_delta(after, before):
 
 def parse_args(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--mode", choices=("direct", "loader0", "loaderN"),
+    ap.add_argument("--mode", choices=("slice", "direct", "loader0", "loaderN"),
                     default="direct")
     ap.add_argument("--samples", type=int, default=7000000)
     ap.add_argument("--batch", type=int, default=1048576)
@@ -111,6 +115,12 @@ def direct_batches(x, batch, generator):
     idx = torch.randperm(x.shape[0], generator=generator)
     for i in range(0, x.shape[0], batch):
         yield x[idx[i:i + batch]]
+
+
+def slice_batches(x, batch):
+    """Contiguous slices of the tensor itself: views, nothing gathered."""
+    for i in range(0, x.shape[0], batch):
+        yield x[i:i + batch]
 
 
 def run_epochs(args, make_iter, model, device, cuda, waits, steps, copies,
@@ -192,7 +202,11 @@ def main(argv=None):
     generator = torch.Generator()
     generator.manual_seed(args.seed)
     workers = 0
-    if args.mode == "direct":
+    if args.mode == "slice":
+        # the copy in the loop, .to(device), is x[i:i+B].cuda() on cuda
+        def make_iter():
+            return slice_batches(x, args.batch)
+    elif args.mode == "direct":
         def make_iter():
             return direct_batches(x, args.batch, generator)
     else:

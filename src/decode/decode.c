@@ -72,6 +72,9 @@ struct open_call {
 
 struct task {
 	int32_t tid, tgid;
+	/* the parent process' tgid (a thread: its process' parent), 0 unknown;
+	   rows about a task seen before its fork carry it */
+	int32_t ppid;
 	bool traced;
 	bool named;
 	char comm[16];
@@ -656,28 +659,34 @@ static int rehash(struct ift_decoder *d)
 }
 
 /* Reads "Tgid:" of TID from /proc; TID itself when the task is gone. */
-static int32_t proc_tgid(int32_t tid)
+/*
+ * TID's tgid (TID itself when /proc does not say) and its parent process'
+ * tgid (0 when /proc does not say).  For a thread the kernel gives the
+ * parent of its process, as the task table does.  status escapes the name
+ * it shows first, so a name cannot forge the lines after it.
+ */
+static void proc_ids(int32_t tid, int32_t *tgid, int32_t *ppid)
 {
 	char path[64], buf[512];
+	const char *p;
 	ssize_t n;
 	int fd;
 
+	*tgid = tid;
+	*ppid = 0;
 	snprintf(path, sizeof(path), "/proc/%d/status", tid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return tid;
+		return;
 	n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	if (n <= 0)
-		return tid;
+		return;
 	buf[n] = 0;
-	{
-		const char *p = strstr(buf, "\nTgid:");
-
-		if (p)
-			return (int32_t)strtol(p + 6, NULL, 10);
-	}
-	return tid;
+	if ((p = strstr(buf, "\nTgid:")))
+		*tgid = (int32_t)strtol(p + 6, NULL, 10);
+	if ((p = strstr(buf, "\nPPid:")))
+		*ppid = (int32_t)strtol(p + 6, NULL, 10);
 }
 
 static void proc_comm(int32_t tid, char *out)
@@ -736,7 +745,8 @@ static struct task *task_get(struct ift_decoder *d, int32_t tid)
 	t = &d->tasks[d->ntasks];
 	memset(t, 0, sizeof(*t));
 	t->tid = tid;
-	t->tgid = tid ? proc_tgid(tid) : 0;
+	if (tid)
+		proc_ids(tid, &t->tgid, &t->ppid);
 	t->active = -1;
 	for (h = hash_tid(tid, d->nslot); d->slot[h]; h = (h + 1) & (d->nslot - 1))
 		;
@@ -786,6 +796,7 @@ static int task_named(struct ift_decoder *d, struct task *t, const char *comm,
 	row[IFT_C_TID] = (uint64_t)t->tid;
 	row[IFT_TK_KIND] = IFT_TASK_COMM;
 	row[IFT_TK_COMM] = (uint64_t)id;
+	row[IFT_TK_PPID] = (uint64_t)t->ppid;
 	return append(d, IFT_T_TASKS, row);
 }
 
@@ -1102,6 +1113,11 @@ static int process(struct ift_decoder *d, const struct pev *e)
 		else
 			thread = a->tgid != a->tid;
 		a->tgid = thread ? cur->tgid : child;
+		/* the event says it better than /proc read since */
+		if (!thread)
+			a->ppid = cur->tgid;
+		else if (cur->ppid)
+			a->ppid = cur->ppid;
 		a->traced = cur->traced;
 		a->born_ts = e->kind == K_NEWTASK ? e->ts : 0;
 		snprintf(a->comm, sizeof(a->comm), "%s", e->c1);
@@ -1134,6 +1150,7 @@ static int process(struct ift_decoder *d, const struct pev *e)
 		row[IFT_TK_KIND] = IFT_TASK_EXEC;
 		row[IFT_TK_COMM] = (uint64_t)id;
 		row[IFT_TK_FILE] = e->str;
+		row[IFT_TK_PPID] = (uint64_t)cur->ppid;
 		return append(d, IFT_T_TASKS, row);
 	}
 	case K_EXIT:
@@ -1145,6 +1162,7 @@ static int process(struct ift_decoder *d, const struct pev *e)
 		if (cur->tid == cur->tgid)
 			proc_del(d, cur->tid);
 		row[IFT_TK_KIND] = IFT_TASK_EXIT;
+		row[IFT_TK_PPID] = (uint64_t)cur->ppid;
 		return append(d, IFT_T_TASKS, row);
 	case K_RENAME:
 		if (!(a = task_get(d, e->a)))

@@ -169,6 +169,8 @@ int ift_out_event_text(FILE *f, const struct ift_trace *t,
 			fprintf(f, " comm=%s", printable(str_of(t, r[IFT_TK_COMM])));
 		if (r[IFT_TK_FILE])
 			fprintf(f, " file=%s", printable(str_of(t, r[IFT_TK_FILE])));
+		if (r[IFT_TK_PPID])
+			fprintf(f, " ppid=%" PRIu64, r[IFT_TK_PPID]);
 		break;
 	case IFT_T_SAMPLES:
 		fprintf(f, " %s[%s%" PRIu64 "]=%" PRId64, printable(str_of(t, r[IFT_SM_METRIC])),
@@ -282,6 +284,8 @@ json_object *ift_event_json(const struct ift_trace *t, const struct ift_event *e
 		}
 		if (r[IFT_TK_FILE])
 			add_str(o, "filename", str_of(t, r[IFT_TK_FILE]));
+		if (r[IFT_TK_PPID])
+			add_u64(o, "ppid", r[IFT_TK_PPID]);
 		break;
 	case IFT_T_SAMPLES:
 		add_str(o, "metric", str_of(t, r[IFT_SM_METRIC]));

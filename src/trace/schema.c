@@ -34,6 +34,7 @@ static const struct ift_column_def page_cols[IFT_PG_NR] = {
 static const struct ift_column_def task_cols[IFT_TK_NR] = {
 	COMMON, { "kind", IFT_U64 }, { "child_pid", IFT_U64 },
 	{ "child_tid", IFT_U64 }, { "comm", IFT_STR }, { "file", IFT_STR },
+	{ "ppid", IFT_U64 },
 };
 
 static const struct ift_column_def sample_cols[IFT_SM_NR] = {

@@ -148,6 +148,9 @@ int taskmap_fold(struct taskmap *m, const uint64_t *row)
 			if (!r)
 				return -ENOMEM;
 			r->pid = (uint32_t)row[IFT_C_PID];
+			/* what the recorder knew of a task it did not see
+			   start (0 in files from before the column) */
+			r->ppid = (uint32_t)row[IFT_TK_PPID];
 		}
 		if (row[IFT_TK_KIND] == IFT_TASK_EXIT) {
 			r->flags |= IFT_TASK_F_EXITED;

@@ -1,7 +1,10 @@
 # record follows a process tree: forked processes and their threads, renamed,
 # each attributed to the right process with every name it had; per-thread
-# context switches equal the kernel's own counters (getrusage).
+# context switches equal the kernel's own counters (getrusage); every process
+# has its parent in the task table, the command too, though its fork came
+# before the trace: the recorder, as the command's own getppid() said.
 . "$IFT_SRC/tests/e2e/lib.sh"
+. "$IFT_SRC/tests/e2e/lib-record.sh"
 need_root
 
 cc -O2 -pthread -o tasks "$IFT_SRC/tests/workloads/tasks.c" || fail "cannot build the workload"
@@ -59,4 +62,35 @@ for tid, (pid, ppid, name, nv, niv) in sorted(truth.items()):
 print("%d tasks checked, %d wrong" % (len(truth), bad))
 sys.exit(1 if bad else 0)
 PY
+
+"$IFT" info -i tasks.trace >info.txt || fail "info failed"
+"$IFT" report -i tasks.trace --json --per-process >report.json 2>report.err ||
+	fail "report failed: $(cat report.err)"
+python3 - truth.txt info.txt report.json <<'PY' || fail "a process's parent is wrong in the task table"
+import json, sys
+truth = {}
+for line in open(sys.argv[1]):
+    _, tid, pid, ppid, name, _, _ = line.split()
+    if tid == pid:
+        truth[int(pid)] = (int(ppid), name)
+recorder = [int(l.split()[1]) for l in open(sys.argv[2]) if l.startswith("recorder.pid ")]
+if len(recorder) != 1:
+    sys.exit("no recorder.pid in info: %s" % recorder)
+recorder = recorder[0]
+procs = {p["pid"]: p for p in json.load(open(sys.argv[3]))["processes"]}
+bad = 0
+for pid, (ppid, name) in sorted(truth.items()):
+    got = procs.get(pid, {}).get("ppid")
+    # the command was forked by the recorder, before the trace began
+    want = recorder if name == "tasks" else ppid
+    if name == "tasks" and ppid != recorder:
+        print("the command's getppid() %d is not recorder.pid %d" % (ppid, recorder))
+        bad += 1
+    if got != want:
+        print(pid, name, "ppid", got, "really", want)
+        bad += 1
+print("%d processes' parents checked, %d wrong" % (len(truth), bad))
+sys.exit(1 if bad else 0)
+PY
+assert_no_leftovers
 exit 0

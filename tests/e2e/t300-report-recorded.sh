@@ -52,7 +52,7 @@ for tid, (pid, ppid, name, nv, niv) in sorted(truth.items()):
         err(tid, name, "in process %d, really %d" % (p["pid"], pid))
     if name not in t["names"]:
         err(tid, name, "not among its names", t["names"])
-    if tid == pid and name != "tasks" and p["ppid"] != ppid:
+    if tid == pid and p["ppid"] != ppid:
         err(tid, name, "parent %d, really %d" % (p["ppid"], ppid))
     # from its clone or fork to its exit every moment has a state: the
     # three add up to its life (the root began before the recording did)

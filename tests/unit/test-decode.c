@@ -12,7 +12,14 @@
  * build it showed as a name written to freed memory (the recorder's heap
  * corruption, a crash in malloc seconds later) and, here, as a name row
  * written twice.
+ *
+ * test_roots_have_parents: a root (the traced command, forked before the
+ * trace; a -p process) is never seen starting, so no fork row names its
+ * parent: the decoder takes it from /proc when the root is added, for its
+ * threads too, and writes it on the rows that make the task known.  The truth
+ * is what getppid() says and which process forked whom here.
  */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -22,6 +29,8 @@
 #include <string.h>
 #include <cmocka.h>
 #include <event-parse.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "ift-decode.h"
@@ -29,7 +38,9 @@
 
 #define PAGE		4096
 #define PAGE_HDR	16
+#ifndef CLONE_THREAD	/* <sched.h> has it, through <pthread.h> */
 #define CLONE_THREAD	0x00010000ULL
+#endif
 /* above PID_MAX_LIMIT: no /proc entry answers for them */
 #define TID0		5000000
 
@@ -243,10 +254,111 @@ static void test_task_table_grows(void **state)
 	rmdir(dir);
 }
 
+static void *blocked_thread(void *arg)
+{
+	int *fds = arg;
+	pid_t tid = gettid();
+	char c;
+
+	if (write(fds[1], &tid, sizeof(tid)) != sizeof(tid))
+		return NULL;
+	while (read(fds[2], &c, 1) < 0)
+		;
+	return NULL;
+}
+
+static uint32_t ppid_of(const struct ift_trace *t, pid_t tid, uint64_t ts)
+{
+	const struct ift_task *k = ift_trace_task_find(t, (uint32_t)tid, ts);
+
+	assert_non_null(k);
+	return k->ppid;
+}
+
+static void test_roots_have_parents(void **state)
+{
+	char dir[] = "/tmp/ift-test-decode.XXXXXX", path[64];
+	struct ift_decode_opts opts = { 0 };
+	struct tep_handle *tep = make_tep();
+	struct feed f = { .ts = 1000000000 };
+	int ready[2], go[2], tfds[3];
+	struct ift_writer *w;
+	struct ift_trace *t;
+	pthread_t th;
+	pid_t child, tid, self = getpid();
+	char c = 0;
+
+	(void)state;
+	assert_int_equal(pipe(ready), 0);
+	assert_int_equal(pipe(go), 0);
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		/* a name that looks like status' next lines, and stat's ')' */
+		prctl(PR_SET_NAME, "x)\nPPid:\t1 (");
+		if (write(ready[1], &c, 1) != 1)
+			_exit(1);
+		while (read(go[0], &c, 1) < 0)
+			;
+		_exit(0);
+	}
+	assert_int_equal(read(ready[0], &c, 1), 1);
+	/* a second thread here: the table says its process's parent */
+	tfds[1] = ready[1];
+	tfds[2] = go[0];
+	assert_int_equal(pthread_create(&th, NULL, blocked_thread, tfds), 0);
+	assert_int_equal(read(ready[0], &tid, sizeof(tid)), (ssize_t)sizeof(tid));
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/t.trace", dir);
+	w = ift_writer_create(path, NULL);
+	assert_non_null(w);
+	opts.tep = tep;
+	opts.w = w;
+	assert_int_equal(ift_decoder_new(&opts, &f.d), 0);
+	assert_int_equal(ift_decoder_add_root(f.d, self), 0);
+	assert_int_equal(ift_decoder_add_root(f.d, child), 0);
+
+	/* each seen first running, then: the child forks, the test clones */
+	sched_switch(&f, self, "test", self, "test");
+	sched_switch(&f, tid, "thread", tid, "thread");
+	sched_switch(&f, child, "child", child, "child");
+	sched_switch(&f, TID0, "nobody", TID0, "nobody");
+	task_newtask(&f, child, TID0 + 1, "grandchild", 0);
+	task_newtask(&f, self, TID0 + 2, "clone", CLONE_THREAD);
+	flush_page(&f);
+	assert_int_equal(ift_decoder_finish(f.d, f.ts + 1000), 0);
+	assert_int_equal(ift_writer_finish(w), 0);
+	ift_decoder_free(f.d);
+	ift_writer_free(w);
+
+	assert_int_equal(write(go[1], "xx", 2), 2);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_int_equal(waitpid(child, NULL, 0), child);
+
+	assert_int_equal(ift_trace_open(path, 0, &t), 0);
+	assert_int_equal(ppid_of(t, self, f.ts), (uint32_t)getppid());
+	assert_int_equal(ppid_of(t, tid, f.ts), (uint32_t)getppid());
+	assert_int_equal(ppid_of(t, child, f.ts), (uint32_t)self);
+	assert_int_equal(ppid_of(t, TID0, f.ts), 0);	/* /proc knows nothing */
+	assert_int_equal(ppid_of(t, TID0 + 1, f.ts), (uint32_t)child);
+	assert_int_equal(ppid_of(t, TID0 + 2, f.ts), (uint32_t)getppid());
+	ift_trace_close(t);
+
+	for (int i = 0; i < 2; i++) {
+		close(ready[i]);
+		close(go[i]);
+	}
+	tep_free(tep);
+	unlink(path);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_task_table_grows),
+		cmocka_unit_test(test_roots_have_parents),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -231,6 +231,9 @@ static void gen_next(struct gen *g, struct row *r)
 		g_task(g, &v[IFT_TK_CHILD_PID], &v[IFT_TK_CHILD_TID]);
 		v[IFT_TK_COMM] = g_str(g);
 		v[IFT_TK_FILE] = g_str(g);
+		/* a parent known for a task not seen starting, or not */
+		if (v[IFT_TK_KIND] != IFT_TASK_FORK && v[IFT_TK_KIND] != IFT_TASK_CLONE)
+			v[IFT_TK_PPID] = g_below(g, 2) ? g_below(g, 1000) : 0;
 		break;
 	case IFT_T_SAMPLES:
 		v[IFT_C_PID] = v[IFT_C_TID] = 0;
@@ -422,7 +425,7 @@ static void model_comm(struct mtask *k, uint64_t ts, uint64_t str)
 /*
  * docs/trace-format.md, `tasks': fork/clone create child_tid (ppid: the
  * forking process, or the cloning thread's own ppid); exec/comm/exit apply
- * to the row's tid, creating it if unknown.  An exited task is gone, so a
+ * to the row's tid, creating it if unknown (ppid from the row).  An exited task is gone, so a
  * later row about its tid is a new task; a kind we do not know is skipped.
  */
 static void model_fold(struct model *m, const uint64_t *v)
@@ -450,8 +453,10 @@ static void model_fold(struct model *m, const uint64_t *v)
 	case IFT_TASK_COMM:
 	case IFT_TASK_EXIT:
 		k = model_latest(m, tid);
-		if (!k || (k->flags & IFT_TASK_F_EXITED))
+		if (!k || (k->flags & IFT_TASK_F_EXITED)) {
 			k = model_add(m, tid, (uint32_t)v[IFT_C_PID]);
+			k->ppid = (uint32_t)v[IFT_TK_PPID];
+		}
 		if (v[IFT_TK_KIND] == IFT_TASK_EXIT) {
 			k->flags |= IFT_TASK_F_EXITED;
 			k->exit_ts = v[IFT_C_TS];
