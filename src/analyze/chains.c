@@ -613,7 +613,10 @@ static void hook_interval(void *ctx, const struct ift_analysis *a,
 		ct->cur.waker_tid = iv->src_tid;
 		ct->cur.waker_pid = iv->src_pid;
 	}
-	if (peer_add(&ct->gw, iv->src_tid, iv->src_pid, ns, 1) < 0 ||
+	/* another process fed it as a whole: a DataLoader worker's wake-ups
+	   come from its queue's feeder thread and others, not its main one */
+	if (peer_add(&ct->gw, iv->src_pid && iv->src_pid != iv->pid ? iv->src_pid : iv->src_tid,
+		     iv->src_pid, ns, 1) < 0 ||
 	    (iv->relay_tid && peer_add(&ct->gr, iv->relay_tid, iv->relay_pid, ns, 1) < 0))
 		c->err = -ENOMEM;
 }
