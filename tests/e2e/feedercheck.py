@@ -21,7 +21,8 @@ conclusions"):
   where the program has one, is listed as relayed with its role and no other
   is; `workers` counts the worker processes; the chain's gaps (blocked until
   fed + on CPU + waiting for a CPU) hold the program's own steady-state wait
-  (every batch's next() but the first) within TOLERANCE; the per-process
+  (every batch's next() but the first, and the GIL taken back after each
+  call: check_gaps) within TOLERANCE; the per-process
   roles name the same tasks; the op counts are the program's.
 - loader0: the same chain, but nobody feeds it: no feeder role anywhere, no
   worker, and most of the gaps' time on its own CPU.
@@ -31,7 +32,7 @@ import json
 import sys
 
 TOLERANCE = 0.10
-OTHER_SHARE = 100  # permille
+OTHER_SHARE = 50  # permille
 FEEDER_ROLES = ("input worker", "input thread")
 RELAY_ROLES = ("relay", "pin-memory thread")
 
@@ -106,22 +107,34 @@ def check_roles(name, truth, r):
             bad.append("%s: thread %d (%s) has no role_evidence" % (name, tid, want[tid]))
 
 
-def check_gaps(name, truth, c, itself):
+def check_gaps(name, truth, r, c, itself):
+    """The chain's steady-state gaps against the program's own waits.
+
+    Python measured next() (steady_wait) and its gaps from a synchronize's
+    return to the next copy (steady_gap: next() and a few statements).  The
+    report sees one more thing there: ctypes drops the GIL during a call, and
+    taking it back after the C function returned (from the pool's handler
+    threads, the executor threads, the pin thread) is inside the call for
+    Python but after the call's return for the uprobes, so in the next gap.
+    The difference of the two measures of the calls, op by op, is that time:
+    the expected gaps are steady_gap + that difference."""
     e = c["evidence"]
     gap = e.get("fed_ns", 0) + e.get("on_cpu_ns", 0) + e.get("runqueue_wait_ns", 0)
     want = truth["steady_wait"]["sum_ns"]
-    # Python's own gaps (synchronize returned .. next copy called) hold next()
-    # and the loop's few statements: the report's gaps may hold those too
-    pygap = truth["steady_gap"]["sum_ns"]
-    print("%s: steady wait in next() %s over %d batches (Python's gaps %s), the chain's "
-          "gaps %s: fed %s, on CPU %s, runnable %s (excused %s)"
-          % (name, ms(want), truth["steady_wait"]["n"], ms(pygap), ms(gap),
-             ms(e.get("fed_ns", 0)), ms(e.get("on_cpu_ns", 0)),
+    ops = {o["op"]: o for o in r["ops"]}
+    gil = sum(max(0, truth[op]["sum_ns"] - ops.get(op, {}).get("total_ns", 0))
+              for op in ("cudaMemcpy", "cudaLaunchKernel", "cudaStreamSynchronize"))
+    expect = truth["steady_gap"]["sum_ns"] + gil
+    print("%s: steady wait in next() %s over %d batches, Python's gaps %s + the GIL "
+          "after calls %s; the chain's gaps %s: fed %s, on CPU %s, runnable %s (excused %s)"
+          % (name, ms(want), truth["steady_wait"]["n"], ms(truth["steady_gap"]["sum_ns"]),
+             ms(gil), ms(gap), ms(e.get("fed_ns", 0)), ms(e.get("on_cpu_ns", 0)),
              ms(e.get("runqueue_wait_ns", 0)), ms(e.get("excused_ns", 0))))
-    if not (1 - TOLERANCE) * want <= gap <= (1 + TOLERANCE) * max(want, pygap):
-        bad.append("%s: the steady-state gaps hold %s, next() waited %s (%.0f%% off, "
-                   "%.0f%% allowed)" % (name, ms(gap), ms(want), 100 * (gap - want) / want,
-                                       100 * TOLERANCE))
+    if abs(gap - expect) > TOLERANCE * expect:
+        bad.append("%s: the steady-state gaps hold %s, the program's say %s (next() %s): "
+                   "%.0f%% off, %.0f%% allowed" % (name, ms(gap), ms(expect), ms(want),
+                                                  100 * (gap - expect) / expect,
+                                                  100 * TOLERANCE))
     if itself and e.get("on_cpu_ns", 0) < gap / 2:
         bad.append("%s: builds its batches itself, but only %s of the %s gaps on its CPU"
                    % (name, ms(e.get("on_cpu_ns", 0)), ms(gap)))
@@ -179,7 +192,7 @@ def starved(name):
     if e.get("workers") != truth["workers"]:
         bad.append("%s: %r input workers counted, the program had %d"
                    % (name, e.get("workers"), truth["workers"]))
-    check_gaps(name, truth, c, not feeders)
+    check_gaps(name, truth, r, c, not feeders)
 
 
 def healthy(name):

@@ -94,13 +94,13 @@ KINDS = ("loader", "loader0", "pin", "persistent", "pool", "threads")
 # DataLoader batch reaches the parent through ~12 round trips with the
 # worker's threads (the pipe, then the fd of its shared memory through the
 # worker's resource sharer, an authenticated connection each), 1-3 ms here
-# however early the batch was ready, hence 80 ms kernels for those.
+# however early the batch was ready, hence 120 ms kernels for those.
 DEFAULTS = {
     # kind:        (starved,               healthy)
-    "loader":     ((4, 32, 30, 2000, 100), (1, 32, 4, 80000, 16)),
+    "loader":     ((4, 32, 30, 2000, 100), (1, 32, 4, 120000, 12)),
     "loader0":    ((0, 32, 30, 2000, 80), (0, 32, 0, 20000, 50)),
-    "pin":        ((4, 32, 30, 2000, 100), (1, 32, 4, 80000, 16)),
-    "persistent": ((4, 32, 30, 2000, 50), (1, 32, 4, 80000, 8)),
+    "pin":        ((4, 32, 30, 2000, 100), (1, 32, 4, 120000, 12)),
+    "persistent": ((4, 32, 30, 2000, 50), (1, 32, 4, 120000, 6)),
     "pool":       ((4, 32, 30, 2000, 100), (1, 32, 4, 20000, 50)),
     "threads":    ((4, 32, 30, 2000, 80), (1, 32, 4, 20000, 50)),
 }
