@@ -1,0 +1,238 @@
+"""Checks a report of tests/workloads/feeders.py against the program's truth.
+
+    feedercheck.py starved NAME      the starved run: NAME.truth, NAME.json
+    feedercheck.py healthy NAME      its healthy twin
+    feedercheck.py same-roles A B    two runs of one feeder, workers named or not
+
+NAME.json is `report --json --per-process`.  Every failed check is printed,
+not only the first, and the exit status is 1 when any failed.
+
+What the report must say (docs/report.md, "Feeders and their expected
+conclusions"):
+- starved: a data_starvation chain of the steady state (`stage` steady,
+  phase before), HIGH or MEDIUM, on the CUDA thread; among the tasks that
+  woke it (relation woke, after following relays), those with a feeder role
+  are exactly the program's feeders: the worker processes by pid (role
+  `input worker`), the feeding threads by tid (`input thread`); any other
+  waker carries no feeder role and all of them together hold at most
+  OTHER_SHARE of the wake-ups (the CUDA process's own helper threads, such as
+  the mp.Queue threads that send the workers their indices, wake it now and
+  then as they hand over the GIL: real, and not input); the relay thread,
+  where the program has one, is listed as relayed with its role and no other
+  is; `workers` counts the worker processes; the chain's gaps (blocked until
+  fed + on CPU + waiting for a CPU) hold the program's own steady-state wait
+  (every batch's next() but the first, and the GIL taken back after each
+  call: check_gaps) within TOLERANCE; the per-process
+  roles name the same tasks; the op counts are the program's.
+- loader0: the same chain, but nobody feeds it: no feeder role anywhere, no
+  worker, and most of the gaps' time on its own CPU.
+- healthy: no HIGH or MEDIUM chain at all.
+"""
+import json
+import sys
+
+TOLERANCE = 0.10
+OTHER_SHARE = 50  # permille
+FEEDER_ROLES = ("input worker", "input thread")
+RELAY_ROLES = ("relay", "pin-memory thread")
+
+bad = []
+
+
+def load(name):
+    return json.load(open(name + ".truth")), json.load(open(name + ".json"))
+
+
+def ms(ns):
+    return "%.1f ms" % (ns / 1e6)
+
+
+def steady_chain(name, r):
+    """The steady state's data starvation chain, or None."""
+    ds = [c for c in r["chains"] if c["cause"] == "data_starvation" and c["phase"] == "before"]
+    if not any("stage" in c for c in r["chains"]):
+        bad.append("%s: the chains have no stage (start-up, steady, tail)" % name)
+        # go on with what there is, to show what else differs
+        return ds[0] if ds else None
+    ds = [c for c in ds if c.get("stage") == "steady"]
+    return ds[0] if ds else None
+
+
+def threads_of(r):
+    """tid -> (pid, thread object) over every process of the report."""
+    return {t["tid"]: (p["pid"], t) for p in r["processes"] for t in p["threads"]}
+
+
+def check_ops(name, truth, r):
+    ops = {o["op"]: o for o in r["ops"]}
+    for op in ("cudaMemcpy", "cudaLaunchKernel", "cudaStreamSynchronize"):
+        if ops.get(op, {}).get("calls") != truth[op]["n"]:
+            bad.append("%s: %s calls %r, the program made %d"
+                       % (name, op, ops.get(op, {}).get("calls"), truth[op]["n"]))
+    if truth["host_allocs"]:
+        got = ops.get("cudaHostAlloc", {}).get("calls")
+        if got != truth["host_allocs"]:
+            bad.append("%s: cudaHostAlloc calls %r, the pin thread made %d"
+                       % (name, got, truth["host_allocs"]))
+        pin = threads_of(r).get(truth["relay_tid"])
+        if not pin or not any(o["op"] == "cudaHostAlloc" for o in pin[1]["ops"]):
+            bad.append("%s: the pin thread %d made no cudaHostAlloc in the report"
+                       % (name, truth["relay_tid"]))
+
+
+def check_roles(name, truth, r):
+    """The per-process roles: the program's feeders, relay and CUDA thread, no other."""
+    procs = {p["pid"]: p for p in r["processes"]}
+    ths = threads_of(r)
+    want_workers = set(truth["feeders"]["processes"])
+    got_workers = {p["pid"] for p in r["processes"] if p.get("role") == "input worker"}
+    if got_workers != want_workers:
+        bad.append("%s: processes with role input worker %s, the program's workers %s"
+                   % (name, sorted(got_workers), sorted(want_workers)))
+    for pid in want_workers:
+        if pid in procs and not procs[pid].get("role_evidence"):
+            bad.append("%s: worker %d has no role_evidence" % (name, pid))
+    want = {t: "input thread" for t in truth["feeders"]["threads"]}
+    if truth["relay_tid"]:
+        want[truth["relay_tid"]] = truth["relay_role"]
+    want[truth["tid"]] = "cuda thread"
+    got = {tid: t.get("role") for tid, (pid, t) in ths.items()
+           if pid == truth["pid"] and t.get("role") in FEEDER_ROLES + RELAY_ROLES +
+           ("cuda thread",)}
+    if got != want:
+        bad.append("%s: the CUDA process's thread roles %r, the program's %r"
+                   % (name, got, want))
+    for tid in want:
+        if tid in ths and not ths[tid][1].get("role_evidence"):
+            bad.append("%s: thread %d (%s) has no role_evidence" % (name, tid, want[tid]))
+
+
+def check_gaps(name, truth, r, c, itself):
+    """The chain's steady-state gaps against the program's own waits.
+
+    Python measured next() (steady_wait) and its gaps from a synchronize's
+    return to the next copy (steady_gap: next() and a few statements).  The
+    report sees one more thing there: ctypes drops the GIL during a call, and
+    taking it back after the C function returned (from the pool's handler
+    threads, the executor threads, the pin thread) is inside the call for
+    Python but after the call's return for the uprobes, so in the next gap.
+    The difference of the two measures of the calls, op by op, is that time:
+    the expected gaps are steady_gap + that difference."""
+    e = c["evidence"]
+    gap = e.get("fed_ns", 0) + e.get("on_cpu_ns", 0) + e.get("runqueue_wait_ns", 0)
+    want = truth["steady_wait"]["sum_ns"]
+    ops = {o["op"]: o for o in r["ops"]}
+    gil = sum(max(0, truth[op]["sum_ns"] - ops.get(op, {}).get("total_ns", 0))
+              for op in ("cudaMemcpy", "cudaLaunchKernel", "cudaStreamSynchronize"))
+    expect = truth["steady_gap"]["sum_ns"] + gil
+    print("%s: steady wait in next() %s over %d batches, Python's gaps %s + the GIL "
+          "after calls %s; the chain's gaps %s: fed %s, on CPU %s, runnable %s (excused %s)"
+          % (name, ms(want), truth["steady_wait"]["n"], ms(truth["steady_gap"]["sum_ns"]),
+             ms(gil), ms(gap), ms(e.get("fed_ns", 0)), ms(e.get("on_cpu_ns", 0)),
+             ms(e.get("runqueue_wait_ns", 0)), ms(e.get("excused_ns", 0))))
+    if abs(gap - expect) > TOLERANCE * expect:
+        bad.append("%s: the steady-state gaps hold %s, the program's say %s (next() %s): "
+                   "%.0f%% off, %.0f%% allowed" % (name, ms(gap), ms(expect), ms(want),
+                                                  100 * (gap - expect) / expect,
+                                                  100 * TOLERANCE))
+    if itself and e.get("on_cpu_ns", 0) < gap / 2:
+        bad.append("%s: builds its batches itself, but only %s of the %s gaps on its CPU"
+                   % (name, ms(e.get("on_cpu_ns", 0)), ms(gap)))
+
+
+def starved(name):
+    truth, r = load(name)
+    check_ops(name, truth, r)
+    check_roles(name, truth, r)
+    c = steady_chain(name, r)
+    if not c:
+        bad.append("%s: no steady-state data_starvation chain: %r"
+                   % (name, [(x["cause"], x.get("stage"), x["summary"]) for x in r["chains"]]))
+        return
+    e = c["evidence"]
+    if c["severity"] not in ("HIGH", "MEDIUM"):
+        bad.append("%s: steady-state starvation is only %s" % (name, c["severity"]))
+    if c["tid"] != truth["tid"] or c["op"] != "cudaMemcpy":
+        bad.append("%s: the chain is on tid %d before %s; the CUDA thread is %d, "
+                   "before cudaMemcpy" % (name, c["tid"], c["op"], truth["tid"]))
+    woke = [t for t in e["tasks"] if t["relation"] == "woke"]
+    fed = [t for t in woke if t.get("role") in FEEDER_ROLES]
+    fpids = {t["pid"] for t in fed if t["role"] == "input worker"}
+    ftids = {t["tid"] for t in fed if t["role"] == "input thread"}
+    want_p, want_t = set(truth["feeders"]["processes"]), set(truth["feeders"]["threads"])
+    print("%s: woke by %s" % (name, [(t["pid"], t["tid"], t["comm"], t.get("role"),
+                                      t["share_permille"]) for t in woke]))
+    if fpids != want_p:
+        bad.append("%s: input workers named %s, the program's are %s"
+                   % (name, sorted(fpids), sorted(want_p)))
+    if ftids != want_t:
+        bad.append("%s: input threads named %s, the program's are %s"
+                   % (name, sorted(ftids), sorted(want_t)))
+    feeders = want_p | want_t
+    others = [t for t in woke if t not in fed]
+    for t in others:
+        if t["pid"] in want_p or t["tid"] in want_t:
+            bad.append("%s: feeder %d/%d woke it without a feeder role: %r"
+                       % (name, t["pid"], t["tid"], t))
+    share = sum(t["share_permille"] for t in others
+                if t["pid"] not in feeders and t["tid"] not in feeders)
+    if feeders and share > OTHER_SHARE:
+        bad.append("%s: tasks that are no feeder woke it for %d permille: %r"
+                   % (name, share, [(t["pid"], t["tid"], t["comm"], t["share_permille"])
+                                    for t in others]))
+    for t in fed:
+        if not t.get("role_evidence"):
+            bad.append("%s: %d/%d is %s without role_evidence" % (name, t["pid"], t["tid"],
+                                                                 t["role"]))
+    relayed = [t for t in e["tasks"] if t["relation"] == "relayed"]
+    want_r = [(truth["relay_tid"], truth["relay_role"])] if truth["relay_tid"] else []
+    got_r = [(t["tid"], t.get("role")) for t in relayed]
+    if got_r != want_r:
+        bad.append("%s: relayed by %r, the program's relay is %r" % (name, got_r, want_r))
+    if e.get("workers") != truth["workers"]:
+        bad.append("%s: %r input workers counted, the program had %d"
+                   % (name, e.get("workers"), truth["workers"]))
+    check_gaps(name, truth, r, c, not feeders)
+
+
+def healthy(name):
+    truth, r = load(name)
+    check_ops(name, truth, r)
+    loud = [(c["severity"], c.get("stage"), c["summary"]) for c in r["chains"]
+            if c["severity"] != "LOW"]
+    print("%s: steady wait %s of a %s loop" % (name, ms(truth["steady_wait"]["sum_ns"]),
+                                               ms(truth["wall_ns"])))
+    if loud:
+        bad.append("%s: the feeder keeps up, yet HIGH or MEDIUM chains: %r" % (name, loud))
+
+
+def same_roles(a, b):
+    """Workers renamed pt_data_worker or left python3: the same conclusion."""
+    seen = []
+    for name in (a, b):
+        truth, r = load(name)
+        c = steady_chain(name, r)
+        procs = {p["pid"]: p for p in r["processes"]}
+        seen.append({
+            "worker roles": sorted({procs.get(p, {}).get("role") or "none"
+                                    for p in truth["feeders"]["processes"]}),
+            "workers": c["evidence"].get("workers") if c else None,
+            "woke roles": sorted({t.get("role") or "none" for t in (c["evidence"]["tasks"] if c else [])
+                                  if t["relation"] == "woke" and t["pid"] in
+                                  truth["feeders"]["processes"]}),
+        })
+    print("%s: %r\n%s: %r" % (a, seen[0], b, seen[1]))
+    if seen[0] != seen[1]:
+        bad.append("named and unnamed workers differ: %s %r, %s %r" % (a, seen[0], b, seen[1]))
+
+
+def main():
+    cmd, names = sys.argv[1], sys.argv[2:]
+    {"starved": starved, "healthy": healthy, "same-roles": same_roles}[cmd](*names)
+    for b in bad:
+        print(b)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

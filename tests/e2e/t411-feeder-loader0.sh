@@ -1,0 +1,18 @@
+# A DataLoader with num_workers=0: the CUDA thread builds every batch itself.
+# The steady state must be data starvation as on-CPU time in the gaps, with
+# no worker and nobody with a feeder role; the healthy twin (cheap batches,
+# a long kernel) has no HIGH or MEDIUM chain.
+. "$IFT_SRC/tests/e2e/lib.sh"
+need_root
+. "$IFT_SRC/tests/e2e/lib-record.sh"
+. "$IFT_SRC/tests/e2e/lib-feeders.sh"
+need_torch
+
+feeder_record starved loader0
+feeder_record healthy loader0 --healthy
+ok=0
+feeder_check starved starved || ok=1
+feeder_check healthy healthy || ok=1
+[ $ok = 0 ] || fail "the reports do not match the program's truth"
+assert_no_leftovers
+exit 0

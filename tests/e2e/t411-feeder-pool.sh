@@ -1,0 +1,18 @@
+# multiprocessing.Pool(4).imap feeding the CUDA thread through Pool's
+# result-handler thread: the steady state must be data starvation woken by the
+# 4 pool worker processes (input worker), relayed by the handler (relay); the
+# healthy twin (1 worker, a long kernel) has no HIGH or MEDIUM chain.
+. "$IFT_SRC/tests/e2e/lib.sh"
+need_root
+. "$IFT_SRC/tests/e2e/lib-record.sh"
+. "$IFT_SRC/tests/e2e/lib-feeders.sh"
+need_torch
+
+feeder_record starved pool
+feeder_record healthy pool --healthy
+ok=0
+feeder_check starved starved || ok=1
+feeder_check healthy healthy || ok=1
+[ $ok = 0 ] || fail "the reports do not match the program's truth"
+assert_no_leftovers
+exit 0
