@@ -41,6 +41,8 @@
    thread of the CUDA process: 0.2% of the fed time, seen with torch 1.13). */
 #define FEED_MIN_PERMILLE	10
 #define FEED_MIN_WAKEUPS	3
+/* An input thread of the CUDA process ends at least this share. */
+#define THREAD_MIN_PERMILLE	50
 
 static int feed_add(struct az_thread *th, const struct az_by *by, uint64_t ns)
 {
@@ -149,66 +151,21 @@ static void role_set(struct az_thread *th, const char *role,
 	th->info.role_evidence = &th->ev;
 }
 
-/* The feeders of CUDA thread CT: sources and relays over the floor. */
-static void assign_feeders(struct ift_analysis *a, struct az_thread *ct)
+/* Wake-ups of CT's gaps that TID ended itself (as the source, not relayed). */
+static uint64_t direct_wakeups(const struct az_thread *ct, uint32_t tid)
 {
-	uint64_t total = 0, wakeups = 0;
+	uint64_t n = 0;
 
-	for (uint32_t i = 0; i < ct->nfeeds; i++) {
-		total += ct->feeds[i].ns;
-		wakeups += ct->feeds[i].count;
-	}
-	if (!wakeups)
-		return;
-	for (uint32_t i = 0; i < ct->nfeeds; i++) {
-		const struct az_feed *f = &ct->feeds[i];
-		struct ift_role_evidence ev = {
-			.behaviour = "fed", .cuda_tid = ct->tid, .cuda_pid = ct->pid,
-		};
-		uint64_t best_relay = 0;
-		struct az_thread *src;
+	for (uint32_t i = 0; i < ct->nfeeds; i++)
+		if (ct->feeds[i].src_tid == tid && !ct->feeds[i].relay_tid)
+			n += ct->feeds[i].count;
+	return n;
+}
 
-		/* the source's tallies over every relay, once, at its first entry */
-		bool first = true;
-
-		for (uint32_t k = 0; k < i; k++)
-			first &= ct->feeds[k].src_tid != f->src_tid;
-		if (!first)
-			continue;
-		for (uint32_t k = i; k < ct->nfeeds; k++) {
-			const struct az_feed *g = &ct->feeds[k];
-
-			if (g->src_tid != f->src_tid)
-				continue;
-			ev.wakeups += g->count;
-			ev.ns += g->ns;
-			if (g->relay_tid) {
-				ev.relayed_wakeups += g->count;
-				if (g->count > best_relay) {
-					best_relay = g->count;
-					ev.via_tid = g->relay_tid;
-				}
-			}
-		}
-		if (ev.wakeups < FEED_MIN_WAKEUPS || ev.ns * 1000 < total * FEED_MIN_PERMILLE)
-			continue;
-		src = thread_of(a, f->src_tid, f->src_pid);
-		if (!src || src == ct || !src->tid)
-			continue;
-		if (src->pid == ct->pid) {
-			role_set(src, "input thread", &ev);
-			continue;
-		}
-		ev.forked_from = forked_from(a, src);
-		if (has_name(src->info.task, "pt_data_worker"))
-			ev.name = "pt_data_worker";
-		/* a process outside the trace (not followed) is no worker of it */
-		if (!ev.forked_from && !a->all_followed && !src->execed &&
-		    !(src->info.task && (src->info.task->flags & IFT_TASK_F_STARTED)))
-			continue;
-		role_set(src, "input worker", &ev);
-	}
-	/* the relays, with whose wake-ups they passed on */
+/* The relays of CUDA thread CT: threads that passed on more of its feeding
+   than they did themselves. */
+static void assign_relays(struct ift_analysis *a, struct az_thread *ct, uint64_t total)
+{
 	for (uint32_t i = 0; i < ct->nfeeds; i++) {
 		const struct az_feed *f = &ct->feeds[i];
 		struct ift_role_evidence ev = {
@@ -236,7 +193,8 @@ static void assign_feeders(struct ift_analysis *a, struct az_thread *ct)
 				ev.from_pid = g->src_pid;
 			}
 		}
-		if (ev.wakeups < FEED_MIN_WAKEUPS || ev.ns * 1000 < total * FEED_MIN_PERMILLE)
+		if (ev.wakeups < FEED_MIN_WAKEUPS || ev.ns * 1000 < total * FEED_MIN_PERMILLE ||
+		    ev.wakeups < direct_wakeups(ct, f->relay_tid))
 			continue;
 		r = thread_of(a, f->relay_tid, f->relay_pid);
 		if (!r || r == ct)
@@ -245,6 +203,72 @@ static void assign_feeders(struct ift_analysis *a, struct az_thread *ct)
 		if (has_name(r->info.task, "pt_data_pin"))
 			ev.name = "pt_data_pin";
 		role_set(r, r->host_alloc_calls ? "pin-memory thread" : "relay", &ev);
+	}
+}
+
+/* The feeders of CUDA thread CT: relays, then the sources over the floor. */
+static void assign_feeders(struct ift_analysis *a, struct az_thread *ct)
+{
+	uint64_t total = 0, wakeups = 0;
+
+	for (uint32_t i = 0; i < ct->nfeeds; i++) {
+		total += ct->feeds[i].ns;
+		wakeups += ct->feeds[i].count;
+	}
+	if (!wakeups)
+		return;
+	assign_relays(a, ct, total);
+	for (uint32_t i = 0; i < ct->nfeeds; i++) {
+		const struct az_feed *f = &ct->feeds[i];
+		struct ift_role_evidence ev = {
+			.behaviour = "fed", .cuda_tid = ct->tid, .cuda_pid = ct->pid,
+		};
+		uint64_t best_relay = 0;
+		struct az_thread *src;
+		bool first = true;
+
+		/* the source's tallies over every relay, once, at its first entry */
+		for (uint32_t k = 0; k < i; k++)
+			first &= ct->feeds[k].src_tid != f->src_tid;
+		if (!first)
+			continue;
+		for (uint32_t k = i; k < ct->nfeeds; k++) {
+			const struct az_feed *g = &ct->feeds[k];
+
+			if (g->src_tid != f->src_tid)
+				continue;
+			ev.wakeups += g->count;
+			ev.ns += g->ns;
+			if (g->relay_tid) {
+				ev.relayed_wakeups += g->count;
+				if (g->count > best_relay) {
+					best_relay = g->count;
+					ev.via_tid = g->relay_tid;
+				}
+			}
+		}
+		if (ev.wakeups < FEED_MIN_WAKEUPS || ev.ns * 1000 < total * FEED_MIN_PERMILLE)
+			continue;
+		src = thread_of(a, f->src_tid, f->src_pid);
+		if (!src || src == ct || !src->tid)
+			continue;
+		if (src->pid == ct->pid) {
+			/* one that only hands the GIL back now and then (a queue's
+			   feeder thread, a pool's maintenance thread) ends a few
+			   percent of the waits at most */
+			if (ev.ns * 1000 < total * THREAD_MIN_PERMILLE)
+				continue;
+			role_set(src, "input thread", &ev);
+			continue;
+		}
+		ev.forked_from = forked_from(a, src);
+		if (has_name(src->info.task, "pt_data_worker"))
+			ev.name = "pt_data_worker";
+		/* a process outside the trace (not followed) is no worker of it */
+		if (!ev.forked_from && !a->all_followed && !src->execed &&
+		    !(src->info.task && (src->info.task->flags & IFT_TASK_F_STARTED)))
+			continue;
+		role_set(src, "input worker", &ev);
 	}
 }
 

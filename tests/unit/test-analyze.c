@@ -445,11 +445,11 @@ static void test_copies(void **state)
 /*
  * python3 (4242) with a CUDA thread 4243 and a pin-memory thread 4244,
  * forks a worker 4250 that exits at 80 ms; an unrelated process 9000
- * calls cudaMalloc.  The roles come from what they do: the CUDA thread
- * sleeps between its calls (21.5 ms) until 4244 wakes it (31 ms), 4244
- * having been woken by the worker during that wait (30 ms) and having
- * allocated pinned memory (cudaHostAlloc): the worker fed it through a
- * pin-memory thread.  NAMED gives them PyTorch 2's names, which only
+ * calls cudaMalloc.  The roles come from what they do: three times the
+ * CUDA thread sleeps after a launch (1.5 ms after it begins) until 4244
+ * wakes it (at 6 ms), 4244 having been woken by the worker during that wait
+ * (at 5 ms) and having allocated pinned memory once (cudaHostAlloc): the
+ * worker fed it through a pin-memory thread.  NAMED gives them PyTorch 2's names, which only
  * confirm: without them the roles are the same.
  */
 static void build_tree(struct tb *b, bool named)
@@ -467,14 +467,21 @@ static void build_tree(struct tb *b, bool named)
 	task(b, 8 * MS, 9000, 9000, IFT_TASK_COMM, 0, 0, "other");
 	wk(b, 9 * MS, 0, 4250, 4250, IFT_WAKE_WAKEUP_NEW, 1, 4242, 4242);
 	sw(b, 10 * MS, 1, 0, 0, S_RUN, 4250, 4250);
-	call(b, 20 * MS, 4243, 4242, OP_LAUNCH, 1 * MS, 0, 0, 1, 2, 0, 0, 0);
-	sw(b, 21500 * US, 0, 4243, 4242, S_SLEEP, 4244, 4242);
-	call(b, 22 * MS, 4244, 4242, OP_HOSTALLOC, 100 * US, 0, 0, 1, 4096, 0, 0, 0);
-	sw(b, 23 * MS, 0, 4244, 4242, S_SLEEP, 0, 0);
-	wk(b, 30 * MS, 1, 4244, 4242, IFT_WAKE_WAKEUP, 0, 4250, 4250);
-	sw(b, 30500 * US, 0, 0, 0, S_RUN, 4244, 4242);
-	wk(b, 31 * MS, 0, 4243, 4242, IFT_WAKE_WAKEUP, 0, 4244, 4242);
-	call(b, 30 * MS, 9000, 9000, OP_MALLOC, 5 * MS, 0, 0, 4096, 0, 0, 0, 0);
+	for (uint64_t k = 0; k < 3; k++) {
+		uint64_t at = 20 * MS + k * 10 * MS;
+
+		call(b, at, 4243, 4242, OP_LAUNCH, 1 * MS, 0, 0, 1, 2, 0, 0, 0);
+		sw(b, at + 1500 * US, 0, 4243, 4242, S_SLEEP, 4244, 4242);
+		if (!k)
+			call(b, at + 2 * MS, 4244, 4242, OP_HOSTALLOC, 100 * US, 0, 0, 1, 4096,
+			     0, 0, 0);
+		sw(b, at + 3 * MS, 0, 4244, 4242, S_SLEEP, 0, 0);
+		wk(b, at + 5 * MS, 1, 4244, 4242, IFT_WAKE_WAKEUP, 0, 4250, 4250);
+		sw(b, at + 5500 * US, 0, 0, 0, S_RUN, 4244, 4242);
+		wk(b, at + 6 * MS, 0, 4243, 4242, IFT_WAKE_WAKEUP, 0, 4244, 4242);
+		sw(b, at + 6500 * US, 0, 4244, 4242, S_SLEEP, 4243, 4242);
+	}
+	call(b, 50 * MS, 9000, 9000, OP_MALLOC, 5 * MS, 0, 0, 4096, 0, 0, 0, 0);
 	page(b, 40 * MS, 4250, 4250, 0);
 	task(b, 80 * MS, 4250, 4250, IFT_TASK_EXIT, 0, 0, named ? "pt_data_worker" : "python3");
 }
@@ -493,13 +500,13 @@ static void check_roles(struct tb *b, bool named)
 	assert_string_equal(p->comm, "python3");
 	assert_int_equal(p->nthreads, 3);
 	assert_string_equal(p->role, "cuda process");
-	assert_int_equal(p->cuda_ns, 1100 * US);
-	assert_int_equal(p->cuda_calls, 2);
+	assert_int_equal(p->cuda_ns, 3100 * US);
+	assert_int_equal(p->cuda_calls, 4);
 	assert_int_equal(p->nops, 2);
 	t = thread(b, 4243);
 	assert_string_equal(t->role, "cuda thread");
 	assert_string_equal(t->role_evidence->behaviour, "cuda calls");
-	assert_int_equal(t->role_evidence->calls, 1);
+	assert_int_equal(t->role_evidence->calls, 3);
 	assert_ptr_equal(p->role_evidence, t->role_evidence);
 	/* 4244 was woken by the worker inside 4243's wait, then woke 4243 */
 	t = thread(b, 4244);
@@ -507,8 +514,8 @@ static void check_roles(struct tb *b, bool named)
 	ev = t->role_evidence;
 	assert_string_equal(ev->behaviour, "relayed");
 	assert_int_equal(ev->cuda_tid, 4243);
-	assert_int_equal(ev->wakeups, 1);
-	assert_int_equal(ev->ns, 31 * MS - 21500 * US);
+	assert_int_equal(ev->wakeups, 3);
+	assert_int_equal(ev->ns, 3 * 4500 * US);
 	assert_int_equal(ev->from_pid, 4250);
 	assert_int_equal(ev->calls, 1);
 	if (named)
@@ -531,8 +538,8 @@ static void check_roles(struct tb *b, bool named)
 	assert_non_null(ev);
 	assert_string_equal(ev->behaviour, "fed");
 	assert_int_equal(ev->cuda_tid, 4243);
-	assert_int_equal(ev->wakeups, 1);
-	assert_int_equal(ev->relayed_wakeups, 1);
+	assert_int_equal(ev->wakeups, 3);
+	assert_int_equal(ev->relayed_wakeups, 3);
 	assert_int_equal(ev->via_tid, 4244);
 	assert_int_equal(ev->forked_from, 4242);
 	if (named)
@@ -590,9 +597,9 @@ static void test_filters(void **state)
 	assert_int_equal(ift_analysis_process_count(b.a), 1);
 	assert_int_equal(ift_analysis_process(b.a, 0)->pid, 9000);
 	/* the calls stay, marked */
-	assert_int_equal(ift_analysis_call_count(b.a), 3);
+	assert_int_equal(ift_analysis_call_count(b.a), 5);
 	assert_false(ift_analysis_call(b.a, 0)->selected);
-	assert_true(ift_analysis_call(b.a, 2)->selected);
+	assert_true(ift_analysis_call(b.a, 4)->selected);
 	tb_end(&b);
 }
 
