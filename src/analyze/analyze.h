@@ -57,6 +57,8 @@ struct az_thread {
 	uint64_t host_alloc_calls;	/* pinned host memory (cudaHostAlloc ...) */
 	bool io_sleep;			/* blocked in D (uninterruptible) */
 	bool called;			/* made a CUDA call */
+	bool idle_in;			/* a switch from the idle task to it was
+					   written: its wake-ups wait for theirs */
 	/* roles.c: who ended its latest blocked wait, and when */
 	uint32_t woke_tid, woke_pid;
 	uint64_t woke_ts;
@@ -72,6 +74,8 @@ struct az_thread {
 struct az_cpu {
 	uint32_t *wait;			/* threads waiting here inside a call */
 	uint32_t nwait, cap;
+	bool idle;			/* its latest switch put the idle task on,
+					   and no one was woken onto it since */
 };
 
 /* What we need to know about an op, by op id. */

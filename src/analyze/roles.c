@@ -151,19 +151,21 @@ static void role_set(struct az_thread *th, const char *role,
 	th->info.role_evidence = &th->ev;
 }
 
-/* Wake-ups of CT's gaps that TID ended itself (as the source, not relayed). */
-static uint64_t direct_wakeups(const struct az_thread *ct, uint32_t tid)
+/* The blocked time of CT's gaps that TID ended itself (as the source, not
+   relayed). */
+static uint64_t direct_ns(const struct az_thread *ct, uint32_t tid)
 {
-	uint64_t n = 0;
+	uint64_t ns = 0;
 
 	for (uint32_t i = 0; i < ct->nfeeds; i++)
 		if (ct->feeds[i].src_tid == tid && !ct->feeds[i].relay_tid)
-			n += ct->feeds[i].count;
-	return n;
+			ns += ct->feeds[i].ns;
+	return ns;
 }
 
 /* The relays of CUDA thread CT: threads that passed on more of its feeding
-   than they did themselves. */
+   than they did themselves (by the blocked time ended: a relay also hands
+   the GIL back to it, often and briefly). */
 static void assign_relays(struct ift_analysis *a, struct az_thread *ct, uint64_t total)
 {
 	for (uint32_t i = 0; i < ct->nfeeds; i++) {
@@ -194,7 +196,7 @@ static void assign_relays(struct ift_analysis *a, struct az_thread *ct, uint64_t
 			}
 		}
 		if (ev.wakeups < FEED_MIN_WAKEUPS || ev.ns * 1000 < total * FEED_MIN_PERMILLE ||
-		    ev.wakeups < direct_wakeups(ct, f->relay_tid))
+		    ev.ns < direct_ns(ct, f->relay_tid))
 			continue;
 		r = thread_of(a, f->relay_tid, f->relay_pid);
 		if (!r || r == ct)

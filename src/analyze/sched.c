@@ -602,7 +602,10 @@ int az_sched_switch(struct ift_analysis *a, const uint64_t *row)
 		ret = switch_in(a, n, ts, cpu, ptid, ppid);
 		if (ret < 0)
 			return ret;
+		n->idle_in |= !ptid;
 	}
+	if (cpu_grow(a, cpu) == 0)
+		a->cpu[cpu].idle = !ntid;
 	return 0;
 }
 
@@ -673,6 +676,19 @@ int az_sched_wakeup(struct ift_analysis *a, const uint64_t *row)
 	th_set(th, IFT_SCHED_RUNNABLE, ts);
 	th->credited = ts;
 	th->by_tid = th->by_pid = 0;
+	/*
+	 * Woken onto an idle CPU, it runs at once, unless the trace shows
+	 * switches from the idle task to it: with the event pid filter the
+	 * switch from idle to an ordinary task is not written (seen on 6.18;
+	 * to a real-time one it is), and the thread would wait "behind idle"
+	 * until its next event proves it runs, its on-CPU work taken for a
+	 * wait.  A second thread woken there before any switch waits behind
+	 * the first.
+	 */
+	if (!th->idle_in && target < a->ncpu && a->cpu[target].idle) {
+		a->cpu[target].idle = false;
+		return switch_in(a, th, ts, target, 0, 0);
+	}
 	return wait_add(a, th, target);
 }
 

@@ -119,16 +119,21 @@ def check_gaps(name, truth, r, c, itself):
     The difference of the two measures of the calls, op by op, is that time:
     the expected gaps are steady_gap + that difference."""
     e = c["evidence"]
-    gap = e.get("fed_ns", 0) + e.get("on_cpu_ns", 0) + e.get("runqueue_wait_ns", 0)
+    # all the gaps' off-CPU time (blocked, fed or woken by a timer such as
+    # the GIL's timed wait; runnable, blamed or excused) and their on-CPU
+    # time in the gaps over the floor: what the thread lost between calls
+    gap = (e.get("blocked_ns", 0) + e.get("runqueue_wait_ns", 0) + e.get("excused_ns", 0) +
+           e.get("on_cpu_ns", 0))
     want = truth["steady_wait"]["sum_ns"]
     ops = {o["op"]: o for o in r["ops"]}
     gil = sum(max(0, truth[op]["sum_ns"] - ops.get(op, {}).get("total_ns", 0))
               for op in ("cudaMemcpy", "cudaLaunchKernel", "cudaStreamSynchronize"))
     expect = truth["steady_gap"]["sum_ns"] + gil
     print("%s: steady wait in next() %s over %d batches, Python's gaps %s + the GIL "
-          "after calls %s; the chain's gaps %s: fed %s, on CPU %s, runnable %s (excused %s)"
+          "after calls %s; the chain's gaps %s: blocked %s (fed %s), on CPU %s, runnable %s (excused %s)"
           % (name, ms(want), truth["steady_wait"]["n"], ms(truth["steady_gap"]["sum_ns"]),
-             ms(gil), ms(gap), ms(e.get("fed_ns", 0)), ms(e.get("on_cpu_ns", 0)),
+             ms(gil), ms(gap), ms(e.get("blocked_ns", 0)), ms(e.get("fed_ns", 0)),
+             ms(e.get("on_cpu_ns", 0)),
              ms(e.get("runqueue_wait_ns", 0)), ms(e.get("excused_ns", 0))))
     if abs(gap - expect) > TOLERANCE * expect:
         bad.append("%s: the steady-state gaps hold %s, the program's say %s (next() %s): "
