@@ -73,7 +73,7 @@ class Truth:
     """simtrain's log: one JSON object a line, by type."""
 
     def __init__(self, path):
-        self.ops, self.gaps, self.rusage, self.calls = {}, {}, [], []
+        self.ops, self.gaps, self.rusage, self.calls, self.each = {}, {}, [], [], {}
         self.run = self.loop = self.active = self.wait = self.storm = self.cpustat = None
         for line in open(path):
             t = json.loads(line)
@@ -86,12 +86,60 @@ class Truth:
                 self.rusage.append(t)
             elif kind == "call":
                 self.calls.append((t["op"], t["t0"], t["t1"]))
+            elif kind in ("gap", "waited", "step"):
+                self.each.setdefault(kind, []).append(t)
             else:
                 setattr(self, kind, t)
         if not self.run:
             raise SystemExit("%s: no run line: the workload did not finish" % path)
         self.pid = self.run["pid"]
         self.tid = self.run["feeder_tid"]
+
+    def steady(self, report):
+        """The same truth for the steady state alone: the gaps that end, the
+        waits that end and the steps that fault inside the feeding thread's
+        training loop as the report found it (its first call's entry to its
+        last call's return; the trace clock is CLOCK_MONOTONIC, as the
+        workload's).  The loop must begin with one of the workload's own
+        calls, within the time a probe takes to fire."""
+        import copy
+        th = [t for p in report["processes"] for t in p["threads"] if t["tid"] == self.tid]
+        loop = th[0]["loop"] if th else None
+        if not loop or not loop["period"]:
+            raise SystemExit("the report found no training loop on thread %d" % self.tid)
+        lo = report["trace"]["start_ts"] + loop["from_ns"]
+        hi = report["trace"]["start_ts"] + loop["to_ns"]
+        first = min(range(len(self.calls)), key=lambda i: abs(self.calls[i][1] - lo))
+        last = min(range(len(self.calls)), key=lambda i: abs(self.calls[i][2] - hi))
+        if abs(self.calls[first][1] - lo) > 1 * MS:
+            raise SystemExit("the loop begins at %d, no call of the workload's does" % lo)
+        t0, t1 = self.calls[first][1], self.calls[last][2]
+        s = copy.copy(self)
+        s.calls = self.calls[first:last + 1]
+        s.active = {"active_ns": t1 - t0}
+        gaps = [g for g in self.each.get("gap", []) if t0 < g["t1"] <= t1]
+        wall, cpu = sum(g["wall_ns"] for g in gaps), sum(g["cpu_ns"] for g in gaps)
+        over = [g for g in gaps if g["wall_ns"] >= 1 * MS]
+        s.gaps = dict(self.gaps)
+        s.gaps["all"] = {"count": len(gaps), "wall_ns": wall, "cpu_ns": cpu,
+                         "offcpu_ns": max(0, wall - cpu), "over_floor": len(over),
+                         "over_floor_cpu_ns": sum(g["cpu_ns"] for g in over)}
+        if self.wait:
+            ws = [w for w in self.each.get("waited", []) if t0 < w["t1"] <= t1]
+            by = {}
+            for w in ws:
+                if w["blocked_ns"]:
+                    x = by.setdefault(w["pid"], {"pid": w["pid"], "batches": 0, "blocked_ns": 0})
+                    x["batches"] += 1
+                    x["blocked_ns"] += w["blocked_ns"]
+            s.wait = dict(self.wait, batches=len(ws), wait_ns=sum(w["wait_ns"] for w in ws),
+                          blocked_ns=sum(w["blocked_ns"] for w in ws),
+                          woken_by=list(by.values()))
+        if self.storm:
+            st = [x for x in self.each.get("step", []) if t0 < x["t1"] <= t1]
+            s.storm = dict(self.storm, steps=len(st), bytes=sum(x["bytes"] for x in st),
+                           minflt=sum(x["minflt"] for x in st))
+        return s
 
     def of_role(self, role):
         return [r for r in self.rusage if r["role"] == role]

@@ -203,6 +203,7 @@ struct gapstat {
 static struct {
 	struct series dur[NOPS];
 	struct series seq;		/* every call in order: op, t0, t1 */
+	struct series gapv;		/* every gap in order: its end, wall, CPU */
 	struct gapstat gap[NOPS + 1];	/* by the op that ends it; [NOPS]: all */
 	uint64_t t0;			/* the call in progress began */
 	uint64_t first;			/* the first call began */
@@ -243,6 +244,9 @@ static void call_begin(int op)
 	if (calls.have_last) {
 		uint64_t w = t - calls.last_mono, cpu = c - calls.last_cpu;
 
+		series_add(&calls.gapv, t);
+		series_add(&calls.gapv, w);
+		series_add(&calls.gapv, cpu);
 		for (int k = 0; k < 2; k++) {
 			struct gapstat *g = &calls.gap[k ? NOPS : op];
 
@@ -312,6 +316,10 @@ static void emit_calls(void)
 	for (size_t i = 0; i + 2 < calls.seq.n; i += 3)
 		emit("{\"type\":\"call\",\"op\":\"%s\",\"t0\":%" PRIu64 ",\"t1\":%" PRIu64 "} ",
 		     op_names[calls.seq.v[i]], calls.seq.v[i + 1], calls.seq.v[i + 2]);
+	/* each gap, so a check can take the steady state's alone */
+	for (size_t i = 0; i + 2 < calls.gapv.n; i += 3)
+		emit("{\"type\":\"gap\",\"t1\":%" PRIu64 ",\"wall_ns\":%" PRIu64 ",\"cpu_ns\":%"
+		     PRIu64 "} ", calls.gapv.v[i], calls.gapv.v[i + 1], calls.gapv.v[i + 2]);
 }
 
 /* getrusage WHO, with the CLOCK_MONOTONIC times just before and after it:
@@ -464,7 +472,7 @@ static void run_loader(void)
 	size_t bytes = (size_t)opt.batch * cols * sizeof(float);
 	size_t nslots = (size_t)(opt.workers * opt.prefetch);
 	size_t hdr = sizeof(struct shared) + nslots * sizeof(struct slot);
-	struct series waits = { 0 };
+	struct series waits = { 0 }, each = { 0 };	/* each: t1, wait, blocked, pid */
 	uint64_t blocked = 0, wake = 0, t_loop, loop_ns;
 	struct { int pid; uint64_t count, ns; } by[64];
 	const float *ds;
@@ -504,6 +512,10 @@ static void run_loader(void)
 			;
 		t1 = mono();
 		series_add(&waits, t1 - t0);
+		series_add(&each, t1);
+		series_add(&each, t1 - t0);
+		series_add(&each, s->post_ns > t0 ? s->post_ns - t0 : 0);
+		series_add(&each, (uint64_t)s->pid);
 		if (s->post_ns > t0) {
 			blocked += s->post_ns - t0;
 			wake += t1 > s->post_ns ? t1 - s->post_ns : 0;
@@ -521,6 +533,12 @@ static void run_loader(void)
 		CUDA(OP_STREAMSYNC, cudaStreamSynchronize(stream));
 	}
 	loop_ns = mono() - t_loop;
+	/* each wait, so a check can take the steady state's alone */
+	for (size_t i = 0; i + 3 < each.n; i += 4)
+		emit("{\"type\":\"waited\",\"t1\":%" PRIu64 ",\"wait_ns\":%" PRIu64
+		     ",\"blocked_ns\":%" PRIu64 ",\"pid\":%" PRIu64 "} ", each.v[i], each.v[i + 1],
+		     each.v[i + 2], each.v[i + 3]);
+	free(each.v);
 	for (long k = 0; k < opt.workers; k++)
 		while (waitpid(pids[k], NULL, 0) < 0 && errno == EINTR)
 			;
@@ -632,6 +650,7 @@ static void run_pagestorm(void)
 {
 	size_t bytes = (size_t)opt.mb << 20;
 	uint64_t touch_ns = 0, touch_cpu = 0, unmap_ns = 0, flt = 0, t_loop;
+	struct series steps = { 0 };	/* each step's touching ended, its faults */
 	long page = sysconf(_SC_PAGESIZE);
 
 	model_init(bytes);
@@ -657,6 +676,8 @@ static void run_pagestorm(void)
 		touch_ns += mono() - t0;
 		getrusage(RUSAGE_THREAD, &r1);
 		flt += (uint64_t)(r1.ru_minflt - r0.ru_minflt);
+		series_add(&steps, mono());
+		series_add(&steps, (uint64_t)(r1.ru_minflt - r0.ru_minflt));
 
 		CUDA(OP_MEMCPY, cudaMemcpy(dev_in, p, bytes, H2D));
 		launch((int)b, (unsigned)opt.grid);
@@ -666,6 +687,10 @@ static void run_pagestorm(void)
 		unmap_ns += mono() - t1;
 	}
 	emit("{\"type\":\"loop\",\"loop_ns\":%" PRIu64 "} ", mono() - t_loop);
+	for (size_t i = 0; i + 1 < steps.n; i += 2)
+		emit("{\"type\":\"step\",\"t1\":%" PRIu64 ",\"bytes\":%zu,\"minflt\":%" PRIu64
+		     "} ", steps.v[i], bytes, steps.v[i + 1]);
+	free(steps.v);
 	emit("{\"type\":\"storm\",\"steps\":%ld,\"bytes\":%" PRIu64 ",\"minflt\":%" PRIu64
 	     ",\"touch_ns\":%" PRIu64 ",\"touch_cpu_ns\":%" PRIu64 ",\"unmap_ns\":%" PRIu64 "} ",
 	     opt.steps, (uint64_t)bytes * (uint64_t)opt.steps, flt, touch_ns, touch_cpu,
