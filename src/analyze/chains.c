@@ -1456,15 +1456,26 @@ static void recommend_data(struct cb *b, uint32_t cuda_pid, uint64_t fed, uint64
 	struct who w;
 
 	who_of(b, "woke", cuda_pid, &w);
+	/*
+	 * Each worker's busiest thread is the one building batches; its
+	 * others (a queue's feeder thread, a library's pool) sleep most of
+	 * the time and would make every worker look blocked.
+	 */
 	for (size_t i = 0; i < ift_analysis_process_count(a); i++) {
 		const struct ift_process_info *p = ift_analysis_process(a, i);
+		const struct ift_sched_stats *bt = NULL;
 
 		if (!is_role(p->role, "input worker"))
 			continue;
-		wrq += p->sched.runqueue_wait_ns;
-		won += p->sched.on_cpu_ns;
-		wblk += p->sched.blocked_ns;
-		wio += p->sched.blocked_io_ns;
+		for (size_t k = 0; k < p->nthreads; k++)
+			if (!bt || p->threads[k]->sched.on_cpu_ns > bt->on_cpu_ns)
+				bt = &p->threads[k]->sched;
+		if (!bt)
+			continue;
+		wrq += bt->runqueue_wait_ns;
+		won += bt->on_cpu_ns;
+		wblk += bt->blocked_ns;
+		wio += bt->blocked_io_ns;
 	}
 	cb_num(b, "workers", w.workers);
 	cb_num(b, "input_threads", w.threads);
@@ -1473,7 +1484,7 @@ static void recommend_data(struct cb *b, uint32_t cuda_pid, uint64_t fed, uint64
 	cb_num(b, "workers_blocked_ns", wblk);
 	cb_num(b, "workers_blocked_io_ns", wio);
 	all = won + wrq + wblk;
-	rq_pct = (permille(wrq, all) + 5) / 10;
+	rq_pct = (permille(wrq, won + wrq) + 5) / 10;	/* of the time they wanted a CPU */
 	blk_pct = (permille(wblk, all) + 5) / 10;
 	io_pct = (permille(wio, all) + 5) / 10;
 	on_pct = (permille(won, all) + 5) / 10;
@@ -1485,22 +1496,21 @@ static void recommend_data(struct cb *b, uint32_t cuda_pid, uint64_t fed, uint64
 				    "tensor already in memory, index a whole batch at once "
 				    "(x[idx[i:i+batch]]) instead of per-sample __getitem__",
 				    (permille(oncpu, wall) + 5) / 10, want));
-	} else if (w.workers && blk_pct >= 50) {
-		cb_rec(b, ch_printf(c, "the %u input workers are blocked %u%% of their time (%u%% "
-				    "in uninterruptible I/O), on CPU %u%%: they wait for their own "
-				    "input (disk, network) rather than compute; raise num_workers "
-				    "or prefetch_factor so more batches are in flight, or move the "
-				    "data to faster storage or memory", w.workers, blk_pct, io_pct,
-				    on_pct));
+	} else if (w.workers && io_pct >= 20) {
+		cb_rec(b, ch_printf(c, "the %u input workers spend %u%% of their time blocked in "
+				    "I/O (uninterruptible sleep): raise num_workers or "
+				    "prefetch_factor so more reads are in flight, or move the data "
+				    "to faster storage or memory", w.workers, io_pct));
 	} else if (w.workers && rq_pct >= 20) {
 		cb_rec(b, ch_printf(c, "%u input workers + 1 feeding thread on %u CPUs: the "
-				    "workers wait %u%% of their time for a CPU; use num_workers=%u "
-				    "and persistent_workers=True", w.workers, cpus, rq_pct, want));
+				    "workers wait for a CPU %u%% of the time they want one; use "
+				    "num_workers=%u and persistent_workers=True", w.workers, cpus,
+				    rq_pct, want));
 		cb_rec(b, ch_printf(c, "make each batch cheaper to build: for a dataset already "
 				    "in memory as a tensor, index a batch at once (x[idx[i:i+batch]], "
 				    "a sampler yielding index batches with batch_size=None, or "
 				    "__getitems__): no per-sample __getitem__ and collate"));
-	} else if (w.workers) {
+	} else if (w.workers && on_pct >= 50) {
 		cb_rec(b, ch_printf(c, "the %u input workers are on CPU %u%% of their time and "
 				    "blocked in I/O %u%%: the per-sample work is the cost; index a "
 				    "batch at once (an in-memory tensor indexed per batch, a sampler "
@@ -1509,6 +1519,13 @@ static void recommend_data(struct cb *b, uint32_t cuda_pid, uint64_t fed, uint64
 		if (w.workers < want)
 			cb_rec(b, ch_printf(c, "then raise num_workers from %u towards %u (CPUs - 1) "
 					    "and prefetch_factor", w.workers, want));
+	} else if (w.workers) {
+		cb_rec(b, ch_printf(c, "the %u input workers are blocked %u%% of their time, not "
+				    "in I/O (waiting for work, or for a socket), on CPU %u%%: they "
+				    "are not short of CPU; raise prefetch_factor so more batches are "
+				    "in flight, and see what the feeding thread does between batches "
+				    "(%u%% of its active time on CPU there)", w.workers, blk_pct,
+				    on_pct, (permille(oncpu, wall) + 5) / 10));
 	} else if (w.threads) {
 		cb_rec(b, ch_printf(c, "%u thread%s of the training process build%s its batches "
 				    "and share its GIL with the feeding thread: build them in worker "
