@@ -128,7 +128,9 @@ enum ift_stage { IFT_STAGE_STARTUP = 1, IFT_STAGE_STEADY, IFT_STAGE_TAIL };
 
 struct ift_loop_info {
 	uint32_t period;		/* calls per iteration; 0: no loop */
-	uint64_t iterations;
+	uint64_t iterations;		/* of the steady state */
+	uint64_t warmup;		/* leading iterations over 4x the median:
+					   start-up, not counted above */
 	uint64_t calls;			/* outermost calls of the thread, in all */
 	uint64_t from_ts, to_ts;	/* the steady state: the entry of its first
 					   call to the end of its last (trace

@@ -148,6 +148,7 @@ static json_object *json_loop(const struct ift_loop_info *l)
 	add_u64(o, "calls", l->calls);
 	add_u64(o, "period", l->period);
 	add_u64(o, "iterations", l->iterations);
+	add_u64(o, "warmup", l->warmup);
 	add_u64(o, "from_ns", l->from_ns);
 	add_u64(o, "to_ns", l->to_ns);
 	return o;

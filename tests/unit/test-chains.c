@@ -434,6 +434,48 @@ static void test_startup_gap(void **state)
 }
 
 /*
+ * Warm-up: the loop's first iteration is no steady state yet.  A cudaMalloc,
+ * then 20 copies 8 ms apart but for the first gap, 300 ms (the first batch
+ * waits for the workers to start): that iteration is over 4x the median, so
+ * it is start-up; the steady state begins with the second copy.
+ */
+static void test_warmup(void **state)
+{
+	const struct ift_thread_info *ti;
+	const struct ift_chain *ch;
+	struct ift_chains *c;
+	struct tb b;
+	uint64_t t = 1 * MS, second = 0;
+
+	(void)state;
+	tb_begin(&b, "warmup", 1000 * MS);
+	names(&b);
+	sw(&b, 500 * US, 0, 0, 0, S_RUN, CUDA, CUDA);
+	call(&b, t, CUDA, CUDA, OP_MALLOC, 100 * US, 0, 0, 1 << 20, 0, 0, 0, 0);
+	t += 100 * US + 8 * MS;
+	for (int i = 0; i < 20; i++) {
+		if (i == 1)
+			second = t;
+		call(&b, t, CUDA, CUDA, OP_MEMCPY, 100 * US, 0, 0, 1, 2, 1 << 20, 1, 0);
+		t += 100 * US + (i ? 8 * MS : 300 * MS);
+	}
+	c = chains_run(&b, NULL);
+	ti = ift_analysis_thread_find(b.a, CUDA);
+	assert_int_equal(ti->loop.period, 1);
+	assert_int_equal(ti->loop.warmup, 1);
+	assert_int_equal(ti->loop.iterations, 19);
+	assert_int_equal(ti->loop.from_ns, second);
+	ch = stage_chain_of(c, IFT_CAUSE_DATA_STARVATION, IFT_STAGE_STEADY);
+	assert_non_null(ch);
+	assert_int_equal(ch->cost_ns, 18 * 8 * MS);
+	ch = stage_chain_of(c, IFT_CAUSE_DATA_STARVATION, IFT_STAGE_STARTUP);
+	assert_non_null(ch);
+	assert_int_equal(ch->cost_ns, 8 * MS + 300 * MS);
+	ift_chains_free(c);
+	tb_end(&b);
+}
+
+/*
  * No loop at all: five different calls with 20 ms of CPU work between
  * them.  All of it is start-up, paid once: a LOW chain that says so.
  */
@@ -706,6 +748,7 @@ int main(void)
 		cmocka_unit_test(test_builds_own_input),
 		cmocka_unit_test(test_startup_gap),
 		cmocka_unit_test(test_no_loop),
+		cmocka_unit_test(test_warmup),
 		cmocka_unit_test(test_gpu_bound),
 		cmocka_unit_test(test_excused_waits),
 		cmocka_unit_test(test_side_thread),
