@@ -195,6 +195,8 @@ static int on_call(struct ift_analysis *a, const uint64_t *r, bool in)
 	az_thread_seen(th, ts);
 	th->subject = true;
 	th->called = true;
+	if (!th->nopen && (ret = az_roles_gap_end(th)) < 0)
+		return ret;
 	ret = az_sched_running(a, th, ts, (uint32_t)r[IFT_C_CPU]);
 	if (ret < 0)
 		return ret;

@@ -64,6 +64,10 @@ struct az_thread {
 	uint64_t woke_ts;
 	struct az_feed *feeds;		/* between its calls, by source and relay */
 	uint32_t nfeeds, capfeeds;
+	uint64_t handoff_ts;		/* its latest wake-up by another task
+					   between calls */
+	struct az_by gap_by;		/* the longest such wait of the open gap */
+	uint64_t gap_ns;		/* its length; 0: none yet */
 	struct ift_role_evidence ev;	/* behind info.role */
 	struct az_open *open;
 	uint32_t nopen, capopen;
@@ -163,6 +167,9 @@ void az_sched_release(struct ift_analysis *a);
    (the task behind the waker) and tallies it when TH was between calls. */
 int az_roles_wake(struct ift_analysis *a, struct az_thread *th, uint64_t from,
 		  uint64_t ts, struct az_by *by);
+/* TH makes a call (or the pass ends): its gap is closed, its feeder
+   tallied. */
+int az_roles_gap_end(struct az_thread *th);
 /* Roles from the tallies, once the processes are built. */
 int az_roles_assign(struct ift_analysis *a);
 

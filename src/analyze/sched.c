@@ -730,6 +730,8 @@ int az_sched_finish(struct ift_analysis *a, uint64_t stop)
 			}
 		}
 		th_close(a, th, stop, NULL);
+		if ((ret = az_roles_gap_end(th)) < 0)
+			return ret;
 	}
 	return 0;
 }
