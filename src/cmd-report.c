@@ -518,6 +518,32 @@ static void print_names(const char *what, const char *const *names, size_t n)
 	putchar('\n');
 }
 
+/* Why a process has its role, in one line (docs/report.md, "Roles"). */
+static void print_role_evidence(const struct ift_role_evidence *ev)
+{
+	char b1[32];
+
+	if (!ev)
+		return;
+	if (!strcmp(ev->behaviour, "cuda calls")) {
+		printf("  role: %" PRIu64 " outermost CUDA calls from thread %" PRIu32 "\n",
+		       ev->calls, ev->cuda_tid);
+		return;
+	}
+	printf("  role: %s thread %" PRIu32 ": %" PRIu64 " gap%s it waited in, %s",
+	       !strcmp(ev->behaviour, "fed") ? "fed CUDA" : "relayed to CUDA", ev->cuda_tid,
+	       ev->wakeups, ev->wakeups == 1 ? "" : "s", fmt_dur(b1, sizeof(b1), ev->ns));
+	if (ev->relayed_wakeups)
+		printf(", %" PRIu64 " through thread %" PRIu32, ev->relayed_wakeups, ev->via_tid);
+	if (ev->from_pid)
+		printf(", from process %" PRIu32, ev->from_pid);
+	if (ev->forked_from)
+		printf("; forked from %" PRIu32, ev->forked_from);
+	if (ev->name)
+		printf("; named %s", ev->name);
+	putchar('\n');
+}
+
 static int print_per_process(const struct ift_analysis *a, bool threads)
 {
 	char b1[32], b2[32], b3[32], b4[32], b5[32], name[64];
@@ -532,6 +558,7 @@ static int print_per_process(const struct ift_analysis *a, bool threads)
 		       p->role ? " (" : "", p->role ? p->role : "", p->role ? ")" : "",
 		       p->ppid, p->nthreads, p->nthreads == 1 ? "" : "s");
 		print_names("names: ", p->names, p->nnames);
+		print_role_evidence(p->role_evidence);
 		printf("  alive %s .. %s; cuda %s in %" PRIu64 " calls\n",
 		       fmt_dur(b1, sizeof(b1), p->start_ns), fmt_dur(b2, sizeof(b2), p->end_ns),
 		       fmt_dur(b3, sizeof(b3), p->cuda_ns), p->cuda_calls);

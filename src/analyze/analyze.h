@@ -57,8 +57,7 @@ struct az_thread {
 	uint64_t host_alloc_calls;	/* pinned host memory (cudaHostAlloc ...) */
 	bool io_sleep;			/* blocked in D (uninterruptible) */
 	bool called;			/* made a CUDA call */
-	bool idle_in;			/* a switch from the idle task to it was
-					   written: its wake-ups wait for theirs */
+	bool idle_woken;		/* runnable since a wake-up onto an idle CPU */
 	/* roles.c: who ended its latest blocked wait, and when */
 	uint32_t woke_tid, woke_pid;
 	uint64_t woke_ts;
@@ -78,8 +77,8 @@ struct az_thread {
 struct az_cpu {
 	uint32_t *wait;			/* threads waiting here inside a call */
 	uint32_t nwait, cap;
-	bool idle;			/* its latest switch put the idle task on,
-					   and no one was woken onto it since */
+	bool idle;			/* its latest switch put the idle task on */
+	uint64_t last_switch;		/* when */
 };
 
 /* What we need to know about an op, by op id. */

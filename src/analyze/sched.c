@@ -435,6 +435,21 @@ static bool in_window(const struct ift_analysis *a, uint64_t ts)
 static int switch_in(struct ift_analysis *a, struct az_thread *n, uint64_t ts,
 		     uint32_t cpu, uint32_t ptid, uint32_t ppid);
 
+/*
+ * When runnable TH, proven running now with no switch-in seen, began to
+ * run: at its wake-up when that put it on an idle CPU where nothing was
+ * switched since (the CPU took it at once, and the switch from the idle
+ * task was not written: the event pid filter judges it by the idle task,
+ * seen on 6.18), else only now.
+ */
+static uint64_t ran_since(const struct ift_analysis *a, const struct az_thread *th,
+			  uint64_t now)
+{
+	if (th->idle_woken && th->cpu < a->ncpu && a->cpu[th->cpu].last_switch <= th->since)
+		return th->since;
+	return now;
+}
+
 int az_sched_running(struct ift_analysis *a, struct az_thread *th, uint64_t ts,
 		     uint32_t cpu)
 {
@@ -445,9 +460,10 @@ int az_sched_running(struct ift_analysis *a, struct az_thread *th, uint64_t ts,
 		/*
 		 * It runs, yet no switch put it on a CPU: some kernels (a VM's,
 		 * seen here on an idle CPU) write no sched_switch from the idle
-		 * task.  Its wait ends at the first proof that it runs.
+		 * task.  Its wait ends at the first proof that it runs, or at
+		 * its wake-up (ran_since()).
 		 */
-		return switch_in(a, th, ts, cpu, 0, 0);
+		return switch_in(a, th, ran_since(a, th, ts), cpu, 0, 0);
 	}
 	return 0;
 }
@@ -482,7 +498,11 @@ static int switch_out(struct ift_analysis *a, struct az_thread *p, uint64_t ts,
 	int ret;
 
 	az_thread_seen(p, ts);
-	/* a switch-in we did not see: what it was until now still counts */
+	/* a switch-in we did not see: what it was until now still counts,
+	   and it ran from its wake-up onto an idle CPU */
+	if (p->st == IFT_SCHED_RUNNABLE && cpu == p->cpu && ran_since(a, p, ts) < ts &&
+	    (ret = switch_in(a, p, ran_since(a, p, ts), cpu, 0, 0)) < 0)
+		return ret;
 	wait_del(a, p);
 	th_close(a, p, ts, NULL);
 	if (in_window(a, ts)) {
@@ -557,6 +577,7 @@ static int switch_in(struct ift_analysis *a, struct az_thread *n, uint64_t ts,
 	stall_end(a, n, ts);
 	th_set(n, IFT_SCHED_RUNNING, ts);
 	n->cpu = cpu;
+	n->idle_woken = false;
 	n->by_tid = n->by_pid = 0;
 	return az_calls_expire(a, n, ts);
 }
@@ -602,10 +623,11 @@ int az_sched_switch(struct ift_analysis *a, const uint64_t *row)
 		ret = switch_in(a, n, ts, cpu, ptid, ppid);
 		if (ret < 0)
 			return ret;
-		n->idle_in |= !ptid;
 	}
-	if (cpu_grow(a, cpu) == 0)
+	if (cpu_grow(a, cpu) == 0) {
 		a->cpu[cpu].idle = !ntid;
+		a->cpu[cpu].last_switch = ts;
+	}
 	return 0;
 }
 
@@ -676,19 +698,7 @@ int az_sched_wakeup(struct ift_analysis *a, const uint64_t *row)
 	th_set(th, IFT_SCHED_RUNNABLE, ts);
 	th->credited = ts;
 	th->by_tid = th->by_pid = 0;
-	/*
-	 * Woken onto an idle CPU, it runs at once, unless the trace shows
-	 * switches from the idle task to it: with the event pid filter the
-	 * switch from idle to an ordinary task is not written (seen on 6.18;
-	 * to a real-time one it is), and the thread would wait "behind idle"
-	 * until its next event proves it runs, its on-CPU work taken for a
-	 * wait.  A second thread woken there before any switch waits behind
-	 * the first.
-	 */
-	if (!th->idle_in && target < a->ncpu && a->cpu[target].idle) {
-		a->cpu[target].idle = false;
-		return switch_in(a, th, ts, target, 0, 0);
-	}
+	th->idle_woken = target < a->ncpu && a->cpu[target].idle;
 	return wait_add(a, th, target);
 }
 

@@ -174,6 +174,47 @@ static void build_ab(struct tb *b)
 	page(b, 61 * MS, 100, 100, 0);
 }
 
+/*
+ * A wake-up onto an idle CPU whose switch-in is not written (the event pid
+ * filter drops switches from the idle task): thread 100 sleeps at 10 ms on
+ * cpu0, which goes idle; woken at 20 ms onto cpu0, it shows up running only
+ * by its page allocation at 30 ms.  Nothing else was switched in on cpu0:
+ * it ran from 20 ms.  Thread 200, woken at 40 ms onto cpu1 while idle, waits
+ * there behind 300, which cpu1 switches to from idle at 41 ms; 200 shows up
+ * at 50 ms: it waited until then.
+ */
+static void test_idle_wake(void **state)
+{
+	const struct ift_thread_info *t;
+	struct tb b;
+
+	(void)state;
+	tb_begin(&b, "idlewake", 100 * MS);
+	task(&b, 1 * MS, 100, 100, IFT_TASK_COMM, 0, 0, "a");
+	task(&b, 1 * MS, 200, 200, IFT_TASK_COMM, 0, 0, "b");
+	task(&b, 1 * MS, 300, 300, IFT_TASK_COMM, 0, 0, "c");
+	sw(&b, 5 * MS, 0, 0, 0, S_RUN, 100, 100);
+	sw(&b, 6 * MS, 1, 0, 0, S_RUN, 200, 200);
+	sw(&b, 10 * MS, 0, 100, 100, S_SLEEP, 0, 0);
+	sw(&b, 11 * MS, 1, 200, 200, S_SLEEP, 0, 0);
+	wk(&b, 20 * MS, 1, 100, 100, IFT_WAKE_WAKEUP, 0, 0, 0);
+	wk(&b, 40 * MS, 0, 200, 200, IFT_WAKE_WAKEUP, 1, 0, 0);
+	sw(&b, 41 * MS, 1, 0, 0, S_RUN, 300, 300);
+	page(&b, 30 * MS, 100, 100, 0);
+	page(&b, 50 * MS, 200, 200, 0);
+	tb_run(&b, NULL);
+	t = thread(&b, 100);
+	/* on 5..10 and 20..100, blocked 10..20, never waiting */
+	assert_int_equal(t->sched.runqueue_wait_ns, 0);
+	assert_int_equal(t->sched.blocked_ns, 10 * MS);
+	assert_int_equal(t->sched.on_cpu_ns, 85 * MS);
+	t = thread(&b, 200);
+	/* waited 40..50 behind 300 */
+	assert_int_equal(t->sched.runqueue_wait_ns, 10 * MS);
+	assert_int_equal(t->sched.blocked_ns, 29 * MS);
+	tb_end(&b);
+}
+
 static void test_runqueue_vs_blocked(void **state)
 {
 	struct ivsum iv = { { 0 }, 0 };
@@ -655,6 +696,7 @@ int main(void)
 		cmocka_unit_test(test_percentile_ranks),
 		cmocka_unit_test(test_op_percentiles),
 		cmocka_unit_test(test_runqueue_vs_blocked),
+		cmocka_unit_test(test_idle_wake),
 		cmocka_unit_test(test_window),
 		cmocka_unit_test(test_nested_not_double_counted),
 		cmocka_unit_test(test_call_breakdown),
