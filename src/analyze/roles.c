@@ -44,6 +44,15 @@
 /* An input thread of the CUDA process ends at least this share. */
 #define THREAD_MIN_PERMILLE	50
 
+/* EV's gaps are enough of the TOTAL fed time to make a feeder (or relay):
+   a few, or one long one in a short run (the H200's 7 batches). */
+static bool fed_enough(const struct ift_role_evidence *ev, uint64_t total)
+{
+	if (ev->ns * 1000 < total * FEED_MIN_PERMILLE)
+		return false;
+	return ev->wakeups >= FEED_MIN_WAKEUPS || ev->ns * 1000 >= total * THREAD_MIN_PERMILLE;
+}
+
 static int feed_add(struct az_thread *th, const struct az_by *by, uint64_t ns)
 {
 	struct az_feed *f = NULL;
@@ -115,10 +124,12 @@ int az_roles_wake(struct ift_analysis *a, struct az_thread *th, uint64_t from,
 	if (!th->called || th->nopen || !by->src_tid || by->src_tid == th->tid || ts <= from)
 		return 0;
 	th->handoff_ts = ts;
+	if (by->src_pid != th->pid)
+		return feed_add(th, by, az_overlap(from, ts, a->lo, a->hi));
 	/*
-	 * One feeder a gap: the task behind its longest wait.  The others are
-	 * the GIL or a lock handed back in passing (a Python thread blocked
-	 * again right after it was fed), not input.
+	 * From its own process, one feeder a gap: the thread behind its
+	 * longest wait.  The others hand the GIL or a lock back in passing (a
+	 * Python thread blocked again right after it was fed), not input.
 	 */
 	if (az_overlap(from, ts, a->lo, a->hi) > th->gap_ns) {
 		th->gap_ns = az_overlap(from, ts, a->lo, a->hi);
@@ -219,8 +230,7 @@ static void assign_relays(struct ift_analysis *a, struct az_thread *ct, uint64_t
 				ev.from_pid = g->src_pid;
 			}
 		}
-		if (ev.wakeups < FEED_MIN_WAKEUPS || ev.ns * 1000 < total * FEED_MIN_PERMILLE ||
-		    ev.ns < direct_ns(ct, f->relay_tid))
+		if (!fed_enough(&ev, total) || ev.ns < direct_ns(ct, f->relay_tid))
 			continue;
 		r = thread_of(a, f->relay_tid, f->relay_pid);
 		if (!r || r == ct)
@@ -273,7 +283,7 @@ static void assign_feeders(struct ift_analysis *a, struct az_thread *ct)
 				}
 			}
 		}
-		if (ev.wakeups < FEED_MIN_WAKEUPS || ev.ns * 1000 < total * FEED_MIN_PERMILLE)
+		if (!fed_enough(&ev, total))
 			continue;
 		src = thread_of(a, f->src_tid, f->src_pid);
 		if (!src || src == ct || !src->tid)
