@@ -63,8 +63,6 @@ struct az_thread {
 	uint64_t woke_ts;
 	struct az_feed *feeds;		/* between its calls, by source and relay */
 	uint32_t nfeeds, capfeeds;
-	uint64_t handoff_ts;		/* its latest wake-up by another task
-					   between calls */
 	struct az_by gap_by;		/* the longest such wait of the open gap */
 	uint64_t gap_ns;		/* its length; 0: none yet */
 	struct ift_role_evidence ev;	/* behind info.role */

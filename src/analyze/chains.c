@@ -84,6 +84,7 @@ struct sysavg {
 /* One cause over a thread's gaps (or, merged, over the selected threads'). */
 struct gapacc {
 	uint64_t fed, runq, excused, pages, page_bytes, gaps, fed_gaps, blocked;
+	uint64_t len;			/* the gaps' length in all */
 	uint64_t oncpu, oncpu_gaps;	/* on CPU in gaps over the floor, less page faults */
 	uint64_t cost;
 	uint64_t worst_v;
@@ -350,6 +351,7 @@ static int gap_account(struct gapacc *acc, const struct ch_gap *g, size_t nops,
 		struct gapacc *x = &acc[k];
 
 		x->gaps++;
+		x->len += g->end - g->start;
 		x->oncpu += oncpu;
 		x->oncpu_gaps += oncpu > 0;
 		x->blocked += g->blocked;
@@ -877,11 +879,16 @@ static const char *usage_text(struct ift_chains *c, const struct usage *u, uint6
 
 /* ---- building a chain ----------------------------------------------- */
 
+static bool is_role(const char *role, const char *want)
+{
+	return role && !strcmp(role, want);
+}
+
 struct cb {
 	struct ift_chains *c;
 	struct ift_chain *ch;
 	struct ift_chain_step steps[16];
-	struct ift_chain_num nums[24];
+	struct ift_chain_num nums[32];
 	struct ift_chain_task tasks[16];
 	const char *recs[8];
 	struct ift_chain_site sites[IFT_CHAIN_SITES];
@@ -897,7 +904,7 @@ static void cb_step(struct cb *b, uint64_t ts, const char *layer, const char *te
 
 static void cb_num(struct cb *b, const char *key, uint64_t v)
 {
-	if (b->nnums < 24)
+	if (b->nnums < 32)
 		b->nums[b->nnums++] = (struct ift_chain_num){ key, v };
 }
 
@@ -937,6 +944,20 @@ static void cb_tasks(struct cb *b, const char *relation, struct ch_peers *p, siz
 		t->ns = q->ns;
 		t->share_permille = permille(q->ns, total);
 	}
+}
+
+/* The relays among peers P: those that pass on enough to be one (roles.c);
+   a thread that relayed a wake-up now and then is none. */
+static void cb_relays(struct cb *b, struct ch_peers *p)
+{
+	size_t n = b->ntasks, k = n;
+
+	cb_tasks(b, "relayed", p, 3);
+	for (size_t i = n; i < b->ntasks; i++)
+		if (is_role(b->tasks[i].role, "relay") ||
+		    is_role(b->tasks[i].role, "pin-memory thread"))
+			b->tasks[k++] = b->tasks[i];
+	b->ntasks = k;
 }
 
 static int cmp_site_cost(const void *x, const void *y)
@@ -1048,11 +1069,6 @@ struct who {
 	const struct ift_chain_task *outside;	/* the top one */
 	const struct ift_chain_task *same;
 };
-
-static bool is_role(const char *role, const char *want)
-{
-	return role && !strcmp(role, want);
-}
 
 static void who_of(const struct cb *b, const char *relation, uint32_t cuda_pid,
 		   struct who *w)
@@ -1635,6 +1651,7 @@ static int gap_chain(struct ift_chains *c, struct gapacc *g, enum ift_cause caus
 		ch->tail_ratio = st->p50_ns ? (double)st->p99_ns / (double)st->p50_ns : 0;
 	}
 	cb_num(&b, "gaps", g->gaps);
+	cb_num(&b, "gaps_ns", g->len);
 	cb_num(&b, "blocked_ns", g->blocked);
 	cb_num(&b, "fed_ns", g->fed);
 	cb_num(&b, "fed_gaps", g->fed_gaps);
@@ -1652,7 +1669,7 @@ static int gap_chain(struct ift_chains *c, struct gapacc *g, enum ift_cause caus
 	cb_num(&b, "cpus", c->cpus);
 	cb_tasks(&b, cause == IFT_CAUSE_CPU_CONTENTION ? "preempted" : "woke", &g->peers, 6);
 	if (cause == IFT_CAUSE_DATA_STARVATION)
-		cb_tasks(&b, "relayed", &g->relays, 3);
+		cb_relays(&b, &g->relays);
 	cb_sites(&b, &g->sites);
 
 	/* the worst gap */
@@ -1817,6 +1834,7 @@ static int gap_chains(struct ift_chains *c, enum ift_stage stage, uint64_t wall,
 			struct gapacc *x = &acc[k];
 
 			x->gaps += y->gaps;
+			x->len += y->len;
 			x->blocked += y->blocked;
 			x->fed += y->fed;
 			x->fed_gaps += y->fed_gaps;

@@ -86,18 +86,15 @@ int az_roles_wake(struct ift_analysis *a, struct az_thread *th, uint64_t from,
 {
 	const struct az_thread *relay = NULL;
 	uint32_t tid = by->tid;
-	/* a relay received what it passes on since the previous hand-off (a
-	   queue's handler may take a result in while the CUDA thread is still
-	   in its previous call), or during this wait */
-	uint64_t since = az_min(th->handoff_ts, from);
 
 	by->src_tid = by->tid;
 	by->src_pid = by->pid;
 	by->relay_tid = by->relay_pid = 0;
 	/*
-	 * A thread of TH's own process that was woken, since TH's previous
-	 * hand-off, by a task of another process only passed that wake-up on.
-	 * Woken by TH itself, by an interrupt or before, it did the work.
+	 * A thread of TH's own process last woken by a task of another process
+	 * only passes on what that task sent (a queue's handler may have more
+	 * results waiting in its pipe, and pass several on without sleeping).
+	 * Woken last by TH itself or by an interrupt, it did the work.
 	 * Between threads of one process (a GIL handed over) nothing is
 	 * followed unless the hops end in another process.
 	 */
@@ -105,7 +102,7 @@ int az_roles_wake(struct ift_analysis *a, struct az_thread *th, uint64_t from,
 		const struct az_thread *w = az_thread_lookup(a, tid);
 
 		if (!w || w == th || w->pid != th->pid || !w->woke_tid ||
-		    w->woke_tid == th->tid || w->woke_ts <= since || w->woke_ts > ts)
+		    w->woke_tid == th->tid || w->woke_ts > ts)
 			break;
 		if (!relay)
 			relay = w;
@@ -123,7 +120,6 @@ int az_roles_wake(struct ift_analysis *a, struct az_thread *th, uint64_t from,
 	th->woke_ts = ts;
 	if (!th->called || th->nopen || !by->src_tid || by->src_tid == th->tid || ts <= from)
 		return 0;
-	th->handoff_ts = ts;
 	if (by->src_pid != th->pid)
 		return feed_add(th, by, az_overlap(from, ts, a->lo, a->hi));
 	/*

@@ -119,11 +119,14 @@ def check_gaps(name, truth, r, c, itself):
     The difference of the two measures of the calls, op by op, is that time:
     the expected gaps are steady_gap + that difference."""
     e = c["evidence"]
-    # all the gaps' off-CPU time (blocked, fed or woken by a timer such as
-    # the GIL's timed wait; runnable, blamed or excused) and their on-CPU
-    # time in the gaps over the floor: what the thread lost between calls
-    gap = (e.get("blocked_ns", 0) + e.get("runqueue_wait_ns", 0) + e.get("excused_ns", 0) +
-           e.get("on_cpu_ns", 0))
+    # the steady state's gaps as the report measured them (gaps_ns: the
+    # time the thread issued no CUDA work); of them, what it explains by
+    # state: blocked (fed, or woken by a timer such as the GIL's timed
+    # wait), runnable (blamed or excused) and on CPU in gaps over the floor
+    # (less page faults, a cause of their own)
+    gap = e.get("gaps_ns", 0)
+    explained = (e.get("blocked_ns", 0) + e.get("runqueue_wait_ns", 0) +
+                 e.get("excused_ns", 0) + e.get("on_cpu_ns", 0))
     want = truth["steady_wait"]["sum_ns"]
     ops = {o["op"]: o for o in r["ops"]}
     gil = sum(max(0, truth[op]["sum_ns"] - ops.get(op, {}).get("total_ns", 0))
@@ -135,6 +138,9 @@ def check_gaps(name, truth, r, c, itself):
              ms(gil), ms(gap), ms(e.get("blocked_ns", 0)), ms(e.get("fed_ns", 0)),
              ms(e.get("on_cpu_ns", 0)),
              ms(e.get("runqueue_wait_ns", 0)), ms(e.get("excused_ns", 0))))
+    if not 0.75 * gap <= explained <= gap:
+        bad.append("%s: of the %s gaps, %s blocked, runnable or on CPU: the states do "
+                   "not add up" % (name, ms(gap), ms(explained)))
     if abs(gap - expect) > TOLERANCE * expect:
         bad.append("%s: the steady-state gaps hold %s, the program's say %s (next() %s): "
                    "%.0f%% off, %.0f%% allowed" % (name, ms(gap), ms(expect), ms(want),
