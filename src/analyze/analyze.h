@@ -58,9 +58,9 @@ struct az_thread {
 	bool io_sleep;			/* blocked in D (uninterruptible) */
 	bool called;			/* made a CUDA call */
 	bool idle_woken;		/* runnable since a wake-up onto an idle CPU */
-	/* roles.c: who ended its latest blocked wait, and when */
-	uint32_t woke_tid, woke_pid;
-	uint64_t woke_ts;
+	/* roles.c: the latest task of another process that ended a blocked
+	   wait of it */
+	uint32_t xwoke_tid, xwoke_pid;
 	struct az_feed *feeds;		/* between its calls, by source and relay */
 	uint32_t nfeeds, capfeeds;
 	struct az_by gap_by;		/* the longest such wait of the open gap */

@@ -11,16 +11,15 @@
  *   input thread       a thread of the CUDA process that does the same
  *                      itself (an executor thread building batches);
  *   relay              a thread of the CUDA process that passes those
- *                      wake-ups on: woken, during the CUDA thread's wait,
- *                      by a task of another process, it then wakes the
- *                      CUDA thread (Pool's result handler reading the
- *                      workers' pipe);
+ *                      wake-ups on: woken by tasks of another process, it
+ *                      then wakes the CUDA thread (Pool's result handler
+ *                      reading the workers' pipe);
  *   pin-memory thread  a relay that also allocates or registers pinned
  *                      host memory (cudaHostAlloc ...), as the DataLoader's
  *                      pin-memory thread does; pt_data_pin confirms.
  *
- * The wake-up is followed back when it happens: a relay's latest wake-up
- * is at hand then, and a wake-up is credited to the task that did the work
+ * The wake-up is followed back when it happens: a relay's latest waker
+ * from another process is at hand then, and a wake-up is credited to the task that did the work
  * (interval src_*), the relay named beside it (relay_*).  The tallies are
  * per CUDA-calling thread, by source and relay, so memory is bounded by
  * the tasks that fed it.
@@ -32,16 +31,16 @@
 #include "analyze.h"
 #include "../util/array.h"
 
-/* Relays passed through at most, and distinct feeders kept per thread. */
-#define RELAY_HOPS	3
+/* Distinct feeders kept per thread. */
 #define MAX_FEEDS	1024
 /* A feeder ends at least this share of the fed blocked time, and this many
-   of the wake-ups: a task that woke the thread once by chance is none, nor
-   is a thread that hands the GIL back now and then (an mp.Queue feeder
-   thread of the CUDA process: 0.2% of the fed time, seen with torch 1.13). */
+   gaps or THREAD_MIN_PERMILLE of it: a task that woke the thread once by
+   chance is none. */
 #define FEED_MIN_PERMILLE	10
 #define FEED_MIN_WAKEUPS	3
-/* An input thread of the CUDA process ends at least this share. */
+/* An input thread of the CUDA process ends at least this share: one that
+   hands the GIL back now and then (an mp.Queue feeder thread) ends 1-2%,
+   seen with torch 1.13. */
 #define THREAD_MIN_PERMILLE	50
 
 /* EV's gaps are enough of the TOTAL fed time to make a feeder (or relay):
@@ -84,40 +83,30 @@ static int feed_add(struct az_thread *th, const struct az_by *by, uint64_t ns)
 int az_roles_wake(struct ift_analysis *a, struct az_thread *th, uint64_t from,
 		  uint64_t ts, struct az_by *by)
 {
-	const struct az_thread *relay = NULL;
-	uint32_t tid = by->tid;
+	const struct az_thread *w = by->tid ? az_thread_lookup(a, by->tid) : NULL;
 
 	by->src_tid = by->tid;
 	by->src_pid = by->pid;
 	by->relay_tid = by->relay_pid = 0;
 	/*
-	 * A thread of TH's own process last woken by a task of another process
-	 * only passes on what that task sent (a queue's handler may have more
-	 * results waiting in its pipe, and pass several on without sleeping).
-	 * Woken last by TH itself or by an interrupt, it did the work.
-	 * Between threads of one process (a GIL handed over) nothing is
-	 * followed unless the hops end in another process.
+	 * A thread of TH's own process that was woken by a task of another
+	 * process passes on what that task sent: a queue's handler reading
+	 * the workers' pipe (it may have several results waiting, and pass
+	 * them on without sleeping in between).  Its wake-ups by threads of
+	 * its own process are the GIL or a lock handed over, and do not say
+	 * where its input came from; one never woken from outside did the
+	 * work itself.
 	 */
-	for (int hop = 0; tid && tid != th->tid && hop < RELAY_HOPS; hop++) {
-		const struct az_thread *w = az_thread_lookup(a, tid);
-
-		if (!w || w == th || w->pid != th->pid || !w->woke_tid ||
-		    w->woke_tid == th->tid || w->woke_ts > ts)
-			break;
-		if (!relay)
-			relay = w;
-		if (w->woke_pid != th->pid) {
-			by->src_tid = w->woke_tid;
-			by->src_pid = w->woke_pid;
-			by->relay_tid = relay->tid;
-			by->relay_pid = relay->pid;
-			break;
-		}
-		tid = w->woke_tid;
+	if (w && w != th && w->pid == th->pid && w->xwoke_tid) {
+		by->src_tid = w->xwoke_tid;
+		by->src_pid = w->xwoke_pid;
+		by->relay_tid = w->tid;
+		by->relay_pid = w->pid;
 	}
-	th->woke_tid = by->tid;
-	th->woke_pid = by->pid;
-	th->woke_ts = ts;
+	if (by->tid && by->pid && th->pid && by->pid != th->pid) {
+		th->xwoke_tid = by->tid;
+		th->xwoke_pid = by->pid;
+	}
 	if (!th->called || th->nopen || !by->src_tid || by->src_tid == th->tid || ts <= from)
 		return 0;
 	if (by->src_pid != th->pid)
