@@ -109,12 +109,13 @@ int az_roles_wake(struct ift_analysis *a, struct az_thread *th, uint64_t from,
 	}
 	if (!th->called || th->nopen || !by->src_tid || by->src_tid == th->tid || ts <= from)
 		return 0;
-	if (by->src_pid != th->pid)
+	if (by->pid != th->pid)
 		return feed_add(th, by, az_overlap(from, ts, a->lo, a->hi));
 	/*
-	 * From its own process, one feeder a gap: the thread behind its
-	 * longest wait.  The others hand the GIL or a lock back in passing (a
-	 * Python thread blocked again right after it was fed), not input.
+	 * Woken by its own process (a relay too), one feeder a gap: the one
+	 * behind its longest wait.  The others hand the GIL or a lock back in
+	 * passing (a Python thread blocked again right after it was fed), not
+	 * input.
 	 */
 	if (az_overlap(from, ts, a->lo, a->hi) > th->gap_ns) {
 		th->gap_ns = az_overlap(from, ts, a->lo, a->hi);

@@ -438,7 +438,7 @@ def main():
         "batches": len(waits), "epoch_first": first,
         "first_wait_ns": waits[0], "waits_ns": waits,
         "wait": stats(waits), "steady_wait": stats(waits[1:]),
-        "steady_gap": stats(gaps),
+        "steady_gap": stats(gaps), "gaps_ns": gaps,
         "startup_ns": t_loop - t_start + waits[0], "wall_ns": wall, "tail_ns": tail,
         "cudaMemcpy": stats(copies), "cudaLaunchKernel": stats(launches),
         "cudaStreamSynchronize": stats(syncs),
