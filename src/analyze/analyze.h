@@ -61,6 +61,7 @@ struct az_thread {
 	/* roles.c: the latest task of another process that ended a blocked
 	   wait of it */
 	uint32_t xwoke_tid, xwoke_pid;
+	uint64_t xwokes;		/* how many times one did */
 	struct az_feed *feeds;		/* between its calls, by source and relay */
 	uint32_t nfeeds, capfeeds;
 	struct az_by gap_by;		/* the longest such wait of the open gap */

@@ -106,6 +106,7 @@ int az_roles_wake(struct ift_analysis *a, struct az_thread *th, uint64_t from,
 	if (by->tid && by->pid && th->pid && by->pid != th->pid) {
 		th->xwoke_tid = by->tid;
 		th->xwoke_pid = by->pid;
+		th->xwokes++;
 	}
 	if (!th->called || th->nopen || !by->src_tid || by->src_tid == th->tid || ts <= from)
 		return 0;
@@ -219,7 +220,12 @@ static void assign_relays(struct ift_analysis *a, struct az_thread *ct, uint64_t
 		if (!fed_enough(&ev, total) || ev.ns < direct_ns(ct, f->relay_tid))
 			continue;
 		r = thread_of(a, f->relay_tid, f->relay_pid);
-		if (!r || r == ct)
+		/*
+		 * A relay takes in from outside about as often as it passes on
+		 * (a handler may pass on several results a wake-up); a thread
+		 * woken from outside once, then handing the GIL back, is none.
+		 */
+		if (!r || r == ct || r->xwokes * 2 < ev.wakeups)
 			continue;
 		ev.calls = r->host_alloc_calls;
 		if (has_name(r->info.task, "pt_data_pin"))
