@@ -92,7 +92,8 @@ struct ift_chain {
 	uint64_t p50_ns, p99_ns;	/* of the op */
 	double tail_ratio;		/* p99 / p50 */
 	uint64_t cost_ns;		/* the time the cause cost */
-	uint64_t wall_ns;		/* active wall time of the threads affected */
+	uint64_t wall_ns;		/* active wall time of the threads affected,
+					   in the chain's stage */
 	const char *summary;		/* one line */
 	size_t nsteps;
 	const struct ift_chain_step *steps;	/* the worst occurrence, in time order */
