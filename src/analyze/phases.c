@@ -2,10 +2,12 @@
 /*
  * Start-up, steady state and tail: before the analysis pass, one read of
  * the calls table gives each calling thread's sequence of outermost ops in
- * the window; az_loop_find() (loop.c) finds its training loop in it.  The
- * pass and its hooks can then tell, for any moment of a thread, which stage
- * it belongs to.  The sequences are freed once the loops are known: the
- * memory is four bytes per call, for as long as this step lasts.
+ * the window; az_loop_find() (loop.c) finds its training loop in it.  A
+ * second read takes the entry of each iteration's first call, so that
+ * warm-up iterations (warmup()) go to the start-up.  The pass and its hooks
+ * can then tell, for any moment of a thread, which stage it belongs to.
+ * The sequences are freed once the loops are known: the memory is four
+ * bytes per call and eight per iteration, for as long as this step lasts.
  */
 #include <errno.h>
 #include <stdlib.h>
