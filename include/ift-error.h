@@ -22,6 +22,7 @@
 	_PE(DECOMPRESS,	"cannot decompress trace data"),		\
 	_PE(COMPRESS,	"cannot compress trace data"),			\
 	_PE(FINISHED,	"trace writer is already finished"),		\
+	_PE(REPLACED,	"the file was replaced while it was written"),	\
 	_PE(ORDER,	"rows must be appended in time order"),		\
 	_PE(LIMIT,	"trace exceeds a limit of the format"),		\
 	_PE(NOT_ELF,	"not an ELF file"),				\

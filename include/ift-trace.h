@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "ift-error.h"
 
@@ -160,11 +161,16 @@ struct ift_writer;
 struct ift_writer_opts {
 	unsigned chunk_rows;	/* rows per chunk; 0 = default (16384) */
 	int zstd_level;		/* 0 = default (4); < 0 = store uncompressed */
+	bool give;		/* hand the file to uid:gid (through fchown) */
+	uid_t uid;
+	gid_t gid;
 };
 
 /*
  * ift_writer_create - start a trace file
- * Creates PATH.part (mode 0644, truncating an older one) and writes the header.
+ * Creates PATH.part (mode 0644) and writes the header.  PATH.part is made
+ * without following links (O_EXCL|O_NOFOLLOW): an older one is replaced only
+ * when it is a regular file of the file's owner, else the error is EEXIST.
  * PATH itself appears only when ift_writer_finish() succeeds.  Returns a writer
  * the caller releases with ift_writer_free(), or NULL with errno set.
  */
@@ -214,7 +220,8 @@ uint64_t ift_writer_rows(const struct ift_writer *w, unsigned table);
 
 /*
  * ift_writer_finish - flush, write the task table, the index and the trailer,
- * fsync, and rename PATH.part to PATH.  After it (success or not) only
+ * fsync, and rename PATH.part to PATH (-IFT_E_REPLACED, and no rename, when
+ * PATH.part is no longer the file created).  After it (success or not) only
  * ift_writer_free() may be called.
  */
 int ift_writer_finish(struct ift_writer *w);

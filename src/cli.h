@@ -30,6 +30,19 @@ int usage_error(const char *usage, const char *fmt, ...)
  */
 struct ift_trace *cli_open_trace(const char *path, unsigned flags);
 
+/*
+ * An output file named by the user, opened as root may open it
+ * (docs/security.md): written as PATH.part, made without following links, and
+ * renamed over PATH by cli_output_close() (a link at PATH is replaced, not
+ * followed, unless it is the caller's own, as protected_symlinks has it; a
+ * device or pipe at PATH is written in place).  Returns NULL with errno set.
+ */
+struct ift_outfile;
+FILE *cli_output_open(struct ift_outfile *o, const char *path);
+/* Closes F; with RET >= 0 puts it in place, else removes PATH.part.  Returns
+   RET, or the first error of closing or renaming. */
+int cli_output_close(struct ift_outfile *o, FILE *f, int ret);
+
 /* fflush + ferror on stdout: a full disk under `cmd > file' is an error. */
 int cli_finish_stdout(int status);
 

@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "ift-export.h"
+#include "util/outfile.h"
 
 static const char usage[] = "export [-i FILE] --format sqlite|perfetto [-o OUT]";
 
@@ -64,16 +65,18 @@ int cmd_export(int argc, char **argv)
 	if (!strcmp(format, "sqlite")) {
 		ret = ift_export_sqlite(t, out, &opts);
 	} else {
-		FILE *f = out ? fopen(out, "w") : stdout;
+		struct ift_outfile of;
+		FILE *f = out ? cli_output_open(&of, out) : stdout;
 
 		if (!f) {
-			error("cannot write '%s': %s", out, strerror(errno));
+			error("cannot write '%s%s': %s", out,
+			      errno == EEXIST ? IFT_PART_SUFFIX : "", strerror(errno));
 			ift_trace_close(t);
 			return EXIT_RUNTIME;
 		}
 		ret = ift_export_perfetto(t, f, &opts);
-		if (out && fclose(f) && !ret)
-			ret = -EIO;
+		if (out)
+			ret = cli_output_close(&of, f, ret);
 		/* a failed write to stdout is said once, by main, as for
 		   every command */
 		if (!out && ret < 0 && ferror(stdout)) {

@@ -20,6 +20,7 @@
 #include "ift-chains.h"
 #include "ift-out.h"
 #include "ift-stack.h"
+#include "util/outfile.h"
 
 static const char usage[] =
 	"report [-i FILE] [--json] [--per-process] [--threads] [--pid PID]...\n"
@@ -1174,14 +1175,15 @@ static int write_html(const struct report *r, const char *path)
 {
 	struct ift_html_opts o = { .title = r->path };
 	bool std = !strcmp(path, "-");
-	FILE *f = std ? stdout : fopen(path, "w");
+	struct ift_outfile of;
+	FILE *f = std ? stdout : cli_output_open(&of, path);
 	int ret;
 
 	if (!f)
 		return -errno;
 	ret = ift_out_html(f, r->t, r->a, r->c, &o);
-	if (!std && fclose(f) && ret >= 0)
-		ret = -EIO;
+	if (!std)
+		ret = cli_output_close(&of, f, ret);
 	return ret;
 }
 
@@ -1323,8 +1325,9 @@ int cmd_report(int argc, char **argv)
 		ret = json ? print_json(cur.t, cur.a, cur.c) :
 		      print_text(cur.t, cur.a, cur.c, per_process, threads);
 	if (ret < 0)
-		error("cannot write the report%s%s%s: %s", html ? " '" : "", html ? html : "",
-		      html ? "'" : "", ift_strerror(ret));
+		error("cannot write the report%s%s%s%s: %s", html ? " '" : "", html ? html : "",
+		      html && ret == -EEXIST ? IFT_PART_SUFFIX : "", html ? "'" : "",
+		      ift_strerror(ret));
 	report_release(&base);
 	report_release(&cur);
 	return ret < 0 ? EXIT_RUNTIME : EXIT_OK;

@@ -6,9 +6,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
+#include "util/outfile.h"
 
 int verbose;
 const char *progname = "ingero-ftrace";
@@ -111,6 +114,55 @@ struct ift_trace *cli_open_trace(const char *path, unsigned flags)
 		warning("'%s' is unfinished (the recorder did not finish it): all %llu bytes read",
 			path, (unsigned long long)rec->file_size);
 	return t;
+}
+
+FILE *cli_output_open(struct ift_outfile *o, const char *path)
+{
+	struct stat st;
+	FILE *f;
+	int fd, ret;
+
+	memset(o, 0, sizeof(*o));
+	o->fd = o->dirfd = -1;
+	if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode) &&
+	    (!S_ISLNK(st.st_mode) || st.st_uid == geteuid())) {
+		/* a device, a pipe or our own link (/dev/stdout): as asked,
+		   creating nothing when it is not a link */
+		fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC |
+			  (S_ISLNK(st.st_mode) ? O_CREAT | O_TRUNC : O_NOFOLLOW), 0644);
+		if (fd < 0)
+			return NULL;
+		f = fdopen(fd, "w");
+		if (!f)
+			close(fd);
+		return f;
+	}
+	ret = ift_outfile_create(o, path, false, 0, 0);
+	f = ret < 0 ? NULL : fdopen(o->fd, "w");
+	if (!f) {
+		ret = ret < 0 ? ret : -errno;
+		ift_outfile_remove(o);
+		ift_outfile_release(o);
+		errno = -ret;
+		return NULL;
+	}
+	o->fd = -1;	/* F's now */
+	return f;
+}
+
+int cli_output_close(struct ift_outfile *o, FILE *f, int ret)
+{
+	int err;
+
+	errno = 0;
+	if (fclose(f) && ret >= 0)
+		ret = errno ? -errno : -EIO;
+	if (o->path && ret >= 0 && (err = ift_outfile_commit(o)) < 0)
+		ret = err;
+	if (o->path && ret < 0)
+		ift_outfile_remove(o);
+	ift_outfile_release(o);
+	return ret;
 }
 
 int cli_finish_stdout(int status)

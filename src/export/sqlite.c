@@ -30,6 +30,7 @@
 #include "ift-export.h"
 #include "ift-out.h"
 #include "ift-stack.h"
+#include "../util/outfile.h"
 
 /* Raised whenever a table, column or view changes meaning (meta export.schema). */
 #define SCHEMA_VERSION	"1"
@@ -976,7 +977,8 @@ static int export_all(struct exp *x, const char *part, const char *trace_path)
 	int ret, rc;
 
 	/* one thread uses the connection: no mutex around every call */
-	rc = sqlite3_open_v2(part, &x->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+	/* the file made for it: no link is followed to another */
+	rc = sqlite3_open_v2(part, &x->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW |
 			     SQLITE_OPEN_NOMUTEX, NULL);
 	if (rc != SQLITE_OK)
 		return sql_fail(x, rc);
@@ -1015,38 +1017,36 @@ int ift_export_sqlite(struct ift_trace *t, const char *path,
 		      const struct ift_export_opts *opts)
 {
 	struct exp x = { .t = t, .opts = opts };
-	char *part;
-	int ret, fd;
+	struct ift_outfile of;
+	int ret;
 
 	if (opts && opts->errbuf && opts->errlen)
 		opts->errbuf[0] = 0;
-	if (asprintf(&part, "%s.part", path) < 0)
-		return -ENOMEM;
-	/* errno says why a path cannot be written; SQLite would only say that
-	   it cannot open it */
-	fd = open(part, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		ret = fail(&x, -errno, "cannot create '%s': %s", part, strerror(errno));
-		free(part);
+	/* made by us without following links (errno also says why a path
+	   cannot be written; SQLite would only say that it cannot open it) */
+	ret = ift_outfile_create(&of, path, false, 0, 0);
+	if (ret < 0) {
+		ret = of.part ? fail(&x, ret, "cannot create '%s': %s", of.part,
+				     strerror(-ret)) : ret;
+		ift_outfile_release(&of);
 		return ret;
 	}
-	close(fd);
 
 	ret = analyze(&x);
 	if (ret >= 0)
-		ret = export_all(&x, part, opts && opts->source ? opts->source : "");
+		ret = export_all(&x, of.part, opts && opts->source ? opts->source : "");
 	for (unsigned tb = 0; tb < IFT_T_NR; tb++)
 		sqlite3_finalize(x.ins[tb]);
 	sqlite3_finalize(x.attr);
 	if (x.db && sqlite3_close(x.db) != SQLITE_OK && ret >= 0)
-		ret = fail(&x, -EIO, "cannot close '%s'", part);
+		ret = fail(&x, -EIO, "cannot close '%s'", of.part);
 	ift_chains_free(x.c);
 	ift_analysis_free(x.a);
-	if (ret >= 0 && rename(part, path) < 0)
-		ret = fail(&x, -errno, "cannot rename '%s' to '%s': %s", part, path,
-			   strerror(errno));
+	if (ret >= 0 && (ret = ift_outfile_commit(&of)) < 0)
+		ret = fail(&x, ret, "cannot rename '%s' to '%s': %s", of.part, path,
+			   ift_strerror(ret));
 	if (ret < 0)
-		unlink(part);
-	free(part);
+		ift_outfile_remove(&of);
+	ift_outfile_release(&of);
 	return ret;
 }

@@ -279,6 +279,7 @@ int ift_recorder_create(const struct ift_record_opts *opts,
 {
 	struct ift_probe_opts popts = { 0 };
 	struct ift_decode_opts dopts = { 0 };
+	struct ift_writer_opts wopts = { 0 };
 	struct ift_recorder *r;
 	int ret;
 
@@ -329,15 +330,17 @@ int ift_recorder_create(const struct ift_record_opts *opts,
 			return fail(r, "create the uprobes", ret);
 	}
 
-	r->w = ift_writer_create(opts->output, NULL);
-	if (!r->w)
-		return fail(r, "create the trace file", -errno);
-	if (opts->file_uid != (uid_t)-1) {
-		char part[4096];
-
-		snprintf(part, sizeof(part), "%s%s", opts->output, IFT_PART_SUFFIX);
-		if (chown(part, opts->file_uid, opts->file_gid) < 0)
-			return fail(r, "give the trace file to the user", -errno);
+	/* given to the user through its descriptor: a path may have become a
+	   link by the time a chown() by name would follow it */
+	wopts.give = opts->file_uid != (uid_t)-1;
+	wopts.uid = opts->file_uid;
+	wopts.gid = opts->file_gid;
+	r->w = ift_writer_create(opts->output, &wopts);
+	if (!r->w) {
+		ret = -errno;
+		snprintf(r->step, sizeof(r->step), "create '%s%s'", opts->output,
+			 IFT_PART_SUFFIX);
+		return ret;
 	}
 
 	if ((ret = ift_ring_open(ift_probe_instance(r->probes), &r->ring)) < 0)
@@ -865,9 +868,6 @@ int ift_recorder_finish(struct ift_recorder *r, int exit_status)
 		ift_writer_metaf(r->w, "record.exit_status", "%d", exit_status);
 	if ((ret = ift_writer_finish(r->w)) < 0)
 		return fail(r, "finish the trace file", ret);
-	if (r->opts.file_uid != (uid_t)-1 &&
-	    chown(r->opts.output, r->opts.file_uid, r->opts.file_gid) < 0)
-		return fail(r, "give the trace file to the user", -errno);
 	return 0;
 }
 

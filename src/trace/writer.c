@@ -19,6 +19,7 @@
 #include <zstd.h>
 
 #include "format.h"
+#include "../util/outfile.h"
 
 #define DEFAULT_CHUNK_ROWS	16384
 #define DEFAULT_ZSTD_LEVEL	4
@@ -44,8 +45,7 @@ struct strtab {
 };
 
 struct ift_writer {
-	int fd;
-	char *path, *part;
+	struct ift_outfile out;	/* PATH.part, made without following links */
 	unsigned chunk_rows;
 	int level;
 	uint64_t off;
@@ -159,7 +159,7 @@ static void strtab_release(struct strtab *st)
 static int write_all(struct ift_writer *w, struct iovec *iov, int iovcnt)
 {
 	while (iovcnt > 0) {
-		ssize_t n = writev(w->fd, iov, iovcnt);
+		ssize_t n = writev(w->out.fd, iov, iovcnt);
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -472,7 +472,7 @@ struct ift_writer *ift_writer_create(const char *path,
 	w = calloc(1, sizeof(*w));
 	if (!w)
 		return NULL;
-	w->fd = -1;
+	w->out.fd = w->out.dirfd = -1;
 	w->chunk_rows = opts && opts->chunk_rows ? opts->chunk_rows :
 			DEFAULT_CHUNK_ROWS;
 	if (w->chunk_rows > IFT_MAX_CHUNK_ROWS)
@@ -481,11 +481,6 @@ struct ift_writer *ift_writer_create(const char *path,
 		   DEFAULT_ZSTD_LEVEL;
 	taskmap_init(&w->tasks);
 
-	w->path = strdup(path);
-	if (!w->path || asprintf(&w->part, "%s%s", path, IFT_PART_SUFFIX) < 0) {
-		w->part = NULL;
-		goto fail;
-	}
 	w->zc = ZSTD_createCCtx();
 	if (!w->zc)
 		goto fail;
@@ -498,18 +493,16 @@ struct ift_writer *ift_writer_create(const char *path,
 		}
 	}
 
-	w->fd = open(w->part, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (w->fd < 0) {
-		ret = -errno;
+	ret = ift_outfile_create(&w->out, path, opts && opts->give, opts ? opts->uid : 0,
+				 opts ? opts->gid : 0);
+	if (ret < 0)
 		goto fail;
-	}
 	ret = write_header(w);
 	if (ret < 0)
 		goto fail;
 	return w;
 fail:
-	if (w->fd >= 0)
-		unlink(w->part);
+	ift_outfile_remove(&w->out);
 	ift_writer_free(w);
 	errno = -ret;
 	return NULL;
@@ -749,15 +742,8 @@ int ift_writer_finish(struct ift_writer *w)
 	if ((ret = write_loss(w)) < 0 || (ret = write_tasks(w)) < 0 ||
 	    (ret = write_index(w)) < 0)
 		return ret;
-	if (fsync(w->fd) < 0 && errno != EINVAL && errno != EROFS)
-		return w->err = -errno;
-	if (close(w->fd) < 0) {
-		w->fd = -1;
-		return w->err = -errno;
-	}
-	w->fd = -1;
-	if (rename(w->part, w->path) < 0)
-		return w->err = -errno;
+	if ((ret = ift_outfile_commit(&w->out)) < 0)
+		return w->err = ret;
 	return 0;
 }
 
@@ -765,8 +751,7 @@ void ift_writer_free(struct ift_writer *w)
 {
 	if (!w)
 		return;
-	if (w->fd >= 0)
-		close(w->fd);
+	ift_outfile_release(&w->out);
 	for (unsigned t = 1; t < IFT_T_NR; t++)
 		for (unsigned c = 0; c < IFT_MAX_COLS; c++)
 			free(w->t[t].cols[c]);
@@ -782,7 +767,5 @@ void ift_writer_free(struct ift_writer *w)
 	taskmap_release(&w->tasks);
 	free(w->loss);
 	ZSTD_freeCCtx(w->zc);
-	free(w->path);
-	free(w->part);
 	free(w);
 }

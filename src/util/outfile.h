@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef IFT_UTIL_OUTFILE_H
+#define IFT_UTIL_OUTFILE_H
+
+/*
+ * Output files made safely by a process that may be root, in a directory that
+ * others (the sudo user, the traced program) may write (docs/security.md).
+ * PATH.part is created with O_EXCL|O_NOFOLLOW, so no link there is followed
+ * and no file there is truncated; it is handed to its owner through the
+ * descriptor (fchown, never chown by path); it is renamed over PATH, within the
+ * directory opened at creation, only while PATH.part is still the file made.
+ */
+#include <stdbool.h>
+#include <sys/types.h>
+
+struct ift_outfile {
+	char *path, *part;	/* as given, and PATH.part */
+	int dirfd;		/* the directory they are in */
+	const char *base, *base_part;	/* their names in it */
+	int fd;			/* the file; -1 once closed */
+	dev_t dev;
+	ino_t ino;
+	bool done;		/* renamed over PATH */
+};
+
+/*
+ * ift_outfile_create - create PATH.part for writing (mode 0644, O_CLOEXEC)
+ * An existing PATH.part is removed first only when it is a regular file owned
+ * by the file's owner (a killed run's); anything else there (a link, a
+ * directory, someone else's file) gives -EEXIST and is left alone.  With
+ * GIVE the file goes to UID:GID through fchown().  Returns 0 or a negative
+ * errno; O->fd is the file's descriptor.  Release O with ift_outfile_release().
+ */
+int ift_outfile_create(struct ift_outfile *o, const char *path, bool give,
+		       uid_t uid, gid_t gid);
+
+/*
+ * ift_outfile_commit - fsync and close O->fd (unless the caller closed it and
+ * set it to -1), then rename PATH.part over PATH (a link at PATH is replaced,
+ * not followed).  -IFT_E_REPLACED when PATH.part is no longer the file created.
+ */
+int ift_outfile_commit(struct ift_outfile *o);
+
+/* Removes PATH.part unless committed, if it is still the file created. */
+void ift_outfile_remove(struct ift_outfile *o);
+
+/* Closes what is open and frees the names; the file stays on disk.  Safe twice. */
+void ift_outfile_release(struct ift_outfile *o);
+
+#endif
