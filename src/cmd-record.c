@@ -290,7 +290,10 @@ int cmd_record(int argc, char **argv)
 	set_signals();
 	ret = ift_recorder_create(&opts, &r);
 	if (ret < 0) {
-		if (ret == -EACCES || ret == -EPERM)
+		if ((ret == -EACCES || ret == -EPERM) && geteuid() == 0 && user)
+			error("cannot %s: %s (the trace is written with %s's permissions)",
+			      ift_recorder_error(r), ift_strerror(ret), user);
+		else if (ret == -EACCES || ret == -EPERM)
 			error("cannot %s: %s (recording needs root: try sudo)",
 			      ift_recorder_error(r), ift_strerror(ret));
 		else

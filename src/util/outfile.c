@@ -10,12 +10,44 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/fsuid.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "ift-error.h"
 #include "ift-trace.h"
 #include "outfile.h"
+
+/*
+ * The file system ids of the calling thread (setfsuid/setfsgid are per
+ * thread): O's owner's while acting for it, so the kernel checks that
+ * user's permissions (and root's capabilities on files are dropped), then
+ * back.  errno is kept across the way back.
+ */
+struct fsids {
+	int uid, gid;
+	bool on;
+};
+
+static void fs_enter(const struct ift_outfile *o, struct fsids *s)
+{
+	s->on = o->give && geteuid() == 0 && o->uid != 0;
+	if (!s->on)
+		return;
+	s->gid = setfsgid(o->gid);
+	s->uid = setfsuid(o->uid);
+}
+
+static void fs_leave(const struct fsids *s)
+{
+	int e = errno;
+
+	if (s->on) {
+		setfsuid((uid_t)s->uid);
+		setfsgid((gid_t)s->gid);
+	}
+	errno = e;
+}
 
 static int create_part(struct ift_outfile *o, uid_t owner)
 {
@@ -45,8 +77,13 @@ int ift_outfile_create(struct ift_outfile *o, const char *path, bool give,
 	char *dir;
 	int ret;
 
+	struct fsids fs;
+
 	memset(o, 0, sizeof(*o));
 	o->dirfd = o->fd = -1;
+	o->give = give;
+	o->uid = uid;
+	o->gid = gid;
 	o->path = strdup(path);
 	if (!o->path || asprintf(&o->part, "%s%s", path, IFT_PART_SUFFIX) < 0) {
 		o->part = NULL;
@@ -61,12 +98,14 @@ int ift_outfile_create(struct ift_outfile *o, const char *path, bool give,
 		      strdup(".");
 	if (!dir)
 		return -ENOMEM;
+	fs_enter(o, &fs);
 	o->dirfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	ret = o->dirfd < 0 ? -errno : 0;
 	free(dir);
+	if (ret >= 0)
+		ret = create_part(o, give ? uid : geteuid());
+	fs_leave(&fs);
 	if (ret < 0)
-		return ret;
-	if ((ret = create_part(o, give ? uid : geteuid())) < 0)
 		return ret;
 	if (fstat(o->fd, &st) < 0)
 		return -errno;	/* cannot tell it is ours: left */
@@ -100,8 +139,17 @@ int ift_outfile_commit(struct ift_outfile *o)
 		return errno == ENOENT ? -IFT_E_REPLACED : -errno;
 	if (st.st_dev != o->dev || st.st_ino != o->ino)
 		return -IFT_E_REPLACED;
-	if (renameat(o->dirfd, o->base_part, o->dirfd, o->base) < 0)
-		return -errno;
+	{
+		struct fsids fs;
+		int ret = 0;
+
+		fs_enter(o, &fs);
+		if (renameat(o->dirfd, o->base_part, o->dirfd, o->base) < 0)
+			ret = -errno;
+		fs_leave(&fs);
+		if (ret < 0)
+			return ret;
+	}
 	o->done = true;
 	return 0;
 }
@@ -113,8 +161,13 @@ void ift_outfile_remove(struct ift_outfile *o)
 	if (o->done || o->dirfd < 0 || !o->base_part || !o->ino)
 		return;
 	if (fstatat(o->dirfd, o->base_part, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-	    st.st_dev == o->dev && st.st_ino == o->ino)
+	    st.st_dev == o->dev && st.st_ino == o->ino) {
+		struct fsids fs;
+
+		fs_enter(o, &fs);
 		unlinkat(o->dirfd, o->base_part, 0);
+		fs_leave(&fs);
+	}
 }
 
 void ift_outfile_release(struct ift_outfile *o)

@@ -21,6 +21,9 @@ struct ift_outfile {
 	dev_t dev;
 	ino_t ino;
 	bool done;		/* renamed over PATH */
+	bool give;		/* made for UID:GID, with their permissions */
+	uid_t uid;
+	gid_t gid;
 };
 
 /*
@@ -28,7 +31,10 @@ struct ift_outfile {
  * An existing PATH.part is removed first only when it is a regular file owned
  * by the file's owner (a killed run's); anything else there (a link, a
  * directory, someone else's file) gives -EEXIST and is left alone.  With
- * GIVE the file goes to UID:GID through fchown().  Returns 0 or a negative
+ * GIVE the file goes to UID:GID through fchown(), and every step on the
+ * file system (the directory's lookup, the creation, the rename) is made
+ * with UID:GID's permissions (setfsuid), not root's: a user allowed to run
+ * record through sudo writes only where that user may.  Returns 0 or a negative
  * errno; O->fd is the file's descriptor.  Release O with ift_outfile_release().
  */
 int ift_outfile_create(struct ift_outfile *o, const char *path, bool give,

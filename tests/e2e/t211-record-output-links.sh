@@ -18,6 +18,11 @@ as_nobody() {
 	assert_no_leftover_of $pid
 	return $rc
 }
+# the user's own directory, as a sudo user records into one
+mkdir w
+chown 65534:65534 w
+chmod 755 w
+cd w
 echo "root's secret" >target
 chmod 600 target
 want=$(stat -c '%i %s %Y %u:%g %a' target)
@@ -52,10 +57,19 @@ grep -q "replaced" err || fail "the error does not say the file was replaced: $(
 # a stale regular FILE.part of the user's is replaced; the trace is the user's
 rm -rf d
 mkdir d
+chown 65534:65534 d
 echo stale >d/s.trace.part
 chown 65534:65534 d/s.trace.part
 as_nobody "$IFT" -q record -o d/s.trace -- true 2>err || fail "a stale s.trace.part stopped record: $(cat err)"
 [ ! -e d/s.trace.part ] || fail "s.trace.part left behind"
 [ "$(stat -c %u:%g d/s.trace)" = 65534:65534 ] || fail "the trace belongs to $(stat -c %u:%g d/s.trace)"
 "$IFT" info -i d/s.trace >/dev/null || fail "the trace does not read"
+
+# under sudo the trace is made with the user's permissions: a directory only
+# root may write is refused, and nothing is created there
+mkdir r
+chmod 755 r
+as_nobody "$IFT" -q record -o r/x.trace -- true 2>err && fail "record wrote into a directory its user may not"
+grep -q "nobody's permissions" err || fail "the error does not say whose permissions: $(cat err)"
+[ -z "$(ls -A r)" ] || fail "files created in r: $(ls -A r)"
 exit 0
