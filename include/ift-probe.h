@@ -102,10 +102,19 @@ const struct ift_probe *ift_probe_at(const struct ift_probe_session *s, size_t i
 void ift_probe_session_destroy(struct ift_probe_session *s);
 
 /* A tracefs object left by a run that no longer exists. */
+#define IFT_LEFTOVER_HOLDERS 4
+
 struct ift_leftover {
 	char kind[16];			/* "uprobe group" or "instance" */
 	char name[64];
 	pid_t owner;			/* the dead recorder's pid */
+	/* processes with a file of the instance open (an orphaned command
+	   reading its trace_pipe_raw): it cannot be removed while they live */
+	unsigned nholders;		/* all of them; the first few below */
+	struct {
+		pid_t pid;
+		char comm[16];
+	} holders[IFT_LEFTOVER_HOLDERS];
 };
 
 /*
@@ -116,7 +125,16 @@ struct ift_leftover {
  * Fills up to MAX entries; returns how many exist or a negative error.
  */
 int ift_probe_find_leftovers(struct ift_leftover *v, size_t max);
-/* Removes them; returns the number removed or a negative error. */
+/*
+ * The holders of L in words, "pid 12 (python3), pid 34 (sleep) and 2 more",
+ * into BUF (always terminated); "" when none.  Changes nothing.
+ */
+void ift_leftover_holders_str(const struct ift_leftover *l, char *buf, size_t len);
+/*
+ * Removes them; returns the number removed or a negative error.  An
+ * instance still held open (EBUSY) is no error: it stays, with its group's
+ * events disabled, until a later call can remove it.
+ */
 int ift_probe_cleanup_leftovers(void);
 
 #endif

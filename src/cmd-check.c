@@ -213,9 +213,20 @@ static void check_leftovers(struct report *r, bool cleanup, int *cleaned)
 		add(r, "leftovers", V_OK, NULL, "leftovers: none from dead runs");
 		return;
 	}
-	for (int i = 0; i < n && i < (int)(sizeof(v) / sizeof(v[0])); i++)
-		add(r, "leftover", V_WARN, "ingero-ftrace check --cleanup",
-		    "leftover %s %s of dead run %d", v[i].kind, v[i].name, (int)v[i].owner);
+	for (int i = 0; i < n && i < (int)(sizeof(v) / sizeof(v[0])); i++) {
+		char holders[256];
+
+		ift_leftover_holders_str(&v[i], holders, sizeof(holders));
+		if (v[i].nholders)
+			add(r, "leftover", V_WARN,
+			    "end those processes, then ingero-ftrace check --cleanup",
+			    "leftover %s %s of dead run %d, held open by %s", v[i].kind,
+			    v[i].name, (int)v[i].owner, holders);
+		else
+			add(r, "leftover", V_WARN, "ingero-ftrace check --cleanup",
+			    "leftover %s %s of dead run %d", v[i].kind, v[i].name,
+			    (int)v[i].owner);
+	}
 	if (n > (int)(sizeof(v) / sizeof(v[0])))
 		add(r, "leftover", V_WARN, "ingero-ftrace check --cleanup",
 		    "%d more leftovers", n - (int)(sizeof(v) / sizeof(v[0])));

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "ift-probe.h"
 #include "ift-record.h"
 
 extern char **environ;
@@ -106,6 +107,25 @@ static void print_summary(struct ift_recorder *r, const char *path)
 			(double)st.stack_samples : 0.0);
 	fprintf(stderr, "wrote '%s' (%s); analyze it with: ingero-ftrace report -i %s\n",
 		path, cli_bytes(b, sizeof(b), (double)st.bytes), path);
+}
+
+/*
+ * What killed runs left that could not be removed yet (a process still holds
+ * the instance open): no reason to stop, since names are unique per run, but
+ * worth saying; a later record or check --cleanup removes it once it is free.
+ */
+static void warn_leftovers(void)
+{
+	struct ift_leftover v[8];
+	char holders[256];
+	int n = ift_probe_find_leftovers(v, sizeof(v) / sizeof(v[0]));
+
+	for (int i = 0; i < n && i < (int)(sizeof(v) / sizeof(v[0])); i++) {
+		ift_leftover_holders_str(&v[i], holders, sizeof(holders));
+		warning("cannot remove %s %s of dead run %d yet%s%s: check --cleanup "
+			"removes it once free", v[i].kind, v[i].name, (int)v[i].owner,
+			v[i].nholders ? ", held open by " : "", holders);
+	}
 }
 
 static bool on_path(const char *cmd, char *const *envp)
@@ -307,6 +327,8 @@ int cmd_record(int argc, char **argv)
 			fprintf(stderr, "%s: probing %zu functions in %s (%s)\n", progname,
 				ls->v[i].nsyms, ls->v[i].path, ls->v[i].found_by);
 	}
+	if (verbose >= 0)
+		warn_leftovers();
 	if (!ift_recorder_libs(r)->n && verbose >= 0)
 		warning("no CUDA library found: recording host events only (use --cuda-lib PATH)");
 

@@ -13,6 +13,12 @@
  * instance of its name is judged by name alone.  Nothing else is ever
  * touched: other groups, other instances, names that only look alike
  * ("ingero_12x", "ingero_012").
+ *
+ * An instance cannot be removed while a process holds one of its files open
+ * (EBUSY): an orphaned command of a killed run that inherited its rings, or
+ * anyone reading them.  That is no reason to stop: names are unique per
+ * run, so such an instance is only skipped, its events disabled, and removed
+ * by a later cleanup; the processes holding it are found in /proc/PID/fd.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -24,6 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../util/array.h"
 #include "ift-error.h"
 #include "ift-probe.h"
 #include "probe.h"
@@ -145,15 +152,8 @@ static int add_found(struct found *f, const char *kind, const char *name, pid_t 
 {
 	struct ift_leftover *l;
 
-	if (f->n == f->cap) {
-		size_t cap = f->cap ? f->cap * 2 : 16;
-
-		l = realloc(f->v, cap * sizeof(*l));
-		if (!l)
-			return -ENOMEM;
-		f->v = l;
-		f->cap = cap;
-	}
+	if (ift_array_grow((void **)&f->v, &f->cap, f->n + 1, sizeof(*f->v)))
+		return -ENOMEM;
 	l = &f->v[f->n++];
 	memset(l, 0, sizeof(*l));
 	snprintf(l->kind, sizeof(l->kind), "%s", kind);
@@ -185,6 +185,90 @@ static int found_group(const char *group, const char *event, void *arg)
 	return add_found(w->f, "uprobe group", group, pid);
 }
 
+/* The instance of F whose files LINK (a /proc/PID/fd target) is in, or NULL. */
+static struct ift_leftover *held_instance(struct found *f, const char *link)
+{
+	const char *p = strstr(link, "/instances/");
+	size_t len;
+
+	if (!p)
+		return NULL;
+	p += strlen("/instances/");
+	len = strcspn(p, "/");
+	for (size_t i = 0; i < f->n; i++)
+		if (!strcmp(f->v[i].kind, "instance") && strlen(f->v[i].name) == len &&
+		    !strncmp(f->v[i].name, p, len) && (p[len] == '/' || !p[len]))
+			return &f->v[i];
+	return NULL;
+}
+
+/*
+ * Who holds each leftover instance open: every process with a descriptor on
+ * a file in it, counted once per instance.  Processes that vanish or hide
+ * their descriptors (another user's, without root) are passed over.
+ */
+static void find_holders(struct found *f)
+{
+	char path[64], link[PATH_MAX];
+	struct dirent *d, *e;
+	bool any = false;
+	DIR *proc, *fds;
+	pid_t *last;			/* per leftover: the holder counted last */
+
+	for (size_t i = 0; i < f->n && !any; i++)
+		any = !strcmp(f->v[i].kind, "instance");
+	if (!any || !(last = calloc(f->n, sizeof(*last))))
+		return;
+	if (!(proc = opendir("/proc"))) {
+		free(last);
+		return;
+	}
+	while ((d = readdir(proc))) {
+		pid_t pid;
+		char *end;
+
+		pid = (pid_t)strtol(d->d_name, &end, 10);
+		if (pid <= 0 || *end)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+		if (!(fds = opendir(path)))
+			continue;
+		while ((e = readdir(fds))) {
+			struct ift_leftover *l;
+			char fdpath[sizeof(path) + sizeof(e->d_name) + 1];
+			ssize_t n;
+
+			if (e->d_name[0] == '.')
+				continue;
+			snprintf(fdpath, sizeof(fdpath), "%s/%s", path, e->d_name);
+			n = readlink(fdpath, link, sizeof(link) - 1);
+			if (n <= 0)
+				continue;
+			link[n] = 0;
+			/* by the instance's name: tracefs may be mounted twice */
+			if (!(l = held_instance(f, link)))
+				continue;
+			if (last[l - f->v] == pid)
+				continue;	/* another file of the same process */
+			last[l - f->v] = pid;
+			if (l->nholders < IFT_LEFTOVER_HOLDERS) {
+				char cpath[64], comm[64];
+
+				l->holders[l->nholders].pid = pid;
+				snprintf(cpath, sizeof(cpath), "/proc/%d/comm", (int)pid);
+				if (!read_line(cpath, comm, sizeof(comm)))
+					comm[0] = 0;
+				snprintf(l->holders[l->nholders].comm,
+					 sizeof(l->holders[0].comm), "%s", comm);
+			}
+			l->nholders++;
+		}
+		closedir(fds);
+	}
+	closedir(proc);
+	free(last);
+}
+
 static int find_all(const char *dir, struct found *f)
 {
 	char path[PATH_MAX];
@@ -209,7 +293,10 @@ static int find_all(const char *dir, struct found *f)
 	if (ret)
 		return ret;
 	ret = tfs_uprobe_walk(dir, found_group, &(struct walk){ .dir = dir, .f = f });
-	return ret == -ENOENT ? 0 : ret;	/* no uprobes, no groups */
+	if (ret && ret != -ENOENT)		/* ENOENT: no uprobes, no groups */
+		return ret;
+	find_holders(f);
+	return 0;
 }
 
 int ift_probe_find_leftovers(struct ift_leftover *v, size_t max)
@@ -229,6 +316,24 @@ int ift_probe_find_leftovers(struct ift_leftover *v, size_t max)
 	}
 	free(f.v);
 	return ret;
+}
+
+void ift_leftover_holders_str(const struct ift_leftover *l, char *buf, size_t len)
+{
+	unsigned shown = l->nholders < IFT_LEFTOVER_HOLDERS ? l->nholders : IFT_LEFTOVER_HOLDERS;
+	size_t at = 0;
+
+	if (!len)
+		return;
+	buf[0] = 0;
+	for (unsigned i = 0; i < shown && at < len; i++) {
+		int n = snprintf(buf + at, len - at, "%spid %d (%s)", i ? ", " : "",
+				 (int)l->holders[i].pid, l->holders[i].comm);
+
+		at += n > 0 ? (size_t)n : 0;
+	}
+	if (l->nholders > shown && at < len)
+		snprintf(buf + at, len - at, " and %u more", l->nholders - shown);
 }
 
 int ift_probe_cleanup_leftovers(void)
@@ -259,6 +364,8 @@ int ift_probe_cleanup_leftovers(void)
 			   time, was first */
 			if (ret >= 0 || ret == -ENOENT || ret == -ENODEV)
 				removed++;
+			else if (ret == -EBUSY && inst)
+				continue;	/* held open: a later cleanup removes it */
 			else if (!err)
 				err = ret;
 		}

@@ -310,7 +310,11 @@ int ift_recorder_create(const struct ift_record_opts *opts,
 	if ((ret = find_libs(r)) < 0)
 		return ret;
 
-	/* runs killed with SIGKILL could not clean up after themselves */
+	/*
+	 * Runs killed with SIGKILL could not clean up after themselves.  An
+	 * instance a live process still holds open is skipped (our name is
+	 * our own): the command's caller says so.
+	 */
 	ret = ift_probe_cleanup_leftovers();
 	if (ret < 0 && ret != -ENOENT)
 		return fail(r, "remove what killed runs left in tracefs", ret);
