@@ -81,6 +81,18 @@ void ift_libset_release(struct ift_libset *set);
  */
 int ift_libset_add(struct ift_libset *set, const char *path, const char *found_by);
 
+/*
+ * Who a process started on the user's behalf runs as (under sudo, the user
+ * who ran it): exactly these ids and supplementary groups, set with
+ * setgroups(), setresgid() and setresuid() before its exec.
+ */
+struct ift_creds {
+	uid_t uid;
+	gid_t gid;
+	const gid_t *groups;
+	size_t ngroups;
+};
+
 struct ift_discover_opts {
 	/* the command about to be run (argv[0] is resolved on PATH), or NULL */
 	char *const *argv;

@@ -104,11 +104,11 @@ struct ift_child;
 
 /*
  * ift_child_spawn - fork a child that waits until ift_child_release() and then
- * executes ARGV (PATH searched).  When UID is not (uid_t)-1 the child first
- * takes UID, GID and that user's groups (USER names them).  Returns the pid
- * or a negative error; *OUT holds the handle.
+ * executes ARGV (PATH searched).  With AS (not NULL) the child first takes
+ * exactly its groups, gid and uid, and exits with 127 if it cannot.  Returns
+ * the pid or a negative error; *OUT holds the handle.
  */
-pid_t ift_child_spawn(char *const *argv, uid_t uid, gid_t gid, const char *user,
+pid_t ift_child_spawn(char *const *argv, const struct ift_creds *as,
 		      struct ift_child **out);
 /*
  * ift_child_release - let the child exec.  Returns 0, or -errno of a failed

@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,23 +48,6 @@ static void set_signals(void)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
-}
-
-/* Under sudo, the command and the file belong to the user who ran sudo. */
-static bool sudo_user(uid_t *uid, gid_t *gid, const char **name)
-{
-	const char *u = getenv("SUDO_UID"), *g = getenv("SUDO_GID");
-	struct passwd *pw;
-
-	if (!u || !g || geteuid() != 0)
-		return false;
-	*uid = (uid_t)strtoul(u, NULL, 10);
-	*gid = (gid_t)strtoul(g, NULL, 10);
-	if (*uid == 0)
-		return false;
-	pw = getpwuid(*uid);
-	*name = pw ? pw->pw_name : getenv("SUDO_USER");
-	return true;
 }
 
 static void print_status(struct ift_recorder *r, bool final)
@@ -162,9 +144,8 @@ int cmd_record(int argc, char **argv)
 	bool as_root = false;
 	struct ift_recorder *r = NULL;
 	struct ift_child *child = NULL;
-	const char *user = NULL;
-	uid_t uid = (uid_t)-1;
-	gid_t gid = (gid_t)-1;
+	struct ift_creds user = { 0 };
+	bool sudo = false;
 	int c, ret, status = -1, exit_code = EXIT_RUNTIME;
 	uint64_t deadline = 0, next_status = 0;
 	bool tty = isatty(STDERR_FILENO);	/* -q may still come */
@@ -281,9 +262,17 @@ int cmd_record(int argc, char **argv)
 		error("cannot run '%s': command not found", opts.argv[0]);
 		return 127;
 	}
-	if (!as_root && sudo_user(&uid, &gid, &user)) {
-		opts.file_uid = uid;
-		opts.file_gid = gid;
+	/* under sudo, the command and the file belong to the user who ran it */
+	if (!as_root) {
+		int is = cli_sudo_user(&user);
+
+		if (is < 0)
+			goto out;
+		sudo = is > 0;
+	}
+	if (sudo) {
+		opts.file_uid = user.uid;
+		opts.file_gid = user.gid;
 	}
 	tty = tty && verbose >= 0;
 
@@ -308,7 +297,7 @@ int cmd_record(int argc, char **argv)
 		warning("no CUDA library found: recording host events only (use --cuda-lib PATH)");
 
 	if (opts.argv) {
-		pid_t pid = ift_child_spawn(opts.argv, uid, gid, user, &child);
+		pid_t pid = ift_child_spawn(opts.argv, sudo ? &user : NULL, &child);
 
 		if (pid < 0) {
 			error("cannot start '%s': %s", opts.argv[0], strerror((int)-pid));
@@ -396,5 +385,6 @@ out:
 	free(libs);
 	free(pids);
 	free(stack_ops);
+	free((void *)user.groups);
 	return exit_code;
 }
