@@ -103,6 +103,11 @@ struct ift_discover_opts {
 	size_t npids;
 	/* look at every process's maps too (for -a, and libraries already loaded) */
 	bool all_procs;
+	/*
+	 * the Python interpreter asked for its sys.path runs as this user, as
+	 * the command will (NULL: as we are); nothing of the user's runs as root
+	 */
+	const struct ift_creds *run_as;
 };
 
 /*

@@ -39,6 +39,7 @@ struct ift_record_opts {
 	unsigned stack_period;		/* one call in N per op and CPU; 0 = 1 */
 	uid_t file_uid;			/* owner of the trace file; (uid_t)-1 = leave */
 	gid_t file_gid;
+	const struct ift_creds *run_as;	/* the command's user (NULL: ours), for discovery */
 };
 
 struct ift_recorder;

@@ -273,6 +273,7 @@ int cmd_record(int argc, char **argv)
 	if (sudo) {
 		opts.file_uid = user.uid;
 		opts.file_gid = user.gid;
+		opts.run_as = &user;
 	}
 	tty = tty && verbose >= 0;
 

@@ -15,7 +15,7 @@
  *  - what running processes already have mapped.
  *
  * Nothing here changes the system; the only process started is the Python
- * interpreter asked for its sys.path.
+ * interpreter asked for its sys.path, as the user the command runs as.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -60,6 +60,7 @@ struct disc {
 	char *const *envp;
 	struct ldcache cache;
 	bool cache_tried;
+	const struct ift_creds *run_as;
 };
 
 /* One object of a DT_NEEDED closure. */
@@ -701,7 +702,7 @@ static int python_scan(struct disc *d, const char *python, const char *argv0)
 		if (ret < 0)
 			return ret;
 	}
-	ret = python_sys_path(python, argv0, d->envp, PYTHON_TIMEOUT_MS, &out);
+	ret = python_sys_path(python, argv0, d->envp, d->run_as, PYTHON_TIMEOUT_MS, &out);
 	if (ret)
 		return ret == -ENOMEM ? ret : 0;
 	for (line = strtok_r(out, "\n", &save); line && ret >= 0;
@@ -882,7 +883,8 @@ static int all_procs_scan(struct disc *d)
 
 int ift_discover(const struct ift_discover_opts *opts, struct ift_libset *set)
 {
-	struct disc d = { .set = set, .envp = opts->envp ? opts->envp : environ };
+	struct disc d = { .set = set, .envp = opts->envp ? opts->envp : environ,
+			  .run_as = opts->run_as };
 	size_t before = set->n;
 	const char *conda;
 	int ret = 0;

@@ -87,11 +87,12 @@ enum ift_api cuda_lib_api(const char *name);
 
 /*
  * python_sys_path - run the interpreter at PATH (argv[0] ARGV0) with ENVP, no
- * stdin, for at most TIMEOUT_MS, and collect sys.prefix then sys.path, one
+ * stdin, as AS (NULL: as we are; it is not run at all when that cannot be
+ * done), for at most TIMEOUT_MS, and collect sys.prefix then sys.path, one
  * entry a line, into *OUT (NUL-terminated, malloc'ed, the caller frees).
  * Returns 0, -ETIMEDOUT, -ECHILD when the interpreter failed, or -errno.
  */
 int python_sys_path(const char *path, const char *argv0, char *const *envp,
-		    int timeout_ms, char **out);
+		    const struct ift_creds *as, int timeout_ms, char **out);
 
 #endif

@@ -5,10 +5,13 @@
  * DT_NEEDED of the interpreter leads to: they are dlopen()ed at import.  Only
  * the interpreter itself knows its sys.path (venvs, .pth files, PYTHONPATH,
  * pyenv shims), so we run it, with the environment the command will get, no
- * stdin, and a deadline.
+ * stdin, and a deadline, and as the user the command will run as: the
+ * interpreter, a script's #!, a virtualenv's .pth files are the user's code,
+ * and under sudo none of it may run as root.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -50,7 +53,7 @@ static int fd_high(int fd)
 }
 
 int python_sys_path(const char *path, const char *argv0, char *const *envp,
-		    int timeout_ms, char **out)
+		    const struct ift_creds *as, int timeout_ms, char **out)
 {
 	char *const argv[] = { (char *)argv0, (char *)"-c", (char *)PY_SCRIPT, NULL };
 	long long deadline = now_ms() + timeout_ms;
@@ -84,6 +87,11 @@ int python_sys_path(const char *path, const char *argv0, char *const *envp,
 		/* only async-signal-safe calls from here to execve */
 		setpgid(0, 0);
 		if (dup2(devnull, 0) < 0 || dup2(pfd[1], 1) < 0 || dup2(devnull, 2) < 0)
+			_exit(127);
+		/* groups first, uid last: after setresuid() nothing else may change */
+		if (as && (setgroups(as->ngroups, as->groups) < 0 ||
+			   setresgid(as->gid, as->gid, as->gid) < 0 ||
+			   setresuid(as->uid, as->uid, as->uid) < 0))
 			_exit(127);
 		execve(path, argv, envp);
 		_exit(127);

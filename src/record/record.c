@@ -108,7 +108,7 @@ static int find_libs(struct ift_recorder *r)
 	const struct ift_record_opts *o = &r->opts;
 	struct ift_discover_opts d = {
 		.argv = o->argv, .envp = o->envp, .pids = o->pids,
-		.npids = o->npids, .all_procs = o->all,
+		.npids = o->npids, .all_procs = o->all, .run_as = o->run_as,
 	};
 	int ret;
 
