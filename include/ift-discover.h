@@ -6,6 +6,7 @@
  * discover: which CUDA libraries a command could load, and where in each file
  * the functions we trace start.  Reads ELF files and /proc; changes nothing.
  */
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -108,6 +109,8 @@ struct ift_discover_opts {
 	 * the command will (NULL: as we are); nothing of the user's runs as root
 	 */
 	const struct ift_creds *run_as;
+	/* set (by a signal handler) to give up: discovery returns -EINTR soon */
+	const volatile sig_atomic_t *stop;
 };
 
 /*

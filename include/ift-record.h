@@ -40,13 +40,16 @@ struct ift_record_opts {
 	uid_t file_uid;			/* owner of the trace file; (uid_t)-1 = leave */
 	gid_t file_gid;
 	const struct ift_creds *run_as;	/* the command's user (NULL: ours), for discovery */
+	/* set (by a signal handler) to give up: set-up returns -EINTR soon */
+	const volatile sig_atomic_t *stop;
 };
 
 struct ift_recorder;
 
 /*
  * ift_recorder_create - discover libraries, set up the tracefs instance and
- * probes (tracing still off) and open the trace file.  Changes the running
+ * probes (tracing still off) and open the trace file; -EINTR as soon as
+ * *OPTS->stop is set.  Changes the running
  * system: undo with ift_recorder_destroy(), also on failure of later steps.
  * On failure *OUT may still hold a recorder to destroy.  0 or a negative error;
  * ift_recorder_error() says which step failed.

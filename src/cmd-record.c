@@ -48,6 +48,35 @@ static void set_signals(void)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+	/* a child that died before its exec is an error to report, not our death */
+	signal(SIGPIPE, SIG_IGN);
+}
+
+/*
+ * Lets the child exec unless a stop signal came first, even one not yet
+ * handled: with them blocked, none can slip in between the look and the
+ * release.  1 when released, 0 when stopped, or -errno of a failed exec.
+ */
+static int release_unless_stopped(struct ift_child *c)
+{
+	sigset_t block, old, pending;
+	int ret = 0;
+
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGHUP);
+	sigprocmask(SIG_BLOCK, &block, &old);
+	sigpending(&pending);
+	if (!stop_count && !sigismember(&pending, SIGINT) &&
+	    !sigismember(&pending, SIGTERM) && !sigismember(&pending, SIGHUP)) {
+		ret = ift_child_release(c);
+		if (!ret)
+			ret = 1;
+	}
+	/* what came meanwhile is handled now, and passed on to the command */
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return ret;
 }
 
 static void print_status(struct ift_recorder *r, bool final)
@@ -149,6 +178,7 @@ int cmd_record(int argc, char **argv)
 	int c, ret, status = -1, exit_code = EXIT_RUNTIME;
 	uint64_t deadline = 0, next_status = 0;
 	bool tty = isatty(STDERR_FILENO);	/* -q may still come */
+	bool released = false;
 
 	while ((c = getopt_long(argc, argv, "+o:p:avqh", longopts, NULL)) != -1) {
 		char *end;
@@ -278,7 +308,10 @@ int cmd_record(int argc, char **argv)
 	tty = tty && verbose >= 0;
 
 	set_signals();
+	opts.stop = &stop_count;
 	ret = ift_recorder_create(&opts, &r);
+	if (stop_count)
+		goto stopped;	/* before the command ran: nothing to wait for */
 	if (ret < 0) {
 		if (ret == -EACCES || ret == -EPERM)
 			error("cannot %s: %s (recording needs root: try sudo)",
@@ -310,12 +343,17 @@ int cmd_record(int argc, char **argv)
 			goto out;
 		}
 	}
+	if (stop_count)
+		goto stopped;
 	if ((ret = ift_recorder_start(r)) < 0) {
 		error("cannot %s: %s", ift_recorder_error(r), ift_strerror(ret));
 		goto out;
 	}
 	if (child) {
-		ret = ift_child_release(child);
+		ret = release_unless_stopped(child);
+		if (ret == 0)
+			goto stopped;
+		released = ret > 0;
 		if (ret < 0) {
 			error("cannot run '%s': %s", opts.argv[0], strerror(-ret));
 			waitpid(child_pid, &status, 0);
@@ -375,11 +413,19 @@ int cmd_record(int argc, char **argv)
 			    128 + WTERMSIG(status);
 	else
 		exit_code = EXIT_OK;
+	goto out;
+stopped:
+	/* Ctrl-C during set-up: undo it all, and the command never runs */
+	if (verbose >= 0)
+		fprintf(stderr, "%s: %s before recording began%s\n", progname,
+			strsignal(stop_signal), opts.argv ? ": the command did not run" : "");
+	exit_code = 128 + stop_signal;
 out:
 	ift_recorder_destroy(r);
 	ift_child_free(child);
-	if (child_pid > 0 && status < 0 && exit_code == EXIT_RUNTIME) {
-		/* set-up failed before the command ran: it must not run untraced */
+	if (child_pid > 0 && status < 0 && (exit_code == EXIT_RUNTIME || !released)) {
+		/* set-up failed or was stopped before the command ran: it must not
+		   run untraced */
 		kill(child_pid, SIGKILL);
 		waitpid(child_pid, NULL, 0);
 	}

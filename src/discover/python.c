@@ -34,7 +34,7 @@ static long long now_ms(void)
 }
 
 /* A shim's grandchild is in the child's process group: stop them all. */
-static void stop(pid_t pid)
+static void stop_group(pid_t pid)
 {
 	kill(-pid, SIGKILL);
 	kill(pid, SIGKILL);	/* in case it had not made its group yet */
@@ -53,7 +53,8 @@ static int fd_high(int fd)
 }
 
 int python_sys_path(const char *path, const char *argv0, char *const *envp,
-		    const struct ift_creds *as, int timeout_ms, char **out)
+		    const struct ift_creds *as, const volatile sig_atomic_t *stop,
+		    int timeout_ms, char **out)
 {
 	char *const argv[] = { (char *)argv0, (char *)"-c", (char *)PY_SCRIPT, NULL };
 	long long deadline = now_ms() + timeout_ms;
@@ -105,11 +106,16 @@ int python_sys_path(const char *path, const char *argv0, char *const *envp,
 		ssize_t n;
 		int r;
 
+		if (stop && *stop) {
+			ret = -EINTR;
+			break;
+		}
 		if (left <= 0) {
 			timed_out = true;
 			break;
 		}
-		r = poll(&p, 1, (int)left);
+		/* a signal between the check and poll() is seen within 100 ms */
+		r = poll(&p, 1, left < 100 ? (int)left : 100);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0) {
@@ -139,7 +145,7 @@ int python_sys_path(const char *path, const char *argv0, char *const *envp,
 		len += (size_t)n;
 	}
 	if (ret || len + 1 >= cap) {
-		stop(pid);
+		stop_group(pid);
 		killed = true;
 	}
 	/* an interpreter that closed its output may still not exit: same deadline */
@@ -154,14 +160,16 @@ int python_sys_path(const char *path, const char *argv0, char *const *envp,
 			status = -1;	/* SIGCHLD ignored: the child was reaped for us */
 			break;
 		}
-		if (timed_out || now_ms() >= deadline) {
-			stop(pid);
+		if (timed_out || now_ms() >= deadline || (stop && *stop)) {
+			stop_group(pid);
 			killed = timed_out = true;
 			continue;
 		}
 		nanosleep(&(struct timespec){ .tv_nsec = 5000000 }, NULL);
 	}
-	if (!ret && timed_out)
+	if (!ret && stop && *stop)
+		ret = -EINTR;
+	else if (!ret && timed_out)
 		ret = -ETIMEDOUT;
 	else if (!ret && len + 1 < cap && status != -1 &&
 		 (!WIFEXITED(status) || WEXITSTATUS(status)))

@@ -93,6 +93,12 @@ static int fail(struct ift_recorder *r, const char *step, int err)
 	return err;
 }
 
+/* A signal asked to stop while setting up: give up before the next step. */
+static bool stopping(const struct ift_recorder *r)
+{
+	return r->opts.stop && *r->opts.stop;
+}
+
 const char *ift_recorder_error(const struct ift_recorder *r)
 {
 	return r && r->step[0] ? r->step : "record";
@@ -109,6 +115,7 @@ static int find_libs(struct ift_recorder *r)
 	struct ift_discover_opts d = {
 		.argv = o->argv, .envp = o->envp, .pids = o->pids,
 		.npids = o->npids, .all_procs = o->all, .run_as = o->run_as,
+		.stop = o->stop,
 	};
 	int ret;
 
@@ -308,6 +315,8 @@ int ift_recorder_create(const struct ift_record_opts *opts,
 	}
 	if ((ret = find_libs(r)) < 0)
 		return ret;
+	if (stopping(r))
+		return fail(r, "set up", -EINTR);
 
 	/* runs killed with SIGKILL could not clean up after themselves */
 	ret = ift_probe_cleanup_leftovers();
@@ -322,6 +331,8 @@ int ift_recorder_create(const struct ift_record_opts *opts,
 		return fail(r, "set up the tracefs instance", ret);
 	r->mono = !strcmp(ift_probe_clock(r->probes), "mono");
 	for (size_t i = 0; i < r->libs.n; i++) {
+		if (stopping(r))
+			return fail(r, "set up", -EINTR);
 		if (!r->libs.v[i].nsyms)
 			continue;
 		ret = ift_probe_add_lib(r->probes, &r->libs.v[i]);
@@ -329,6 +340,8 @@ int ift_recorder_create(const struct ift_record_opts *opts,
 			return fail(r, "create the uprobes", ret);
 	}
 
+	if (stopping(r))
+		return fail(r, "set up", -EINTR);
 	r->w = ift_writer_create(opts->output, NULL);
 	if (!r->w)
 		return fail(r, "create the trace file", -errno);
