@@ -6,6 +6,7 @@
  * discover: which CUDA libraries a command could load, and where in each file
  * the functions we trace start.  Reads ELF files and /proc; changes nothing.
  */
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -81,6 +82,18 @@ void ift_libset_release(struct ift_libset *set);
  */
 int ift_libset_add(struct ift_libset *set, const char *path, const char *found_by);
 
+/*
+ * Who a process started on the user's behalf runs as (under sudo, the user
+ * who ran it): exactly these ids and supplementary groups, set with
+ * setgroups(), setresgid() and setresuid() before its exec.
+ */
+struct ift_creds {
+	uid_t uid;
+	gid_t gid;
+	const gid_t *groups;
+	size_t ngroups;
+};
+
 struct ift_discover_opts {
 	/* the command about to be run (argv[0] is resolved on PATH), or NULL */
 	char *const *argv;
@@ -91,6 +104,13 @@ struct ift_discover_opts {
 	size_t npids;
 	/* look at every process's maps too (for -a, and libraries already loaded) */
 	bool all_procs;
+	/*
+	 * the Python interpreter asked for its sys.path runs as this user, as
+	 * the command will (NULL: as we are); nothing of the user's runs as root
+	 */
+	const struct ift_creds *run_as;
+	/* set (by a signal handler) to give up: discovery returns -EINTR soon */
+	const volatile sig_atomic_t *stop;
 };
 
 /*

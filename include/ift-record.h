@@ -39,13 +39,17 @@ struct ift_record_opts {
 	unsigned stack_period;		/* one call in N per op and CPU; 0 = 1 */
 	uid_t file_uid;			/* owner of the trace file; (uid_t)-1 = leave */
 	gid_t file_gid;
+	const struct ift_creds *run_as;	/* the command's user (NULL: ours), for discovery */
+	/* set (by a signal handler) to give up: set-up returns -EINTR soon */
+	const volatile sig_atomic_t *stop;
 };
 
 struct ift_recorder;
 
 /*
  * ift_recorder_create - discover libraries, set up the tracefs instance and
- * probes (tracing still off) and open the trace file.  Changes the running
+ * probes (tracing still off) and open the trace file; -EINTR as soon as
+ * *OPTS->stop is set.  Changes the running
  * system: undo with ift_recorder_destroy(), also on failure of later steps.
  * On failure *OUT may still hold a recorder to destroy.  0 or a negative error;
  * ift_recorder_error() says which step failed.
@@ -104,11 +108,11 @@ struct ift_child;
 
 /*
  * ift_child_spawn - fork a child that waits until ift_child_release() and then
- * executes ARGV (PATH searched).  When UID is not (uid_t)-1 the child first
- * takes UID, GID and that user's groups (USER names them).  Returns the pid
- * or a negative error; *OUT holds the handle.
+ * executes ARGV (PATH searched).  With AS (not NULL) the child first takes
+ * exactly its groups, gid and uid, and exits with 127 if it cannot.  Returns
+ * the pid or a negative error; *OUT holds the handle.
  */
-pid_t ift_child_spawn(char *const *argv, uid_t uid, gid_t gid, const char *user,
+pid_t ift_child_spawn(char *const *argv, const struct ift_creds *as,
 		      struct ift_child **out);
 /*
  * ift_child_release - let the child exec.  Returns 0, or -errno of a failed

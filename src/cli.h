@@ -43,6 +43,17 @@ FILE *cli_output_open(struct ift_outfile *o, const char *path);
    RET, or the first error of closing or renaming. */
 int cli_output_close(struct ift_outfile *o, FILE *f, int ret);
 
+struct ift_creds;
+/*
+ * cli_sudo_user - under sudo (root, with SUDO_UID set and not 0), the user who
+ * ran it: SUDO_UID and SUDO_GID, and the groups the group database gives the
+ * name passwd has for that uid (or SUDO_USER when passwd has none).  Fills AS
+ * (AS->groups malloc'ed: the caller frees it) and returns 1; 0 when not under
+ * sudo; -1 after printing why the user cannot be known for sure (ids that do
+ * not parse, no name to find the groups by): nothing may then run for it.
+ */
+int cli_sudo_user(struct ift_creds *as);
+
 /* fflush + ferror on stdout: a full disk under `cmd > file' is an error. */
 int cli_finish_stdout(int status);
 

@@ -44,6 +44,7 @@ int cmd_discover_debug(int argc, char **argv)
 {
 	struct ift_discover_opts opts = { .envp = environ };
 	struct ift_libset set;
+	struct ift_creds user;
 	pid_t *pids = NULL;
 	bool syms = verbose > 0;
 	int c, ret;
@@ -87,6 +88,15 @@ int cmd_discover_debug(int argc, char **argv)
 	opts.pids = pids;
 	if (optind < argc)
 		opts.argv = argv + optind;
+	/* under sudo, the command's Python is asked as the user, as record does */
+	switch (cli_sudo_user(&user)) {
+	case -1:
+		free(pids);
+		return EXIT_RUNTIME;
+	case 1:
+		opts.run_as = &user;
+		break;
+	}
 
 	ift_libset_init(&set);
 	ret = ift_discover(&opts, &set);
@@ -104,6 +114,7 @@ int cmd_discover_debug(int argc, char **argv)
 		ret = EXIT_OK;
 	}
 	ift_libset_release(&set);
+	free((void *)user.groups);
 	free(pids);
 	return ret;
 }

@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,23 +49,35 @@ static void set_signals(void)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+	/* a child that died before its exec is an error to report, not our death */
+	signal(SIGPIPE, SIG_IGN);
 }
 
-/* Under sudo, the command and the file belong to the user who ran sudo. */
-static bool sudo_user(uid_t *uid, gid_t *gid, const char **name)
+/*
+ * Lets the child exec unless a stop signal came first, even one not yet
+ * handled: with them blocked, none can slip in between the look and the
+ * release.  1 when released, 0 when stopped, or -errno of a failed exec.
+ */
+static int release_unless_stopped(struct ift_child *c)
 {
-	const char *u = getenv("SUDO_UID"), *g = getenv("SUDO_GID");
-	struct passwd *pw;
+	sigset_t block, old, pending;
+	int ret = 0;
 
-	if (!u || !g || geteuid() != 0)
-		return false;
-	*uid = (uid_t)strtoul(u, NULL, 10);
-	*gid = (gid_t)strtoul(g, NULL, 10);
-	if (*uid == 0)
-		return false;
-	pw = getpwuid(*uid);
-	*name = pw ? pw->pw_name : getenv("SUDO_USER");
-	return true;
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGHUP);
+	sigprocmask(SIG_BLOCK, &block, &old);
+	sigpending(&pending);
+	if (!stop_count && !sigismember(&pending, SIGINT) &&
+	    !sigismember(&pending, SIGTERM) && !sigismember(&pending, SIGHUP)) {
+		ret = ift_child_release(c);
+		if (!ret)
+			ret = 1;
+	}
+	/* what came meanwhile is handled now, and passed on to the command */
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return ret;
 }
 
 static void print_status(struct ift_recorder *r, bool final)
@@ -182,12 +193,12 @@ int cmd_record(int argc, char **argv)
 	bool as_root = false;
 	struct ift_recorder *r = NULL;
 	struct ift_child *child = NULL;
-	const char *user = NULL;
-	uid_t uid = (uid_t)-1;
-	gid_t gid = (gid_t)-1;
+	struct ift_creds user = { 0 };
+	bool sudo = false;
 	int c, ret, status = -1, exit_code = EXIT_RUNTIME;
 	uint64_t deadline = 0, next_status = 0;
 	bool tty = isatty(STDERR_FILENO);	/* -q may still come */
+	bool released = false;
 
 	while ((c = getopt_long(argc, argv, "+o:p:avqh", longopts, NULL)) != -1) {
 		char *end;
@@ -301,18 +312,31 @@ int cmd_record(int argc, char **argv)
 		error("cannot run '%s': command not found", opts.argv[0]);
 		return 127;
 	}
-	if (!as_root && sudo_user(&uid, &gid, &user)) {
-		opts.file_uid = uid;
-		opts.file_gid = gid;
+	/* under sudo, the command and the file belong to the user who ran it */
+	if (!as_root) {
+		int is = cli_sudo_user(&user);
+
+		if (is < 0)
+			goto out;
+		sudo = is > 0;
+	}
+	if (sudo) {
+		opts.file_uid = user.uid;
+		opts.file_gid = user.gid;
+		opts.run_as = &user;
 	}
 	tty = tty && verbose >= 0;
 
 	set_signals();
+	opts.stop = &stop_count;
 	ret = ift_recorder_create(&opts, &r);
+	if (stop_count)
+		goto stopped;	/* before the command ran: nothing to wait for */
 	if (ret < 0) {
-		if ((ret == -EACCES || ret == -EPERM) && geteuid() == 0 && user)
-			error("cannot %s: %s (the trace is written with %s's permissions)",
-			      ift_recorder_error(r), ift_strerror(ret), user);
+		if ((ret == -EACCES || ret == -EPERM) && sudo)
+			error("cannot %s: %s (the trace is written with the permissions of "
+			      "uid %u, who ran sudo)", ift_recorder_error(r), ift_strerror(ret),
+			      (unsigned)user.uid);
 		else if (ret == -EACCES || ret == -EPERM)
 			error("cannot %s: %s (recording needs root: try sudo)",
 			      ift_recorder_error(r), ift_strerror(ret));
@@ -333,7 +357,7 @@ int cmd_record(int argc, char **argv)
 		warning("no CUDA library found: recording host events only (use --cuda-lib PATH)");
 
 	if (opts.argv) {
-		pid_t pid = ift_child_spawn(opts.argv, uid, gid, user, &child);
+		pid_t pid = ift_child_spawn(opts.argv, sudo ? &user : NULL, &child);
 
 		if (pid < 0) {
 			error("cannot start '%s': %s", opts.argv[0], strerror((int)-pid));
@@ -345,12 +369,17 @@ int cmd_record(int argc, char **argv)
 			goto out;
 		}
 	}
+	if (stop_count)
+		goto stopped;
 	if ((ret = ift_recorder_start(r)) < 0) {
 		error("cannot %s: %s", ift_recorder_error(r), ift_strerror(ret));
 		goto out;
 	}
 	if (child) {
-		ret = ift_child_release(child);
+		ret = release_unless_stopped(child);
+		if (ret == 0)
+			goto stopped;
+		released = ret > 0;
 		if (ret < 0) {
 			error("cannot run '%s': %s", opts.argv[0], strerror(-ret));
 			waitpid(child_pid, &status, 0);
@@ -410,16 +439,25 @@ int cmd_record(int argc, char **argv)
 			    128 + WTERMSIG(status);
 	else
 		exit_code = EXIT_OK;
+	goto out;
+stopped:
+	/* Ctrl-C during set-up: undo it all, and the command never runs */
+	if (verbose >= 0)
+		fprintf(stderr, "%s: %s before recording began%s\n", progname,
+			strsignal(stop_signal), opts.argv ? ": the command did not run" : "");
+	exit_code = 128 + stop_signal;
 out:
 	ift_recorder_destroy(r);
 	ift_child_free(child);
-	if (child_pid > 0 && status < 0 && exit_code == EXIT_RUNTIME) {
-		/* set-up failed before the command ran: it must not run untraced */
+	if (child_pid > 0 && status < 0 && (exit_code == EXIT_RUNTIME || !released)) {
+		/* set-up failed or was stopped before the command ran: it must not
+		   run untraced */
 		kill(child_pid, SIGKILL);
 		waitpid(child_pid, NULL, 0);
 	}
 	free(libs);
 	free(pids);
 	free(stack_ops);
+	free((void *)user.groups);
 	return exit_code;
 }

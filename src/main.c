@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: MIT
 /* ingero-ftrace: the command table, global options and exit codes. */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
+#include <grp.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +15,7 @@
 
 #include "cli.h"
 #include "util/outfile.h"
+#include "ift-discover.h"
 
 int verbose;
 const char *progname = "ingero-ftrace";
@@ -163,6 +167,82 @@ int cli_output_close(struct ift_outfile *o, FILE *f, int ret)
 		ift_outfile_remove(o);
 	ift_outfile_release(o);
 	return ret;
+}
+
+/* A decimal id and nothing else; (uid_t)-1 is no one's. */
+static bool parse_id(const char *s, unsigned long *v)
+{
+	char *end;
+
+	if (!s || !isdigit((unsigned char)*s))
+		return false;
+	errno = 0;
+	*v = strtoul(s, &end, 10);
+	return !*end && !errno && *v < 0xffffffffUL;
+}
+
+int cli_sudo_user(struct ift_creds *as)
+{
+	const char *u = getenv("SUDO_UID"), *g = getenv("SUDO_GID"), *su = getenv("SUDO_USER");
+	unsigned long uid, gid;
+	struct passwd *pw;
+	gid_t *groups = NULL;
+	char *name;
+	int n = 32;
+
+	memset(as, 0, sizeof(*as));
+	if (!u || geteuid() != 0)
+		return 0;
+	if (!parse_id(u, &uid))
+		return error("SUDO_UID '%s' is not a user id: refusing to guess who ran sudo", u);
+	if (uid == 0)
+		return 0;
+	if (!parse_id(g, &gid))
+		return error("SUDO_GID '%s' is not a group id: refusing to guess the user's group",
+			     g ? g : "");
+	/* the uid decides; SUDO_USER only names a user passwd does not know */
+	pw = getpwuid((uid_t)uid);
+	if (!pw && su && *su && (pw = getpwnam(su)) && pw->pw_uid != (uid_t)uid)
+		return error("SUDO_USER '%s' is not user %lu: refusing to guess its groups",
+			     su, uid);
+	name = strdup(pw ? pw->pw_name : su ? su : "");
+	if (!name)
+		return error("out of memory");
+	if (!*name) {
+		free(name);
+		return error("user %lu has no name (no passwd entry, no SUDO_USER): "
+			     "refusing to guess its groups", uid);
+	}
+	for (;;) {
+		gid_t *v = realloc(groups, (size_t)n * sizeof(*v));
+		int want = n;
+
+		if (!v)
+			break;
+		groups = v;
+		if (getgrouplist(name, (gid_t)gid, groups, &want) >= 0) {
+			n = want;
+			break;
+		}
+		if (want <= n || want > 65536) {
+			free(groups);
+			groups = NULL;
+			errno = EINVAL;
+			break;
+		}
+		n = want;
+	}
+	if (!groups) {
+		error("cannot list the groups of user '%s': %s", name, strerror(errno));
+		free(name);
+		return -1;
+	}
+	free(name);
+	as->uid = (uid_t)uid;
+	as->gid = (gid_t)gid;
+	as->groups = groups;
+	as->ngroups = (size_t)n;
+	return 1;
 }
 
 int cli_finish_stdout(int status)

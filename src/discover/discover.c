@@ -15,7 +15,7 @@
  *  - what running processes already have mapped.
  *
  * Nothing here changes the system; the only process started is the Python
- * interpreter asked for its sys.path.
+ * interpreter asked for its sys.path, as the user the command runs as.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -60,6 +60,8 @@ struct disc {
 	char *const *envp;
 	struct ldcache cache;
 	bool cache_tried;
+	const struct ift_creds *run_as;
+	const volatile sig_atomic_t *stop;
 };
 
 /* One object of a DT_NEEDED closure. */
@@ -101,7 +103,7 @@ static const char *env_get(char *const *envp, const char *name)
 /* Errors that end discovery; anything else just means "not this file". */
 static bool fatal(int err)
 {
-	return err == -ENOMEM || err == -E2BIG;
+	return err == -ENOMEM || err == -E2BIG || err == -EINTR;
 }
 
 /* Adds PATH when it is a CUDA library; returns 1, 0, or a fatal error. */
@@ -701,9 +703,10 @@ static int python_scan(struct disc *d, const char *python, const char *argv0)
 		if (ret < 0)
 			return ret;
 	}
-	ret = python_sys_path(python, argv0, d->envp, PYTHON_TIMEOUT_MS, &out);
+	ret = python_sys_path(python, argv0, d->envp, d->run_as, d->stop,
+			      PYTHON_TIMEOUT_MS, &out);
 	if (ret)
-		return ret == -ENOMEM ? ret : 0;
+		return fatal(ret) ? ret : 0;
 	for (line = strtok_r(out, "\n", &save); line && ret >= 0;
 	     line = strtok_r(NULL, "\n", &save)) {
 		if (line[0] != '/')
@@ -882,13 +885,16 @@ static int all_procs_scan(struct disc *d)
 
 int ift_discover(const struct ift_discover_opts *opts, struct ift_libset *set)
 {
-	struct disc d = { .set = set, .envp = opts->envp ? opts->envp : environ };
+	struct disc d = { .set = set, .envp = opts->envp ? opts->envp : environ,
+			  .run_as = opts->run_as, .stop = opts->stop };
 	size_t before = set->n;
 	const char *conda;
 	int ret = 0;
 
 	if (opts->argv && opts->argv[0])
 		ret = command_scan(&d, opts->argv);
+	if (ret >= 0 && d.stop && *d.stop)
+		ret = -EINTR;
 	for (size_t i = 0; i < opts->npids && ret >= 0; i++)
 		ret = pid_scan(&d, opts->pids[i]);
 	conda = env_get(d.envp, "CONDA_PREFIX");

@@ -6,6 +6,7 @@
  * The parts of the discover stage that ift_discover() stands on, shared by
  * its files and the unit tests.  Nothing here prints or changes the system.
  */
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -87,11 +88,15 @@ enum ift_api cuda_lib_api(const char *name);
 
 /*
  * python_sys_path - run the interpreter at PATH (argv[0] ARGV0) with ENVP, no
- * stdin, for at most TIMEOUT_MS, and collect sys.prefix then sys.path, one
+ * stdin, as AS (NULL: as we are; it is not run at all when that cannot be
+ * done), for at most TIMEOUT_MS, and collect sys.prefix then sys.path, one
  * entry a line, into *OUT (NUL-terminated, malloc'ed, the caller frees).
- * Returns 0, -ETIMEDOUT, -ECHILD when the interpreter failed, or -errno.
+ * When *STOP is set (STOP may be NULL) the interpreter is stopped at once.
+ * Returns 0, -ETIMEDOUT, -ECHILD when the interpreter failed, -EINTR when
+ * stopped, or -errno.
  */
 int python_sys_path(const char *path, const char *argv0, char *const *envp,
+		    const struct ift_creds *as, const volatile sig_atomic_t *stop,
 		    int timeout_ms, char **out);
 
 #endif

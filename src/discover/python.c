@@ -5,10 +5,13 @@
  * DT_NEEDED of the interpreter leads to: they are dlopen()ed at import.  Only
  * the interpreter itself knows its sys.path (venvs, .pth files, PYTHONPATH,
  * pyenv shims), so we run it, with the environment the command will get, no
- * stdin, and a deadline.
+ * stdin, and a deadline, and as the user the command will run as: the
+ * interpreter, a script's #!, a virtualenv's .pth files are the user's code,
+ * and under sudo none of it may run as root.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -31,7 +34,7 @@ static long long now_ms(void)
 }
 
 /* A shim's grandchild is in the child's process group: stop them all. */
-static void stop(pid_t pid)
+static void stop_group(pid_t pid)
 {
 	kill(-pid, SIGKILL);
 	kill(pid, SIGKILL);	/* in case it had not made its group yet */
@@ -50,6 +53,7 @@ static int fd_high(int fd)
 }
 
 int python_sys_path(const char *path, const char *argv0, char *const *envp,
+		    const struct ift_creds *as, const volatile sig_atomic_t *stop,
 		    int timeout_ms, char **out)
 {
 	char *const argv[] = { (char *)argv0, (char *)"-c", (char *)PY_SCRIPT, NULL };
@@ -85,6 +89,11 @@ int python_sys_path(const char *path, const char *argv0, char *const *envp,
 		setpgid(0, 0);
 		if (dup2(devnull, 0) < 0 || dup2(pfd[1], 1) < 0 || dup2(devnull, 2) < 0)
 			_exit(127);
+		/* groups first, uid last: after setresuid() nothing else may change */
+		if (as && (setgroups(as->ngroups, as->groups) < 0 ||
+			   setresgid(as->gid, as->gid, as->gid) < 0 ||
+			   setresuid(as->uid, as->uid, as->uid) < 0))
+			_exit(127);
 		execve(path, argv, envp);
 		_exit(127);
 	}
@@ -97,11 +106,16 @@ int python_sys_path(const char *path, const char *argv0, char *const *envp,
 		ssize_t n;
 		int r;
 
+		if (stop && *stop) {
+			ret = -EINTR;
+			break;
+		}
 		if (left <= 0) {
 			timed_out = true;
 			break;
 		}
-		r = poll(&p, 1, (int)left);
+		/* a signal between the check and poll() is seen within 100 ms */
+		r = poll(&p, 1, left < 100 ? (int)left : 100);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0) {
@@ -131,7 +145,7 @@ int python_sys_path(const char *path, const char *argv0, char *const *envp,
 		len += (size_t)n;
 	}
 	if (ret || len + 1 >= cap) {
-		stop(pid);
+		stop_group(pid);
 		killed = true;
 	}
 	/* an interpreter that closed its output may still not exit: same deadline */
@@ -146,14 +160,16 @@ int python_sys_path(const char *path, const char *argv0, char *const *envp,
 			status = -1;	/* SIGCHLD ignored: the child was reaped for us */
 			break;
 		}
-		if (timed_out || now_ms() >= deadline) {
-			stop(pid);
+		if (timed_out || now_ms() >= deadline || (stop && *stop)) {
+			stop_group(pid);
 			killed = timed_out = true;
 			continue;
 		}
 		nanosleep(&(struct timespec){ .tv_nsec = 5000000 }, NULL);
 	}
-	if (!ret && timed_out)
+	if (!ret && stop && *stop)
+		ret = -EINTR;
+	else if (!ret && timed_out)
 		ret = -ETIMEDOUT;
 	else if (!ret && len + 1 < cap && status != -1 &&
 		 (!WIFEXITED(status) || WEXITSTATUS(status)))

@@ -107,7 +107,7 @@ static void fds_cloexec(void)
 		fcntl((int)fd, F_SETFD, FD_CLOEXEC);
 }
 
-pid_t ift_child_spawn(char *const *argv, uid_t uid, gid_t gid, const char *user,
+pid_t ift_child_spawn(char *const *argv, const struct ift_creds *as,
 		      struct ift_child **out)
 {
 	int go[2], err[2];
@@ -152,11 +152,11 @@ pid_t ift_child_spawn(char *const *argv, uid_t uid, gid_t gid, const char *user,
 		signal(SIGPIPE, SIG_DFL);
 		if (read(go[0], &b, 1) != 1)
 			_exit(127);	/* the recorder gave up */
-		if (uid != (uid_t)-1) {
-			if ((user && initgroups(user, gid) < 0) ||
-			    setgid(gid) < 0 || setuid(uid) < 0)
-				child_fail(err[1], errno);
-		}
+		/* system calls only (no NSS after fork): the groups were looked up before */
+		if (as && (setgroups(as->ngroups, as->groups) < 0 ||
+			   setresgid(as->gid, as->gid, as->gid) < 0 ||
+			   setresuid(as->uid, as->uid, as->uid) < 0))
+			child_fail(err[1], errno);
 		fds_cloexec();
 		execvp(argv[0], argv);
 		child_fail(err[1], errno);

@@ -93,6 +93,12 @@ static int fail(struct ift_recorder *r, const char *step, int err)
 	return err;
 }
 
+/* A signal asked to stop while setting up: give up before the next step. */
+static bool stopping(const struct ift_recorder *r)
+{
+	return r->opts.stop && *r->opts.stop;
+}
+
 const char *ift_recorder_error(const struct ift_recorder *r)
 {
 	return r && r->step[0] ? r->step : "record";
@@ -108,7 +114,8 @@ static int find_libs(struct ift_recorder *r)
 	const struct ift_record_opts *o = &r->opts;
 	struct ift_discover_opts d = {
 		.argv = o->argv, .envp = o->envp, .pids = o->pids,
-		.npids = o->npids, .all_procs = o->all,
+		.npids = o->npids, .all_procs = o->all, .run_as = o->run_as,
+		.stop = o->stop,
 	};
 	int ret;
 
@@ -309,6 +316,8 @@ int ift_recorder_create(const struct ift_record_opts *opts,
 	}
 	if ((ret = find_libs(r)) < 0)
 		return ret;
+	if (stopping(r))
+		return fail(r, "set up", -EINTR);
 
 	/*
 	 * Runs killed with SIGKILL could not clean up after themselves.  An
@@ -327,6 +336,8 @@ int ift_recorder_create(const struct ift_record_opts *opts,
 		return fail(r, "set up the tracefs instance", ret);
 	r->mono = !strcmp(ift_probe_clock(r->probes), "mono");
 	for (size_t i = 0; i < r->libs.n; i++) {
+		if (stopping(r))
+			return fail(r, "set up", -EINTR);
 		if (!r->libs.v[i].nsyms)
 			continue;
 		ret = ift_probe_add_lib(r->probes, &r->libs.v[i]);
@@ -334,6 +345,8 @@ int ift_recorder_create(const struct ift_record_opts *opts,
 			return fail(r, "create the uprobes", ret);
 	}
 
+	if (stopping(r))
+		return fail(r, "set up", -EINTR);
 	/* given to the user through its descriptor: a path may have become a
 	   link by the time a chown() by name would follow it */
 	wopts.give = opts->file_uid != (uid_t)-1;

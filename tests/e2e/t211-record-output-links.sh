@@ -70,6 +70,6 @@ as_nobody "$IFT" -q record -o d/s.trace -- true 2>err || fail "a stale s.trace.p
 mkdir r
 chmod 755 r
 as_nobody "$IFT" -q record -o r/x.trace -- true 2>err && fail "record wrote into a directory its user may not"
-grep -q "nobody's permissions" err || fail "the error does not say whose permissions: $(cat err)"
+grep -q "permissions of uid 65534" err || fail "the error does not say whose permissions: $(cat err)"
 [ -z "$(ls -A r)" ] || fail "files created in r: $(ls -A r)"
 exit 0

@@ -757,19 +757,19 @@ static void test_python_child(void **state)
 	snprintf(script, sizeof(script), "%s/fakepy", tmpdir);
 	write_file(script, "#!/bin/sh\necho /prefix; echo /site/one; echo \"$1\"\n");
 	assert_int_equal(chmod(script, 0755), 0);
-	assert_int_equal(python_sys_path(script, "python3", envp, 5000, &out), 0);
+	assert_int_equal(python_sys_path(script, "python3", envp, NULL, NULL, 5000, &out), 0);
 	assert_string_equal(out, "/prefix\n/site/one\n-c\n");
 	free(out);
 
 	/* one that fails */
 	write_file(script, "#!/bin/sh\necho /x; exit 3\n");
-	assert_int_equal(python_sys_path(script, "python3", envp, 5000, &out), -ECHILD);
+	assert_int_equal(python_sys_path(script, "python3", envp, NULL, NULL, 5000, &out), -ECHILD);
 	assert_null(out);
 
 	/* one that hangs, and a child of it that keeps the pipe open */
 	write_file(script, "#!/bin/sh\nsleep 30 & sleep 30\n");
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	ret = python_sys_path(script, "python3", envp, 300, &out);
+	ret = python_sys_path(script, "python3", envp, NULL, NULL, 300, &out);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	assert_int_equal(ret, -ETIMEDOUT);
 	assert_null(out);
@@ -778,7 +778,7 @@ static void test_python_child(void **state)
 	/* one that closes its output and then does not exit */
 	write_file(script, "#!/bin/sh\necho /prefix; exec >&-; sleep 30\n");
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	ret = python_sys_path(script, "python3", envp, 300, &out);
+	ret = python_sys_path(script, "python3", envp, NULL, NULL, 300, &out);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	assert_int_equal(ret, -ETIMEDOUT);
 	assert_null(out);
@@ -786,12 +786,12 @@ static void test_python_child(void **state)
 
 	/* no stdin: a read gets end of file at once, not the terminal */
 	write_file(script, "#!/bin/sh\nread x || echo eof\n");
-	assert_int_equal(python_sys_path(script, "python3", envp, 5000, &out), 0);
+	assert_int_equal(python_sys_path(script, "python3", envp, NULL, NULL, 5000, &out), 0);
 	assert_string_equal(out, "eof\n");
 	free(out);
 
 	/* nothing to run */
-	assert_int_equal(python_sys_path("/nonexistent/python3", "python3", envp, 1000, &out),
+	assert_int_equal(python_sys_path("/nonexistent/python3", "python3", envp, NULL, NULL, 1000, &out),
 			 -ECHILD);
 }
 
