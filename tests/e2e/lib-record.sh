@@ -11,7 +11,10 @@ assert_no_leftover_of() {	# recorder pid
 	fi
 }
 
+# assert_no_leftovers: no recorder's instance or uprobe group is left by a
+# dead run; fails (exits) the test otherwise.
 assert_no_leftovers() {
+	local d pid
 	for d in /sys/kernel/tracing/instances/ingero_*; do
 		[ -d "$d" ] || continue
 		pid=${d##*_}
@@ -22,8 +25,8 @@ assert_no_leftovers() {
 		# finishing while we look)
 		kill -0 "$pid" 2>/dev/null || [ ! -d "$d" ] || fail "instance $d was left behind"
 	done
-	grep -E '^[pr]:ingero_[0-9]+/' /sys/kernel/tracing/uprobe_events | sed 's/^[pr]:ingero_\([0-9]*\)\/.*/\1/' | sort -u |
-	while read -r pid; do
+	# not a pipeline into the loop: fail must exit the test, not a subshell
+	for pid in $(sed -n 's/^[pr]:ingero_\([0-9]*\)\/.*/\1/p' /sys/kernel/tracing/uprobe_events | sort -u); do
 		kill -0 "$pid" 2>/dev/null ||
 			! grep -qE "^[pr]:ingero_${pid}/" /sys/kernel/tracing/uprobe_events ||
 			fail "uprobes of dead run $pid were left behind"
