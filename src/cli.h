@@ -26,7 +26,9 @@ int usage_error(const char *usage, const char *fmt, ...)
 /*
  * Opens a trace for a command, printing a one-line error on failure (with a
  * hint when only an unfinished PATH.part exists) and a warning when only part
- * of the file could be read.  Returns NULL on failure.
+ * of the file could be read.  Damage before the file's end (data after it
+ * discarded) is a one-line error instead, and main() turns the command's
+ * success into exit 1.  Returns NULL on failure.
  */
 struct ift_trace *cli_open_trace(const char *path, unsigned flags);
 

@@ -6,6 +6,7 @@
 #include <grp.h>
 #include <pwd.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,13 @@
 
 int verbose;
 const char *progname = "ingero-ftrace";
+/*
+ * Set when a trace opened for this command was damaged before its end, so
+ * that data after the damage was discarded: the command still prints what it
+ * could read, and exits 1.  A file merely cut short (a recorder that died)
+ * loses nothing that was ever written, and only warns.
+ */
+static bool trace_data_lost;
 
 static const struct cmd {
 	const char *name;
@@ -109,7 +117,13 @@ struct ift_trace *cli_open_trace(const char *path, unsigned flags)
 		return NULL;
 	}
 	rec = ift_trace_recovery(t);
-	if (rec->damaged)
+	if (rec->damaged && rec->reason != -IFT_E_TRUNCATED) {
+		trace_data_lost = true;
+		error("'%s' is damaged (%s): recovered %llu of %llu bytes, the rest is lost",
+		      path, ift_strerror(rec->reason),
+		      (unsigned long long)rec->good_bytes,
+		      (unsigned long long)rec->file_size);
+	} else if (rec->damaged)
 		warning("'%s' is cut short or damaged (%s): recovered %llu of %llu bytes",
 			path, ift_strerror(rec->reason),
 			(unsigned long long)rec->good_bytes,
@@ -322,8 +336,13 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	for (size_t c = 0; c < sizeof(commands) / sizeof(commands[0]); c++)
-		if (!strcmp(argv[i], commands[c].name))
-			return cli_finish_stdout(commands[c].fn(argc - i, argv + i));
+		if (!strcmp(argv[i], commands[c].name)) {
+			int status = commands[c].fn(argc - i, argv + i);
+
+			if (status == EXIT_OK && trace_data_lost)
+				status = EXIT_RUNTIME;
+			return cli_finish_stdout(status);
+		}
 	fprintf(stderr, "%s: '%s' is not a command; see '%s --help'\n", progname,
 		argv[i], progname);
 	return EXIT_USAGE;

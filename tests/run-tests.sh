@@ -2,7 +2,8 @@
 # Runs every test and ends with one line: "N passed, N failed, N skipped".
 #   unit tests (cmocka, TAP output) from the normal build and the sanitizer build,
 #   then end-to-end tests tests/e2e/t*.sh against the real binary.
-# An e2e script exits 0 (pass), 77 (skip, with a reason on stdout) or anything else (fail).
+# An e2e script exits 0 (pass), 77 (skip, with a reason on stdout) or anything else (fail);
+# each "skip-part: REASON" line it prints (lib.sh's skip_part) counts as one skip more.
 set -u
 cd "$(dirname "$0")/.."
 
@@ -71,6 +72,10 @@ for t in tests/e2e/t*.sh; do
 	work=$(mktemp -d /tmp/ift-e2e.XXXXXX)
 	(cd "$work" && bash "$IFT_SRC/$t") >"$log/e2e.out" 2>&1
 	rc=$?
+	# the parts of a test that could not run here count as skipped
+	parts=0
+	[ $rc = 77 ] || parts=$(grep -c '^skip-part:' "$log/e2e.out")
+	skip=$((skip + parts))
 	case $rc in
 	0) pass=$((pass + 1)); status=ok ;;
 	77) skip=$((skip + 1)); status="skip: $(grep -m1 '^skip:' "$log/e2e.out" | sed 's/^skip: //')" ;;
@@ -78,6 +83,7 @@ for t in tests/e2e/t*.sh; do
 	   sed 's/^/    /' "$log/e2e.out" | tail -40 ;;
 	esac
 	printf '%-44s %s\n' "e2e: $name" "$status"
+	[ "$parts" = 0 ] || grep '^skip-part:' "$log/e2e.out" | sed 's/^skip-part: /    part skipped: /'
 	rm -rf "$work"
 done
 

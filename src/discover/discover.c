@@ -17,6 +17,7 @@
  * Nothing here changes the system; the only process started is the Python
  * interpreter asked for its sys.path, as the user the command runs as.
  */
+#include <cpuid.h>
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
@@ -145,11 +146,69 @@ static const char *dst_lib(void)
 	       "lib/x86_64-linux-gnu" : "lib64";
 }
 
+void ldso_cpu_read(struct ldso_cpu *cpu)
+{
+	unsigned max, a, b, c, d, c1, d1, b7 = 0;
+	uint64_t xcr0 = 0;
+	bool ymm, zmm;
+
+	memset(cpu, 0, sizeof(*cpu));
+	if (!__get_cpuid(0, &max, &b, &c, &d))
+		return;
+	cpu->intel = b == 0x756e6547 && d == 0x49656e69 && c == 0x6c65746e;	/* GenuineIntel */
+	if (!__get_cpuid(1, &a, &b, &c1, &d1))
+		return;
+	if (max >= 7)
+		__cpuid_count(7, 0, a, b7, c, d);
+	if (c1 & bit_OSXSAVE) {
+		unsigned lo, hi;
+
+		__asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+		xcr0 = ((uint64_t)hi << 32) | lo;
+	}
+	/* the OS saves the YMM (SSE, AVX) and ZMM (opmask, ZMM_Hi256, Hi16_ZMM) state */
+	ymm = (c1 & bit_AVX) && (xcr0 & 0x6) == 0x6;
+	zmm = ymm && (xcr0 & 0xe0) == 0xe0 && (b7 & bit_AVX512F);
+	cpu->avx2 = ymm && (b7 & bit_AVX2);
+	cpu->fma = ymm && (c1 & bit_FMA);
+	cpu->bmi1 = b7 & bit_BMI;
+	cpu->bmi2 = b7 & bit_BMI2;
+	cpu->movbe = c1 & bit_MOVBE;
+	cpu->popcnt = c1 & bit_POPCNT;
+	cpu->avx512cd = zmm && (b7 & bit_AVX512CD);
+	cpu->avx512er = zmm && (b7 & bit_AVX512ER);
+	cpu->avx512pf = zmm && (b7 & bit_AVX512PF);
+	if (__get_cpuid(0x80000001, &a, &b, &c, &d))
+		cpu->lzcnt = c & bit_LZCNT;
+}
+
+/*
+ * glibc's init_cpu_features (2.26 and later) replaces AT_PLATFORM on Intel
+ * CPUs: "xeon_phi" with AVX512ER and AVX512PF, else "haswell" with AVX2,
+ * FMA, BMI1, BMI2, LZCNT, MOVBE and POPCNT.  GLIBC_TUNABLES masking these features is not followed.
+ */
+const char *ldso_platform(const struct ldso_cpu *cpu, const char *at_platform)
+{
+	const char *p = NULL;
+
+	if (cpu->intel) {
+		if (cpu->avx512cd && cpu->avx512er && cpu->avx512pf)
+			p = "xeon_phi";
+		if (!p && cpu->avx2 && cpu->fma && cpu->bmi1 && cpu->bmi2 &&
+		    cpu->lzcnt && cpu->movbe && cpu->popcnt)
+			p = "haswell";
+	}
+	if (p)
+		return p;
+	return at_platform ? at_platform : "x86_64";
+}
+
 static const char *dst_platform(void)
 {
-	const char *p = (const char *)getauxval(AT_PLATFORM);
+	struct ldso_cpu cpu;
 
-	return p ? p : "x86_64";
+	ldso_cpu_read(&cpu);
+	return ldso_platform(&cpu, (const char *)getauxval(AT_PLATFORM));
 }
 
 /*

@@ -51,6 +51,26 @@ void dso_dyn_release(struct dso_dyn *dyn);
  */
 int dso_lib_read(int fd, struct ift_lib *lib);
 
+/* ---- discover.c: $PLATFORM ------------------------------------------ */
+
+/* The CPUID bits glibc's ld.so (sysdeps/x86/cpu-features.c) reads to choose
+ * $PLATFORM on x86-64; "usable" ones also need the OS to save their state. */
+struct ldso_cpu {
+	bool intel;			/* vendor GenuineIntel */
+	bool avx2, fma;			/* usable: CPUID and XCR0's YMM state */
+	bool bmi1, bmi2, lzcnt, movbe, popcnt;
+	bool avx512cd, avx512er, avx512pf;	/* usable: and XCR0's ZMM state */
+};
+
+/* ldso_cpu_read - CPU's bits as ld.so sees them (CPUID, XGETBV). */
+void ldso_cpu_read(struct ldso_cpu *cpu);
+
+/*
+ * ldso_platform - what ld.so expands $PLATFORM to on CPU, where the kernel's
+ * AT_PLATFORM is AT_PLATFORM (NULL: "x86_64").  A static string.
+ */
+const char *ldso_platform(const struct ldso_cpu *cpu, const char *at_platform);
+
 /* ---- ldcache.c -------------------------------------------------------- */
 
 /* /etc/ld.so.cache in the "glibc-ld.so.cache1.1" format, read whole. */

@@ -11,21 +11,33 @@ assert_no_leftover_of() {	# recorder pid
 	fi
 }
 
+# The tracefs the leftover checks read; t121 points it at a copy of its own.
+IFT_TRACEFS=${IFT_TRACEFS:-/sys/kernel/tracing}
+# The runs named in tracefs when the test started (live or not): other
+# engineers' and other tests' runs on a shared machine, not this test's.
+ift_runs_before=" $(ls "$IFT_TRACEFS/instances" 2>/dev/null | sed -n 's/^ingero_\([0-9][0-9]*\)$/\1/p' | tr '\n' ' ')"
+ift_runs_before+="$(sed -n 's/^[pr]:ingero_\([0-9]*\)\/.*/\1/p' "$IFT_TRACEFS/uprobe_events" 2>/dev/null | sort -u | tr '\n' ' ') "
+
+# assert_no_leftovers: no recorder's instance or uprobe group is left by a
+# dead run that started after the test; fails (exits) the test otherwise.
 assert_no_leftovers() {
-	for d in /sys/kernel/tracing/instances/ingero_*; do
+	local d pid
+	for d in "$IFT_TRACEFS"/instances/ingero_*; do
 		[ -d "$d" ] || continue
 		pid=${d##*_}
 		# only names a recorder uses: ingero_<pid>
 		case $pid in *[!0-9]*|"") continue ;; esac
+		[[ $ift_runs_before == *" $pid "* ]] && continue
 		# a live recorder's instance is not a leftover, nor is one that
 		# its recorder removed just before exiting (other runs may be
 		# finishing while we look)
 		kill -0 "$pid" 2>/dev/null || [ ! -d "$d" ] || fail "instance $d was left behind"
 	done
-	grep -E '^[pr]:ingero_[0-9]+/' /sys/kernel/tracing/uprobe_events | sed 's/^[pr]:ingero_\([0-9]*\)\/.*/\1/' | sort -u |
-	while read -r pid; do
+	# not a pipeline into the loop: fail must exit the test, not a subshell
+	for pid in $(sed -n 's/^[pr]:ingero_\([0-9]*\)\/.*/\1/p' "$IFT_TRACEFS/uprobe_events" | sort -u); do
+		[[ $ift_runs_before == *" $pid "* ]] && continue
 		kill -0 "$pid" 2>/dev/null ||
-			! grep -qE "^[pr]:ingero_${pid}/" /sys/kernel/tracing/uprobe_events ||
+			! grep -qE "^[pr]:ingero_${pid}/" "$IFT_TRACEFS/uprobe_events" ||
 			fail "uprobes of dead run $pid were left behind"
 	done
 }

@@ -14,6 +14,13 @@ skip() {
 	exit 77
 }
 
+# skip_part REASON: one part of the test cannot run here; the test goes on,
+# and the runner counts the part as skipped, with REASON.  Never skip a part
+# in silence.
+skip_part() {
+	echo "skip-part: $*"
+}
+
 # need_root: tracing tests need root and tracefs; in CI their absence is a failure.
 need_root() {
 	# a fresh boot has tracefs unmounted; record mounts it, and so do we

@@ -86,12 +86,46 @@ msg=$(expect_one_line_error "$IFT" dump -i flip.trace) || fail "${msg#FAIL: }"
 # prints on stderr is one line
 run "$IFT" info -i flip.trace
 [ "$(grep -c . err)" -le 1 ] || fail "info on a corrupt chunk: more than one line on stderr: $(cat err)"
-# --verify reads every section and stops at the bad one
+# --verify reads every section and stops at the bad one: what it read is
+# shown, and the damage is an error (exit 1, one line), not a warning
 run "$IFT" info --verify -i flip.trace
-[ $rc -eq 0 ] || fail "info --verify on a corrupt chunk exited $rc: $(cat err)"
-grep -q "^ingero-ftrace: warning: 'flip.trace' .*checksum.*recovered [0-9]* of $size bytes" err ||
-	fail "info --verify does not report the corrupt chunk: $(cat err)"
+[ $rc -eq 1 ] || fail "info --verify on a corrupt chunk exited $rc, want 1: $(cat err)"
+[ "$(grep -c . err)" = 1 ] || fail "info --verify on a corrupt chunk: want one line on stderr, got: $(cat err)"
+grep -q "^ingero-ftrace: error: 'flip.trace' .*checksum.*recovered [0-9]* of $size bytes" err ||
+	fail "info --verify does not report the corrupt chunk as an error: $(cat err)"
 grep -q '^format: .*DAMAGED' out || fail "info --verify on a corrupt chunk does not say DAMAGED"
+# the good file verifies
+run "$IFT" info --verify -i ingero.trace
+[ $rc -eq 0 ] && [ ! -s err ] || fail "info --verify on a good trace exited $rc: $(cat err)"
+
+# report on a file whose first chunk is corrupt and whose index is gone (the
+# reader scans and stops there, discarding the rest): the report of what
+# could be read is printed, and the lost data makes it exit 1
+python3 - ingero.trace lost.trace <<'PY' || fail "cannot make a trace with a corrupt first chunk"
+import struct, sys
+b = bytearray(open(sys.argv[1], "rb").read())
+off, first, index = 64, None, None
+while off + 24 <= len(b) and b[off:off + 4] == b"ISEC":
+    typ, _, length = struct.unpack_from("<HHQ", b, off + 4)
+    if typ == 4 and first is None:
+        first = (off, length)
+    if typ == 9:
+        index = off
+    off += 24 + length
+if first is None or index is None:
+    sys.exit("no chunk or no index")
+b[first[0] + 24 + first[1] // 2] ^= 0x55
+open(sys.argv[2], "wb").write(b[:index])
+PY
+for cmd in report "info --verify" dump; do
+	run "$IFT" $cmd -i lost.trace
+	[ $rc -eq 1 ] || fail "$cmd on a trace that lost its data after a corrupt chunk exited $rc, want 1: $(cat err)"
+	[ "$(grep -c . err)" = 1 ] || fail "$cmd on a damaged trace: want one line on stderr, got: $(cat err)"
+	grep -q "^ingero-ftrace: error: 'lost.trace' .*checksum.*recovered [0-9]* of $(stat -c %s lost.trace) bytes" err ||
+		fail "$cmd on a damaged trace: the error does not say what was lost: $(cat err)"
+done
+run "$IFT" report -i lost.trace
+[ -s out ] || fail "report on a damaged trace printed nothing of what it could read"
 
 # usage errors exit 2
 usage() {	# args...

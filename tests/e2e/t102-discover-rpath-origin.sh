@@ -62,14 +62,32 @@ expect_as_ldso ./pkg3/bin/app3 pkg3/lib-runpath
 expect_no_lib pkg3/lib/libcudart.so.12
 
 # $LIB and $PLATFORM, where ld.so puts them (lib/x86_64-linux-gnu on Debian,
-# lib64 elsewhere): copies in both places, and the one ld.so takes must be ours
-fake_cudart "$PWD/pkg4/lib/x86_64-linux-gnu/x86_64" 5
-fake_cudart "$PWD/pkg4/lib64/x86_64" 6
+# lib64 elsewhere; $PLATFORM is AT_PLATFORM, or on Intel CPUs haswell or
+# xeon_phi by the CPU's features): what this ld.so makes of them is read
+# from its search path for a probe program, copies go in every candidate,
+# and the one ld.so takes must be ours
+echo 'int main(void) { return 0; }' >probe.c
+cc -o probe probe.c -Wl,--disable-new-dtags,-rpath,"$PWD"'/probe-dir/$LIB/$PLATFORM' ||
+	fail "cannot link the probe program"
+# the last directory of the list is the run path itself, the others its
+# hwcaps subdirectories
+expanded=$(LD_DEBUG=libs ./probe 2>&1 >/dev/null |
+	awk '/search path=.*\(RPATH from file .\/probe\)/ { sub(/.*search path=/, ""); sub(/[ \t]*\(RPATH.*/, ""); n = split($0, d, ":"); print d[n]; exit }')
+expanded=${expanded#"$PWD/probe-dir/"}
+[ -n "$expanded" ] || fail "test setup: no RPATH search path in ld.so's debug output"
+echo "ld.so expands \$LIB/\$PLATFORM to $expanded"
+for lib in lib/x86_64-linux-gnu lib64 "${expanded%/*}"; do
+	for plat in x86_64 haswell xeon_phi "${expanded##*/}"; do
+		[ -e "pkg4/$lib/$plat/libcudart.so.12" ] && continue
+		fake_cudart "$PWD/pkg4/$lib/$plat" 5
+	done
+done
 mkdir -p pkg4/bin
 cc -o pkg4/bin/app app.c -L"$PWD/pkg4/lib64/x86_64" -l:libcudart.so.12 \
 	-Wl,--disable-new-dtags,-rpath,'$ORIGIN/../$LIB/${PLATFORM}' || fail "cannot link pkg4 app"
 used=$(ldso_path ./pkg4/bin/app libcudart.so.12)
-[ "$used" != "not found" ] || fail "test setup: ld.so finds no libcudart for pkg4/bin/app"
+[ "$used" = "$(realpath "pkg4/$expanded/libcudart.so.12")" ] ||
+	fail "test setup: ld.so loads $used for pkg4/bin/app, not the copy in $expanded"
 discover -- ./pkg4/bin/app
 expect_lib "$used" DT_NEEDED 5
 exit 0

@@ -874,6 +874,43 @@ static int group_teardown(void **state)
 	return system(cmd) == 0 ? 0 : -1;
 }
 
+/* $PLATFORM as glibc's ld.so chooses it (init_cpu_features): on Intel CPUs
+ * from the CPU's features, not only from AT_PLATFORM */
+static void test_ldso_platform(void **state)
+{
+	struct ldso_cpu none = { 0 }, cpu;
+	const struct ldso_cpu haswell = {
+		.intel = true, .avx2 = true, .fma = true, .bmi1 = true, .bmi2 = true,
+		.lzcnt = true, .movbe = true, .popcnt = true,
+	};
+
+	(void)state;
+	assert_string_equal(ldso_platform(&none, "x86_64"), "x86_64");
+	assert_string_equal(ldso_platform(&none, NULL), "x86_64");
+	assert_string_equal(ldso_platform(&haswell, "x86_64"), "haswell");
+	/* a Skylake-SP or later: AVX512CD without ER is still haswell */
+	cpu = haswell;
+	cpu.avx512cd = true;
+	assert_string_equal(ldso_platform(&cpu, "x86_64"), "haswell");
+	/* Knights Landing */
+	cpu.avx512er = cpu.avx512pf = true;
+	assert_string_equal(ldso_platform(&cpu, "x86_64"), "xeon_phi");
+	/* ER without PF is no xeon_phi: haswell, by the other features */
+	cpu.avx512pf = false;
+	assert_string_equal(ldso_platform(&cpu, "x86_64"), "haswell");
+	/* one feature short of haswell */
+	cpu = haswell;
+	cpu.movbe = false;
+	assert_string_equal(ldso_platform(&cpu, "x86_64"), "x86_64");
+	/* the same features on another vendor's CPU: AT_PLATFORM */
+	cpu = haswell;
+	cpu.intel = false;
+	assert_string_equal(ldso_platform(&cpu, "x86_64"), "x86_64");
+	/* this CPU: what the real ld.so would say is checked by t102 */
+	ldso_cpu_read(&cpu);
+	assert_non_null(ldso_platform(&cpu, "x86_64"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -892,6 +929,7 @@ int main(void)
 		cmocka_unit_test(test_discover_maps),
 		cmocka_unit_test(test_python_child),
 		cmocka_unit_test(test_discover_python_wheels),
+		cmocka_unit_test(test_ldso_platform),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
