@@ -30,6 +30,17 @@
 
 #include "ift-export.h"
 
+/*
+ * Memory a query may take.  A value (a string, a blob, a row) is bounded by
+ * SQLITE_LIMIT_LENGTH, so zeroblob(900000000) fails with "string or blob
+ * too big" before anything is allocated (printf('%.*c', 1e9, 'x') gives
+ * NULL); the heap limit bounds the rest (sorters spill to temporary files
+ * first).  Both are far above what a question about a trace needs: the
+ * largest value a trace stores is a command line or a stack.
+ */
+#define QUERY_MAX_VALUE		(16 << 20)
+#define QUERY_HEAP_LIMIT	(256LL << 20)
+
 struct ift_query {
 	sqlite3 *db;
 	bool denied;		/* the authorizer refused something */
@@ -175,6 +186,10 @@ static int query_open(const char *path, bool immutable, const struct ift_export_
 		return ret;
 	}
 	sqlite3_set_authorizer(q->db, authorize, q);
+	sqlite3_limit(q->db, SQLITE_LIMIT_LENGTH, QUERY_MAX_VALUE);
+	/* process-wide: set once the export (if any) is done, never raised */
+	if (sqlite3_hard_heap_limit64(-1) == 0 || sqlite3_hard_heap_limit64(-1) > QUERY_HEAP_LIMIT)
+		sqlite3_hard_heap_limit64(QUERY_HEAP_LIMIT);
 	*out = q;
 	return 0;
 }

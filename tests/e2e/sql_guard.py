@@ -77,7 +77,7 @@ BIG = [
     "SELECT zeroblob(%d)" % HUGE,
     "SELECT length(zeroblob(%d))" % HUGE,
     "SELECT randomblob(%d)" % (HUGE // 2),
-    "SELECT printf('%%.*c', %d, 'x')" % HUGE,
+    "SELECT group_concat(hex(zeroblob(1000000))) FROM calls",
     "SELECT replace(hex(zeroblob(20000000)), '0', '00000000')",
 ]
 
