@@ -146,6 +146,30 @@ static int authorize(void *ctx, int action, const char *a1, const char *a2,
 	return SQLITE_DENY;
 }
 
+/*
+ * "file:PATH?immutable=1" with PATH percent-encoded: SQLite decodes %XX in
+ * a URI's path and ends the path at '?' or '#', so a TMPDIR holding any of
+ * them named another file.  Returns a string to free(), or NULL (ENOMEM).
+ */
+static char *immutable_uri(const char *path)
+{
+	static const char head[] = "file:", tail[] = "?immutable=1";
+	char *uri = malloc(sizeof(head) + 3 * strlen(path) + sizeof(tail)), *p;
+
+	if (!uri)
+		return NULL;
+	p = stpcpy(uri, head);
+	for (const unsigned char *c = (const unsigned char *)path; *c; c++) {
+		if ((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+		    (*c >= '0' && *c <= '9') || strchr("/-._~", *c))
+			*p++ = (char)*c;
+		else
+			p += sprintf(p, "%%%02X", *c);
+	}
+	strcpy(p, tail);
+	return uri;
+}
+
 static int query_open(const char *path, bool immutable, const struct ift_export_opts *opts,
 		      struct ift_query **out)
 {
@@ -158,7 +182,8 @@ static int query_open(const char *path, bool immutable, const struct ift_export_
 	/* immutable: our own temporary file, which nobody else can change,
 	   needs no locks */
 	if (immutable) {
-		if (asprintf(&uri, "file:%s?immutable=1", path) < 0) {
+		uri = immutable_uri(path);
+		if (!uri) {
 			free(q);
 			return -ENOMEM;
 		}
