@@ -293,7 +293,17 @@ def mcp_ids(ift, trace, db):
             fail("id %s came back as %r (%r)" % (rid.decode(), r.get("id"), out[:120]))
         if r.get("result") != {}:
             fail("ping with id %s: %r" % (rid.decode(), r))
-    for rid in [b"1.5", b"1e3", b"null", b"true", b"[1]", b"{}"]:
+    # the id is the top-level member, whatever its spelling or place
+    for line, want in [
+            (b'{"jsonrpc":"2.0","params":{"id":5},"id":18446744073709551616,"method":"ping"}',
+             18446744073709551616),
+            (b'{"jsonrpc":"2.0","\\u0069d" : 99999999999999999999999 ,"method":"ping"}',
+             99999999999999999999999),
+            (b'{ "id": [1], "jsonrpc":"2.0","method":"ping", "id":\t-42 }', -42)]:
+        r = json.loads(s.raw(line))
+        if r.get("id") != want or r.get("result") != {}:
+            fail("%s: %r, want id %d" % (line.decode(), r, want))
+    for rid in [b"1.5", b"1e3", b"-0.0", b"null", b"true", b"[1]", b"{}"]:
         r = json.loads(s.raw(b'{"jsonrpc":"2.0","id":' + rid + b',"method":"ping"}'))
         if r.get("error", {}).get("code") != -32600:
             fail("id %s: %r, want -32600" % (rid.decode(), r))
