@@ -465,6 +465,11 @@ static char *dispatch(struct ift_mcp *m, json_object *req, json_object *id)
 		return initialize(m, id, params);
 	if (!strcmp(method, "ping"))
 		return rpc_result(id, json_object_new_object());
+	/* MCP's lifecycle: nothing but ping before initialize (the Python SDK
+	   answers Invalid Request too) */
+	if (!m->version)
+		return rpc_error(id, RPC_INVALID_REQUEST,
+				 "server not initialized: send initialize first");
 	if (!strcmp(method, "tools/list"))
 		return rpc_result(id, mcp_tools_list(m));
 	if (!strcmp(method, "tools/call"))

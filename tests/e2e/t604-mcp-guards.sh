@@ -8,7 +8,7 @@
 command -v python3 >/dev/null || skip "needs python3"
 "$IFT_TOOLS/gentrace" -o g.trace -n 5000 >/dev/null || fail "gentrace failed"
 "$IFT" export -i g.trace --format sqlite -o g.db 2>err || fail "export failed: $(cat err)"
-for section in functions memory ids; do
+for section in functions memory ids init; do
 	python3 "$IFT_SRC/tests/e2e/sql_guard.py" mcp-$section "$IFT" g.trace g.db ||
 		fail "mcp-$section (above)"
 done
