@@ -52,6 +52,14 @@ int ift_query_open_trace(struct ift_trace *t, const struct ift_export_opts *opts
 			 struct ift_query **out);
 
 /* ift_query_open_db - open an existing database (from `export') read-only. */
+/*
+ * Both open functions bound what a query may take: a value (string, blob,
+ * row) to 16 MiB (SQLITE_LIMIT_LENGTH: sqlite3_step() fails with "string
+ * or blob too big"), and SQLite's heap, for the whole process, to 256 MiB
+ * (sqlite3_hard_heap_limit64(), lowered, never raised).  Only functions on
+ * a reviewed list may be called (docs/sql.md); another is refused by name
+ * by ift_query_prepare() with -EPERM.
+ */
 int ift_query_open_db(const char *path, const struct ift_export_opts *opts,
 		      struct ift_query **out);
 

@@ -27,6 +27,11 @@ static const char usage[] = "query [-i FILE] [--json|--csv] \"SELECT ...\"";
 
 enum { OUT_TABLE, OUT_CSV, OUT_JSON };
 
+/* The table sees every row before it prints one (its widths come from the
+   data), so it holds the result in memory: up to this much.  --csv and
+   --json print rows as they come and need no cap. */
+#define TABLE_MAX_BYTES	(64 << 20)
+
 /* ---- the aligned table ------------------------------------------- */
 
 struct table {
@@ -166,7 +171,7 @@ static int run(struct ift_query *q, sqlite3_stmt *st, int format)
 {
 	int ncols = sqlite3_column_count(st), rc, ret = 0;
 	struct table t = { .ncols = ncols };
-	size_t nrows = 0;
+	size_t nrows = 0, held = 0;
 	char **row = calloc((size_t)ncols + 1, sizeof(*row));
 
 	if (!row)
@@ -207,6 +212,14 @@ static int run(struct ift_query *q, sqlite3_stmt *st, int format)
 
 	while (!ret && (rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if (format == OUT_TABLE) {
+			for (int c = 0; c < ncols; c++)
+				held += 2 * (size_t)sqlite3_column_bytes(st, c) + 1;
+			if (held > TABLE_MAX_BYTES) {
+				ret = error("query: the result is too big for a table (over %d MiB): "
+					    "use --csv or --json, which print rows as they come",
+					    TABLE_MAX_BYTES >> 20);
+				break;
+			}
 			for (int c = 0; c < ncols; c++) {
 				int type = sqlite3_column_type(st, c);
 				const char *s = (const char *)sqlite3_column_text(st, c);

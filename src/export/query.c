@@ -9,6 +9,12 @@
  * statement steps (it catches writes to TEMP tables, which a read-only
  * connection still allows); and an authorizer admits only reading actions
  * (it catches ATTACH, which stmt_readonly passes, and PRAGMAs that set).
+ *
+ * Functions are a fourth door: SQLite's own include some that are not
+ * questions about data (fts3_tokenizer() returns a pointer and, given two
+ * arguments, installs one: a known exploit primitive; load_extension()
+ * runs code).  The authorizer admits only the functions listed below,
+ * reviewed one by one, and refuses any other by name.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -24,9 +30,21 @@
 
 #include "ift-export.h"
 
+/*
+ * Memory a query may take.  A value (a string, a blob, a row) is bounded by
+ * SQLITE_LIMIT_LENGTH, so zeroblob(900000000) fails with "string or blob
+ * too big" before anything is allocated (printf('%.*c', 1e9, 'x') gives
+ * NULL); the heap limit bounds the rest (sorters spill to temporary files
+ * first).  Both are far above what a question about a trace needs: the
+ * largest value a trace stores is a command line or a stack.
+ */
+#define QUERY_MAX_VALUE		(16 << 20)
+#define QUERY_HEAP_LIMIT	(256LL << 20)
+
 struct ift_query {
 	sqlite3 *db;
 	bool denied;		/* the authorizer refused something */
+	char denied_fn[64];	/* ... a function off the list: its name */
 	uint64_t deadline_ns;	/* CLOCK_MONOTONIC; 0: none */
 };
 
@@ -53,20 +71,71 @@ static const char *const pragma_ok[] = {
 	"pragma_list", "database_list", "compile_options",
 };
 
+/*
+ * Functions a read-only question may call: pure functions of their
+ * arguments (aggregate, window, string, math, date, JSON), plus random()
+ * and randomblob(), whose size SQLITE_LIMIT_LENGTH bounds as it bounds
+ * zeroblob(), printf() and every other value.  Left out on purpose:
+ * load_extension, fts3_tokenizer, the FTS/R-tree helpers (snippet,
+ * matchinfo, rtreenode...), sqlite_compileoption_*, sqlite_log, changes and
+ * the like (nothing a question needs), and whatever a new SQLite adds until
+ * someone reviews it.
+ */
+static const char *const function_ok[] = {
+	/* aggregate and window */
+	"avg", "count", "group_concat", "max", "min", "sum", "total",
+	"string_agg", "row_number", "rank", "dense_rank", "percent_rank",
+	"cume_dist", "ntile", "lag", "lead", "first_value", "last_value",
+	"nth_value",
+	/* core scalar */
+	"abs", "char", "coalesce", "concat", "concat_ws", "format", "glob",
+	"hex", "ifnull", "iif", "instr", "length", "like", "likelihood",
+	"likely", "lower", "ltrim", "nullif", "octet_length", "printf", "quote",
+	"random", "randomblob", "replace", "round", "rtrim", "sign", "soundex",
+	"substr", "substring", "trim", "typeof", "unhex", "unicode", "unlikely",
+	"upper", "zeroblob", "sqlite_version", "sqlite_source_id",
+	/* math */
+	"acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "ceil",
+	"ceiling", "cos", "cosh", "degrees", "exp", "floor", "ln", "log",
+	"log10", "log2", "mod", "pi", "pow", "power", "radians", "sin", "sinh",
+	"sqrt", "tan", "tanh", "trunc",
+	/* date and time */
+	"date", "time", "datetime", "julianday", "unixepoch", "strftime",
+	"timediff", "current_date", "current_time", "current_timestamp",
+	/* JSON ("->" and "->>" are the operators) */
+	"json", "json_array", "json_array_length", "json_extract", "json_insert",
+	"json_object", "json_patch", "json_quote", "json_remove", "json_replace",
+	"json_set", "json_type", "json_valid", "json_group_array",
+	"json_group_object", "json_error_position", "json_pretty", "->", "->>",
+};
+
+static bool function_allowed(const char *name)
+{
+	for (size_t i = 0; name && i < sizeof(function_ok) / sizeof(function_ok[0]); i++)
+		if (!strcasecmp(name, function_ok[i]))
+			return true;
+	return false;
+}
+
 static int authorize(void *ctx, int action, const char *a1, const char *a2,
 		     const char *db, const char *trigger)
 {
 	struct ift_query *q = ctx;
 
-	(void)a2;
 	(void)db;
 	(void)trigger;
 	switch (action) {
 	case SQLITE_SELECT:
 	case SQLITE_READ:
-	case SQLITE_FUNCTION:
 	case SQLITE_RECURSIVE:
 		return SQLITE_OK;
+	case SQLITE_FUNCTION:
+		/* a1 is NULL, a2 the function's name */
+		if (function_allowed(a2))
+			return SQLITE_OK;
+		if (!q->denied_fn[0])
+			snprintf(q->denied_fn, sizeof(q->denied_fn), "%s", a2 ? a2 : "?");
+		break;
 	case SQLITE_PRAGMA:
 		for (size_t i = 0; i < sizeof(pragma_ok) / sizeof(pragma_ok[0]); i++)
 			if (a1 && !strcasecmp(a1, pragma_ok[i]))
@@ -75,6 +144,30 @@ static int authorize(void *ctx, int action, const char *a1, const char *a2,
 	}
 	q->denied = true;
 	return SQLITE_DENY;
+}
+
+/*
+ * "file:PATH?immutable=1" with PATH percent-encoded: SQLite decodes %XX in
+ * a URI's path and ends the path at '?' or '#', so a TMPDIR holding any of
+ * them named another file.  Returns a string to free(), or NULL (ENOMEM).
+ */
+static char *immutable_uri(const char *path)
+{
+	static const char head[] = "file:", tail[] = "?immutable=1";
+	char *uri = malloc(sizeof(head) + 3 * strlen(path) + sizeof(tail)), *p;
+
+	if (!uri)
+		return NULL;
+	p = stpcpy(uri, head);
+	for (const unsigned char *c = (const unsigned char *)path; *c; c++) {
+		if ((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+		    (*c >= '0' && *c <= '9') || strchr("/-._~", *c))
+			*p++ = (char)*c;
+		else
+			p += sprintf(p, "%%%02X", *c);
+	}
+	strcpy(p, tail);
+	return uri;
 }
 
 static int query_open(const char *path, bool immutable, const struct ift_export_opts *opts,
@@ -89,7 +182,8 @@ static int query_open(const char *path, bool immutable, const struct ift_export_
 	/* immutable: our own temporary file, which nobody else can change,
 	   needs no locks */
 	if (immutable) {
-		if (asprintf(&uri, "file:%s?immutable=1", path) < 0) {
+		uri = immutable_uri(path);
+		if (!uri) {
 			free(q);
 			return -ENOMEM;
 		}
@@ -101,6 +195,9 @@ static int query_open(const char *path, bool immutable, const struct ift_export_
 		rc = sqlite3_db_config(q->db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
 	if (rc == SQLITE_OK)
 		rc = sqlite3_db_config(q->db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, NULL);
+	/* the authorizer refuses it too; this holds should the list ever slip */
+	if (rc == SQLITE_OK)
+		rc = sqlite3_db_config(q->db, SQLITE_DBCONFIG_ENABLE_FTS3_TOKENIZER, 0, NULL);
 	/* read the schema now: a file that is not a database says so here,
 	   and an unlinked temporary file is already read from */
 	if (rc == SQLITE_OK)
@@ -114,6 +211,10 @@ static int query_open(const char *path, bool immutable, const struct ift_export_
 		return ret;
 	}
 	sqlite3_set_authorizer(q->db, authorize, q);
+	sqlite3_limit(q->db, SQLITE_LIMIT_LENGTH, QUERY_MAX_VALUE);
+	/* process-wide: set once the export (if any) is done, never raised */
+	if (sqlite3_hard_heap_limit64(-1) == 0 || sqlite3_hard_heap_limit64(-1) > QUERY_HEAP_LIMIT)
+		sqlite3_hard_heap_limit64(QUERY_HEAP_LIMIT);
 	*out = q;
 	return 0;
 }
@@ -204,8 +305,12 @@ int ift_query_prepare(struct ift_query *q, const char *sql,
 
 	*out = NULL;
 	q->denied = false;
+	q->denied_fn[0] = 0;
 	rc = sqlite3_prepare_v2(q->db, sql, -1, &st, &tail);
 	if (rc != SQLITE_OK) {
+		if (q->denied && q->denied_fn[0])
+			return qfail(opts, -EPERM, "function '%s' is not allowed in read-only "
+				     "SQL (docs/sql.md lists those that are)", q->denied_fn);
 		if (q->denied)
 			return qfail(opts, -IFT_E_READONLY, "%s", ift_strerror(-IFT_E_READONLY));
 		return qfail(opts, -IFT_E_SQL, "%s", sqlite3_errmsg(q->db));

@@ -284,30 +284,172 @@ static char *tools_call(struct ift_mcp *m, json_object *id, json_object *params)
 	return rpc_result(id, r);
 }
 
-/* A request id: a string or an integer (MCP: never null). */
-static bool good_id(json_object *id)
+/* ---- the request id, as it was sent ------------------------------- */
+
+/* The end of the JSON string starting at S[I] (a quote), past its quote. */
+static size_t skip_string(const char *s, size_t len, size_t i)
 {
-	return id && (json_object_is_type(id, json_type_string) ||
-		      json_object_is_type(id, json_type_int));
+	for (i++; i < len && s[i] != '"'; i++)
+		if (s[i] == '\\')
+			i++;
+	return i < len ? i + 1 : len;
 }
 
-static char *dispatch(struct ift_mcp *m, json_object *req)
+/* The end of the JSON value starting at S[I]. */
+static size_t skip_value(const char *s, size_t len, size_t i)
 {
-	json_object *id = NULL, *params;
-	const char *method, *jsonrpc;
-	bool has_id;
+	size_t depth = 0;
+
+	if (i < len && s[i] == '"')
+		return skip_string(s, len, i);
+	if (i < len && s[i] != '{' && s[i] != '[') {
+		while (i < len && s[i] && !strchr(",}] \t\r\n", s[i]))
+			i++;
+		return i;
+	}
+	while (i < len) {
+		if (s[i] == '"') {
+			i = skip_string(s, len, i);
+			continue;
+		}
+		if (s[i] == '{' || s[i] == '[')
+			depth++;
+		else if ((s[i] == '}' || s[i] == ']') && --depth == 0)
+			return i + 1;
+		i++;
+	}
+	return len;
+}
+
+static size_t skip_blanks(const char *s, size_t len, size_t i)
+{
+	while (i < len && s[i] && strchr(" \t\r\n", s[i]))
+		i++;
+	return i;
+}
+
+/* True when the JSON string S[0..N) (quotes included) says "id". */
+static bool key_is_id(const char *s, size_t n)
+{
+	json_object *k;
+	char *copy;
+	bool is;
+
+	if (n == 4)
+		return !memcmp(s, "\"id\"", 4);
+	if (!memchr(s, '\\', n))
+		return false;
+	/* escapes: "\u0069d" is "id" too */
+	copy = strndup(s, n);
+	k = copy ? json_tokener_parse(copy) : NULL;
+	free(copy);
+	is = k && json_object_is_type(k, json_type_string) &&
+	     !strcmp(json_object_get_string(k), "id");
+	json_object_put(k);
+	return is;
+}
+
+/*
+ * The text of the "id" member of the object MSG (already parsed and valid),
+ * the last one as json-c keeps the last: *AT and *N.  False when none.
+ */
+static bool id_text(const char *msg, size_t len, const char **at, size_t *n)
+{
+	size_t i = skip_blanks(msg, len, 0), k, v;
+	bool found = false;
+
+	if (i >= len || msg[i] != '{')
+		return false;
+	for (i++;;) {
+		i = skip_blanks(msg, len, i);
+		if (i >= len || msg[i] != '"')
+			return found;
+		k = i;
+		i = skip_string(msg, len, i);
+		v = i - k;
+		i = skip_blanks(msg, len, i);
+		if (i >= len || msg[i] != ':')
+			return found;
+		i = skip_blanks(msg, len, i + 1);
+		if (key_is_id(msg + k, v)) {
+			*at = msg + i;
+			found = true;
+		}
+		k = i;
+		i = skip_value(msg, len, i);
+		if (found && *at == msg + k)
+			*n = i - k;
+		i = skip_blanks(msg, len, i);
+		if (i >= len || msg[i] != ',')
+			return found;
+		i++;
+	}
+}
+
+/*
+ * The id to answer with: a string as json-c read it, an integer as the
+ * client wrote it (json-c would clamp one beyond int64 or uint64, and
+ * JSON-RPC wants the id back unchanged).  NULL when ID is neither (MCP:
+ * never null, no fractions); the caller puts what comes back.
+ */
+static json_object *id_as_sent(json_object *id, const char *msg, size_t len)
+{
+	const char *at = NULL;
+	size_t n = 0, i;
+	char *text;
+	json_object *o;
+
+	if (json_object_is_type(id, json_type_string))
+		return json_object_get(id);
+	if (!json_object_is_type(id, json_type_int) && !json_object_is_type(id, json_type_double))
+		return NULL;
+	if (!id_text(msg, len, &at, &n) || !n)
+		return NULL;
+	for (i = at[0] == '-'; i < n; i++)
+		if (at[i] < '0' || at[i] > '9')
+			return NULL;	/* a fraction or an exponent */
+	if (n == (at[0] == '-'))
+		return NULL;
+	text = strndup(at, n);
+	if (!text)
+		return NULL;
+	o = json_object_new_double_s(json_object_get_double(id), text);
+	free(text);
+	return o;
+}
+
+static char *dispatch(struct ift_mcp *m, json_object *req, json_object *id);
+
+static char *dispatch_msg(struct ift_mcp *m, json_object *req, const char *msg, size_t len)
+{
+	json_object *id = NULL, *sent = NULL;
+	char *reply;
 
 	if (!json_object_is_type(req, json_type_object))
 		return rpc_error(NULL, RPC_INVALID_REQUEST, json_object_is_type(req, json_type_array) ?
 				 "batches are not supported: one message per line" :
 				 "a message must be a JSON object");
-	has_id = json_object_object_get_ex(req, "id", &id);
+	if (!get_str(req, "method") && (get(req, "result") || get(req, "error")))
+		return NULL;	/* a response: we never ask, so nothing awaits it */
+	if (json_object_object_get_ex(req, "id", &id)) {
+		sent = id ? id_as_sent(id, msg, len) : NULL;
+		if (!sent)
+			return rpc_error(NULL, RPC_INVALID_REQUEST, "id must be a string or an integer");
+	}
+	reply = dispatch(m, req, sent);
+	json_object_put(sent);
+	return reply;
+}
+
+/* REQ: an object that is not a response; ID: NULL for a notification. */
+static char *dispatch(struct ift_mcp *m, json_object *req, json_object *id)
+{
+	json_object *params;
+	const char *method, *jsonrpc;
+	bool has_id = id != NULL;
+
 	method = get_str(req, "method");
 	jsonrpc = get_str(req, "jsonrpc");
-	if (!method && (get(req, "result") || get(req, "error")))
-		return NULL;	/* a response: we never ask, so nothing awaits it */
-	if (has_id && !good_id(id))
-		return rpc_error(NULL, RPC_INVALID_REQUEST, "id must be a string or an integer");
 	if (!jsonrpc || strcmp(jsonrpc, "2.0") || !method)
 		return rpc_error(id, RPC_INVALID_REQUEST,
 				 "a request needs \"jsonrpc\": \"2.0\" and a method");
@@ -323,6 +465,11 @@ static char *dispatch(struct ift_mcp *m, json_object *req)
 		return initialize(m, id, params);
 	if (!strcmp(method, "ping"))
 		return rpc_result(id, json_object_new_object());
+	/* MCP's lifecycle: nothing but ping before initialize (the Python SDK
+	   answers Invalid Request too) */
+	if (!m->version)
+		return rpc_error(id, RPC_INVALID_REQUEST,
+				 "server not initialized: send initialize first");
 	if (!strcmp(method, "tools/list"))
 		return rpc_result(id, mcp_tools_list(m));
 	if (!strcmp(method, "tools/call"))
@@ -362,7 +509,7 @@ int ift_mcp_handle(struct ift_mcp *m, const char *msg, size_t len, char **reply)
 		return *reply ? 0 : -ENOMEM;
 	}
 	json_tokener_free(tok);
-	*reply = dispatch(m, req);
+	*reply = dispatch_msg(m, req, msg, len);
 	json_object_put(req);
 	return 0;
 }
