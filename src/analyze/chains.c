@@ -33,10 +33,6 @@
 /* A lower bound of what a fresh 4 KiB page costs its thread (fault and
    zeroing): 1.5-9 us were measured on the 2-CPU VMs we test on. */
 #define PAGE_COST_NS		1000ULL
-/* The longest one fault is taken to last: page allocations of a thread
-   closer than this follow one another in a faulting loop, and the time
-   between them is faulting, whatever a fault costs on this machine. */
-#define PAGE_RUN_NS		8000ULL
 /* A thread is GPU-bound when it spends this share of its active time
    waiting in the device-waiting ops. */
 #define GPU_BOUND_PERMILLE	500
@@ -73,8 +69,6 @@ struct ch_gap {
 	uint64_t runq;
 	uint64_t excused;		/* of runq, behind the idle task or the recorder */
 	uint64_t pages, page_bytes;
-	uint64_t page_run_ns;		/* between allocations under PAGE_RUN_NS apart */
-	uint64_t last_page;		/* the latest allocation's time */
 	uint32_t th;			/* az_thread index */
 	uint32_t prev_op, next_op;
 	uint32_t waker_tid, waker_pid;	/* ended its longest blocked wait */
@@ -326,19 +320,15 @@ static struct ch_thread *active_thread(struct ift_chains *c, const struct ift_an
  * The cost of each cause in gap G.  Data starvation: blocked until another
  * task woke it, and, in a gap longer than FLOOR, its on-CPU time (it built
  * the input itself meanwhile).  CPU contention: runnable.  Page allocation:
- * its page faults: the time between allocations that follow one another
- * (PAGE_RUN_NS), at least PAGE_COST_NS a page.  That is a lower bound (the
- * first fault of each run, page tables, unmapping are not in it), so when it
- * reaches a quarter of the on-CPU time the gap is taken as a page-fault
- * storm and all its on-CPU time counts.  Measuring the runs, rather than
- * counting pages at a fixed cost, keeps a storm a storm where faults are
- * slower (a busy or virtualised machine: 2-5 us each).
+ * its page faults, estimated at PAGE_COST_NS a page; that estimate is a
+ * lower bound, so when it reaches a quarter of the on-CPU time the gap is
+ * taken as a page-fault storm and all its on-CPU time counts.
  */
 static void gap_costs(const struct ch_gap *g, uint64_t floor, uint64_t v[], uint64_t *oncpu)
 {
 	uint64_t len = g->end - g->start;
 	uint64_t on = len > g->blocked + g->runq ? len - g->blocked - g->runq : 0;
-	uint64_t pg = az_min(on, az_max(g->pages * PAGE_COST_NS, g->page_run_ns));
+	uint64_t pg = az_min(on, g->pages * PAGE_COST_NS);
 
 	if (pg * 4 >= on)
 		pg = on;
@@ -582,10 +572,6 @@ static void hook_event(void *ctx, const struct ift_analysis *a, const struct ift
 		    r[IFT_PG_ORDER] < 32) {
 			ct->cur.pages += 1ULL << r[IFT_PG_ORDER];
 			ct->cur.page_bytes += 4096ULL << r[IFT_PG_ORDER];
-			if (ct->cur.last_page && r[IFT_C_TS] >= ct->cur.last_page &&
-			    r[IFT_C_TS] - ct->cur.last_page <= PAGE_RUN_NS)
-				ct->cur.page_run_ns += r[IFT_C_TS] - ct->cur.last_page;
-			ct->cur.last_page = r[IFT_C_TS];
 		}
 		break;
 	case IFT_T_SAMPLES:

@@ -313,43 +313,6 @@ static void test_page_alloc(void **state)
 }
 
 /*
- * A page-fault storm on a slow or busy machine: each fault takes 5 us, not
- * the 1 us the estimate assumes, so the pages alone (1,400 us a gap) are
- * under a quarter of the 8 ms on CPU.  The faults come one after another
- * for 7 ms of each gap (after 1 ms of unmapping): that is faulting, measured
- * from the events, and the whole gap is the storm, no data starvation.
- */
-static void test_page_alloc_slow_faults(void **state)
-{
-	const struct ift_chain *ch;
-	struct ift_chains *c;
-	struct tb b;
-	uint64_t t = 1 * MS;
-
-	(void)state;
-	tb_begin(&b, "slowpages", 1000 * MS);
-	names(&b);
-	sw(&b, 500 * US, 0, 0, 0, S_RUN, CUDA, CUDA);
-	for (int i = 0; i < 20; i++) {
-		call(&b, t, CUDA, CUDA, OP_MEMCPY, 100 * US, 0, 0, 1, 2, 1 << 20, 1, 0);
-		t += 100 * US;
-		if (i == 19)
-			break;
-		for (int p = 0; p < 1400; p++)
-			page(&b, t + 1 * MS + (uint64_t)p * 5 * US, CUDA, CUDA, 0);
-		t += 8 * MS;
-	}
-	c = chains_run(&b, NULL);
-	ch = chain_of(c, IFT_CAUSE_PAGE_ALLOC);
-	assert_non_null(ch);
-	assert_int_equal(ch->cost_ns, 19 * 8 * MS);
-	assert_int_equal(num(ch, "page_allocs"), 19 * 1400);
-	assert_null(chain_of(c, IFT_CAUSE_DATA_STARVATION));
-	ift_chains_free(c);
-	tb_end(&b);
-}
-
-/*
  * A feeding thread that builds every batch itself: 8 ms on CPU between
  * 100 us copies, never blocked, a few pages (under a quarter of the time at
  * 1 us each).  Data starvation, from its on-CPU time in the gaps.
@@ -782,7 +745,6 @@ int main(void)
 		cmocka_unit_test(test_tail_under_floor),
 		cmocka_unit_test(test_data_starvation),
 		cmocka_unit_test(test_page_alloc),
-		cmocka_unit_test(test_page_alloc_slow_faults),
 		cmocka_unit_test(test_builds_own_input),
 		cmocka_unit_test(test_startup_gap),
 		cmocka_unit_test(test_no_loop),
