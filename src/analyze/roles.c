@@ -38,9 +38,9 @@
    chance is none. */
 #define FEED_MIN_PERMILLE	10
 #define FEED_MIN_WAKEUPS	3
-/* An input thread of the CUDA process ends at least this share: one that
-   hands the GIL back now and then (an mp.Queue feeder thread) ends 1-2%,
-   seen with torch 1.13. */
+/* An input thread of the CUDA process, and a relay, end at least this
+   share: a thread that hands the GIL back now and then (an mp.Queue feeder
+   thread) ends 1-6%, seen with torch 1.13. */
 #define THREAD_MIN_PERMILLE	50
 
 /* EV's gaps are enough of the TOTAL fed time to make a feeder (or relay):
@@ -217,7 +217,8 @@ static void assign_relays(struct ift_analysis *a, struct az_thread *ct, uint64_t
 				ev.from_pid = g->src_pid;
 			}
 		}
-		if (!fed_enough(&ev, total) || ev.ns < direct_ns(ct, f->relay_tid))
+		if (!fed_enough(&ev, total) || ev.ns < direct_ns(ct, f->relay_tid) ||
+		    ev.ns * 1000 < total * THREAD_MIN_PERMILLE)
 			continue;
 		r = thread_of(a, f->relay_tid, f->relay_pid);
 		/*
@@ -237,11 +238,13 @@ static void assign_relays(struct ift_analysis *a, struct az_thread *ct, uint64_t
 /* The feeders of CUDA thread CT: relays, then the sources over the floor. */
 static void assign_feeders(struct ift_analysis *a, struct az_thread *ct)
 {
-	uint64_t total = 0, wakeups = 0;
+	uint64_t total = 0, wakeups = 0, own = 0;
 
 	for (uint32_t i = 0; i < ct->nfeeds; i++) {
 		total += ct->feeds[i].ns;
 		wakeups += ct->feeds[i].count;
+		if (ct->feeds[i].src_pid == ct->pid)
+			own += ct->feeds[i].ns;
 	}
 	if (!wakeups)
 		return;
@@ -281,10 +284,14 @@ static void assign_feeders(struct ift_analysis *a, struct az_thread *ct)
 		if (!src || src == ct || !src->tid)
 			continue;
 		if (src->pid == ct->pid) {
-			/* one that only hands the GIL back now and then (a queue's
-			   feeder thread, a pool's maintenance thread) ends a few
-			   percent of the waits at most */
-			if (ev.ns * 1000 < total * THREAD_MIN_PERMILLE)
+			/*
+			 * One that only hands the GIL back now and then (a queue's
+			 * feeder thread, a pool's maintenance thread) ends a few
+			 * percent of the waits at most; and where other processes
+			 * feed the CUDA thread more than its own threads do, those
+			 * are the GIL going round, not input.
+			 */
+			if (ev.ns * 1000 < total * THREAD_MIN_PERMILLE || own * 2 < total)
 				continue;
 			role_set(src, "input thread", &ev);
 			continue;
