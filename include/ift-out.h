@@ -63,8 +63,8 @@ struct ift_html_opts {
  * timelines, CPU utilisation, runnable tasks and CUDA call latency over the
  * window, a latency histogram per op, per-process on-CPU / run-queue wait /
  * blocked bars, and the tables of the text report (docs/report.md, HTML).
- * A is the finished analysis of T and C its built chains; T is read once
- * more, for its samples.  Changes nothing; returns 0 or a negative error
+ * A is the finished analysis of T and C its built chains; T is read again,
+ * for its samples and its call sites.  Changes nothing; returns 0 or a negative error
  * (-ENOMEM, -EIO when F failed, or the reader's).
  */
 int ift_out_html(FILE *f, struct ift_trace *t, const struct ift_analysis *a,

@@ -976,7 +976,8 @@ static int call_entry(struct ift_decoder *d, struct task *t, const struct pev *e
 		uint32_t cap = t->cap ? t->cap * 2 : 4;
 		struct open_call *v;
 
-		/* a runaway stack means lost returns: drop the oldest half */
+		/* a runaway stack means lost returns: past 256 open calls the
+		   new entry is dropped (its return then finds none) */
 		if (cap > 256)
 			return 0;
 		v = realloc(t->stack, cap * sizeof(*v));

@@ -2,10 +2,11 @@
 /*
  * The recording: stages wired together.  See include/ift-record.h.
  *
- * One thread reads every CPU's ring buffer in turn: with the per-CPU buffer
- * spliced a page at a time, one thread keeps up with the rates uprobes can
- * produce (the trap costs ~1 us per probed call), and it needs no locking
- * between reading, decoding and writing.
+ * Two threads: a reader thread empties every CPU's ring buffer in turn into
+ * memory (spliced a page at a time, it keeps up with the rates uprobes can
+ * produce: the trap costs ~1 us per probed call), and the main thread
+ * decodes and writes the pages it queued.  Only that queue is shared, under
+ * its lock; decoding and writing stay on one thread and need none.
  */
 #include <dirent.h>
 #include <errno.h>

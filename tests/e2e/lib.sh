@@ -35,7 +35,7 @@ need_root() {
 	fi
 }
 
-# expect_fail CMD...: the command must exit non-zero with exactly one line on stderr.
+# expect_one_line_error CMD...: the command must exit non-zero with exactly one line on stderr.
 expect_one_line_error() {
 	local err rc
 	err=$("$@" 2>&1 >/dev/null)
