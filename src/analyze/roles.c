@@ -173,6 +173,52 @@ static void role_set(struct az_thread *th, const char *role,
 	th->info.role_evidence = &th->ev;
 }
 
+/* A feed's key: its relay (RELAY), or its source. */
+static uint32_t feed_key(const struct az_feed *f, bool relay)
+{
+	return relay ? f->relay_tid : f->src_tid;
+}
+
+/* Feed I is the first of CT's with its key: each key is tallied once, there. */
+static bool first_of(const struct az_thread *ct, uint32_t i, bool relay)
+{
+	for (uint32_t k = 0; k < i; k++)
+		if (feed_key(&ct->feeds[k], relay) == feed_key(&ct->feeds[i], relay))
+			return false;
+	return true;
+}
+
+/*
+ * Sums into EV CT's feeds with feed I's key (they all come at or after I):
+ * wake-ups and time; for a relay, the process whose wake-ups it passed on
+ * most (from_pid); for a source, those that came through a relay and the
+ * relay most of them did (via_tid).
+ */
+static void tally(const struct az_thread *ct, uint32_t i, bool relay,
+		  struct ift_role_evidence *ev)
+{
+	uint32_t key = feed_key(&ct->feeds[i], relay);
+	uint64_t best = 0;
+
+	for (uint32_t k = i; k < ct->nfeeds; k++) {
+		const struct az_feed *g = &ct->feeds[k];
+
+		if (feed_key(g, relay) != key)
+			continue;
+		ev->wakeups += g->count;
+		ev->ns += g->ns;
+		if (!relay && g->relay_tid)
+			ev->relayed_wakeups += g->count;
+		if ((relay || g->relay_tid) && g->count > best) {
+			best = g->count;
+			if (relay)
+				ev->from_pid = g->src_pid;
+			else
+				ev->via_tid = g->relay_tid;
+		}
+	}
+}
+
 /* The blocked time of CT's gaps that TID ended itself (as the source, not
    relayed). */
 static uint64_t direct_ns(const struct az_thread *ct, uint32_t tid)
@@ -195,28 +241,11 @@ static void assign_relays(struct ift_analysis *a, struct az_thread *ct, uint64_t
 		struct ift_role_evidence ev = {
 			.behaviour = "relayed", .cuda_tid = ct->tid, .cuda_pid = ct->pid,
 		};
-		uint64_t best = 0;
 		struct az_thread *r;
-		bool first = true;
 
-		if (!f->relay_tid)
+		if (!f->relay_tid || !first_of(ct, i, true))
 			continue;
-		for (uint32_t k = 0; k < i; k++)
-			first &= ct->feeds[k].relay_tid != f->relay_tid;
-		if (!first)
-			continue;
-		for (uint32_t k = i; k < ct->nfeeds; k++) {
-			const struct az_feed *g = &ct->feeds[k];
-
-			if (g->relay_tid != f->relay_tid)
-				continue;
-			ev.wakeups += g->count;
-			ev.ns += g->ns;
-			if (g->count > best) {
-				best = g->count;
-				ev.from_pid = g->src_pid;
-			}
-		}
+		tally(ct, i, true, &ev);
 		if (!fed_enough(&ev, total) || ev.ns < direct_ns(ct, f->relay_tid) ||
 		    ev.ns * 1000 < total * THREAD_MIN_PERMILLE)
 			continue;
@@ -254,30 +283,11 @@ static void assign_feeders(struct ift_analysis *a, struct az_thread *ct)
 		struct ift_role_evidence ev = {
 			.behaviour = "fed", .cuda_tid = ct->tid, .cuda_pid = ct->pid,
 		};
-		uint64_t best_relay = 0;
 		struct az_thread *src;
-		bool first = true;
 
-		/* the source's tallies over every relay, once, at its first entry */
-		for (uint32_t k = 0; k < i; k++)
-			first &= ct->feeds[k].src_tid != f->src_tid;
-		if (!first)
+		if (!first_of(ct, i, false))
 			continue;
-		for (uint32_t k = i; k < ct->nfeeds; k++) {
-			const struct az_feed *g = &ct->feeds[k];
-
-			if (g->src_tid != f->src_tid)
-				continue;
-			ev.wakeups += g->count;
-			ev.ns += g->ns;
-			if (g->relay_tid) {
-				ev.relayed_wakeups += g->count;
-				if (g->count > best_relay) {
-					best_relay = g->count;
-					ev.via_tid = g->relay_tid;
-				}
-			}
-		}
+		tally(ct, i, false, &ev);
 		if (!fed_enough(&ev, total))
 			continue;
 		src = thread_of(a, f->src_tid, f->src_pid);
