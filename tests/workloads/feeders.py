@@ -81,8 +81,9 @@ import sys
 import threading
 import time
 
+from simrt import Kernel, runtime, send, stats
+
 FEATURES = 256
-H2D = 1
 KINDS = ("loader", "loader0", "pin", "persistent", "pool", "threads")
 
 # per kind, starved and healthy: workers, samples per batch, rounds of
@@ -104,19 +105,6 @@ DEFAULTS = {
     "pool":       ((4, 32, 30, 2000, 100), (1, 32, 4, 20000, 50)),
     "threads":    ((4, 32, 30, 2000, 80), (1, 32, 4, 20000, 50)),
 }
-
-
-class Dim3(ctypes.Structure):
-    _fields_ = [("x", ctypes.c_uint), ("y", ctypes.c_uint), ("z", ctypes.c_uint)]
-
-
-def stats(v):
-    s = sorted(v)
-    if not s:
-        return {"n": 0, "sum_ns": 0, "p50_ns": 0, "p99_ns": 0, "max_ns": 0}
-    rank = lambda p: s[max(1, -(-len(s) * p // 100)) - 1]  # nearest rank
-    return {"n": len(s), "sum_ns": sum(s), "p50_ns": rank(50), "p99_ns": rank(99),
-            "max_ns": s[-1]}
 
 
 # State a forked worker inherits: the dataset's base rows and the cost.
@@ -272,23 +260,8 @@ def main():
     from torch.utils.data import DataLoader
     torch.set_num_threads(1)
 
-    rt = ctypes.CDLL(args.cudart)
-    rt.cudaMalloc.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t]
-    rt.cudaFree.argtypes = [ctypes.c_void_p]
-    rt.cudaHostAlloc.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t,
-                                 ctypes.c_uint]
-    rt.cudaGetDevice.argtypes = [ctypes.POINTER(ctypes.c_int)]
-    rt.cudaGetDeviceCount.argtypes = [ctypes.POINTER(ctypes.c_int)]
-    rt.cudaSetDevice.argtypes = [ctypes.c_int]
-    rt.cudaMemcpy.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
-    rt.cudaLaunchKernel.argtypes = [ctypes.c_void_p, Dim3, Dim3,
-                                    ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t,
-                                    ctypes.c_void_p]
-    rt.cudaStreamSynchronize.argtypes = [ctypes.c_void_p]
-    block_ns = int(os.environ.get("SIMCUDA_BLOCK_NS", "1000"))
-    grid = Dim3(max(1, kernel_us * 1000 // block_ns), 1, 1)
-    block = Dim3(256, 1, 1)
-    kernel = ctypes.c_void_p(id(main))  # any host address names a kernel here
+    rt = runtime(args.cudart)
+    kernel = Kernel(kernel_us, main)
 
     # start-up: the device, its memory, the dataset
     t_start = time.monotonic_ns()
@@ -355,18 +328,11 @@ def main():
             except StopIteration:
                 break
             t1 = time.monotonic_ns()
-            xb = xb.contiguous()
-            n = xb.shape[0] * FEATURES * 4
-            t2 = time.monotonic_ns()
-            ret = rt.cudaMemcpy(dev, xb.data_ptr(), n, H2D)
-            t3 = time.monotonic_ns()
-            ret |= rt.cudaLaunchKernel(kernel, grid, block, None, 0, None)
-            t4 = time.monotonic_ns()
-            ret |= rt.cudaStreamSynchronize(None)
-            t5 = time.monotonic_ns()
-            if ret:
+            ts = send(rt, dev, xb, kernel)
+            if not ts:
                 print("feeders: a CUDA call failed", file=sys.stderr)
                 return 1
+            t2, t3, t4, t5 = ts
             if not epoch_first or epoch_first[-1][0] != ep:
                 epoch_first.append((ep, len(waits)))
             waits.append(t1 - t0)

@@ -27,27 +27,15 @@ import resource
 import sys
 import time
 
+from simrt import Kernel, runtime, send, stats
+
 FEATURES = 100
-H2D = 1
-
-
-class Dim3(ctypes.Structure):
-    _fields_ = [("x", ctypes.c_uint), ("y", ctypes.c_uint), ("z", ctypes.c_uint)]
 
 
 def name_worker(_):
     """Newer torch names its workers pt_data_worker itself; 1.13 does not."""
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(15, b"pt_data_worker", 0, 0, 0)  # PR_SET_NAME
-
-
-def stats(v):
-    s = sorted(v)
-    if not s:
-        return {"n": 0, "sum_ns": 0, "p50_ns": 0, "p99_ns": 0, "max_ns": 0}
-    rank = lambda p: s[max(1, -(-len(s) * p // 100)) - 1]  # nearest rank
-    return {"n": len(s), "sum_ns": sum(s), "p50_ns": rank(50), "p99_ns": rank(99),
-            "max_ns": s[-1]}
 
 
 def main():
@@ -63,17 +51,8 @@ def main():
     import torch
     from torch.utils.data import DataLoader, TensorDataset
 
-    rt = ctypes.CDLL(args.cudart)
-    rt.cudaMalloc.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t]
-    rt.cudaMemcpy.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
-    rt.cudaLaunchKernel.argtypes = [ctypes.c_void_p, Dim3, Dim3,
-                                    ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t,
-                                    ctypes.c_void_p]
-    rt.cudaStreamSynchronize.argtypes = [ctypes.c_void_p]
-    block_ns = int(os.environ.get("SIMCUDA_BLOCK_NS", "1000"))
-    grid = Dim3(max(1, args.kernel_us * 1000 // block_ns), 1, 1)
-    block = Dim3(256, 1, 1)
-    kernel = ctypes.c_void_p(id(main))  # any host address names a kernel here
+    rt = runtime(args.cudart)
+    kernel = Kernel(args.kernel_us, main)
 
     torch.manual_seed(0)
     x = torch.rand(args.samples, FEATURES, dtype=torch.float32)
@@ -109,18 +88,11 @@ def main():
         except StopIteration:
             break
         t1 = time.monotonic_ns()
-        xb = xb.contiguous()
-        n = xb.shape[0] * FEATURES * 4
-        t2 = time.monotonic_ns()
-        ret = rt.cudaMemcpy(dev, xb.data_ptr(), n, H2D)
-        t3 = time.monotonic_ns()
-        ret |= rt.cudaLaunchKernel(kernel, grid, block, None, 0, None)
-        t4 = time.monotonic_ns()
-        ret |= rt.cudaStreamSynchronize(None)
-        t5 = time.monotonic_ns()
-        if ret:
+        ts = send(rt, dev, xb, kernel)
+        if not ts:
             print("torch-loader: a CUDA call failed", file=sys.stderr)
             return 1
+        t2, t3, t4, t5 = ts
         waits.append(t1 - t0)
         copies.append(t3 - t2)
         launches.append(t4 - t3)
