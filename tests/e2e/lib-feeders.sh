@@ -48,3 +48,20 @@ feeder_record() {
 feeder_check() {
 	PYTHONDONTWRITEBYTECODE=1 python3 "$IFT_SRC/tests/e2e/feedercheck.py" "$@"
 }
+
+# feeder_pair KIND: records the starved run of KIND and its healthy twin
+# (--healthy) and checks both; FEEDER_BAD is 1 when a check failed (each
+# prints why).  feeder_done ends the test.
+FEEDER_BAD=0
+feeder_pair() {
+	feeder_record starved "$1"
+	feeder_record healthy "$1" --healthy
+	feeder_check starved starved || FEEDER_BAD=1
+	feeder_check healthy healthy || FEEDER_BAD=1
+}
+
+feeder_done() {
+	[ $FEEDER_BAD = 0 ] || fail "the reports do not match the program's truth"
+	assert_no_leftovers
+	exit 0
+}

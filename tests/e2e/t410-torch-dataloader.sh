@@ -7,17 +7,11 @@
 # wall time and the chains that went away.
 . "$IFT_SRC/tests/e2e/lib.sh"
 need_root
-
-py=
-for p in /usr/bin/python3 python3; do
-	if command -v "$p" >/dev/null && "$p" -c 'import torch' 2>/dev/null; then
-		py=$(command -v "$p")
-		break
-	fi
-done
-[ -n "$py" ] || skip "needs PyTorch (apt-get install python3-torch; make check installs it)"
-sim=$IFT_BUILD/simcuda/libcudart.so.12
-[ -f "$sim" ] || fail "no stand-in runtime at $sim (make workloads)"
+. "$IFT_SRC/tests/e2e/lib-record.sh"
+. "$IFT_SRC/tests/e2e/lib-feeders.sh"
+need_torch
+py=$FEEDER_PY
+sim=$FEEDER_SIM
 
 for mode in loader direct; do
 	"$IFT" record -q --cuda-lib "$sim" -o $mode.trace -- "$py" \
@@ -103,6 +97,5 @@ for b in bad:
     print(b)
 raise SystemExit(1 if bad else 0)
 PY
-. "$IFT_SRC/tests/e2e/lib-record.sh"
 assert_no_leftovers
 exit 0

@@ -10,14 +10,8 @@ need_root
 . "$IFT_SRC/tests/e2e/lib-feeders.sh"
 need_torch
 
-feeder_record starved loader
-feeder_record healthy loader --healthy
+feeder_pair loader
 feeder_record named loader --name-workers
-ok=0
-feeder_check starved starved || ok=1
-feeder_check healthy healthy || ok=1
-feeder_check starved named || ok=1
-feeder_check same-roles starved named || ok=1
-[ $ok = 0 ] || fail "the reports do not match the program's truth"
-assert_no_leftovers
-exit 0
+feeder_check starved named || FEEDER_BAD=1
+feeder_check same-roles starved named || FEEDER_BAD=1
+feeder_done

@@ -7,11 +7,5 @@ need_root
 . "$IFT_SRC/tests/e2e/lib-feeders.sh"
 need_torch
 
-feeder_record starved persistent
-feeder_record healthy persistent --healthy
-ok=0
-feeder_check starved starved || ok=1
-feeder_check healthy healthy || ok=1
-[ $ok = 0 ] || fail "the reports do not match the program's truth"
-assert_no_leftovers
-exit 0
+feeder_pair persistent
+feeder_done
