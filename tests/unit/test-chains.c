@@ -34,20 +34,27 @@ static struct ift_chains *chains_run(struct tb *b, const struct ift_chain_opts *
 	return c;
 }
 
-static const struct ift_chain *chain_of(const struct ift_chains *c, enum ift_cause cause)
+/* The chain of CAUSE in STAGE (0: any stage), or NULL. */
+static const struct ift_chain *stage_chain_of(const struct ift_chains *c,
+					      enum ift_cause cause, enum ift_stage stage)
 {
 	const struct ift_chain *found = NULL;
 
 	for (size_t i = 0; i < ift_chains_count(c); i++) {
 		const struct ift_chain *ch = ift_chains_get(c, i);
 
-		if (ch->cause != cause)
+		if (ch->cause != cause || (stage && ch->stage != stage))
 			continue;
-		/* one chain per (op, cause): never the same twice */
+		/* one chain per (op, cause) in a stage: never the same twice */
 		assert_null(found);
 		found = ch;
 	}
 	return found;
+}
+
+static const struct ift_chain *chain_of(const struct ift_chains *c, enum ift_cause cause)
+{
+	return stage_chain_of(c, cause, 0);
 }
 
 static uint64_t num(const struct ift_chain *ch, const char *key)
@@ -383,15 +390,6 @@ static void build_startup(struct tb *b)
 		call(b, t, CUDA, CUDA, OP_MEMCPY, 100 * US, 0, 0, 1, 2, 1 << 20, 1, 0);
 		t += 100 * US + 8 * MS;
 	}
-}
-
-static const struct ift_chain *stage_chain_of(const struct ift_chains *c,
-					      enum ift_cause cause, enum ift_stage stage)
-{
-	for (size_t i = 0; i < ift_chains_count(c); i++)
-		if (ift_chains_get(c, i)->cause == cause && ift_chains_get(c, i)->stage == stage)
-			return ift_chains_get(c, i);
-	return NULL;
 }
 
 static void test_startup_gap(void **state)
