@@ -57,6 +57,23 @@ static int arg_index(const struct ift_op *op, const char *name)
 	return -1;
 }
 
+/* An op that allocates or registers pinned host memory: the runtime's by
+   name, the driver's with any version suffix (cuMemAllocHost_v2 ...). */
+static bool is_host_alloc(const char *name)
+{
+	static const struct { const char *name; bool prefix; } ops[] = {
+		{ "cudaHostAlloc", false }, { "cudaMallocHost", false },
+		{ "cudaHostRegister", false }, { "cuMemHostAlloc", true },
+		{ "cuMemAllocHost", true }, { "cuMemHostRegister", true },
+	};
+
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+		if (ops[i].prefix ? !strncmp(name, ops[i].name, strlen(ops[i].name)) :
+				    !strcmp(name, ops[i].name))
+			return true;
+	return false;
+}
+
 static int setup_ops(struct ift_analysis *a)
 {
 	size_t n = ift_trace_op_count(a->t);
@@ -82,12 +99,7 @@ static int setup_ops(struct ift_analysis *a)
 		m->height_arg = arg_index(op, "height");
 		m->kind_arg = arg_index(op, "kind");
 		m->copy = strstr(op->name, "Memcpy") != NULL;
-		m->host_alloc = !strcmp(op->name, "cudaHostAlloc") ||
-				!strcmp(op->name, "cudaMallocHost") ||
-				!strcmp(op->name, "cudaHostRegister") ||
-				!strncmp(op->name, "cuMemHostAlloc", 14) ||
-				!strncmp(op->name, "cuMemAllocHost", 14) ||
-				!strncmp(op->name, "cuMemHostRegister", 17);
+		m->host_alloc = is_host_alloc(op->name);
 		if (m->copy && m->kind_arg < 0) {
 			/* the driver says the direction in the name */
 			m->fixed_dir = strstr(op->name, "HtoD") ? IFT_COPY_H2D :
@@ -397,6 +409,7 @@ static bool followed(const struct ift_analysis *a, const struct az_thread *th,
 /* Fills a thread's public part; false when it is not shown. */
 static bool thread_info(struct ift_analysis *a, struct az_thread *th)
 {
+	const struct ift_loop_info *loop;
 	struct ift_thread_info *ti = &th->info;
 	const struct ift_task *task;
 	uint64_t s, e, start = a->sum.start_ts;
@@ -416,8 +429,8 @@ static bool thread_info(struct ift_analysis *a, struct az_thread *th)
 	    task && (task->flags & IFT_TASK_F_EXITED) ? task->exit_ts : a->hi;
 	e = az_min(e, a->hi);
 	ti->first_ns = th->first_ts - start;
-	if (ift_analysis_loop(a, th->tid))
-		ti->loop = *ift_analysis_loop(a, th->tid);
+	if ((loop = ift_analysis_loop(a, th->tid)))
+		ti->loop = *loop;
 	ti->last_ns = th->last_ts - start;
 	if (th->first_ts > a->hi || s > e || e < a->lo)
 		return false;
