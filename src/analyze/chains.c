@@ -1140,11 +1140,17 @@ static void recommend_cpu(struct cb *b, uint32_t cuda_pid)
 
 /* ---- chains from slow calls ----------------------------------------- */
 
-/* Call CL lies in its thread's training loop, or is nested in a call that
-   does; the other calls are start-up or tail, which rank no chain. */
-static bool steady(const struct ift_chains *c, const struct ift_call_info *cl)
+/* Call I of the window lies in its thread's training loop; the other calls
+   are start-up or tail, which rank no chain.  Its thread's loop was kept
+   when it made its first call (the per-call path looks nothing up). */
+static bool steady(const struct ift_chains *c, size_t i)
 {
-	return ift_loop_stage(ift_analysis_loop(c->a, cl->tid), cl->ts) == IFT_STAGE_STEADY;
+	const struct ift_analysis *a = c->a;
+	uint32_t idx = a->call_th[i];
+	const struct ift_loop_info *l = idx < c->nth && c->th[idx].active ? c->th[idx].loop :
+					ift_analysis_loop(a, a->calls[i].tid);
+
+	return ift_loop_stage(l, a->calls[i].ts) == IFT_STAGE_STEADY;
 }
 
 struct opacc {
@@ -1355,7 +1361,7 @@ static int slow_chains(struct ift_chains *c, uint64_t wall)
 		struct opacc *o;
 		uint64_t part[IFT_CAUSE_GPU_BOUND + 1];
 
-		if (!cl->selected || cl->op >= nops || !acc[cl->op].st || !steady(c, cl))
+		if (!cl->selected || cl->op >= nops || !acc[cl->op].st || !steady(c, i))
 			continue;
 		o = &acc[cl->op];
 		/*
@@ -1913,7 +1919,7 @@ static int gpu_bound_chain(struct ift_chains *c, uint64_t wall)
 		uint64_t v, from, end = cl->ts + cl->dur_ns;
 
 		if (!cl->selected || cl->depth || (cl->flags & IFT_CALL_F_NESTED) || !op ||
-		    cl->op >= nops || !c->waits[cl->op] || !th || !steady(c, cl))
+		    cl->op >= nops || !c->waits[cl->op] || !th || !steady(c, i))
 			continue;
 		/* calls of one thread that overlap (lost returns) count once */
 		from = az_max(cl->ts, until[th->idx]);
