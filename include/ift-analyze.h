@@ -274,6 +274,10 @@ struct ift_analysis_summary {
 	uint64_t calls;			/* CUDA calls in the window */
 	uint64_t lost_events;		/* overrun + dropped, whole trace */
 	unsigned cpus;			/* meta cpu.count, or CPUs seen */
+	uint64_t page_fault_ns;		/* what a fresh page cost the machine
+					   (the larger of meta
+					   host.page_fault_ns.start and .stop),
+					   or 0: not measured */
 };
 
 /*

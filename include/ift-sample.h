@@ -32,4 +32,12 @@ void ift_sampler_free(struct ift_sampler *s);
  */
 int ift_sampler_read(struct ift_sampler *s, ift_sample_fn emit, void *ctx);
 
+/*
+ * ift_fault_cost - what one fresh base page costs the thread that first
+ * writes it, on this machine now (fault, zeroing, page tables): the median
+ * of a few rounds of touching fresh anonymous pages, in wall-clock ns.
+ * Returns 0 with *NS >= 1, or -errno (mmap).  Takes a few milliseconds.
+ */
+int ift_fault_cost(uint64_t *ns);
+
 #endif

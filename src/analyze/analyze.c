@@ -122,6 +122,11 @@ static bool pid_match(const struct ift_analysis *a, uint32_t pid, uint32_t tid)
 	return false;
 }
 
+/* what a fresh page cost, as the recorder measured it (sample/faultcost.c) */
+static const char *const fault_keys[] = {
+	"host.page_fault_ns.start", "host.page_fault_ns.stop",
+};
+
 static int setup(struct ift_analysis *a)
 {
 	struct ift_analysis_summary *s = &a->sum;
@@ -147,6 +152,12 @@ static int setup(struct ift_analysis *a)
 	s->lost_events = ift_trace_lost_events(a->t);
 	if (meta_u64(a->t, "cpu.count", &v) && v < AZ_MAX_CPUS)
 		s->cpus = (unsigned)v;
+	/* measured at the start and the end of the recording: the larger is
+	   nearer what the run met; a value past 1 ms a page is garbage */
+	for (size_t i = 0; i < sizeof(fault_keys) / sizeof(fault_keys[0]); i++)
+		if (meta_u64(a->t, fault_keys[i], &v) && v && v <= 1000000 &&
+		    v > s->page_fault_ns)
+			s->page_fault_ns = v;
 
 	if (a->opts.has_to && a->opts.to_ns < a->opts.from_ns)
 		return -EINVAL;

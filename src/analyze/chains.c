@@ -30,8 +30,9 @@
 #include "analyze.h"
 #include "../util/array.h"
 
-/* A lower bound of what a fresh 4 KiB page costs its thread (fault and
-   zeroing): 1.5-9 us were measured on the 2-CPU VMs we test on. */
+/* What a fresh page costs its thread (fault and zeroing) in a trace that
+   does not say (host.page_fault_ns, sample/faultcost.c): a lower bound,
+   1.5-9 us were measured on the 2-CPU VMs we test on. */
 #define PAGE_COST_NS		1000ULL
 /* A thread is GPU-bound when it spends this share of its active time
    waiting in the device-waiting ops. */
@@ -150,6 +151,7 @@ struct ift_chains {
 	bool *sel;			/* by az_thread index: a listed CUDA thread */
 	bool *waits;			/* by op id: waits_for_device() */
 	uint32_t recorder;		/* the recorder's pid (meta), or 0 */
+	uint64_t page_ns;		/* what a fresh page costs its thread */
 	bool meta_read;
 };
 
@@ -320,15 +322,19 @@ static struct ch_thread *active_thread(struct ift_chains *c, const struct ift_an
  * The cost of each cause in gap G.  Data starvation: blocked until another
  * task woke it, and, in a gap longer than FLOOR, its on-CPU time (it built
  * the input itself meanwhile).  CPU contention: runnable.  Page allocation:
- * its page faults, estimated at PAGE_COST_NS a page; that estimate is a
- * lower bound, so when it reaches a quarter of the on-CPU time the gap is
- * taken as a page-fault storm and all its on-CPU time counts.
+ * its page faults at PAGE_NS a page, what this machine's faults cost while
+ * it recorded.  A page touched costs more than its fault (the cache misses
+ * that follow, the unmapping), so when the faults alone reach a quarter of
+ * the on-CPU time the gap is taken as a page-fault storm and all its on-CPU
+ * time counts.  Both sides are times measured on the same machine in the
+ * same run, so load that slows every fault moves them together.
  */
-static void gap_costs(const struct ch_gap *g, uint64_t floor, uint64_t v[], uint64_t *oncpu)
+static void gap_costs(const struct ch_gap *g, uint64_t floor, uint64_t page_ns,
+		      uint64_t v[], uint64_t *oncpu)
 {
 	uint64_t len = g->end - g->start;
 	uint64_t on = len > g->blocked + g->runq ? len - g->blocked - g->runq : 0;
-	uint64_t pg = az_min(on, g->pages * PAGE_COST_NS);
+	uint64_t pg = az_min(on, g->pages * page_ns);
 
 	if (pg * 4 >= on)
 		pg = on;
@@ -339,14 +345,14 @@ static void gap_costs(const struct ch_gap *g, uint64_t floor, uint64_t v[], uint
 	v[IFT_CAUSE_PAGE_ALLOC] = pg;
 }
 
-/* Adds what G cost, by cause, to ACC (an array by cause).  SMP: the latest
-   system sample, or NULL. */
-static int gap_account(struct gapacc *acc, const struct ch_gap *g, size_t nops,
-		       uint64_t floor, const struct ch_sample *smp)
+/* Adds what G cost, by cause, to ACC (an array by cause), as C weighs it. */
+static int gap_account(const struct ift_chains *c, struct gapacc *acc,
+		       const struct ch_gap *g, size_t nops)
 {
+	const struct ch_sample *smp = c->nsmp ? &c->smp[c->nsmp - 1] : NULL;
 	uint64_t v[IFT_CAUSE_GPU_BOUND + 1], oncpu;
 
-	gap_costs(g, floor, v, &oncpu);
+	gap_costs(g, c->o.tail_floor_ns, c->page_ns, v, &oncpu);
 	for (int k = 1; k < IFT_CAUSE_GPU_BOUND; k++) {
 		struct gapacc *x = &acc[k];
 
@@ -417,8 +423,7 @@ static void gap_close(struct ift_chains *c, const struct ift_analysis *a,
 		c->err = -ENOMEM;
 		return;
 	}
-	if (gap_account(st->gacc, g, ift_trace_op_count(a->t) + 1, c->o.tail_floor_ns,
-			c->nsmp ? &c->smp[c->nsmp - 1] : NULL) < 0)
+	if (gap_account(c, st->gacc, g, ift_trace_op_count(a->t) + 1) < 0)
 		c->err = -ENOMEM;
 }
 
@@ -556,6 +561,7 @@ static void hook_event(void *ctx, const struct ift_analysis *a, const struct ift
 		const char *v = ift_trace_meta(a->t, "recorder.pid");
 
 		c->recorder = v ? (uint32_t)strtoul(v, NULL, 10) : 0;
+		c->page_ns = a->sum.page_fault_ns ? a->sum.page_fault_ns : PAGE_COST_NS;
 		c->meta_read = true;
 	}
 	switch (ev->table) {
@@ -1172,7 +1178,7 @@ struct opacc {
 
 /* Splits call C's excess over P50 between the causes. */
 static void split_call(const struct ift_call_info *cl, uint64_t p50, bool wait_op,
-		       uint64_t part[])
+		       uint64_t page_ns, uint64_t part[])
 {
 	uint64_t e = cl->dur_ns - p50, rest, oc, pg;
 
@@ -1180,7 +1186,7 @@ static void split_call(const struct ift_call_info *cl, uint64_t p50, bool wait_o
 	rest = e - part[IFT_CAUSE_CPU_CONTENTION];
 	oc = cl->on_cpu_ns > p50 ? cl->on_cpu_ns - p50 : 0;
 	pg = cl->page_allocs ? az_min(az_min(rest, oc), cl->page_alloc_bytes / 4096 *
-				     PAGE_COST_NS) : 0;
+				     page_ns) : 0;
 	part[IFT_CAUSE_PAGE_ALLOC] = pg;
 	part[IFT_CAUSE_GPU_BOUND] = wait_op ? rest - pg : 0;
 	part[IFT_CAUSE_DATA_STARVATION] = 0;
@@ -1228,6 +1234,7 @@ static int slow_chain(struct ift_chains *c, struct opacc *o, enum ift_cause caus
 		cb_num(&b, "preemptions", o->preempt);
 		cb_num(&b, "page_allocs", o->pages);
 		cb_num(&b, "page_alloc_bytes", o->page_bytes);
+		cb_num(&b, "page_fault_ns", c->page_ns);
 		if (sy->nbusy)
 			cb_num(&b, "cpu_busy_permille", sy->busy_sum / sy->nbusy);
 		if (sy->nrun)
@@ -1403,7 +1410,7 @@ static int slow_chains(struct ift_chains *c, uint64_t wall)
 		}
 		if (!o->flagged || cl->dur_ns < o->thr)
 			continue;
-		split_call(cl, o->st->p50_ns, c->waits[cl->op], part);
+		split_call(cl, o->st->p50_ns, c->waits[cl->op], c->page_ns, part);
 		o->slow++;
 		o->excess += cl->dur_ns - o->st->p50_ns;
 		for (int k = IFT_CAUSE_PAGE_ALLOC; k <= IFT_CAUSE_GPU_BOUND; k++) {
@@ -1667,6 +1674,7 @@ static int gap_chain(struct ift_chains *c, struct gapacc *g, enum ift_cause caus
 	cb_num(&b, "excused_ns", g->excused);
 	cb_num(&b, "page_allocs", g->pages);
 	cb_num(&b, "page_alloc_bytes", g->page_bytes);
+	cb_num(&b, "page_fault_ns", c->page_ns);
 	cb_num(&b, "cause_ns", cost);
 	if (g->sys.nbusy)
 		cb_num(&b, "cpu_busy_permille", g->sys.busy_sum / g->sys.nbusy);

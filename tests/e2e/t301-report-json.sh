@@ -54,6 +54,8 @@ def check_type(v, t, path):
         ok = isinstance(v, str)
     elif t == "string or null":
         ok = v is None or isinstance(v, str)
+    elif t == "integer or null":
+        ok = v is None or is_int(v)
     elif t == "boolean":
         ok = isinstance(v, bool)
     elif t.endswith(" or null") and t[:-len(" or null")] in spec:

@@ -20,6 +20,15 @@ from simcheck import *
 truth, r, trace = Truth(sys.argv[1]), load_report(sys.argv[2]), Trace(sys.argv[3])
 slack = Slack(trace, truth, probed())
 chk = Checks("pagestorm")
+# the recorder measured what a fresh page costs here (host.page_fault_ns.*);
+# the workload's own touching is the same loop: per fault, its thread CPU
+# time and its wall time bracket the measurement, within the noise of a
+# loaded machine
+st = truth.storm
+pf = r["trace"].get("page_fault_ns", 0)
+chk.ok(st["touch_cpu_ns"] / st["minflt"] / 3 <= pf <= 3 * st["touch_ns"] / st["minflt"],
+       "a fresh page measured at %d ns; the workload's faults took %d ns of CPU, %d ns of wall time" %
+       (pf, st["touch_cpu_ns"] // st["minflt"], st["touch_ns"] // st["minflt"]))
 check_ops(chk, truth, r, probed(), slack)
 check_main(chk, truth, r, trace)
 c = one_chain(chk, r, "page_alloc_pressure", "before", "cudaMemcpy")
@@ -30,6 +39,8 @@ if c:
     st = steady.storm
     ev = c["evidence"]
     only_contention_before(chk, r, c)
+    chk.ok(ev["page_fault_ns"] == pf, "the chain weighed a page at %d ns, the trace says %d" %
+           (ev["page_fault_ns"], pf))
     chk.ok(c["severity"] == "HIGH", "severity %s" % c["severity"])
     chk.ok((c["pid"], c["tid"]) == (truth.pid, truth.tid),
            "chain on %d/%d, the feeding thread is %d/%d" % (c["pid"], c["tid"], truth.pid, truth.tid))
