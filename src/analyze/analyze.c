@@ -406,13 +406,17 @@ static bool followed(const struct ift_analysis *a, const struct az_thread *th,
 		return true;
 	if (task && (task->flags & IFT_TASK_F_STARTED))
 		return true;
-	/* a process given with -p: its pid is in the metadata */
-	for (size_t i = 0; i < ift_trace_meta_count(a->t); i++) {
-		const char *k, *v;
+	/* a process given with -p: its pid is in the metadata, all of them
+	   in one value, separated by spaces */
+	for (const char *v = ift_trace_meta(a->t, "record.pid"); v && *v;) {
+		char *end;
+		unsigned long p = strtoul(v, &end, 10);
 
-		ift_trace_meta_at(a->t, i, &k, &v);
-		if (!strcmp(k, "record.pid") && (uint32_t)strtoul(v, NULL, 10) == pid)
+		if (end == v)
+			break;
+		if (p == pid)
 			return true;
+		v = end;
 	}
 	return false;
 }

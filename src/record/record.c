@@ -225,8 +225,19 @@ static int write_metadata(struct ift_recorder *r)
 		ift_writer_meta(w, "cmdline", cmd);
 		free(cmd);
 	}
-	for (size_t i = 0; i < r->opts.npids; i++)
-		ift_writer_metaf(w, "record.pid", "%d", r->opts.pids[i]);
+	/* one key, every pid: a key given twice keeps its last value */
+	if (r->opts.npids) {
+		/* "-2147483648 " at most a pid */
+		char *pids = malloc(r->opts.npids * 12 + 1);
+		size_t n = 0;
+
+		if (!pids)
+			return -ENOMEM;
+		for (size_t i = 0; i < r->opts.npids; i++)
+			n += (size_t)sprintf(pids + n, "%s%d", i ? " " : "", r->opts.pids[i]);
+		ift_writer_meta(w, "record.pid", pids);
+		free(pids);
+	}
 	if (r->opts.all)
 		ift_writer_meta(w, "record.scope", "system");
 	ift_writer_meta(w, "host.name", host);

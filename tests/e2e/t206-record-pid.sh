@@ -1,7 +1,7 @@
 # -p PID traces a running process and the children it starts from then on;
 # --duration ends the recording and leaves the process running.  The process's
 # parent, which no event of the trace shows, is in the task table as /proc
-# gave it.
+# gave it.  -p given twice follows both processes.
 . "$IFT_SRC/tests/e2e/lib.sh"
 . "$IFT_SRC/tests/e2e/lib-record.sh"
 need_root
@@ -9,22 +9,28 @@ need_root
 cc -O2 -pthread -o tasks "$IFT_SRC/tests/workloads/tasks.c" || fail "cannot build"
 sh -c 'while :; do ./tasks 1 1 50 >/dev/null; done' &
 target=$!
+sh -c 'while :; do ./tasks 1 1 50 >/dev/null; done' &
+second=$!
 sleep 0.3
 # field 4 of stat, after the name in parentheses (which may hold anything)
 stat=$(cat /proc/$target/stat) || fail "cannot read /proc/$target/stat"
 parent=$(printf '%s\n' "${stat##*) }" | cut -d' ' -f2)
-"$IFT" -q record -p $target --duration 1.5 -o p.trace || fail "record -p failed"
+"$IFT" -q record -p $target -p $second --duration 1.5 -o p.trace || fail "record -p failed"
 kill -0 $target 2>/dev/null || fail "the traced process should still run"
-kill $target; wait $target 2>/dev/null
+kill $target $second; wait $target $second 2>/dev/null
 "$IFT" dump --json -i p.trace --table tasks,switches >ev.json || fail "dump failed"
 "$IFT" report -i p.trace --json --per-process >report.json 2>report.err ||
 	fail "report failed: $(cat report.err)"
-python3 - ev.json $target report.json $parent <<'PY' || fail "the traced tree is not in the trace"
+python3 - ev.json $target report.json $parent $second <<'PY' || fail "the traced tree is not in the trace"
 import json, sys
 target = int(sys.argv[2])
 procs = {p["pid"]: p for p in json.load(open(sys.argv[3]))["processes"]}
 if procs.get(target, {}).get("ppid") != int(sys.argv[4]):
     sys.exit("ppid of %d is %s, /proc said %s" % (target, procs.get(target, {}).get("ppid"), sys.argv[4]))
+# both -p processes are the recording's, not only the last one given
+for pid in (target, int(sys.argv[5])):
+    if pid not in procs:
+        sys.exit("-p %d is not among the report's processes %s" % (pid, sorted(procs)))
 ev = [json.loads(l) for l in open(sys.argv[1])]
 forks = [e for e in ev if e["event"] == "sched_process_fork" and e["pid"] == target]
 if len(forks) < 2:
