@@ -6,6 +6,8 @@
 #                           chromium to render report --html headless, and
 #                           node and npm for the MCP SDK test, which npm-installs
 #                           @modelcontextprotocol/sdk into build/npm itself)
+#   install-deps.sh kernels what `make check-kernels` needs on top of test: QEMU,
+#                           and flex, bison and bc to build a kernel
 # Test-only packages are never installed by a plain `make`.
 set -eu
 
@@ -18,11 +20,14 @@ libelf:libelf-dev"
 test_pkgs="cmocka:libcmocka-dev python3:python3 torch:python3-torch chromium:chromium
 node:nodejs npm:npm"
 fuzz_pkgs="clang:clang libclang_rt.fuzzer:libclang-rt-14-dev"
+kernel_pkgs="qemu-system-x86_64:qemu-system-x86 flex:flex bison:bison bc:bc xz:xz-utils
+libssl:libssl-dev"
 
 have() {
 	name=$1
 	case $name in
-	pkg-config|gcc|make|python3|clang|chromium|node|npm) command -v "$name" >/dev/null 2>&1 ;;
+	pkg-config|gcc|make|python3|clang|chromium|node|npm|qemu-system-x86_64|flex|bison|bc|xz)
+		command -v "$name" >/dev/null 2>&1 ;;
 	torch) /usr/bin/python3 -c 'import torch' >/dev/null 2>&1 ;;
 	libclang_rt.fuzzer) ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-*.a >/dev/null 2>&1 ;;
 	*) command -v pkg-config >/dev/null 2>&1 && pkg-config --exists "$name" ;;
@@ -33,7 +38,8 @@ case $what in
 build) list=$build_pkgs ;;
 test) list="$build_pkgs $test_pkgs" ;;
 fuzz) list="$build_pkgs $fuzz_pkgs" ;;
-*) echo "usage: $0 build|test|fuzz" >&2; exit 2 ;;
+kernels) list="$build_pkgs $test_pkgs $kernel_pkgs" ;;
+*) echo "usage: $0 build|test|fuzz|kernels" >&2; exit 2 ;;
 esac
 
 missing=

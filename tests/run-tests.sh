@@ -2,6 +2,8 @@
 # Runs every test and ends with one line: "N passed, N failed, N skipped".
 #   unit tests (cmocka, TAP output) from the normal build and the sanitizer build,
 #   then end-to-end tests tests/e2e/t*.sh against the real binary.
+# --needs-kernel runs only the e2e tests that trace (those calling need_root):
+# what contrib/kernels/check-kernels.sh runs in each guest kernel.
 # An e2e script exits 0 (pass), 77 (skip, with a reason on stdout) or anything else (fail);
 # each "skip-part: REASON" line it prints (lib.sh's skip_part) counts as one skip more.
 set -u
@@ -10,12 +12,14 @@ cd "$(dirname "$0")/.."
 build=build
 san=
 filter=
+kernel_only=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--build) build=$2; shift ;;
 	--san-build) san=$2; shift ;;
 	--filter) filter=$2; shift ;;
-	*) echo "usage: $0 [--build DIR] [--san-build DIR] [--filter PATTERN]" >&2; exit 2 ;;
+	--needs-kernel) kernel_only=1 ;;
+	*) echo "usage: $0 [--build DIR] [--san-build DIR] [--filter PATTERN] [--needs-kernel]" >&2; exit 2 ;;
 	esac
 	shift
 done
@@ -51,6 +55,7 @@ run_unit() {	# binary label
 }
 
 for dir in "$build" ${san:+"$san"}; do
+	[ -n "$kernel_only" ] && break
 	for bin in "$dir"/tests/unit/test-*; do
 		[ -x "$bin" ] || continue
 		case $bin in *.d|*.o) continue ;; esac
@@ -69,6 +74,7 @@ for t in tests/e2e/t*.sh; do
 	[ -f "$t" ] || continue
 	name=$(basename "$t" .sh)
 	[ -n "$filter" ] && [[ $name != *$filter* ]] && continue
+	[ -n "$kernel_only" ] && ! grep -q '^need_root' "$t" && continue
 	work=$(mktemp -d /tmp/ift-e2e.XXXXXX)
 	(cd "$work" && bash "$IFT_SRC/$t") >"$log/e2e.out" 2>&1
 	rc=$?

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# check-kernels.sh [NAME...] - `make check-kernels`: in a QEMU guest of each
+# kernel (default: every kernel of kernel.sh), `ingero-ftrace check` and every
+# e2e test that traces (tests/run-tests.sh --needs-kernel), against the
+# binaries already built in build/.  One line per kernel,
+#   NAME (uname -r, BPF: no, BTF: no): N passed, N failed, N skipped
+# and a last line "N passed, N failed, N skipped" over all of them; the
+# guests' whole output is in $IFT_KERNEL_LOGS (default build/kernels/NAME.log).
+# CI=true in the guests: a test that would skip there fails instead.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+kernels=${*:-$(contrib/kernels/kernel.sh list)}
+logs=${IFT_KERNEL_LOGS:-build/kernels}
+mkdir -p "$logs"
+[ -x ./ingero-ftrace ] && [ -d build/tests ] || { echo "check-kernels: build first (make all unit-tests workloads)" >&2; exit 2; }
+
+tp=0 tf=0 ts=0 lines=()
+for k in $kernels; do
+	log=$logs/$k.log
+	t0=$SECONDS
+	echo "== $k: booting (log: $log)"
+	CI=true contrib/kernels/run-in-guest.sh --kernel "$k" -- bash -c '
+		echo "guest: uname $(uname -r)"
+		# bpf(BPF_PROG_LOAD) with no attributes: ENOSYS where there is no bpf()
+		python3 -c "import ctypes; l = ctypes.CDLL(None, use_errno=True); l.syscall(321, 5, None, 0); print(\"guest: bpf\", \"no\" if ctypes.get_errno() == 38 else \"yes\")"
+		echo "guest: btf $([ -e /sys/kernel/btf/vmlinux ] && echo yes || echo no)"
+		if ./ingero-ftrace check; then echo "guest: check ok"; else echo "guest: check FAILED"; fi
+		tests/run-tests.sh --build build --needs-kernel
+	' >"$log" 2>&1
+	rc=$?
+	secs=$((SECONDS - t0))
+	rel=$(sed -n 's/^guest: uname //p' "$log")
+	bpf=$(sed -n 's/^guest: bpf //p' "$log")
+	btf=$(sed -n 's/^guest: btf //p' "$log")
+	sum=$(grep -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$log" | tail -1)
+	if [ -z "$sum" ]; then
+		# the guest or the runner died: one failure, with the reason
+		echo "$k: no result ($(tail -1 "$log"))"
+		lines+=("$k (${rel:-no boot}, BPF: ${bpf:-?}, BTF: ${btf:-?}): 0 passed, 1 failed, 0 skipped ($secs s)")
+		tf=$((tf + 1))
+		continue
+	fi
+	read -r p _ f _ s _ <<<"${sum//,/}"
+	if grep -q '^guest: check ok' "$log"; then p=$((p + 1)); else f=$((f + 1)); fi
+	grep -E '^e2e: .* FAIL|^guest: check FAILED' "$log" | sed "s/^/  $k: /"
+	tp=$((tp + p)) tf=$((tf + f)) ts=$((ts + s))
+	lines+=("$k ($rel, BPF: $bpf, BTF: $btf): $p passed, $f failed, $s skipped ($secs s)")
+	[ $rc = 0 ] || [ "$f" -gt 0 ] || { tf=$((tf + 1)); lines+=("  $k: the guest run exited $rc"); }
+done
+echo
+printf '%s\n' "${lines[@]}"
+echo "$tp passed, $tf failed, $ts skipped"
+[ "$tf" = 0 ]

@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# run-in-guest.sh - run a command as root in a QEMU guest booted with one of
+# the kernels of kernel.sh, on this machine's own files.
+#
+#   contrib/kernels/run-in-guest.sh --kernel NAME [--cpus N] [--mem MB]
+#       [--tree DIR] [--timeout SECONDS] -- COMMAND [ARGS...]
+#
+# The guest's root is this machine's root filesystem, read-only (9p); /tmp,
+# /run, /var/tmp and /dev/shm are fresh tmpfs; DIR (default: the source tree
+# this script is in) is writable at the same path, so a build or a test
+# there leaves its results on the host; tracefs is mounted.  COMMAND runs as
+# root in the current directory (/ where the guest has no such directory)
+# with this environment; its stdout and stderr are this script's; the guest
+# powers off when it ends, and this script exits with COMMAND's status.
+# When the guest itself fails (no kernel, no boot, a timeout) it says why in
+# one line on stderr and exits 125; the guest's console is kept in
+# $IFT_GUEST_CONSOLE when that is set.
+#
+# NAME is built or fetched first when it is not in the cache (kernel.sh).
+# QEMU uses KVM where a probe boot shows KVM works on this machine (nested
+# KVM may not), else TCG; IFT_GUEST_ACCEL=kvm|tcg forces one.
+set -uo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+name= cpus= mem=2048 tree=$(cd "$here/../.." && pwd) limit=0
+
+usage() {
+	echo "usage: run-in-guest.sh --kernel NAME [--cpus N] [--mem MB] [--tree DIR] [--timeout S] -- COMMAND [ARGS...]" >&2
+	exit 2
+}
+die() { echo "run-in-guest: $*" >&2; exit 125; }
+
+while [ $# -gt 0 ]; do
+	case $1 in
+	--kernel) name=${2:-}; shift 2 || usage ;;
+	--cpus) cpus=${2:-}; shift 2 || usage ;;
+	--mem) mem=${2:-}; shift 2 || usage ;;
+	--tree) tree=${2:-}; shift 2 || usage ;;
+	--timeout) limit=${2:-}; shift 2 || usage ;;
+	--) shift; break ;;
+	*) usage ;;
+	esac
+done
+[ -n "$name" ] && [ $# -gt 0 ] || usage
+[ -n "$cpus" ] || cpus=$(nproc)
+[[ $cpus =~ ^[1-9][0-9]*$ && $mem =~ ^[1-9][0-9]*$ && $limit =~ ^[0-9]+$ ]] ||
+	die "--cpus, --mem and --timeout take positive numbers"
+[ -d "$tree" ] || die "--tree $tree: no such directory"
+tree=$(cd "$tree" && pwd)
+command -v qemu-system-x86_64 >/dev/null ||
+	die "no qemu-system-x86_64 (contrib/install-deps.sh kernels installs it)"
+
+kdir=$("$here/kernel.sh" build "$name") || die "kernel $name is not available (above)"
+
+x=$(mktemp -d /tmp/ift-guest.XXXXXX) || die "mktemp failed"
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+	rm -rf "$x"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# the command, with this environment and directory
+{
+	echo "# run by guest-run.sh"
+	export -p | grep -Ev '^declare -x (PWD|OLDPWD|SHLVL|_|HOSTNAME|TMPDIR)='
+	printf 'cd %q 2>/dev/null || cd /\n' "$PWD"
+	printf 'exec'
+	printf ' %q' "$@"
+	printf '\n'
+} >"$x/cmd"
+echo "$PWD" >"$x/cwd"
+mkfifo "$x/out" "$x/err" || die "mkfifo failed"
+cat "$x/out" &
+pids+=($!)
+cat "$x/err" >&2 &
+pids+=($!)
+
+# KVM when it boots a guest here, found once per kernel and kept
+accel=${IFT_GUEST_ACCEL:-}
+if [ -z "$accel" ]; then
+	accel=tcg
+	if [ -f "$kdir/accel" ]; then
+		accel=$(cat "$kdir/accel")
+	elif [ -w /dev/kvm ] && [ -z "${IFT_GUEST_PROBING:-}" ]; then
+		if IFT_GUEST_PROBING=1 IFT_GUEST_ACCEL=kvm "$0" --kernel "$name" --cpus 1 --mem 512 \
+		   --timeout 30 -- true >/dev/null 2>&1; then
+			accel=kvm
+		fi
+		echo "$accel" >"$kdir/accel"
+	fi
+fi
+case $accel in
+kvm) accel_args=(-accel kvm -cpu host) ;;
+tcg) accel_args=(-accel tcg,thread=multi -cpu max) ;;
+*) die "IFT_GUEST_ACCEL=$accel: kvm or tcg" ;;
+esac
+
+console=${IFT_GUEST_CONSOLE:-$x/console.log}
+qemu=(qemu-system-x86_64 "${accel_args[@]}" -m "$mem" -smp "$cpus"
+	-display none -monitor none -no-reboot -nodefaults
+	-kernel "$kdir/bzImage" -initrd "$kdir/initrd"
+	-append "console=ttyS0 panic=-1 loglevel=4 IFT_GUEST=$here/guest-run.sh IFT_TREE=$tree"
+	-virtfs "local,path=/,mount_tag=root,security_model=none,readonly=on,multidevs=remap"
+	-virtfs "local,path=$x,mount_tag=xchg,security_model=none"
+	-virtfs "local,path=$tree,mount_tag=tree,security_model=none"
+	-serial "file:$console" -serial "file:$x/out" -serial "file:$x/err")
+t0=$SECONDS
+if [ "$limit" -gt 0 ]; then
+	timeout -k 5 "$limit" "${qemu[@]}" </dev/null
+else
+	"${qemu[@]}" </dev/null
+fi
+rc=$?
+# let the readers drain the fifos (QEMU closed them)
+for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
+pids=()
+if [ -s "$x/status" ]; then
+	exit "$(cat "$x/status")"
+fi
+[ $rc = 124 ] && die "the guest ($name) ran past --timeout $limit s"
+why=$(grep -a -E 'guest-init:|guest-run:|Kernel panic|not syncing' "$console" 2>/dev/null | tail -1 | tr -d '\r')
+[ -n "$why" ] || why="qemu exited $rc after $((SECONDS - t0)) s; last console line: $(tail -1 "$console" 2>/dev/null | tr -d '\r')"
+die "the guest ($name) failed: $why"
