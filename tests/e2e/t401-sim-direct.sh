@@ -21,7 +21,7 @@ from simcheck import *
 truth, r, trace = Truth(sys.argv[1]), load_report(sys.argv[2]), Trace(sys.argv[3])
 chk = Checks("direct")
 run = truth.run
-no_high_or_medium(chk, r)
+no_high_or_medium(chk, r, truth)
 check_ops(chk, truth, r, probed(), Slack(trace, truth, probed()))
 check_main(chk, truth, r, trace)
 
@@ -43,19 +43,18 @@ c = one_chain(chk, r, "gpu_bound", "inside", "cudaStreamSynchronize")
 if c:
     ev = c["evidence"]
     chk.ok(c["severity"] == "LOW", "gpu_bound chain is %s" % c["severity"])
-    chk.ok(r["chains"][0] is c, "gpu_bound is not the first chain: %s" %
-           ["%s %s %s" % (x["severity"], x["cause"], x["op"]) for x in r["chains"]])
+    first_chain_but_neighbours(chk, r, truth, c)
     chk.ok((c["pid"], c["tid"]) == (truth.pid, truth.tid), "gpu_bound on %d/%d" % (c["pid"], c["tid"]))
-    # device wait = time in cudaStreamSynchronize less the run-queue wait inside
-    rep = ops["cudaStreamSynchronize"]["total_ns"]
-    chk.ok(abs(ev["device_wait_ns"] + ev["runqueue_wait_ns"] - rep) <= 1 * MS,
-           "device wait %d + run-queue wait %d != time in cudaStreamSynchronize %d" %
-           (ev["device_wait_ns"], ev["runqueue_wait_ns"], rep))
-    chk.ok(ev["device_wait_ns"] <= sync["sum_ns"], "device wait %s > the workload's %s" %
-           (fmt(ev["device_wait_ns"]), fmt(sync["sum_ns"])))
+    # device wait = time in cudaStreamSynchronize less the run-queue wait
+    # inside, over the steady state (on a loaded machine a slow first step
+    # is the start-up's)
+    steady = truth.steady(r)
+    ssync = steady_op(steady, "cudaStreamSynchronize")
+    chk.ok(ev["device_wait_ns"] <= ssync["sum_ns"], "device wait %s > the workload's %s" %
+           (fmt(ev["device_wait_ns"]), fmt(ssync["sum_ns"])))
     chk.near("device wait + run-queue wait in it", ev["device_wait_ns"] + ev["runqueue_wait_ns"],
-             sync["sum_ns"], 0.02, sync["count"] * 30 * US)
-    check_active(chk, truth, c)
+             ssync["sum_ns"], 0.02, ssync["count"] * 30 * US)
+    check_active(chk, steady, c)
 chk.done()
 PY
 exit 0

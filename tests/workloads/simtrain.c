@@ -37,6 +37,8 @@
  *                          each how long it was blocked before a worker posted
  *                          it (blocked_ns) and how long after (wake_ns)
  *   {"type":"storm", ...}  pagestorm: bytes touched, minor faults, time
+ *   {"type":"schedstat", ...} the feeding thread's run-queue wait at exit, as
+ *                            the scheduler counted it (-1: not kept)
  *   {"type":"rusage", ...} getrusage at exit: the main process (RUSAGE_SELF),
  *                          the main thread (RUSAGE_THREAD), and each worker
  *                          process (its own line, with its pid)
@@ -342,6 +344,22 @@ static void emit_rusage(const char *role, int who, long index, const char *extra
 	     ru.ru_majflt,
 	     ts(who == RUSAGE_THREAD ? CLOCK_THREAD_CPUTIME_ID : CLOCK_PROCESS_CPUTIME_ID), t0,
 	     t1, extra ? extra : "");
+}
+
+/* The calling thread's time waiting on a run queue so far, from the
+   scheduler's own accounting (/proc/thread-self/schedstat, field 2), or -1
+   where the kernel keeps none (no CONFIG_SCHED_INFO). */
+static int64_t run_delay_ns(void)
+{
+	unsigned long long on, delay;
+	FILE *f = fopen("/proc/thread-self/schedstat", "r");
+	int n;
+
+	if (!f)
+		return -1;
+	n = fscanf(f, "%llu %llu", &on, &delay);
+	fclose(f);
+	return n == 2 ? (int64_t)delay : -1;
 }
 
 /* The machine's interrupt, softirq and steal time so far, from /proc/stat
@@ -830,6 +848,10 @@ int main(int argc, char **argv)
 	     cpustat_irq() - irq_start, 1000000000L / sysconf(_SC_CLK_TCK));
 	emit_rusage("main", RUSAGE_SELF, -1, NULL);
 	emit_rusage("feeder", RUSAGE_THREAD, -1, NULL);
+	/* the run-queue wait the kernel counted: what a report's CPU
+	   contention on this thread may not exceed */
+	emit("{\"type\":\"schedstat\",\"tid\":%d,\"run_delay_ns\":%" PRId64 "} ", (int)gettid(),
+	     run_delay_ns());
 	emit("{\"type\":\"run\",\"mode\":\"%s\",\"pid\":%d,\"feeder_tid\":%d,\"steps\":%ld,"
 	     "\"workers\":%ld,\"batch\":%ld,\"cols\":%ld,\"work_us\":%ld,\"host_us\":%ld,"
 	     "\"kernels\":%ld,\"grid\":%ld,\"mb\":%ld,\"cpus\":%ld,\"wall_ns\":%" PRIu64 "} ",

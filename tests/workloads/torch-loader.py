@@ -38,6 +38,16 @@ def name_worker(_):
     libc.prctl(15, b"pt_data_worker", 0, 0, 0)  # PR_SET_NAME
 
 
+def run_delay_ns():
+    """This thread's run-queue wait so far as the scheduler counted it
+    (/proc/thread-self/schedstat), or -1 where the kernel keeps none."""
+    try:
+        with open("/proc/thread-self/schedstat") as f:
+            return int(f.read().split()[1])
+    except (OSError, IndexError, ValueError):
+        return -1
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--cudart", required=True)
@@ -108,6 +118,7 @@ def main():
         "cudaStreamSynchronize": stats(syncs),
         "nvcsw": ru.ru_nvcsw - ru0.ru_nvcsw, "nivcsw": ru.ru_nivcsw - ru0.ru_nivcsw,
         "torch": torch.__version__,
+        "run_delay_ns": run_delay_ns(),
     }), flush=True)
     return 0
 
