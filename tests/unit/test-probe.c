@@ -325,8 +325,12 @@ static void test_caps(void **state)
 	assert_string_equal(caps.dir, dir);
 	assert_false(caps.debugfs);
 	/* every machine of this project runs a kernel that has them all */
+	assert_true(caps.tracefs);
 	assert_true(caps.uprobes);
 	assert_true(caps.uretprobes);
+	assert_true(caps.fetch_args);
+	assert_true(caps.pipe_raw);
+	assert_true(caps.sched_waking);
 	assert_true(caps.instances);
 	assert_true(caps.set_event_pid);
 	assert_true(caps.event_fork);
@@ -370,8 +374,9 @@ static int in_private_mounts(bool no_tracing_dir)
 	/* and libtracefs looks in the same place */
 	if (!tracefs_tracing_dir() || strcmp(tracefs_tracing_dir(), dir))
 		return 16;
+	/* debugfs/tracing is tracefs here, automounted: not the debugfs of old */
 	if (ift_tracefs_probe_caps(&caps) || strcmp(caps.dir, want) ||
-	    caps.debugfs != no_tracing_dir || !caps.uprobes || !caps.instances)
+	    caps.debugfs || !caps.tracefs || !caps.uprobes || !caps.instances)
 		return 17;
 	return 0;
 }
