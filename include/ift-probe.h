@@ -71,18 +71,21 @@ int ift_tracefs_probe_caps_at(const char *dir, bool debugfs,
  * ift_kfeature - one kernel feature recording uses, the release of Linux
  * that brought it, and what a recording does without it.  A static table
  * (ift_kfeatures()), in the order check lists them; the README's "Kernels"
- * table is written from it.
+ * table says the same.
  *
- * A recording is a set of IFT_KF_* bits: every one is IFT_KF_ALL, one with
- * functions to probe adds UPROBES, one with host events (no --no-host)
- * HOST, and --stack STACK.  A feature a recording NEEDS and lacks makes it
- * refuse; one it only USES and lacks, it does without.
+ * A recording is a set of IFT_KF_* bits: every one is IFT_KF_ALL, one that
+ * follows given tasks (no -a) adds PIDS, one with functions to probe
+ * UPROBES, one with host events (no --no-host) HOST, and --stack STACK.
+ * A feature a recording needs and lacks makes it refuse; one it only uses
+ * and lacks, it does without.  test-probe holds the table's releases
+ * against fake trees of older kernels, and the README's table against it.
  */
 enum {
 	IFT_KF_ALL = 1,
 	IFT_KF_UPROBES = 2,
 	IFT_KF_HOST = 4,
 	IFT_KF_STACK = 8,
+	IFT_KF_PIDS = 16,
 };
 
 struct ift_kfeature {

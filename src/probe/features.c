@@ -56,13 +56,13 @@ static const struct ift_kfeature features[] = {
 	  "every task's events are read and the user-space filter drops the others' "
 	  "(the same trace, more to read)",
 	  "none needed, it only costs more",
-	  0, IFT_KF_ALL, CAP(set_event_pid) },
+	  0, IFT_KF_PIDS, CAP(set_event_pid) },
 	{ "event_fork", "event-fork", "4.7",
 	  "the kernel's pid filter follows the traced tasks' children",
 	  "set_event_pid would miss the children: the user-space filter follows them "
 	  "(the same trace, more to read)",
 	  "none needed, it only costs more",
-	  0, IFT_KF_ALL, CAP(event_fork) },
+	  0, IFT_KF_PIDS, CAP(event_fork) },
 	{ "mono_clock", "mono clock", "3.17",
 	  "event times on CLOCK_MONOTONIC, the clock of /proc samples and --stack's samples",
 	  "the local clock (sched_clock): /proc samples and wall-clock times line up with "

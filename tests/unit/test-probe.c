@@ -52,6 +52,7 @@
 #include "ift-discover.h"
 #include "ift-error.h"
 #include "ift-probe.h"
+#include "ift-record.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -1294,7 +1295,8 @@ static void test_kernel_feature_text(void **state)
 /* Which missing feature stops a recording, and which ones it does without. */
 static void test_kernel_refusal(void **state)
 {
-	const unsigned plain = IFT_KF_ALL | IFT_KF_UPROBES | IFT_KF_HOST;
+	const unsigned plain = IFT_KF_ALL | IFT_KF_PIDS | IFT_KF_UPROBES | IFT_KF_HOST;
+	const unsigned host = IFT_KF_ALL | IFT_KF_PIDS | IFT_KF_HOST;
 	struct ift_tracefs_caps c;
 	const struct ift_kfeature *f;
 	size_t n, without = 0;
@@ -1305,27 +1307,30 @@ static void test_kernel_refusal(void **state)
 	f = ift_kfeature_refusal(&c, plain);
 	assert_non_null(f);
 	assert_string_equal(f->id, "fetch_args");
-	/* host events alone: 3.10 does, with the local clock and sched_wakeup alone */
-	assert_null(ift_kfeature_refusal(&c, IFT_KF_ALL | IFT_KF_HOST));
+	/* host events alone: 3.10 does, in user space, on the local clock... */
+	assert_null(ift_kfeature_refusal(&c, host));
 	f = ift_kfeatures(&n);
 	for (size_t k = 0; k < n; k++)
-		if (ift_kfeature_done_without(&f[k], &c, IFT_KF_ALL | IFT_KF_HOST))
+		if (ift_kfeature_done_without(&f[k], &c, host))
 			without++;
-	assert_true(ift_kfeature_done_without(ift_kfeature_find("mono_clock"), &c,
-					      IFT_KF_ALL | IFT_KF_HOST));
-	assert_true(ift_kfeature_done_without(ift_kfeature_find("sched_waking"), &c,
-					      IFT_KF_ALL | IFT_KF_HOST));
-	assert_true(ift_kfeature_done_without(ift_kfeature_find("set_event_pid"), &c,
-					      IFT_KF_ALL));
 	/* tracefs, set_event_pid, event-fork, mono, sched_waking; not perf's */
 	assert_int_equal(without, 5);
+	assert_true(ift_kfeature_done_without(ift_kfeature_find("mono_clock"), &c, host));
+	assert_true(ift_kfeature_done_without(ift_kfeature_find("sched_waking"), &c, host));
+	assert_true(ift_kfeature_done_without(ift_kfeature_find("set_event_pid"), &c, host));
+	assert_false(ift_kfeature_done_without(ift_kfeature_find("perf_clockid"), &c, host));
+	/* -a filters nothing, --no-host has no use for sched_waking */
+	assert_false(ift_kfeature_done_without(ift_kfeature_find("set_event_pid"), &c,
+					       IFT_KF_ALL | IFT_KF_HOST));
+	assert_false(ift_kfeature_done_without(ift_kfeature_find("sched_waking"), &c,
+					       IFT_KF_ALL));
 	/* --stack: the mono clock of 3.17 */
-	f = ift_kfeature_refusal(&c, IFT_KF_ALL | IFT_KF_STACK);
+	f = ift_kfeature_refusal(&c, host | IFT_KF_STACK);
 	assert_non_null(f);
 	assert_string_equal(f->id, "mono_clock");
 	c.mono_clock = true;
 	/* and perf's use_clockid of 4.1 */
-	f = ift_kfeature_refusal(&c, IFT_KF_ALL | IFT_KF_STACK);
+	f = ift_kfeature_refusal(&c, host | IFT_KF_STACK);
 	assert_non_null(f);
 	assert_string_equal(f->id, "perf_clockid");
 
@@ -1347,6 +1352,90 @@ static void test_kernel_refusal(void **state)
 	assert_null(ift_kfeature_refusal(&c, IFT_KF_ALL | IFT_KF_UPROBES | IFT_KF_STACK));
 }
 
+/* Whether PLAN does without the feature ID. */
+static bool plan_without(const struct ift_record_plan *p, const char *id)
+{
+	for (size_t i = 0; i < p->nwithout; i++)
+		if (!strcmp(p->without[i]->id, id))
+			return true;
+	return false;
+}
+
+/* What record makes of each kernel: refuses, or does without and says what. */
+static void test_kernel_record_plan(void **state)
+{
+	struct ift_record_opts o = { 0 };
+	struct ift_record_plan p;
+	struct ift_tracefs_caps c;
+
+	(void)state;
+	caps_of("3.10", &c);
+	/* CUDA functions to probe: no fetch-args, so no */
+	ift_record_plan(&o, &c, true, &p);
+	assert_non_null(p.refusal);
+	assert_string_equal(p.refusal->id, "fetch_args");
+	/* host events alone: in user space, on the local clock, by sched_wakeup */
+	ift_record_plan(&o, &c, false, &p);
+	assert_null(p.refusal);
+	assert_true(p.user_filter);
+	assert_int_equal(p.nwithout, 5);
+	assert_true(plan_without(&p, "tracefs"));
+	assert_true(plan_without(&p, "set_event_pid"));
+	assert_true(plan_without(&p, "event_fork"));
+	assert_true(plan_without(&p, "mono_clock"));
+	assert_true(plan_without(&p, "sched_waking"));
+	/* --stack: the mono clock first */
+	o.stack = true;
+	ift_record_plan(&o, &c, false, &p);
+	assert_non_null(p.refusal);
+	assert_string_equal(p.refusal->id, "mono_clock");
+	o.stack = false;
+
+	caps_of("4.4", &c);
+	ift_record_plan(&o, &c, true, &p);
+	assert_null(p.refusal);
+	/* set_event_pid, but no event-fork to follow the children with */
+	assert_true(p.user_filter);
+	assert_int_equal(p.nwithout, 1);
+	assert_true(plan_without(&p, "event_fork"));
+	/* -a: no filter at all, nothing done without */
+	o.all = true;
+	ift_record_plan(&o, &c, true, &p);
+	assert_false(p.user_filter);
+	assert_int_equal(p.nwithout, 0);
+	o.all = false;
+
+	for (size_t i = 2; i < ARRAY_SIZE(kernels); i++) {
+		caps_of(kernels[i].version, &c);
+		o.stack = true;
+		ift_record_plan(&o, &c, true, &p);
+		assert_null(p.refusal);
+		assert_false(p.user_filter);
+		assert_int_equal(p.nwithout, 0);
+		o.stack = false;
+	}
+	/* the hidden --user-filter still asks for it */
+	o.user_filter = true;
+	ift_record_plan(&o, &c, true, &p);
+	assert_true(p.user_filter);
+	/* no page allocations: a recording without them */
+	o.user_filter = false;
+	c.kmem_events = false;
+	ift_record_plan(&o, &c, true, &p);
+	assert_null(p.refusal);
+	assert_int_equal(p.nwithout, 1);
+	assert_true(plan_without(&p, "kmem_events"));
+	/* --no-host does without the sched tracepoints */
+	c.sched_events = c.sched_waking = false;
+	o.no_host = true;
+	ift_record_plan(&o, &c, true, &p);
+	assert_null(p.refusal);
+	assert_int_equal(p.nwithout, 0);	/* nor kmem */
+	o.no_host = false;
+	ift_record_plan(&o, &c, true, &p);
+	assert_string_equal(p.refusal->id, "sched_events");
+}
+
 /* No directory there: an error, and nothing claimed. */
 static void test_kernel_no_dir(void **state)
 {
@@ -1366,6 +1455,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_kernel_feature_versions, tree_teardown),
 		cmocka_unit_test_teardown(test_kernel_feature_text, tree_teardown),
 		cmocka_unit_test_teardown(test_kernel_refusal, tree_teardown),
+		cmocka_unit_test_teardown(test_kernel_record_plan, tree_teardown),
 		cmocka_unit_test(test_kernel_no_dir),
 		cmocka_unit_test(test_caps),
 		cmocka_unit_test(test_mounts_tracefs),
