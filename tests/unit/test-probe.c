@@ -1436,6 +1436,52 @@ static void test_kernel_record_plan(void **state)
 	assert_string_equal(p.refusal->id, "sched_events");
 }
 
+/*
+ * The README's "Kernels" table has a row per feature, with the table's
+ * release, and the minimum it gives is the newest a plain record needs.
+ */
+static void test_kernel_readme_table(void **state)
+{
+	const char *fix = getenv("IFT_FIXTURES");
+	char path[PATH_MAX], row[128], min[64];
+	const struct ift_kfeature *f;
+	const char *newest = "0.0";
+	char *text, *sec, *end;
+	size_t n;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/../README.md", fix ? fix : "fixtures");
+	text = slurp(path);
+	if (!text)
+		fail_msg("cannot read '%s'", path);
+	sec = strstr(text, "\n## Kernels\n");
+	assert_non_null(sec);
+	end = strstr(sec + 1, "\n## ");
+	if (end)
+		*end = 0;
+	f = ift_kfeatures(&n);
+	for (size_t k = 0; k < n; k++) {
+		char *line, *cell;
+
+		snprintf(row, sizeof(row), "\n| %s | ", f[k].name);
+		line = strstr(sec, row);
+		if (!line)
+			fail_msg("no row '| %s |' in README's Kernels table", f[k].name);
+		/* the third cell: | name | use | since | without | */
+		cell = strchr(strchr(line + 2, '|') + 1, '|') + 1;
+		snprintf(row, sizeof(row), " %s |", f[k].since);
+		if (strncmp(cell, row, strlen(row)))
+			fail_msg("README gives %s another release than %s", f[k].name, f[k].since);
+		if ((f[k].needs & (IFT_KF_ALL | IFT_KF_PIDS | IFT_KF_UPROBES | IFT_KF_HOST)) &&
+		    version_num(f[k].since) > version_num(newest))
+			newest = f[k].since;
+	}
+	snprintf(min, sizeof(min), "**Linux %s** or later", newest);
+	if (!strstr(sec, min))
+		fail_msg("README's Kernels section does not say %s", min);
+	free(text);
+}
+
 /* No directory there: an error, and nothing claimed. */
 static void test_kernel_no_dir(void **state)
 {
@@ -1456,6 +1502,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_kernel_feature_text, tree_teardown),
 		cmocka_unit_test_teardown(test_kernel_refusal, tree_teardown),
 		cmocka_unit_test_teardown(test_kernel_record_plan, tree_teardown),
+		cmocka_unit_test(test_kernel_readme_table),
 		cmocka_unit_test(test_kernel_no_dir),
 		cmocka_unit_test(test_caps),
 		cmocka_unit_test(test_mounts_tracefs),
