@@ -25,16 +25,97 @@ struct tep_handle;
 /* Mounts tracefs when needed; returns its path (static) or NULL with errno. */
 const char *ift_tracefs_dir(void);
 
-/* What the kernel offers; each probe is harmless and creates nothing lasting. */
+/*
+ * What the kernel offers, read from the files of its tracing directory:
+ * nothing is written, created or enabled.  Where a feature leaves no file of
+ * its own, it is told by one that came in the same release (the comment of
+ * each field says which); ift_kfeatures() says what each is for.
+ */
 struct ift_tracefs_caps {
-	const char *dir;		/* tracefs mount point, NULL if none */
-	bool debugfs;			/* found only under debugfs/tracing */
-	bool uprobes, uretprobes, instances, set_event_pid, event_fork;
-	bool mono_clock;
-	bool sched_events, kmem_events;
+	const char *dir;		/* tracing directory, NULL if none */
+	bool debugfs;			/* the files are in debugfs: no tracefs */
+	bool tracefs;			/* !debugfs: its own file system (4.1) */
+	bool uprobes;			/* uprobe_events (3.5) */
+	/*
+	 * Return probes (3.10) and the fetch-args $retval and +offs(%reg) of
+	 * uprobes (3.14): from the probe syntax in README, which lists them
+	 * since 4.9; before that, from instances/ (also 3.10) and the events'
+	 * trigger files (also 3.14).
+	 */
+	bool uretprobes, fetch_args;
+	bool instances;			/* instances/ (3.10) */
+	bool pipe_raw;			/* per_cpu/cpuN/trace_pipe_raw, spliced */
+	bool set_event_pid;		/* (4.4) */
+	bool event_fork;		/* options/event-fork (4.7) */
+	bool mono_clock;		/* "mono" in trace_clock (3.17) */
+	bool sched_events;		/* switch, wakeup(_new), fork, exec, exit */
+	bool sched_waking;		/* (4.3) */
+	bool task_events;		/* task_newtask (3.3) */
+	bool kmem_events;		/* kmem:mm_page_alloc */
+	/* perf's use_clockid (4.1), for --stack: seen as tracefs, its twin */
+	bool perf_clockid;
 	bool root;			/* can write tracefs */
 };
+
+/* Finds (mounting it if need be) the tracing directory and reads it. */
 int ift_tracefs_probe_caps(struct ift_tracefs_caps *caps);
+/*
+ * The same on the tracing files under DIR (a fake tree in tests), DEBUGFS
+ * when they are debugfs's.  CAPS->dir points at DIR, which must outlive it.
+ * 0, or -ENOENT when DIR is no directory.
+ */
+int ift_tracefs_probe_caps_at(const char *dir, bool debugfs,
+			      struct ift_tracefs_caps *caps);
+
+/*
+ * ift_kfeature - one kernel feature recording uses, the release of Linux
+ * that brought it, and what a recording does without it.  A static table
+ * (ift_kfeatures()), in the order check lists them; the README's "Kernels"
+ * table says the same.
+ *
+ * A recording is a set of IFT_KF_* bits: every one is IFT_KF_ALL, one that
+ * follows given tasks (no -a) adds PIDS, one with functions to probe
+ * UPROBES, one with host events (no --no-host) HOST, and --stack STACK.
+ * A feature a recording needs and lacks makes it refuse; one it only uses
+ * and lacks, it does without.  test-probe holds the table's releases
+ * against fake trees of older kernels, and the README's table against it.
+ */
+enum {
+	IFT_KF_ALL = 1,
+	IFT_KF_UPROBES = 2,
+	IFT_KF_HOST = 4,
+	IFT_KF_STACK = 8,
+	IFT_KF_PIDS = 16,
+};
+
+struct ift_kfeature {
+	const char *id;			/* stable, for check --json */
+	const char *name;		/* "uretprobes", as check names it */
+	const char *since;		/* "3.10": the release that brought it */
+	const char *use;		/* what recording uses it for */
+	const char *without;		/* what a recording does, or loses, without it */
+	const char *fix;		/* what gets it */
+	unsigned needs;			/* IFT_KF_*: the recordings that refuse without it */
+	unsigned uses;			/* IFT_KF_*: the recordings that use it */
+	size_t cap;			/* offsetof its bool in struct ift_tracefs_caps */
+};
+
+/* The table and its length; static, changes nothing. */
+const struct ift_kfeature *ift_kfeatures(size_t *n);
+/* The table's entry for ID, or NULL. */
+const struct ift_kfeature *ift_kfeature_find(const char *id);
+bool ift_kfeature_have(const struct ift_kfeature *f, const struct ift_tracefs_caps *caps);
+/*
+ * F in one line, into BUF (always terminated): "NAME: USE" when the kernel
+ * has it, else "NAME: none; Linux SINCE brought it; WITHOUT".
+ */
+void ift_kfeature_str(const struct ift_kfeature *f, bool have, char *buf, size_t len);
+/* The first feature CAPS lacks that recording RUN (IFT_KF_* bits) needs, or NULL. */
+const struct ift_kfeature *ift_kfeature_refusal(const struct ift_tracefs_caps *caps,
+						unsigned run);
+/* Whether recording RUN does without F here: CAPS lacks it, RUN uses, not needs, it. */
+bool ift_kfeature_done_without(const struct ift_kfeature *f,
+			       const struct ift_tracefs_caps *caps, unsigned run);
 
 /* One traced function of one library, as set up in tracefs. */
 struct ift_probe {

@@ -63,6 +63,36 @@ const char *ift_recorder_error(const struct ift_recorder *r);
 /* The libraries probed. */
 const struct ift_libset *ift_recorder_libs(const struct ift_recorder *r);
 
+struct ift_kfeature;
+struct ift_tracefs_caps;
+
+/* What a recording makes of what the kernel offers. */
+struct ift_record_plan {
+	unsigned run;			/* IFT_KF_*: what it is (ift-probe.h) */
+	/* the feature it needs and the kernel lacks: it refuses; else NULL */
+	const struct ift_kfeature *refusal;
+	bool user_filter;		/* tasks filtered in user space */
+	/* what it does without (set_event_pid, for which it filters in user
+	   space; mono, for which it takes the local clock...) */
+	const struct ift_kfeature *without[16];
+	size_t nwithout;
+};
+
+/*
+ * ift_record_plan - the recording OPTS asks for, on a kernel that offers
+ * CAPS, with PROBES when there are functions to probe.  Pure: reads
+ * nothing, changes nothing; the table entries are static.
+ */
+void ift_record_plan(const struct ift_record_opts *opts, const struct ift_tracefs_caps *caps,
+		     bool probes, struct ift_record_plan *plan);
+
+/*
+ * The Ith kernel feature this recording does without (its plan's), or NULL
+ * past the last.  A feature it cannot do without makes ift_recorder_create()
+ * fail with -IFT_E_OLD_KERNEL, and ift_recorder_error() name it.
+ */
+const struct ift_kfeature *ift_recorder_without(const struct ift_recorder *r, size_t i);
+
 /* Adds a task (a child about to exec, a -p process) to the traced set. */
 int ift_recorder_add_pid(struct ift_recorder *r, pid_t pid);
 

@@ -2,7 +2,9 @@
 /*
  * ingero-ftrace check: can recording work here, and what is missing if not.
  * One line per finding, "OK|WARN|FAIL  what  (fix: ...)"; FAIL is something
- * recording cannot do without, WARN something it works around.
+ * recording cannot do without, WARN something it works around.  The kernel's
+ * features, their releases and what a recording does without each come from
+ * the core's table (ift_kfeatures()): this file only renders them.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -31,6 +33,7 @@ struct finding {
 	enum verdict v;
 	char what[512];
 	const char *fix;		/* NULL when nothing is to be done */
+	const char *since;		/* a kernel feature's release, else NULL */
 };
 
 struct report {
@@ -64,6 +67,7 @@ static void add(struct report *r, const char *id, enum verdict v, const char *fi
 	f->id = id;
 	f->v = v;
 	f->fix = v == V_OK ? NULL : fix;
+	f->since = NULL;
 	va_start(ap, fmt);
 	vsnprintf(f->what, sizeof(f->what), fmt, ap);
 	va_end(ap);
@@ -86,6 +90,40 @@ static bool tracing_mounted(void)
 	return found;
 }
 
+/* What a plain record refuses without is a FAIL; --stack's needs and fallbacks warn. */
+static enum verdict missing_verdict(const struct ift_kfeature *f)
+{
+	return f->needs & (IFT_KF_ALL | IFT_KF_UPROBES | IFT_KF_HOST) ? V_FAIL : V_WARN;
+}
+
+/* One line per kernel feature, in the table's order. */
+static void check_features(struct report *r, const struct ift_tracefs_caps *caps,
+			   bool was_mounted)
+{
+	const struct ift_kfeature *f;
+	size_t n;
+
+	f = ift_kfeatures(&n);
+	for (size_t i = 0; i < n; i++) {
+		bool have = ift_kfeature_have(&f[i], caps);
+		char what[480];
+
+		ift_kfeature_str(&f[i], have, what, sizeof(what));
+		/* tracefs: where the files are, which the other lines read */
+		if (!strcmp(f[i].id, "tracefs") && have)
+			add(r, f[i].id, V_OK, NULL, "tracefs mounted at %s%s", caps->dir,
+			    was_mounted ? "" : " (mounted it now)");
+		else if (!strcmp(f[i].id, "tracefs"))
+			add(r, f[i].id, missing_verdict(&f[i]), f[i].fix, "%s (files at %s)",
+			    what, caps->dir);
+		else
+			add(r, f[i].id, have ? V_OK : missing_verdict(&f[i]), f[i].fix, "%s",
+			    what);
+		if (r->n && !r->oom)
+			r->v[r->n - 1].since = f[i].since;
+	}
+}
+
 static void check_kernel(struct report *r, struct ift_tracefs_caps *caps)
 {
 	bool was_mounted = tracing_mounted();
@@ -100,56 +138,14 @@ static void check_kernel(struct report *r, struct ift_tracefs_caps *caps)
 		    strerror(errno ? errno : ENODEV));
 		return;
 	}
-	if (caps->debugfs)
-		add(r, "tracefs", V_OK, NULL, "tracefs at %s (the old debugfs location)%s",
-		    caps->dir, was_mounted ? "" : ", mounted now");
-	else
-		add(r, "tracefs", V_OK, NULL, "tracefs mounted at %s%s", caps->dir,
-		    was_mounted ? "" : " (mounted it now)");
-
 	/* tracefs is root's only: without access every file looks missing */
 	if (access(caps->dir, R_OK | X_OK)) {
+		add(r, "tracefs", V_OK, NULL, "tracefs mounted at %s%s", caps->dir,
+		    was_mounted ? "" : " (mounted it now)");
 		add(r, "features", V_WARN, "run as root",
 		    "kernel features: cannot look into %s (%s)", caps->dir, strerror(errno));
 	} else {
-		const struct {
-			const char *id;
-			bool have;
-			enum verdict missing;
-			const char *ok, *none, *fix;
-		} f[] = {
-			{ "uprobes", caps->uprobes, V_FAIL, "uprobes: uprobe_events",
-			  "uprobes: no uprobe_events", "a kernel built with CONFIG_UPROBE_EVENTS=y" },
-			{ "uretprobes", caps->uretprobes, V_FAIL, "uretprobes: return probes",
-			  "uretprobes: no return probes, so no call durations",
-			  "a kernel with CONFIG_UPROBE_EVENTS=y, Linux 3.10 or later" },
-			{ "instances", caps->instances, V_FAIL, "instances: a private ring buffer per run",
-			  "instances: none, so no private ring buffer", "Linux 3.10 or later" },
-			{ "set_event_pid", caps->set_event_pid, V_WARN,
-			  "set_event_pid: the kernel filters events by pid",
-			  "set_event_pid: none, other tasks' events are dropped in user space",
-			  "none needed, it only costs more; Linux 4.4 has it" },
-			{ "event_fork", caps->event_fork, V_WARN,
-			  "event-fork: the kernel follows children of traced tasks",
-			  "event-fork: none, children are followed in user space",
-			  "none needed, it only costs more; Linux 4.4 has it" },
-			{ "mono_clock", caps->mono_clock, V_WARN,
-			  "mono clock: trace times are CLOCK_MONOTONIC",
-			  "mono clock: none, the local clock is used (not CLOCK_MONOTONIC)",
-			  "Linux 4.0 or later has it" },
-			{ "sched_events", caps->sched_events, V_WARN,
-			  "sched tracepoints: off-CPU time and wakeups",
-			  "sched tracepoints: none, so no off-CPU time",
-			  "a kernel with CONFIG_TRACEPOINTS" },
-			{ "kmem_events", caps->kmem_events, V_WARN,
-			  "kmem:mm_page_alloc tracepoint: page allocations",
-			  "kmem:mm_page_alloc tracepoint: none, so no page allocations",
-			  "a kernel with CONFIG_TRACEPOINTS" },
-		};
-
-		for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
-			add(r, f[i].id, f[i].have ? V_OK : f[i].missing, f[i].fix, "%s",
-			    f[i].have ? f[i].ok : f[i].none);
+		check_features(r, caps, was_mounted);
 	}
 	add(r, "privileges", caps->root ? V_OK : V_FAIL,
 	    "run as root (or with CAP_SYS_ADMIN and write access to tracefs)",
@@ -267,6 +263,8 @@ static int print_json(const struct report *r, const struct ift_tracefs_caps *cap
 		json_object_object_add(o, "status", json_object_new_string(verdict_name[f->v]));
 		json_object_object_add(o, "what", json_object_new_string(f->what));
 		json_object_object_add(o, "fix", f->fix ? json_object_new_string(f->fix) : NULL);
+		if (f->since)
+			json_object_object_add(o, "since", json_object_new_string(f->since));
 		json_object_array_add(arr, o);
 	}
 	json_object_object_add(root, "checks", arr);
@@ -320,9 +318,11 @@ int cmd_check(int argc, char **argv)
 			break;
 		case 'h':
 			printf("usage: %s %s\n\n"
-			       "Checks that this machine can record: tracefs, uprobes, instances,\n"
-			       "pid filtering, the trace clock, privileges, the CUDA libraries found,\n"
-			       "and what runs killed before their cleanup left in tracefs.\n\n"
+			       "Checks that this machine can record: each kernel feature recording\n"
+			       "uses (tracefs, uprobes, instances, pid filtering, the trace clock, the\n"
+			       "tracepoints) with the release of Linux that brought it and what a\n"
+			       "recording does without it, privileges, the CUDA libraries found, and\n"
+			       "what runs killed before their cleanup left in tracefs.\n\n"
 			       "    --json       one JSON object instead of lines\n"
 			       "    --cleanup    remove the leftovers of dead runs\n"
 			       "\nExits 0 when recording can work, 1 otherwise.\n", progname, usage);

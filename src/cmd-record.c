@@ -351,8 +351,17 @@ int cmd_record(int argc, char **argv)
 			fprintf(stderr, "%s: probing %zu functions in %s (%s)\n", progname,
 				ls->v[i].nsyms, ls->v[i].path, ls->v[i].found_by);
 	}
-	if (verbose >= 0)
+	if (verbose >= 0) {
+		const struct ift_kfeature *f;
+		char what[480];
+
+		/* an older kernel: what this recording does without, in check's words */
+		for (size_t i = 0; (f = ift_recorder_without(r, i)); i++) {
+			ift_kfeature_str(f, false, what, sizeof(what));
+			warning("%s", what);
+		}
 		warn_leftovers();
+	}
 	if (!ift_recorder_libs(r)->n && verbose >= 0)
 		warning("no CUDA library found: recording host events only (use --cuda-lib PATH)");
 

@@ -46,7 +46,8 @@ struct ift_probe_session {
 static bool session_live;
 
 /* Host tracepoints: the scheduler for off-CPU time, page allocations for
-   memory pressure.  Optional ones are absent from some kernels. */
+   memory pressure.  Optional ones are absent from some kernels; what a
+   recording does without each is in src/probe/features.c. */
 static const struct {
 	const char *system, *event;
 	bool optional;
@@ -60,7 +61,7 @@ static const struct {
 	{ "sched", "sched_process_exec", false },
 	{ "sched", "sched_process_exit", false },
 	{ "task", "task_rename", true },
-	{ "kmem", "mm_page_alloc", false },
+	{ "kmem", "mm_page_alloc", true },
 };
 
 static int inst_path(const struct ift_probe_session *s, char *buf, size_t len,

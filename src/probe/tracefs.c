@@ -34,7 +34,6 @@
 #define DEBUGFS_PATH "/sys/kernel/debug"
 
 static char tracing_dir[PATH_MAX];
-static bool tracing_under_debugfs;
 
 int tfs_path(char *buf, size_t len, const char *fmt, ...)
 {
@@ -156,14 +155,13 @@ static bool is_tracing_dir(const char *path)
 	return !tfs_path(file, sizeof(file), "%s/trace", path) && tfs_exists(file);
 }
 
-static const char *use_dir(const char *path, bool debugfs)
+static const char *use_dir(const char *path)
 {
 	if (strcmp(tracing_dir, path)) {
 		snprintf(tracing_dir, sizeof(tracing_dir), "%s", path);
 		/* libtracefs must look where we look (it mounts in its own order) */
 		tracefs_set_tracing_dir(tracing_dir);
 	}
-	tracing_under_debugfs = debugfs;
 	return tracing_dir;
 }
 
@@ -209,25 +207,25 @@ const char *ift_tracefs_dir(void)
 		return tracing_dir;
 
 	if (is_tracing_dir(TRACEFS_PATH))
-		return use_dir(TRACEFS_PATH, false);
+		return use_dir(TRACEFS_PATH);
 	p = find_mounted(buf, sizeof(buf), &debugfs);
 	if (p && !debugfs)
-		return use_dir(p, false);
+		return use_dir(p);
 
 	/* not mounted (a fresh boot mounts it only on first use): mount it */
 	if (!mount("nodev", TRACEFS_PATH, "tracefs", 0, NULL) && is_tracing_dir(TRACEFS_PATH))
-		return use_dir(TRACEFS_PATH, false);
+		return use_dir(TRACEFS_PATH);
 	mount_err = errno;
 
 	/* the old location: tracing/ inside debugfs, automounted there */
 	if (p)
-		return use_dir(p, true);
+		return use_dir(p);
 	if (is_tracing_dir(DEBUGFS_PATH "/tracing"))
-		return use_dir(DEBUGFS_PATH "/tracing", true);
+		return use_dir(DEBUGFS_PATH "/tracing");
 	if (!statfs(DEBUGFS_PATH, &sfs) && sfs.f_type != DEBUGFS_MAGIC &&
 	    !mount("nodev", DEBUGFS_PATH, "debugfs", 0, NULL) &&
 	    is_tracing_dir(DEBUGFS_PATH "/tracing"))
-		return use_dir(DEBUGFS_PATH "/tracing", true);
+		return use_dir(DEBUGFS_PATH "/tracing");
 
 	errno = mount_err;
 	return NULL;
@@ -263,35 +261,97 @@ bool tfs_has_word(const char *path, const char *word)
 	return found;
 }
 
-int ift_tracefs_probe_caps(struct ift_tracefs_caps *caps)
+/* Whether every one of the events SYSTEM/NAMES[] is there. */
+static bool dir_has_events(const char *dir, const char *system,
+			   const char *const *names)
+{
+	char path[PATH_MAX];
+
+	for (; *names; names++)
+		if (tfs_path(path, sizeof(path), "%s/events/%s/%s", dir, system, *names) ||
+		    !tfs_exists(path))
+			return false;
+	return true;
+}
+
+/*
+ * What the README's probe syntax says of return probes and fetch-args.
+ * Since 4.9 it lists "p|r[:[<group>/]<event>]", since 4.13
+ * "r[maxactive][:[<group>/]<event>]", and the fetch-args "$retval" among
+ * them; before 4.9 it lists no probe syntax at all, and false comes back.
+ */
+static bool readme_probe_syntax(const char *dir, bool *uretprobes, bool *fetch_args)
 {
 	char path[PATH_MAX], *readme;
+	bool listed;
+
+	if (tfs_path(path, sizeof(path), "%s/README", dir) || tfs_read(path, &readme))
+		return false;
+	listed = strstr(readme, "fetcharg:") != NULL;
+	if (listed) {
+		*uretprobes = strstr(readme, "p|r[") || strstr(readme, "r[maxactive]");
+		*fetch_args = strstr(readme, "$retval") != NULL;
+	}
+	free(readme);
+	return listed;
+}
+
+int ift_tracefs_probe_caps_at(const char *dir, bool debugfs,
+			      struct ift_tracefs_caps *caps)
+{
+	static const char *const sched[] = {
+		"sched_switch", "sched_wakeup", "sched_wakeup_new", "sched_process_fork",
+		"sched_process_exec", "sched_process_exit", NULL,
+	};
+	static const char *const waking[] = { "sched_waking", NULL };
+	static const char *const task[] = { "task_newtask", NULL };
+	static const char *const kmem[] = { "mm_page_alloc", NULL };
+	struct stat st;
+	char path[PATH_MAX];
+
+	memset(caps, 0, sizeof(*caps));
+	if (stat(dir, &st) || !S_ISDIR(st.st_mode))
+		return -ENOENT;
+	caps->dir = dir;
+	caps->debugfs = debugfs;
+	caps->tracefs = !debugfs;
+	/* tracefs and perf's use_clockid both came in 4.1 */
+	caps->perf_clockid = caps->tracefs;
+	caps->uprobes = dir_has(dir, "uprobe_events");
+	caps->instances = dir_has(dir, "instances");
+	if (caps->uprobes &&
+	    !readme_probe_syntax(dir, &caps->uretprobes, &caps->fetch_args)) {
+		/* a README of before 4.9: by the files of the same releases */
+		caps->uretprobes = caps->instances;
+		caps->fetch_args = dir_has(dir, "events/sched/sched_switch/trigger");
+	}
+	caps->pipe_raw = dir_has(dir, "per_cpu/cpu0/trace_pipe_raw");
+	caps->set_event_pid = dir_has(dir, "set_event_pid");
+	caps->event_fork = dir_has(dir, "options/event-fork");
+	caps->mono_clock = !tfs_path(path, sizeof(path), "%s/trace_clock", dir) &&
+			   tfs_has_word(path, "mono");
+	caps->sched_events = dir_has_events(dir, "sched", sched);
+	caps->sched_waking = dir_has_events(dir, "sched", waking);
+	caps->task_events = dir_has_events(dir, "task", task);
+	caps->kmem_events = dir_has_events(dir, "kmem", kmem);
+	caps->root = !tfs_path(path, sizeof(path), "%s/%s", dir,
+			       caps->uprobes ? "uprobe_events" : "tracing_on") &&
+		     !access(path, W_OK);
+	return 0;
+}
+
+int ift_tracefs_probe_caps(struct ift_tracefs_caps *caps)
+{
 	const char *dir;
+	struct statfs sfs;
 
 	memset(caps, 0, sizeof(*caps));
 	dir = ift_tracefs_dir();
 	if (!dir)
 		return -IFT_E_NO_TRACEFS;
-	caps->dir = dir;
-	caps->debugfs = tracing_under_debugfs;
-	caps->uprobes = dir_has(dir, "uprobe_events");
-	/* "r[maxactive][:[<group>/][<event>]]" in the probe syntax the README lists */
-	if (caps->uprobes && !tfs_path(path, sizeof(path), "%s/README", dir) &&
-	    !tfs_read(path, &readme)) {
-		caps->uretprobes = strcasestr(readme, "r[maxactive]") != NULL;
-		free(readme);
-	}
-	caps->instances = dir_has(dir, "instances");
-	caps->set_event_pid = dir_has(dir, "set_event_pid");
-	caps->event_fork = dir_has(dir, "options/event-fork");
-	caps->mono_clock = !tfs_path(path, sizeof(path), "%s/trace_clock", dir) &&
-			   tfs_has_word(path, "mono");
-	caps->sched_events = dir_has(dir, "events/sched/sched_switch");
-	caps->kmem_events = dir_has(dir, "events/kmem/mm_page_alloc");
-	caps->root = !tfs_path(path, sizeof(path), "%s/%s", dir,
-			       caps->uprobes ? "uprobe_events" : "tracing_on") &&
-		     !access(path, W_OK);
-	return 0;
+	/* debugfs/tracing is tracefs itself on kernels since 4.1 */
+	return ift_tracefs_probe_caps_at(dir, !statfs(dir, &sfs) &&
+					 sfs.f_type != TRACEFS_MAGIC, caps);
 }
 
 /* ---- uprobe groups and instances by name --------------------------------- */

@@ -82,6 +82,8 @@ struct ift_recorder {
 	struct ift_ring *ring;
 	struct ift_sampler *sampler;
 	struct ift_stacks *stacks;	/* --stack, else NULL */
+	struct ift_tracefs_caps caps;	/* what the kernel offers */
+	struct ift_record_plan plan;	/* and what this recording makes of it */
 	bool mono;
 	bool started;
 	uint64_t start_ns, next_sample, next_flush, next_rescan;
@@ -108,6 +110,60 @@ const char *ift_recorder_error(const struct ift_recorder *r)
 const struct ift_libset *ift_recorder_libs(const struct ift_recorder *r)
 {
 	return &r->libs;
+}
+
+const struct ift_kfeature *ift_recorder_without(const struct ift_recorder *r, size_t i)
+{
+	return i < r->plan.nwithout ? r->plan.without[i] : NULL;
+}
+
+void ift_record_plan(const struct ift_record_opts *o, const struct ift_tracefs_caps *caps,
+		     bool probes, struct ift_record_plan *p)
+{
+	const struct ift_kfeature *f;
+	size_t n;
+
+	memset(p, 0, sizeof(*p));
+	p->run = IFT_KF_ALL | (o->all ? 0 : IFT_KF_PIDS) | (probes ? IFT_KF_UPROBES : 0) |
+		 (o->no_host ? 0 : IFT_KF_HOST) | (o->stack ? IFT_KF_STACK : 0);
+	p->refusal = ift_kfeature_refusal(caps, p->run);
+	/*
+	 * The kernel's pid filter needs set_event_pid, and event-fork to
+	 * follow the children: without either, the user-space one (the same
+	 * trace, more to read).
+	 */
+	p->user_filter = !o->all && (o->user_filter || !caps->set_event_pid ||
+				     !caps->event_fork);
+	f = ift_kfeatures(&n);
+	for (size_t i = 0; i < n; i++)
+		if (ift_kfeature_done_without(&f[i], caps, p->run) &&
+		    p->nwithout < sizeof(p->without) / sizeof(p->without[0]))
+			p->without[p->nwithout++] = &f[i];
+}
+
+/*
+ * Plans the recording on what the kernel offers; refuses, naming the
+ * feature and its release in check's words, when it lacks one needed.
+ */
+static int plan(struct ift_recorder *r, bool probes)
+{
+	char what[400];
+
+	ift_record_plan(&r->opts, &r->caps, probes, &r->plan);
+	if (!r->plan.refusal)
+		return 0;
+	ift_kfeature_str(r->plan.refusal, false, what, sizeof(what));
+	snprintf(r->step, sizeof(r->step), "record on this kernel: %s", what);
+	return -IFT_E_OLD_KERNEL;
+}
+
+/* Whether any library found has functions to probe. */
+static bool libs_to_probe(const struct ift_recorder *r)
+{
+	for (size_t i = 0; i < r->libs.n; i++)
+		if (r->libs.v[i].nsyms)
+			return true;
+	return false;
 }
 
 static int find_libs(struct ift_recorder *r)
@@ -336,6 +392,11 @@ int ift_recorder_create(const struct ift_record_opts *opts,
 		if (!dir)
 			return fail(r, "find tracefs", errno == EACCES || errno == EPERM ?
 				    -errno : -IFT_E_NO_TRACEFS);
+		/* an old kernel: what it lacks, before any file is missed */
+		if ((ret = ift_tracefs_probe_caps(&r->caps)) < 0)
+			return fail(r, "read what the kernel offers", ret);
+		if ((ret = plan(r, false)) < 0)
+			return ret;
 		snprintf(path, sizeof(path), "%s/instances", dir);
 		if (access(path, W_OK) < 0) {
 			snprintf(r->step, sizeof(r->step), "write to tracefs at %s", dir);
@@ -346,6 +407,9 @@ int ift_recorder_create(const struct ift_record_opts *opts,
 		return ret;
 	if (stopping(r))
 		return fail(r, "set up", -EINTR);
+	if ((ret = plan(r, libs_to_probe(r))) < 0)
+		return ret;
+	r->opts.user_filter = r->plan.user_filter;
 
 	/*
 	 * Runs killed with SIGKILL could not clean up after themselves.  An
@@ -358,8 +422,8 @@ int ift_recorder_create(const struct ift_record_opts *opts,
 
 	popts.buffer_kb = opts->buffer_kb;
 	popts.host_events = !opts->no_host;
-	popts.kernel_filter = !opts->user_filter && !opts->all;
-	popts.all_tasks = opts->all || opts->user_filter;
+	popts.kernel_filter = !r->opts.user_filter && !opts->all;
+	popts.all_tasks = opts->all || r->opts.user_filter;
 	if ((ret = ift_probe_session_create(&popts, &r->probes)) < 0)
 		return fail(r, "set up the tracefs instance", ret);
 	r->mono = !strcmp(ift_probe_clock(r->probes), "mono");
@@ -396,7 +460,7 @@ int ift_recorder_create(const struct ift_record_opts *opts,
 	dopts.tep = ift_probe_tep(r->probes);
 	dopts.w = r->w;
 	dopts.probes = r->probes;
-	dopts.user_filter = opts->user_filter && !opts->all;
+	dopts.user_filter = r->opts.user_filter && !opts->all;
 	dopts.on_call = on_call;
 	dopts.on_call_ctx = r;
 	if ((ret = ift_decoder_new(&dopts, &r->dec)) < 0)
@@ -822,7 +886,9 @@ int ift_recorder_poll(struct ift_recorder *r, int timeout_ms)
 		if (ret < 0 && ret != -ENOENT)
 			return fail(r, "sample /proc", ret);
 	}
-	if (now >= r->next_rescan && !r->opts.ncuda_libs) {
+	/* a library mapped later is probed where the kernel can */
+	if (now >= r->next_rescan && !r->opts.ncuda_libs &&
+	    !ift_kfeature_refusal(&r->caps, IFT_KF_UPROBES)) {
 		r->next_rescan = now + RESCAN_EVERY_NS;
 		if ((ret = rescan(r)) < 0)
 			return fail(r, "probe a library loaded while recording", ret);
