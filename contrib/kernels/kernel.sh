@@ -43,18 +43,18 @@ debian_uri() {
 	echo "${u:-http://deb.debian.org/debian}"
 }
 
-# apt-get with Debian 11 "bullseye" as its only source, state kept in the
-# cache: the machine's own apt configuration is not touched.
+# apt-get or apt-cache (\$1) with Debian 11 "bullseye" as its only source,
+# state kept in the cache: the machine's own apt configuration is not touched.
 bullseye_apt() {
-	local a=$cache/apt-bullseye
+	local tool=$1 a=$cache/apt-bullseye
+	shift
 	mkdir -p "$a/lists/partial" "$a/archives/partial"
 	if [ ! -f "$a/sources.list" ]; then
 		echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $(debian_uri) bullseye main" \
 			>"$a/sources.list"
 	fi
-	apt-get -q -o Dir::Etc::SourceList="$a/sources.list" -o Dir::Etc::SourceParts=/nonexistent \
-		-o Dir::State::Lists="$a/lists" -o Dir::Cache="$a" -o Dir::State::status=/var/lib/dpkg/status \
-		"$@"
+	"$tool" -q -o Dir::Etc::SourceList="$a/sources.list" -o Dir::Etc::SourceParts=/nonexistent \
+		-o Dir::State::Lists="$a/lists" -o Dir::Cache="$a" -o APT::Sandbox::User=root "$@"
 }
 
 # The linux-image package a Debian meta package depends on now.
@@ -69,8 +69,8 @@ recipe() {
 	case $name in
 	linux-5.10-nobpf)
 		cat "$here/config/$name.config"
-		bullseye_apt -qq update >/dev/null 2>&1 || true
-		bullseye_apt policy linux-source-5.10 2>/dev/null | awk '/Candidate/ { print $2 }' ;;
+		bullseye_apt apt-get -qq update >/dev/null 2>&1 || true
+		bullseye_apt apt-cache policy linux-source-5.10 2>/dev/null | awk '/Candidate/ { print $2 }' ;;
 	debian-6.1) image_of linux-image-amd64 ;;
 	linux-6.12) image_of linux-image-6.12-amd64 ;;
 	*) die "no kernel '$name' (kernels: $KERNELS)" ;;
@@ -90,8 +90,8 @@ build_5_10() {
 	work=$(mktemp -d "$cache/build.XXXXXX")
 	builds+=("$work")
 	say "fetching linux-source-5.10 (Debian 11)"
-	bullseye_apt -qq update || die "cannot read Debian 11's package lists"
-	(cd "$work" && bullseye_apt -qq -o APT::Sandbox::User=root download linux-source-5.10) ||
+	bullseye_apt apt-get -qq update || die "cannot read Debian 11's package lists"
+	(cd "$work" && bullseye_apt apt-get -qq download linux-source-5.10) ||
 		die "cannot download linux-source-5.10"
 	dpkg-deb -x "$work"/linux-source-5.10_*.deb "$work/pkg"
 	src=$(ls "$work"/pkg/usr/src/linux-source-5.10.tar.xz) || die "no source tarball in the package"

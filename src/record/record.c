@@ -392,16 +392,18 @@ int ift_recorder_create(const struct ift_record_opts *opts,
 		if (!dir)
 			return fail(r, "find tracefs", errno == EACCES || errno == EPERM ?
 				    -errno : -IFT_E_NO_TRACEFS);
+		/* privileges first: to a user who cannot read tracefs every
+		   feature looks missing */
+		snprintf(path, sizeof(path), "%s/instances", dir);
+		if (access(path, W_OK) < 0 && errno != ENOENT) {
+			snprintf(r->step, sizeof(r->step), "write to tracefs at %s", dir);
+			return -errno;
+		}
 		/* an old kernel: what it lacks, before any file is missed */
 		if ((ret = ift_tracefs_probe_caps(&r->caps)) < 0)
 			return fail(r, "read what the kernel offers", ret);
 		if ((ret = plan(r, false)) < 0)
 			return ret;
-		snprintf(path, sizeof(path), "%s/instances", dir);
-		if (access(path, W_OK) < 0) {
-			snprintf(r->step, sizeof(r->step), "write to tracefs at %s", dir);
-			return -errno;
-		}
 	}
 	if ((ret = find_libs(r)) < 0)
 		return ret;
