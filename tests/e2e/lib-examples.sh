@@ -1,0 +1,61 @@
+# check_examples DIR: each trace that DIR/expect.tsv lists opens with the
+# current reader (info --verify, every chunk checksummed), is under 1 MB,
+# has its line in DIR/README.md, and report --json on it reaches the
+# conclusion expect.tsv documents (the cause, severity, phase and op of the
+# first chain, or no HIGH/MEDIUM chain at all, and the role of a named task).
+# With "recorded-here", for traces just recorded on a machine that may be
+# shared, a CPU contention chain whose named CPU time is at least 95% tasks
+# outside the workload (simcheck.neighbour_chains) is the machine's load,
+# left out before comparing, unless CPU contention is what the example shows.  Sets n to the number of traces checked.
+check_examples() {
+	local dir=$1 here=${2:-} file first task t size
+	[ -s "$dir/expect.tsv" ] || fail "no $dir/expect.tsv"
+	n=0
+	while IFS=$'\t' read -r file first task; do
+		case $file in '#'* | '') continue ;; esac
+		n=$((n + 1))
+		t=$dir/$file
+		[ -r "$t" ] || fail "$file: listed in expect.tsv, not in $dir"
+		size=$(stat -c %s "$t")
+		[ "$size" -lt 1000000 ] || fail "$file: $size bytes, over 1 MB"
+		grep -q "\`$file\`" "$dir/README.md" || fail "$file: no line in $dir/README.md"
+		"$IFT" info --verify -i "$t" >info.txt 2>err.txt || fail "$file: info --verify: $(cat err.txt)"
+		grep -q "format:.*finished" info.txt || fail "$file: not a finished trace: $(head -3 info.txt)"
+		"$IFT" report --json -i "$t" >r.json 2>err.txt || fail "$file: report: $(cat err.txt)"
+		python3 - r.json "$file" "$first" "$task" "$here" "$IFT_SRC/tests/e2e" <<'PY' ||
+import json, sys
+sys.path.insert(0, sys.argv[6])
+from simcheck import neighbour_chains
+r = json.load(open(sys.argv[1]))
+name, first, task = sys.argv[2], sys.argv[3], sys.argv[4]
+chains = r["chains"]
+# (the load the example is about, a noisy neighbour's, stays)
+if sys.argv[5] == "recorded-here" and (first == "none" or first.split()[1] != "cpu_contention"):
+    load = [c for c in chains if c in neighbour_chains(r, c["tid"], 0)]
+    if load:
+        print("%s: the machine's load: %s" % (name, [c["summary"][:100] for c in load]))
+    chains = [c for c in chains if c not in load]
+got = ["%s %s %s %s" % (c["severity"], c["cause"], c["phase"], c["op"]) for c in chains]
+ok = True
+if first == "none":
+    bad = [g for g in got if g.split()[0] in ("HIGH", "MEDIUM")]
+    if bad:
+        print("%s: expected no HIGH or MEDIUM chain, got %s" % (name, bad)); ok = False
+else:
+    want = first.split()
+    have = got[0].split() if got else []
+    # "*" in a field of expect.tsv takes any value there
+    if len(have) != len(want) or any(w != "*" and w != h for w, h in zip(want, have)):
+        print("%s: expected the first chain '%s', got %s" % (name, first, got)); ok = False
+if task and task != "-":
+    # ROLE:COMM: a process of that role and name in the report
+    role, comm = task.split(":", 1)
+    procs = [(p.get("role"), p.get("comm") or (p.get("names") or [""])[0]) for p in r["processes"]]
+    if not any(p[0] == role and comm in (p[1] or "") for p in procs):
+        print("%s: no process %s with role %s: %s" % (name, comm, role, procs)); ok = False
+print("%s: %s" % (name, got[:3]))
+sys.exit(0 if ok else 1)
+PY
+			fail "$file: report does not conclude what expect.tsv says (above)"
+	done <"$dir/expect.tsv"
+}
