@@ -280,6 +280,25 @@ static void test_data_starvation(void **state)
 	tb_end(&b);
 }
 
+/* 20 copies of 100 us, and between them 5 ms on CPU faulting in PAGES
+   fresh pages, EVERY apart. */
+static void storm(struct tb *b, int pages, uint64_t every)
+{
+	uint64_t t = 1 * MS;
+
+	names(b);
+	sw(b, 500 * US, 0, 0, 0, S_RUN, CUDA, CUDA);
+	for (int i = 0; i < 20; i++) {
+		call(b, t, CUDA, CUDA, OP_MEMCPY, 100 * US, 0, 0, 1, 2, 1 << 20, 1, 0);
+		t += 100 * US;
+		if (i == 19)
+			break;
+		for (int p = 0; p < pages; p++)
+			page(b, t + 1 * US + (uint64_t)p * every, CUDA, CUDA, 0);
+		t += 5 * MS;
+	}
+}
+
 /*
  * Between 20 copies the feeding thread runs 5 ms on CPU and faults in 2,000
  * fresh 4 KiB pages: estimated at 1 us each, 2 ms, over a quarter of the
@@ -290,21 +309,10 @@ static void test_page_alloc(void **state)
 	const struct ift_chain *ch;
 	struct ift_chains *c;
 	struct tb b;
-	uint64_t t = 1 * MS;
 
 	(void)state;
 	tb_begin(&b, "pages", 1000 * MS);
-	names(&b);
-	sw(&b, 500 * US, 0, 0, 0, S_RUN, CUDA, CUDA);
-	for (int i = 0; i < 20; i++) {
-		call(&b, t, CUDA, CUDA, OP_MEMCPY, 100 * US, 0, 0, 1, 2, 1 << 20, 1, 0);
-		t += 100 * US;
-		if (i == 19)
-			break;
-		for (int p = 0; p < 2000; p++)
-			page(&b, t + 1 * US + (uint64_t)p * 2 * US, CUDA, CUDA, 0);
-		t += 5 * MS;
-	}
+	storm(&b, 2000, 2 * US);
 	c = chains_run(&b, NULL);
 	ch = chain_of(c, IFT_CAUSE_PAGE_ALLOC);
 	assert_non_null(ch);
@@ -343,22 +351,11 @@ static void test_page_alloc_slow_host(void **state)
 	(void)state;
 	for (int m = 0; m < 3; m++) {
 		const struct ift_chain *ch;
-		uint64_t t = 1 * MS;
 
 		tb_begin(&b, "pages-slow", 1000 * MS);
 		for (int k = 0; k < 2 && measured[m][k]; k++)
 			assert_int_equal(ift_writer_meta(b.w, keys[k], measured[m][k]), 0);
-		names(&b);
-		sw(&b, 500 * US, 0, 0, 0, S_RUN, CUDA, CUDA);
-		for (int i = 0; i < 20; i++) {
-			call(&b, t, CUDA, CUDA, OP_MEMCPY, 100 * US, 0, 0, 1, 2, 1 << 20, 1, 0);
-			t += 100 * US;
-			if (i == 19)
-				break;
-			for (int p = 0; p < 500; p++)
-				page(&b, t + 1 * US + (uint64_t)p * 10 * US, CUDA, CUDA, 0);
-			t += 5 * MS;
-		}
+		storm(&b, 500, 10 * US);
 		c = chains_run(&b, NULL);
 		ch = chain_of(c, IFT_CAUSE_PAGE_ALLOC);
 		if (!m) {
