@@ -5,7 +5,9 @@
 # binaries already built in build/.  One line per kernel,
 #   NAME (uname -r, BPF: no, BTF: no): N passed, N failed, N skipped
 # and a last line "N passed, N failed, N skipped" over all of them; the
-# guests' whole output is in $IFT_KERNEL_LOGS (default build/kernels/NAME.log).
+# guests' whole output is in $IFT_KERNEL_LOGS (default build/kernels/NAME.log),
+# and each guest's console (the kernel's messages) in NAME.console there.
+# IFT_TEST_FILTER=PATTERN runs only the tests whose names contain it.
 # CI=true in the guests: a test that would skip there fails instead.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -19,13 +21,14 @@ for k in $kernels; do
 	log=$logs/$k.log
 	t0=$SECONDS
 	echo "== $k: booting (log: $log)"
-	CI=true contrib/kernels/run-in-guest.sh --kernel "$k" -- bash -c '
+	CI=true IFT_GUEST_CONSOLE=$logs/$k.console \
+	contrib/kernels/run-in-guest.sh --kernel "$k" -- bash -c '
 		echo "guest: uname $(uname -r)"
 		# bpf(BPF_PROG_LOAD) with no attributes: ENOSYS where there is no bpf()
 		python3 -c "import ctypes; l = ctypes.CDLL(None, use_errno=True); l.syscall(321, 5, None, 0); print(\"guest: bpf\", \"no\" if ctypes.get_errno() == 38 else \"yes\")"
 		echo "guest: btf $([ -e /sys/kernel/btf/vmlinux ] && echo yes || echo no)"
 		if ./ingero-ftrace check; then echo "guest: check ok"; else echo "guest: check FAILED"; fi
-		tests/run-tests.sh --build build --needs-kernel
+		tests/run-tests.sh --build build --needs-kernel ${IFT_TEST_FILTER:+--filter "$IFT_TEST_FILTER"}
 	' >"$log" 2>&1
 	rc=$?
 	secs=$((SECONDS - t0))

@@ -4,13 +4,16 @@
  * busy enough to be preempted and sleeps enough to block, and logs the
  * kernel's own context-switch counters (getrusage) as each task ends:
  *
- *   thread <tid> <pid> <ppid> <name> <nvcsw> <nivcsw>
+ *   thread <tid> <pid> <ppid> <name> <nvcsw> <nivcsw> <nvcsw0> <nivcsw0>
  *
  * one line per thread (RUSAGE_THREAD at its end; the main thread of each
  * process is logged too).  A test compares them with the recorded switches.
- * The first process counts from main(): its counters began with the fork
- * that made it, in the recorder's child before exec, where no trace sees it
- * (on a loaded machine it is preempted there); forked tasks start at zero.
+ * <nvcsw0> <nivcsw0> are the counts at main() of the first process, 0 for
+ * the others: its counters began with the fork that made it, in the
+ * recorder's child, where no trace sees the switches before the child is
+ * released (on a loaded machine it is preempted there), and every trace
+ * sees those after main() and those of exec and ld.so before it (many in a
+ * guest whose files come over 9p).  Forked tasks start at zero.
  *
  *   tasks [PROCS] [THREADS] [MILLISECONDS]
  */
@@ -56,8 +59,8 @@ static void log_self(const char *name, long nv0, long niv0)
 
 	getrusage(RUSAGE_THREAD, &ru);
 	/* one write(): lines from many tasks must not interleave */
-	n = snprintf(line, sizeof(line), "thread %d %d %d %s %ld %ld\n", gettid(),
-		     getpid(), getppid(), name, ru.ru_nvcsw - nv0, ru.ru_nivcsw - niv0);
+	n = snprintf(line, sizeof(line), "thread %d %d %d %s %ld %ld %ld %ld\n", gettid(),
+		     getpid(), getppid(), name, ru.ru_nvcsw, ru.ru_nivcsw, nv0, niv0);
 	if (write(STDOUT_FILENO, line, (size_t)n) != n)
 		_exit(3);
 }
