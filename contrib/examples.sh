@@ -7,6 +7,9 @@
 # conclude on each is in fixtures/examples/expect.tsv (checked by t800).
 #
 #   contrib/examples.sh [BUILD_DIR] [OUT_DIR]
+#
+# EXAMPLES_TRUTH=DIR keeps each simulated workload's own log (NAME.jsonl:
+# its calls, waits and the run-queue wait the kernel counted) there.
 set -euo pipefail
 build=${1:-build}
 out=${2:-fixtures/examples}
@@ -43,20 +46,24 @@ rec() {	# NAME CMD...: record CMD into OUT/NAME.trace
 		{ echo "examples: $name.trace is $size bytes, over 1 MB" >&2; exit 1; }
 	mv "$work/$name.trace" "$out/$name.trace"
 	chmod 644 "$out/$name.trace"
+	# the workload's own account of the run, for a test to hold the report to
+	if [ -n "${EXAMPLES_TRUTH:-}" ] && [ -f "$work/$name.jsonl" ]; then
+		cp "$work/$name.jsonl" "$EXAMPLES_TRUTH/"
+	fi
 }
 
-rec dataloader-starvation "$sim" loader --workers 4 --steps 150 -o "$work/loader.jsonl"
-rec direct-indexing "$sim" direct --steps 150 -o "$work/direct.jsonl"
+rec dataloader-starvation "$sim" loader --workers 4 --steps 150 -o "$work/dataloader-starvation.jsonl"
+rec direct-indexing "$sim" direct --steps 150 -o "$work/direct-indexing.jsonl"
 for _ in 1 2 3 4 5 6; do
 	$pin "$sim" hog --seconds 60 &
 	hogs="$hogs $!"
 done
 sleep 0.3
-rec noisy-neighbour "$sim" healthy --steps 150 --host-us 150 -o "$work/noisy.jsonl"
+rec noisy-neighbour "$sim" healthy --steps 150 --host-us 150 -o "$work/noisy-neighbour.jsonl"
 for p in $hogs; do kill "$p" 2>/dev/null || true; done
 hogs=
-rec page-alloc-storm "$sim" pagestorm --steps 30 --mb 32 -o "$work/storm.jsonl"
-SIMCUDA_BLOCK_NS=1000 rec gpu-bound "$sim" gpubound --steps 60 --grid 20000 -o "$work/gpubound.jsonl"
+rec page-alloc-storm "$sim" pagestorm --steps 30 --mb 32 -o "$work/page-alloc-storm.jsonl"
+SIMCUDA_BLOCK_NS=1000 rec gpu-bound "$sim" gpubound --steps 60 --grid 20000 -o "$work/gpu-bound.jsonl"
 cc -O2 -o "$work/cuda-seq" tests/workloads/cuda-seq.c "$lib" -Wl,-rpath,"$(dirname "$lib")"
 rec cudart-sequence "$work/cuda-seq" 20
 ls -l "$out"/*.trace >&2

@@ -37,10 +37,13 @@ for k in $kernels; do
 	btf=$(sed -n 's/^guest: btf //p' "$log")
 	sum=$(grep -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$log" | tail -1)
 	if [ -z "$sum" ]; then
-		# the guest or the runner died: one failure, with the reason
+		# the guest or the runner died: what ran before counts, and the
+		# death is one failure more, with its reason
+		p=$(grep -c '^e2e: .* ok$' "$log")
+		f=$(($(grep -c '^e2e: .* FAIL' "$log") + 1))
 		echo "$k: no result ($(tail -1 "$log"))"
-		lines+=("$k (${rel:-no boot}, BPF: ${bpf:-?}, BTF: ${btf:-?}): 0 passed, 1 failed, 0 skipped ($secs s)")
-		tf=$((tf + 1))
+		lines+=("$k (${rel:-no boot}, BPF: ${bpf:-?}, BTF: ${btf:-?}): $p passed, $f failed, 0 skipped ($secs s, the guest died: $(tail -1 "$log" | cut -c1-120))")
+		tp=$((tp + p)) tf=$((tf + f))
 		continue
 	fi
 	read -r p _ f _ s _ <<<"${sum//,/}"

@@ -18,7 +18,9 @@
 #
 # NAME is built or fetched first when it is not in the cache (kernel.sh).
 # QEMU uses KVM where a probe boot shows KVM works on this machine (nested
-# KVM may not), else TCG; IFT_GUEST_ACCEL=kvm|tcg forces one.
+# KVM may not), else TCG; IFT_GUEST_ACCEL=kvm|tcg forces one.  TCG runs
+# every vCPU on one host thread (IFT_GUEST_TCG_THREAD=multi gives each its
+# own, faster, but see below).
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -93,7 +95,10 @@ if [ -z "$accel" ]; then
 fi
 case $accel in
 kvm) accel_args=(-accel kvm -cpu host) ;;
-tcg) accel_args=(-accel tcg,thread=multi -cpu max) ;;
+# one host thread runs every vCPU: with a thread each (MTTCG), Linux 5.10
+# died twice of an int3 in __schedule, a jump label caught mid-patch as a
+# tracepoint was switched (QEMU 7.2; KVM and real CPUs synchronise that)
+tcg) accel_args=(-accel "tcg,thread=${IFT_GUEST_TCG_THREAD:-single}" -cpu max) ;;
 *) die "IFT_GUEST_ACCEL=$accel: kvm or tcg" ;;
 esac
 

@@ -4,9 +4,10 @@
 # conclusion expect.tsv documents (the cause, severity, phase and op of the
 # first chain, or no HIGH/MEDIUM chain at all, and the role of a named task).
 # With "recorded-here", for traces just recorded on a machine that may be
-# shared, a CPU contention chain whose named CPU time is at least 95% tasks
-# outside the workload (simcheck.neighbour_chains) is the machine's load,
-# left out before comparing, unless CPU contention is what the example shows.  Sets n to the number of traces checked.
+# shared, with the workloads' own logs beside them (NAME.jsonl): where the
+# example has no host cause of its kind, CPU contention that costs no more
+# than the run-queue wait the kernel counted for the thread is the
+# machine's load (simcheck.neighbour_chains), left out before comparing.  Sets n to the number of traces checked.
 check_examples() {
 	local dir=$1 here=${2:-} file first task t size
 	[ -s "$dir/expect.tsv" ] || fail "no $dir/expect.tsv"
@@ -22,7 +23,7 @@ check_examples() {
 		"$IFT" info --verify -i "$t" >info.txt 2>err.txt || fail "$file: info --verify: $(cat err.txt)"
 		grep -q "format:.*finished" info.txt || fail "$file: not a finished trace: $(head -3 info.txt)"
 		"$IFT" report --json -i "$t" >r.json 2>err.txt || fail "$file: report: $(cat err.txt)"
-		python3 - r.json "$file" "$first" "$task" "$here" "$IFT_SRC/tests/e2e" <<'PY' ||
+		python3 - r.json "$file" "$first" "$task" "$here" "$IFT_SRC/tests/e2e" "$dir" <<'PY' ||
 import json, sys
 sys.path.insert(0, sys.argv[6])
 from simcheck import neighbour_chains
@@ -31,7 +32,16 @@ name, first, task = sys.argv[2], sys.argv[3], sys.argv[4]
 chains = r["chains"]
 # (the load the example is about, a noisy neighbour's, stays)
 if sys.argv[5] == "recorded-here" and (first == "none" or first.split()[1] != "cpu_contention"):
-    load = [c for c in chains if c in neighbour_chains(r, c["tid"], 0)]
+    import os
+    from simcheck import Truth
+    log = os.path.join(sys.argv[7], name.replace(".trace", ".jsonl"))
+    truth = Truth(log) if os.path.exists(log) else None
+    delay = (truth.schedstat or {}).get("run_delay_ns", -1) if truth else -1
+    load = neighbour_chains(r, truth.tid, delay) if truth else []
+    cost = sum(c["cost_ns"] for c in load)
+    if load and cost > 1.03 * delay + 2e6:
+        print("%s: CPU contention %d ns, more than the kernel counted (%d ns)" % (name, cost, delay))
+        sys.exit(1)
     if load:
         print("%s: the machine's load: %s" % (name, [c["summary"][:100] for c in load]))
     chains = [c for c in chains if c not in load]

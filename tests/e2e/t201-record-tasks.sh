@@ -12,21 +12,17 @@ cc -O2 -pthread -o tasks "$IFT_SRC/tests/workloads/tasks.c" || fail "cannot buil
 	fail "record failed: $(cat record.err)"
 "$IFT" dump --json -i tasks.trace --table switches,tasks >events.json || fail "dump failed"
 
-python3 - truth.txt events.json <<'PY' || fail "tasks or switches differ from the kernel's counters"
+python3 - truth.txt events.json "$IFT_SRC/tests/e2e" <<'PY' || fail "tasks or switches differ from the kernel's counters"
 import json, sys
-truth = {}
-for line in open(sys.argv[1]):
-    _, tid, pid, ppid, name, nv, niv, nv0, niv0 = line.split()
-    truth[int(tid)] = (int(pid), int(ppid), name, int(nv), int(niv), int(nv0), int(niv0))
-total, invol, names, pid_of, forks = {}, {}, {}, {}, {}
+sys.path.insert(0, sys.argv[3])
+from taskscheck import load_truth, trace_switches, counter_errors
+truth = load_truth(sys.argv[1])
+switches = trace_switches(sys.argv[2])
+names, pid_of, forks = {}, {}, {}
 for line in open(sys.argv[2]):
     e = json.loads(line)
     if e["event"] == "sched_switch":
-        t = e["tid"]
-        total[t] = total.get(t, 0) + 1
-        if e["prev_state"] in ("R", "R+"):
-            invol[t] = invol.get(t, 0) + 1
-        pid_of.setdefault(t, e["pid"])
+        pid_of.setdefault(e["tid"], e["pid"])
     else:
         names.setdefault(e["tid"], set()).add(e["comm"])
         if e["event"] == "sched_process_fork":
@@ -35,17 +31,9 @@ for line in open(sys.argv[2]):
         if e.get("new_comm"):
             names[e["tid"]].add(e["new_comm"])
 bad = 0
-for tid, (pid, ppid, name, nv, niv, nv0, niv0) in sorted(truth.items()):
-    errs = []
-    got = total.get(tid, 0)
-    # at least every switch since main(), at most every one since the fork
-    # (tasks.c); the switches after getrusage (writing the log line,
-    # exiting) add a few; with nine busy tasks on two CPUs, preemptions
-    # there too
-    if not (nv - nv0 + niv - niv0 <= got <= nv + niv + 4):
-        errs.append("switches %d, rusage %d+%d (%d+%d at main)" % (got, nv, niv, nv0, niv0))
-    if not (niv - niv0 <= invol.get(tid, 0) <= niv + 3):
-        errs.append("involuntary %d, rusage %d (%d at main)" % (invol.get(tid, 0), niv, niv0))
+for tid, t in sorted(truth.items()):
+    pid, ppid, name = t["pid"], t["ppid"], t["name"]
+    errs = counter_errors(t, switches.get(tid, []))
     if pid_of.get(tid, pid) != pid:
         errs.append("pid %s, really %d" % (pid_of.get(tid), pid))
     if name not in names.get(tid, ()):

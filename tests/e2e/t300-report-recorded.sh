@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # report on recorded traces of real workloads: per-thread and per-process
-# context switches equal the kernel's own counters (getrusage), involuntary +
+# context switches are exactly the trace's, and the trace's are the kernel's
+# own counters (getrusage, bracketed in time as t201 does), involuntary +
 # voluntary = total, and each thread's time adds up to its life; driver calls
 # made inside runtime calls are listed under them and counted once; per-op
 # call counts, errors and bytes equal what the CUDA program logged.
@@ -14,13 +15,14 @@ cc -O2 -pthread -o tasks "$IFT_SRC/tests/workloads/tasks.c" || fail "cannot buil
 "$IFT" report -i tasks.trace --json >tasks.json 2>report.err || fail "report failed: $(cat report.err)"
 "$IFT" report -i tasks.trace --per-process --threads >tasks.txt 2>report.err ||
 	fail "text report failed: $(cat report.err)"
+"$IFT" dump --json -i tasks.trace --table switches >switches.json || fail "dump failed"
 
-python3 - truth.txt tasks.json <<'PY' || fail "report differs from the kernel's counters"
+python3 - truth.txt tasks.json switches.json "$IFT_SRC/tests/e2e" <<'PY' || fail "report differs from the kernel's counters"
 import json, sys
-truth = {}
-for line in open(sys.argv[1]):
-    _, tid, pid, ppid, name, nv, niv, nv0, niv0 = line.split()
-    truth[int(tid)] = (int(pid), int(ppid), name, int(nv), int(niv), int(nv0), int(niv0))
+sys.path.insert(0, sys.argv[4])
+from taskscheck import load_truth, trace_switches, counter_errors
+truth = load_truth(sys.argv[1])
+switches = trace_switches(sys.argv[3])
 r = json.load(open(sys.argv[2]))
 procs = {p["pid"]: p for p in r["processes"]}
 threads = {t["tid"]: (p, t) for p in r["processes"] for t in p["threads"]}
@@ -29,7 +31,7 @@ def err(*a):
     bad.append(" ".join(str(x) for x in a))
 
 # the recording follows the command's tree, and only it
-want_pids = {v[0] for v in truth.values()}
+want_pids = {v["pid"] for v in truth.values()}
 if set(procs) != want_pids:
     err("processes", sorted(procs), "but the program ran", sorted(want_pids))
 
@@ -37,18 +39,19 @@ for what in list(procs.values()) + [t for _, t in threads.values()]:
     if what["context_switches"] != what["involuntary_switches"] + what["voluntary_switches"]:
         err("id", what.get("tid", what.get("pid")), "switches do not add up")
 
-for tid, (pid, ppid, name, nv, niv, nv0, niv0) in sorted(truth.items()):
+for tid, tr in sorted(truth.items()):
+    pid, ppid, name = tr["pid"], tr["ppid"], tr["name"]
     if tid not in threads:
         err(tid, name, "missing from the report")
         continue
     p, t = threads[tid]
-    got, inv = t["context_switches"], t["involuntary_switches"]
-    # as t201: every switch since main(), at most every one since the fork,
-    # and the switches after getrusage (the log line, the exit) add a few
-    if not (nv - nv0 + niv - niv0 <= got <= nv + niv + 4):
-        err(tid, name, "switches %d, rusage %d+%d (%d+%d at main)" % (got, nv, niv, nv0, niv0))
-    if not (niv - niv0 <= inv <= niv + 3):
-        err(tid, name, "involuntary %d, rusage %d (%d at main)" % (inv, niv, niv0))
+    # every switch of the trace, no more: and the trace's are the kernel's
+    sw = switches.get(tid, [])
+    if (t["context_switches"], t["involuntary_switches"]) != (len(sw), sum(x for _, x in sw)):
+        err(tid, name, "switches %d (%d involuntary), the trace has %d (%d)" % (
+            t["context_switches"], t["involuntary_switches"], len(sw), sum(x for _, x in sw)))
+    for e in counter_errors(tr, sw):
+        err(tid, name, e)
     if p["pid"] != pid:
         err(tid, name, "in process %d, really %d" % (p["pid"], pid))
     if name not in t["names"]:
@@ -69,17 +72,14 @@ for tid, (pid, ppid, name, nv, niv, nv0, niv0) in sorted(truth.items()):
         if t["on_cpu_ns"] < 2000000:
             err(tid, name, "only %d ns on a CPU for 300 ms of work" % t["on_cpu_ns"])
 
-# per process: the sum of its threads' counters
+# per process: the sum of its threads' switches
 for pid, p in procs.items():
-    mine = [v for v in truth.values() if v[0] == pid]
-    nv = sum(v[3] for v in mine)
-    niv = sum(v[4] for v in mine)
-    nv0 = sum(v[5] for v in mine)
-    niv0 = sum(v[6] for v in mine)
-    if not (nv - nv0 + niv - niv0 <= p["context_switches"] <= nv + niv + 4 * len(mine)):
-        err("process", pid, "switches %d, rusage %d+%d" % (p["context_switches"], nv, niv))
-    if not (niv - niv0 <= p["involuntary_switches"] <= niv + 3 * len(mine)):
-        err("process", pid, "involuntary %d, rusage %d" % (p["involuntary_switches"], niv))
+    mine = [tid for tid, v in truth.items() if v["pid"] == pid]
+    n = sum(len(switches.get(tid, [])) for tid in mine)
+    inv = sum(sum(x for _, x in switches.get(tid, [])) for tid in mine)
+    if (p["context_switches"], p["involuntary_switches"]) != (n, inv):
+        err("process", pid, "switches %d (%d involuntary), its threads' in the trace %d (%d)" %
+            (p["context_switches"], p["involuntary_switches"], n, inv))
     if len(p["threads"]) != len(mine):
         err("process", pid, "%d threads, the program logged %d" % (len(p["threads"]), len(mine)))
 for b in bad:

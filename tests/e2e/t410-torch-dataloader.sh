@@ -77,8 +77,8 @@ if not 0.9 * tp50 - 200e3 <= p50 <= tp50:
     bad.append("loader: synchronize p50 %d ns, Python saw %d" % (p50, tp50))
 
 truth, r = load("direct")
-# load from outside the workload (a neighbour, a kernel thread) is CPU
-# contention the report is right to show, within what the scheduler
+# the direct run has no host cause: contention is other load on the
+# machine, which the report is right to show within what the scheduler
 # counted for the thread; anything else loud is a false host cause
 outside = neighbour_chains(r, truth["tid"], truth["run_delay_ns"])
 if outside:

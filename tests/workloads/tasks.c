@@ -4,7 +4,7 @@
  * busy enough to be preempted and sleeps enough to block, and logs the
  * kernel's own context-switch counters (getrusage) as each task ends:
  *
- *   thread <tid> <pid> <ppid> <name> <nvcsw> <nivcsw> <nvcsw0> <nivcsw0>
+ *   thread <tid> <pid> <ppid> <name> <nvcsw> <nivcsw> <nvcsw0> <nivcsw0> <t0> <t1>
  *
  * one line per thread (RUSAGE_THREAD at its end; the main thread of each
  * process is logged too).  A test compares them with the recorded switches.
@@ -13,7 +13,10 @@
  * recorder's child, where no trace sees the switches before the child is
  * released (on a loaded machine it is preempted there), and every trace
  * sees those after main() and those of exec and ld.so before it (many in a
- * guest whose files come over 9p).  Forked tasks start at zero.
+ * guest whose files come over 9p).  Forked tasks start at zero.  <t0> and
+ * <t1> are CLOCK_MONOTONIC (the trace clock) just before and after the
+ * final getrusage: a switch traced before t0 is in its counts, one after t1
+ * is not, however long the exit that follows takes.
  *
  *   tasks [PROCS] [THREADS] [MILLISECONDS]
  */
@@ -54,13 +57,18 @@ static void work(void)
 static void log_self(const char *name, long nv0, long niv0)
 {
 	struct rusage ru;
-	char line[160];
+	struct timespec t0, t1;
+	char line[224];
 	int n;
 
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	getrusage(RUSAGE_THREAD, &ru);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
 	/* one write(): lines from many tasks must not interleave */
-	n = snprintf(line, sizeof(line), "thread %d %d %d %s %ld %ld %ld %ld\n", gettid(),
-		     getpid(), getppid(), name, ru.ru_nvcsw, ru.ru_nivcsw, nv0, niv0);
+	n = snprintf(line, sizeof(line), "thread %d %d %d %s %ld %ld %ld %ld %lld %lld\n",
+		     gettid(), getpid(), getppid(), name, ru.ru_nvcsw, ru.ru_nivcsw, nv0, niv0,
+		     (long long)t0.tv_sec * 1000000000LL + t0.tv_nsec,
+		     (long long)t1.tv_sec * 1000000000LL + t1.tv_nsec);
 	if (write(STDOUT_FILENO, line, (size_t)n) != n)
 		_exit(3);
 }
