@@ -275,6 +275,7 @@ class Slack:
 
         self.errors = []
         self.op_edge_max, self.op_edge_sum = {}, {}
+        self.op_over = {}
         self.n_edge = self.edge_ns = 0
         if len(rec) != len(mine):
             self.errors.append("%d calls recorded on thread %d, the workload made %d" %
@@ -286,6 +287,10 @@ class Slack:
                                        (op, entry, ret, name, t0, t1))
                 continue
             edge = off_in(t0, entry) + off_in(ret, t1)
+            # what the workload's interval holds beyond the recorded call on
+            # a CPU: its clock reads and the two probes' traps, this
+            # machine's cost (a few us here, far more under emulation)
+            self.op_over.setdefault(op, []).append((entry - t0) + (t1 - ret) - edge)
             if edge:
                 self.n_edge += 1
                 self.edge_ns += edge
@@ -298,6 +303,14 @@ class Slack:
             end = b if end is None else max(end, b)
         self.n_missing = len(missing)
         self.missing_ns = sum(max(0, min(b, t) - max(a, s)) for a, b in missing for s, t in gaps)
+
+    def over(self, op, q):
+        """The Q quantile of OP's per-call cost of clock reads and probes."""
+        v = sorted(self.op_over.get(op, [0]))
+        return v[min(len(v) - 1, int(q * len(v)))]
+
+    def over_sum(self, op):
+        return sum(self.op_over.get(op, []))
 
     def __str__(self):
         return ("%d calls off CPU at their edges (%s), %d runs with no switch-in (%s between "
@@ -326,12 +339,15 @@ def tasks(chain, relation):
     return [t for t in chain["evidence"]["tasks"] if t["relation"] == relation]
 
 
-def pct_ok(chk, name, p50, p99, t, edge=0):
+def pct_ok(chk, name, p50, p99, t, edge=0, slack_of=None):
     """The report's p50 and p99 of op NAME against the workload's T; EDGE:
-    the longest wait at a probe of one of its calls."""
-    for key, got in (("p50_ns", p50), ("p99_ns", p99)):
+    the longest wait at a probe of one of its calls; SLACK_OF: the Slack
+    whose per-call cost of clock reads and probes (at the same quantile) the
+    workload's own timing holds beyond the recorded call."""
+    for key, q in (("p50_ns", 0.5), ("p99_ns", 0.99)):
+        got = p50 if q == 0.5 else p99
         want = t[key]
-        slack = 0.02 * want + 30 * US + edge
+        slack = 0.02 * want + 30 * US + edge + (slack_of.over(name, q) if slack_of else 0)
         ok = got <= want + US and want - got <= slack
         if key == "p99_ns" and not ok and got <= want + US:
             # a few of the slowest calls interrupted outside the probes
@@ -355,12 +371,13 @@ def check_ops(chk, truth, report, funcs, slack):
         n = t["count"]
         chk.ok(o["calls"] == n, "%s: %d calls, the workload made %d" % (name, o["calls"], n))
         chk.ok(o["errors"] == 0, "%s: %d errors, the workload saw none" % (name, o["errors"]))
-        pct_ok(chk, name, o["p50_ns"], o["p99_ns"], t, slack.op_edge_max.get(name, 0))
+        pct_ok(chk, name, o["p50_ns"], o["p99_ns"], t, slack.op_edge_max.get(name, 0), slack)
         got, lim = o["total_ns"], t["sum_ns"]
         edge = slack.op_edge_sum.get(name, 0)
-        chk.ok(got <= lim + US and lim - got <= 0.02 * lim + n * 30 * US + edge,
-               "%s total: report %s, workload %s (%s of waits at its probes)" %
-               (name, fmt(got), fmt(lim), fmt(edge)))
+        chk.ok(got <= lim + US and
+               lim - got <= 0.02 * lim + n * 30 * US + edge + slack.over_sum(name),
+               "%s total: report %s, workload %s (%s of waits at its probes, %s of clock reads "
+               "and probes)" % (name, fmt(got), fmt(lim), fmt(edge), fmt(slack.over_sum(name))))
         chk.note("%s: %d calls, p50 %s/%s p99 %s/%s (report/workload; %s at probes)" %
                  (name, n, fmt(o["p50_ns"]), fmt(t["p50_ns"]), fmt(o["p99_ns"]), fmt(t["p99_ns"]),
                   fmt(slack.op_edge_max.get(name, 0))))
@@ -378,9 +395,19 @@ def check_switches(chk, what, trace, tids, inv, vol, ru):
     i1, v1 = trace.switch_counts(tids, ru["t1_ns"] + 1)
     # the kernel counts from the fork of the recorder's child, which waits
     # on a pipe until the probes are armed: a switch or two before the trace
-    chk.ok(i0 <= ru["nivcsw"] <= i1 + PRE_TRACE and v0 <= ru["nvcsw"] <= v1 + PRE_TRACE,
-           "%s: getrusage %d involuntary + %d voluntary, the trace %d-%d + %d-%d up to then" %
-           (what, ru["nivcsw"], ru["nvcsw"], i0, i1, v0, v1))
+    from taskscheck import state_passed
+    if state_passed():
+        chk.ok(i0 <= ru["nivcsw"] <= i1 + PRE_TRACE and v0 <= ru["nvcsw"] <= v1 + PRE_TRACE,
+               "%s: getrusage %d involuntary + %d voluntary, the trace %d-%d + %d-%d up to then" %
+               (what, ru["nivcsw"], ru["nvcsw"], i0, i1, v0, v1))
+    else:
+        # before 5.18 sched_switch read prev->state again after the kernel
+        # counted the switch: a sleep a wake-up overtook is voluntary to the
+        # kernel and R to the trace, so only the sum holds
+        n = ru["nivcsw"] + ru["nvcsw"]
+        chk.ok(i0 + v0 <= n <= i1 + v1 + PRE_TRACE,
+               "%s: getrusage %d switches, the trace %d-%d up to then" %
+               (what, n, i0 + v0, i1 + v1))
     chk.note("%s: switches %d + %d, getrusage %d + %d then, the trace %d + %d then" %
              (what, inv, vol, ru["nivcsw"], ru["nvcsw"], i0, v0))
 
