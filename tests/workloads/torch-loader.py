@@ -113,7 +113,7 @@ def main():
         "mode": args.mode, "pid": os.getpid(), "tid": os.getpid(),
         "samples": args.samples, "batch": args.batch, "batches": len(waits),
         "workers": args.workers if args.mode == "loader" else 0,
-        "wall_ns": wall, "wait": stats(waits),
+        "wall_ns": wall, "wait": stats(waits), "waits_ns": waits,
         "cudaMemcpy": stats(copies), "cudaLaunchKernel": stats(launches),
         "cudaStreamSynchronize": stats(syncs),
         "nvcsw": ru.ru_nvcsw - ru0.ru_nvcsw, "nivcsw": ru.ru_nivcsw - ru0.ru_nivcsw,
