@@ -100,7 +100,7 @@ if c:
     chk.ok(c["cost_ns"] == ev["runqueue_wait_ns"], "cost %d != run-queue wait %d" %
            (c["cost_ns"], ev["runqueue_wait_ns"]))
     check_gap_offcpu(chk, truth, c, slack)
-    check_active(chk, truth, c)
+    check_active(chk, truth, c, slack)
     # who took the CPU there: the hogs together most of it (not one by one:
     # someone else's busy process on the machine may take more than any
     # single hog).  How many hogs that is depends on how the load balancer

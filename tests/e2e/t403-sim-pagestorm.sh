@@ -62,7 +62,7 @@ if c:
     chk.ok(c["cost_ns"] >= st["touch_cpu_ns"], "cost %s is less than the touching alone (%s)" %
            (fmt(c["cost_ns"]), fmt(st["touch_cpu_ns"])))
     check_gap_offcpu(chk, steady, c, slack)
-    check_active(chk, steady, c)
+    check_active(chk, steady, c, slack)
 chk.ok(not chains(r, "data_starvation"), "data starvation reported for a page-fault storm: %s" %
        [x["summary"] for x in chains(r, "data_starvation")])
 chk.done()

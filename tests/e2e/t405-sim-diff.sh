@@ -74,8 +74,8 @@ for side, t in (("current", cur), ("baseline", base)):
         w = t.ops[name]
         chk.ok(o["calls"][side] == w["count"], "%s %s: %d calls, workload %d" %
                (side, name, o["calls"][side], w["count"]))
-        pct_ok(chk, "%s %s" % (side, name), o["p50_ns"][side], o["p99_ns"][side], w,
-               slack[side].op_edge_max.get(name, 0))
+        pct_ok(chk, name, o["p50_ns"][side], o["p99_ns"][side], w,
+               slack[side].op_edge_max.get(name, 0), slack[side], side)
 s = ops["cudaStreamSynchronize"]
 chk.note("cudaStreamSynchronize p99 %s -> %s (workloads %s -> %s)" %
          (fmt(s["p99_ns"]["baseline"]), fmt(s["p99_ns"]["current"]),
