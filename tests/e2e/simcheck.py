@@ -481,6 +481,14 @@ def only_contention_before(chk, report, chain):
                c["severity"], c["cause"], c["phase"], c["op"]) for c in above]))
 
 
+def severities(share):
+    """The severities a cause costing SHARE of the active time may have:
+    HIGH from 20%, MEDIUM from 5% (docs/report.md), either side of a bound
+    within 2%."""
+    sev = lambda x: "HIGH" if x >= 0.2 else "MEDIUM" if x >= 0.05 else "LOW"
+    return {sev(share - 0.02), sev(share + 0.02)}
+
+
 def neighbour_chains(report, tid, run_delay_ns):
     """The CPU contention chains on thread TID of a run that has no host
     cause of its own, so that all its waiting for a CPU is other load's on

@@ -26,7 +26,7 @@ cpus=$("$IFT" info -i loader.trace | awk '$1 == "cpu.count" { print $2 }')
 python3 - "$cpus" "$IFT_SRC/tests/e2e" <<'PY' || fail "the reports do not match the workloads"
 import json, sys
 sys.path.insert(0, sys.argv[2])
-from simcheck import neighbour_chains
+from simcheck import neighbour_chains, severities
 cpu_count = sys.argv[1]
 bad = []
 def load(m):
@@ -99,11 +99,8 @@ if outside:
 # its gather on the CPU is its own input-building: a small share of its
 # time on 2 CPUs, a third under emulation, where the device's modelled time
 # weighs less; the report must say what the workload's own share calls for
-# (HIGH at 20% of the active time, MEDIUM at 5%, either side within 2% of a
-# bound)
 share = sum(truth["waits_ns"][1:]) / truth["wall_ns"]
-sev = lambda x: "HIGH" if x >= 0.2 else "MEDIUM" if x >= 0.05 else "LOW"
-allowed = {sev(share - 0.02), sev(share + 0.02)}
+allowed = severities(share)
 itself = [c for c in r["chains"] if c["cause"] == "data_starvation" and c["phase"] == "before"
           and c["stage"] == "steady" and c["severity"] in allowed]
 print("direct: the gather took %.0f%% of the loop: %s" % (100 * share, sorted(allowed)))
