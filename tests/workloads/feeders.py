@@ -81,7 +81,7 @@ import sys
 import threading
 import time
 
-from simrt import Kernel, runtime, send, stats
+from simrt import Kernel, run_delay_ns, runtime, send, stats
 
 FEATURES = 256
 KINDS = ("loader", "loader0", "pin", "persistent", "pool", "threads")
@@ -403,7 +403,7 @@ def main():
         "batch": bsz, "reps": REPS, "kernel_us": kernel_us, "epochs": epochs,
         "batches": len(waits), "epoch_first": first,
         "first_wait_ns": waits[0], "waits_ns": waits,
-        "wait": stats(waits), "steady_wait": stats(waits[1:]),
+        "wait": stats(waits), "steady_wait": stats(waits[1:]), "run_delay_ns": run_delay_ns(),
         "steady_gap": stats(gaps), "gaps_ns": gaps,
         "startup_ns": t_loop - t_start + waits[0], "wall_ns": wall, "tail_ns": tail,
         "cudaMemcpy": stats(copies), "cudaLaunchKernel": stats(launches),

@@ -14,6 +14,16 @@ class Dim3(ctypes.Structure):
     _fields_ = [("x", ctypes.c_uint), ("y", ctypes.c_uint), ("z", ctypes.c_uint)]
 
 
+def run_delay_ns():
+    """This thread's run-queue wait so far as the scheduler counted it
+    (/proc/thread-self/schedstat), or -1 where the kernel keeps none."""
+    try:
+        with open("/proc/thread-self/schedstat") as f:
+            return int(f.read().split()[1])
+    except (OSError, IndexError, ValueError):
+        return -1
+
+
 def stats(v):
     s = sorted(v)
     if not s:

@@ -27,7 +27,7 @@ import resource
 import sys
 import time
 
-from simrt import Kernel, runtime, send, stats
+from simrt import Kernel, run_delay_ns, runtime, send, stats
 
 FEATURES = 100
 
@@ -36,16 +36,6 @@ def name_worker(_):
     """Newer torch names its workers pt_data_worker itself; 1.13 does not."""
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(15, b"pt_data_worker", 0, 0, 0)  # PR_SET_NAME
-
-
-def run_delay_ns():
-    """This thread's run-queue wait so far as the scheduler counted it
-    (/proc/thread-self/schedstat), or -1 where the kernel keeps none."""
-    try:
-        with open("/proc/thread-self/schedstat") as f:
-            return int(f.read().split()[1])
-    except (OSError, IndexError, ValueError):
-        return -1
 
 
 def main():
