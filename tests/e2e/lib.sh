@@ -44,3 +44,17 @@ expect_one_line_error() {
 	[ "$(printf '%s\n' "$err" | grep -c .)" = 1 ] || fail "expected one line on stderr from: $*; got: $err"
 	printf '%s\n' "$err"
 }
+
+# remove_planted GROUP: what a test planted as a killed run's leftovers, the
+# instance GROUP and the uprobe GROUP/cudaMalloc_0, removed; quiet where
+# they are gone already (check --cleanup removed them)
+remove_planted() {
+	local t=/sys/kernel/tracing
+	{
+		echo 0 >"$t/instances/$1/events/enable"
+		rmdir "$t/instances/$1"
+		# >> (O_APPEND): a plain > would delete every uprobe of the system
+		echo "-:$1/cudaMalloc_0" >>"$t/uprobe_events"
+	} 2>/dev/null
+	return 0
+}

@@ -18,16 +18,7 @@ group=ingero_$dead
 off=$(readelf -Ws "$CUDART" | awk '$8 ~ /^cudaMalloc@/ { print $2; exit }')
 [ -n "$off" ] || fail "no cudaMalloc in $CUDART"
 
-unplant() {
-	{
-		echo 0 >"$T/instances/$group/events/enable"
-		rmdir "$T/instances/$group"
-		# >> (O_APPEND): a plain > would delete every uprobe of the system
-		echo "-:$group/cudaMalloc_0" >>"$T/uprobe_events"
-	} 2>/dev/null
-	return 0
-}
-trap unplant EXIT
+trap 'remove_planted "$group"' EXIT
 
 # ---- a machine that can record --------------------------------------------
 "$IFT" check >check.out 2>check.err || fail "check exited $?: $(cat check.out check.err)"

@@ -17,12 +17,7 @@ holder=
 
 unplant() {
 	[ -n "$holder" ] && kill "$holder" 2>/dev/null && wait "$holder" 2>/dev/null
-	{
-		echo 0 >"$T/instances/$group/events/enable"
-		rmdir "$T/instances/$group"
-		echo "-:$group/cudaMalloc_0" >>"$T/uprobe_events"
-	} 2>/dev/null
-	return 0
+	remove_planted "$group"
 }
 trap unplant EXIT
 
