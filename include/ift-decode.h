@@ -44,6 +44,8 @@ struct ift_decode_stats {
 	uint64_t unknown;		/* records of event types we do not decode */
 	uint64_t missed;		/* events the kernel reported lost between pages */
 	uint64_t unpaired_returns;	/* returns without their entry (began before the trace) */
+	uint64_t late;			/* events that came after the merge had passed their time */
+	uint64_t late_max_ns;		/* the most one of them was moved forward */
 };
 
 /* Resolves the event formats; returns 0 or a negative error. */

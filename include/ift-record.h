@@ -113,6 +113,8 @@ struct ift_record_status {
 	uint64_t bytes;			/* trace file size */
 	uint64_t rows[IFT_T_NR];	/* rows written per table */
 	uint64_t filtered, unpaired_returns;
+	/* events committed after the merge had passed them, kept at its point */
+	uint64_t late, late_max_ns;
 	/* --stack */
 	uint64_t stack_samples, stack_lost, stack_sites, stack_matched;
 	uint64_t stack_unwind_ns;

@@ -116,6 +116,10 @@ static void print_summary(struct ift_recorder *r, const char *path)
 			cli_count(c, sizeof(c), st.stack_lost),
 			st.stack_samples ? (double)st.stack_unwind_ns / 1e3 /
 			(double)st.stack_samples : 0.0);
+	if (st.late)
+		fprintf(stderr, "  %s events came late (a writer held off its CPU), "
+			"each kept, moved forward by at most %.3f ms\n",
+			cli_count(a, sizeof(a), st.late), (double)st.late_max_ns / 1e6);
 	fprintf(stderr, "wrote '%s' (%s); analyze it with: ingero-ftrace report -i %s\n",
 		path, cli_bytes(b, sizeof(b), (double)st.bytes), path);
 }

@@ -126,6 +126,7 @@ struct ift_decoder {
 	pid_t *procs;		/* traced processes alive, for new mappings */
 	size_t nprocs, proccap;
 
+	uint64_t horizon;	/* ts of the last event merged */
 	struct ift_decode_stats stats;
 	int err;
 };
@@ -1186,13 +1187,26 @@ static int process(struct ift_decoder *d, const struct pev *e)
 	return 0;
 }
 
-/* Merges the CPU queues in time order, up to LIMIT (inclusive). */
+/*
+ * Merges the CPU queues in time order, up to LIMIT (inclusive).
+ *
+ * Every row leaves here no earlier than the one before it (the writer's
+ * tables are in time order), even when an event comes after the merge has
+ * passed its time: a CPU's watermark is a promise the kernel cannot always
+ * keep.  A writer that reserved its event and was then held off its CPU
+ * (a hypervisor's vCPU preemption, an emulated guest's round-robin) commits
+ * it after the reader found that CPU empty, and a ring may hold an event
+ * stamped a little before the one ahead of it.  Such an event is kept, at
+ * the merge point, and counted with how far it was moved: losing the
+ * recording, or the event, would be worse than a few ms of skew.
+ */
 static int merge_until(struct ift_decoder *d, uint64_t limit)
 {
 	int ret;
 
 	for (;;) {
 		struct cpuq *best = NULL;
+		struct pev *e;
 
 		for (int c = 0; c < d->nq; c++) {
 			struct cpuq *q = &d->q[c];
@@ -1202,7 +1216,15 @@ static int merge_until(struct ift_decoder *d, uint64_t limit)
 		}
 		if (!best || best->v[best->head].ts > limit)
 			break;
-		ret = process(d, &best->v[best->head]);
+		e = &best->v[best->head];
+		if (e->ts < d->horizon) {
+			d->stats.late++;
+			if (d->horizon - e->ts > d->stats.late_max_ns)
+				d->stats.late_max_ns = d->horizon - e->ts;
+			e->ts = d->horizon;
+		}
+		d->horizon = e->ts;
+		ret = process(d, e);
 		best->head++;
 		best->n--;
 		if (!best->n)

@@ -933,6 +933,8 @@ void ift_recorder_status(struct ift_recorder *r, struct ift_record_status *st)
 	memcpy(st->rows, ds->rows, sizeof(st->rows));
 	st->filtered = ds->filtered;
 	st->unpaired_returns = ds->unpaired_returns;
+	st->late = ds->late;
+	st->late_max_ns = ds->late_max_ns;
 	if (r->stacks) {
 		struct ift_stack_stats ss;
 
@@ -963,6 +965,12 @@ int ift_recorder_finish(struct ift_recorder *r, int exit_status)
 	if ((ret = ift_decoder_finish(r->dec, stop)) < 0)
 		return fail(r, "decode the events", ret);
 	lost_events(r, true);
+	{
+		const struct ift_decode_stats *ds = ift_decoder_stats(r->dec);
+
+		ift_writer_metaf(r->w, "decode.late", "%" PRIu64, ds->late);
+		ift_writer_metaf(r->w, "decode.late_max_ns", "%" PRIu64, ds->late_max_ns);
+	}
 	if (r->stacks) {
 		struct ift_stack_stats ss;
 

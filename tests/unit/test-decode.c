@@ -18,6 +18,13 @@
  * parent: the decoder takes it from /proc when the root is added, for its
  * threads too, and writes it on the rows that make the task known.  The truth
  * is what getppid() says and which process forked whom here.
+ *
+ * test_late_events_kept: a CPU's ring read empty lets the merge pass that
+ * time; an event committed there later (its writer held off the CPU after it
+ * reserved the slot: a preempted vCPU) is older than what was merged.  It is
+ * kept, moved to the merge point and counted, and the recording goes on:
+ * before, the writer refused it ("rows must be appended in time order") and
+ * the whole recording was lost (record -a in a 5.10 guest under TCG).
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -91,6 +98,7 @@ struct feed {
 	uint8_t page[PAGE];
 	size_t used;		/* data bytes after the header */
 	uint64_t ts, page_ts;
+	int cpu;		/* the ring the page comes from */
 };
 
 static void flush_page(struct feed *f)
@@ -101,7 +109,7 @@ static void flush_page(struct feed *f)
 		return;
 	memcpy(f->page, &f->page_ts, 8);
 	memcpy(f->page + 8, &commit, 8);
-	assert_int_equal(ift_decoder_page(f->d, 0, f->page, PAGE), 0);
+	assert_int_equal(ift_decoder_page(f->d, f->cpu, f->page, PAGE), 0);
 	memset(f->page, 0, sizeof(f->page));
 	f->used = 0;
 }
@@ -354,11 +362,91 @@ static void test_roots_have_parents(void **state)
 	rmdir(dir);
 }
 
+static void test_late_events_kept(void **state)
+{
+	char dir[] = "/tmp/ift-test-decode.XXXXXX", path[64];
+	struct ift_decode_opts opts = { 0 };
+	struct tep_handle *tep = make_tep();
+	const struct ift_decode_stats *st;
+	struct feed f = { .ts = 1000000000 };
+	struct ift_writer *w;
+	struct ift_trace *t;
+	struct ift_cursor *cur;
+	struct ift_event ev;
+	uint64_t late_ts, merged_ts, prev = 0, n = 0;
+	int ret;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/t.trace", dir);
+	w = ift_writer_create(path, NULL);
+	assert_non_null(w);
+	opts.tep = tep;
+	opts.w = w;
+	assert_int_equal(ift_decoder_new(&opts, &f.d), 0);
+
+	/* CPU 1's writer stamps two switches, then is held off its CPU */
+	late_ts = f.ts;
+	/* CPU 0 runs on for 4 us; CPU 1 reads empty up to then */
+	f.cpu = 0;
+	for (int i = 0; i < 4; i++)
+		sched_switch(&f, TID0 + i, "cpu0", TID0 + i, "cpu0");
+	merged_ts = f.ts;
+	flush_page(&f);
+	ift_decoder_cpu_idle(f.d, 1, merged_ts);
+	assert_int_equal(ift_decoder_advance(f.d), 0);
+	assert_int_equal(ift_decoder_stats(f.d)->rows[IFT_T_SWITCHES], 4);
+
+	/* ... and commits them now, stamped before what was merged */
+	f.cpu = 1;
+	f.ts = late_ts;
+	sched_switch(&f, TID0 + 10, "cpu1", TID0 + 10, "cpu1");
+	sched_switch(&f, TID0 + 11, "cpu1", TID0 + 11, "cpu1");
+	flush_page(&f);
+	f.ts = merged_ts;
+	f.cpu = 0;
+	sched_switch(&f, TID0 + 20, "cpu0", TID0 + 20, "cpu0");
+	flush_page(&f);
+	assert_int_equal(ift_decoder_advance(f.d), 0);
+	assert_int_equal(ift_decoder_finish(f.d, f.ts + 1000), 0);
+	st = ift_decoder_stats(f.d);
+	assert_int_equal(st->rows[IFT_T_SWITCHES], 7);
+	assert_int_equal(st->late, 2);
+	/* the first was stamped 1 us after LATE_TS, the merge was at MERGED_TS */
+	assert_int_equal(st->late_max_ns, merged_ts - (late_ts + 1000));
+	assert_int_equal(ift_writer_finish(w), 0);
+	ift_decoder_free(f.d);
+	ift_writer_free(w);
+
+	/* every row is there, in time order, the late ones at the merge point */
+	assert_int_equal(ift_trace_open(path, 0, &t), 0);
+	cur = ift_cursor_new(t, 1U << IFT_T_SWITCHES, 0);
+	assert_non_null(cur);
+	while ((ret = ift_cursor_next(cur, &ev)) > 0) {
+		uint64_t ts = ev.row[IFT_C_TS], tid = ev.row[IFT_C_TID];
+
+		assert_true(ts >= prev);
+		if (tid == TID0 + 10 || tid == TID0 + 11)
+			assert_int_equal(ts, merged_ts);
+		prev = ts;
+		n++;
+	}
+	assert_int_equal(ret, 0);
+	assert_int_equal(n, 7);
+	ift_cursor_free(cur);
+	ift_trace_close(t);
+
+	tep_free(tep);
+	unlink(path);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_task_table_grows),
 		cmocka_unit_test(test_roots_have_parents),
+		cmocka_unit_test(test_late_events_kept),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
