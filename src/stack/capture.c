@@ -49,9 +49,11 @@
  * for the call's entry.  So a call's sample is the last one of its op on
  * its thread at or before the call's ts, and the next call's sample comes
  * strictly after it (one thread, one monotonic clock).  The window only
- * bounds how long a sample whose call we never see is kept.
+ * bounds how long a sample whose call we never see is kept, so it is wide:
+ * in an emulated guest (QEMU TCG) the copy alone took over 1 ms, and a
+ * window of 1 ms left the first calls of a process without their stacks.
  */
-#define MATCH_WINDOW_NS	1000000
+#define MATCH_WINDOW_NS	1000000000ULL
 #define QUEUE_MAX_BYTES	(512ULL << 20)	/* samples copied out, not yet unwound */
 #define DRAIN_NICE	(-10)
 #define RING_DEFAULT_KB	16384
