@@ -14,7 +14,8 @@ conclusions"):
   woke it (relation woke, after following relays), those with a feeder role
   are exactly the program's feeders: the worker processes by pid (role
   `input worker`), the feeding threads by tid (`input thread`); any other
-  waker carries no feeder role and all of them together hold at most
+  waker carries no feeder role and those of the program (the traced
+  processes; a kernel thread is the machine's) together hold at most
   OTHER_SHARE of the wake-ups (the CUDA process's own helper threads, such as
   the mp.Queue threads that send the workers their indices, wake it now and
   then as they hand over the GIL: real, and not input); the relay thread,
@@ -195,8 +196,15 @@ def starved(name):
         if t["pid"] in want_p or t["tid"] in want_t:
             bad.append("%s: feeder %d/%d woke it without a feeder role: %r"
                        % (name, t["pid"], t["tid"], t))
+    # the machine's own tasks (khugepaged releasing the mmap lock it took
+    # to collapse the program's pages, a kworker) are outside the traced
+    # tree: real wakers, listed, and no feeders; the budget is the program's
+    traced = {p["pid"] for p in r["processes"]}
+    outside = [t for t in others if t["pid"] not in traced]
+    if outside:
+        print("%s: woken from outside the program by %s" % (name, [(t["pid"], t["comm"], t["share_permille"]) for t in outside]))
     share = sum(t["share_permille"] for t in others
-                if t["pid"] not in feeders and t["tid"] not in feeders)
+                if t["pid"] not in feeders and t["tid"] not in feeders and t["pid"] in traced)
     if feeders and share > OTHER_SHARE:
         bad.append("%s: tasks that are no feeder woke it for %d permille: %r"
                    % (name, share, [(t["pid"], t["tid"], t["comm"], t["share_permille"])
