@@ -29,8 +29,12 @@ chromium_run() {
 	shift
 	rm -rf "$PWD/$name.profile"
 	mkdir -p "$PWD/$name.home"
-	# its own HOME: nothing of the user's is read or written
+	# its own HOME: nothing of the user's is read or written.  No zygote and
+	# the network service in the browser: under emulation (make
+	# check-kernels) a child that takes over 15 s to connect is killed, and
+	# a zygote that died took the renderers with it
 	HOME="$PWD/$name.home" timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu \
+		--no-zygote --enable-features=NetworkServiceInProcess2 \
 		--no-first-run --disable-background-networking --disable-component-update \
 		--disable-sync --user-data-dir="$PWD/$name.profile" --enable-logging=stderr --v=0 \
 		"$@" 2>"$name.chromium.err"
