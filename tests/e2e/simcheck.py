@@ -100,8 +100,8 @@ class Truth:
         waits that end and the steps that fault inside the feeding thread's
         training loop as the report found it (its first call's entry to its
         last call's return; the trace clock is CLOCK_MONOTONIC, as the
-        workload's).  The loop must begin with one of the workload's own
-        calls, within the time a probe takes to fire."""
+        workload's).  The loop must begin inside one of the workload's own
+        calls (between its clock reads around the call) and end inside one."""
         import copy
         th = [t for p in report["processes"] for t in p["threads"] if t["tid"] == self.tid]
         loop = th[0]["loop"] if th else None
@@ -109,10 +109,13 @@ class Truth:
             raise SystemExit("the report found no training loop on thread %d" % self.tid)
         lo = report["trace"]["start_ts"] + loop["from_ns"]
         hi = report["trace"]["start_ts"] + loop["to_ns"]
-        first = min(range(len(self.calls)), key=lambda i: abs(self.calls[i][1] - lo))
-        last = min(range(len(self.calls)), key=lambda i: abs(self.calls[i][2] - hi))
-        if abs(self.calls[first][1] - lo) > 1 * MS:
-            raise SystemExit("the loop begins at %d, no call of the workload's does" % lo)
+        inside = lambda ts: [i for i, c in enumerate(self.calls) if c[1] <= ts <= c[2]]
+        first, last = inside(lo), inside(hi)
+        if not first:
+            raise SystemExit("the loop begins at %d, inside no call of the workload's" % lo)
+        if not last:
+            raise SystemExit("the loop ends at %d, inside no call of the workload's" % hi)
+        first, last = first[0], last[-1]
         t0, t1 = self.calls[first][1], self.calls[last][2]
         s = copy.copy(self)
         s.calls = self.calls[first:last + 1]
