@@ -8,6 +8,11 @@
 # guests' whole output is in $IFT_KERNEL_LOGS (default build/kernels/NAME.log),
 # and each guest's console (the kernel's messages) in NAME.console there.
 # IFT_TEST_FILTER=PATTERN runs only the tests whose names contain it.
+# Run it on an otherwise idle host: under TCG the guest has no steal-time
+# accounting, so host CPU time another process takes from the guest reads,
+# in the guest, as the running thread's own time on its CPU.  Each kernel's
+# line says the host's load (1-minute average, less the guest's own thread)
+# at the end of its run.
 # CI=true in the guests: a test that would skip there fails instead.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -32,6 +37,8 @@ for k in $kernels; do
 	' >"$log" 2>&1
 	rc=$?
 	secs=$((SECONDS - t0))
+	# the 1-minute load average, less the guest's one busy thread
+	load=$(awk '{ x = $1 - 1; printf "%.1f", x < 0 ? 0 : x }' /proc/loadavg)
 	rel=$(sed -n 's/^guest: uname //p' "$log")
 	bpf=$(sed -n 's/^guest: bpf //p' "$log")
 	btf=$(sed -n 's/^guest: btf //p' "$log")
@@ -42,7 +49,7 @@ for k in $kernels; do
 		p=$(grep -c '^e2e: .* ok$' "$log")
 		f=$(($(grep -c '^e2e: .* FAIL' "$log") + 1))
 		echo "$k: no result ($(tail -1 "$log"))"
-		lines+=("$k (${rel:-no boot}, BPF: ${bpf:-?}, BTF: ${btf:-?}): $p passed, $f failed, 0 skipped ($secs s, the guest died: $(tail -1 "$log" | cut -c1-120))")
+		lines+=("$k (${rel:-no boot}, BPF: ${bpf:-?}, BTF: ${btf:-?}): $p passed, $f failed, 0 skipped ($secs s, host load $load, the guest died: $(tail -1 "$log" | cut -c1-120))")
 		tp=$((tp + p)) tf=$((tf + f))
 		continue
 	fi
@@ -50,7 +57,7 @@ for k in $kernels; do
 	if grep -q '^guest: check ok' "$log"; then p=$((p + 1)); else f=$((f + 1)); fi
 	grep -E '^e2e: .* FAIL|^guest: check FAILED' "$log" | sed "s/^/  $k: /"
 	tp=$((tp + p)) tf=$((tf + f)) ts=$((ts + s))
-	lines+=("$k ($rel, BPF: $bpf, BTF: $btf): $p passed, $f failed, $s skipped ($secs s)")
+	lines+=("$k ($rel, BPF: $bpf, BTF: $btf): $p passed, $f failed, $s skipped ($secs s, host load $load)")
 	[ $rc = 0 ] || [ "$f" -gt 0 ] || { tf=$((tf + 1)); lines+=("  $k: the guest run exited $rc"); }
 done
 echo
