@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # check-kernels.sh [NAME...] - `make check-kernels`: in a QEMU guest of each
 # kernel (default: every kernel of kernel.sh), `ingero-ftrace check` and every
-# e2e test that traces (tests/run-tests.sh --needs-kernel), against the
+# e2e test that traces (tests/run-tests.sh --needs-kernel), then that
+# tracefs is left as the guest booted with it, against the
 # binaries already built in build/.  One line per kernel,
 #   NAME (uname -r, BPF: no, BTF: no): N passed, N failed, N skipped
 # and a last line "N passed, N failed, N skipped" over all of them; the
@@ -34,6 +35,13 @@ for k in $kernels; do
 		echo "guest: btf $([ -e /sys/kernel/btf/vmlinux ] && echo yes || echo no)"
 		if ./ingero-ftrace check; then echo "guest: check ok"; else echo "guest: check FAILED"; fi
 		tests/run-tests.sh --build build --needs-kernel ${IFT_TEST_FILTER:+--filter "$IFT_TEST_FILTER"}
+		rc=$?
+		# nothing else traces in the guest: after the tests tracefs is as
+		# the guest booted with it, every instance and probe removed
+		t=/sys/kernel/tracing
+		left=$(ls "$t/instances"; cat "$t/uprobe_events" "$t/kprobe_events" "$t/set_event" 2>/dev/null)
+		if [ -z "$left" ]; then echo "guest: tracefs clean"; else echo "guest: tracefs left:" $left; fi
+		exit $rc
 	' >"$log" 2>&1
 	rc=$?
 	secs=$((SECONDS - t0))
@@ -55,7 +63,8 @@ for k in $kernels; do
 	fi
 	read -r p _ f _ s _ <<<"${sum//,/}"
 	if grep -q '^guest: check ok' "$log"; then p=$((p + 1)); else f=$((f + 1)); fi
-	grep -E '^e2e: .* FAIL|^guest: check FAILED' "$log" | sed "s/^/  $k: /"
+	if grep -q '^guest: tracefs clean' "$log"; then p=$((p + 1)); else f=$((f + 1)); fi
+	grep -E '^e2e: .* FAIL|^guest: check FAILED|^guest: tracefs left' "$log" | sed "s/^/  $k: /"
 	tp=$((tp + p)) tf=$((tf + f)) ts=$((ts + s))
 	lines+=("$k ($rel, BPF: $bpf, BTF: $btf): $p passed, $f failed, $s skipped ($secs s, host load $load)")
 	[ $rc = 0 ] || [ "$f" -gt 0 ] || { tf=$((tf + 1)); lines+=("  $k: the guest run exited $rc"); }
