@@ -11,10 +11,15 @@
 #
 # Without root (recording needs it), a synthetic trace written through the
 # trace writer API is reported instead.
+#
+# The traces are written here; the workloads' own logs (their truth, which
+# the tests compare with) in $DEMO_TRUTH, else BUILD.
 set -eu
 build=${1:-build}
 ift=./ingero-ftrace
+[ -x "$ift" ] || ift=$build/ingero-ftrace
 sim=$build/tests/workloads/simtrain
+truth=${DEMO_TRUTH:-$build}
 
 run() {
 	echo "\$ $*"
@@ -32,12 +37,12 @@ fi
 
 echo "# 1. DataLoader starvation: 4 worker processes (pt_data_worker) build the"
 echo "#    batches on 2 CPUs while the training thread waits for them"
-run "$ift" record -o loader.trace -- "$sim" loader -o "$build/demo-loader.truth"
+run "$ift" record -o loader.trace -- "$sim" loader -o "$truth/demo-loader.truth"
 run "$ift" report -i loader.trace
 
 echo "# 2. The fix: direct indexing of the in-memory dataset, no workers"
-run "$ift" record -o direct.trace -- "$sim" direct -o "$build/demo-direct.truth"
+run "$ift" record -o direct.trace -- "$sim" direct -o "$truth/demo-direct.truth"
 run "$ift" report -i direct.trace
 
-echo "# 3. Side by side"
-run "$ift" report -i loader.trace --diff direct.trace
+echo "# 3. Side by side: the starved run as the baseline, the fix as the current one"
+run "$ift" report -i direct.trace --diff loader.trace

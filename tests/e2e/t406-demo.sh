@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# The README's demo (make demo: contrib/demo.sh) run as it is: the loader run
+# gets the data-starvation chain before cudaMemcpy on its training thread,
+# naming its worker processes (pt_data_worker) as the tasks that fed it, at
+# the severity the workload's own share of waiting calls for (HIGH on 2 CPUs,
+# and in the 5.10 guest of make check-kernels); the direct run gets none; the
+# diff of the two runs.  Each guest of make check-kernels runs it too.
+. "$IFT_SRC/tests/e2e/lib.sh"
+. "$IFT_SRC/tests/e2e/lib-record.sh"
+. "$IFT_SRC/tests/e2e/lib-sim.sh"
+need_root
+need_sim
+
+DEMO_TRUTH=$PWD $PIN "$IFT_SRC/contrib/demo.sh" "$SIM_BUILD" >demo.out 2>&1 ||
+	fail "the demo failed: $(tail -5 demo.out)"
+assert_no_leftovers
+for run in loader direct; do
+	[ -s $run.trace ] && [ -s demo-$run.truth ] || fail "the demo left no $run.trace or demo-$run.truth"
+	"$IFT" report --json -i $run.trace >$run.json 2>report.err || fail "report of $run.trace: $(cat report.err)"
+done
+# the diff: the starved run is the baseline, its chain is there, the fix's
+grep -q '^\$ .* report -i direct.trace --diff loader.trace' demo.out || fail "the demo made no diff: $(tail -5 demo.out)"
+sed -n '/^chains, baseline/,/^chains, current/p' demo.out | grep -q 'data_starvation before cudaMemcpy' ||
+	fail "the diff's baseline has no data starvation: $(sed -n '/--diff/,$p' demo.out | tail -20)"
+
+sim_check demo-loader.truth loader.json <<'PY' || fail "the demo's report disagrees with its workload (above)"
+import sys
+from simcheck import *
+
+truth, r = Truth(sys.argv[1]), load_report(sys.argv[2])
+chk = Checks("demo")
+c = one_chain(chk, r, "data_starvation", "before", "cudaMemcpy")
+if c:
+    steady = truth.steady(r)
+    share = (steady.wait["blocked_ns"] + steady.gaps["all"]["over_floor_cpu_ns"]) / \
+        steady.active["active_ns"]
+    chk.note("first chain: %s %s %s %s; the workload starved %.0f%% of its active time" %
+             (r["chains"][0]["severity"], r["chains"][0]["cause"], r["chains"][0]["phase"],
+              r["chains"][0]["op"], 100 * share))
+    chk.ok(c["severity"] in severities(share),
+           "severity %s, the workload starved %.0f%% of its active time" % (c["severity"], 100 * share))
+    chk.ok((c["pid"], c["tid"]) == (truth.pid, truth.tid),
+           "chain on %d/%d, the training thread is %d/%d" % (c["pid"], c["tid"], truth.pid, truth.tid))
+    only_contention_before(chk, r, c)
+    workers = {w["pid"] for w in truth.of_role("worker")}
+    fed = {t["pid"] for t in c["evidence"]["tasks"]
+           if t["relation"] == "woke" and t.get("role") == "input worker"}
+    chk.ok(fed == workers, "the chain names workers %s, the demo's are %s" % (sorted(fed), sorted(workers)))
+    names = {t["comm"] for t in c["evidence"]["tasks"] if t["pid"] in workers}
+    chk.ok(names == {"pt_data_worker"}, "the workers are named %s" % sorted(names))
+chk.done()
+PY
+sim_check demo-direct.truth direct.json <<'PY' || fail "the demo's fixed run disagrees with its workload (above)"
+import sys
+from simcheck import *
+
+truth, r = Truth(sys.argv[1]), load_report(sys.argv[2])
+chk = Checks("demo direct")
+no_high_or_medium(chk, r, truth)
+chk.done()
+PY
+exit 0
