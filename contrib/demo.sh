@@ -44,5 +44,5 @@ echo "# 2. The fix: direct indexing of the in-memory dataset, no workers"
 run "$ift" record -o direct.trace -- "$sim" direct -o "$truth/demo-direct.truth"
 run "$ift" report -i direct.trace
 
-echo "# 3. Side by side: the starved run as the baseline, the fix as the current one"
-run "$ift" report -i direct.trace --diff loader.trace
+echo "# 3. Side by side: the starved run against the fix as its baseline"
+run "$ift" report -i loader.trace --diff direct.trace

@@ -18,10 +18,11 @@ for run in loader direct; do
 	[ -s $run.trace ] && [ -s demo-$run.truth ] || fail "the demo left no $run.trace or demo-$run.truth"
 	"$IFT" report --json -i $run.trace >$run.json 2>report.err || fail "report of $run.trace: $(cat report.err)"
 done
-# the diff: the starved run is the baseline, its chain is there, the fix's
-grep -q '^\$ .* report -i direct.trace --diff loader.trace' demo.out || fail "the demo made no diff: $(tail -5 demo.out)"
-sed -n '/^chains, baseline/,/^chains, current/p' demo.out | grep -q 'data_starvation before cudaMemcpy' ||
-	fail "the diff's baseline has no data starvation: $(sed -n '/--diff/,$p' demo.out | tail -20)"
+# the diff: the starved run against the fix as its baseline (as the README's
+# example), the starvation among the current run's chains
+grep -q '^\$ .* report -i loader.trace --diff direct.trace' demo.out || fail "the demo made no diff: $(tail -5 demo.out)"
+sed -n '/^chains, current/,$p' demo.out | grep -q 'data_starvation before cudaMemcpy' ||
+	fail "the diff's current run has no data starvation: $(sed -n '/--diff/,$p' demo.out | tail -20)"
 
 sim_check demo-loader.truth loader.json <<'PY' || fail "the demo's report disagrees with its workload (above)"
 import sys
