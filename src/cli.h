@@ -2,12 +2,12 @@
 #ifndef IFT_CLI_H
 #define IFT_CLI_H
 
-/* Shared by main.c and the cmd-*.c files: the only code that prints and exits. */
+/* Shared by main.c and the cmd-*.c files (cli.c): the only code that prints and exits. */
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "ift-trace.h"
-
-#define IFT_VERSION "0.1.0"
+#include "ift-version.h"
 
 enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2 };
 
@@ -31,6 +31,8 @@ int usage_error(const char *usage, const char *fmt, ...)
  * success into exit 1.  Returns NULL on failure.
  */
 struct ift_trace *cli_open_trace(const char *path, unsigned flags);
+/* Whether a trace cli_open_trace() opened lost data to damage: exit 1. */
+bool cli_trace_data_lost(void);
 
 /*
  * An output file named by the user, opened as root may open it

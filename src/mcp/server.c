@@ -13,9 +13,9 @@
 #include <string.h>
 
 #include "mcp.h"
+#include "ift-version.h"
 
 #define SERVER_NAME	"ingero-ftrace"
-#define SERVER_VERSION	"0.1.0"
 
 /* JSON-RPC 2.0 error codes */
 enum {
@@ -149,7 +149,7 @@ static char *initialize(struct ift_mcp *m, json_object *id, json_object *params)
 	json_object_object_add(r, "capabilities", caps);
 	info = json_object_new_object();
 	json_object_object_add(info, "name", json_object_new_string(SERVER_NAME));
-	json_object_object_add(info, "version", json_object_new_string(SERVER_VERSION));
+	json_object_object_add(info, "version", json_object_new_string(IFT_VERSION));
 	json_object_object_add(r, "serverInfo", info);
 	json_object_object_add(r, "instructions", json_object_new_string(instructions));
 	if (m->opts.log && m->opts.verbose > 0)

@@ -29,6 +29,7 @@
 #include "ift-ring.h"
 #include "ift-sample.h"
 #include "ift-stack.h"
+#include "ift-version.h"
 
 #define SAMPLE_EVERY_NS		100000000ULL	/* /proc about ten times a second */
 #define FLUSH_EVERY_NS		1000000000ULL	/* a crash loses at most a second */
@@ -273,7 +274,7 @@ static int write_metadata(struct ift_recorder *r)
 	clock_gettime(CLOCK_MONOTONIC, &mt);
 	uname(&u);
 	gethostname(host, sizeof(host) - 1);
-	ift_writer_meta(w, "tool.version", "0.1.0");
+	ift_writer_meta(w, "tool.version", IFT_VERSION);
 	if (r->opts.argv) {
 		cmd = shell_quote_argv(r->opts.argv);
 		if (!cmd)

@@ -1,0 +1,290 @@
+// SPDX-License-Identifier: MIT
+/*
+ * What every command shares (cli.h): the messages, opening a trace and an
+ * output file, the sudo user, the number formats.  The only code besides
+ * the commands that prints and exits.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <grp.h>
+#include <pwd.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "util/outfile.h"
+#include "ift-discover.h"
+
+int verbose;
+const char *progname = "ingero-ftrace";
+/*
+ * Set when a trace opened for this command was damaged before its end, so
+ * that data after the damage was discarded: the command still prints what it
+ * could read, and exits 1.  A file merely cut short (a recorder that died)
+ * loses nothing that was ever written, and only warns.
+ */
+static bool trace_data_lost;
+
+static void vreport(const char *prefix, const char *fmt, va_list ap)
+{
+	fflush(stdout);
+	fprintf(stderr, "%s: %s", progname, prefix);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
+int error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport("error: ", fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+void warning(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (verbose < 0)
+		return;
+	va_start(ap, fmt);
+	vreport("warning: ", fmt, ap);
+	va_end(ap);
+}
+
+int bad_option(const char *usage, char **argv)
+{
+	/* getopt is quiet (opterr = 0): one message of ours instead of its own */
+	if (optopt && optopt != '?')
+		return usage_error(usage, "unknown option or missing value: '-%c'", optopt);
+	return usage_error(usage, "unknown option or missing value: '%s'",
+			   argv[optind - 1]);
+}
+
+int usage_error(const char *usage, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport("", fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "usage: %s %s\n", progname, usage);
+	return EXIT_USAGE;
+}
+
+struct ift_trace *cli_open_trace(const char *path, unsigned flags)
+{
+	const struct ift_recovery *rec;
+	struct ift_trace *t;
+	struct stat st;
+	int ret;
+
+	ret = ift_trace_open(path, flags, &t);
+	if (ret == -ENOENT) {
+		char part[4096];
+
+		snprintf(part, sizeof(part), "%s%s", path, IFT_PART_SUFFIX);
+		if (!stat(part, &st))
+			error("cannot open '%s': %s (an unfinished recording is in '%s')",
+			      path, ift_strerror(ret), part);
+		else
+			error("cannot open '%s': %s", path, ift_strerror(ret));
+		return NULL;
+	}
+	if (ret < 0) {
+		error("cannot open '%s': %s", path, ift_strerror(ret));
+		return NULL;
+	}
+	rec = ift_trace_recovery(t);
+	if (rec->damaged && rec->reason != -IFT_E_TRUNCATED) {
+		trace_data_lost = true;
+		error("'%s' is damaged (%s): recovered %llu of %llu bytes, the rest is lost",
+		      path, ift_strerror(rec->reason),
+		      (unsigned long long)rec->good_bytes,
+		      (unsigned long long)rec->file_size);
+	} else if (rec->damaged)
+		warning("'%s' is cut short or damaged (%s): recovered %llu of %llu bytes",
+			path, ift_strerror(rec->reason),
+			(unsigned long long)rec->good_bytes,
+			(unsigned long long)rec->file_size);
+	else if (!rec->finished)
+		warning("'%s' is unfinished (the recorder did not finish it): all %llu bytes read",
+			path, (unsigned long long)rec->file_size);
+	return t;
+}
+
+FILE *cli_output_open(struct ift_outfile *o, const char *path)
+{
+	struct stat st;
+	FILE *f;
+	int fd, ret;
+
+	memset(o, 0, sizeof(*o));
+	o->fd = o->dirfd = -1;
+	if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode) &&
+	    (!S_ISLNK(st.st_mode) || st.st_uid == geteuid())) {
+		/* a device, a pipe or our own link (/dev/stdout): as asked,
+		   creating nothing when it is not a link */
+		fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC |
+			  (S_ISLNK(st.st_mode) ? O_CREAT | O_TRUNC : O_NOFOLLOW), 0644);
+		if (fd < 0)
+			return NULL;
+		f = fdopen(fd, "w");
+		if (!f)
+			close(fd);
+		return f;
+	}
+	ret = ift_outfile_create(o, path, false, 0, 0);
+	f = ret < 0 ? NULL : fdopen(o->fd, "w");
+	if (!f) {
+		ret = ret < 0 ? ret : -errno;
+		ift_outfile_remove(o);
+		ift_outfile_release(o);
+		errno = -ret;
+		return NULL;
+	}
+	o->fd = -1;	/* F's now */
+	return f;
+}
+
+int cli_output_close(struct ift_outfile *o, FILE *f, int ret)
+{
+	int err;
+
+	errno = 0;
+	if (fclose(f) && ret >= 0)
+		ret = errno ? -errno : -EIO;
+	if (o->path && ret >= 0 && (err = ift_outfile_commit(o)) < 0)
+		ret = err;
+	if (o->path && ret < 0)
+		ift_outfile_remove(o);
+	ift_outfile_release(o);
+	return ret;
+}
+
+/* A decimal id and nothing else; (uid_t)-1 is no one's. */
+static bool parse_id(const char *s, unsigned long *v)
+{
+	char *end;
+
+	if (!s || !isdigit((unsigned char)*s))
+		return false;
+	errno = 0;
+	*v = strtoul(s, &end, 10);
+	return !*end && !errno && *v < 0xffffffffUL;
+}
+
+int cli_sudo_user(struct ift_creds *as)
+{
+	const char *u = getenv("SUDO_UID"), *g = getenv("SUDO_GID"), *su = getenv("SUDO_USER");
+	unsigned long uid, gid;
+	struct passwd *pw;
+	gid_t *groups = NULL;
+	char *name;
+	int n = 32;
+
+	memset(as, 0, sizeof(*as));
+	if (!u || geteuid() != 0)
+		return 0;
+	if (!parse_id(u, &uid))
+		return error("SUDO_UID '%s' is not a user id: refusing to guess who ran sudo", u);
+	if (uid == 0)
+		return 0;
+	if (!parse_id(g, &gid))
+		return error("SUDO_GID '%s' is not a group id: refusing to guess the user's group",
+			     g ? g : "");
+	/* the uid decides; SUDO_USER only names a user passwd does not know */
+	pw = getpwuid((uid_t)uid);
+	if (!pw && su && *su && (pw = getpwnam(su)) && pw->pw_uid != (uid_t)uid)
+		return error("SUDO_USER '%s' is not user %lu: refusing to guess its groups",
+			     su, uid);
+	name = strdup(pw ? pw->pw_name : su ? su : "");
+	if (!name)
+		return error("out of memory");
+	if (!*name) {
+		free(name);
+		return error("user %lu has no name (no passwd entry, no SUDO_USER): "
+			     "refusing to guess its groups", uid);
+	}
+	for (;;) {
+		gid_t *v = realloc(groups, (size_t)n * sizeof(*v));
+		int want = n;
+
+		if (!v)
+			break;
+		groups = v;
+		if (getgrouplist(name, (gid_t)gid, groups, &want) >= 0) {
+			n = want;
+			break;
+		}
+		if (want <= n || want > 65536) {
+			free(groups);
+			groups = NULL;
+			errno = EINVAL;
+			break;
+		}
+		n = want;
+	}
+	if (!groups) {
+		error("cannot list the groups of user '%s': %s", name, strerror(errno));
+		free(name);
+		return -1;
+	}
+	free(name);
+	as->uid = (uid_t)uid;
+	as->gid = (gid_t)gid;
+	as->groups = groups;
+	as->ngroups = (size_t)n;
+	return 1;
+}
+
+int cli_finish_stdout(int status)
+{
+	if (fflush(stdout) || ferror(stdout)) {
+		error("cannot write output: %s", strerror(errno ? errno : EIO));
+		return status ? status : EXIT_RUNTIME;
+	}
+	return status;
+}
+
+const char *cli_bytes(char *buf, size_t len, double bytes)
+{
+	static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	unsigned u = 0;
+
+	while (bytes >= 1024 && u < 4) {
+		bytes /= 1024;
+		u++;
+	}
+	snprintf(buf, len, u ? "%.1f %s" : "%.0f %s", bytes, unit[u]);
+	return buf;
+}
+
+const char *cli_count(char *buf, size_t len, unsigned long long n)
+{
+	char tmp[32];
+	size_t l, o = 0;
+
+	l = (size_t)snprintf(tmp, sizeof(tmp), "%llu", n);
+	for (size_t i = 0; i < l && o + 1 < len; i++) {
+		if (i && (l - i) % 3 == 0 && o + 2 < len)
+			buf[o++] = ',';
+		buf[o++] = tmp[i];
+	}
+	buf[o] = 0;
+	return buf;
+}
+
+bool cli_trace_data_lost(void)
+{
+	return trace_data_lost;
+}
