@@ -28,7 +28,7 @@
 #include "ift-chains.h"
 #include "ift-out.h"
 #include "analyze.h"
-#include "../util/array.h"
+#include "util/array.h"
 
 /* What a fresh page costs its thread (fault and zeroing) in a trace that
    does not say (host.page_fault_ns, sample/faultcost.c): a lower bound,

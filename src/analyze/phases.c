@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "analyze.h"
-#include "../util/array.h"
+#include "util/array.h"
 
 struct seq {
 	uint32_t tid;

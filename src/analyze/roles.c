@@ -29,7 +29,7 @@
 #include <string.h>
 
 #include "analyze.h"
-#include "../util/array.h"
+#include "util/array.h"
 
 /* Distinct feeders kept per thread. */
 #define MAX_FEEDS	1024

@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "internal.h"
-#include "../util/buf.h"
+#include "util/buf.h"
 
 #define CACHE_MAGIC		"glibc-ld.so.cache1.1"
 #define CACHE_MAGIC_LEN		20

@@ -30,7 +30,7 @@
 #include "ift-export.h"
 #include "ift-out.h"
 #include "ift-stack.h"
-#include "../util/outfile.h"
+#include "util/outfile.h"
 
 /* Raised whenever a table, column or view changes meaning (meta export.schema). */
 #define SCHEMA_VERSION	"1"

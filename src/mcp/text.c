@@ -25,7 +25,7 @@
 #include <string.h>
 
 #include "mcp.h"
-#include "../util/buf.h"
+#include "util/buf.h"
 
 #define SMALL_CELL 160	/* bytes of nested JSON a table cell may take */
 

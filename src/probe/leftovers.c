@@ -30,7 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../util/array.h"
+#include "util/array.h"
 #include "ift-error.h"
 #include "ift-probe.h"
 #include "probe.h"

@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #include "ift-trace.h"
-#include "../util/buf.h"
+#include "util/buf.h"
 
 #define IFT_MAGIC		"\x89IFT\r\n\x1a\n"
 #define IFT_END_MAGIC		"\x89IFTEND\n"

@@ -19,7 +19,7 @@
 #include <zstd.h>
 
 #include "format.h"
-#include "../util/outfile.h"
+#include "util/outfile.h"
 
 #define DEFAULT_CHUNK_ROWS	16384
 #define DEFAULT_ZSTD_LEVEL	4
