@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "ift-trace.h"
+#include "ift-words.h"
 
 /* The event name of a row: an op name, "sched_switch", "mm_page_alloc", ... */
 const char *ift_event_name(const struct ift_trace *t, const struct ift_event *ev);
@@ -33,22 +34,6 @@ int ift_out_event_json(FILE *f, const struct ift_trace *t,
  */
 struct json_object *ift_event_json(const struct ift_trace *t,
 				   const struct ift_event *ev);
-
-/* The sched_switch prev_state letters ("R", "R+", "S", "D", ...) into BUF. */
-const char *ift_task_state_str(uint64_t state, char *buf, size_t len);
-
-/*
- * NS as "850ns", "12.3µs", "4.5ms", "1.23s" (at most 8 columns, for tables),
- * or SPACED, in ASCII for running text: "850 ns", "12.3 us", "4.5 ms".
- */
-const char *ift_fmt_dur(char *buf, size_t len, uint64_t ns, bool spaced);
-
-/*
- * ift_utf8_len - length (1..4) of the valid UTF-8 sequence at S, or 0 when it
- * is none (overlong, a surrogate, above U+10FFFF, cut short by a NUL): names
- * from the traced program are bytes, and JSON and HTML want text.
- */
-size_t ift_utf8_len(const unsigned char *s);
 
 struct ift_analysis;
 struct ift_chains;

@@ -131,7 +131,4 @@ int ift_unwind(struct ift_unwinder *u, pid_t pid, const uint64_t *regs,
 void ift_unwinder_frame(struct ift_unwinder *u, pid_t pid, uint64_t ip,
 			bool ret_addr, struct ift_frame *f);
 
-/* The frame as text: "sym+0x1a (lib.so)", "[python] ...", "lib.so+0x1234". */
-void ift_frame_format(const struct ift_frame *f, char *buf, size_t size);
-
 #endif

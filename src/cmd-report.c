@@ -19,7 +19,7 @@
 #include "ift-analyze.h"
 #include "ift-chains.h"
 #include "ift-out.h"
-#include "ift-stack.h"
+#include "ift-words.h"
 #include "util/outfile.h"
 
 static const char usage[] =

@@ -26,7 +26,7 @@
 #include <string.h>
 
 #include "ift-chains.h"
-#include "ift-out.h"
+#include "ift-words.h"
 #include "analyze.h"
 #include "util/array.h"
 

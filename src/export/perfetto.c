@@ -22,7 +22,7 @@
 #include "ift-analyze.h"
 #include "ift-chains.h"
 #include "ift-export.h"
-#include "ift-out.h"
+#include "ift-words.h"
 
 /* One writer: the stream is locked once for the whole export. */
 #define fputc	fputc_unlocked

@@ -28,8 +28,7 @@
 #include "ift-analyze.h"
 #include "ift-chains.h"
 #include "ift-export.h"
-#include "ift-out.h"
-#include "ift-stack.h"
+#include "ift-words.h"
 #include "util/outfile.h"
 
 /* Raised whenever a table, column or view changes meaning (meta export.schema). */

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "ift-out.h"
-#include "ift-stack.h"
+#include "ift-words.h"
 
 static const char *const task_events[] = {
 	[IFT_TASK_FORK] = "sched_process_fork",
@@ -48,31 +48,6 @@ const char *ift_event_name(const struct ift_trace *t, const struct ift_event *ev
 		return "sample";
 	}
 	return "unknown";
-}
-
-const char *ift_task_state_str(uint64_t state, char *buf, size_t len)
-{
-	/* TASK_REPORT bits as the sched_switch tracepoint prints them */
-	static const char letters[] = "SDTtXZPI";
-	size_t n = 0;
-
-	if (!len)
-		return buf;
-	if ((state & 0xff) == 0) {
-		buf[n++] = 'R';
-		if (state & 0x100 && n + 1 < len)
-			buf[n++] = '+';
-	}
-	for (unsigned b = 0; b < 8 && n + 1 < len; b++) {
-		if (state & (1U << b)) {
-			if (n && n + 1 < len)
-				buf[n++] = '|';
-			if (n + 1 < len)
-				buf[n++] = letters[b];
-		}
-	}
-	buf[n < len ? n : len - 1] = 0;
-	return buf;
 }
 
 static const char *comm_of(const struct ift_trace *t, uint64_t tid, uint64_t ts)

@@ -21,7 +21,7 @@
 #include "ift-analyze.h"
 #include "ift-chains.h"
 #include "ift-out.h"
-#include "ift-stack.h"
+#include "ift-words.h"
 
 /* Chart geometry, in SVG user units (pixels when shown at 1000 px wide). */
 #define CW		1000	/* width of the wide charts */

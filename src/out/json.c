@@ -10,7 +10,7 @@
 #include "ift-analyze.h"
 #include "ift-chains.h"
 #include "ift-out.h"
-#include "ift-stack.h"
+#include "ift-words.h"
 
 static const char *const dir_names[IFT_COPY_NR] = {
 	"H2H", "H2D", "D2H", "D2D", "default", "other",

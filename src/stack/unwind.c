@@ -766,20 +766,3 @@ void ift_unwinder_frame(struct ift_unwinder *u, pid_t pid, uint64_t ip,
 	if (!strncmp(f->symbol, "_PyEval_EvalFrame", 17))
 		f->flags |= IFT_FRAME_F_PYTHON;
 }
-
-void ift_frame_format(const struct ift_frame *f, char *buf, size_t size)
-{
-	const char *base = strrchr(f->module, '/');
-
-	base = base ? base + 1 : f->module;
-	if (f->symbol[0])
-		snprintf(buf, size, "%s%s+0x%" PRIx64 " (%s)",
-			 f->flags & IFT_FRAME_F_PYTHON ? "[python] " : "",
-			 f->symbol, f->symoff, base);
-	else if (base[0])
-		snprintf(buf, size, "%s%s+0x%" PRIx64,
-			 f->flags & IFT_FRAME_F_PYTHON ? "[python] " : "",
-			 base, f->offset);
-	else
-		snprintf(buf, size, "[unknown] 0x%" PRIx64, f->offset);
-}

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "ift-stack.h"
+#include "ift-words.h"
 #include "unwind-chain.h"
 
 #define MAXF	64
