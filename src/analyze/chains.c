@@ -1912,6 +1912,7 @@ static int gpu_bound_chain(struct ift_chains *c, uint64_t wall)
 	const struct ift_call_info *worst = NULL;
 	uint32_t best = 0;
 	int ret = 0;
+	size_t tail = 0;	/* the tail chain of the same op, + 1 */
 
 	uint64_t *until = calloc(a->nth + 1, sizeof(uint64_t));
 
@@ -1948,13 +1949,16 @@ static int gpu_bound_chain(struct ift_chains *c, uint64_t wall)
 	if (!worst || permille(total, wall) < GPU_BOUND_PERMILLE)
 		return 0;
 
-	/* one chain per (op, cause): a tail chain may have said it already */
+	/*
+	 * One chain per (op, cause): where a tail chain said the op's tail is
+	 * device time, this one, which says more (the whole op, its device
+	 * wait and run-queue wait as every gpu_bound chain gives them), takes
+	 * its place and keeps its call sites.
+	 */
 	for (size_t i = 0; i < c->nchains; i++)
 		if (c->chains[i].cause == IFT_CAUSE_GPU_BOUND &&
-		    !strcmp(c->chains[i].op, op_name(c, best))) {
-			c->chains[i].cost_ns = total;
-			return 0;
-		}
+		    !strcmp(c->chains[i].op, op_name(c, best)))
+			tail = i + 1;
 	{
 		const char *op = op_name(c, best);
 		struct ift_chain *ch = chain_new(c, IFT_CAUSE_GPU_BOUND, IFT_PHASE_INSIDE,
@@ -2002,7 +2006,13 @@ static int gpu_bound_chain(struct ift_chains *c, uint64_t wall)
 		cb_rec(&b, ch_printf(c, "to go faster, make the GPU work cheaper (kernels, "
 				     "mixed precision, fused ops) or use a faster GPU; more "
 				     "loader workers or CPU will not help"));
-		ret = cb_finish(&b);
+		if ((ret = cb_finish(&b)) < 0 || !tail)
+			return ret;
+		ch->sites = c->chains[tail - 1].sites;
+		ch->nsites = c->chains[tail - 1].nsites;
+		memmove(&c->chains[tail - 1], &c->chains[tail],
+			(c->nchains - tail) * sizeof(*c->chains));
+		c->nchains--;
 	}
 	return ret;
 }

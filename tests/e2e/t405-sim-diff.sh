@@ -15,10 +15,13 @@ assert_no_leftovers
 "$IFT" report -i loader.trace --diff direct.trace --json >diff.json 2>diff.err ||
 	fail "report --diff failed: $(cat diff.err)"
 "$IFT" report -i loader.trace --diff direct.trace >diff.txt 2>&1 || fail "text --diff failed"
+for run in loader direct; do
+	"$IFT" dump --json -i $run.trace --table tasks >$run.tasks.json || fail "dump of $run.trace failed"
+done
 
 sed -n '1,40p' diff.txt
 sim_check loader.jsonl direct.jsonl diff.json loader.json direct.json loader.dump.json \
-	direct.dump.json <<'PY' || fail "the diff disagrees with the workloads (above)"
+	direct.dump.json loader.tasks.json direct.tasks.json <<'PY' || fail "the diff disagrees with the workloads (above)"
 import sys
 from simcheck import *
 
@@ -34,20 +37,28 @@ for side, rep in (("current", rc), ("baseline", rb)):
     chk.ok(d[side]["trace"] == rep["trace"] and d[side]["chains"] == rep["chains"],
            "the diff's %s differs from that trace's own report" % side)
 
-# the wall time: each side's trace spans its workload's run and a little
-# more (the recorder starts before the exec and stops after the exit: the
-# loading, the teardown of the process, the last drain; up to 101 ms seen
-# on a loaded machine, OVER allowed), so its ratio lies within what that
-# margin allows around the workloads' own
-OVER = 300 * MS
+# the wall time: each side's trace spans its workload's process, from its
+# exec to its exit as the trace has them (the recorder starts before the
+# one and stops after the other), which spans the run the workload timed
+# itself; the ratio is the two durations'
+def life(truth, path):
+    ev = [json.loads(l) for l in open(path)]
+    ex = [e["ts"] for e in ev if e["event"] == "sched_process_exec" and e["pid"] == truth.pid]
+    end = [e["ts"] for e in ev if e["event"] == "sched_process_exit" and e["tid"] == truth.pid]
+    return end[-1] - ex[0] if ex and end else None
+
+import json
 cw, bw = cur.run["wall_ns"], base.run["wall_ns"]
-for side, w in (("current", cw), ("baseline", bw)):
-    got = ch["duration_ns"][side]
-    chk.ok(w <= got <= w + OVER, "%s duration %s, its workload ran %s" % (side, fmt(got), fmt(w)))
+for side, w, t, path in (("current", cw, cur, sys.argv[8]), ("baseline", bw, base, sys.argv[9])):
+    got, lived = ch["duration_ns"][side], life(t, path)
+    if chk.ok(lived is not None, "%s: no exec or exit of process %d in its trace" % (side, t.pid)):
+        chk.ok(w <= lived <= got, "%s duration %s, its process lived %s, its workload ran %s" %
+               (side, fmt(got), fmt(lived), fmt(w)))
 ratio = ch["duration_ns"]["ratio"]
 chk.ok(ratio > 1, "the starving run is not longer: ratio %.2f" % ratio)
-chk.ok(cw / (bw + OVER) <= ratio <= (cw + OVER) / bw,
-       "duration ratio %.2f, the workloads' %.2f" % (ratio, cw / bw))
+chk.ok(abs(ratio - ch["duration_ns"]["current"] / ch["duration_ns"]["baseline"]) < 0.01,
+       "duration ratio %.2f, the durations' %.2f" %
+       (ratio, ch["duration_ns"]["current"] / ch["duration_ns"]["baseline"]))
 chk.note("duration %s -> %s (x%.2f; workloads x%.2f)" % (fmt(ch["duration_ns"]["baseline"]),
          fmt(ch["duration_ns"]["current"]), ratio, cw / bw))
 

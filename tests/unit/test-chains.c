@@ -606,6 +606,52 @@ static void test_gpu_bound(void **state)
 }
 
 /*
+ * GPU-bound with a tail: the same run, but every tenth synchronize waits
+ * 100 ms for the device (p99 5x p50), so the op's tail is device time too.
+ * One gpu_bound chain for the op, the whole op's (device wait and run-queue
+ * wait given as every gpu_bound chain gives them): the tail's took its
+ * place without them, and a 5.10 guest's report had no device_wait_ns.
+ */
+static void test_gpu_bound_tail(void **state)
+{
+	const struct ift_chain *ch;
+	struct ift_chains *c;
+	struct tb b;
+	uint64_t t = 1 * MS, waited = 0;
+	int n = 0;
+
+	(void)state;
+	tb_begin(&b, "gpubound-tail", 4000 * MS);
+	names(&b);
+	sw(&b, 500 * US, 0, 0, 0, S_RUN, CUDA, CUDA);
+	for (int i = 0; i < 40; i++) {
+		uint64_t d = i % 10 == 9 ? 100 * MS : 20 * MS;
+
+		call(&b, t, CUDA, CUDA, OP_LAUNCH, 20 * US, 0, 0, 1, 0, 0, 0, 0);
+		t += 30 * US;
+		call(&b, t, CUDA, CUDA, OP_SYNC, d, 0, 0, 0, 0, 0, 0, 0);
+		sw(&b, t + 5 * US, 0, CUDA, CUDA, S_SLEEP, 0, 0);
+		wk(&b, t + d - 10 * US, 0, CUDA, CUDA, IFT_WAKE_WAKING, 0, 0, 0);
+		sw(&b, t + d - 5 * US, 0, 0, 0, S_RUN, CUDA, CUDA);
+		waited += d - 5 * US;
+		t += d + 10 * US;
+	}
+	c = chains_run(&b, NULL);
+	for (size_t i = 0; i < ift_chains_count(c); i++)
+		n += ift_chains_get(c, i)->cause == IFT_CAUSE_GPU_BOUND;
+	assert_int_equal(n, 1);
+	ch = chain_of(c, IFT_CAUSE_GPU_BOUND);
+	assert_string_equal(ch->op, "cudaStreamSynchronize");
+	assert_int_equal(ch->cost_ns, waited);
+	assert_int_equal(num(ch, "device_wait_ns"), waited);
+	/* each call waited 5 us for its CPU, from its wake-up to its switch-in */
+	assert_int_equal(num(ch, "runqueue_wait_ns"), 40 * 5 * US);
+	assert_non_null(strstr(ch->summary, "nothing to fix on the host"));
+	ift_chains_free(c);
+	tb_end(&b);
+}
+
+/*
  * Waits for a CPU that blame no one: 40 synchronizes of 2 ms, each blocked
  * until the device wakes the thread, which then waits 400 us before it runs,
  * behind the idle task (a wake-up's latency, or a switch-in the kernel did
@@ -808,6 +854,7 @@ int main(void)
 		cmocka_unit_test(test_no_loop),
 		cmocka_unit_test(test_warmup),
 		cmocka_unit_test(test_gpu_bound),
+		cmocka_unit_test(test_gpu_bound_tail),
 		cmocka_unit_test(test_excused_waits),
 		cmocka_unit_test(test_side_thread),
 		cmocka_unit_test(test_no_calls),

@@ -41,7 +41,9 @@
  *                            the scheduler counted it (-1: not kept)
  *   {"type":"rusage", ...} getrusage at exit: the main process (RUSAGE_SELF),
  *                          the main thread (RUSAGE_THREAD), and each worker
- *                          process (its own line, with its pid)
+ *                          process (its own line, with its pid); and the
+ *                          main thread's at start (role "start"), before it
+ *                          made a thread or a process
  *   {"type":"active", ...} the first call's start to the last call's return
  *   {"type":"cpustat", ...} the machine's interrupt, softirq and steal time
  *                          during the run (/proc/stat, all CPUs, in ticks of
@@ -795,6 +797,9 @@ int main(int argc, char **argv)
 	}
 	if (optind != argc)
 		usage();
+	/* the count so far: what the kernel counted before the trace began
+	   (the recorder's child waits on a pipe), the checks take off */
+	emit_rusage("start", RUSAGE_THREAD, -1, NULL);
 
 	/* the same data and model for loader and direct, so they compare */
 	if (!strcmp(opt.mode, "loader") || !strcmp(opt.mode, "direct")) {
