@@ -59,6 +59,15 @@ int ift_decoder_add_root(struct ift_decoder *d, pid_t pid);
 int ift_decoder_sync_probes(struct ift_decoder *d,
 			    const struct ift_probe_session *s);
 
+/*
+ * The same from an array in place of a session, for tests that craft probes
+ * without tracefs: V[I] is probe I (those below the N of an earlier call
+ * are known already), its event ids those of the decoder's tep.  V is read
+ * during the call only.
+ */
+int ift_decoder_sync_probe_array(struct ift_decoder *d, const struct ift_probe *v,
+				 size_t n);
+
 /* The writer's op id of probe I of the session (0 if not known yet). */
 uint64_t ift_decoder_probe_op(const struct ift_decoder *d, size_t i);
 

@@ -215,10 +215,30 @@ uint64_t ift_decoder_probe_op(const struct ift_decoder *d, size_t i)
 	return i < d->nprobes ? d->op_of_probe[i] : 0;
 }
 
-/* Registers the probes of S from the first one not known yet. */
-static int setup_probes(struct ift_decoder *d, const struct ift_probe_session *s)
+/*
+ * Where the probes come from: a session, or an array laid out the same
+ * (probe I at V[I]) for tests that have no tracefs to make one.
+ */
+struct probe_src {
+	const struct ift_probe_session *s;
+	const struct ift_probe *v;
+	size_t n;
+};
+
+static size_t src_count(const struct probe_src *src)
 {
-	size_t n = s ? ift_probe_count(s) : 0, from = d->nprobes;
+	return src->s ? ift_probe_count(src->s) : src->n;
+}
+
+static const struct ift_probe *src_at(const struct probe_src *src, size_t i)
+{
+	return src->s ? ift_probe_at(src->s, i) : &src->v[i];
+}
+
+/* Registers the probes of SRC from the first one not known yet. */
+static int setup_probes(struct ift_decoder *d, const struct probe_src *src)
+{
+	size_t n = src_count(src), from = d->nprobes;
 	uint64_t *ops;
 
 	if (n <= from)
@@ -229,14 +249,14 @@ static int setup_probes(struct ift_decoder *d, const struct ift_probe_session *s
 	d->op_of_probe = ops;
 	d->nprobes = n;
 	for (size_t i = from; i < n; i++) {
-		const struct ift_probe *p = ift_probe_at(s, i);
+		const struct ift_probe *p = src_at(src, i);
 		struct tep_event *ev;
 		size_t j;
 		int ret;
 
 		/* one op per function name, whichever library copy it came from */
 		for (j = 0; j < i; j++)
-			if (!strcmp(ift_probe_at(s, j)->sym->name, p->sym->name))
+			if (!strcmp(src_at(src, j)->sym->name, p->sym->name))
 				break;
 		if (j < i) {
 			d->op_of_probe[i] = d->op_of_probe[j];
@@ -264,7 +284,17 @@ static int setup_probes(struct ift_decoder *d, const struct ift_probe_session *s
 
 int ift_decoder_sync_probes(struct ift_decoder *d, const struct ift_probe_session *s)
 {
-	return setup_probes(d, s);
+	const struct probe_src src = { .s = s };
+
+	return setup_probes(d, &src);
+}
+
+int ift_decoder_sync_probe_array(struct ift_decoder *d, const struct ift_probe *v,
+				 size_t n)
+{
+	const struct probe_src src = { .v = v, .n = n };
+
+	return setup_probes(d, &src);
 }
 
 size_t ift_decoder_processes(const struct ift_decoder *d, const pid_t **out)
@@ -334,7 +364,7 @@ int ift_decoder_new(const struct ift_decode_opts *opts, struct ift_decoder **out
 	    (ret = add_named(d, "sched", "sched_process_exit", K_EXIT)) < 0 ||
 	    (ret = add_named(d, "task", "task_rename", K_RENAME)) < 0 ||
 	    (ret = add_named(d, "kmem", "mm_page_alloc", K_PAGE)) < 0 ||
-	    (ret = setup_probes(d, opts->probes)) < 0)
+	    (ret = ift_decoder_sync_probes(d, opts->probes)) < 0)
 		goto fail;
 
 	d->own_walker = tep_get_long_size(d->tep) == 8 &&
