@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "ift-out.h"
+#include "ift-render.h"
 
 static const char usage[] = "dump [-i FILE] [--json] [--table NAME[,NAME...]]";
 

@@ -18,7 +18,7 @@
 #include "cli.h"
 #include "ift-analyze.h"
 #include "ift-chains.h"
-#include "ift-out.h"
+#include "ift-render.h"
 #include "ift-words.h"
 #include "util/outfile.h"
 

@@ -22,7 +22,7 @@
 #include "ift-analyze.h"
 #include "ift-chains.h"
 #include "ift-export.h"
-#include "ift-out.h"
+#include "ift-render.h"
 #include "ift-trace.h"
 #include "mcp.h"
 

@@ -20,7 +20,7 @@ from html.parser import HTMLParser
 
 VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta",
         "param", "source", "track", "wbr"}
-MAX_BARS = 100      # processes drawn as bars (src/out/html.c)
+MAX_BARS = 100      # processes drawn as bars (src/render/html.c)
 
 
 class Node:

@@ -4,7 +4,7 @@
 # include/, a file of the read half includes no header of the record half
 # (probe, ring, decode, record, discover, stack, sample) and the record half
 # none of the read half's; in the read half the model (analyze) includes no
-# renderer's (out, export, mcp); the shared layer (trace, util, and the
+# renderer's (render, export, mcp); the shared layer (trace, util, and the
 # headers ift-trace.h, ift-error.h, ift-words.h, ift-version.h) includes
 # none of them; a folder's private header is included from that folder
 # only.  The commands (src/*.c) may include anything.
@@ -18,13 +18,13 @@ import os, re, sys
 root = sys.argv[1]
 RECORD = {"probe", "ring", "decode", "record", "discover", "stack", "sample"}
 MODEL = {"analyze"}
-RENDER = {"out", "export", "mcp"}
+RENDER = {"render", "export", "mcp"}
 SHARED = {"trace", "util"}
 HEADERS = {
     "ift-probe.h": "record", "ift-ring.h": "record", "ift-decode.h": "record",
     "ift-record.h": "record", "ift-discover.h": "record", "ift-stack.h": "record",
     "ift-sample.h": "record",
-    "ift-analyze.h": "model", "ift-chains.h": "model", "ift-out.h": "render",
+    "ift-analyze.h": "model", "ift-chains.h": "model", "ift-render.h": "render",
     "ift-export.h": "render", "ift-mcp.h": "render",
     "ift-trace.h": "shared", "ift-error.h": "shared", "ift-words.h": "shared",
     "ift-version.h": "shared",

@@ -26,7 +26,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "ift-out.h"
+#include "ift-render.h"
 #include "ift-trace.h"
 
 /* Rows decoded per open, chunk by chunk and again through the cursor. */

@@ -9,7 +9,7 @@
 
 #include "ift-analyze.h"
 #include "ift-chains.h"
-#include "ift-out.h"
+#include "ift-render.h"
 #include "ift-words.h"
 
 static const char *const dir_names[IFT_COPY_NR] = {

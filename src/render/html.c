@@ -20,7 +20,7 @@
 
 #include "ift-analyze.h"
 #include "ift-chains.h"
-#include "ift-out.h"
+#include "ift-render.h"
 #include "ift-words.h"
 
 /* Chart geometry, in SVG user units (pixels when shown at 1000 px wide). */

@@ -5,7 +5,7 @@
 #include <json.h>
 #include <string.h>
 
-#include "ift-out.h"
+#include "ift-render.h"
 #include "ift-words.h"
 
 static const char *const task_events[] = {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-#ifndef IFT_OUT_H
-#define IFT_OUT_H
+#ifndef IFT_RENDER_H
+#define IFT_RENDER_H
 
 /*
  * Outputs built from a trace.  Each function writes only to the stream it is
