@@ -5,6 +5,8 @@
 # fixtures/examples/README.md.  Needs root and tracefs; run after
 # `make all workloads`.  Each trace must stay under 1 MB; what report should
 # conclude on each is in fixtures/examples/expect.tsv (checked by t800).
+# Every output of the read half on them is pinned by t030: regenerate its
+# goldens (tests/golden/update.sh) and commit them with the new traces.
 #
 #   contrib/examples.sh [BUILD_DIR] [OUT_DIR]
 #
