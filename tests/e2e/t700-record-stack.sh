@@ -109,7 +109,7 @@ check stripped.trace truth2.json stripped
 # no --stack: no stack column, no STACKS section, reports as before
 "$IFT" record -q --no-host -o plain.trace -- "$prog" 1 1 1 >/dev/null 2>plain.err ||
 	fail "record without --stack failed: $(cat plain.err)"
-"$IFT" dump --json -i plain.trace --table calls | grep -q '"stack' &&
+"$IFT" dump --json -i plain.trace --table calls | grep -q '"stack":' &&
 	fail "a trace without --stack has stacks"
 "$IFT" report --json -i plain.trace >plain.json || fail "report failed"
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(1 if d.get("stacks") else 0)' plain.json ||
