@@ -138,6 +138,22 @@ const struct ift_chain *ift_chains_get(const struct ift_chains *c, size_t i);
 
 void ift_chains_free(struct ift_chains *c);
 
+/*
+ * A trace's report, as report, export and mcp all take it: the analysis
+ * and the causal chains of one pass over the trace.  ift_report_run() runs
+ * the pass over T with AOPTS (NULL: the whole trace, no filter; the hooks
+ * are the chains' own) and builds the chains with COPTS (NULL: the
+ * defaults).  Returns 0, or a negative error with R empty.  R points into
+ * T, which must outlive it; ift_report_release() frees it.
+ */
+struct ift_report {
+	struct ift_analysis *a;
+	struct ift_chains *c;
+};
+int ift_report_run(struct ift_trace *t, const struct ift_analyze_opts *aopts,
+		   const struct ift_chain_opts *copts, struct ift_report *r);
+void ift_report_release(struct ift_report *r);
+
 const char *ift_cause_name(enum ift_cause cause);	/* "cpu_contention", ... */
 const char *ift_severity_name(enum ift_severity sev);	/* "HIGH", ... */
 const char *ift_phase_name(enum ift_phase phase);	/* "inside", "before" */

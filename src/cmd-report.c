@@ -1136,6 +1136,7 @@ static int report_load(struct report *r, const char *path,
 		       const struct ift_chain_opts *copts)
 {
 	struct ift_analyze_opts opts = *aopts;
+	struct ift_report m;
 	int ret;
 
 	memset(r, 0, sizeof(*r));
@@ -1152,21 +1153,14 @@ static int report_load(struct report *r, const char *path,
 		if (!found)
 			warning("'%s' has no op '%s'", path, opts.ops[i]);
 	}
-	r->c = ift_chains_new(copts);
-	if (!r->c) {
-		error("cannot analyze '%s': %s", path, strerror(errno));
-		report_release(r);
-		return -1;
-	}
-	ift_chains_hooks(r->c, &opts.hooks);
-	ret = ift_analysis_run(r->t, &opts, &r->a);
-	if (ret >= 0)
-		ret = ift_chains_build(r->c, r->a, r->t);
+	ret = ift_report_run(r->t, &opts, copts, &m);
 	if (ret < 0) {
 		error("cannot analyze '%s': %s", path, ift_strerror(ret));
 		report_release(r);
 		return -1;
 	}
+	r->a = m.a;
+	r->c = m.c;
 	return 0;
 }
 

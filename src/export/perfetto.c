@@ -713,17 +713,13 @@ int ift_export_perfetto(struct ift_trace *t, FILE *out,
 			const struct ift_export_opts *opts)
 {
 	struct px x = { .f = out, .t = t };
-	struct ift_analysis *a = NULL;
-	struct ift_analyze_opts aopts = { 0 };
-	struct ift_chains *chains = ift_chains_new(NULL);
-	int ret;
+	struct ift_report m;
+	struct ift_analysis *a;
+	struct ift_chains *chains;
+	int ret = ift_report_run(t, NULL, NULL, &m);
 
-	if (!chains)
-		return fail(opts, -errno, "cannot analyze the trace");
-	ift_chains_hooks(chains, &aopts.hooks);
-	ret = ift_analysis_run(t, &aopts, &a);
-	if (ret >= 0)
-		ret = ift_chains_build(chains, a, t);
+	a = m.a;
+	chains = m.c;
 	if (ret < 0) {
 		ret = fail(opts, ret, "cannot analyze the trace");
 	} else {
@@ -742,7 +738,6 @@ int ift_export_perfetto(struct ift_trace *t, FILE *out,
 		free(x.threads[i].ends);
 	free(x.threads);
 	free(x.group);
-	ift_analysis_free(a);
-	ift_chains_free(chains);
+	ift_report_release(&m);
 	return ret;
 }

@@ -953,21 +953,13 @@ static int export_chains(struct exp *x)
 /* The analysis and chains as report runs them: whole trace, no filter. */
 static int analyze(struct exp *x)
 {
-	struct ift_analyze_opts aopts = { 0 };
-	struct ift_chain_opts copts = {
-		.tail_ratio = IFT_TAIL_RATIO_DEFAULT, .tail_floor_ns = IFT_TAIL_FLOOR_DEFAULT,
-	};
-	int ret;
+	struct ift_report m;
+	int ret = ift_report_run(x->t, NULL, NULL, &m);
 
-	x->c = ift_chains_new(&copts);
-	if (!x->c)
-		return fail(x, -errno, "cannot analyze the trace: %s", strerror(errno));
-	ift_chains_hooks(x->c, &aopts.hooks);
-	ret = ift_analysis_run(x->t, &aopts, &x->a);
-	if (ret >= 0)
-		ret = ift_chains_build(x->c, x->a, x->t);
 	if (ret < 0)
 		return fail(x, ret, "cannot analyze the trace: %s", ift_strerror(ret));
+	x->a = m.a;
+	x->c = m.c;
 	return 0;
 }
 

@@ -232,7 +232,7 @@ void mcp_trace_release(struct mcp_trace *tr)
 static int load(struct ift_mcp *m, char *err, size_t errlen)
 {
 	struct mcp_trace *tr = &m->tr;
-	struct ift_analyze_opts opts = { 0 };
+	struct ift_report rep;
 	uint64_t t0 = mono_ns();
 	int ret;
 
@@ -244,17 +244,11 @@ static int load(struct ift_mcp *m, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot open '%s': %s", m->opts.trace, ift_strerror(ret));
 		return -1;
 	}
-	tr->c = ift_chains_new(NULL);
-	if (!tr->c) {
-		ret = -errno;
-		goto fail;
-	}
-	ift_chains_hooks(tr->c, &opts.hooks);
-	ret = ift_analysis_run(tr->t, &opts, &tr->a);
-	if (ret >= 0)
-		ret = ift_chains_build(tr->c, tr->a, tr->t);
+	ret = ift_report_run(tr->t, NULL, NULL, &rep);
 	if (ret < 0)
 		goto fail;
+	tr->a = rep.a;
+	tr->c = rep.c;
 	if (m->opts.log && m->opts.verbose > 0)
 		fprintf(m->opts.log, "mcp: analyzed '%s' in %.2f s\n", m->opts.trace,
 			(double)(mono_ns() - t0) / 1e9);
