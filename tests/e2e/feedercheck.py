@@ -30,7 +30,7 @@ conclusions"):
 - healthy: no HIGH or MEDIUM chain at all.
 """
 import json
-from simcheck import neighbour_chains, severities
+from simcheck import neighbour_chains, severities, severities_between
 import sys
 
 TOLERANCE = 0.10
@@ -227,13 +227,17 @@ def starved(name):
 def healthy(name):
     """The feeder keeps up: no HIGH or MEDIUM chain, but what the program's
     own account allows on a slower machine (under emulation the 'healthy'
-    feeder waits most of its loop): starvation of the severity its steady
-    wait's share calls for, and CPU contention within the run-queue wait
-    the kernel counted for the thread."""
+    feeder waits most of its loop): starvation of the severity its share
+    of the loop calls for, which the program brackets between its steady
+    wait in next() and all its gaps between CUDA calls of 1 ms or more (the
+    report counts its time on CPU in those, the loop's own Python too), and
+    CPU contention within the run-queue wait the kernel counted for the
+    thread."""
     truth, r = load(name)
     check_ops(name, truth, r)
     share = truth["steady_wait"]["sum_ns"] / truth["wall_ns"]
-    allowed = severities(share)
+    long_gaps = sum(g for g in truth["gaps_ns"] if g >= 1000000) / truth["wall_ns"]
+    allowed = severities_between(share, max(share, long_gaps))
     load_ = neighbour_chains(r, truth["tid"], truth.get("run_delay_ns", -1))
     if sum(c["cost_ns"] for c in load_) > 1.03 * truth.get("run_delay_ns", -1) + 2e6:
         bad.append("%s: CPU contention %s, more than the kernel counted (%s)"
@@ -241,9 +245,9 @@ def healthy(name):
     loud = [(c["severity"], c.get("stage"), c["summary"]) for c in r["chains"]
             if c["severity"] != "LOW" and c not in load_ and
             not (c["cause"] == "data_starvation" and c["severity"] in allowed)]
-    print("%s: steady wait %s of a %s loop (%.0f%%: %s)" % (
+    print("%s: steady wait %s of a %s loop (%.0f%%, gaps of 1 ms or more %.0f%%: %s)" % (
         name, ms(truth["steady_wait"]["sum_ns"]), ms(truth["wall_ns"]), 100 * share,
-        "/".join(sorted(allowed))))
+        100 * long_gaps, "/".join(sorted(allowed))))
     if loud:
         bad.append("%s: the feeder keeps up, yet HIGH or MEDIUM chains: %r" % (name, loud))
 

@@ -512,6 +512,15 @@ def severities(share):
     return {sev(share - 0.02), sev(share + 0.02)}
 
 
+def severities_between(lo, hi):
+    """The severities of a cause whose share of the active time the
+    workload can only bracket, between LO and HI (each within 2%)."""
+    out = severities(lo) | severities(hi)
+    if lo < 0.05 <= hi or lo < 0.2 <= hi:
+        out.add("MEDIUM")
+    return out
+
+
 def neighbour_chains(report, tid, run_delay_ns):
     """The CPU contention chains on thread TID of a run that has no host
     cause of its own, so that all its waiting for a CPU is other load's on
