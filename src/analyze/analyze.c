@@ -451,7 +451,8 @@ static bool thread_info(struct ift_analysis *a, struct az_thread *th)
 		return false;
 	ti->start_ns = s - start;
 	ti->end_ns = e - start;
-	return followed(a, th, task) && pid_match(a, ti->pid, ti->tid);
+	th->followed = followed(a, th, task);
+	return th->followed && pid_match(a, ti->pid, ti->tid);
 }
 
 static int cmp_thread(const void *x, const void *y)

@@ -71,6 +71,7 @@ struct az_thread {
 	uint32_t nopen, capopen;
 	uint32_t proc;			/* index in a->procs, set at the end */
 	bool listed;
+	bool followed;		/* of the traced processes, not a task met in passing */
 };
 
 struct az_cpu {

@@ -267,13 +267,19 @@ static void assign_relays(struct ift_analysis *a, struct az_thread *ct, uint64_t
 /* The feeders of CUDA thread CT: relays, then the sources over the floor. */
 static void assign_feeders(struct ift_analysis *a, struct az_thread *ct)
 {
-	uint64_t total = 0, wakeups = 0, own = 0;
+	uint64_t total = 0, wakeups = 0, own = 0, traced = 0;
 
 	for (uint32_t i = 0; i < ct->nfeeds; i++) {
+		const struct az_thread *src = az_thread_lookup(a, ct->feeds[i].src_tid);
+
 		total += ct->feeds[i].ns;
 		wakeups += ct->feeds[i].count;
 		if (ct->feeds[i].src_pid == ct->pid)
 			own += ct->feeds[i].ns;
+		/* the machine's own threads (khugepaged giving back the mmap
+		   lock) wake it too, and are no other process feeding it */
+		if (src && src->followed)
+			traced += ct->feeds[i].ns;
 	}
 	if (!wakeups)
 		return;
@@ -301,7 +307,7 @@ static void assign_feeders(struct ift_analysis *a, struct az_thread *ct)
 			 * feed the CUDA thread more than its own threads do, those
 			 * are the GIL going round, not input.
 			 */
-			if (ev.ns * 1000 < total * THREAD_MIN_PERMILLE || own * 2 < total)
+			if (ev.ns * 1000 < total * THREAD_MIN_PERMILLE || own * 2 < traced)
 				continue;
 			role_set(src, "input thread", &ev);
 			continue;
