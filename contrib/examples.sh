@@ -11,7 +11,8 @@
 #   contrib/examples.sh [BUILD_DIR] [OUT_DIR]
 #
 # EXAMPLES_TRUTH=DIR keeps each simulated workload's own log (NAME.jsonl:
-# its calls, waits and the run-queue wait the kernel counted) there.
+# its calls, waits and the run-queue wait the kernel counted) there, and
+# cuda-seq's calls with their clock reads (NAME.calls.tsv).
 set -euo pipefail
 build=${1:-build}
 out=${2:-fixtures/examples}
@@ -51,6 +52,10 @@ rec() {	# NAME CMD...: record CMD into OUT/NAME.trace
 	# the workload's own account of the run, for a test to hold the report to
 	if [ -n "${EXAMPLES_TRUTH:-}" ] && [ -f "$work/$name.jsonl" ]; then
 		cp "$work/$name.jsonl" "$EXAMPLES_TRUTH/"
+	fi
+	# and cuda-seq's: each call with its clock reads, on its stdout
+	if [ -n "${EXAMPLES_TRUTH:-}" ] && [ ! -f "$work/$name.jsonl" ] && [ -s "$work/$name.out" ]; then
+		cp "$work/$name.out" "$EXAMPLES_TRUTH/$name.calls.tsv"
 	fi
 }
 

@@ -30,7 +30,7 @@ check_examples() {
 		python3 - r.json "$file" "$first" "$task" "$here" "$IFT_SRC/tests/e2e" "$dir" <<'PY' ||
 import json, os, sys
 sys.path.insert(0, sys.argv[6])
-from simcheck import Truth, neighbour_chains, severities
+from simcheck import Truth, neighbour_chains, severities, severities_between
 r = json.load(open(sys.argv[1]))
 name, first, task = sys.argv[2], sys.argv[3], sys.argv[4]
 chains = r["chains"]
@@ -58,10 +58,36 @@ if sys.argv[5] == "recorded-here" and (first == "none" or first.split()[1] != "c
     if load:
         print("%s: the machine's load: %s" % (name, [c["summary"][:100] for c in load]))
     chains = [c for c in chains if c not in load]
+# an example with no host cause may still build its input on its own
+# thread between calls (direct indexing, cuda-seq's printing): on slower
+# CPUs (an emulated guest) those gaps pass the report's 1 ms floor, and a
+# data_starvation chain that no one fed is then as severe as the workload's
+# own gaps of 1 ms or more say, no more
+own = []
+if sys.argv[5] == "recorded-here" and first == "none":
+    share = None
+    tsv = os.path.join(sys.argv[7], name.replace(".trace", ".calls.tsv"))
+    if truth:
+        steady = truth.steady(r)
+        share = steady.gaps["all"]["over_floor_cpu_ns"] / steady.active["active_ns"]
+    elif os.path.exists(tsv):
+        calls = [l.split("\t") for l in open(tsv) if l.count("\t") >= 3]
+        ts = [(int(c[2]), int(c[3])) for c in calls]
+        gaps = [b[0] - a[1] for a, b in zip(ts, ts[1:])]
+        share = sum(g for g in gaps if g >= 1000000) / max(1, ts[-1][1] - ts[0][0]) if ts else None
+    if share is not None:
+        allowed_own = severities_between(0, share)
+        own = [c for c in chains if c["cause"] == "data_starvation" and
+               not c["evidence"].get("fed_ns", 0) and c["severity"] in allowed_own and
+               (c["tid"] == truth.tid if truth else c["tid"] == c["pid"])]
+        if own:
+            print("%s: its own input, %.0f%% of its active time in gaps of 1 ms or more: %s" %
+                  (name, 100 * share, [c["severity"] for c in own]))
 got = ["%s %s %s %s" % (c["severity"], c["cause"], c["phase"], c["op"]) for c in chains]
 ok = True
 if first == "none":
-    bad = [g for g in got if g.split()[0] in ("HIGH", "MEDIUM")]
+    bad = ["%s %s %s %s" % (c["severity"], c["cause"], c["phase"], c["op"]) for c in chains
+           if c["severity"] in ("HIGH", "MEDIUM") and c not in own]
     if bad:
         print("%s: expected no HIGH or MEDIUM chain, got %s" % (name, bad)); ok = False
 else:
