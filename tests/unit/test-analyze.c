@@ -612,6 +612,45 @@ static void test_processes_and_roles(void **state)
 	tb_end(&b);
 }
 
+/*
+ * An input thread of the CUDA process beside a kernel thread: python3
+ * (4242) has a CUDA thread 4243 and an input thread 4244; of the CUDA
+ * thread's nine 3 ms waits, 4244 ends three (its batches) and khugepaged
+ * (41, not traced: it gives back the mmap lock it took to collapse the
+ * process's pages) ends six.  The process's own threads end a third of the
+ * waits, but khugepaged is no other process feeding it: 4244 is the input
+ * thread.  Counted as one, it took the role away (a 6.1 guest's t411).
+ */
+static void test_input_thread_beside_kthread(void **state)
+{
+	struct tb b;
+
+	(void)state;
+	tb_begin(&b, "kthread", 200 * MS);
+	/* recorded with the kernel's pid filter, of process 4242 (-p) */
+	assert_int_equal(ift_writer_meta(b.w, "record.filter", "kernel"), 0);
+	assert_int_equal(ift_writer_meta(b.w, "record.pid", "4242"), 0);
+	task(&b, 1 * MS, 4242, 4242, IFT_TASK_COMM, 0, 0, "python3");
+	task(&b, 2 * MS, 4242, 4242, IFT_TASK_CLONE, 4243, 4242, "python3");
+	task(&b, 3 * MS, 4242, 4242, IFT_TASK_CLONE, 4244, 4242, "python3");
+	task(&b, 4 * MS, 41, 41, IFT_TASK_COMM, 0, 0, "khugepaged");
+	for (uint64_t k = 0; k < 9; k++) {
+		uint64_t at = 10 * MS + k * 10 * MS;
+		uint32_t by = k % 3 ? 41 : 4244;
+
+		call(&b, at, 4243, 4242, OP_LAUNCH, 1 * MS, 0, 0, 1, 2, 0, 0, 0);
+		sw(&b, at + 1500 * US, 0, 4243, 4242, S_SLEEP, by, by == 41 ? 41 : 4242);
+		wk(&b, at + 4500 * US, 0, 4243, 4242, IFT_WAKE_WAKEUP, 0, by, by == 41 ? 41 : 4242);
+		sw(&b, at + 5 * MS, 0, by, by == 41 ? 41 : 4242, S_SLEEP, 4243, 4242);
+	}
+	tb_run(&b, NULL);
+	assert_string_equal(thread(&b, 4243)->role, "cuda thread");
+	assert_non_null(thread(&b, 4244)->role);
+	assert_string_equal(thread(&b, 4244)->role, "input thread");
+	assert_int_equal(thread(&b, 4244)->role_evidence->wakeups, 3);
+	tb_end(&b);
+}
+
 static void test_filters(void **state)
 {
 	static const uint32_t pids[] = { 4250, 4243 };
@@ -703,6 +742,7 @@ int main(void)
 		cmocka_unit_test(test_errors_by_code),
 		cmocka_unit_test(test_copies),
 		cmocka_unit_test(test_processes_and_roles),
+		cmocka_unit_test(test_input_thread_beside_kthread),
 		cmocka_unit_test(test_filters),
 		cmocka_unit_test(test_empty),
 		cmocka_unit_test(test_missing_switch_in),
