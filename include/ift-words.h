@@ -29,6 +29,10 @@ const char *ift_fmt_dur(char *buf, size_t len, uint64_t ns, bool spaced);
  */
 size_t ift_utf8_len(const unsigned char *s);
 
+/* BYTES as "512 B", "1.2 MiB" (binary units), and N as "1,234,567". */
+const char *ift_fmt_bytes(char *buf, size_t len, double bytes);
+const char *ift_fmt_count(char *buf, size_t len, uint64_t n);
+
 /* The frame as text: "sym+0x1a (lib.so)", "[python] ...", "lib.so+0x1234". */
 void ift_frame_format(const struct ift_frame *f, char *buf, size_t size);
 

@@ -256,34 +256,6 @@ int cli_finish_stdout(int status)
 	return status;
 }
 
-const char *cli_bytes(char *buf, size_t len, double bytes)
-{
-	static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB" };
-	unsigned u = 0;
-
-	while (bytes >= 1024 && u < 4) {
-		bytes /= 1024;
-		u++;
-	}
-	snprintf(buf, len, u ? "%.1f %s" : "%.0f %s", bytes, unit[u]);
-	return buf;
-}
-
-const char *cli_count(char *buf, size_t len, unsigned long long n)
-{
-	char tmp[32];
-	size_t l, o = 0;
-
-	l = (size_t)snprintf(tmp, sizeof(tmp), "%llu", n);
-	for (size_t i = 0; i < l && o + 1 < len; i++) {
-		if (i && (l - i) % 3 == 0 && o + 2 < len)
-			buf[o++] = ',';
-		buf[o++] = tmp[i];
-	}
-	buf[o] = 0;
-	return buf;
-}
-
 bool cli_trace_data_lost(void)
 {
 	return trace_data_lost;

@@ -8,6 +8,7 @@
 
 #include "ift-trace.h"
 #include "ift-version.h"
+#include "ift-words.h"
 
 enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2 };
 
@@ -61,9 +62,6 @@ int cli_sudo_user(struct ift_creds *as);
 /* fflush + ferror on stdout: a full disk under `cmd > file' is an error. */
 int cli_finish_stdout(int status);
 
-/* "1.2 MB"-style sizes and comma-grouped counts, into BUF. */
-const char *cli_bytes(char *buf, size_t len, double bytes);
-const char *cli_count(char *buf, size_t len, unsigned long long n);
 
 int cmd_record(int argc, char **argv);
 int cmd_info(int argc, char **argv);

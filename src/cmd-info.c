@@ -37,12 +37,12 @@ static void print_tables(const struct ift_trace *t, uint64_t file_size)
 			bytes += ift_trace_chunk_info(t, tb, i)->size + 24;
 		rows += n;
 		printf("%-12s %14s %7zu %12s %10.2f\n", ift_table_def(tb)->name,
-		       cli_count(a, sizeof(a), n), nc, cli_count(b, sizeof(b), bytes),
+		       ift_fmt_count(a, sizeof(a), n), nc, ift_fmt_count(b, sizeof(b), bytes),
 		       n ? (double)bytes / (double)n : 0.0);
 	}
 	/* the whole file: chunks plus metadata, index and headers */
-	printf("%-12s %14s %7s %12s %10.2f\n", "total", cli_count(a, sizeof(a), rows),
-	       "", cli_count(b, sizeof(b), file_size),
+	printf("%-12s %14s %7s %12s %10.2f\n", "total", ift_fmt_count(a, sizeof(a), rows),
+	       "", ift_fmt_count(b, sizeof(b), file_size),
 	       rows ? (double)file_size / (double)rows : 0.0);
 }
 
@@ -71,7 +71,7 @@ static void print_loss(const struct ift_trace *t)
 		printf("lost events:    not recorded\n");
 		return;
 	}
-	printf("lost events:    %s\n", cli_count(a, sizeof(a), ift_trace_lost_events(t)));
+	printf("lost events:    %s\n", ift_fmt_count(a, sizeof(a), ift_trace_lost_events(t)));
 	for (size_t i = 0; i < n; i++) {
 		const struct ift_loss *l = ift_trace_loss(t, i);
 
@@ -119,7 +119,7 @@ int cmd_info(int argc, char **argv)
 		return EXIT_RUNTIME;
 	rec = ift_trace_recovery(t);
 	printf("file:           %s (%s)\n", path,
-	       cli_bytes(a, sizeof(a), (double)rec->file_size));
+	       ift_fmt_bytes(a, sizeof(a), (double)rec->file_size));
 	printf("format:         version %u, %s\n", ift_trace_version(t),
 	       rec->finished ? "finished" :
 	       rec->damaged ? "DAMAGED: read up to the last complete section" :

@@ -88,8 +88,8 @@ static void print_status(struct ift_recorder *r, bool final)
 	ift_recorder_status(r, &st);
 	fprintf(stderr, "\r%s  %.1f s  %s events  %s lost  %s%s",
 		final ? "" : "recording", (double)st.elapsed_ns / 1e9,
-		cli_count(a, sizeof(a), st.events), cli_count(b, sizeof(b), st.lost),
-		cli_bytes(c, sizeof(c), (double)st.bytes), final ? "\n" : "   ");
+		ift_fmt_count(a, sizeof(a), st.events), ift_fmt_count(b, sizeof(b), st.lost),
+		ift_fmt_bytes(c, sizeof(c), (double)st.bytes), final ? "\n" : "   ");
 }
 
 static void print_summary(struct ift_recorder *r, const char *path)
@@ -102,26 +102,26 @@ static void print_summary(struct ift_recorder *r, const char *path)
 	if (stat(path, &sb) == 0)
 		st.bytes = (uint64_t)sb.st_size;
 	fprintf(stderr, "recorded %.2f s: %s kernel events, %s lost\n",
-		(double)st.elapsed_ns / 1e9, cli_count(a, sizeof(a), st.events),
-		cli_count(b, sizeof(b), st.lost));
+		(double)st.elapsed_ns / 1e9, ift_fmt_count(a, sizeof(a), st.events),
+		ift_fmt_count(b, sizeof(b), st.lost));
 	for (unsigned t = 1; t < IFT_T_NR; t++)
 		if (st.rows[t])
 			fprintf(stderr, "  %-12s %s\n", ift_table_def(t)->name,
-				cli_count(a, sizeof(a), st.rows[t]));
+				ift_fmt_count(a, sizeof(a), st.rows[t]));
 	if (st.stack_samples || st.stack_lost)
 		fprintf(stderr, "  %-12s %s call sites from %s stacks (%s lost), "
 			"%.1f us each to unwind\n", "stacks",
-			cli_count(a, sizeof(a), st.stack_sites),
-			cli_count(b, sizeof(b), st.stack_samples),
-			cli_count(c, sizeof(c), st.stack_lost),
+			ift_fmt_count(a, sizeof(a), st.stack_sites),
+			ift_fmt_count(b, sizeof(b), st.stack_samples),
+			ift_fmt_count(c, sizeof(c), st.stack_lost),
 			st.stack_samples ? (double)st.stack_unwind_ns / 1e3 /
 			(double)st.stack_samples : 0.0);
 	if (st.late)
 		fprintf(stderr, "  %s events came late (a writer held off its CPU), "
 			"each kept, moved forward by at most %.3f ms\n",
-			cli_count(a, sizeof(a), st.late), (double)st.late_max_ns / 1e6);
+			ift_fmt_count(a, sizeof(a), st.late), (double)st.late_max_ns / 1e6);
 	fprintf(stderr, "wrote '%s' (%s); analyze it with: ingero-ftrace report -i %s\n",
-		path, cli_bytes(b, sizeof(b), (double)st.bytes), path);
+		path, ift_fmt_bytes(b, sizeof(b), (double)st.bytes), path);
 }
 
 /*

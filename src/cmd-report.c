@@ -332,10 +332,10 @@ static void print_copies(const struct ift_op_stats *ops, size_t n)
 			}
 			cell(ift_copy_dir_name(d), 9);
 			cell(fmt_num(b, sizeof(b), c->calls), -9);
-			cell(cli_bytes(b, sizeof(b), (double)c->bytes), -12);
+			cell(ift_fmt_bytes(b, sizeof(b), (double)c->bytes), -12);
 			cell(fmt_dur(b, sizeof(b), c->total_ns), -10);
 			if (c->total_ns) {
-				cli_bytes(b, sizeof(b), (double)c->bytes * 1e9 /
+				ift_fmt_bytes(b, sizeof(b), (double)c->bytes * 1e9 /
 					  (double)c->total_ns);
 				strcat(b, "/s");
 			} else {
@@ -573,7 +573,7 @@ static int print_per_process(const struct ift_analysis *a, bool threads)
 		       "), wake-ups %" PRIu64 "\n", s->involuntary + s->voluntary,
 		       s->involuntary, s->voluntary, s->wakeups);
 		printf("  page allocations %" PRIu64 " (%s)\n", s->page_allocs,
-		       cli_bytes(b1, sizeof(b1), (double)s->page_alloc_bytes));
+		       ift_fmt_bytes(b1, sizeof(b1), (double)s->page_alloc_bytes));
 		if (p->nops) {
 			putchar('\n');
 			ret = print_ops(p->ops, p->nops, "  ");
@@ -648,7 +648,7 @@ static void print_chain_sites(const struct ift_chain *ch)
 		int len, n;
 
 		n = snprintf(line, sizeof(line), "#%" PRIu64 " %u%% (%s %s)", x->stack,
-			     (x->share_permille + 5) / 10, cli_count(b1, sizeof(b1), x->calls),
+			     (x->share_permille + 5) / 10, ift_fmt_count(b1, sizeof(b1), x->calls),
 			     ch->phase == IFT_PHASE_BEFORE ? (x->calls == 1 ? "gap" : "gaps") :
 			     (x->calls == 1 ? "call" : "calls"));
 		for (unsigned k = k0; st && k < st->nframes && k < k0 + CHAIN_FRAMES &&
@@ -770,7 +770,7 @@ static int print_sites(struct ift_trace *t, const struct ift_analysis *a)
 		if (!i || strcmp(v[i].op, v[i - 1].op))
 			printf("%s\n", v[i].op);
 		printf("  #%-4" PRIu64 " %s calls (%.1f%%)  %s total (%.1f%%)  tail %.1f%% (%s)\n",
-		       v[i].stack, cli_count(b1, sizeof(b1), v[i].calls),
+		       v[i].stack, ift_fmt_count(b1, sizeof(b1), v[i].calls),
 		       100 * v[i].share_calls, fmt_dur(b2, sizeof(b2), v[i].total_ns),
 		       100 * v[i].share_time, 100 * v[i].share_tail,
 		       v[i].tail_calls == 1 ? "1 call" :
@@ -806,12 +806,12 @@ static int print_text(struct ift_trace *t, const struct ift_analysis *a,
 	else
 		printf("duration   %s\n", fmt_dur(b1, sizeof(b1), s->duration_ns));
 	printf("events     %s (%s CUDA calls, %s host events), %u CPUs\n",
-	       cli_count(b1, sizeof(b1), s->events), cli_count(b2, sizeof(b2), s->calls),
-	       cli_count(b3, sizeof(b3), s->host_events), s->cpus);
-	printf("lost       %s\n", cli_count(b1, sizeof(b1), s->lost_events));
+	       ift_fmt_count(b1, sizeof(b1), s->events), ift_fmt_count(b2, sizeof(b2), s->calls),
+	       ift_fmt_count(b3, sizeof(b3), s->host_events), s->cpus);
+	printf("lost       %s\n", ift_fmt_count(b1, sizeof(b1), s->lost_events));
 	if (s->lost_events)
 		printf("WARNING: the kernel dropped %s events: counts and times may be short\n",
-		       cli_count(b1, sizeof(b1), s->lost_events));
+		       ift_fmt_count(b1, sizeof(b1), s->lost_events));
 	print_chains(chains);
 
 	if (nops) {

@@ -100,31 +100,12 @@ static const char *dur(char *buf, size_t len, uint64_t ns)
 /* 1234567 as "1,234,567". */
 static const char *num(char *buf, size_t len, uint64_t n)
 {
-	char tmp[32];
-	int l = snprintf(tmp, sizeof(tmp), "%" PRIu64, n);
-	size_t o = 0;
-
-	for (int i = 0; i < l && o + 2 < len; i++) {
-		buf[o++] = tmp[i];
-		if ((l - i - 1) % 3 == 0 && i != l - 1)
-			buf[o++] = ',';
-	}
-	buf[o] = 0;
-	return buf;
+	return ift_fmt_count(buf, len, n);
 }
 
 static const char *bytes(char *buf, size_t len, uint64_t b)
 {
-	static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
-	double v = (double)b;
-	int u = 0;
-
-	while (v >= 1024 && u < 5) {
-		v /= 1024;
-		u++;
-	}
-	snprintf(buf, len, u ? "%.1f %s" : "%.0f %s", v, unit[u]);
-	return buf;
+	return ift_fmt_bytes(buf, len, (double)b);
 }
 
 /* A time axis label: an offset in the unit of STEP, without trailing zeros. */

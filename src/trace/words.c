@@ -90,3 +90,33 @@ void ift_frame_format(const struct ift_frame *f, char *buf, size_t size)
 	else
 		snprintf(buf, size, "[unknown] 0x%" PRIx64, f->offset);
 }
+
+const char *ift_fmt_bytes(char *buf, size_t len, double bytes)
+{
+	static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
+	unsigned u = 0;
+
+	while (bytes >= 1024 && u < 5) {
+		bytes /= 1024;
+		u++;
+	}
+	snprintf(buf, len, u ? "%.1f %s" : "%.0f %s", bytes, unit[u]);
+	return buf;
+}
+
+const char *ift_fmt_count(char *buf, size_t len, uint64_t n)
+{
+	char tmp[32];
+	size_t l, o = 0;
+
+	if (!len)
+		return buf;
+	l = (size_t)snprintf(tmp, sizeof(tmp), "%" PRIu64, n);
+	for (size_t i = 0; i < l && o + 1 < len; i++) {
+		if (i && (l - i) % 3 == 0 && o + 2 < len)
+			buf[o++] = ',';
+		buf[o++] = tmp[i];
+	}
+	buf[o] = 0;
+	return buf;
+}
