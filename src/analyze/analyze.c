@@ -312,9 +312,15 @@ static int on_task(struct ift_analysis *a, const uint64_t *r)
 		ret = az_sched_running(a, th, ts, (uint32_t)r[IFT_C_CPU]);
 		if (ret < 0 || !ctid)
 			return ret;
-		/* a tid seen before is a task that died: this one is new */
+		/*
+		 * A tid seen before and exited is a task that died: this one is
+		 * new.  Seen and alive, it is this very task, whose fork row
+		 * came after its first events: the decoder keeps an event
+		 * committed late (a preempted vCPU) at the merge point, and the
+		 * parent's fork may be one.
+		 */
 		child = az_thread_lookup(a, ctid);
-		if (child && child->seen)
+		if (child && child->seen && child->exited)
 			child = az_thread_new(a, ctid, cpid);
 		else if (!child)
 			child = az_thread_new(a, ctid, cpid);

@@ -651,6 +651,49 @@ static void test_input_thread_beside_kthread(void **state)
 	tb_end(&b);
 }
 
+/*
+ * A worker whose fork row comes after its first events: the decoder keeps
+ * an event committed late (a vCPU held off after reserving it) at the merge
+ * point, and the parent's fork was one.  The worker 4250 runs and wakes the
+ * CUDA thread three times before the row that forks it; it is still one
+ * task (its tid never exited), the input worker that fed the CUDA thread.
+ * Taken for a reused tid, it was two, and the one listed had no role
+ * (t400 in a 6.1 guest: 3 of 4 workers).
+ */
+static void test_late_fork_row(void **state)
+{
+	const struct ift_process_info *w;
+	struct tb b;
+
+	(void)state;
+	tb_begin(&b, "late-fork", 100 * MS);
+	assert_int_equal(ift_writer_meta(b.w, "record.filter", "kernel"), 0);
+	assert_int_equal(ift_writer_meta(b.w, "record.pid", "4242"), 0);
+	task(&b, 1 * MS, 4242, 4242, IFT_TASK_COMM, 0, 0, "python3");
+	task(&b, 2 * MS, 4242, 4242, IFT_TASK_CLONE, 4243, 4242, "python3");
+	sw(&b, 3 * MS, 1, 0, 0, S_RUN, 4250, 4250);
+	for (uint64_t k = 0; k < 3; k++) {
+		uint64_t at = 10 * MS + k * 10 * MS;
+
+		call(&b, at, 4243, 4242, OP_LAUNCH, 1 * MS, 0, 0, 1, 2, 0, 0, 0);
+		sw(&b, at + 1500 * US, 0, 4243, 4242, S_SLEEP, 0, 0);
+		wk(&b, at + 5 * MS, 1, 4243, 4242, IFT_WAKE_WAKEUP, 0, 4250, 4250);
+		sw(&b, at + 5500 * US, 0, 0, 0, S_RUN, 4243, 4242);
+		if (k == 1)	/* the fork, committed late */
+			task(&b, at + 6 * MS, 4242, 4242, IFT_TASK_FORK, 4250, 4250, "python3");
+	}
+	call(&b, 50 * MS, 4243, 4242, OP_LAUNCH, 1 * MS, 0, 0, 1, 2, 0, 0, 0);
+	tb_run(&b, NULL);
+	w = ift_analysis_process_find(b.a, 4250);
+	assert_non_null(w);
+	assert_int_equal(w->nthreads, 1);
+	assert_int_equal(w->ppid, 4242);
+	assert_non_null(w->role);
+	assert_string_equal(w->role, "input worker");
+	assert_int_equal(w->role_evidence->wakeups, 3);
+	tb_end(&b);
+}
+
 static void test_filters(void **state)
 {
 	static const uint32_t pids[] = { 4250, 4243 };
@@ -743,6 +786,7 @@ int main(void)
 		cmocka_unit_test(test_copies),
 		cmocka_unit_test(test_processes_and_roles),
 		cmocka_unit_test(test_input_thread_beside_kthread),
+		cmocka_unit_test(test_late_fork_row),
 		cmocka_unit_test(test_filters),
 		cmocka_unit_test(test_empty),
 		cmocka_unit_test(test_missing_switch_in),
