@@ -248,9 +248,13 @@ struct ift_analyze_hooks {
 	/* every state interval of every thread, unclipped, as it closes */
 	void (*interval)(void *ctx, const struct ift_analysis *a,
 			 const struct ift_interval *iv);
-	/* call I of the window (ift_analysis_call(a, i), a pointer valid until
-	   the hook returns) has its breakdown complete */
-	void (*call)(void *ctx, const struct ift_analysis *a, size_t i);
+	/* call C, the SEQ-th of the window in entry order, has its breakdown
+	   complete: its NATTR attributions are ATTRS (sorted as
+	   ift_analysis_call_attrs() has them), both valid until the hook
+	   returns.  Calls close in the order they end, not in entry order. */
+	void (*call)(void *ctx, const struct ift_analysis *a,
+		     const struct ift_call_info *c, const struct ift_call_attr *attrs,
+		     size_t seq);
 };
 
 struct ift_analyze_opts {
@@ -261,6 +265,10 @@ struct ift_analyze_opts {
 	size_t npids;
 	const char *const *ops;		/* keep these ops (by name) */
 	size_t nops;
+	/* keep every call with its breakdown for ift_analysis_call(), at about
+	   150 bytes a call: for outputs that list calls one by one; without
+	   it the analysis holds 8 bytes a call */
+	bool keep_calls;
 	struct ift_analyze_hooks hooks;
 };
 
@@ -311,7 +319,8 @@ const struct ift_thread_info *ift_analysis_thread(const struct ift_analysis *a,
 const struct ift_thread_info *ift_analysis_thread_find(const struct ift_analysis *a,
 						       uint32_t tid);
 
-/* Every CUDA call that began in the window, in entry order. */
+/* Every CUDA call that began in the window, in entry order; none unless
+   the analysis was run with opts.keep_calls. */
 size_t ift_analysis_call_count(const struct ift_analysis *a);
 const struct ift_call_info *ift_analysis_call(const struct ift_analysis *a, size_t i);
 /* C->nattr entries: who ran while it waited (RAN), then who woke it (WOKE),

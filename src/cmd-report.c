@@ -1305,6 +1305,8 @@ int cmd_report(int argc, char **argv)
 		    ws.ws_col >= MIN_WIDTH && ws.ws_col < WIDTH)
 			text_width = ws.ws_col;
 	}
+	/* the HTML draws the calls one by one */
+	opts.keep_calls = html != NULL;
 	if (report_load(&cur, path, &opts, &copts) < 0)
 		return EXIT_RUNTIME;
 	if (base_path && report_load(&base, base_path, &opts, &copts) < 0) {

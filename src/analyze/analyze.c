@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "analyze.h"
+#include "util/array.h"
 
 #define ALL_TABLES	(((1U << IFT_T_NR) - 1) & ~1U)
 
@@ -112,7 +113,7 @@ static int setup_ops(struct ift_analysis *a)
 	return 0;
 }
 
-static bool pid_match(const struct ift_analysis *a, uint32_t pid, uint32_t tid)
+bool az_pid_match(const struct ift_analysis *a, uint32_t pid, uint32_t tid)
 {
 	if (!a->opts.npids)
 		return true;
@@ -203,13 +204,32 @@ static int8_t copy_dir(const struct az_opmeta *m, const uint64_t *r)
 	return kind <= IFT_COPY_DEFAULT ? (int8_t)kind : IFT_COPY_OTHER;
 }
 
+/* Room for call SEQ in the calls kept for ift_analysis_call(). */
+static int keep_room(struct ift_analysis *a, size_t seq)
+{
+	size_t cap = a->capcalls;
+
+	if (ift_array_grow((void **)&a->calls, &cap, seq + 1, sizeof(*a->calls)) < 0)
+		return -ENOMEM;
+	if (cap != a->capcalls) {
+		uint32_t *w = realloc(a->call_th, cap * sizeof(*w));
+
+		if (!w)
+			return -ENOMEM;
+		a->call_th = w;
+		a->capcalls = cap;
+	}
+	return 0;
+}
+
 static int on_call(struct ift_analysis *a, const uint64_t *r, bool in)
 {
 	uint32_t tid = (uint32_t)r[IFT_C_TID], pid = (uint32_t)r[IFT_C_PID];
 	uint64_t ts = r[IFT_C_TS], op = r[IFT_CALL_OP];
 	const struct az_opmeta *m = op < a->nopm ? &a->opm[op] : &a->opm[0];
-	struct ift_call_info *c;
+	struct ift_call_info c;
 	struct az_thread *th;
+	uint32_t seq;
 	int ret;
 
 	th = az_thread_get(a, tid, pid);
@@ -229,41 +249,38 @@ static int on_call(struct ift_analysis *a, const uint64_t *r, bool in)
 		return az_calls_expire(a, th, ts);
 	if (a->ncalls >= UINT32_MAX - 1)
 		return -IFT_E_LIMIT;
-	if (a->ncalls == a->capcalls) {
-		size_t cap = a->capcalls ? a->capcalls * 2 : 4096;
-		struct ift_call_info *v = realloc(a->calls, cap * sizeof(*v));
-		uint32_t *w;
-
-		if (!v)
-			return -ENOMEM;
-		a->calls = v;
-		w = realloc(a->call_th, cap * sizeof(*w));
-		if (!w)
-			return -ENOMEM;
-		a->call_th = w;
-		a->capcalls = cap;
-	}
-	a->call_th[a->ncalls] = th->idx;
-	c = &a->calls[a->ncalls];
-	*c = (struct ift_call_info){
-		.ts = ts, .dur_ns = r[IFT_CALL_DUR], .ret = (int64_t)r[IFT_CALL_RET],
+	c = (struct ift_call_info){
+		.ts = ts, .dur_ns = az_call_dur(r), .ret = (int64_t)r[IFT_CALL_RET],
 		.tid = tid, .pid = pid, .op = (uint32_t)op,
 		.flags = (uint32_t)r[IFT_CALL_FLAGS], .depth = (uint32_t)r[IFT_CALL_DEPTH],
-		.selected = m->selected && op < a->nopm && pid_match(a, pid, tid),
+		.selected = az_call_selected(a, r),
 		.bytes = call_bytes(m, r),
 		.copy_dir = copy_dir(m, r),
 		.stack = r[IFT_CALL_STACK],
 	};
-	/* a duration past the end of the clock is corrupt: keep it in range */
-	if (c->dur_ns > UINT64_MAX - ts)
-		c->dur_ns = UINT64_MAX - ts;
-	a->sum.calls++;
-	a->max_end = az_max(a->max_end, ts + c->dur_ns);
-	if (!c->depth && !(c->flags & IFT_CALL_F_NESTED)) {
-		th->cuda_ns_all += c->dur_ns;
-		th->cuda_calls_all++;
+	seq = (uint32_t)a->ncalls++;
+	if (a->opts.keep_calls) {
+		if ((ret = keep_room(a, seq)) < 0)
+			return ret;
+		a->call_th[seq] = th->idx;
 	}
-	return az_call_open(a, th, (uint32_t)a->ncalls++);
+	a->sum.calls++;
+	a->max_end = az_max(a->max_end, ts + c.dur_ns);
+	if (!c.depth && !(c.flags & IFT_CALL_F_NESTED)) {
+		th->cuda_ns_all += c.dur_ns;
+		th->cuda_calls_all++;
+		/* the CUDA figures of a thread count its selected calls only */
+		if (c.selected) {
+			th->info.cuda_calls++;
+			th->info.cuda_ns += c.dur_ns;
+		}
+	}
+	ret = az_call_open(a, th, &c, seq);
+	if (ret < 0)
+		return ret;
+	return az_stats_call(a, th, &th->open[th->nopen - 1].c,
+			     th->open[th->nopen - 1].c.parent ? &th->open[th->nopen - 2].c :
+								 NULL);
 }
 
 static int on_page(struct ift_analysis *a, const uint64_t *r, bool in)
@@ -287,7 +304,7 @@ static int on_page(struct ift_analysis *a, const uint64_t *r, bool in)
 		th->info.sched.page_allocs++;
 		th->info.sched.page_alloc_bytes += bytes;
 	}
-	az_call_page(a, th, ts, bytes);
+	az_call_page(th, ts, bytes);
 	return 0;
 }
 
@@ -458,7 +475,7 @@ static bool thread_info(struct ift_analysis *a, struct az_thread *th)
 	ti->start_ns = s - start;
 	ti->end_ns = e - start;
 	th->followed = followed(a, th, task);
-	return th->followed && pid_match(a, ti->pid, ti->tid);
+	return th->followed && az_pid_match(a, ti->pid, ti->tid);
 }
 
 static int cmp_thread(const void *x, const void *y)
@@ -588,16 +605,6 @@ static int build_results(struct ift_analysis *a)
 		if (a->th[i]->listed)
 			v[n++] = a->th[i];
 	}
-	/* CUDA figures of the shown threads count the selected calls only */
-	for (size_t i = 0; i < a->ncalls; i++) {
-		struct ift_call_info *c = &a->calls[i];
-		struct az_thread *th = a->th[a->call_th[i]];
-
-		if (!c->selected || c->depth || (c->flags & IFT_CALL_F_NESTED))
-			continue;
-		th->info.cuda_calls++;
-		th->info.cuda_ns += c->dur_ns;
-	}
 	qsort(v, n, sizeof(*v), cmp_thread);
 	for (size_t i = 0; i < n;) {
 		size_t j = i;
@@ -639,7 +646,7 @@ static int build_results(struct ift_analysis *a)
 	if (ret < 0)
 		return ret;
 	/* the calls the op tables count, for outputs that draw them one by one */
-	for (size_t i = 0; i < a->ncalls; i++)
+	for (size_t i = 0; a->opts.keep_calls && i < a->ncalls; i++)
 		a->calls[i].counted = a->calls[i].selected && a->th[a->call_th[i]]->listed;
 	ret = az_build_ops(a);
 	if (ret < 0)
@@ -664,6 +671,8 @@ int ift_analysis_run(struct ift_trace *t, const struct ift_analyze_opts *opts,
 		a->opts = *opts;
 	ret = setup(a);
 	if (ret >= 0)
+		ret = az_durs_find(a);
+	if (ret >= 0)
 		ret = az_phases_find(a);
 	if (ret >= 0)
 		ret = run_pass(a);
@@ -682,6 +691,7 @@ void ift_analysis_free(struct ift_analysis *a)
 	if (!a)
 		return;
 	az_sched_release(a);
+	az_durs_release(a);
 	for (size_t i = 0; i < a->nblocks; i++)
 		free(a->blocks[i]);
 	free(a->blocks);
@@ -753,12 +763,12 @@ const struct ift_thread_info *ift_analysis_thread_find(const struct ift_analysis
 
 size_t ift_analysis_call_count(const struct ift_analysis *a)
 {
-	return a->ncalls;
+	return a->opts.keep_calls ? a->ncalls : 0;
 }
 
 const struct ift_call_info *ift_analysis_call(const struct ift_analysis *a, size_t i)
 {
-	return i < a->ncalls ? &a->calls[i] : NULL;
+	return i < ift_analysis_call_count(a) ? &a->calls[i] : NULL;
 }
 
 const struct ift_call_attr *ift_analysis_call_attrs(const struct ift_analysis *a,

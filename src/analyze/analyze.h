@@ -13,9 +13,12 @@
 
 #include "ift-analyze.h"
 
-/* A call still open on its thread, with who took its off-CPU time so far. */
+/* A call still open on its thread, with who took its off-CPU time so far:
+   its breakdown is complete when it is closed (call_finish()), and only the
+   open calls are held, never every call. */
 struct az_open {
-	uint32_t call;		/* index in a->calls */
+	struct ift_call_info c;
+	uint32_t seq;		/* of the window's calls, in entry order */
 	uint64_t ts, end;
 	uint32_t nattr, cap;
 	struct ift_call_attr *attr;
@@ -69,6 +72,9 @@ struct az_thread {
 	struct ift_role_evidence ev;	/* behind info.role */
 	struct az_open *open;
 	uint32_t nopen, capopen;
+	struct az_tops *tops;		/* its selected calls by op (stats.c) */
+	size_t ntops, captops;
+	uint32_t *topix;		/* op id -> 1 + index in tops */
 	uint32_t proc;			/* index in a->procs, set at the end */
 	bool listed;
 	bool followed;		/* of the traced processes, not a task met in passing */
@@ -88,6 +94,46 @@ struct az_opmeta {
 	bool copy;
 	bool host_alloc;	/* allocates or registers pinned host memory */
 	bool selected;		/* passes --op */
+};
+
+/* The durations of one calling tid's selected calls of one op (durs.c). */
+struct az_durs {
+	uint64_t *v;		/* n of them, in table order */
+	size_t n;
+	size_t used;		/* taken by the pass's threads so far */
+};
+
+struct az_tdurs {
+	uint32_t tid;
+	struct az_durs *op;	/* by op id */
+};
+
+/* An op over every selected call of the window, known before the pass. */
+struct az_opq {
+	uint64_t calls, p50_ns, p99_ns;
+};
+
+/* Some values of a set whose percentiles are asked. */
+struct az_seg {
+	const uint64_t *v;
+	size_t n;
+};
+
+/*
+ * What one thread's selected calls of one op add up to, as they open
+ * (stats.c): the op tables of the thread, its process and the trace are
+ * sums of these, and their percentiles are of the durations of the
+ * segments DURS.
+ */
+struct az_tops {
+	uint32_t op;
+	const uint64_t *durs;		/* calls of them: the thread's segment */
+	uint64_t calls, nested, total, min, max, bytes;
+	struct ift_copy_stats dir[IFT_COPY_NR];
+	struct ift_err_count *errs;	/* by return code, unsorted */
+	size_t nerrs, caperrs;
+	struct ift_inner_op *inner;	/* ops called inside its calls */
+	size_t ninner, capinner;
 };
 
 /* One calling thread's loop, by tid (loop.c finds it). */
@@ -118,9 +164,17 @@ struct ift_analysis {
 	struct az_opmeta *opm;
 	size_t nopm;
 
+	/* every call's duration (durs.c) */
+	struct az_tdurs **tdurs;
+	size_t ntdurs, captdurs;
+	struct az_tdurs *dcache[256];	/* by tid & (AZ_TCACHE - 1) */
+	struct az_opq *opq;		/* by op id */
+
+	size_t ncalls;			/* calls of the window opened so far */
+	/* with opts.keep_calls: each call, its thread (index in th) */
 	struct ift_call_info *calls;
-	uint32_t *call_th;		/* each call's thread, index in th */
-	size_t ncalls, capcalls;
+	uint32_t *call_th;
+	size_t capcalls;
 	struct ift_call_attr *attrs;
 	size_t nattrs, capattrs;
 
@@ -128,7 +182,7 @@ struct ift_analysis {
 	size_t nloops;
 
 	/* results */
-	struct ift_op_stats *ops;
+	const struct ift_op_stats *ops;
 	size_t nops;
 	struct ift_process_info *procs;
 	size_t nprocs;
@@ -154,9 +208,12 @@ int az_sched_wakeup(struct ift_analysis *a, const uint64_t *row);
 int az_sched_running(struct ift_analysis *a, struct az_thread *th, uint64_t ts,
 		     uint32_t cpu);
 int az_sched_exit(struct ift_analysis *a, struct az_thread *th, uint64_t ts);
-int az_call_open(struct ift_analysis *a, struct az_thread *th, uint32_t call);
+/* Opens CALL (the SEQ-th of the window) on TH, whose earlier calls that ended
+   by its entry close first. */
+int az_call_open(struct ift_analysis *a, struct az_thread *th,
+		 const struct ift_call_info *call, uint32_t seq);
 int az_calls_expire(struct ift_analysis *a, struct az_thread *th, uint64_t ts);
-void az_call_page(struct ift_analysis *a, struct az_thread *th, uint64_t ts,
+void az_call_page(struct az_thread *th, uint64_t ts,
 		  uint64_t bytes);
 int az_sched_finish(struct ift_analysis *a, uint64_t stop);
 void az_sched_release(struct ift_analysis *a);
@@ -175,8 +232,29 @@ int az_roles_assign(struct ift_analysis *a);
 /* phases.c: each calling thread's loop, before the pass */
 int az_phases_find(struct ift_analysis *a);
 
+/* durs.c */
+/* The row R of the calls table passes the pid and op filters. */
+bool az_call_selected(const struct ift_analysis *a, const uint64_t *r);
+/* Its duration, kept inside the clock. */
+uint64_t az_call_dur(const uint64_t *r);
+/* Before the pass: the durations and a->opq. */
+int az_durs_find(struct ift_analysis *a);
+/* TID's durations of OP, or NULL when it made no selected call of it. */
+struct az_durs *az_durs_of(struct ift_analysis *a, uint32_t tid, uint32_t op);
+/* Percentiles P[0..NP) (nearest rank, ascending P) of the values of S into
+   OUT; 0s for no value.  0 or -ENOMEM. */
+int az_quantiles(const struct az_seg *s, size_t ns, const unsigned *p, size_t np,
+		 uint64_t *out);
+void az_durs_release(struct ift_analysis *a);
+
 /* stats.c */
+/* Call C, opened on TH inside the window, counts for TH's op table (when
+   selected) and for its PARENT's inner ops (the call it was made in, or
+   NULL). */
+int az_stats_call(struct ift_analysis *a, struct az_thread *th,
+		  const struct ift_call_info *c, const struct ift_call_info *parent);
 int az_build_ops(struct ift_analysis *a);
+void az_stats_release(struct az_thread *th);
 
 /* loop.c */
 /* A thread's training loop: the stretch of its outermost CUDA calls that
@@ -197,6 +275,8 @@ struct az_loop {
 int az_loop_find(const uint32_t *ops, size_t n, struct az_loop *out);
 
 /* analyze.c */
+/* PID or TID is one the analysis was asked for (all without --pid). */
+bool az_pid_match(const struct ift_analysis *a, uint32_t pid, uint32_t tid);
 /* Zeroed memory that lives as long as the analysis (the results). */
 void *az_alloc(struct ift_analysis *a, size_t n, size_t size);
 

@@ -104,7 +104,17 @@ struct ch_stage {
 	struct gapacc *gacc;		/* by cause, once it had a gap */
 };
 
+/* An outermost call waiting for the device, clipped where it overlaps the
+   thread's call before it (lost returns): counted from FROM. */
+struct ch_devcall {
+	size_t seq;
+	uint64_t from;
+};
+
 struct ch_thread {
+	struct ch_devcall *dev;		/* its open ones, in entry order */
+	size_t ndev, capdev;
+	uint64_t dev_until;		/* end of its latest one */
 	bool active;			/* made an outermost call in the window */
 	uint32_t last_op;
 	uint64_t busy_until;		/* end of its latest outermost call */
@@ -127,8 +137,60 @@ struct ch_sample {
 	int64_t busy_permille, running;	/* -1: not sampled */
 };
 
+/* A call kept as the worst of something: a copy, with its attributions. */
+struct ch_call {
+	bool has;
+	size_t seq;			/* entry order: the first of equals wins */
+	uint64_t v;			/* what made it the worst */
+	struct ift_call_info c;
+	struct ift_call_attr *at;	/* c.nattr of them */
+};
+
+/* The system samples over the calls of a set: those before each call's end
+   are summed as the call closes; the first at or after its end may still be
+   incomplete (or not read yet), so it is counted by index and added when the
+   pass is over. */
+struct ch_pend {
+	size_t idx;
+	uint64_t n;
+};
+
+struct sysdefer {
+	struct sysavg v;
+	struct ch_pend *pend;
+	size_t npend, cap;
+};
+
+/* The calls of one op, as they close: what its chains inside calls say. */
+struct opacc {
+	bool flagged;			/* its tail is long */
+	const struct ift_op_stats *st;	/* set when building */
+	uint64_t p50;			/* over the selected calls (a->opq) */
+	uint64_t thr, excess, slow;
+	uint64_t waiting;		/* calls with run-queue wait inside */
+	uint64_t excused;		/* run-queue wait behind idle or the recorder */
+	struct sysdefer sys_wait;	/* over those calls */
+	uint64_t part[IFT_CAUSE_GPU_BOUND + 1];
+	struct ch_call worst[IFT_CAUSE_GPU_BOUND + 1];
+	uint64_t pages, page_bytes, runq, preempt;
+	struct sysdefer sys;
+	struct ch_peers ran;
+	struct ch_sites sites[IFT_CAUSE_GPU_BOUND + 1];	/* of the calls behind
+							   each cause */
+};
+
+/* The outermost steady calls that wait for the device, of every thread. */
+struct devacc {
+	uint64_t *wait;			/* by op: device time */
+	uint64_t total, runq;
+	struct ch_call worst;
+};
+
 struct ift_chains {
 	struct ift_chain_opts o;
+	struct opacc *opacc;		/* by op id, from the first event */
+	size_t nopacc;
+	struct devacc dev;
 	struct ch_thread *th;
 	size_t nth;
 	struct ch_sample *smp;
@@ -427,6 +489,79 @@ static void gap_close(struct ift_chains *c, const struct ift_analysis *a,
 		c->err = -ENOMEM;
 }
 
+static bool waits_for_device(const char *name);
+
+/* What the chains need before the first event: the metadata, the ops. */
+static int ch_start(struct ift_chains *c, const struct ift_analysis *a)
+{
+	const char *v = ift_trace_meta(a->t, "recorder.pid");
+	size_t nops = ift_trace_op_count(a->t) + 1;
+
+	c->recorder = v ? (uint32_t)strtoul(v, NULL, 10) : 0;
+	c->page_ns = a->sum.page_fault_ns ? a->sum.page_fault_ns : PAGE_COST_NS;
+	c->meta_read = true;
+	c->waits = calloc(nops, sizeof(*c->waits));
+	c->opacc = calloc(nops, sizeof(*c->opacc));
+	c->dev.wait = calloc(nops, sizeof(*c->dev.wait));
+	if (!c->waits || !c->opacc || !c->dev.wait)
+		return -ENOMEM;
+	c->nopacc = nops;
+	for (size_t i = 1; i < nops; i++)
+		c->waits[i] = ift_trace_op(a->t, i) && waits_for_device(ift_trace_op(a->t, i)->name);
+	for (size_t op = 0; op < nops && op < a->nopm; op++) {
+		const struct az_opq *q = &a->opq[op];
+		struct opacc *o = &c->opacc[op];
+		double thr;
+
+		o->p50 = q->p50_ns;
+		if (q->calls < 2 || !q->p50_ns)
+			continue;
+		if ((double)q->p99_ns < c->o.tail_ratio * (double)q->p50_ns ||
+		    q->p99_ns - q->p50_ns < c->o.tail_floor_ns)
+			continue;
+		o->flagged = true;
+		thr = c->o.tail_ratio * (double)q->p50_ns;
+		o->thr = az_max((uint64_t)thr, q->p50_ns + c->o.tail_floor_ns);
+	}
+	return 0;
+}
+
+/* TS of TID's calls is in its loop's steady state: the calls outside it
+   are start-up or tail, which rank no chain. */
+static bool steady(const struct ift_analysis *a, uint32_t tid, uint64_t ts)
+{
+	return ift_loop_stage(ift_analysis_loop(a, tid), ts) == IFT_STAGE_STEADY;
+}
+
+static bool outermost_call(uint32_t depth, uint32_t flags)
+{
+	return !depth && !(flags & IFT_CALL_F_NESTED);
+}
+
+/* Row R opens a call the GPU-bound chain counts: selected, outermost, an
+   op that waits for the device, in the steady state. */
+static bool dev_call(const struct ift_chains *c, const struct ift_analysis *a,
+		     const uint64_t *r)
+{
+	uint64_t op = r[IFT_CALL_OP];
+
+	return outermost_call((uint32_t)r[IFT_CALL_DEPTH], (uint32_t)r[IFT_CALL_FLAGS]) &&
+	       op < c->nopacc && c->waits[op] && az_call_selected(a, r) &&
+	       steady(a, (uint32_t)r[IFT_C_TID], r[IFT_C_TS]);
+}
+
+/* Calls of one thread that overlap (lost returns) count once: each from
+   the end of the one before, in entry order, which is known only here. */
+static int dev_open(struct ift_chains *c, struct ch_thread *ct, size_t seq, uint64_t ts,
+		    uint64_t end)
+{
+	if (ift_array_grow((void **)&ct->dev, &ct->capdev, ct->ndev + 1, sizeof(*ct->dev)) < 0)
+		return c->err = -ENOMEM;
+	ct->dev[ct->ndev++] = (struct ch_devcall){ seq, az_max(ts, ct->dev_until) };
+	ct->dev_until = az_max(ct->dev_until, end);
+	return 0;
+}
+
 static void on_call(struct ift_chains *c, const struct ift_analysis *a, const uint64_t *r)
 {
 	uint64_t ts = r[IFT_C_TS], end = ts + r[IFT_CALL_DUR];
@@ -437,6 +572,8 @@ static void on_call(struct ift_chains *c, const struct ift_analysis *a, const ui
 		return;
 	th = az_thread_lookup(a, (uint32_t)r[IFT_C_TID]);
 	if (!th || !(ct = ch_thread(c, th->idx)))
+		return;
+	if (dev_call(c, a, r) && dev_open(c, ct, a->ncalls - 1, ts, end) < 0)
 		return;
 	if (ct->active && ts < ct->busy_until) {
 		/* made inside the call before it (nested), or overlapping it */
@@ -557,13 +694,8 @@ static void hook_event(void *ctx, const struct ift_analysis *a, const struct ift
 
 	if (c->err)
 		return;
-	if (!c->meta_read) {
-		const char *v = ift_trace_meta(a->t, "recorder.pid");
-
-		c->recorder = v ? (uint32_t)strtoul(v, NULL, 10) : 0;
-		c->page_ns = a->sum.page_fault_ns ? a->sum.page_fault_ns : PAGE_COST_NS;
-		c->meta_read = true;
-	}
+	if (!c->meta_read && (c->err = ch_start(c, a)) < 0)
+		return;
 	switch (ev->table) {
 	case IFT_T_CALLS:
 		on_call(c, a, r);
@@ -629,6 +761,209 @@ static void hook_interval(void *ctx, const struct ift_analysis *a,
 		c->err = -ENOMEM;
 }
 
+/* ---- the calls, as they close ---------------------------------------- */
+
+/* Index of the first sample at or after TS. */
+static size_t sample_at(const struct ift_chains *c, uint64_t ts)
+{
+	size_t lo = 0, hi = c->nsmp;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (c->smp[mid].ts < ts)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static void sys_sample(const struct ch_sample *m, uint64_t n, struct sysavg *v)
+{
+	if (m->busy_permille >= 0) {
+		v->busy_sum += (uint64_t)m->busy_permille * n;
+		v->nbusy += n;
+	}
+	if (m->running >= 0) {
+		v->run_sum += (uint64_t)m->running * n;
+		v->nrun += n;
+	}
+}
+
+/* The samples of [S, E] and the first after it (as sys_add()), of a call
+   that closed now. */
+static int sys_defer(struct ift_chains *c, uint64_t s, uint64_t e, struct sysdefer *d)
+{
+	size_t i = sample_at(c, s);
+
+	for (; i < c->nsmp && c->smp[i].ts < e; i++)
+		sys_sample(&c->smp[i], 1, &d->v);
+	if (d->npend && d->pend[d->npend - 1].idx == i) {
+		d->pend[d->npend - 1].n++;
+		return 0;
+	}
+	if (ift_array_grow((void **)&d->pend, &d->cap, d->npend + 1, sizeof(*d->pend)) < 0)
+		return -ENOMEM;
+	d->pend[d->npend++] = (struct ch_pend){ i, 1 };
+	return 0;
+}
+
+/* The pass is over: the samples counted by index are all read. */
+static void sys_resolve(const struct ift_chains *c, struct sysdefer *d)
+{
+	for (size_t k = 0; k < d->npend; k++)
+		if (d->pend[k].idx < c->nsmp)
+			sys_sample(&c->smp[d->pend[k].idx], d->pend[k].n, &d->v);
+	free(d->pend);
+	d->pend = NULL;
+	d->npend = d->cap = 0;
+}
+
+/* CL (the SEQ-th call) is the worst of W so far by V: the first in entry
+   order of the calls with the largest V, whatever order they close in. */
+static int worst_keep(struct ch_call *w, const struct ift_call_info *cl,
+		      const struct ift_call_attr *at, size_t seq, uint64_t v)
+{
+	struct ift_call_attr *copy = NULL;
+
+	if (w->has && (v < w->v || (v == w->v && seq > w->seq)))
+		return 0;
+	if (cl->nattr && at) {
+		copy = malloc(cl->nattr * sizeof(*copy));
+		if (!copy)
+			return -ENOMEM;
+		memcpy(copy, at, cl->nattr * sizeof(*copy));
+	}
+	free(w->at);
+	*w = (struct ch_call){ .has = true, .seq = seq, .v = v, .c = *cl, .at = copy };
+	if (!copy)
+		w->c.nattr = 0;
+	return 0;
+}
+
+static bool excused(const struct ift_chains *c, uint32_t tid, uint32_t pid);
+
+/*
+ * Splits call C's excess over P50 between the causes.
+ */
+static void split_call(const struct ift_call_info *cl, uint64_t p50, bool wait_op,
+		       uint64_t page_ns, uint64_t part[])
+{
+	uint64_t e = cl->dur_ns - p50, rest, oc, pg;
+
+	part[IFT_CAUSE_CPU_CONTENTION] = az_min(e, cl->runqueue_ns);
+	rest = e - part[IFT_CAUSE_CPU_CONTENTION];
+	oc = cl->on_cpu_ns > p50 ? cl->on_cpu_ns - p50 : 0;
+	pg = cl->page_allocs ? az_min(az_min(rest, oc), cl->page_alloc_bytes / 4096 *
+				     page_ns) : 0;
+	part[IFT_CAUSE_PAGE_ALLOC] = pg;
+	part[IFT_CAUSE_GPU_BOUND] = wait_op ? rest - pg : 0;
+	part[IFT_CAUSE_DATA_STARVATION] = 0;
+}
+
+/*
+ * Waiting for a CPU inside a call is host delay at any percentile (a
+ * synchronize the device has ended, waiting to run): all of it is CPU
+ * contention, tail or not.
+ */
+static int call_waited(struct ift_chains *c, struct opacc *o, const struct ift_call_info *cl,
+		       const struct ift_call_attr *at, size_t seq)
+{
+	uint64_t exc = 0, rq;
+	int ret = 0;
+
+	for (uint32_t k = 0; at && k < cl->nattr && ret == 0; k++) {
+		if (at[k].kind != IFT_ATTR_RAN)
+			continue;
+		if (excused(c, at[k].tid, at[k].pid))
+			exc += at[k].ns;
+		else
+			ret = peer_add(&o->ran, at[k].tid, at[k].pid, at[k].ns, at[k].count);
+	}
+	if (ret < 0)
+		return ret;
+	rq = cl->runqueue_ns - az_min(cl->runqueue_ns, exc);
+	o->excused += cl->runqueue_ns - rq;
+	if (!rq)
+		return 0;
+	o->waiting++;
+	o->runq += rq;
+	o->preempt += cl->involuntary;
+	if ((ret = site_add(&o->sites[IFT_CAUSE_CPU_CONTENTION], cl->stack, 1, rq)) < 0 ||
+	    (ret = worst_keep(&o->worst[IFT_CAUSE_CPU_CONTENTION], cl, at, seq, rq)) < 0)
+		return ret;
+	return sys_defer(c, cl->ts, cl->ts + cl->dur_ns, &o->sys_wait);
+}
+
+/* A call in the long tail of its op: its excess over p50, split. */
+static int call_slow(struct ift_chains *c, struct opacc *o, const struct ift_call_info *cl,
+		     const struct ift_call_attr *at, size_t seq)
+{
+	uint64_t part[IFT_CAUSE_GPU_BOUND + 1];
+	int ret;
+
+	split_call(cl, o->p50, c->waits[cl->op], c->page_ns, part);
+	o->slow++;
+	o->excess += cl->dur_ns - o->p50;
+	for (int k = IFT_CAUSE_PAGE_ALLOC; k <= IFT_CAUSE_GPU_BOUND; k++) {
+		/* every slow call counts for the sites, its cost as split */
+		if ((ret = site_add(&o->sites[k], cl->stack, 1, part[k])) < 0 ||
+		    (ret = worst_keep(&o->worst[k], cl, at, seq, part[k])) < 0)
+			return ret;
+		o->part[k] += part[k];
+	}
+	o->pages += cl->page_allocs;
+	o->page_bytes += cl->page_alloc_bytes;
+	return sys_defer(c, cl->ts, cl->ts + cl->dur_ns, &o->sys);
+}
+
+/* A call that waits for the device, for the GPU-bound chain: its time but
+   for its run-queue wait, from where its clip (dev_open()) says. */
+static int call_device(struct ift_chains *c, const struct ift_analysis *a,
+		       const struct ift_call_info *cl, size_t seq)
+{
+	const struct az_thread *th = az_thread_lookup(a, cl->tid);
+	struct ch_thread *ct = th && th->idx < c->nth ? &c->th[th->idx] : NULL;
+	uint64_t end = cl->ts + cl->dur_ns, from = cl->ts, v;
+	size_t k;
+
+	for (k = 0; ct && k < ct->ndev && ct->dev[k].seq != seq; k++)
+		;
+	if (ct && k < ct->ndev) {
+		from = ct->dev[k].from;
+		memmove(&ct->dev[k], &ct->dev[k + 1], (ct->ndev - k - 1) * sizeof(*ct->dev));
+		ct->ndev--;
+	}
+	v = end > from ? end - from : 0;
+	v = v > cl->runqueue_ns ? v - cl->runqueue_ns : 0;
+	c->dev.wait[cl->op] += v;
+	c->dev.total += v;
+	c->dev.runq += cl->runqueue_ns;
+	return worst_keep(&c->dev.worst, cl, NULL, seq, v);
+}
+
+static void hook_call(void *ctx, const struct ift_analysis *a, const struct ift_call_info *cl,
+		      const struct ift_call_attr *at, size_t seq)
+{
+	struct ift_chains *c = ctx;
+	struct opacc *o;
+	int ret = 0;
+
+	if (c->err || !cl->selected || cl->op >= c->nopacc || cl->op >= a->nopm ||
+	    !a->opq[cl->op].calls || !steady(a, cl->tid, cl->ts))
+		return;
+	o = &c->opacc[cl->op];
+	if (cl->runqueue_ns)
+		ret = call_waited(c, o, cl, at, seq);
+	if (ret >= 0 && o->flagged && cl->dur_ns >= o->thr)
+		ret = call_slow(c, o, cl, at, seq);
+	if (ret >= 0 && c->waits[cl->op] && outermost_call(cl->depth, cl->flags))
+		ret = call_device(c, a, cl, seq);
+	if (ret < 0)
+		c->err = ret;
+}
+
 struct ift_chains *ift_chains_new(const struct ift_chain_opts *opts)
 {
 	struct ift_chains *c = calloc(1, sizeof(*c));
@@ -647,7 +982,7 @@ void ift_chains_hooks(struct ift_chains *c, struct ift_analyze_hooks *h)
 	h->ctx = c;
 	h->event = hook_event;
 	h->interval = hook_interval;
-	h->call = NULL;
+	h->call = hook_call;
 }
 
 /* ---- formatting ----------------------------------------------------- */
@@ -1146,57 +1481,11 @@ static void recommend_cpu(struct cb *b, uint32_t cuda_pid)
 
 /* ---- chains from slow calls ----------------------------------------- */
 
-/* Call I of the window lies in its thread's training loop; the other calls
-   are start-up or tail, which rank no chain.  Its thread's loop was kept
-   when it made its first call (the per-call path looks nothing up). */
-static bool steady(const struct ift_chains *c, size_t i)
-{
-	const struct ift_analysis *a = c->a;
-	uint32_t idx = a->call_th[i];
-	const struct ift_loop_info *l = idx < c->nth && c->th[idx].active ? c->th[idx].loop :
-					ift_analysis_loop(a, a->calls[i].tid);
-
-	return ift_loop_stage(l, a->calls[i].ts) == IFT_STAGE_STEADY;
-}
-
-struct opacc {
-	bool flagged;			/* its tail is long */
-	const struct ift_op_stats *st;
-	uint64_t thr, excess, slow;
-	uint64_t waiting;		/* calls with run-queue wait inside */
-	uint64_t excused;		/* run-queue wait behind idle or the recorder */
-	struct sysavg sys_wait;		/* over those calls */
-	uint64_t part[IFT_CAUSE_GPU_BOUND + 1];
-	size_t worst[IFT_CAUSE_GPU_BOUND + 1];	/* 1 + call index */
-	uint64_t worst_v[IFT_CAUSE_GPU_BOUND + 1];
-	uint64_t pages, page_bytes, runq, preempt;
-	struct sysavg sys;
-	struct ch_peers ran;
-	struct ch_sites sites[IFT_CAUSE_GPU_BOUND + 1];	/* of the calls behind
-							   each cause */
-};
-
-/* Splits call C's excess over P50 between the causes. */
-static void split_call(const struct ift_call_info *cl, uint64_t p50, bool wait_op,
-		       uint64_t page_ns, uint64_t part[])
-{
-	uint64_t e = cl->dur_ns - p50, rest, oc, pg;
-
-	part[IFT_CAUSE_CPU_CONTENTION] = az_min(e, cl->runqueue_ns);
-	rest = e - part[IFT_CAUSE_CPU_CONTENTION];
-	oc = cl->on_cpu_ns > p50 ? cl->on_cpu_ns - p50 : 0;
-	pg = cl->page_allocs ? az_min(az_min(rest, oc), cl->page_alloc_bytes / 4096 *
-				     page_ns) : 0;
-	part[IFT_CAUSE_PAGE_ALLOC] = pg;
-	part[IFT_CAUSE_GPU_BOUND] = wait_op ? rest - pg : 0;
-	part[IFT_CAUSE_DATA_STARVATION] = 0;
-}
-
 static int slow_chain(struct ift_chains *c, struct opacc *o, enum ift_cause cause,
 		      uint64_t wall)
 {
 	const struct ift_analysis *a = c->a;
-	const struct ift_call_info *w = ift_analysis_call(a, o->worst[cause] - 1);
+	const struct ift_call_info *w = &o->worst[cause].c;
 	const struct ift_op_stats *st = o->st;
 	const char *tcomm = ift_analysis_comm(a, w->tid, w->ts);
 	struct ift_chain *ch = chain_new(c, cause, IFT_PHASE_INSIDE, IFT_STAGE_STEADY,
@@ -1220,8 +1509,8 @@ static int slow_chain(struct ift_chains *c, struct opacc *o, enum ift_cause caus
 
 	{
 		/* contention: over the calls that waited; else the slow ones */
-		const struct sysavg *sy = cause == IFT_CAUSE_CPU_CONTENTION ? &o->sys_wait :
-					  &o->sys;
+		const struct sysavg *sy = cause == IFT_CAUSE_CPU_CONTENTION ? &o->sys_wait.v :
+					  &o->sys.v;
 
 		cb_num(&b, "calls", st->calls);
 		cb_num(&b, "waiting_calls", o->waiting);
@@ -1262,7 +1551,7 @@ static int slow_chain(struct ift_chains *c, struct opacc *o, enum ift_cause caus
 	if (ut)
 		cb_step(&b, w->ts, "system", ch_printf(c, "on the CPUs meanwhile: %s", ut));
 	if (w->involuntary || w->runqueue_ns) {
-		const struct ift_call_attr *at = ift_analysis_call_attrs(a, w);
+		const struct ift_call_attr *at = o->worst[cause].at;
 		const char *by = NULL;
 
 		for (uint32_t i = 0; at && i < w->nattr; i++)
@@ -1335,126 +1624,40 @@ static int slow_chain(struct ift_chains *c, struct opacc *o, enum ift_cause caus
 	return cb_finish(&b);
 }
 
+/* The chains inside the calls of each op, from what the calls added up to
+   as they closed (hook_call()). */
 static int slow_chains(struct ift_chains *c, uint64_t wall)
 {
 	const struct ift_analysis *a = c->a;
-	size_t nops = ift_trace_op_count(c->t) + 1;
-	struct opacc *acc = calloc(nops, sizeof(*acc));
 	int ret = 0;
 
-	if (!acc)
-		return -ENOMEM;
 	for (size_t i = 0; i < ift_analysis_op_count(a); i++) {
 		const struct ift_op_stats *st = ift_analysis_op(a, i);
-		struct opacc *o;
-		double thr;
 
-		if (st->op >= nops)
-			continue;
-		o = &acc[st->op];
-		o->st = st;
-		if (st->calls < 2 || !st->p50_ns)
-			continue;
-		if ((double)st->p99_ns < c->o.tail_ratio * (double)st->p50_ns ||
-		    st->p99_ns - st->p50_ns < c->o.tail_floor_ns)
-			continue;
-		o->flagged = true;
-		thr = c->o.tail_ratio * (double)st->p50_ns;
-		o->thr = az_max((uint64_t)thr, st->p50_ns + c->o.tail_floor_ns);
+		if (st->op < c->nopacc)
+			c->opacc[st->op].st = st;
 	}
-	for (size_t i = 0; i < ift_analysis_call_count(a); i++) {
-		const struct ift_call_info *cl = ift_analysis_call(a, i);
-		const struct ift_call_attr *at;
-		struct opacc *o;
-		uint64_t part[IFT_CAUSE_GPU_BOUND + 1];
+	for (size_t op = 0; op < c->nopacc && ret >= 0; op++) {
+		struct opacc *o = &c->opacc[op];
 
-		if (!cl->selected || cl->op >= nops || !acc[cl->op].st || !steady(c, i))
+		sys_resolve(c, &o->sys_wait);
+		sys_resolve(c, &o->sys);
+		if (!o->st)
 			continue;
-		o = &acc[cl->op];
-		/*
-		 * Waiting for a CPU inside a call is host delay at any
-		 * percentile (a synchronize the device has ended, waiting to
-		 * run): all of it is CPU contention, tail or not.
-		 */
-		if (cl->runqueue_ns) {
-			uint64_t exc = 0, rq;
-
-			at = ift_analysis_call_attrs(a, cl);
-			for (uint32_t k = 0; at && k < cl->nattr && ret == 0; k++) {
-				if (at[k].kind != IFT_ATTR_RAN)
-					continue;
-				if (excused(c, at[k].tid, at[k].pid))
-					exc += at[k].ns;
-				else
-					ret = peer_add(&o->ran, at[k].tid, at[k].pid,
-						       at[k].ns, at[k].count);
-			}
-			if (ret < 0)
-				goto out;
-			rq = cl->runqueue_ns - az_min(cl->runqueue_ns, exc);
-			o->excused += cl->runqueue_ns - rq;
-			if (rq) {
-				o->waiting++;
-				o->runq += rq;
-				o->preempt += cl->involuntary;
-				ret = site_add(&o->sites[IFT_CAUSE_CPU_CONTENTION], cl->stack,
-					       1, rq);
-				if (ret < 0)
-					goto out;
-				if (rq > o->worst_v[IFT_CAUSE_CPU_CONTENTION]) {
-					o->worst_v[IFT_CAUSE_CPU_CONTENTION] = rq;
-					o->worst[IFT_CAUSE_CPU_CONTENTION] = i + 1;
-				}
-				sys_add(c, cl->ts, cl->ts + cl->dur_ns, &o->sys_wait);
-			}
-		}
-		if (!o->flagged || cl->dur_ns < o->thr)
-			continue;
-		split_call(cl, o->st->p50_ns, c->waits[cl->op], c->page_ns, part);
-		o->slow++;
-		o->excess += cl->dur_ns - o->st->p50_ns;
-		for (int k = IFT_CAUSE_PAGE_ALLOC; k <= IFT_CAUSE_GPU_BOUND; k++) {
-			/* every slow call counts for the sites, its cost as split */
-			if ((ret = site_add(&o->sites[k], cl->stack, 1, part[k])) < 0)
-				goto out;
-			o->part[k] += part[k];
-			if (part[k] > o->worst_v[k] || !o->worst[k]) {
-				o->worst_v[k] = part[k];
-				o->worst[k] = i + 1;
-			}
-		}
-		o->pages += cl->page_allocs;
-		o->page_bytes += cl->page_alloc_bytes;
-		sys_add(c, cl->ts, cl->ts + cl->dur_ns, &o->sys);
-	}
-	for (size_t op = 0; op < nops; op++) {
-		struct opacc *o = &acc[op];
-
 		if (o->runq && o->runq >= c->o.tail_floor_ns &&
 		    permille(o->runq, wall) >= GAP_MIN_PERMILLE) {
 			o->part[IFT_CAUSE_CPU_CONTENTION] = o->runq;
 			ret = slow_chain(c, o, IFT_CAUSE_CPU_CONTENTION, wall);
-			if (ret < 0)
-				goto out;
 		}
 		if (!o->flagged || !o->slow)
 			continue;
-		for (int k = IFT_CAUSE_PAGE_ALLOC; k <= IFT_CAUSE_GPU_BOUND; k++) {
+		for (int k = IFT_CAUSE_PAGE_ALLOC; k <= IFT_CAUSE_GPU_BOUND && ret >= 0; k++) {
 			if (permille(o->part[k], o->excess) < PART_MIN_PERMILLE ||
 			    o->part[k] < c->o.tail_floor_ns)
 				continue;
 			ret = slow_chain(c, o, (enum ift_cause)k, wall);
-			if (ret < 0)
-				goto out;
 		}
 	}
-out:
-	for (size_t op = 0; op < nops; op++) {
-		free(acc[op].ran.v);
-		for (int k = 0; k <= IFT_CAUSE_GPU_BOUND; k++)
-			free(acc[op].sites[k].v);
-	}
-	free(acc);
 	return ret;
 }
 
@@ -1907,45 +2110,15 @@ out:
 static int gpu_bound_chain(struct ift_chains *c, uint64_t wall)
 {
 	const struct ift_analysis *a = c->a;
-	size_t nops = ift_trace_op_count(c->t) + 1;
-	uint64_t *wait = calloc(nops, sizeof(uint64_t)), total = 0, runq = 0;
-	const struct ift_call_info *worst = NULL;
+	const struct ift_call_info *worst = c->dev.worst.has ? &c->dev.worst.c : NULL;
+	uint64_t total = c->dev.total, runq = c->dev.runq;
 	uint32_t best = 0;
 	int ret = 0;
 	size_t tail = 0;	/* the tail chain of the same op, + 1 */
 
-	uint64_t *until = calloc(a->nth + 1, sizeof(uint64_t));
-
-	if (!wait || !until) {
-		free(wait);
-		free(until);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < ift_analysis_call_count(a); i++) {
-		const struct ift_call_info *cl = ift_analysis_call(a, i);
-		const struct ift_op *op = ift_trace_op(c->t, cl->op);
-		const struct az_thread *th = az_thread_lookup(a, cl->tid);
-		uint64_t v, from, end = cl->ts + cl->dur_ns;
-
-		if (!cl->selected || cl->depth || (cl->flags & IFT_CALL_F_NESTED) || !op ||
-		    cl->op >= nops || !c->waits[cl->op] || !th || !steady(c, i))
-			continue;
-		/* calls of one thread that overlap (lost returns) count once */
-		from = az_max(cl->ts, until[th->idx]);
-		until[th->idx] = az_max(until[th->idx], end);
-		v = end > from ? end - from : 0;
-		v = v > cl->runqueue_ns ? v - cl->runqueue_ns : 0;
-		wait[cl->op] += v;
-		total += v;
-		runq += cl->runqueue_ns;
-		if (!worst || v > worst->dur_ns - az_min(worst->dur_ns, worst->runqueue_ns))
-			worst = cl;
-	}
-	for (size_t i = 1; i < nops; i++)
-		if (wait[i] > wait[best])
+	for (size_t i = 1; i < c->nopacc; i++)
+		if (c->dev.wait[i] > c->dev.wait[best])
 			best = (uint32_t)i;
-	free(wait);
-	free(until);
 	if (!worst || permille(total, wall) < GPU_BOUND_PERMILLE)
 		return 0;
 
@@ -2046,11 +2219,10 @@ int ift_chains_build(struct ift_chains *c, const struct ift_analysis *a,
 	c->start_ts = s->start_ts;
 	c->cpus = s->cpus;
 	c->sel = calloc(a->nth + 1, sizeof(*c->sel));
-	c->waits = calloc(ift_trace_op_count(t) + 1, sizeof(*c->waits));
-	if (!c->sel || !c->waits)
+	if (!c->sel)
 		return -ENOMEM;
-	for (size_t i = 1; i <= ift_trace_op_count(t); i++)
-		c->waits[i] = ift_trace_op(t, i) && waits_for_device(ift_trace_op(t, i)->name);
+	if (!c->meta_read && (ret = ch_start(c, a)) < 0)
+		return ret;
 	for (size_t i = 0; i < ift_analysis_thread_count(a); i++) {
 		/* the public part is the first member of the analyzer's thread */
 		const struct az_thread *th =
@@ -2121,6 +2293,7 @@ void ift_chains_free(struct ift_chains *c)
 	if (!c)
 		return;
 	for (size_t i = 0; i < c->nth; i++) {
+		free(c->th[i].dev);
 		free(c->th[i].gw.v);
 		free(c->th[i].gp.v);
 		free(c->th[i].gr.v);
@@ -2144,6 +2317,20 @@ void ift_chains_free(struct ift_chains *c)
 	free(c->smp);
 	free(c->sel);
 	free(c->waits);
+	for (size_t op = 0; op < c->nopacc; op++) {
+		struct opacc *o = &c->opacc[op];
+
+		free(o->ran.v);
+		free(o->sys.pend);
+		free(o->sys_wait.pend);
+		for (int k = 0; k <= IFT_CAUSE_GPU_BOUND; k++) {
+			free(o->sites[k].v);
+			free(o->worst[k].at);
+		}
+	}
+	free(c->opacc);
+	free(c->dev.wait);
+	free(c->dev.worst.at);
 	free(c->active);
 	free(c->cpu);
 	free(c->chains);

@@ -180,9 +180,12 @@ static int cmp_attr(const void *x, const void *y)
 /* The call's breakdown is complete: its attributions go to the shared pool. */
 static int call_finish(struct ift_analysis *a, struct az_open *o)
 {
-	struct ift_call_info *c = &a->calls[o->call];
+	struct ift_call_info *c = &o->c;
 
-	if (o->nattr) {
+	if (o->nattr)
+		qsort(o->attr, o->nattr, sizeof(*o->attr), cmp_attr);
+	c->nattr = o->nattr;
+	if (a->opts.keep_calls && o->nattr) {
 		if (a->nattrs + o->nattr > a->capattrs) {
 			size_t cap = a->capattrs ? a->capattrs * 2 : 1024;
 			struct ift_call_attr *v;
@@ -195,17 +198,17 @@ static int call_finish(struct ift_analysis *a, struct az_open *o)
 			a->attrs = v;
 			a->capattrs = cap;
 		}
-		qsort(o->attr, o->nattr, sizeof(*o->attr), cmp_attr);
 		c->attr_first = (uint32_t)a->nattrs;
-		c->nattr = o->nattr;
 		memcpy(a->attrs + a->nattrs, o->attr, o->nattr * sizeof(*o->attr));
 		a->nattrs += o->nattr;
 	}
+	if (a->opts.keep_calls)
+		a->calls[o->seq] = *c;
+	if (a->opts.hooks.call)
+		a->opts.hooks.call(a->opts.hooks.ctx, a, c, o->nattr ? o->attr : NULL, o->seq);
 	free(o->attr);
 	o->attr = NULL;
 	o->nattr = o->cap = 0;
-	if (a->opts.hooks.call)
-		a->opts.hooks.call(a->opts.hooks.ctx, a, o->call);
 	return 0;
 }
 
@@ -230,8 +233,7 @@ int az_calls_expire(struct ift_analysis *a, struct az_thread *th, uint64_t ts)
 			th->open[k++] = *o;
 			continue;
 		}
-		call_add(&a->calls[o->call], th->st,
-			 az_overlap(th->since, o->end, o->ts, o->end));
+		call_add(&o->c, th->st, az_overlap(th->since, o->end, o->ts, o->end));
 		ret = call_finish(a, o);
 		if (ret < 0)
 			return ret;
@@ -242,16 +244,14 @@ int az_calls_expire(struct ift_analysis *a, struct az_thread *th, uint64_t ts)
 	return 0;
 }
 
-int az_call_open(struct ift_analysis *a, struct az_thread *th, uint32_t call)
+int az_call_open(struct ift_analysis *a, struct az_thread *th,
+		 const struct ift_call_info *call, uint32_t seq)
 {
-	struct ift_call_info *c = &a->calls[call];
 	int ret;
 
-	ret = az_calls_expire(a, th, c->ts);
+	ret = az_calls_expire(a, th, call->ts);
 	if (ret < 0)
 		return ret;
-	if ((c->depth || (c->flags & IFT_CALL_F_NESTED)) && th->nopen)
-		c->parent = th->open[th->nopen - 1].call + 1;
 	if (th->nopen == th->capopen) {
 		uint32_t cap = th->capopen ? th->capopen * 2 : 4;
 		struct az_open *v = realloc(th->open, cap * sizeof(*v));
@@ -261,21 +261,24 @@ int az_call_open(struct ift_analysis *a, struct az_thread *th, uint32_t call)
 		th->open = v;
 		th->capopen = cap;
 	}
-	th->open[th->nopen++] = (struct az_open){
-		.call = call, .ts = c->ts, .end = c->ts + c->dur_ns,
+	th->open[th->nopen] = (struct az_open){
+		.c = *call, .seq = seq, .ts = call->ts, .end = call->ts + call->dur_ns,
 	};
+	if ((call->depth || (call->flags & IFT_CALL_F_NESTED)) && th->nopen)
+		th->open[th->nopen].c.parent = th->open[th->nopen - 1].seq + 1;
+	th->nopen++;
 	return 0;
 }
 
-void az_call_page(struct ift_analysis *a, struct az_thread *th, uint64_t ts,
+void az_call_page(struct az_thread *th, uint64_t ts,
 		  uint64_t bytes)
 {
 	for (uint32_t i = 0; i < th->nopen; i++) {
 		struct az_open *o = &th->open[i];
 
 		if (ts >= o->ts && ts <= o->end) {
-			a->calls[o->call].page_allocs++;
-			a->calls[o->call].page_alloc_bytes += bytes;
+			o->c.page_allocs++;
+			o->c.page_alloc_bytes += bytes;
 		}
 	}
 }
@@ -401,7 +404,7 @@ static void th_close(struct ift_analysis *a, struct az_thread *th, uint64_t ts,
 	for (uint32_t i = 0; i < th->nopen; i++) {
 		struct az_open *o = &th->open[i];
 
-		call_add(&a->calls[o->call], th->st, az_overlap(from, ts, o->ts, o->end));
+		call_add(&o->c, th->st, az_overlap(from, ts, o->ts, o->end));
 	}
 	if (a->opts.hooks.interval) {
 		struct ift_interval iv;
@@ -484,7 +487,7 @@ static void stall_end(struct ift_analysis *a, struct az_thread *th, uint64_t ts)
 	}
 	for (uint32_t i = 0; i < th->nopen; i++) {
 		struct az_open *o = &th->open[i];
-		struct ift_call_info *c = &a->calls[o->call];
+		struct ift_call_info *c = &o->c;
 
 		ns = az_overlap(th->off_since, ts, o->ts, o->end);
 		if (ns > c->max_off_cpu_ns)
@@ -516,9 +519,9 @@ static int switch_out(struct ift_analysis *a, struct az_thread *p, uint64_t ts,
 
 		if (ts >= o->ts && ts < o->end) {
 			if (invol)
-				a->calls[o->call].involuntary++;
+				o->c.involuntary++;
 			else
-				a->calls[o->call].voluntary++;
+				o->c.voluntary++;
 		}
 	}
 	ret = az_calls_expire(a, p, ts);
@@ -753,6 +756,7 @@ void az_sched_release(struct ift_analysis *a)
 			free(a->th[i]->open[k].attr);
 		free(a->th[i]->open);
 		free(a->th[i]->feeds);
+		az_stats_release(a->th[i]);
 		free(a->th[i]);
 	}
 	free(a->th);

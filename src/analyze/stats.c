@@ -1,81 +1,137 @@
 // SPDX-License-Identifier: MIT
 /*
- * Op tables from the recorded calls: for the whole trace, per process and
- * per thread.  Every duration is kept until here, so percentiles are exact
- * (nearest rank over all calls of the set), never estimated.
- *
- * One way to build all three: sort (group, op, duration) keys, then each run
- * of equal (group, op) is one table row with its durations already sorted.
+ * Op tables: for the whole trace, per process and per thread.  Each call
+ * counts as it opens into its thread's row of its op (struct az_tops);
+ * nothing of a call is kept but its duration (durs.c).  A thread's table is
+ * its rows; a process's and the trace's sum the rows of their threads, and
+ * their percentiles are exact, nearest rank over the durations of every
+ * call of the set, never estimated.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analyze.h"
+#include "util/array.h"
 
-enum { BY_ALL, BY_THREAD, BY_PROCESS };
+static const unsigned pct[] = { 50, 95, 99 };
 
-/* What a table row needs of a call, so the rows read no call record */
-struct key {
-	uint32_t op, call;
-	uint64_t dur;
-	uint64_t bytes;
-	uint32_t th;		/* index in a->th */
-	int8_t dir;		/* copy direction, or -1 */
-	bool nested, failed;
-};
-
-/*
- * Sorts K by (op, duration), ties in call order, with a stable LSD radix sort
- * on 16-bit digits, skipping the digits every key shares (the high ones of
- * every duration, usually): a few linear passes instead of n log n
- * comparisons of the biggest array the report sorts.
- */
-static int sort_keys(struct key *k, size_t n, struct key *tmp)
+static int tops_of(struct ift_analysis *a, struct az_thread *th, uint32_t op,
+		   struct az_tops **out)
 {
-	struct key *src = k, *dst = tmp;
-	size_t *count;
+	struct az_tops *t;
+	struct az_durs *d;
 
-	if (n < 2)
-		return 0;
-	count = malloc(65536 * sizeof(*count));
-	if (!count)
+	if (!th->topix && !(th->topix = calloc(a->nopm, sizeof(*th->topix))))
 		return -ENOMEM;
-	for (unsigned pass = 0; pass < 6; pass++) {
-		/* passes 0-3: the duration's digits, 4-5: the op's */
-		unsigned shift = pass < 4 ? pass * 16 : (pass - 4) * 16;
-#define DIGIT(x) ((unsigned)((pass < 4 ? (x).dur : (uint64_t)(x).op) >> shift) & 0xffff)
-		size_t sum = 0;
-
-		memset(count, 0, 65536 * sizeof(*count));
-		for (size_t i = 0; i < n; i++)
-			count[DIGIT(src[i])]++;
-		if (count[DIGIT(src[0])] == n)
-			continue;
-		for (size_t d = 0; d < 65536; d++) {
-			size_t c = count[d];
-
-			count[d] = sum;
-			sum += c;
-		}
-		for (size_t i = 0; i < n; i++)
-			dst[count[DIGIT(src[i])]++] = src[i];
-#undef DIGIT
-		dst = src;
-		src = src == k ? tmp : k;
+	if (th->topix[op]) {
+		*out = &th->tops[th->topix[op] - 1];
+		return 0;
 	}
-	if (src != k)
-		memcpy(k, src, n * sizeof(*k));
-	free(count);
+	/* the first call of this op by this thread: its segment starts at
+	   what the earlier lives of its tid took */
+	d = az_durs_of(a, th->tid, op);
+	if (!d)
+		return -IFT_E_CORRUPT;
+	if (ift_array_grow((void **)&th->tops, &th->captops, th->ntops + 1,
+			   sizeof(*th->tops)) < 0)
+		return -ENOMEM;
+	t = &th->tops[th->ntops];
+	t->op = op;
+	t->durs = d->v + d->used;
+	t->min = UINT64_MAX;
+	th->topix[op] = (uint32_t)++th->ntops;
+	*out = t;
 	return 0;
 }
 
-static int cmp_i64(const void *x, const void *y)
+static int inner_add(struct ift_analysis *a, struct az_tops *t, uint32_t op,
+		     uint64_t calls, uint64_t ns)
 {
-	int64_t p = *(const int64_t *)x, q = *(const int64_t *)y;
+	const struct ift_op *o;
 
-	return p < q ? -1 : p > q;
+	for (size_t i = 0; i < t->ninner; i++)
+		if (t->inner[i].op == op) {
+			t->inner[i].calls += calls;
+			t->inner[i].total_ns += ns;
+			return 0;
+		}
+	if (ift_array_grow((void **)&t->inner, &t->capinner, t->ninner + 1,
+			   sizeof(*t->inner)) < 0)
+		return -ENOMEM;
+	o = ift_trace_op(a->t, op);
+	t->inner[t->ninner++] = (struct ift_inner_op){
+		.op = op, .name = o ? o->name : "unknown_op", .calls = calls, .total_ns = ns,
+	};
+	return 0;
 }
+
+static int err_add(struct az_tops *t, int64_t ret, uint64_t calls)
+{
+	for (size_t i = 0; i < t->nerrs; i++)
+		if (t->errs[i].ret == ret) {
+			t->errs[i].calls += calls;
+			return 0;
+		}
+	if (ift_array_grow((void **)&t->errs, &t->caperrs, t->nerrs + 1, sizeof(*t->errs)) < 0)
+		return -ENOMEM;
+	t->errs[t->nerrs++] = (struct ift_err_count){ .ret = ret, .calls = calls };
+	return 0;
+}
+
+static uint64_t sat_add(uint64_t x, uint64_t y)
+{
+	return y > UINT64_MAX - x ? UINT64_MAX : x + y;
+}
+
+int az_stats_call(struct ift_analysis *a, struct az_thread *th,
+		  const struct ift_call_info *c, const struct ift_call_info *parent)
+{
+	struct az_durs *d;
+	struct az_tops *t;
+	int ret;
+
+	/* nested calls under the calls of a row: the parent's row lists them */
+	if (parent && parent->selected) {
+		if ((ret = tops_of(a, th, parent->op, &t)) < 0 ||
+		    (ret = inner_add(a, t, c->op, 1, c->dur_ns)) < 0)
+			return ret;
+	}
+	if (!c->selected)
+		return 0;
+	if ((ret = tops_of(a, th, c->op, &t)) < 0)
+		return ret;
+	/* the pass meets the calls the census counted, in the same order */
+	d = az_durs_of(a, th->tid, c->op);
+	if (!d || d->used >= d->n || d->v[d->used] != c->dur_ns ||
+	    t->durs + t->calls != d->v + d->used)
+		return -IFT_E_CORRUPT;
+	d->used++;
+	t->calls++;
+	t->total += c->dur_ns;
+	t->min = az_min(t->min, c->dur_ns);
+	t->max = az_max(t->max, c->dur_ns);
+	t->nested += c->depth || (c->flags & IFT_CALL_F_NESTED);
+	t->bytes = sat_add(t->bytes, c->bytes);
+	if (c->copy_dir >= 0 && c->copy_dir < IFT_COPY_NR) {
+		t->dir[c->copy_dir].calls++;
+		t->dir[c->copy_dir].bytes += c->bytes;
+		t->dir[c->copy_dir].total_ns += c->dur_ns;
+	}
+	return c->ret ? err_add(t, c->ret, 1) : 0;
+}
+
+void az_stats_release(struct az_thread *th)
+{
+	for (size_t i = 0; i < th->ntops; i++) {
+		free(th->tops[i].errs);
+		free(th->tops[i].inner);
+	}
+	free(th->tops);
+	free(th->topix);
+}
+
+/* ---- the tables ------------------------------------------------------- */
 
 static int cmp_err(const void *x, const void *y)
 {
@@ -104,282 +160,183 @@ static int cmp_inner(const void *x, const void *y)
 	return p->op < q->op ? -1 : p->op > q->op;
 }
 
-static bool counted(const struct ift_analysis *a, size_t i)
-{
-	return a->calls[i].counted;	/* one rule for the tables and the outputs */
-}
+/* The rows of one op over a set of threads, with their threads. */
+struct rows {
+	struct az_tops **t;
+	struct az_thread **th;
+	struct az_seg *seg;
+	size_t n;
+};
 
-/* The group of thread TH (index in a->th) in table BY. */
-static uint32_t group_of(const struct ift_analysis *a, int by, uint32_t th)
+/* The errors and the inner ops of ROWS, summed into one row of the
+   analysis' lifetime. */
+static int fill_lists(struct ift_analysis *a, struct ift_op_stats *s, const struct rows *r)
 {
-	return by == BY_ALL ? 0 : by == BY_THREAD ? th : a->th[th]->proc;
-}
+	struct az_tops sum = { 0 };
+	int ret = 0;
 
-static void place(struct ift_analysis *a, int by, uint32_t g,
-		  struct ift_op_stats *ops, size_t n)
-{
-	switch (by) {
-	case BY_ALL:
-		a->ops = ops;
-		a->nops = n;
-		break;
-	case BY_THREAD:
-		a->th[g]->info.ops = ops;
-		a->th[g]->info.nops = n;
-		break;
-	default:
-		a->procs[g].ops = ops;
-		a->procs[g].nops = n;
-		break;
+	for (size_t i = 0; i < r->n && ret >= 0; i++) {
+		for (size_t k = 0; k < r->t[i]->nerrs && ret >= 0; k++)
+			ret = err_add(&sum, r->t[i]->errs[k].ret, r->t[i]->errs[k].calls);
+		for (size_t k = 0; k < r->t[i]->ninner && ret >= 0; k++)
+			ret = inner_add(a, &sum, r->t[i]->inner[k].op, r->t[i]->inner[k].calls,
+					r->t[i]->inner[k].total_ns);
 	}
-}
+	if (ret >= 0 && sum.nerrs) {
+		struct ift_err_count *e = az_alloc(a, sum.nerrs, sizeof(*e));
 
-static void placed(const struct ift_analysis *a, int by, uint32_t g,
-		   struct ift_op_stats **ops, size_t *n)
-{
-	switch (by) {
-	case BY_ALL:
-		*ops = a->ops;
-		*n = a->nops;
-		break;
-	case BY_THREAD:
-		*ops = (struct ift_op_stats *)a->th[g]->info.ops;
-		*n = a->th[g]->info.nops;
-		break;
-	default:
-		*ops = (struct ift_op_stats *)a->procs[g].ops;
-		*n = a->procs[g].nops;
-		break;
+		if (!e) {
+			ret = -ENOMEM;
+		} else {
+			memcpy(e, sum.errs, sum.nerrs * sizeof(*e));
+			qsort(e, sum.nerrs, sizeof(*e), cmp_err);
+			s->errs = e;
+			s->nerrs = sum.nerrs;
+		}
 	}
+	if (ret >= 0 && sum.ninner) {
+		struct ift_inner_op *in = az_alloc(a, sum.ninner, sizeof(*in));
+
+		if (!in) {
+			ret = -ENOMEM;
+		} else {
+			memcpy(in, sum.inner, sum.ninner * sizeof(*in));
+			qsort(in, sum.ninner, sizeof(*in), cmp_inner);
+			s->inner = in;
+			s->ninner = sum.ninner;
+		}
+	}
+	free(sum.errs);
+	free(sum.inner);
+	return ret;
 }
 
-/* Fills S from the run K[0..n) of one (group, op), durations ascending. */
-static int fill(struct ift_analysis *a, struct ift_op_stats *s,
-		const struct key *k, size_t n, uint64_t *durs, int64_t *rets,
-		uint32_t *stamp, uint32_t run)
+/* Fills S, the row of op OP over the rows R of its threads. */
+static int fill(struct ift_analysis *a, struct ift_op_stats *s, uint32_t op,
+		const struct rows *r)
 {
-	const struct az_opmeta *m = &a->opm[k[0].op < a->nopm ? k[0].op : 0];
-	const struct ift_op *op = ift_trace_op(a->t, k[0].op);
-	size_t nerr = 0, ncodes = 0;
-	struct ift_err_count *errs;
+	const struct az_opmeta *m = &a->opm[op < a->nopm ? op : 0];
+	const struct ift_op *o = ift_trace_op(a->t, op);
+	uint64_t q[3];
+	int ret;
 
-	s->op = k[0].op;
-	s->name = op ? op->name : "unknown_op";
-	s->api = op ? op->api : IFT_API_RUNTIME;
+	s->op = op;
+	s->name = o ? o->name : "unknown_op";
+	s->api = o ? o->api : IFT_API_RUNTIME;
 	s->copy = m->copy;
-	s->calls = n;
-	s->min_ns = k[0].dur;
-	s->max_ns = k[n - 1].dur;
-	for (size_t i = 0; i < n; i++) {
-		durs[i] = k[i].dur;
-		s->total_ns += k[i].dur;
-		s->nested_calls += k[i].nested;
-		if (k[i].failed)
-			rets[nerr++] = a->calls[k[i].call].ret;
-		if (k[i].bytes > UINT64_MAX - s->bytes)
-			s->bytes = UINT64_MAX;
-		else
-			s->bytes += k[i].bytes;
-		if (k[i].dir >= 0) {
-			s->dir[k[i].dir].calls++;
-			s->dir[k[i].dir].bytes += k[i].bytes;
-			s->dir[k[i].dir].total_ns += k[i].dur;
+	s->min_ns = UINT64_MAX;
+	for (size_t i = 0; i < r->n; i++) {
+		const struct az_tops *t = r->t[i];
+
+		s->calls += t->calls;
+		s->nested_calls += t->nested;
+		s->total_ns += t->total;
+		s->min_ns = az_min(s->min_ns, t->min);
+		s->max_ns = az_max(s->max_ns, t->max);
+		s->bytes = sat_add(s->bytes, t->bytes);
+		for (int k = 0; k < IFT_COPY_NR; k++) {
+			s->dir[k].calls += t->dir[k].calls;
+			s->dir[k].bytes += t->dir[k].bytes;
+			s->dir[k].total_ns += t->dir[k].total_ns;
 		}
+		for (size_t k = 0; k < t->nerrs; k++)
+			s->errors += t->errs[k].calls;
 		/* each calling thread's wall time once */
-		if (stamp[k[i].th] != run) {
-			const struct az_thread *th = a->th[k[i].th];
-
-			stamp[k[i].th] = run;
-			s->callers_wall_ns += th->info.end_ns - th->info.start_ns;
-		}
+		s->callers_wall_ns += r->th[i]->info.end_ns - r->th[i]->info.start_ns;
+		r->seg[i] = (struct az_seg){ t->durs, t->calls };
 	}
-	s->errors = nerr;
-	s->mean_ns = s->total_ns / n;
-	s->p50_ns = ift_percentile(durs, n, 50);
-	s->p95_ns = ift_percentile(durs, n, 95);
-	s->p99_ns = ift_percentile(durs, n, 99);
-	if (!nerr)
-		return 0;
-	qsort(rets, nerr, sizeof(*rets), cmp_i64);
-	for (size_t i = 0; i < nerr; i++)
-		ncodes += !i || rets[i] != rets[i - 1];
-	errs = az_alloc(a, ncodes, sizeof(*errs));
-	if (!errs)
-		return -ENOMEM;
-	ncodes = 0;
-	for (size_t i = 0; i < nerr; i++) {
-		if (!i || rets[i] != rets[i - 1])
-			errs[ncodes++].ret = rets[i];
-		errs[ncodes - 1].calls++;
-	}
-	qsort(errs, ncodes, sizeof(*errs), cmp_err);
-	s->errs = errs;
-	s->nerrs = ncodes;
-	return 0;
-}
-
-/* Nested calls under the calls of each row: the parent's row lists them. */
-static int add_inner(struct ift_analysis *a, int by)
-{
-	for (size_t i = 0; i < a->ncalls; i++) {
-		const struct ift_call_info *c = &a->calls[i];
-		struct ift_op_stats *ops, *s = NULL;
-		struct ift_inner_op *in;
-		size_t n, p;
-
-		if (!c->parent)
-			continue;
-		p = c->parent - 1;
-		if (!counted(a, p))
-			continue;
-		placed(a, by, group_of(a, by, a->call_th[p]), &ops, &n);
-		for (size_t k = 0; k < n && !s; k++)
-			if (ops[k].op == a->calls[p].op)
-				s = &ops[k];
-		if (!s)
-			continue;
-		in = (struct ift_inner_op *)s->inner;
-		for (size_t k = 0; k < s->ninner; k++) {
-			if (in[k].op == c->op) {
-				in[k].calls++;
-				in[k].total_ns += c->dur_ns;
-				goto next;
-			}
-		}
-		/* few distinct ops ever nest: grow one at a time */
-		in = az_alloc(a, s->ninner + 1, sizeof(*in));
-		if (!in)
-			return -ENOMEM;
-		if (s->ninner)
-			memcpy(in, s->inner, s->ninner * sizeof(*in));
-		in[s->ninner] = (struct ift_inner_op){
-			.op = c->op, .calls = 1, .total_ns = c->dur_ns,
-		};
-		in[s->ninner].name = ift_trace_op(a->t, c->op) ?
-				     ift_trace_op(a->t, c->op)->name : "unknown_op";
-		s->inner = in;
-		s->ninner++;
-next:;
-	}
-	return 0;
+	s->mean_ns = s->calls ? s->total_ns / s->calls : 0;
+	if (!s->calls)
+		s->min_ns = 0;
+	if ((ret = az_quantiles(r->seg, r->n, pct, 3, q)) < 0)
+		return ret;
+	s->p50_ns = q[0];
+	s->p95_ns = q[1];
+	s->p99_ns = q[2];
+	return fill_lists(a, s, r);
 }
 
 /*
- * Distributes the keys K (sorted by op, duration) by group, keeping that
- * order inside each group: a stable counting sort, so the three tables cost
- * one comparison sort.  OUT gets the keys, GRP their groups.
+ * The table of threads TH[0..N) (one thread, a process, every shown
+ * thread): a row per op any of them called, most time first.  A row of one
+ * thread's calls is that thread's row, already made.
  */
-static int by_group(struct ift_analysis *a, int by, const struct key *k, size_t n,
-		    struct key *out, uint32_t *grp)
+static int table(struct ift_analysis *a, struct az_thread **th, size_t n,
+		 struct rows *r, const struct ift_op_stats **out, size_t *nout)
 {
-	size_t ngroups = by == BY_THREAD ? a->nth : a->nprocs;
-	size_t *start = calloc(ngroups + 1, sizeof(*start));
-
-	if (!start)
-		return -ENOMEM;
-	for (size_t i = 0; i < n; i++)
-		start[group_of(a, by, k[i].th) + 1]++;
-	for (size_t g = 0; g < ngroups; g++)
-		start[g + 1] += start[g];
-	for (size_t i = 0; i < n; i++) {
-		uint32_t g = group_of(a, by, k[i].th);
-
-		grp[start[g]] = g;
-		out[start[g]++] = k[i];
-	}
-	free(start);
-	return 0;
-}
-
-static int build(struct ift_analysis *a, int by, const struct key *sorted, size_t n,
-		 struct key *k, uint32_t *grp, uint64_t *durs, int64_t *rets,
-		 uint32_t *stamp)
-{
-	struct ift_op_stats *all;
-	size_t nruns = 0, r = 0;
+	struct ift_op_stats *rows;
+	size_t nrows = 0, k = 0;
 	int ret = 0;
 
-	if (by == BY_ALL) {
-		memcpy(k, sorted, n * sizeof(*k));
-		memset(grp, 0, n * sizeof(*grp));
-	} else if ((ret = by_group(a, by, sorted, n, k, grp)) < 0) {
-		return ret;
-	}
-	for (size_t i = 0; i < n; i++)
-		nruns += !i || grp[i] != grp[i - 1] || k[i].op != k[i - 1].op;
-	all = az_alloc(a, nruns, sizeof(*all));
-	if (!all)
+	for (size_t op = 0; op < a->nopm; op++)
+		for (size_t i = 0; i < n; i++)
+			if (th[i]->topix && th[i]->topix[op]) {
+				nrows++;
+				break;
+			}
+	rows = az_alloc(a, nrows, sizeof(*rows));
+	if (!rows)
 		return -ENOMEM;
-	for (size_t i = 0; i < n;) {
-		size_t g0 = r;
-		uint32_t g = grp[i];
+	for (size_t op = 0; op < a->nopm && ret >= 0; op++) {
+		r->n = 0;
+		for (size_t i = 0; i < n; i++)
+			if (th[i]->topix && th[i]->topix[op]) {
+				r->t[r->n] = &th[i]->tops[th[i]->topix[op] - 1];
+				r->th[r->n++] = th[i];
+			}
+		if (!r->n)
+			continue;
+		if (r->n == 1 && n > 1) {
+			const struct ift_thread_info *ti = &r->th[0]->info;
 
-		while (i < n && grp[i] == g) {
-			size_t j = i;
-
-			while (j < n && grp[j] == g && k[j].op == k[i].op)
-				j++;
-			ret = fill(a, &all[r], k + i, j - i, durs, rets, stamp,
-				   (uint32_t)r + 1);
-			if (ret < 0)
-				return ret;
-			r++;
-			i = j;
+			for (size_t j = 0; j < ti->nops; j++)
+				if (ti->ops[j].op == op)
+					rows[k] = ti->ops[j];
+			if (rows[k].calls) {
+				k++;
+				continue;
+			}
 		}
-		qsort(all + g0, r - g0, sizeof(*all), cmp_ops);
-		place(a, by, g, all + g0, r - g0);
+		ret = fill(a, &rows[k++], (uint32_t)op, r);
 	}
-	if (by == BY_ALL && !n)
-		place(a, by, 0, all, 0);
-	ret = add_inner(a, by);
-	for (size_t i = 0; ret >= 0 && i < nruns; i++)
-		if (all[i].ninner > 1)
-			qsort((void *)all[i].inner, all[i].ninner, sizeof(*all[i].inner),
-			      cmp_inner);
+	qsort(rows, k, sizeof(*rows), cmp_ops);
+	*out = rows;
+	*nout = k;
 	return ret;
 }
 
 int az_build_ops(struct ift_analysis *a)
 {
-	size_t n = 0, cap = a->ncalls ? a->ncalls : 1;
-	struct key *sorted = malloc(cap * sizeof(*sorted));
-	struct key *k = malloc(cap * sizeof(*k));
-	uint32_t *grp = malloc(cap * sizeof(*grp));
-	uint64_t *durs = malloc(cap * sizeof(*durs));
-	int64_t *rets = malloc(cap * sizeof(*rets));
-	uint32_t *stamp = calloc(a->nth ? a->nth : 1, sizeof(*stamp));
+	size_t n = a->nsel ? a->nsel : 1;
+	struct rows r = {
+		.t = calloc(n, sizeof(*r.t)), .th = calloc(n, sizeof(*r.th)),
+		.seg = calloc(n, sizeof(*r.seg)),
+	};
+	struct az_thread **all = calloc(n, sizeof(*all)), **grp = calloc(n, sizeof(*grp));
 	int ret = -ENOMEM;
 
-	if (!sorted || !k || !grp || !durs || !rets || !stamp)
+	if (!r.t || !r.th || !r.seg || !all || !grp)
 		goto out;
-	for (size_t i = 0; i < a->ncalls; i++) {
-		const struct ift_call_info *c = &a->calls[i];
+	ret = 0;
+	/* the public part is the first member of the analyzer's thread */
+	for (size_t i = 0; i < a->nsel; i++)
+		all[i] = (struct az_thread *)(void *)a->sel[i];
+	for (size_t i = 0; i < a->nsel && ret >= 0; i++)
+		ret = table(a, &all[i], 1, &r, &all[i]->info.ops, &all[i]->info.nops);
+	for (size_t p = 0; p < a->nprocs && ret >= 0; p++) {
+		struct ift_process_info *pi = &a->procs[p];
 
-		if (!counted(a, i))
-			continue;
-		sorted[n++] = (struct key){
-			.op = c->op, .call = (uint32_t)i, .dur = c->dur_ns,
-			.bytes = c->bytes, .th = a->call_th[i],
-			.dir = c->copy_dir < IFT_COPY_NR ? c->copy_dir : -1,
-			.nested = c->depth || (c->flags & IFT_CALL_F_NESTED),
-			.failed = c->ret != 0,
-		};
+		for (size_t i = 0; i < pi->nthreads; i++)
+			grp[i] = (struct az_thread *)(void *)pi->threads[i];
+		ret = table(a, grp, pi->nthreads, &r, &pi->ops, &pi->nops);
 	}
-	/* K is free until the tables are built: the sort's scratch */
-	ret = sort_keys(sorted, n, k);
-	for (int by = BY_ALL; ret >= 0 && by <= BY_PROCESS; by++) {
-		/* run numbers restart: the stamps must not match an old run */
-		memset(stamp, 0, (a->nth ? a->nth : 1) * sizeof(*stamp));
-		ret = build(a, by, sorted, n, k, grp, durs, rets, stamp);
-		if (ret < 0)
-			break;
-	}
+	if (ret >= 0)
+		ret = table(a, all, a->nsel, &r, &a->ops, &a->nops);
 out:
-	free(sorted);
-	free(k);
+	free(r.t);
+	free(r.th);
+	free(r.seg);
+	free(all);
 	free(grp);
-	free(durs);
-	free(rets);
-	free(stamp);
 	return ret;
 }

@@ -716,7 +716,9 @@ int ift_export_perfetto(struct ift_trace *t, FILE *out,
 	struct ift_report m;
 	struct ift_analysis *a;
 	struct ift_chains *chains;
-	int ret = ift_report_run(t, NULL, NULL, &m);
+	/* every call is drawn, with its breakdown */
+	struct ift_analyze_opts aopts = { .keep_calls = true };
+	int ret = ift_report_run(t, &aopts, NULL, &m);
 
 	a = m.a;
 	chains = m.c;

@@ -953,8 +953,10 @@ static int export_chains(struct exp *x)
 /* The analysis and chains as report runs them: whole trace, no filter. */
 static int analyze(struct exp *x)
 {
+	/* every call's row gets its breakdown */
+	struct ift_analyze_opts aopts = { .keep_calls = true };
 	struct ift_report m;
-	int ret = ift_report_run(x->t, NULL, NULL, &m);
+	int ret = ift_report_run(x->t, &aopts, NULL, &m);
 
 	if (ret < 0)
 		return fail(x, ret, "cannot analyze the trace: %s", ift_strerror(ret));

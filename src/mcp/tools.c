@@ -244,7 +244,9 @@ static int load(struct ift_mcp *m, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot open '%s': %s", m->opts.trace, ift_strerror(ret));
 		return -1;
 	}
-	ret = ift_report_run(tr->t, NULL, NULL, &rep);
+	/* get_calls lists calls one by one */
+	ret = ift_report_run(tr->t, &(struct ift_analyze_opts){ .keep_calls = true }, NULL,
+			     &rep);
 	if (ret < 0)
 		goto fail;
 	tr->a = rep.a;

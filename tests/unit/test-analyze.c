@@ -694,6 +694,82 @@ static void test_late_fork_row(void **state)
 	tb_end(&b);
 }
 
+/*
+ * A tid reused for a new task: each life is a thread of its own, with the
+ * percentiles of its own calls, though both lives' durations are kept in
+ * one array of the tid (the first life's calls, then the second's).
+ */
+static void test_reused_tid_percentiles(void **state)
+{
+	const struct ift_thread_info *life[2] = { NULL, NULL };
+	const struct ift_op_stats *op;
+	size_t n = 0;
+	struct tb b;
+
+	(void)state;
+	tb_begin(&b, "reused-tid", 200 * MS);
+	task(&b, 1 * MS, 400, 400, IFT_TASK_COMM, 0, 0, "python3");
+	task(&b, 2 * MS, 400, 400, IFT_TASK_FORK, 500, 500, "python3");
+	for (uint64_t k = 1; k <= 3; k++)
+		call(&b, k * 10 * MS, 500, 500, OP_LAUNCH, k * MS, 0, 0, 1, 2, 0, 0, 0);
+	task(&b, 40 * MS, 500, 500, IFT_TASK_EXIT, 0, 0, "python3");
+	task(&b, 50 * MS, 400, 400, IFT_TASK_FORK, 500, 500, "python3");
+	for (uint64_t k = 1; k <= 4; k++)
+		call(&b, 40 * MS + k * 20 * MS, 500, 500, OP_LAUNCH, k * 10 * MS, 0, 0, 1, 2,
+		     0, 0, 0);
+	tb_run(&b, NULL);
+	for (size_t i = 0; i < ift_analysis_thread_count(b.a); i++)
+		if (ift_analysis_thread(b.a, i)->tid == 500 && n < 2)
+			life[n++] = ift_analysis_thread(b.a, i);
+	assert_int_equal(n, 2);
+	/* by tid, then first event: the first life first */
+	assert_int_equal(life[0]->nops, 1);
+	assert_int_equal(life[0]->ops[0].calls, 3);
+	assert_int_equal(life[0]->ops[0].min_ns, 1 * MS);
+	assert_int_equal(life[0]->ops[0].p50_ns, 2 * MS);
+	assert_int_equal(life[0]->ops[0].p99_ns, 3 * MS);
+	assert_int_equal(life[1]->nops, 1);
+	assert_int_equal(life[1]->ops[0].calls, 4);
+	assert_int_equal(life[1]->ops[0].min_ns, 10 * MS);
+	assert_int_equal(life[1]->ops[0].p50_ns, 20 * MS);
+	assert_int_equal(life[1]->ops[0].p99_ns, 40 * MS);
+	/* the trace: the 7 calls, nearest rank 4 of 7 */
+	op = ift_analysis_op(b.a, 0);
+	assert_int_equal(op->calls, 7);
+	assert_int_equal(op->p50_ns, 10 * MS);
+	assert_int_equal(op->p95_ns, 40 * MS);
+	assert_int_equal(op->total_ns, 106 * MS);
+	tb_end(&b);
+}
+
+/*
+ * Percentiles of a large set are selected digit by digit, not sorted: 10,006
+ * calls whose durations are 1..10,006 us in a scrambled order (k * 7919 mod
+ * 10,007 is a permutation), nearest ranks 5,003, 9,506 and 9,906.
+ */
+static void test_large_percentiles(void **state)
+{
+	const uint64_t n = 10006;
+	const struct ift_op_stats *op;
+	struct tb b;
+
+	(void)state;
+	tb_begin(&b, "large", (n + 2) * 11 * MS);
+	for (uint64_t k = 1; k <= n; k++)
+		call(&b, k * 11 * MS, 600, 600, OP_LAUNCH, (k * 7919 % 10007) * US, 0, 0, 1, 2,
+		     0, 0, 0);
+	tb_run(&b, NULL);
+	op = ift_analysis_op(b.a, 0);
+	assert_int_equal(op->calls, n);
+	assert_int_equal(op->min_ns, 1 * US);
+	assert_int_equal(op->max_ns, n * US);
+	assert_int_equal(op->p50_ns, 5003 * US);
+	assert_int_equal(op->p95_ns, 9506 * US);
+	assert_int_equal(op->p99_ns, 9906 * US);
+	assert_int_equal(ift_analysis_thread_find(b.a, 600)->ops[0].p99_ns, 9906 * US);
+	tb_end(&b);
+}
+
 static void test_filters(void **state)
 {
 	static const uint32_t pids[] = { 4250, 4243 };
@@ -787,6 +863,8 @@ int main(void)
 		cmocka_unit_test(test_processes_and_roles),
 		cmocka_unit_test(test_input_thread_beside_kthread),
 		cmocka_unit_test(test_late_fork_row),
+		cmocka_unit_test(test_reused_tid_percentiles),
+		cmocka_unit_test(test_large_percentiles),
 		cmocka_unit_test(test_filters),
 		cmocka_unit_test(test_empty),
 		cmocka_unit_test(test_missing_switch_in),

@@ -118,8 +118,39 @@ static void task(struct tb *b, uint64_t t, uint64_t tid, uint64_t pid, uint64_t 
 	add(b, IFT_T_TASKS, r);
 }
 
+/* Two op tables are the same, field by field. */
+static void tb_same_ops(const struct ift_op_stats *x, size_t nx,
+			const struct ift_op_stats *y, size_t ny)
+{
+	assert_int_equal(nx, ny);
+	for (size_t i = 0; i < nx; i++) {
+		assert_int_equal(x[i].op, y[i].op);
+		assert_int_equal(x[i].calls, y[i].calls);
+		assert_int_equal(x[i].nested_calls, y[i].nested_calls);
+		assert_int_equal(x[i].errors, y[i].errors);
+		assert_int_equal(x[i].total_ns, y[i].total_ns);
+		assert_int_equal(x[i].min_ns, y[i].min_ns);
+		assert_int_equal(x[i].p50_ns, y[i].p50_ns);
+		assert_int_equal(x[i].p95_ns, y[i].p95_ns);
+		assert_int_equal(x[i].p99_ns, y[i].p99_ns);
+		assert_int_equal(x[i].max_ns, y[i].max_ns);
+		assert_int_equal(x[i].bytes, y[i].bytes);
+		assert_int_equal(x[i].callers_wall_ns, y[i].callers_wall_ns);
+		assert_int_equal(x[i].nerrs, y[i].nerrs);
+		assert_int_equal(x[i].ninner, y[i].ninner);
+	}
+}
+
+/*
+ * Analyzes the trace with OPTS (NULL: none) into b->a, keeping the calls
+ * (tests look at them), and first without, and without OPTS's hooks:
+ * keeping the calls must change nothing else, every op table the same.
+ */
 static void tb_run(struct tb *b, const struct ift_analyze_opts *opts)
 {
+	struct ift_analyze_opts o = { 0 };
+	struct ift_analysis *lean;
+
 	if (b->w) {
 		assert_int_equal(ift_writer_finish(b->w), 0);
 		ift_writer_free(b->w);
@@ -129,7 +160,23 @@ static void tb_run(struct tb *b, const struct ift_analyze_opts *opts)
 		assert_int_equal(ift_trace_open(b->path, 0, &b->t), 0);
 	ift_analysis_free(b->a);
 	b->a = NULL;
-	assert_int_equal(ift_analysis_run(b->t, opts, &b->a), 0);
+	if (opts)
+		o = *opts;
+	o.keep_calls = false;
+	o.hooks = (struct ift_analyze_hooks){ 0 };	/* the test's: once */
+	assert_int_equal(ift_analysis_run(b->t, &o, &lean), 0);
+	assert_int_equal(ift_analysis_call_count(lean), 0);
+	if (opts)
+		o.hooks = opts->hooks;
+	o.keep_calls = true;
+	assert_int_equal(ift_analysis_run(b->t, &o, &b->a), 0);
+	assert_int_equal(ift_analysis_thread_count(lean), ift_analysis_thread_count(b->a));
+	tb_same_ops(ift_analysis_op(lean, 0), ift_analysis_op_count(lean),
+		    ift_analysis_op(b->a, 0), ift_analysis_op_count(b->a));
+	for (size_t i = 0; i < ift_analysis_thread_count(b->a); i++)
+		tb_same_ops(ift_analysis_thread(lean, i)->ops, ift_analysis_thread(lean, i)->nops,
+			    ift_analysis_thread(b->a, i)->ops, ift_analysis_thread(b->a, i)->nops);
+	ift_analysis_free(lean);
 }
 
 static void tb_end(struct tb *b)

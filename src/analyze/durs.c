@@ -1,0 +1,250 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The durations of the calls, kept once.  Before the pass, two reads of the
+ * calls table (count, then fill) give every calling tid, per op, the
+ * durations of its selected calls in the window, in table order: eight bytes
+ * a call, exactly, and the only memory of the analysis that grows with the
+ * calls.  From them, before the pass:
+ *
+ *   - each op's p50 and p99 over every selected call, which the chains need
+ *     while the pass runs (which calls of an op are its tail);
+ *
+ * and after it, the exact nearest-rank percentiles of every op table: the
+ * pass takes the durations of a tid life after life, so each thread's calls
+ * of an op are one segment of its tid's array, and a process or the whole
+ * trace is a set of segments.  Nothing is sorted: the k-th smallest of a set
+ * is found digit by digit (a radix select), a few linear reads.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze.h"
+#include "util/array.h"
+
+/* Below this many values a copy and a sort is cheaper than the select. */
+#define SORT_MAX	4096
+
+/* The calling tid TID's entry, created with the op slots when NEW. */
+static struct az_tdurs *tdurs(struct ift_analysis *a, uint32_t tid, bool create)
+{
+	struct az_tdurs *d = a->dcache[tid & (AZ_TCACHE - 1)];
+
+	if (d && d->tid == tid)
+		return d;
+	for (size_t i = 0; i < a->ntdurs; i++)
+		if (a->tdurs[i]->tid == tid) {
+			a->dcache[tid & (AZ_TCACHE - 1)] = a->tdurs[i];
+			return a->tdurs[i];
+		}
+	if (!create)
+		return NULL;
+	if (ift_array_grow((void **)&a->tdurs, &a->captdurs, a->ntdurs + 1,
+			   sizeof(*a->tdurs)) < 0 ||
+	    !(d = calloc(1, sizeof(*d))))
+		return NULL;
+	d->tid = tid;
+	d->op = calloc(a->nopm, sizeof(*d->op));
+	if (!d->op) {
+		free(d);
+		return NULL;
+	}
+	a->tdurs[a->ntdurs++] = d;
+	a->dcache[tid & (AZ_TCACHE - 1)] = d;
+	return d;
+}
+
+bool az_call_selected(const struct ift_analysis *a, const uint64_t *r)
+{
+	uint64_t op = r[IFT_CALL_OP];
+	uint32_t pid = (uint32_t)r[IFT_C_PID], tid = (uint32_t)r[IFT_C_TID];
+
+	return op < a->nopm && a->opm[op].selected && az_pid_match(a, pid, tid);
+}
+
+uint64_t az_call_dur(const uint64_t *r)
+{
+	/* a duration past the end of the clock is corrupt: keep it in range */
+	return r[IFT_CALL_DUR] > UINT64_MAX - r[IFT_C_TS] ? UINT64_MAX - r[IFT_C_TS] :
+							     r[IFT_CALL_DUR];
+}
+
+/* One read of the window's selected calls: FILL false counts, true stores. */
+static int durs_read(struct ift_analysis *a, bool fill)
+{
+	struct ift_cursor *cur = ift_cursor_new(a->t, 1U << IFT_T_CALLS, a->lo);
+	struct ift_event ev;
+	int ret;
+
+	if (!cur)
+		return -ENOMEM;
+	while ((ret = ift_cursor_next(cur, &ev)) > 0) {
+		const uint64_t *r = ev.row;
+		struct az_durs *d;
+		struct az_tdurs *td;
+
+		if (r[IFT_C_TS] > a->hi)
+			break;
+		if (r[IFT_C_TS] < a->lo || !az_call_selected(a, r))
+			continue;
+		td = tdurs(a, (uint32_t)r[IFT_C_TID], !fill);
+		if (!td) {
+			ret = fill ? -IFT_E_CORRUPT : -ENOMEM;
+			break;
+		}
+		d = &td->op[r[IFT_CALL_OP]];
+		if (!fill) {
+			d->n++;
+			a->opq[r[IFT_CALL_OP]].calls++;
+		} else if (d->used < d->n) {
+			d->v[d->used++] = az_call_dur(r);
+		} else {
+			/* the table changed between two reads of it */
+			ret = -IFT_E_CORRUPT;
+			break;
+		}
+	}
+	ift_cursor_free(cur);
+	return ret < 0 ? ret : 0;
+}
+
+/*
+ * The K-th smallest (from 0) of the values of segments S[0..NS), radix
+ * selected on 8-bit digits from the top: each round keeps the digit whose
+ * bucket holds rank K among the values that share the digits chosen so far.
+ */
+static uint64_t kth_radix(const struct az_seg *s, size_t ns, uint64_t k)
+{
+	uint64_t prefix = 0, mask = 0;
+	uint64_t count[256];
+
+	for (int shift = 56; shift >= 0; shift -= 8) {
+		unsigned d;
+
+		memset(count, 0, sizeof(count));
+		for (size_t i = 0; i < ns; i++)
+			for (size_t j = 0; j < s[i].n; j++)
+				if ((s[i].v[j] & mask) == prefix)
+					count[(s[i].v[j] >> shift) & 0xff]++;
+		for (d = 0; d < 255 && k >= count[d]; d++)
+			k -= count[d];
+		prefix |= (uint64_t)d << shift;
+		mask |= 0xffULL << shift;
+	}
+	return prefix;
+}
+
+static int cmp_u64(const void *x, const void *y)
+{
+	uint64_t p = *(const uint64_t *)x, q = *(const uint64_t *)y;
+
+	return (p > q) - (p < q);
+}
+
+/* Nearest rank: the smallest value with at least P% of N at or below it. */
+static uint64_t rank_of(uint64_t n, unsigned p)
+{
+	uint64_t rank = (p * n + 99) / 100;
+
+	return rank ? rank - 1 : 0;
+}
+
+int az_quantiles(const struct az_seg *s, size_t ns, const unsigned *p, size_t np,
+		 uint64_t *out)
+{
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < ns; i++)
+		n += s[i].n;
+	if (!n) {
+		memset(out, 0, np * sizeof(*out));
+		return 0;
+	}
+	if (n <= SORT_MAX) {
+		uint64_t *v = malloc(n * sizeof(*v));
+		size_t k = 0;
+
+		if (!v)
+			return -ENOMEM;
+		for (size_t i = 0; i < ns; i++) {
+			memcpy(v + k, s[i].v, s[i].n * sizeof(*v));
+			k += s[i].n;
+		}
+		qsort(v, n, sizeof(*v), cmp_u64);
+		for (size_t i = 0; i < np; i++)
+			out[i] = v[rank_of(n, p[i])];
+		free(v);
+		return 0;
+	}
+	for (size_t i = 0; i < np; i++)
+		out[i] = i && p[i] == p[i - 1] ? out[i - 1] : kth_radix(s, ns, rank_of(n, p[i]));
+	return 0;
+}
+
+int az_durs_find(struct ift_analysis *a)
+{
+	static const unsigned pct[] = { 50, 99 };
+	struct az_seg *segs;
+	int ret;
+
+	a->opq = calloc(a->nopm, sizeof(*a->opq));
+	if (!a->opq)
+		return -ENOMEM;
+	if ((ret = durs_read(a, false)) < 0)
+		return ret;
+	for (size_t i = 0; i < a->ntdurs; i++)
+		for (size_t op = 0; op < a->nopm; op++) {
+			struct az_durs *d = &a->tdurs[i]->op[op];
+
+			if (d->n && !(d->v = malloc(d->n * sizeof(*d->v))))
+				return -ENOMEM;
+		}
+	if ((ret = durs_read(a, true)) < 0)
+		return ret;
+	segs = calloc(a->ntdurs ? a->ntdurs : 1, sizeof(*segs));
+	if (!segs)
+		return -ENOMEM;
+	for (size_t op = 0; op < a->nopm && ret >= 0; op++) {
+		size_t ns = 0;
+		uint64_t q[2];
+
+		if (!a->opq[op].calls)
+			continue;
+		for (size_t i = 0; i < a->ntdurs; i++) {
+			struct az_durs *d = &a->tdurs[i]->op[op];
+
+			if (d->n != d->used) {
+				ret = -IFT_E_CORRUPT;
+				break;
+			}
+			d->used = 0;	/* now the pass's: what its threads took */
+			if (d->n)
+				segs[ns++] = (struct az_seg){ d->v, d->n };
+		}
+		if (ret >= 0 && (ret = az_quantiles(segs, ns, pct, 2, q)) >= 0) {
+			a->opq[op].p50_ns = q[0];
+			a->opq[op].p99_ns = q[1];
+		}
+	}
+	free(segs);
+	return ret;
+}
+
+struct az_durs *az_durs_of(struct ift_analysis *a, uint32_t tid, uint32_t op)
+{
+	struct az_tdurs *td = op < a->nopm ? tdurs(a, tid, false) : NULL;
+
+	return td ? &td->op[op] : NULL;
+}
+
+void az_durs_release(struct ift_analysis *a)
+{
+	for (size_t i = 0; i < a->ntdurs; i++) {
+		for (size_t op = 0; op < a->nopm; op++)
+			free(a->tdurs[i]->op[op].v);
+		free(a->tdurs[i]->op);
+		free(a->tdurs[i]);
+	}
+	free(a->tdurs);
+	free(a->opq);
+}
