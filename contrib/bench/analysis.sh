@@ -33,8 +33,9 @@ echo "4 page-allocating workers, switches, wake-ups, samples) through the writer
 echo "all of it and builds every table and the causal chains. $reps runs per size; wall and CPU"
 echo "time and peak RSS from /usr/bin/time. Host events are the rows other than CUDA calls."
 echo
-echo "| events | host events | CUDA calls | file (MB) | wall s (min / median / max) | CPU s (median) | host events/s (median) | peak RSS MiB (median) |"
-echo "|---|---|---|---|---|---|---|---|"
+echo "| events | host events | CUDA calls | file (MB) | wall s (min / median / max) | CPU s (median) | host events/s (median) | peak RSS MiB (median) | peak RSS bytes per CUDA call |"
+echo "|---|---|---|---|---|---|---|---|---|"
+prev_calls= prev_kb= margins=
 for n in "${sizes[@]}"; do
 	"$gen" -o "$work/g.trace" -n "$n" -s 11 >/dev/null
 	json=$("$ift" report -i "$work/g.trace" --json)
@@ -48,13 +49,28 @@ for n in "${sizes[@]}"; do
 	read -r wmin wmed wmax < <(awk '{ print $1 }' "$work/runs" | stats)
 	read -r _ cmed _ < <(awk '{ print $2 + $3 }' "$work/runs" | stats)
 	read -r _ rmed _ < <(awk '{ print $4 / 1024 }' "$work/runs" | stats)
+	read -r _ kb _ < <(awk '{ print $4 }' "$work/runs" | stats)
 	mb=$(awk -v b="$(stat -c %s "$work/g.trace")" 'BEGIN { printf "%.0f", b / 1e6 }')
 	rate=$(awk -v h="$host" -v w="$wmed" 'BEGIN { printf "%.1fM", h / w / 1e6 }')
-	printf '| %s | %s | %s | %s | %s / %s / %s | %.2f | %s | %.0f |\n' "$n" "$host" "$calls" \
-		"$mb" "$wmin" "$wmed" "$wmax" "$cmed" "$rate" "$rmed"
+	printf '| %s | %s | %s | %s | %s / %s / %s | %.2f | %s | %.0f | %.1f |\n' "$n" "$host" "$calls" \
+		"$mb" "$wmin" "$wmed" "$wmax" "$cmed" "$rate" "$rmed" "$(awk -v k="$kb" -v c="$calls" \
+		'BEGIN { print c ? k * 1024 / c : 0 }')"
+	if [ -n "$prev_calls" ] && [ "$calls" -gt "$prev_calls" ]; then
+		marginal=$(awk -v k1="$prev_kb" -v k2="$kb" -v c1="$prev_calls" -v c2="$calls" \
+			'BEGIN { printf "%.1f", (k2 - k1) * 1024 / (c2 - c1) }')
+		margins="$margins${margins:+, }$marginal bytes (from $prev_calls to $calls calls)"
+	fi
+	prev_calls=$calls prev_kb=$kb
 done
 echo
-echo "Memory grows with the CUDA calls (each call's breakdown is kept for the percentiles and"
-echo "the chains, about 190 bytes with the op tables), not with the host events. Reading runs"
-echo "in two threads: a prefetcher decodes each table's next chunk while the analysis works on"
-echo "the current one, so CPU time exceeds wall time."
+if [ -n "${margins:-}" ]; then
+	echo "Peak RSS per added CUDA call (the difference of two sizes over the difference of their"
+	echo "calls, so the fixed part cancels): $margins. Target: at most 24 bytes a call."
+	echo
+fi
+echo "Memory grows with the CUDA calls only by what the percentiles need: each call's duration"
+echo "(8 bytes, read from the calls table before the pass), never its breakdown, which is"
+echo "complete when the call closes and is then added up (op tables, the chains' tallies)."
+echo "The host events cost nothing that stays. Reading runs in two threads: a prefetcher"
+echo "decodes each table's next chunk while the analysis works on the current one, so CPU time"
+echo "exceeds wall time."
