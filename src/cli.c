@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * What every command shares (cli.h): the messages, opening a trace and an
- * output file, the sudo user, the number formats.  The only code besides
- * the commands that prints and exits.
+ * What every command shares (cli.h): the options, the messages, opening a
+ * trace and an output file, the sudo user, the number formats.  The only
+ * code besides the commands that prints and exits.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -61,15 +61,6 @@ void warning(const char *fmt, ...)
 	va_end(ap);
 }
 
-int bad_option(const char *usage, char **argv)
-{
-	/* getopt is quiet (opterr = 0): one message of ours instead of its own */
-	if (optopt && optopt != '?')
-		return usage_error(usage, "unknown option or missing value: '-%c'", optopt);
-	return usage_error(usage, "unknown option or missing value: '%s'",
-			   argv[optind - 1]);
-}
-
 int usage_error(const char *usage, const char *fmt, ...)
 {
 	va_list ap;
@@ -79,6 +70,53 @@ int usage_error(const char *usage, const char *fmt, ...)
 	va_end(ap);
 	fprintf(stderr, "usage: %s %s\n", progname, usage);
 	return EXIT_USAGE;
+}
+
+/* For getopt's '?': names the bad option, prints the usage, returns EXIT_USAGE. */
+static int bad_option(const char *usage, char **argv)
+{
+	/* getopt is quiet (opterr = 0): one message of ours instead of its own */
+	if (optopt && optopt != '?')
+		return usage_error(usage, "unknown option or missing value: '-%c'", optopt);
+	return usage_error(usage, "unknown option or missing value: '%s'",
+			   argv[optind - 1]);
+}
+
+int cli_option_next(struct cli_options *o, int argc, char **argv)
+{
+	int c;
+
+	while ((c = getopt_long(argc, argv, o->shortopts, o->longopts, NULL)) != -1) {
+		if (c == 'i' && o->input) {
+			*o->input = optarg;
+			continue;
+		}
+		if (c == 'h') {
+			printf("usage: %s %s\n", progname, o->usage);
+			if (o->help)
+				printf("\n%s", o->help);
+			o->status = EXIT_OK;
+			return -1;
+		}
+		if (c == '?' && o->bare_usage) {
+			fprintf(stderr, "usage: %s %s\n", progname, o->usage);
+			o->status = EXIT_USAGE;
+			return -1;
+		}
+		if (c == '?') {
+			o->status = bad_option(o->usage, argv);
+			return -1;
+		}
+		return c;
+	}
+	if (o->max_args != CLI_ARGS_ANY && argc - optind > o->max_args) {
+		o->status = usage_error(o->usage, "unexpected argument '%s'%s",
+					argv[optind + o->max_args],
+					o->args_hint ? o->args_hint : "");
+		return -1;
+	}
+	o->status = EXIT_OK;
+	return 0;
 }
 
 struct ift_trace *cli_open_trace(const char *path, unsigned flags)

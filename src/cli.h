@@ -18,11 +18,39 @@ extern const char *progname;
 /* Prints "ingero-ftrace: error: ..." to stderr and returns -1, as git's error(). */
 int error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* For getopt's '?': names the bad option, prints the usage, returns EXIT_USAGE. */
-int bad_option(const char *usage, char **argv);
 /* Prints a usage error and returns EXIT_USAGE. */
 int usage_error(const char *usage, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/*
+ * A command's options, after git's parse-options but kept small: a wrapper
+ * over getopt_long that does what every command does alike, so that the
+ * command's switch holds only its own options and its own checks.
+ */
+struct option;
+struct cli_options {
+	const char *usage;		/* after "usage: ingero-ftrace " */
+	const char *help;		/* more for --help, after the usage line and a blank one */
+	const char *shortopts;		/* getopt's; '+' first stops at the first argument */
+	const struct option *longopts;	/* NULL: short options alone, as getopt() */
+	const char **input;		/* where -i/--input FILE goes ('i'), or NULL */
+	int max_args;			/* arguments after the options, or CLI_ARGS_ANY */
+	const char *args_hint;		/* said after "unexpected argument 'X'" */
+	bool bare_usage;		/* a bad option prints the usage line alone */
+	int status;			/* the exit code when cli_option_next() returns -1 */
+};
+#define CLI_ARGS_ANY	(-1)
+
+/*
+ * cli_option_next - the next of the command's own options, for its switch:
+ * getopt_long's value, with optarg set.  Handles 'h' (the usage and HELP on
+ * stdout), 'i' when O->input is set, a bad option or missing value (a usage
+ * error) and, after the last option, more than O->max_args arguments (a usage
+ * error).  Returns 0 when the options are done (the arguments start at
+ * optind, which main() leaves at 1), or -1 when the command must return
+ * O->status now: EXIT_OK after --help, EXIT_USAGE after saying why.
+ */
+int cli_option_next(struct cli_options *o, int argc, char **argv);
 
 /*
  * Opens a trace for a command, printing a one-line error on failure (with a

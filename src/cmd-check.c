@@ -24,6 +24,15 @@
 extern char **environ;
 
 static const char usage[] = "check [--json] [--cleanup]";
+static const char help[] =
+	"Checks that this machine can record: each kernel feature recording\n"
+	"uses (tracefs, uprobes, instances, pid filtering, the trace clock, the\n"
+	"tracepoints) with the release of Linux that brought it and what a\n"
+	"recording does without it, privileges, the CUDA libraries found, and\n"
+	"what runs killed before their cleanup left in tracefs.\n\n"
+	"    --json       one JSON object instead of lines\n"
+	"    --cleanup    remove the leftovers of dead runs\n"
+	"\nExits 0 when recording can work, 1 otherwise.\n";
 
 enum verdict { V_OK, V_WARN, V_FAIL };
 static const char *const verdict_name[] = { "OK", "WARN", "FAIL" };
@@ -301,14 +310,16 @@ int cmd_check(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	struct cli_options co = {
+		.usage = usage, .help = help, .shortopts = "+h", .longopts = longopts,
+	};
 	struct ift_tracefs_caps caps = { 0 };
 	struct report r = { 0 };
 	struct ift_libset set;
 	bool json = false, cleanup = false, ok = true;
 	int c, cleaned = -1, status;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+	while ((c = cli_option_next(&co, argc, argv)) > 0) {
 		switch (c) {
 		case 'j':
 			json = true;
@@ -316,23 +327,10 @@ int cmd_check(int argc, char **argv)
 		case 'c':
 			cleanup = true;
 			break;
-		case 'h':
-			printf("usage: %s %s\n\n"
-			       "Checks that this machine can record: each kernel feature recording\n"
-			       "uses (tracefs, uprobes, instances, pid filtering, the trace clock, the\n"
-			       "tracepoints) with the release of Linux that brought it and what a\n"
-			       "recording does without it, privileges, the CUDA libraries found, and\n"
-			       "what runs killed before their cleanup left in tracefs.\n\n"
-			       "    --json       one JSON object instead of lines\n"
-			       "    --cleanup    remove the leftovers of dead runs\n"
-			       "\nExits 0 when recording can work, 1 otherwise.\n", progname, usage);
-			return EXIT_OK;
-		default:
-			return bad_option(usage, argv);
 		}
 	}
-	if (optind < argc)
-		return usage_error(usage, "unexpected argument '%s'", argv[optind]);
+	if (c < 0)
+		return co.status;
 
 	ift_libset_init(&set);
 	check_kernel(&r, &caps);

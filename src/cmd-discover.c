@@ -42,6 +42,10 @@ static void print_lib(const struct ift_lib *lib, bool syms)
 
 int cmd_discover_debug(int argc, char **argv)
 {
+	struct cli_options co = {
+		.usage = usage, .shortopts = "+avp:h", .max_args = CLI_ARGS_ANY,
+		.bare_usage = true,
+	};
 	struct ift_discover_opts opts = { .envp = environ };
 	struct ift_libset set;
 	struct ift_creds user;
@@ -49,7 +53,7 @@ int cmd_discover_debug(int argc, char **argv)
 	bool syms = verbose > 0;
 	int c, ret;
 
-	while ((c = getopt(argc, argv, "+avp:h")) != -1) {
+	while ((c = cli_option_next(&co, argc, argv)) > 0) {
 		switch (c) {
 		case 'a':
 			opts.all_procs = true;
@@ -75,15 +79,11 @@ int cmd_discover_debug(int argc, char **argv)
 			pids[opts.npids++] = (pid_t)pid;
 			break;
 		}
-		case 'h':
-			free(pids);
-			printf("usage: %s %s\n", progname, usage);
-			return EXIT_OK;
-		default:
-			free(pids);
-			fprintf(stderr, "usage: %s %s\n", progname, usage);
-			return EXIT_USAGE;
 		}
+	}
+	if (c < 0) {
+		free(pids);
+		return co.status;
 	}
 	opts.pids = pids;
 	if (optind < argc)

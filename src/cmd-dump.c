@@ -41,6 +41,9 @@ int cmd_dump(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *path = IFT_DEFAULT_TRACE;
+	struct cli_options co = {
+		.usage = usage, .shortopts = "+i:t:h", .longopts = longopts, .input = &path,
+	};
 	unsigned mask = ~0U;
 	struct ift_cursor *cur;
 	struct ift_trace *t;
@@ -48,11 +51,8 @@ int cmd_dump(int argc, char **argv)
 	bool json = false, write_failed = false;
 	int c, ret;
 
-	while ((c = getopt_long(argc, argv, "+i:t:h", longopts, NULL)) != -1) {
+	while ((c = cli_option_next(&co, argc, argv)) > 0) {
 		switch (c) {
-		case 'i':
-			path = optarg;
-			break;
 		case 'j':
 			json = true;
 			break;
@@ -61,15 +61,10 @@ int cmd_dump(int argc, char **argv)
 				return usage_error(usage, "unknown table in '%s' (tables: calls, switches, wakeups, page_allocs, tasks, samples)",
 						   optarg);
 			break;
-		case 'h':
-			printf("usage: %s %s\n", progname, usage);
-			return EXIT_OK;
-		default:
-			return bad_option(usage, argv);
 		}
 	}
-	if (optind < argc)
-		return usage_error(usage, "unexpected argument '%s'", argv[optind]);
+	if (c < 0)
+		return co.status;
 
 	t = cli_open_trace(path, 0);
 	if (!t)

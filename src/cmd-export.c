@@ -26,31 +26,26 @@ int cmd_export(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *path = IFT_DEFAULT_TRACE, *format = NULL, *out = NULL;
+	struct cli_options co = {
+		.usage = usage, .shortopts = "+i:f:o:h", .longopts = longopts, .input = &path,
+	};
 	char msg[256] = "";
 	struct ift_export_opts opts = { .errbuf = msg, .errlen = sizeof(msg) };
 	struct ift_trace *t;
 	int c, ret;
 
-	while ((c = getopt_long(argc, argv, "+i:f:o:h", longopts, NULL)) != -1) {
+	while ((c = cli_option_next(&co, argc, argv)) > 0) {
 		switch (c) {
-		case 'i':
-			path = optarg;
-			break;
 		case 'f':
 			format = optarg;
 			break;
 		case 'o':
 			out = optarg;
 			break;
-		case 'h':
-			printf("usage: %s %s\n", progname, usage);
-			return EXIT_OK;
-		default:
-			return bad_option(usage, argv);
 		}
 	}
-	if (optind < argc)
-		return usage_error(usage, "unexpected argument '%s'", argv[optind]);
+	if (c < 0)
+		return co.status;
 	if (!format)
 		return usage_error(usage, "--format is required");
 	if (strcmp(format, "sqlite") && strcmp(format, "perfetto"))

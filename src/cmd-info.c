@@ -90,29 +90,20 @@ int cmd_info(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *path = IFT_DEFAULT_TRACE;
+	struct cli_options co = {
+		.usage = usage, .shortopts = "+i:h", .longopts = longopts, .input = &path,
+	};
 	const struct ift_recovery *rec;
 	unsigned flags = 0;
 	struct ift_trace *t;
 	char a[32];
 	int c;
 
-	while ((c = getopt_long(argc, argv, "+i:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'i':
-			path = optarg;
-			break;
-		case 'V':
+	while ((c = cli_option_next(&co, argc, argv)) > 0)
+		if (c == 'V')
 			flags |= IFT_OPEN_VERIFY;
-			break;
-		case 'h':
-			printf("usage: %s %s\n", progname, usage);
-			return EXIT_OK;
-		default:
-			return bad_option(usage, argv);
-		}
-	}
-	if (optind < argc)
-		return usage_error(usage, "unexpected argument '%s'", argv[optind]);
+	if (c < 0)
+		return co.status;
 
 	t = cli_open_trace(path, flags);
 	if (!t)

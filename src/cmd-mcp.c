@@ -24,23 +24,15 @@ int cmd_mcp(int argc, char **argv)
 	};
 	struct ift_mcp_opts opts = { .trace = IFT_DEFAULT_TRACE, .log = stderr,
 				     .verbose = verbose };
+	struct cli_options co = {
+		.usage = usage, .shortopts = "i:h", .longopts = longopts, .input = &opts.trace,
+	};
 	struct ift_mcp *m;
-	int c, ret;
+	int ret;
 
-	while ((c = getopt_long(argc, argv, "i:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'i':
-			opts.trace = optarg;
-			break;
-		case 'h':
-			printf("usage: %s %s\n", progname, usage);
-			return EXIT_OK;
-		default:
-			return bad_option(usage, argv);
-		}
-	}
-	if (optind < argc)
-		return usage_error(usage, "unexpected argument '%s'", argv[optind]);
+	/* -i and -h alone: no option is left for a switch */
+	if (cli_option_next(&co, argc, argv) < 0)
+		return co.status;
 	/* a client that goes away is an error to report, not a signal to die of */
 	signal(SIGPIPE, SIG_IGN);
 	m = ift_mcp_new(&opts);

@@ -293,6 +293,10 @@ int cmd_query(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *path = IFT_DEFAULT_TRACE, *sql;
+	struct cli_options co = {
+		.usage = usage, .shortopts = "i:h", .longopts = longopts, .input = &path,
+		.max_args = 1, .args_hint = " (quote the SQL as one argument)",
+	};
 	char msg[512] = "";
 	struct ift_export_opts opts = { .errbuf = msg, .errlen = sizeof(msg) };
 	struct ift_query *q = NULL;
@@ -300,29 +304,20 @@ int cmd_query(int argc, char **argv)
 	sqlite3_stmt *st;
 	int c, ret, format = OUT_TABLE;
 
-	while ((c = getopt_long(argc, argv, "i:h", longopts, NULL)) != -1) {
+	while ((c = cli_option_next(&co, argc, argv)) > 0) {
 		switch (c) {
-		case 'i':
-			path = optarg;
-			break;
 		case 'j':
 		case 'c':
 			if (format != OUT_TABLE)
 				return usage_error(usage, "--json and --csv exclude each other");
 			format = c == 'j' ? OUT_JSON : OUT_CSV;
 			break;
-		case 'h':
-			printf("usage: %s %s\n", progname, usage);
-			return EXIT_OK;
-		default:
-			return bad_option(usage, argv);
 		}
 	}
+	if (c < 0)
+		return co.status;
 	if (optind == argc)
 		return usage_error(usage, "no SQL given");
-	if (optind + 1 < argc)
-		return usage_error(usage, "unexpected argument '%s' (quote the SQL as one argument)",
-				   argv[optind + 1]);
 	sql = argv[optind];
 
 	if (ift_query_is_db(path)) {

@@ -189,6 +189,10 @@ int cmd_record(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	struct cli_options co = {
+		.usage = usage, .shortopts = "+o:p:avqh", .longopts = longopts,
+		.max_args = CLI_ARGS_ANY,
+	};
 	struct ift_record_opts opts = { .output = IFT_DEFAULT_TRACE,
 					.file_uid = (uid_t)-1, .file_gid = (gid_t)-1 };
 	const char **libs = NULL, **stack_ops = NULL;
@@ -204,7 +208,7 @@ int cmd_record(int argc, char **argv)
 	bool tty = isatty(STDERR_FILENO);	/* -q may still come */
 	bool released = false;
 
-	while ((c = getopt_long(argc, argv, "+o:p:avqh", longopts, NULL)) != -1) {
+	while ((c = cli_option_next(&co, argc, argv)) > 0) {
 		char *end;
 
 		switch (c) {
@@ -292,13 +296,10 @@ int cmd_record(int argc, char **argv)
 		case 'q':
 			verbose--;
 			break;
-		case 'h':
-			printf("usage: %s %s\n", progname, usage);
-			return EXIT_OK;
-		default:
-			return bad_option(usage, argv);
 		}
 	}
+	if (c < 0)
+		return co.status;
 	opts.cuda_libs = libs;
 	opts.stack_ops = stack_ops;
 	opts.pids = pids;

@@ -1220,18 +1220,18 @@ int cmd_report(int argc, char **argv)
 		.tail_ratio = IFT_TAIL_RATIO_DEFAULT, .tail_floor_ns = IFT_TAIL_FLOOR_DEFAULT,
 	};
 	const char *path = IFT_DEFAULT_TRACE, *base_path = NULL, *html = NULL;
+	struct cli_options co = {
+		.usage = usage, .shortopts = "+i:h", .longopts = longopts, .input = &path,
+	};
 	bool json = false, per_process = false, threads = false;
 	struct report cur, base = { 0 };
 	int c, ret;
 
-	while ((c = getopt_long(argc, argv, "+i:h", longopts, NULL)) != -1) {
+	while ((c = cli_option_next(&co, argc, argv)) > 0) {
 		char *end;
 		unsigned long v;
 
 		switch (c) {
-		case 'i':
-			path = optarg;
-			break;
 		case 'j':
 			json = true;
 			break;
@@ -1283,15 +1283,10 @@ int cmd_report(int argc, char **argv)
 		case 'H':
 			html = optarg;
 			break;
-		case 'h':
-			printf("usage: %s %s\n", progname, usage);
-			return EXIT_OK;
-		default:
-			return bad_option(usage, argv);
 		}
 	}
-	if (optind < argc)
-		return usage_error(usage, "unexpected argument '%s'", argv[optind]);
+	if (c < 0)
+		return co.status;
 	if (opts.has_to && opts.to_ns <= opts.from_ns)
 		return usage_error(usage, "--to must be after --from");
 	if (html && (json || base_path))
