@@ -328,6 +328,17 @@ const struct ift_call_info *ift_analysis_call(const struct ift_analysis *a, size
 const struct ift_call_attr *ift_analysis_call_attrs(const struct ift_analysis *a,
 						    const struct ift_call_info *c);
 
+/* The machine's load, as the recorder sampled it (record's sampler). */
+struct ift_sys_sample {
+	uint64_t ts;			/* trace clock */
+	int64_t busy_permille;		/* of the CPUs' time busy; -1: not sampled */
+	int64_t running;		/* tasks runnable (procs.running); -1: not sampled */
+};
+
+/* The samples from the trace start to the end of the pass, in time order
+   (*N of them); in hooks, those read so far. */
+const struct ift_sys_sample *ift_analysis_samples(const struct ift_analysis *a, size_t *n);
+
 /* The name task TID had at trace-clock time TS ("<idle>" for 0, "" unknown). */
 const char *ift_analysis_comm(const struct ift_analysis *a, uint32_t tid,
 			      uint64_t ts);

@@ -357,6 +357,31 @@ static int on_task(struct ift_analysis *a, const uint64_t *r)
 	}
 }
 
+/* A system sample: the metrics of one moment, one row each. */
+static int on_sample(struct ift_analysis *a, const uint64_t *r)
+{
+	const char *m = ift_trace_string(a->t, r[IFT_SM_METRIC]);
+	struct ift_sys_sample *s;
+	bool busy;
+
+	if (r[IFT_SM_SCOPE] != 0 || !m)
+		return 0;
+	busy = !strcmp(m, "cpu.busy_permille");
+	if (!busy && strcmp(m, "procs.running"))
+		return 0;
+	if (!a->nsmp || a->smp[a->nsmp - 1].ts != r[IFT_C_TS]) {
+		if (ift_array_grow((void **)&a->smp, &a->capsmp, a->nsmp + 1, sizeof(*a->smp)) < 0)
+			return -ENOMEM;
+		a->smp[a->nsmp++] = (struct ift_sys_sample){ r[IFT_C_TS], -1, -1 };
+	}
+	s = &a->smp[a->nsmp - 1];
+	if (busy)
+		s->busy_permille = (int64_t)r[IFT_SM_VALUE];
+	else
+		s->running = (int64_t)r[IFT_SM_VALUE];
+	return 0;
+}
+
 static int run_pass(struct ift_analysis *a)
 {
 	struct ift_cursor *cur;
@@ -400,8 +425,10 @@ static int run_pass(struct ift_analysis *a)
 		case IFT_T_TASKS:
 			ret = on_task(a, r);
 			break;
+		case IFT_T_SAMPLES:
+			ret = on_sample(a, r);
+			break;
 		default:
-			/* samples: system context, for the chains */
 			ret = 0;
 			break;
 		}
@@ -700,6 +727,7 @@ void ift_analysis_free(struct ift_analysis *a)
 	free(a->call_th);
 	free(a->attrs);
 	free(a->loops);
+	free(a->smp);
 	free(a);
 }
 
@@ -777,6 +805,12 @@ const struct ift_call_attr *ift_analysis_call_attrs(const struct ift_analysis *a
 	if (!c->nattr || c->attr_first + (size_t)c->nattr > a->nattrs)
 		return NULL;
 	return &a->attrs[c->attr_first];
+}
+
+const struct ift_sys_sample *ift_analysis_samples(const struct ift_analysis *a, size_t *n)
+{
+	*n = a->nsmp;
+	return a->smp;
 }
 
 const char *ift_analysis_comm(const struct ift_analysis *a, uint32_t tid,

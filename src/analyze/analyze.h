@@ -178,6 +178,9 @@ struct ift_analysis {
 	struct ift_call_attr *attrs;
 	size_t nattrs, capattrs;
 
+	struct ift_sys_sample *smp;	/* the system samples read so far */
+	size_t nsmp, capsmp;
+
 	struct az_tloop *loops;		/* by first call */
 	size_t nloops;
 

@@ -132,11 +132,6 @@ struct ch_cpu {
 	bool known;
 };
 
-struct ch_sample {
-	uint64_t ts;
-	int64_t busy_permille, running;	/* -1: not sampled */
-};
-
 /* A call kept as the worst of something: a copy, with its attributions. */
 struct ch_call {
 	bool has;
@@ -193,8 +188,6 @@ struct ift_chains {
 	struct devacc dev;
 	struct ch_thread *th;
 	size_t nth;
-	struct ch_sample *smp;
-	size_t nsmp, capsmp;
 	struct ift_chain *chains;
 	size_t nchains, capchains;
 	void **blocks;
@@ -411,7 +404,7 @@ static void gap_costs(const struct ch_gap *g, uint64_t floor, uint64_t page_ns,
 static int gap_account(const struct ift_chains *c, struct gapacc *acc,
 		       const struct ch_gap *g, size_t nops)
 {
-	const struct ch_sample *smp = c->nsmp ? &c->smp[c->nsmp - 1] : NULL;
+	const struct ift_sys_sample *smp = c->a->nsmp ? &c->a->smp[c->a->nsmp - 1] : NULL;
 	uint64_t v[IFT_CAUSE_GPU_BOUND + 1], oncpu;
 
 	gap_costs(g, c->o.tail_floor_ns, c->page_ns, v, &oncpu);
@@ -497,6 +490,7 @@ static int ch_start(struct ift_chains *c, const struct ift_analysis *a)
 	const char *v = ift_trace_meta(a->t, "recorder.pid");
 	size_t nops = ift_trace_op_count(a->t) + 1;
 
+	c->a = a;
 	c->recorder = v ? (uint32_t)strtoul(v, NULL, 10) : 0;
 	c->page_ns = a->sum.page_fault_ns ? a->sum.page_fault_ns : PAGE_COST_NS;
 	c->meta_read = true;
@@ -601,31 +595,6 @@ static void on_call(struct ift_chains *c, const struct ift_analysis *a, const ui
 	ct->last_op = (uint32_t)r[IFT_CALL_OP];
 }
 
-static void on_sample(struct ift_chains *c, const struct ift_analysis *a, const uint64_t *r)
-{
-	const char *m = ift_trace_string(a->t, r[IFT_SM_METRIC]);
-	struct ch_sample *s;
-	bool busy;
-
-	if (r[IFT_SM_SCOPE] != 0 || !m)
-		return;
-	busy = !strcmp(m, "cpu.busy_permille");
-	if (!busy && strcmp(m, "procs.running"))
-		return;
-	if (!c->nsmp || c->smp[c->nsmp - 1].ts != r[IFT_C_TS]) {
-		if (ift_array_grow((void **)&c->smp, &c->capsmp, c->nsmp + 1, sizeof(*c->smp)) < 0) {
-			c->err = -ENOMEM;
-			return;
-		}
-		c->smp[c->nsmp++] = (struct ch_sample){ r[IFT_C_TS], -1, -1 };
-	}
-	s = &c->smp[c->nsmp - 1];
-	if (busy)
-		s->busy_permille = (int64_t)r[IFT_SM_VALUE];
-	else
-		s->running = (int64_t)r[IFT_SM_VALUE];
-}
-
 /*
  * A wait for a CPU behind the idle task is no contention: the latency of a
  * wake-up, or a switch-in the kernel did not write (some VMs' idle CPUs).
@@ -712,9 +681,6 @@ static void hook_event(void *ctx, const struct ift_analysis *a, const struct ift
 			ct->cur.page_bytes += 4096ULL << r[IFT_PG_ORDER];
 		}
 		break;
-	case IFT_T_SAMPLES:
-		on_sample(c, a, r);
-		break;
 	default:
 		break;
 	}
@@ -766,12 +732,12 @@ static void hook_interval(void *ctx, const struct ift_analysis *a,
 /* Index of the first sample at or after TS. */
 static size_t sample_at(const struct ift_chains *c, uint64_t ts)
 {
-	size_t lo = 0, hi = c->nsmp;
+	size_t lo = 0, hi = c->a->nsmp;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (c->smp[mid].ts < ts)
+		if (c->a->smp[mid].ts < ts)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -779,7 +745,7 @@ static size_t sample_at(const struct ift_chains *c, uint64_t ts)
 	return lo;
 }
 
-static void sys_sample(const struct ch_sample *m, uint64_t n, struct sysavg *v)
+static void sys_sample(const struct ift_sys_sample *m, uint64_t n, struct sysavg *v)
 {
 	if (m->busy_permille >= 0) {
 		v->busy_sum += (uint64_t)m->busy_permille * n;
@@ -797,8 +763,8 @@ static int sys_defer(struct ift_chains *c, uint64_t s, uint64_t e, struct sysdef
 {
 	size_t i = sample_at(c, s);
 
-	for (; i < c->nsmp && c->smp[i].ts < e; i++)
-		sys_sample(&c->smp[i], 1, &d->v);
+	for (; i < c->a->nsmp && c->a->smp[i].ts < e; i++)
+		sys_sample(&c->a->smp[i], 1, &d->v);
 	if (d->npend && d->pend[d->npend - 1].idx == i) {
 		d->pend[d->npend - 1].n++;
 		return 0;
@@ -813,8 +779,8 @@ static int sys_defer(struct ift_chains *c, uint64_t s, uint64_t e, struct sysdef
 static void sys_resolve(const struct ift_chains *c, struct sysdefer *d)
 {
 	for (size_t k = 0; k < d->npend; k++)
-		if (d->pend[k].idx < c->nsmp)
-			sys_sample(&c->smp[d->pend[k].idx], d->pend[k].n, &d->v);
+		if (d->pend[k].idx < c->a->nsmp)
+			sys_sample(&c->a->smp[d->pend[k].idx], d->pend[k].n, &d->v);
 	free(d->pend);
 	d->pend = NULL;
 	d->npend = d->cap = 0;
@@ -1054,26 +1020,26 @@ static const char *op_name(const struct ift_chains *c, uint32_t op)
 
 static void sys_add(const struct ift_chains *c, uint64_t s, uint64_t e, struct sysavg *v)
 {
-	size_t lo = 0, hi = c->nsmp;
+	size_t lo = 0, hi = c->a->nsmp;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (c->smp[mid].ts < s)
+		if (c->a->smp[mid].ts < s)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	for (size_t i = lo; i < c->nsmp; i++) {
-		if (c->smp[i].busy_permille >= 0) {
-			v->busy_sum += (uint64_t)c->smp[i].busy_permille;
+	for (size_t i = lo; i < c->a->nsmp; i++) {
+		if (c->a->smp[i].busy_permille >= 0) {
+			v->busy_sum += (uint64_t)c->a->smp[i].busy_permille;
 			v->nbusy++;
 		}
-		if (c->smp[i].running >= 0) {
-			v->run_sum += (uint64_t)c->smp[i].running;
+		if (c->a->smp[i].running >= 0) {
+			v->run_sum += (uint64_t)c->a->smp[i].running;
 			v->nrun++;
 		}
-		if (c->smp[i].ts >= e)
+		if (c->a->smp[i].ts >= e)
 			break;
 	}
 }
@@ -2314,7 +2280,6 @@ void ift_chains_free(struct ift_chains *c)
 		free(c->blocks[i]);
 	free(c->blocks);
 	free(c->th);
-	free(c->smp);
 	free(c->sel);
 	free(c->waits);
 	for (size_t op = 0; op < c->nopacc; op++) {

@@ -476,44 +476,24 @@ static int series_add(struct series *se, uint64_t ts, int64_t v)
 }
 
 /* The system-wide CPU utilisation and runnable tasks sampled in the window. */
+/* The system samples of the window, as two series. */
 static int read_samples(struct html *h, struct series *busy, struct series *run)
 {
 	const struct ift_analysis_summary *s = h->s;
 	uint64_t lo = s->start_ts + s->from_ns, hi = s->start_ts + s->to_ns;
-	uint64_t busy_id = 0, run_id = 0;
-	struct ift_cursor *cur;
-	struct ift_event ev;
-	int ret;
+	const struct ift_sys_sample *v;
+	size_t n;
+	int ret = 0;
 
-	if (!ift_trace_rows(h->t, IFT_T_SAMPLES))
-		return 0;
-	cur = ift_cursor_new(h->t, 1u << IFT_T_SAMPLES, lo);
-	if (!cur)
-		return -errno;
-	while ((ret = ift_cursor_next(cur, &ev)) > 0) {
-		const uint64_t *r = ev.row;
-		uint64_t id = r[IFT_SM_METRIC];
-
-		if (r[IFT_C_TS] > hi)
-			break;
-		if (r[IFT_C_TS] < lo || r[IFT_SM_SCOPE] != 0)
+	v = ift_analysis_samples(h->a, &n);
+	for (size_t i = 0; i < n && ret >= 0 && v[i].ts <= hi; i++) {
+		if (v[i].ts < lo)
 			continue;
-		if (id != busy_id && id != run_id) {
-			const char *m = ift_trace_string(h->t, id);
-
-			if (m && !strcmp(m, "cpu.busy_permille"))
-				busy_id = id;
-			else if (m && !strcmp(m, "procs.running"))
-				run_id = id;
-			else
-				continue;
-		}
-		ret = series_add(id == busy_id ? busy : run, r[IFT_C_TS] - s->start_ts,
-				 (int64_t)r[IFT_SM_VALUE]);
-		if (ret < 0)
-			break;
+		if (v[i].busy_permille >= 0)
+			ret = series_add(busy, v[i].ts - s->start_ts, v[i].busy_permille);
+		if (ret >= 0 && v[i].running >= 0)
+			ret = series_add(run, v[i].ts - s->start_ts, v[i].running);
 	}
-	ift_cursor_free(cur);
 	return ret < 0 ? ret : 0;
 }
 
