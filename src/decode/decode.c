@@ -21,6 +21,7 @@
 
 #include "ift-decode.h"
 #include "page.h"
+#include "util/tidmap.h"
 
 #define CLONE_THREAD_FLAG	0x00010000ULL
 #define MAX_FIELDS		8
@@ -107,8 +108,7 @@ struct ift_decoder {
 
 	struct task *tasks;
 	size_t ntasks, taskcap;
-	uint32_t *slot;		/* tid hash -> task index + 1 */
-	size_t nslot;
+	struct ift_tidmap tids;	/* tid -> index in tasks */
 
 	uint32_t *active;	/* tasks with open calls */
 	size_t nactive, activecap;
@@ -395,7 +395,7 @@ void ift_decoder_free(struct ift_decoder *d)
 		free(d->q[i].v);
 	free(d->q);
 	free(d->tasks);
-	free(d->slot);
+	ift_tidmap_release(&d->tids);
 	free(d->active);
 	free(d->done);
 	free(d->types);
@@ -654,39 +654,11 @@ void ift_decoder_cpu_idle(struct ift_decoder *d, int cpu, uint64_t ts)
 
 /* ---- tasks ----------------------------------------------------------- */
 
-static size_t hash_tid(int32_t tid, size_t nslot)
-{
-	return ((uint32_t)tid * 2654435761U) & (nslot - 1);
-}
-
 static struct task *task_lookup(struct ift_decoder *d, int32_t tid)
 {
-	if (!d->nslot)
-		return NULL;
-	for (size_t h = hash_tid(tid, d->nslot); d->slot[h]; h = (h + 1) & (d->nslot - 1))
-		if (d->tasks[d->slot[h] - 1].tid == tid)
-			return &d->tasks[d->slot[h] - 1];
-	return NULL;
-}
+	size_t i;
 
-static int rehash(struct ift_decoder *d)
-{
-	size_t nslot = d->nslot ? d->nslot * 2 : 1024;
-	uint32_t *slot = calloc(nslot, sizeof(*slot));
-
-	if (!slot)
-		return -ENOMEM;
-	for (size_t i = 0; i < d->ntasks; i++) {
-		size_t h = hash_tid(d->tasks[i].tid, nslot);
-
-		while (slot[h])
-			h = (h + 1) & (nslot - 1);
-		slot[h] = (uint32_t)(i + 1);
-	}
-	free(d->slot);
-	d->slot = slot;
-	d->nslot = nslot;
-	return 0;
+	return ift_tidmap_get(&d->tids, (uint32_t)tid, &i) ? &d->tasks[i] : NULL;
 }
 
 /* Reads "Tgid:" of TID from /proc; TID itself when the task is gone. */
@@ -765,23 +737,17 @@ static int task_reserve(struct ift_decoder *d, size_t n)
 static struct task *task_get(struct ift_decoder *d, int32_t tid)
 {
 	struct task *t = task_lookup(d, tid);
-	size_t h;
 
 	if (t)
 		return t;
-	if (task_reserve(d, 1) < 0)
+	if (task_reserve(d, 1) < 0 || ift_tidmap_set(&d->tids, (uint32_t)tid, d->ntasks) < 0)
 		return NULL;
-	if ((d->ntasks + 1) * 2 > d->nslot && rehash(d) < 0)
-		return NULL;
-	t = &d->tasks[d->ntasks];
+	t = &d->tasks[d->ntasks++];
 	memset(t, 0, sizeof(*t));
 	t->tid = tid;
 	if (tid)
 		proc_ids(tid, &t->tgid, &t->ppid);
 	t->active = -1;
-	for (h = hash_tid(tid, d->nslot); d->slot[h]; h = (h + 1) & (d->nslot - 1))
-		;
-	d->slot[h] = (uint32_t)++d->ntasks;
 	return t;
 }
 
