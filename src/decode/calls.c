@@ -67,7 +67,7 @@ static void done_pop(struct ift_decoder *d)
 	}
 }
 
-void dec_active_remove(struct ift_decoder *d, struct task *t)
+static void active_remove(struct ift_decoder *d, struct task *t)
 {
 	size_t i = (size_t)t->active;
 
@@ -155,7 +155,7 @@ static int call_close(struct ift_decoder *d, struct task *t, uint64_t ts,
 	const struct open_call *c = &t->stack[--t->depth];
 
 	if (!t->depth)
-		dec_active_remove(d, t);
+		active_remove(d, t);
 	return call_done(d, t, c, t->depth, ts, ret, no_return);
 }
 

@@ -789,11 +789,10 @@ static int process_newtask(struct ift_decoder *d, const struct pev *e, struct ta
 		return ret;
 	if (!(a = task_get(d, child)))
 		return -ENOMEM;
-	/* a reused tid starts afresh */
-	free(a->stack);
-	a->stack = NULL;
-	a->depth = a->cap = 0;
-	dec_active_remove(d, a);
+	/* a reused tid starts afresh: the calls its old task left open (its
+	   exit unseen) never returned, and are written so */
+	if ((ret = dec_task_close_calls(d, a, e->ts)) < 0)
+		return ret;
 	if (e->kind == K_NEWTASK)
 		thread = (uint64_t)e->x[0] & CLONE_THREAD_FLAG;
 	else

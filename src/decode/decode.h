@@ -135,9 +135,6 @@ static inline int dec_append(struct ift_decoder *d, unsigned table, const uint64
 
 /* ---- calls.c ---------------------------------------------------------- */
 
-/* T has no call open any more. */
-void dec_active_remove(struct ift_decoder *d, struct task *t);
-
 /* The entry E opens a call on T.  0 or -ENOMEM. */
 int dec_call_entry(struct ift_decoder *d, struct task *t, const struct pev *e);
 
