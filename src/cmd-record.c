@@ -120,6 +120,10 @@ static void print_summary(struct ift_recorder *r, const char *path)
 		fprintf(stderr, "  %s events came late (a writer held off its CPU), "
 			"each kept, moved forward by at most %.3f ms\n",
 			ift_fmt_count(a, sizeof(a), st.late), (double)st.late_max_ns / 1e6);
+	if (st.nest_closed)
+		fprintf(stderr, "  %s calls closed unreturned: a thread had 256 open "
+			"(returns lost), the oldest half went\n",
+			ift_fmt_count(a, sizeof(a), st.nest_closed));
 	fprintf(stderr, "wrote '%s' (%s); analyze it with: ingero-ftrace report -i %s\n",
 		path, ift_fmt_bytes(b, sizeof(b), (double)st.bytes), path);
 }

@@ -169,19 +169,40 @@ int dec_task_close_calls(struct ift_decoder *d, struct task *t, uint64_t ts)
 	return 0;
 }
 
+/*
+ * A runaway stack means lost returns (a full ring, a longjmp out of a
+ * call), and the oldest open calls are the likeliest to have lost theirs.
+ * At MAX_NEST open calls the oldest half is closed NO_RETURN at TS, written
+ * as any other call and counted (decode.nest_closed), and the rest moves
+ * down: the new entry is kept and pairs with its return.
+ */
+#define MAX_NEST	256
+
+static int close_oldest_half(struct ift_decoder *d, struct task *t, uint64_t ts)
+{
+	uint32_t half = t->depth / 2;
+	int ret;
+
+	for (uint32_t i = 0; i < half; i++)
+		if ((ret = call_done(d, t, &t->stack[i], i, ts, 0, true)) < 0)
+			return ret;
+	memmove(t->stack, t->stack + half, (t->depth - half) * sizeof(*t->stack));
+	t->depth -= half;
+	d->stats.nest_closed += half;
+	return 0;
+}
+
 int dec_call_entry(struct ift_decoder *d, struct task *t, const struct pev *e)
 {
 	struct open_call *c;
+	int ret;
 
+	if (t->depth == MAX_NEST && (ret = close_oldest_half(d, t, e->ts)) < 0)
+		return ret;
 	if (t->depth == t->cap) {
 		uint32_t cap = t->cap ? t->cap * 2 : 4;
-		struct open_call *v;
+		struct open_call *v = realloc(t->stack, cap * sizeof(*v));
 
-		/* a runaway stack means lost returns: past 256 open calls the
-		   new entry is dropped (its return then finds none) */
-		if (cap > 256)
-			return 0;
-		v = realloc(t->stack, cap * sizeof(*v));
 		if (!v)
 			return -ENOMEM;
 		t->stack = v;

@@ -1086,6 +1086,64 @@ static void test_reused_tid_closes_calls(void **state)
 					   .dur = r1 - e1, .args = { 10 } });
 }
 
+/*
+ * test_runaway_nesting: 300 entries on one thread and no return but the
+ * last one's (returns lost).  At 256 open calls the oldest half, 128, is
+ * closed NO_RETURN at the 257th entry's time and counted in nest_closed;
+ * every entry is kept, so the return pairs with the latest, at depth 171;
+ * the 171 still open are NO_RETURN rows at the end.  Before, the 44 entries
+ * past 256 were dropped without a trace and the return paired with the
+ * 256th.
+ */
+static void test_runaway_nesting(void **state)
+{
+	enum { N = 300, MAX = 256, HALF = 128 };
+	const uint64_t sargs[] = { 0 };
+	uint64_t e[N], r, stop;
+	struct calls_ut *u = malloc(sizeof(*u));
+
+	(void)state;
+	assert_non_null(u);
+	calls_open(u);
+	for (int i = 0; i < N; i++) {
+		uentry(&u->f[0], P_SYNC, TID0, sargs);
+		e[i] = u->f[0].ts;
+	}
+	uret(&u->f[0], P_SYNC, TID0, 0);
+	r = u->f[0].ts;
+	stop = r + 1000;
+	calls_close(u, stop);
+
+	assert_int_equal(u->stats.nest_closed, HALF);
+	assert_int_equal(u->stats.unpaired_returns, 0);
+	assert_int_equal(u->log.n, N);
+	/* the oldest half, closed when the 257th came */
+	expect_call(u, 0, &(struct want){ .ts = e[0], .tid = TID0, .probe = P_SYNC,
+					  .dur = e[MAX] - e[0],
+					  .flags = IFT_CALL_F_NO_RETURN });
+	expect_call(u, HALF - 1, &(struct want){ .ts = e[HALF - 1], .tid = TID0,
+						 .probe = P_SYNC,
+						 .dur = e[MAX] - e[HALF - 1],
+						 .flags = IFT_CALL_F_NO_RETURN |
+							  IFT_CALL_F_NESTED,
+						 .depth = HALF - 1 });
+	/* the rest moved down: the next is outermost now, open to the end */
+	expect_call(u, HALF, &(struct want){ .ts = e[HALF], .tid = TID0, .probe = P_SYNC,
+					     .dur = stop - e[HALF],
+					     .flags = IFT_CALL_F_NO_RETURN });
+	/* the entry past the limit is kept */
+	expect_call(u, MAX, &(struct want){ .ts = e[MAX], .tid = TID0, .probe = P_SYNC,
+					    .dur = stop - e[MAX],
+					    .flags = IFT_CALL_F_NO_RETURN | IFT_CALL_F_NESTED,
+					    .depth = MAX - HALF });
+	/* and the return pairs with the latest entry */
+	expect_call(u, N - 1, &(struct want){ .ts = e[N - 1], .tid = TID0,
+					      .probe = P_SYNC, .dur = r - e[N - 1],
+					      .flags = IFT_CALL_F_NESTED,
+					      .depth = N - 1 - HALF });
+	free(u);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1100,6 +1158,7 @@ int main(void)
 		cmocka_unit_test(test_threads_across_cpus),
 		cmocka_unit_test(test_watermark),
 		cmocka_unit_test(test_reused_tid_closes_calls),
+		cmocka_unit_test(test_runaway_nesting),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
