@@ -139,7 +139,6 @@ static int setup_probes(struct ift_decoder *d, const struct probe_src *src)
 	if (!ops)
 		return -ENOMEM;
 	d->op_of_probe = ops;
-	d->nprobes = n;
 	for (size_t i = from; i < n; i++) {
 		const struct ift_probe *p = src_at(src, i);
 		struct tep_event *ev;
@@ -170,6 +169,9 @@ static int setup_probes(struct ift_decoder *d, const struct probe_src *src)
 		if (p->ret_id >= 0 && (ev = tep_find_event(d->tep, p->ret_id)))
 			if ((ret = add_type(d, ev, K_RET, (int)i)) < 0)
 				return ret;
+		/* counted once set up: after a failure the count claims no
+		   probe left unset, and the next sync starts from that one */
+		d->nprobes = i + 1;
 	}
 	return 0;
 }

@@ -34,6 +34,7 @@
  * writes them; each test states its truth above it.  The rows are taken as
  * the decoder writes them (on_call), and the file must hold the same.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <setjmp.h>
@@ -1144,6 +1145,53 @@ static void test_runaway_nesting(void **state)
 	free(u);
 }
 
+/*
+ * test_probes_synced_after_failure: a sync that fails at a probe (its
+ * op refused: no name) leaves the decoder knowing the probes before it
+ * only, so that the next sync takes in the rest.  Before, the count was
+ * set first: it claimed probes never set up, their op ids unset, and the
+ * next sync had nothing left to do, so their calls were never decoded.
+ */
+static void test_probes_synced_after_failure(void **state)
+{
+	const uint64_t sargs[] = { 0x77 };
+	struct ift_decode_opts opts = { 0 };
+	char noname[] = "", *name;
+	struct calls_ut u;
+	uint64_t e, r;
+
+	(void)state;
+	calls_open(&u);
+	/* a decoder of its own, the probes not synced yet */
+	ift_decoder_free(u.d);
+	opts.tep = u.tep;
+	opts.w = u.w;
+	opts.on_call = log_call;
+	opts.on_call_ctx = &u.log;
+	assert_int_equal(ift_decoder_new(&opts, &u.d), 0);
+	u.f[0].d = u.f[1].d = u.d;
+	name = u.syms[P_DTOH].name;
+	u.syms[P_DTOH].name = noname;
+	assert_int_equal(ift_decoder_sync_probe_array(u.d, u.probes, NPROBES), -EINVAL);
+	assert_true(ift_decoder_probe_op(u.d, P_MEMCPY) > 0);
+	assert_int_equal(ift_decoder_probe_op(u.d, P_DTOH), 0);
+	assert_int_equal(ift_decoder_probe_op(u.d, P_SYNC), 0);
+	u.syms[P_DTOH].name = name;
+	assert_int_equal(ift_decoder_sync_probe_array(u.d, u.probes, NPROBES), 0);
+
+	uentry(&u.f[0], P_SYNC, TID0, sargs);
+	e = u.f[0].ts;
+	uret(&u.f[0], P_SYNC, TID0, 0);
+	r = u.f[0].ts;
+	calls_close(&u, r + 1000);
+
+	assert_int_equal(u.stats.unknown, 0);
+	assert_int_equal(u.log.n, 1);
+	expect_call(&u, 0, &(struct want){ .ts = e, .tid = TID0, .probe = P_SYNC,
+					   .dur = r - e, .args = { 0x77 } });
+	assert_true(u.op[P_DTOH] > 0 && u.op[P_DTOH] != u.op[P_SYNC]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1159,6 +1207,7 @@ int main(void)
 		cmocka_unit_test(test_watermark),
 		cmocka_unit_test(test_reused_tid_closes_calls),
 		cmocka_unit_test(test_runaway_nesting),
+		cmocka_unit_test(test_probes_synced_after_failure),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
