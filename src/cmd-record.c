@@ -223,17 +223,18 @@ static int record_done(struct record_run *run, int exit_code)
 	return STEP_DONE;
 }
 
-/* ARG as an unsigned number in [MIN, MAX] into *OUT; false when it is not one */
-static bool parse_unsigned(const char *arg, unsigned long min, unsigned long max,
-			   unsigned *out)
+/* ARG as a number in [MIN, MAX] into *OUT, or a usage error: bad WHAT 'ARG'HINT */
+static int option_unsigned(struct record_run *run, const char *arg, unsigned long min,
+			   unsigned long max, unsigned *out, const char *what,
+			   const char *hint)
 {
 	char *end;
 	unsigned long v = strtoul(arg, &end, 10);
 
 	if (*end || v < min || v > max)
-		return false;
+		return record_done(run, usage_error(usage, "bad %s '%s'%s", what, arg, hint));
 	*out = (unsigned)v;
-	return true;
+	return STEP_GO;
 }
 
 /* --stack=a,b --stack=c: the union; OPS is split in place */
@@ -298,10 +299,8 @@ static int record_option(struct record_run *run, int c, char **argv)
 			return record_done(run, usage_error(usage, "bad duration '%s'", optarg));
 		break;
 	case O_BUFFER:
-		if (!parse_unsigned(optarg, 1, 4UL << 20, &o->buffer_kb))
-			return record_done(run, usage_error(usage, "bad buffer size '%s'",
-							    optarg));
-		break;
+		return option_unsigned(run, optarg, 1, 4UL << 20, &o->buffer_kb,
+				       "buffer size", "");
 	case O_NO_HOST:
 		o->no_host = true;
 		break;
@@ -315,15 +314,11 @@ static int record_option(struct record_run *run, int c, char **argv)
 		o->stack = true;
 		return optarg ? add_stack_ops(run, optarg) : STEP_GO;
 	case O_STACK_SIZE:
-		if (!parse_unsigned(optarg, 64, 65528, &o->stack_bytes))
-			return record_done(run, usage_error(usage, "bad stack size '%s' "
-							    "(64..65528 bytes)", optarg));
-		break;
+		return option_unsigned(run, optarg, 64, 65528, &o->stack_bytes,
+				       "stack size", " (64..65528 bytes)");
 	case O_STACK_PERIOD:
-		if (!parse_unsigned(optarg, 1, 1000000000UL, &o->stack_period))
-			return record_done(run, usage_error(usage, "bad stack period '%s'",
-							    optarg));
-		break;
+		return option_unsigned(run, optarg, 1, 1000000000UL, &o->stack_period,
+				       "stack period", "");
 	case 'v':
 		verbose++;
 		break;
