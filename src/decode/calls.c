@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "decode.h"
+#include "util/array.h"
 
 static bool done_less(const struct done_call *a, const struct done_call *b)
 {
@@ -23,15 +24,8 @@ static int done_push(struct ift_decoder *d, const uint64_t *row)
 {
 	size_t i;
 
-	if (d->ndone == d->donecap) {
-		size_t cap = d->donecap ? d->donecap * 2 : 1024;
-		struct done_call *v = realloc(d->done, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		d->done = v;
-		d->donecap = cap;
-	}
+	if (ift_array_grow((void **)&d->done, &d->donecap, d->ndone + 1, sizeof(*d->done)) < 0)
+		return -ENOMEM;
 	i = d->ndone++;
 	d->done[i].seq = d->seq++;
 	memcpy(d->done[i].row, row, sizeof(d->done[i].row));
@@ -83,15 +77,9 @@ static int active_add(struct ift_decoder *d, struct task *t)
 {
 	if (t->active >= 0)
 		return 0;
-	if (d->nactive == d->activecap) {
-		size_t cap = d->activecap ? d->activecap * 2 : 64;
-		uint32_t *v = realloc(d->active, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		d->active = v;
-		d->activecap = cap;
-	}
+	if (ift_array_grow((void **)&d->active, &d->activecap, d->nactive + 1,
+			   sizeof(*d->active)) < 0)
+		return -ENOMEM;
 	t->active = (int32_t)d->nactive;
 	d->active[d->nactive++] = (uint32_t)(t - d->tasks);
 	return 0;
@@ -199,15 +187,8 @@ int dec_call_entry(struct ift_decoder *d, struct task *t, const struct pev *e)
 
 	if (t->depth == MAX_NEST && (ret = close_oldest_half(d, t, e->ts)) < 0)
 		return ret;
-	if (t->depth == t->cap) {
-		uint32_t cap = t->cap ? t->cap * 2 : 4;
-		struct open_call *v = realloc(t->stack, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		t->stack = v;
-		t->cap = cap;
-	}
+	if (ift_array_grow((void **)&t->stack, &t->cap, t->depth + 1, sizeof(*t->stack)) < 0)
+		return -ENOMEM;
 	c = &t->stack[t->depth++];
 	c->ts = e->ts;
 	c->cpu = e->cpu;

@@ -21,6 +21,7 @@
 
 #include "decode.h"
 #include "page.h"
+#include "util/array.h"
 
 
 /* ---- formats --------------------------------------------------------- */
@@ -202,15 +203,8 @@ static int proc_add(struct ift_decoder *d, pid_t pid)
 	for (size_t i = 0; i < d->nprocs; i++)
 		if (d->procs[i] == pid)
 			return 0;
-	if (d->nprocs == d->proccap) {
-		size_t cap = d->proccap ? d->proccap * 2 : 16;
-		pid_t *v = realloc(d->procs, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		d->procs = v;
-		d->proccap = cap;
-	}
+	if (ift_array_grow((void **)&d->procs, &d->proccap, d->nprocs + 1, sizeof(*d->procs)) < 0)
+		return -ENOMEM;
 	d->procs[d->nprocs++] = pid;
 	return 0;
 }

@@ -71,7 +71,8 @@ struct task {
 	bool named;
 	char comm[16];
 	struct open_call *stack;
-	uint32_t depth, cap;
+	uint32_t depth;
+	size_t cap;
 	int32_t active;		/* index in d->active, -1 when no call is open */
 	uint64_t born_ts;	/* task_newtask time, 0 when not seen */
 };
