@@ -349,15 +349,9 @@ static struct pev *queue_push(struct cpuq *q)
 			memmove(q->v, q->v + q->head, q->n * sizeof(*q->v));
 			q->head = 0;
 		}
-		if (q->n == q->cap) {
-			size_t cap = q->cap ? q->cap * 2 : 4096;
-			struct pev *v = realloc(q->v, cap * sizeof(*v));
-
-			if (!v)
-				return NULL;
-			q->v = v;
-			q->cap = cap;
-		}
+		if (q->n == q->cap &&
+		    ift_array_grow((void **)&q->v, &q->cap, q->n + 1, sizeof(*q->v)) < 0)
+			return NULL;
 	}
 	return &q->v[q->head + q->n++];
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "format.h"
+#include "util/array.h"
 
 void taskmap_init(struct taskmap *m)
 {
@@ -36,17 +37,9 @@ struct trec *taskmap_add(struct taskmap *m, uint32_t tid)
 {
 	struct trec *r;
 
-	if (m->n == m->cap) {
-		size_t cap = m->cap ? m->cap * 2 : 64;
-		struct trec *v = realloc(m->v, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		m->v = v;
-		m->cap = cap;
-	}
 	/* later records of a reused tid take its place in the map */
-	if (ift_tidmap_set(&m->ids, tid, m->n) < 0)
+	if (ift_array_grow((void **)&m->v, &m->cap, m->n + 1, sizeof(*m->v)) < 0 ||
+	    ift_tidmap_set(&m->ids, tid, m->n) < 0)
 		return NULL;
 	r = &m->v[m->n++];
 	memset(r, 0, sizeof(*r));
