@@ -46,6 +46,9 @@ struct ift_decode_stats {
 	uint64_t unpaired_returns;	/* returns without their entry (began before the trace) */
 	uint64_t late;			/* events that came after the merge had passed their time */
 	uint64_t late_max_ns;		/* the most one of them was moved forward */
+	/* open calls closed NO_RETURN when a thread had 256 open: its oldest
+	   half, whose returns were most likely lost */
+	uint64_t nest_closed;
 };
 
 /* Resolves the event formats; returns 0 or a negative error. */

@@ -115,6 +115,8 @@ struct ift_record_status {
 	uint64_t filtered, unpaired_returns;
 	/* events committed after the merge had passed them, kept at its point */
 	uint64_t late, late_max_ns;
+	/* open calls closed unreturned when a thread had 256 open */
+	uint64_t nest_closed;
 	/* --stack */
 	uint64_t stack_samples, stack_lost, stack_sites, stack_matched;
 	uint64_t stack_unwind_ns;

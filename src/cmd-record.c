@@ -120,6 +120,10 @@ static void print_summary(struct ift_recorder *r, const char *path)
 		fprintf(stderr, "  %s events came late (a writer held off its CPU), "
 			"each kept, moved forward by at most %.3f ms\n",
 			ift_fmt_count(a, sizeof(a), st.late), (double)st.late_max_ns / 1e6);
+	if (st.nest_closed)
+		fprintf(stderr, "  %s calls closed unreturned: a thread had 256 open "
+			"(returns lost), the oldest half went\n",
+			ift_fmt_count(a, sizeof(a), st.nest_closed));
 	fprintf(stderr, "wrote '%s' (%s); analyze it with: ingero-ftrace report -i %s\n",
 		path, ift_fmt_bytes(b, sizeof(b), (double)st.bytes), path);
 }
@@ -166,247 +170,325 @@ static bool on_path(const char *cmd, char *const *envp)
 	return false;
 }
 
-int cmd_record(int argc, char **argv)
+/*
+ * One run of `record', carried through its steps.  Each step returns
+ * STEP_GO to go on, STEP_STOPPED when a signal came during set-up, or
+ * STEP_DONE with exit_code set; record_release() undoes what any of them did.
+ */
+enum { STEP_GO, STEP_STOPPED, STEP_DONE };
+
+struct record_run {
+	struct ift_record_opts opts;
+	const char **libs, **stack_ops;	/* opts' arrays, ours to free */
+	pid_t *pids;
+	double duration;
+	bool as_root;
+	bool sudo;
+	struct ift_creds user;		/* under sudo: who ran it */
+	bool tty;			/* a status line on stderr */
+	struct ift_recorder *r;
+	struct ift_child *child;
+	bool released;			/* the command runs */
+	int status;			/* its wait status, -1 while none */
+	int exit_code;
+};
+
+enum { O_CUDA_LIB = 256, O_DURATION, O_BUFFER, O_NO_HOST, O_AS_ROOT,
+       O_USER_FILTER, O_STACK, O_STACK_SIZE, O_STACK_PERIOD };
+
+static const struct option longopts[] = {
+	{ "output", required_argument, NULL, 'o' },
+	{ "cuda-lib", required_argument, NULL, O_CUDA_LIB },
+	{ "pid", required_argument, NULL, 'p' },
+	{ "all", no_argument, NULL, 'a' },
+	{ "duration", required_argument, NULL, O_DURATION },
+	{ "buffer-kb", required_argument, NULL, O_BUFFER },
+	{ "no-host", no_argument, NULL, O_NO_HOST },
+	{ "as-root", no_argument, NULL, O_AS_ROOT },
+	{ "stack", optional_argument, NULL, O_STACK },
+	{ "stack-size", required_argument, NULL, O_STACK_SIZE },
+	{ "stack-period", required_argument, NULL, O_STACK_PERIOD },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "quiet", no_argument, NULL, 'q' },
+	/* hidden: force the user-space task filter, for tests */
+	{ "user-filter", no_argument, NULL, O_USER_FILTER },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* STEP_DONE with EXIT_CODE: what a step returns to end the run */
+static int record_done(struct record_run *run, int exit_code)
 {
-	enum { O_CUDA_LIB = 256, O_DURATION, O_BUFFER, O_NO_HOST, O_AS_ROOT,
-	       O_USER_FILTER, O_STACK, O_STACK_SIZE, O_STACK_PERIOD };
-	static const struct option longopts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "cuda-lib", required_argument, NULL, O_CUDA_LIB },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "all", no_argument, NULL, 'a' },
-		{ "duration", required_argument, NULL, O_DURATION },
-		{ "buffer-kb", required_argument, NULL, O_BUFFER },
-		{ "no-host", no_argument, NULL, O_NO_HOST },
-		{ "as-root", no_argument, NULL, O_AS_ROOT },
-		{ "stack", optional_argument, NULL, O_STACK },
-		{ "stack-size", required_argument, NULL, O_STACK_SIZE },
-		{ "stack-period", required_argument, NULL, O_STACK_PERIOD },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "quiet", no_argument, NULL, 'q' },
-		/* hidden: force the user-space task filter, for tests */
-		{ "user-filter", no_argument, NULL, O_USER_FILTER },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
+	run->exit_code = exit_code;
+	return STEP_DONE;
+}
+
+/* ARG as a number in [MIN, MAX] into *OUT, or a usage error: bad WHAT 'ARG'HINT */
+static int option_unsigned(struct record_run *run, const char *arg, unsigned long min,
+			   unsigned long max, unsigned *out, const char *what,
+			   const char *hint)
+{
+	char *end;
+	unsigned long v = strtoul(arg, &end, 10);
+
+	if (*end || v < min || v > max)
+		return record_done(run, usage_error(usage, "bad %s '%s'%s", what, arg, hint));
+	*out = (unsigned)v;
+	return STEP_GO;
+}
+
+/* --stack=a,b --stack=c: the union; OPS is split in place */
+static int add_stack_ops(struct record_run *run, char *ops)
+{
+	for (char *save = NULL, *op = strtok_r(ops, ",", &save);
+	     op; op = strtok_r(NULL, ",", &save)) {
+		const char **v = realloc(run->stack_ops, (run->opts.nstack_ops + 1) *
+					 sizeof(*v));
+
+		if (!v)
+			return error("out of memory"), record_done(run, EXIT_RUNTIME);
+		run->stack_ops = v;
+		run->stack_ops[run->opts.nstack_ops++] = op;
+	}
+	return STEP_GO;
+}
+
+static int add_pid(struct record_run *run, const char *arg)
+{
+	char *end;
+	long v = strtol(arg, &end, 10);
+	pid_t *pids;
+
+	if (*end || v <= 0)
+		return record_done(run, usage_error(usage, "bad pid '%s'", arg));
+	pids = realloc(run->pids, (run->opts.npids + 1) * sizeof(*pids));
+	if (!pids)
+		return error("out of memory"), record_done(run, EXIT_RUNTIME);
+	run->pids = pids;
+	run->pids[run->opts.npids++] = (pid_t)v;
+	return STEP_GO;
+}
+
+/* One option C of getopt_long(), its argument in optarg. */
+static int record_option(struct record_run *run, int c)
+{
+	struct ift_record_opts *o = &run->opts;
+	char *end;
+
+	switch (c) {
+	case 'o':
+		o->output = optarg;
+		break;
+	case O_CUDA_LIB: {
+		const char **v = realloc(run->libs, (o->ncuda_libs + 1) * sizeof(*v));
+
+		if (!v)
+			return error("out of memory"), record_done(run, EXIT_RUNTIME);
+		run->libs = v;
+		run->libs[o->ncuda_libs++] = optarg;
+		break;
+	}
+	case 'p':
+		return add_pid(run, optarg);
+	case 'a':
+		o->all = true;
+		break;
+	case O_DURATION:
+		run->duration = strtod(optarg, &end);
+		if (*end || run->duration <= 0)
+			return record_done(run, usage_error(usage, "bad duration '%s'", optarg));
+		break;
+	case O_BUFFER:
+		return option_unsigned(run, optarg, 1, 4UL << 20, &o->buffer_kb,
+				       "buffer size", "");
+	case O_NO_HOST:
+		o->no_host = true;
+		break;
+	case O_AS_ROOT:
+		run->as_root = true;
+		break;
+	case O_USER_FILTER:
+		o->user_filter = true;
+		break;
+	case O_STACK:
+		o->stack = true;
+		return optarg ? add_stack_ops(run, optarg) : STEP_GO;
+	case O_STACK_SIZE:
+		return option_unsigned(run, optarg, 64, 65528, &o->stack_bytes,
+				       "stack size", " (64..65528 bytes)");
+	case O_STACK_PERIOD:
+		return option_unsigned(run, optarg, 1, 1000000000UL, &o->stack_period,
+				       "stack period", "");
+	case 'v':
+		verbose++;
+		break;
+	case 'q':
+		verbose--;
+		break;
+	}
+	return STEP_GO;
+}
+
+/* The options, then what they must make sense together. */
+static int record_parse(struct record_run *run, int argc, char **argv)
+{
+	struct ift_record_opts *o = &run->opts;
 	struct cli_options co = {
 		.usage = usage, .shortopts = "+o:p:avqh", .longopts = longopts,
 		.max_args = CLI_ARGS_ANY,
 	};
-	struct ift_record_opts opts = { .output = IFT_DEFAULT_TRACE,
-					.file_uid = (uid_t)-1, .file_gid = (gid_t)-1 };
-	const char **libs = NULL, **stack_ops = NULL;
-	pid_t *pids = NULL;
-	double duration = 0;
-	bool as_root = false;
-	struct ift_recorder *r = NULL;
-	struct ift_child *child = NULL;
-	struct ift_creds user = { 0 };
-	bool sudo = false;
-	int c, ret, status = -1, exit_code = EXIT_RUNTIME;
-	uint64_t deadline = 0, next_status = 0;
-	bool tty = isatty(STDERR_FILENO);	/* -q may still come */
-	bool released = false;
+	int c, step;
 
-	while ((c = cli_option_next(&co, argc, argv)) > 0) {
-		char *end;
-
-		switch (c) {
-		case 'o':
-			opts.output = optarg;
-			break;
-		case O_CUDA_LIB:
-			libs = realloc(libs, (opts.ncuda_libs + 1) * sizeof(*libs));
-			if (!libs)
-				return error("out of memory"), EXIT_RUNTIME;
-			libs[opts.ncuda_libs++] = optarg;
-			break;
-		case 'p': {
-			long v = strtol(optarg, &end, 10);
-
-			if (*end || v <= 0)
-				return usage_error(usage, "bad pid '%s'", optarg);
-			pids = realloc(pids, (opts.npids + 1) * sizeof(*pids));
-			if (!pids)
-				return error("out of memory"), EXIT_RUNTIME;
-			pids[opts.npids++] = (pid_t)v;
-			break;
-		}
-		case 'a':
-			opts.all = true;
-			break;
-		case O_DURATION:
-			duration = strtod(optarg, &end);
-			if (*end || duration <= 0)
-				return usage_error(usage, "bad duration '%s'", optarg);
-			break;
-		case O_BUFFER: {
-			unsigned long v = strtoul(optarg, &end, 10);
-
-			if (*end || v == 0 || v > 4UL << 20)
-				return usage_error(usage, "bad buffer size '%s'", optarg);
-			opts.buffer_kb = (unsigned)v;
-			break;
-		}
-		case O_NO_HOST:
-			opts.no_host = true;
-			break;
-		case O_AS_ROOT:
-			as_root = true;
-			break;
-		case O_USER_FILTER:
-			opts.user_filter = true;
-			break;
-		case O_STACK:
-			opts.stack = true;
-			if (!optarg)
-				break;
-			/* --stack=a,b --stack=c: the union; split in place */
-			for (char *save = NULL, *op = strtok_r(optarg, ",", &save);
-			     op; op = strtok_r(NULL, ",", &save)) {
-				const char **v = realloc(stack_ops, (opts.nstack_ops + 1) *
-							 sizeof(*v));
-
-				if (!v)
-					return error("out of memory"), EXIT_RUNTIME;
-				stack_ops = v;
-				stack_ops[opts.nstack_ops++] = op;
-			}
-			break;
-		case O_STACK_SIZE: {
-			unsigned long v = strtoul(optarg, &end, 10);
-
-			if (*end || v < 64 || v > 65528)
-				return usage_error(usage, "bad stack size '%s' (64..65528 bytes)",
-						   optarg);
-			opts.stack_bytes = (unsigned)v;
-			break;
-		}
-		case O_STACK_PERIOD: {
-			unsigned long v = strtoul(optarg, &end, 10);
-
-			if (*end || v == 0 || v > 1000000000UL)
-				return usage_error(usage, "bad stack period '%s'", optarg);
-			opts.stack_period = (unsigned)v;
-			break;
-		}
-		case 'v':
-			verbose++;
-			break;
-		case 'q':
-			verbose--;
-			break;
-		}
-	}
+	while ((c = cli_option_next(&co, argc, argv)) > 0)
+		if ((step = record_option(run, c)) != STEP_GO)
+			return step;
 	if (c < 0)
-		return co.status;
-	opts.cuda_libs = libs;
-	opts.stack_ops = stack_ops;
-	opts.pids = pids;
-	if ((opts.stack_bytes || opts.stack_period) && !opts.stack)
-		return usage_error(usage, "--stack-size and --stack-period go with --stack");
+		return record_done(run, co.status);
+	o->cuda_libs = run->libs;
+	o->stack_ops = run->stack_ops;
+	o->pids = run->pids;
+	if ((o->stack_bytes || o->stack_period) && !o->stack)
+		return record_done(run, usage_error(usage, "--stack-size and "
+						    "--stack-period go with --stack"));
 	if (optind < argc)
-		opts.argv = argv + optind;
-	opts.envp = environ;
-	if (!opts.argv && !opts.npids && !opts.all)
-		return usage_error(usage, "nothing to trace: give a command after --, -p PID or -a");
-	for (size_t i = 0; i < opts.npids; i++)
-		if (kill(pids[i], 0) < 0 && errno == ESRCH)
-			return error("cannot trace pid %d: no such process", pids[i]), EXIT_RUNTIME;
-	if (opts.argv && !on_path(opts.argv[0], environ)) {
-		error("cannot run '%s': command not found", opts.argv[0]);
-		return 127;
+		o->argv = argv + optind;
+	o->envp = environ;
+	if (!o->argv && !o->npids && !o->all)
+		return record_done(run, usage_error(usage, "nothing to trace: give a "
+						    "command after --, -p PID or -a"));
+	return STEP_GO;
+}
+
+/* What to trace exists, and under sudo whom the command and file belong to. */
+static int record_check(struct record_run *run)
+{
+	struct ift_record_opts *o = &run->opts;
+
+	for (size_t i = 0; i < o->npids; i++)
+		if (kill(run->pids[i], 0) < 0 && errno == ESRCH)
+			return error("cannot trace pid %d: no such process", run->pids[i]),
+			       record_done(run, EXIT_RUNTIME);
+	if (o->argv && !on_path(o->argv[0], environ)) {
+		error("cannot run '%s': command not found", o->argv[0]);
+		return record_done(run, 127);
 	}
 	/* under sudo, the command and the file belong to the user who ran it */
-	if (!as_root) {
-		int is = cli_sudo_user(&user);
+	if (!run->as_root) {
+		int is = cli_sudo_user(&run->user);
 
 		if (is < 0)
-			goto out;
-		sudo = is > 0;
+			return STEP_DONE;
+		run->sudo = is > 0;
 	}
-	if (sudo) {
-		opts.file_uid = user.uid;
-		opts.file_gid = user.gid;
-		opts.run_as = &user;
+	if (run->sudo) {
+		o->file_uid = run->user.uid;
+		o->file_gid = run->user.gid;
+		o->run_as = &run->user;
 	}
-	tty = tty && verbose >= 0;
+	run->tty = run->tty && verbose >= 0;
+	return STEP_GO;
+}
 
-	set_signals();
-	opts.stop = &stop_count;
-	ret = ift_recorder_create(&opts, &r);
-	if (stop_count)
-		goto stopped;	/* before the command ran: nothing to wait for */
-	if (ret < 0) {
-		if ((ret == -EACCES || ret == -EPERM) && sudo)
-			error("cannot %s: %s (the trace is written with the permissions of "
-			      "uid %u, who ran sudo)", ift_recorder_error(r), ift_strerror(ret),
-			      (unsigned)user.uid);
-		else if (ret == -EACCES || ret == -EPERM)
-			error("cannot %s: %s (recording needs root: try sudo)",
-			      ift_recorder_error(r), ift_strerror(ret));
-		else
-			error("cannot %s: %s", ift_recorder_error(r), ift_strerror(ret));
-		goto out;
-	}
-	if (verbose > 0) {
-		const struct ift_libset *ls = ift_recorder_libs(r);
+/* Says, as check would, what this recording does without and what it probes. */
+static void record_tell_plan(struct record_run *run)
+{
+	const struct ift_libset *ls = ift_recorder_libs(run->r);
 
+	if (verbose > 0)
 		for (size_t i = 0; i < ls->n; i++)
 			fprintf(stderr, "%s: probing %zu functions in %s (%s)\n", progname,
 				ls->v[i].nsyms, ls->v[i].path, ls->v[i].found_by);
-	}
 	if (verbose >= 0) {
 		const struct ift_kfeature *f;
 		char what[480];
 
 		/* an older kernel: what this recording does without, in check's words */
-		for (size_t i = 0; (f = ift_recorder_without(r, i)); i++) {
+		for (size_t i = 0; (f = ift_recorder_without(run->r, i)); i++) {
 			ift_kfeature_str(f, false, what, sizeof(what));
 			warning("%s", what);
 		}
 		warn_leftovers();
 	}
-	if (!ift_recorder_libs(r)->n && verbose >= 0)
+	if (!ls->n && verbose >= 0)
 		warning("no CUDA library found: recording host events only (use --cuda-lib PATH)");
+}
 
-	if (opts.argv) {
-		pid_t pid = ift_child_spawn(opts.argv, sudo ? &user : NULL, &child);
+/* The instance, the probes and the file, tracing still off. */
+static int record_setup(struct record_run *run)
+{
+	int ret;
+
+	set_signals();
+	run->opts.stop = &stop_count;
+	ret = ift_recorder_create(&run->opts, &run->r);
+	if (stop_count)
+		return STEP_STOPPED;	/* before the command ran: nothing to wait for */
+	if (ret < 0) {
+		if ((ret == -EACCES || ret == -EPERM) && run->sudo)
+			error("cannot %s: %s (the trace is written with the permissions of "
+			      "uid %u, who ran sudo)", ift_recorder_error(run->r),
+			      ift_strerror(ret), (unsigned)run->user.uid);
+		else if (ret == -EACCES || ret == -EPERM)
+			error("cannot %s: %s (recording needs root: try sudo)",
+			      ift_recorder_error(run->r), ift_strerror(ret));
+		else
+			error("cannot %s: %s", ift_recorder_error(run->r), ift_strerror(ret));
+		return STEP_DONE;
+	}
+	record_tell_plan(run);
+	return STEP_GO;
+}
+
+/* The command forked and traced, tracing on, and only then its exec. */
+static int record_launch(struct record_run *run)
+{
+	char *const *argv = run->opts.argv;
+	int ret;
+
+	if (argv) {
+		pid_t pid = ift_child_spawn(argv, run->sudo ? &run->user : NULL, &run->child);
 
 		if (pid < 0) {
-			error("cannot start '%s': %s", opts.argv[0], strerror((int)-pid));
-			goto out;
+			error("cannot start '%s': %s", argv[0], strerror((int)-pid));
+			return STEP_DONE;
 		}
 		child_pid = pid;
-		if ((ret = ift_recorder_add_pid(r, pid)) < 0) {
-			error("cannot trace '%s': %s", opts.argv[0], ift_strerror(ret));
-			goto out;
+		if ((ret = ift_recorder_add_pid(run->r, pid)) < 0) {
+			error("cannot trace '%s': %s", argv[0], ift_strerror(ret));
+			return STEP_DONE;
 		}
 	}
 	if (stop_count)
-		goto stopped;
-	if ((ret = ift_recorder_start(r)) < 0) {
-		error("cannot %s: %s", ift_recorder_error(r), ift_strerror(ret));
-		goto out;
+		return STEP_STOPPED;
+	if ((ret = ift_recorder_start(run->r)) < 0) {
+		error("cannot %s: %s", ift_recorder_error(run->r), ift_strerror(ret));
+		return STEP_DONE;
 	}
-	if (child) {
-		ret = release_unless_stopped(child);
-		if (ret == 0)
-			goto stopped;
-		released = ret > 0;
-		if (ret < 0) {
-			error("cannot run '%s': %s", opts.argv[0], strerror(-ret));
-			waitpid(child_pid, &status, 0);
-			child_pid = 0;
-			status = -1;
-			exit_code = 127;
-			ift_recorder_finish(r, 127);
-			goto out;
-		}
+	if (!run->child)
+		return STEP_GO;
+	ret = release_unless_stopped(run->child);
+	if (ret == 0)
+		return STEP_STOPPED;
+	run->released = ret > 0;
+	if (ret < 0) {
+		error("cannot run '%s': %s", argv[0], strerror(-ret));
+		waitpid(child_pid, &run->status, 0);
+		child_pid = 0;
+		run->status = -1;
+		ift_recorder_finish(run->r, 127);
+		return record_done(run, 127);
 	}
-	if (duration > 0)
-		deadline = ift_now_ns() + (uint64_t)(duration * 1e9);
+	return STEP_GO;
+}
 
+/* Records until the command ends, the time is up, or the user stops it. */
+static void record_loop(struct record_run *run)
+{
+	uint64_t deadline = 0, next_status = 0;
+	int ret;
+
+	if (run->duration > 0)
+		deadline = ift_now_ns() + (uint64_t)(run->duration * 1e9);
 	for (;;) {
 		uint64_t now;
 
@@ -415,63 +497,101 @@ int cmd_record(int argc, char **argv)
 			pid_t w = waitpid(child_pid, &st, WNOHANG);
 
 			if (w == child_pid) {
-				status = st;
+				run->status = st;
 				child_pid = 0;
 				break;
 			}
 		}
 		/* without a command, Ctrl-C ends the recording; with one, the
 		   command's end does, and a second Ctrl-C forces it */
-		if (stop_count && (!opts.argv || stop_count > 1 || child_pid <= 0))
+		if (stop_count && (!run->opts.argv || stop_count > 1 || child_pid <= 0))
 			break;
 		now = ift_now_ns();
 		if (deadline && now >= deadline)
 			break;
-		if ((ret = ift_recorder_poll(r, 10)) < 0) {
-			error("cannot %s: %s", ift_recorder_error(r), ift_strerror(ret));
+		if ((ret = ift_recorder_poll(run->r, 10)) < 0) {
+			error("cannot %s: %s", ift_recorder_error(run->r), ift_strerror(ret));
 			break;
 		}
-		if (tty && now >= next_status) {
+		if (run->tty && now >= next_status) {
 			next_status = now + 1000000000ULL;
-			print_status(r, false);
+			print_status(run->r, false);
 		}
 	}
-	if (tty)
+	if (run->tty)
 		fputc('\n', stderr);
+}
+
+/* The file finished; the exit code is the command's own. */
+static int record_end(struct record_run *run)
+{
+	int status = run->status;
+	int code = status < 0 ? -1 : WIFEXITED(status) ? WEXITSTATUS(status) :
+		   128 + WTERMSIG(status);
+	int ret;
 
 	/* when --duration ran out first, the command goes on untraced */
-	ret = ift_recorder_finish(r, status >= 0 ? (WIFEXITED(status) ?
-			WEXITSTATUS(status) : 128 + WTERMSIG(status)) : -1);
+	ret = ift_recorder_finish(run->r, code);
 	if (ret < 0) {
-		error("cannot %s: %s", ift_recorder_error(r), ift_strerror(ret));
-		goto out;
+		error("cannot %s: %s", ift_recorder_error(run->r), ift_strerror(ret));
+		return STEP_DONE;
 	}
 	if (verbose >= 0)
-		print_summary(r, opts.output);
-	if (status >= 0)
-		exit_code = WIFEXITED(status) ? WEXITSTATUS(status) :
-			    128 + WTERMSIG(status);
-	else
-		exit_code = EXIT_OK;
-	goto out;
-stopped:
-	/* Ctrl-C during set-up: undo it all, and the command never runs */
+		print_summary(run->r, run->opts.output);
+	return record_done(run, code >= 0 ? code : EXIT_OK);
+}
+
+/* Ctrl-C during set-up: undo it all, and the command never runs */
+static void record_stopped(struct record_run *run)
+{
 	if (verbose >= 0)
 		fprintf(stderr, "%s: %s before recording began%s\n", progname,
-			strsignal(stop_signal), opts.argv ? ": the command did not run" : "");
-	exit_code = 128 + stop_signal;
-out:
-	ift_recorder_destroy(r);
-	ift_child_free(child);
-	if (child_pid > 0 && status < 0 && (exit_code == EXIT_RUNTIME || !released)) {
+			strsignal(stop_signal),
+			run->opts.argv ? ": the command did not run" : "");
+	run->exit_code = 128 + stop_signal;
+}
+
+/* Safe after any step: what the steps made is undone or freed. */
+static void record_release(struct record_run *run)
+{
+	ift_recorder_destroy(run->r);
+	ift_child_free(run->child);
+	if (child_pid > 0 && run->status < 0 &&
+	    (run->exit_code == EXIT_RUNTIME || !run->released)) {
 		/* set-up failed or was stopped before the command ran: it must not
 		   run untraced */
 		kill(child_pid, SIGKILL);
 		waitpid(child_pid, NULL, 0);
 	}
-	free(libs);
-	free(pids);
-	free(stack_ops);
-	free((void *)user.groups);
-	return exit_code;
+	free(run->libs);
+	free(run->pids);
+	free(run->stack_ops);
+	free((void *)run->user.groups);
+}
+
+int cmd_record(int argc, char **argv)
+{
+	struct record_run run = {
+		.opts = { .output = IFT_DEFAULT_TRACE,
+			  .file_uid = (uid_t)-1, .file_gid = (gid_t)-1 },
+		.status = -1,
+		.exit_code = EXIT_RUNTIME,
+		.tty = isatty(STDERR_FILENO),	/* -q may still come */
+	};
+	int step = record_parse(&run, argc, argv);
+
+	if (step == STEP_GO)
+		step = record_check(&run);
+	if (step == STEP_GO)
+		step = record_setup(&run);
+	if (step == STEP_GO)
+		step = record_launch(&run);
+	if (step == STEP_GO) {
+		record_loop(&run);
+		step = record_end(&run);
+	}
+	if (step == STEP_STOPPED)
+		record_stopped(&run);
+	record_release(&run);
+	return run.exit_code;
 }

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "ift-analyze.h"
+#include "util/tidmap.h"
 
 /* A call still open on its thread, with who took its off-CPU time so far:
    its breakdown is complete when it is closed (call_finish()), and only the
@@ -152,8 +153,7 @@ struct ift_analysis {
 
 	struct az_thread **th;		/* pointers stay valid as it grows */
 	size_t nth, capth;
-	uint32_t *slot;			/* tid -> 1 + latest thread index */
-	size_t nslot;
+	struct ift_tidmap tids;		/* tid -> latest thread index */
 	/* the latest thread of tid & (AZ_TCACHE - 1), or of another tid: two
 	   lookups in three events are switches, between few tasks */
 	struct az_thread *tcache[256];

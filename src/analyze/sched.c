@@ -26,54 +26,24 @@
 
 /* ---- threads by tid ------------------------------------------------- */
 
-static size_t hash_tid(uint32_t tid, size_t nslot)
-{
-	return (size_t)((tid * 2654435761U) & (nslot - 1));
-}
-
-static int rehash(struct ift_analysis *a)
-{
-	size_t nslot = a->nslot ? a->nslot * 2 : 1024;
-	uint32_t *slot = calloc(nslot, sizeof(*slot));
-
-	if (!slot)
-		return -ENOMEM;
-	/* the later thread of a reused tid wins: it is the one alive now */
-	for (size_t i = 0; i < a->nth; i++) {
-		size_t h = hash_tid(a->th[i]->tid, nslot);
-
-		while (slot[h] && a->th[slot[h] - 1]->tid != a->th[i]->tid)
-			h = (h + 1) & (nslot - 1);
-		slot[h] = (uint32_t)(i + 1);
-	}
-	free(a->slot);
-	a->slot = slot;
-	a->nslot = nslot;
-	return 0;
-}
-
 struct az_thread *az_thread_lookup(const struct ift_analysis *a, uint32_t tid)
 {
 	struct az_thread *th = a->tcache[tid & (AZ_TCACHE - 1)];
+	size_t i;
 
 	if (th && th->tid == tid)
 		return th;
-	if (!a->nslot)
+	if (!ift_tidmap_get(&a->tids, tid, &i))
 		return NULL;
-	for (size_t h = hash_tid(tid, a->nslot); a->slot[h]; h = (h + 1) & (a->nslot - 1))
-		if (a->th[a->slot[h] - 1]->tid == tid) {
-			th = a->th[a->slot[h] - 1];
-			/* a cache, not state: lookups stay logically const */
-			((struct ift_analysis *)(uintptr_t)a)->tcache[tid & (AZ_TCACHE - 1)] = th;
-			return th;
-		}
-	return NULL;
+	th = a->th[i];
+	/* a cache, not state: lookups stay logically const */
+	((struct ift_analysis *)(uintptr_t)a)->tcache[tid & (AZ_TCACHE - 1)] = th;
+	return th;
 }
 
 struct az_thread *az_thread_new(struct ift_analysis *a, uint32_t tid, uint32_t pid)
 {
 	struct az_thread *th;
-	size_t h;
 
 	if (a->nth == a->capth) {
 		size_t cap = a->capth ? a->capth * 2 : 256;
@@ -84,19 +54,16 @@ struct az_thread *az_thread_new(struct ift_analysis *a, uint32_t tid, uint32_t p
 		a->th = v;
 		a->capth = cap;
 	}
-	if ((a->nth + 1) * 2 > a->nslot && rehash(a) < 0)
-		return NULL;
 	th = calloc(1, sizeof(*th));
-	if (!th)
+	/* the later thread of a reused tid wins: it is the one alive now */
+	if (!th || ift_tidmap_set(&a->tids, tid, a->nth) < 0) {
+		free(th);
 		return NULL;
+	}
 	th->idx = (uint32_t)a->nth;
 	th->tid = tid;
 	th->pid = pid;
 	a->th[a->nth++] = th;
-	for (h = hash_tid(tid, a->nslot); a->slot[h]; h = (h + 1) & (a->nslot - 1))
-		if (a->th[a->slot[h] - 1]->tid == tid)
-			break;
-	a->slot[h] = (uint32_t)a->nth;
 	a->tcache[tid & (AZ_TCACHE - 1)] = th;	/* a reused tid: the new thread */
 	return th;
 }
@@ -760,12 +727,11 @@ void az_sched_release(struct ift_analysis *a)
 		free(a->th[i]);
 	}
 	free(a->th);
-	free(a->slot);
+	ift_tidmap_release(&a->tids);
 	for (size_t i = 0; i < a->ncpu; i++)
 		free(a->cpu[i].wait);
 	free(a->cpu);
 	a->th = NULL;
-	a->slot = NULL;
 	a->cpu = NULL;
-	a->nth = a->nslot = a->ncpu = 0;
+	a->nth = a->ncpu = 0;
 }

@@ -19,117 +19,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ift-decode.h"
+#include "decode.h"
 #include "page.h"
+#include "util/array.h"
 
-#define CLONE_THREAD_FLAG	0x00010000ULL
-#define MAX_FIELDS		8
-
-enum kind {
-	K_NONE, K_SWITCH, K_WAKING, K_WAKEUP, K_WAKEUP_NEW, K_NEWTASK, K_FORK,
-	K_EXEC, K_EXIT, K_RENAME, K_PAGE, K_ENTRY, K_RET,
-};
-
-struct fld {
-	int off, size;
-	bool is_signed, dynamic;
-};
-
-struct evtype {
-	uint8_t kind;
-	int probe;
-	struct fld f[MAX_FIELDS];
-};
-
-/* A parsed record: only what the rows need. */
-struct pev {
-	uint64_t ts;
-	uint8_t kind;
-	uint16_t cpu;
-	int32_t probe;
-	int32_t tid;		/* common_pid: the task running when it happened */
-	bool irq;		/* in an interrupt (hard, soft, NMI): tid only
-				   happened to be running */
-	int32_t a, b;		/* pids the event is about (prev/next, wakee, child, ...) */
-	int64_t x[IFT_CALL_MAX_ARGS];
-	char c1[16], c2[16];
-	uint64_t str;
-};
-
-struct cpuq {
-	struct pev *v;
-	size_t head, n, cap;	/* live events are v[head .. head + n) */
-	uint64_t wm;		/* every event of this CPU up to wm is queued */
-	bool seen;
-};
-
-struct open_call {
-	uint64_t ts;
-	uint16_t cpu;
-	int32_t probe;
-	int64_t args[IFT_CALL_MAX_ARGS];
-};
-
-struct task {
-	int32_t tid, tgid;
-	/* the parent process' tgid (a thread: its process' parent), 0 unknown;
-	   rows about a task seen before its fork carry it */
-	int32_t ppid;
-	bool traced;
-	bool named;
-	char comm[16];
-	struct open_call *stack;
-	uint32_t depth, cap;
-	int32_t active;		/* index in d->active, -1 when no call is open */
-	uint64_t born_ts;	/* task_newtask time, 0 when not seen */
-};
-
-struct done_call {
-	uint64_t seq;
-	uint64_t row[IFT_CALL_NR];
-};
-
-struct ift_decoder {
-	struct tep_handle *tep;
-	struct ift_writer *w;
-	bool user_filter;
-	int pid_off, pid_size;
-	int flags_off;		/* common_flags, or -1 */
-
-	struct evtype *types;	/* by event id */
-	int ntypes;
-
-	struct kbuffer *kbuf;
-	bool own_walker;	/* the page layout ift_page_walk() knows */
-	int cur_cpu;		/* for its callback */
-	struct cpuq *q;
-	int nq;
-
-	struct task *tasks;
-	size_t ntasks, taskcap;
-	uint32_t *slot;		/* tid hash -> task index + 1 */
-	size_t nslot;
-
-	uint32_t *active;	/* tasks with open calls */
-	size_t nactive, activecap;
-
-	struct done_call *done;	/* min-heap by entry ts, then seq */
-	size_t ndone, donecap;
-	uint64_t seq;
-
-	uint64_t *op_of_probe;	/* writer op id per probe */
-	size_t nprobes;
-
-	int (*on_call)(void *ctx, uint64_t *row);
-	void *on_call_ctx;
-
-	pid_t *procs;		/* traced processes alive, for new mappings */
-	size_t nprocs, proccap;
-
-	uint64_t horizon;	/* ts of the last event merged */
-	struct ift_decode_stats stats;
-	int err;
-};
 
 /* ---- formats --------------------------------------------------------- */
 
@@ -247,7 +140,6 @@ static int setup_probes(struct ift_decoder *d, const struct probe_src *src)
 	if (!ops)
 		return -ENOMEM;
 	d->op_of_probe = ops;
-	d->nprobes = n;
 	for (size_t i = from; i < n; i++) {
 		const struct ift_probe *p = src_at(src, i);
 		struct tep_event *ev;
@@ -278,6 +170,9 @@ static int setup_probes(struct ift_decoder *d, const struct probe_src *src)
 		if (p->ret_id >= 0 && (ev = tep_find_event(d->tep, p->ret_id)))
 			if ((ret = add_type(d, ev, K_RET, (int)i)) < 0)
 				return ret;
+		/* counted once set up: after a failure the count claims no
+		   probe left unset, and the next sync starts from that one */
+		d->nprobes = i + 1;
 	}
 	return 0;
 }
@@ -308,15 +203,8 @@ static int proc_add(struct ift_decoder *d, pid_t pid)
 	for (size_t i = 0; i < d->nprocs; i++)
 		if (d->procs[i] == pid)
 			return 0;
-	if (d->nprocs == d->proccap) {
-		size_t cap = d->proccap ? d->proccap * 2 : 16;
-		pid_t *v = realloc(d->procs, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		d->procs = v;
-		d->proccap = cap;
-	}
+	if (ift_array_grow((void **)&d->procs, &d->proccap, d->nprocs + 1, sizeof(*d->procs)) < 0)
+		return -ENOMEM;
 	d->procs[d->nprocs++] = pid;
 	return 0;
 }
@@ -395,7 +283,7 @@ void ift_decoder_free(struct ift_decoder *d)
 		free(d->q[i].v);
 	free(d->q);
 	free(d->tasks);
-	free(d->slot);
+	ift_tidmap_release(&d->tids);
 	free(d->active);
 	free(d->done);
 	free(d->types);
@@ -461,15 +349,9 @@ static struct pev *queue_push(struct cpuq *q)
 			memmove(q->v, q->v + q->head, q->n * sizeof(*q->v));
 			q->head = 0;
 		}
-		if (q->n == q->cap) {
-			size_t cap = q->cap ? q->cap * 2 : 4096;
-			struct pev *v = realloc(q->v, cap * sizeof(*v));
-
-			if (!v)
-				return NULL;
-			q->v = v;
-			q->cap = cap;
-		}
+		if (q->n == q->cap &&
+		    ift_array_grow((void **)&q->v, &q->cap, q->n + 1, sizeof(*q->v)) < 0)
+			return NULL;
 	}
 	return &q->v[q->head + q->n++];
 }
@@ -622,7 +504,6 @@ int ift_decoder_page(struct ift_decoder *d, int cpu, void *page, int len)
 		ret = ift_page_walk(page, len, on_event, d, &lost);
 		if (lost > 0)
 			d->stats.missed += (uint64_t)lost;
-		q->seen = true;
 		return ret;
 	}
 	if (kbuffer_load_subbuffer(d->kbuf, page) < 0)
@@ -639,7 +520,6 @@ int ift_decoder_page(struct ift_decoder *d, int cpu, void *page, int len)
 		if (ts > q->wm)
 			q->wm = ts;
 	}
-	q->seen = true;
 	return 0;
 }
 
@@ -649,44 +529,15 @@ void ift_decoder_cpu_idle(struct ift_decoder *d, int cpu, uint64_t ts)
 		return;
 	if (ts > d->q[cpu].wm)
 		d->q[cpu].wm = ts;
-	d->q[cpu].seen = true;
 }
 
 /* ---- tasks ----------------------------------------------------------- */
 
-static size_t hash_tid(int32_t tid, size_t nslot)
-{
-	return ((uint32_t)tid * 2654435761U) & (nslot - 1);
-}
-
 static struct task *task_lookup(struct ift_decoder *d, int32_t tid)
 {
-	if (!d->nslot)
-		return NULL;
-	for (size_t h = hash_tid(tid, d->nslot); d->slot[h]; h = (h + 1) & (d->nslot - 1))
-		if (d->tasks[d->slot[h] - 1].tid == tid)
-			return &d->tasks[d->slot[h] - 1];
-	return NULL;
-}
+	size_t i;
 
-static int rehash(struct ift_decoder *d)
-{
-	size_t nslot = d->nslot ? d->nslot * 2 : 1024;
-	uint32_t *slot = calloc(nslot, sizeof(*slot));
-
-	if (!slot)
-		return -ENOMEM;
-	for (size_t i = 0; i < d->ntasks; i++) {
-		size_t h = hash_tid(d->tasks[i].tid, nslot);
-
-		while (slot[h])
-			h = (h + 1) & (nslot - 1);
-		slot[h] = (uint32_t)(i + 1);
-	}
-	free(d->slot);
-	d->slot = slot;
-	d->nslot = nslot;
-	return 0;
+	return ift_tidmap_get(&d->tids, (uint32_t)tid, &i) ? &d->tasks[i] : NULL;
 }
 
 /* Reads "Tgid:" of TID from /proc; TID itself when the task is gone. */
@@ -765,34 +616,18 @@ static int task_reserve(struct ift_decoder *d, size_t n)
 static struct task *task_get(struct ift_decoder *d, int32_t tid)
 {
 	struct task *t = task_lookup(d, tid);
-	size_t h;
 
 	if (t)
 		return t;
-	if (task_reserve(d, 1) < 0)
+	if (task_reserve(d, 1) < 0 || ift_tidmap_set(&d->tids, (uint32_t)tid, d->ntasks) < 0)
 		return NULL;
-	if ((d->ntasks + 1) * 2 > d->nslot && rehash(d) < 0)
-		return NULL;
-	t = &d->tasks[d->ntasks];
+	t = &d->tasks[d->ntasks++];
 	memset(t, 0, sizeof(*t));
 	t->tid = tid;
 	if (tid)
 		proc_ids(tid, &t->tgid, &t->ppid);
 	t->active = -1;
-	for (h = hash_tid(tid, d->nslot); d->slot[h]; h = (h + 1) & (d->nslot - 1))
-		;
-	d->slot[h] = (uint32_t)++d->ntasks;
 	return t;
-}
-
-static int append(struct ift_decoder *d, unsigned table, const uint64_t *row)
-{
-	int ret = ift_writer_append(d->w, table, row);
-
-	if (ret < 0)
-		return ret;
-	d->stats.rows[table]++;
-	return 0;
 }
 
 /*
@@ -828,7 +663,7 @@ static int task_named(struct ift_decoder *d, struct task *t, const char *comm,
 	row[IFT_TK_KIND] = IFT_TASK_COMM;
 	row[IFT_TK_COMM] = (uint64_t)id;
 	row[IFT_TK_PPID] = (uint64_t)t->ppid;
-	return append(d, IFT_T_TASKS, row);
+	return dec_append(d, IFT_T_TASKS, row);
 }
 
 int ift_decoder_add_root(struct ift_decoder *d, pid_t pid)
@@ -862,186 +697,6 @@ int ift_decoder_add_root(struct ift_decoder *d, pid_t pid)
 	return 0;
 }
 
-/* ---- calls ----------------------------------------------------------- */
-
-static bool done_less(const struct done_call *a, const struct done_call *b)
-{
-	if (a->row[IFT_C_TS] != b->row[IFT_C_TS])
-		return a->row[IFT_C_TS] < b->row[IFT_C_TS];
-	return a->seq < b->seq;
-}
-
-static int done_push(struct ift_decoder *d, const uint64_t *row)
-{
-	size_t i;
-
-	if (d->ndone == d->donecap) {
-		size_t cap = d->donecap ? d->donecap * 2 : 1024;
-		struct done_call *v = realloc(d->done, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		d->done = v;
-		d->donecap = cap;
-	}
-	i = d->ndone++;
-	d->done[i].seq = d->seq++;
-	memcpy(d->done[i].row, row, sizeof(d->done[i].row));
-	while (i && done_less(&d->done[i], &d->done[(i - 1) / 2])) {
-		struct done_call tmp = d->done[i];
-
-		d->done[i] = d->done[(i - 1) / 2];
-		d->done[(i - 1) / 2] = tmp;
-		i = (i - 1) / 2;
-	}
-	return 0;
-}
-
-static void done_pop(struct ift_decoder *d)
-{
-	size_t i = 0;
-
-	d->done[0] = d->done[--d->ndone];
-	for (;;) {
-		size_t l = 2 * i + 1, r = l + 1, m = i;
-
-		if (l < d->ndone && done_less(&d->done[l], &d->done[m]))
-			m = l;
-		if (r < d->ndone && done_less(&d->done[r], &d->done[m]))
-			m = r;
-		if (m == i)
-			break;
-		struct done_call tmp = d->done[i];
-
-		d->done[i] = d->done[m];
-		d->done[m] = tmp;
-		i = m;
-	}
-}
-
-static void active_remove(struct ift_decoder *d, struct task *t)
-{
-	size_t i = (size_t)t->active;
-
-	if (t->active < 0)
-		return;
-	d->active[i] = d->active[--d->nactive];
-	if (i < d->nactive)
-		d->tasks[d->active[i]].active = (int32_t)i;
-	t->active = -1;
-}
-
-static int active_add(struct ift_decoder *d, struct task *t)
-{
-	if (t->active >= 0)
-		return 0;
-	if (d->nactive == d->activecap) {
-		size_t cap = d->activecap ? d->activecap * 2 : 64;
-		uint32_t *v = realloc(d->active, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		d->active = v;
-		d->activecap = cap;
-	}
-	t->active = (int32_t)d->nactive;
-	d->active[d->nactive++] = (uint32_t)(t - d->tasks);
-	return 0;
-}
-
-/*
- * Calls are rows at their entry time but complete at their return: a call
- * can be written once no call still open began before it.
- */
-static int emit_calls(struct ift_decoder *d, bool all)
-{
-	uint64_t min_open = UINT64_MAX;
-	int ret;
-
-	if (!all)
-		for (size_t i = 0; i < d->nactive; i++) {
-			const struct task *t = &d->tasks[d->active[i]];
-
-			if (t->depth && t->stack[0].ts < min_open)
-				min_open = t->stack[0].ts;
-		}
-	while (d->ndone && d->done[0].row[IFT_C_TS] <= min_open) {
-		if (d->on_call && (ret = d->on_call(d->on_call_ctx, d->done[0].row)) < 0)
-			return ret;
-		if ((ret = append(d, IFT_T_CALLS, d->done[0].row)) < 0)
-			return ret;
-		done_pop(d);
-	}
-	return 0;
-}
-
-/* Closes the top open call of T at TS; NO_RETURN when its return is unseen. */
-static int call_close(struct ift_decoder *d, struct task *t, uint64_t ts,
-		      int64_t ret, bool no_return)
-{
-	const struct open_call *c = &t->stack[--t->depth];
-	uint64_t row[IFT_CALL_NR] = { 0 };
-
-	row[IFT_C_TS] = c->ts;
-	row[IFT_C_CPU] = c->cpu;
-	row[IFT_C_PID] = (uint64_t)t->tgid;
-	row[IFT_C_TID] = (uint64_t)t->tid;
-	row[IFT_CALL_OP] = d->op_of_probe[c->probe];
-	row[IFT_CALL_DUR] = ts >= c->ts ? ts - c->ts : 0;
-	row[IFT_CALL_RET] = (uint64_t)ret;
-	row[IFT_CALL_FLAGS] = (no_return ? IFT_CALL_F_NO_RETURN : 0) |
-			      (t->depth ? IFT_CALL_F_NESTED : 0);
-	row[IFT_CALL_DEPTH] = t->depth;
-	for (int a = 0; a < IFT_CALL_MAX_ARGS; a++)
-		row[IFT_CALL_A0 + a] = (uint64_t)c->args[a];
-	if (!t->depth)
-		active_remove(d, t);
-	return done_push(d, row);
-}
-
-static int call_entry(struct ift_decoder *d, struct task *t, const struct pev *e)
-{
-	struct open_call *c;
-
-	if (t->depth == t->cap) {
-		uint32_t cap = t->cap ? t->cap * 2 : 4;
-		struct open_call *v;
-
-		/* a runaway stack means lost returns: past 256 open calls the
-		   new entry is dropped (its return then finds none) */
-		if (cap > 256)
-			return 0;
-		v = realloc(t->stack, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		t->stack = v;
-		t->cap = cap;
-	}
-	c = &t->stack[t->depth++];
-	c->ts = e->ts;
-	c->cpu = e->cpu;
-	c->probe = e->probe;
-	memcpy(c->args, e->x, sizeof(c->args));
-	return active_add(d, t);
-}
-
-static int call_return(struct ift_decoder *d, struct task *t, const struct pev *e)
-{
-	int ret;
-
-	/* unwind to the matching entry: calls above it lost their returns */
-	for (uint32_t i = t->depth; i-- > 0;) {
-		if (t->stack[i].probe != e->probe)
-			continue;
-		while (t->depth > i + 1)
-			if ((ret = call_close(d, t, e->ts, 0, true)) < 0)
-				return ret;
-		return call_close(d, t, e->ts, e->x[0], false);
-	}
-	d->stats.unpaired_returns++;
-	return 0;
-}
-
 /* ---- merged processing ----------------------------------------------- */
 
 static bool keep(struct ift_decoder *d, const struct pev *e, struct task *cur)
@@ -1064,14 +719,144 @@ static bool keep(struct ift_decoder *d, const struct pev *e, struct task *cur)
 	return false;
 }
 
+/* prev and next, each with its name; the row is prev's */
+static int process_switch(struct ift_decoder *d, const struct pev *e, uint64_t *row)
+{
+	struct task *a, *b;
+	int ret;
+
+	if (!(a = task_get(d, e->a)) || !(b = task_get(d, e->b)))
+		return -ENOMEM;
+	if ((ret = task_named(d, a, e->c1, e->ts, e->cpu)) < 0 ||
+	    (ret = task_named(d, b, e->c2, e->ts, e->cpu)) < 0)
+		return ret;
+	row[IFT_C_PID] = (uint64_t)a->tgid;
+	row[IFT_C_TID] = (uint64_t)a->tid;
+	row[IFT_SW_PREV_STATE] = (uint64_t)e->x[1];
+	row[IFT_SW_PREV_PRIO] = (uint64_t)e->x[0];
+	row[IFT_SW_NEXT_PID] = (uint64_t)b->tgid;
+	row[IFT_SW_NEXT_TID] = (uint64_t)b->tid;
+	row[IFT_SW_NEXT_PRIO] = (uint64_t)e->x[2];
+	return dec_append(d, IFT_T_SWITCHES, row);
+}
+
+/* The row is the wakee's; CUR, the running task, woke it */
+static int process_wakeup(struct ift_decoder *d, const struct pev *e, struct task *cur,
+			  uint64_t *row)
+{
+	struct task *a;
+	int ret;
+
+	if (!(a = task_get(d, e->a)))
+		return -ENOMEM;
+	if ((ret = task_named(d, a, e->c1, e->ts, e->cpu)) < 0 ||
+	    (ret = task_named(d, cur, NULL, e->ts, e->cpu)) < 0)
+		return ret;
+	row[IFT_C_PID] = (uint64_t)a->tgid;
+	row[IFT_C_TID] = (uint64_t)a->tid;
+	row[IFT_WK_KIND] = e->kind == K_WAKING ? IFT_WAKE_WAKING :
+			   e->kind == K_WAKEUP ? IFT_WAKE_WAKEUP :
+			   IFT_WAKE_WAKEUP_NEW;
+	row[IFT_WK_PRIO] = (uint64_t)e->x[0];
+	row[IFT_WK_TARGET_CPU] = (uint64_t)e->x[1];
+	/* from an interrupt, the task it interrupted did not wake anyone */
+	row[IFT_WK_WAKER_PID] = e->irq ? 0 : (uint64_t)cur->tgid;
+	row[IFT_WK_WAKER_TID] = e->irq ? 0 : (uint64_t)cur->tid;
+	return dec_append(d, IFT_T_WAKEUPS, row);
+}
+
+/* CUR made a task: a thread of its process or a process of its own */
+static int process_newtask(struct ift_decoder *d, const struct pev *e, struct task *cur,
+			   uint64_t *row)
+{
+	int32_t child = e->kind == K_NEWTASK ? e->a : e->b;
+	struct task *a;
+	bool thread;
+	int64_t id;
+	int ret;
+
+	if ((ret = task_named(d, cur, NULL, e->ts, e->cpu)) < 0)
+		return ret;
+	if (!(a = task_get(d, child)))
+		return -ENOMEM;
+	/* a reused tid starts afresh: the calls its old task left open (its
+	   exit unseen) never returned, and are written so */
+	if ((ret = dec_task_close_calls(d, a, e->ts)) < 0)
+		return ret;
+	if (e->kind == K_NEWTASK)
+		thread = (uint64_t)e->x[0] & CLONE_THREAD_FLAG;
+	else
+		thread = a->tgid != a->tid;
+	a->tgid = thread ? cur->tgid : child;
+	/* the event says it better than /proc read since */
+	if (!thread)
+		a->ppid = cur->tgid;
+	else if (cur->ppid)
+		a->ppid = cur->ppid;
+	a->traced = cur->traced;
+	a->born_ts = e->kind == K_NEWTASK ? e->ts : 0;
+	snprintf(a->comm, sizeof(a->comm), "%s", e->c1);
+	a->named = true;
+	id = ift_writer_string(d->w, a->comm);
+	if (id < 0)
+		return (int)id;
+	if (!thread && (ret = proc_add(d, a->tid)) < 0)
+		return ret;
+	row[IFT_TK_KIND] = thread ? IFT_TASK_CLONE : IFT_TASK_FORK;
+	row[IFT_TK_CHILD_PID] = (uint64_t)a->tgid;
+	row[IFT_TK_CHILD_TID] = (uint64_t)a->tid;
+	row[IFT_TK_COMM] = (uint64_t)id;
+	return dec_append(d, IFT_T_TASKS, row);
+}
+
+static int process_exec(struct ift_decoder *d, const struct pev *e, uint64_t *row)
+{
+	struct task *cur;
+	int64_t id;
+
+	/* after exec the task has the leader's tid, whoever called it */
+	if (!(cur = task_get(d, e->a)))
+		return -ENOMEM;
+	snprintf(cur->comm, sizeof(cur->comm), "%s", e->c1);
+	cur->named = true;
+	cur->tgid = e->a;
+	id = ift_writer_string(d->w, cur->comm);
+	if (id < 0)
+		return (int)id;
+	row[IFT_C_PID] = (uint64_t)cur->tgid;
+	row[IFT_C_TID] = (uint64_t)cur->tid;
+	row[IFT_TK_KIND] = IFT_TASK_EXEC;
+	row[IFT_TK_COMM] = (uint64_t)id;
+	row[IFT_TK_FILE] = e->str;
+	row[IFT_TK_PPID] = (uint64_t)cur->ppid;
+	return dec_append(d, IFT_T_TASKS, row);
+}
+
+/* CUR ends: the calls it left open never return */
+static int process_exit(struct ift_decoder *d, const struct pev *e, struct task *cur,
+			uint64_t *row)
+{
+	int ret;
+
+	if ((ret = task_named(d, cur, e->c1, e->ts, e->cpu)) < 0 ||
+	    (ret = dec_task_close_calls(d, cur, e->ts)) < 0)
+		return ret;
+	if (cur->tid == cur->tgid)
+		proc_del(d, cur->tid);
+	row[IFT_TK_KIND] = IFT_TASK_EXIT;
+	row[IFT_TK_PPID] = (uint64_t)cur->ppid;
+	return dec_append(d, IFT_T_TASKS, row);
+}
+
 static int process(struct ift_decoder *d, const struct pev *e)
 {
 	uint64_t row[16] = { 0 };	/* wide enough for any table */
-	struct task *cur, *a = NULL, *b = NULL;
-	int ret = 0;
+	struct task *cur, *a;
+	int ret;
 
-	/* cur, a and b all point into d->tasks: room for the three first, so
-	   that creating one does not move the table under the others */
+	/* cur and the one or two tasks the event is about all point into
+	   d->tasks: room for the three first, so that creating one does not
+	   move the table under the others */
 	if (task_reserve(d, 3) < 0)
 		return -ENOMEM;
 	cur = task_get(d, e->tid);
@@ -1088,114 +873,23 @@ static int process(struct ift_decoder *d, const struct pev *e)
 
 	switch (e->kind) {
 	case K_SWITCH:
-		if (!(a = task_get(d, e->a)) || !(b = task_get(d, e->b)))
-			return -ENOMEM;
-		if ((ret = task_named(d, a, e->c1, e->ts, e->cpu)) < 0 ||
-		    (ret = task_named(d, b, e->c2, e->ts, e->cpu)) < 0)
-			return ret;
-		row[IFT_C_PID] = (uint64_t)a->tgid;
-		row[IFT_C_TID] = (uint64_t)a->tid;
-		row[IFT_SW_PREV_STATE] = (uint64_t)e->x[1];
-		row[IFT_SW_PREV_PRIO] = (uint64_t)e->x[0];
-		row[IFT_SW_NEXT_PID] = (uint64_t)b->tgid;
-		row[IFT_SW_NEXT_TID] = (uint64_t)b->tid;
-		row[IFT_SW_NEXT_PRIO] = (uint64_t)e->x[2];
-		return append(d, IFT_T_SWITCHES, row);
+		return process_switch(d, e, row);
 	case K_WAKING:
 	case K_WAKEUP:
 	case K_WAKEUP_NEW:
-		if (!(a = task_get(d, e->a)))
-			return -ENOMEM;
-		if ((ret = task_named(d, a, e->c1, e->ts, e->cpu)) < 0 ||
-		    (ret = task_named(d, cur, NULL, e->ts, e->cpu)) < 0)
-			return ret;
-		row[IFT_C_PID] = (uint64_t)a->tgid;
-		row[IFT_C_TID] = (uint64_t)a->tid;
-		row[IFT_WK_KIND] = e->kind == K_WAKING ? IFT_WAKE_WAKING :
-				   e->kind == K_WAKEUP ? IFT_WAKE_WAKEUP :
-				   IFT_WAKE_WAKEUP_NEW;
-		row[IFT_WK_PRIO] = (uint64_t)e->x[0];
-		row[IFT_WK_TARGET_CPU] = (uint64_t)e->x[1];
-		/* from an interrupt, the task it interrupted did not wake anyone */
-		row[IFT_WK_WAKER_PID] = e->irq ? 0 : (uint64_t)cur->tgid;
-		row[IFT_WK_WAKER_TID] = e->irq ? 0 : (uint64_t)cur->tid;
-		return append(d, IFT_T_WAKEUPS, row);
+		return process_wakeup(d, e, cur, row);
 	case K_FORK:
 		/* task_newtask, just before, said the same with clone flags */
 		if ((a = task_lookup(d, e->b)) && a->born_ts && e->ts >= a->born_ts)
 			return 0;
 		/* without it, a thread is told by /proc */
 		__attribute__((fallthrough));
-	case K_NEWTASK: {
-		int32_t child = e->kind == K_NEWTASK ? e->a : e->b;
-		bool thread;
-		int64_t id;
-
-		if ((ret = task_named(d, cur, NULL, e->ts, e->cpu)) < 0)
-			return ret;
-		if (!(a = task_get(d, child)))
-			return -ENOMEM;
-		/* a reused tid starts afresh */
-		free(a->stack);
-		a->stack = NULL;
-		a->depth = a->cap = 0;
-		active_remove(d, a);
-		if (e->kind == K_NEWTASK)
-			thread = (uint64_t)e->x[0] & CLONE_THREAD_FLAG;
-		else
-			thread = a->tgid != a->tid;
-		a->tgid = thread ? cur->tgid : child;
-		/* the event says it better than /proc read since */
-		if (!thread)
-			a->ppid = cur->tgid;
-		else if (cur->ppid)
-			a->ppid = cur->ppid;
-		a->traced = cur->traced;
-		a->born_ts = e->kind == K_NEWTASK ? e->ts : 0;
-		snprintf(a->comm, sizeof(a->comm), "%s", e->c1);
-		a->named = true;
-		id = ift_writer_string(d->w, a->comm);
-		if (id < 0)
-			return (int)id;
-		if (!thread && (ret = proc_add(d, a->tid)) < 0)
-			return ret;
-		row[IFT_TK_KIND] = thread ? IFT_TASK_CLONE : IFT_TASK_FORK;
-		row[IFT_TK_CHILD_PID] = (uint64_t)a->tgid;
-		row[IFT_TK_CHILD_TID] = (uint64_t)a->tid;
-		row[IFT_TK_COMM] = (uint64_t)id;
-		return append(d, IFT_T_TASKS, row);
-	}
-	case K_EXEC: {
-		int64_t id;
-
-		/* after exec the task has the leader's tid, whoever called it */
-		if (!(cur = task_get(d, e->a)))
-			return -ENOMEM;
-		snprintf(cur->comm, sizeof(cur->comm), "%s", e->c1);
-		cur->named = true;
-		cur->tgid = e->a;
-		id = ift_writer_string(d->w, cur->comm);
-		if (id < 0)
-			return (int)id;
-		row[IFT_C_PID] = (uint64_t)cur->tgid;
-		row[IFT_C_TID] = (uint64_t)cur->tid;
-		row[IFT_TK_KIND] = IFT_TASK_EXEC;
-		row[IFT_TK_COMM] = (uint64_t)id;
-		row[IFT_TK_FILE] = e->str;
-		row[IFT_TK_PPID] = (uint64_t)cur->ppid;
-		return append(d, IFT_T_TASKS, row);
-	}
+	case K_NEWTASK:
+		return process_newtask(d, e, cur, row);
+	case K_EXEC:
+		return process_exec(d, e, row);
 	case K_EXIT:
-		if ((ret = task_named(d, cur, e->c1, e->ts, e->cpu)) < 0)
-			return ret;
-		while (cur->depth)
-			if ((ret = call_close(d, cur, e->ts, 0, true)) < 0)
-				return ret;
-		if (cur->tid == cur->tgid)
-			proc_del(d, cur->tid);
-		row[IFT_TK_KIND] = IFT_TASK_EXIT;
-		row[IFT_TK_PPID] = (uint64_t)cur->ppid;
-		return append(d, IFT_T_TASKS, row);
+		return process_exit(d, e, cur, row);
 	case K_RENAME:
 		if (!(a = task_get(d, e->a)))
 			return -ENOMEM;
@@ -1206,13 +900,13 @@ static int process(struct ift_decoder *d, const struct pev *e)
 		row[IFT_PG_ORDER] = (uint64_t)e->x[0];
 		row[IFT_PG_GFP] = (uint64_t)e->x[1];
 		row[IFT_PG_MIGRATETYPE] = (uint64_t)e->x[2];
-		return append(d, IFT_T_PAGE_ALLOCS, row);
+		return dec_append(d, IFT_T_PAGE_ALLOCS, row);
 	case K_ENTRY:
 		if ((ret = task_named(d, cur, NULL, e->ts, e->cpu)) < 0)
 			return ret;
-		return call_entry(d, cur, e);
+		return dec_call_entry(d, cur, e);
 	case K_RET:
-		return call_return(d, cur, e);
+		return dec_call_return(d, cur, e);
 	}
 	return 0;
 }
@@ -1262,7 +956,7 @@ static int merge_until(struct ift_decoder *d, uint64_t limit)
 		if (ret < 0)
 			return ret;
 	}
-	return emit_calls(d, false);
+	return dec_calls_emit(d, false);
 }
 
 /*
@@ -1298,12 +992,8 @@ int ift_decoder_finish(struct ift_decoder *d, uint64_t stop_ts)
 
 	if (ret < 0)
 		return ret;
-	for (size_t i = 0; i < d->ntasks; i++) {
-		struct task *t = &d->tasks[i];
-
-		while (t->depth)
-			if ((ret = call_close(d, t, stop_ts, 0, true)) < 0)
-				return ret;
-	}
-	return emit_calls(d, true);
+	for (size_t i = 0; i < d->ntasks; i++)
+		if ((ret = dec_task_close_calls(d, &d->tasks[i], stop_ts)) < 0)
+			return ret;
+	return dec_calls_emit(d, true);
 }

@@ -85,22 +85,20 @@ int ift_page_walk(const uint8_t *page, int len, ift_page_event_fn fn, void *ctx,
 			p = data + 4;
 			continue;
 		}
-		case 0:
-			if (end - data < 4)
-				return -IFT_E_CORRUPT;
-			length = rd32(data);
-			if (length < 4)
-				return -IFT_E_CORRUPT;
-			length = ((length - 4) + 3) & ~3U;
-			data += 4;
-			ts += delta;
-			if (length > (uint32_t)(end - data))
-				return -IFT_E_CORRUPT;
-			if ((ret = fn(ctx, ts, data, (int)length)) < 0)
-				return ret;
-			break;
 		default:
-			length = type * 4;
+			/* a data record: its length in words is the type, or
+			   when 0 the word before it says it in bytes */
+			if (type) {
+				length = type * 4;
+			} else {
+				if (end - data < 4)
+					return -IFT_E_CORRUPT;
+				length = rd32(data);
+				if (length < 4)
+					return -IFT_E_CORRUPT;
+				length = ((length - 4) + 3) & ~3U;
+				data += 4;
+			}
 			ts += delta;
 			if (length > (uint32_t)(end - data))
 				return -IFT_E_CORRUPT;

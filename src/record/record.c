@@ -936,6 +936,7 @@ void ift_recorder_status(struct ift_recorder *r, struct ift_record_status *st)
 	st->unpaired_returns = ds->unpaired_returns;
 	st->late = ds->late;
 	st->late_max_ns = ds->late_max_ns;
+	st->nest_closed = ds->nest_closed;
 	if (r->stacks) {
 		struct ift_stack_stats ss;
 
@@ -971,6 +972,7 @@ int ift_recorder_finish(struct ift_recorder *r, int exit_status)
 
 		ift_writer_metaf(r->w, "decode.late", "%" PRIu64, ds->late);
 		ift_writer_metaf(r->w, "decode.late_max_ns", "%" PRIu64, ds->late_max_ns);
+		ift_writer_metaf(r->w, "decode.nest_closed", "%" PRIu64, ds->nest_closed);
 	}
 	if (r->stacks) {
 		struct ift_stack_stats ss;

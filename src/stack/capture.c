@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "ift-stack.h"
+#include "util/array.h"
 
 /* AX..IP and R8..R15 (PERF_REG_X86_*): what the unwinder reads */
 #define REGS_MASK	(0x1ffULL | (0xffULL << 16))
@@ -202,15 +203,8 @@ int ift_stacks_add_event(struct ift_stacks *s, int tp_id, uint64_t op)
 
 static int fd_keep(struct ift_stacks *s, int fd)
 {
-	if (s->nfds == s->fdcap) {
-		size_t cap = s->fdcap ? s->fdcap * 2 : 64;
-		int *v = realloc(s->fds, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		s->fds = v;
-		s->fdcap = cap;
-	}
+	if (ift_array_grow((void **)&s->fds, &s->fdcap, s->nfds + 1, sizeof(*s->fds)) < 0)
+		return -ENOMEM;
 	s->fds[s->nfds++] = fd;
 	return 0;
 }

@@ -7,6 +7,7 @@
 
 #include "ift-trace.h"
 #include "util/buf.h"
+#include "util/tidmap.h"
 
 #define IFT_MAGIC		"\x89IFT\r\n\x1a\n"
 #define IFT_END_MAGIC		"\x89IFTEND\n"
@@ -111,8 +112,7 @@ struct trec {
 struct taskmap {
 	struct trec *v;
 	size_t n, cap;
-	uint32_t *slot;		/* open addressing: tid -> index + 1 of latest record */
-	size_t nslot;
+	struct ift_tidmap ids;	/* tid -> index of its latest record */
 };
 
 void taskmap_init(struct taskmap *m);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "format.h"
+#include "util/array.h"
 
 void taskmap_init(struct taskmap *m)
 {
@@ -20,71 +21,29 @@ void taskmap_release(struct taskmap *m)
 	for (size_t i = 0; i < m->n; i++)
 		free(m->v[i].comms);
 	free(m->v);
-	free(m->slot);
+	ift_tidmap_release(&m->ids);
 	taskmap_init(m);
 }
 
-static size_t hash_tid(uint32_t tid, size_t nslot)
-{
-	return (size_t)((tid * 2654435761U) & (nslot - 1));
-}
-
-static int rehash(struct taskmap *m)
-{
-	size_t nslot = m->nslot ? m->nslot * 2 : 256;
-	uint32_t *slot = calloc(nslot, sizeof(*slot));
-
-	if (!slot)
-		return -ENOMEM;
-	/* later records of a reused tid overwrite earlier ones */
-	for (size_t i = 0; i < m->n; i++) {
-		size_t h = hash_tid(m->v[i].tid, nslot);
-
-		while (slot[h] && m->v[slot[h] - 1].tid != m->v[i].tid)
-			h = (h + 1) & (nslot - 1);
-		slot[h] = (uint32_t)(i + 1);
-	}
-	free(m->slot);
-	m->slot = slot;
-	m->nslot = nslot;
-	return 0;
-}
-
+/* The latest record of TID: a reused tid's earlier ones are history. */
 static struct trec *latest(struct taskmap *m, uint32_t tid)
 {
-	size_t h;
+	size_t i;
 
-	if (!m->nslot)
-		return NULL;
-	for (h = hash_tid(tid, m->nslot); m->slot[h]; h = (h + 1) & (m->nslot - 1))
-		if (m->v[m->slot[h] - 1].tid == tid)
-			return &m->v[m->slot[h] - 1];
-	return NULL;
+	return ift_tidmap_get(&m->ids, tid, &i) ? &m->v[i] : NULL;
 }
 
 struct trec *taskmap_add(struct taskmap *m, uint32_t tid)
 {
 	struct trec *r;
-	size_t h;
 
-	if (m->n == m->cap) {
-		size_t cap = m->cap ? m->cap * 2 : 64;
-		struct trec *v = realloc(m->v, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		m->v = v;
-		m->cap = cap;
-	}
-	if ((m->n + 1) * 2 > m->nslot && rehash(m) < 0)
+	/* later records of a reused tid take its place in the map */
+	if (ift_array_grow((void **)&m->v, &m->cap, m->n + 1, sizeof(*m->v)) < 0 ||
+	    ift_tidmap_set(&m->ids, tid, m->n) < 0)
 		return NULL;
-	r = &m->v[m->n];
+	r = &m->v[m->n++];
 	memset(r, 0, sizeof(*r));
 	r->tid = tid;
-	for (h = hash_tid(tid, m->nslot); m->slot[h]; h = (h + 1) & (m->nslot - 1))
-		if (m->v[m->slot[h] - 1].tid == tid)
-			break;
-	m->slot[h] = (uint32_t)(++m->n);
 	return r;
 }
 

@@ -19,6 +19,7 @@
 #include <zstd.h>
 
 #include "format.h"
+#include "util/array.h"
 #include "util/outfile.h"
 
 #define DEFAULT_CHUNK_ROWS	16384
@@ -128,15 +129,8 @@ static int64_t strtab_intern(struct strtab *st, const char *s)
 			return st->slot[h];
 	if (st->n == UINT32_MAX - 1)
 		return -IFT_E_LIMIT;
-	if (st->n == st->cap) {
-		size_t cap = st->cap ? st->cap * 2 : 256;
-		size_t *off = realloc(st->off, cap * sizeof(*off));
-
-		if (!off)
-			return -ENOMEM;
-		st->off = off;
-		st->cap = cap;
-	}
+	if (ift_array_grow((void **)&st->off, &st->cap, st->n + 1, sizeof(*st->off)) < 0)
+		return -ENOMEM;
 	len = strlen(s) + 1;
 	st->off[st->n] = st->arena.len;
 	buf_put(&st->arena, s, len);

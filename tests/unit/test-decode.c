@@ -34,6 +34,7 @@
  * writes them; each test states its truth above it.  The rows are taken as
  * the decoder writes them (on_call), and the file must hold the same.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <setjmp.h>
@@ -497,7 +498,7 @@ static const struct ift_func_spec specs[NPROBES] = {
 
 /* Every call row, in the order the decoder writes them (on_call). */
 struct call_log {
-	uint64_t row[16][IFT_CALL_NR];
+	uint64_t row[320][IFT_CALL_NR];
 	size_t n;
 };
 
@@ -520,7 +521,7 @@ static int log_call(void *ctx, uint64_t *row)
 {
 	struct call_log *log = ctx;
 
-	assert_true(log->n < 16);
+	assert_true(log->n < sizeof(log->row) / sizeof(log->row[0]));
 	memcpy(log->row[log->n++], row, sizeof(log->row[0]));
 	return 0;
 }
@@ -1048,6 +1049,149 @@ static void test_watermark(void **state)
 					   .args = { 5, 6, 7, 8 } });
 }
 
+/*
+ * test_reused_tid_closes_calls: a task's exit went unseen (its event lost
+ * or filtered) and the kernel gave its tid to a new task.  The call the old
+ * task left open is a NO_RETURN row lasting up to the new task's birth, as
+ * at an exit or the end of the trace: before, it was freed and lost.  The
+ * new task's own call pairs as usual.
+ */
+static void test_reused_tid_closes_calls(void **state)
+{
+	const uint64_t sargs[] = { 9 }, sargs2[] = { 10 };
+	const int32_t T = TID0 + 5;
+	struct calls_ut u;
+	struct feed *f;
+	uint64_t e0, born, e1, r1;
+
+	(void)state;
+	calls_open(&u);
+	f = &u.f[0];
+	uentry(f, P_SYNC, T, sargs);
+	e0 = f->ts;
+	at(f, e0 + 50000);
+	task_newtask(f, TID0, T, "reborn", 0);
+	born = f->ts;
+	uentry(f, P_SYNC, T, sargs2);
+	e1 = f->ts;
+	uret(f, P_SYNC, T, 0);
+	r1 = f->ts;
+	calls_close(&u, r1 + 1000);
+
+	assert_int_equal(u.stats.unpaired_returns, 0);
+	assert_int_equal(u.log.n, 2);
+	expect_call(&u, 0, &(struct want){ .ts = e0, .tid = T, .probe = P_SYNC,
+					   .dur = born - e0, .flags = IFT_CALL_F_NO_RETURN,
+					   .args = { 9 } });
+	expect_call(&u, 1, &(struct want){ .ts = e1, .tid = T, .probe = P_SYNC,
+					   .dur = r1 - e1, .args = { 10 } });
+}
+
+/*
+ * test_runaway_nesting: 300 entries on one thread and no return but the
+ * last one's (returns lost).  At 256 open calls the oldest half, 128, is
+ * closed NO_RETURN at the 257th entry's time and counted in nest_closed;
+ * every entry is kept, so the return pairs with the latest, at depth 171;
+ * the 171 still open are NO_RETURN rows at the end.  Before, the 44 entries
+ * past 256 were dropped without a trace and the return paired with the
+ * 256th.
+ */
+static void test_runaway_nesting(void **state)
+{
+	enum { N = 300, MAX = 256, HALF = 128 };
+	const uint64_t sargs[] = { 0 };
+	uint64_t e[N], r, stop;
+	struct calls_ut *u = malloc(sizeof(*u));
+
+	(void)state;
+	assert_non_null(u);
+	calls_open(u);
+	for (int i = 0; i < N; i++) {
+		uentry(&u->f[0], P_SYNC, TID0, sargs);
+		e[i] = u->f[0].ts;
+	}
+	uret(&u->f[0], P_SYNC, TID0, 0);
+	r = u->f[0].ts;
+	stop = r + 1000;
+	calls_close(u, stop);
+
+	assert_int_equal(u->stats.nest_closed, HALF);
+	assert_int_equal(u->stats.unpaired_returns, 0);
+	assert_int_equal(u->log.n, N);
+	/* the oldest half, closed when the 257th came */
+	expect_call(u, 0, &(struct want){ .ts = e[0], .tid = TID0, .probe = P_SYNC,
+					  .dur = e[MAX] - e[0],
+					  .flags = IFT_CALL_F_NO_RETURN });
+	expect_call(u, HALF - 1, &(struct want){ .ts = e[HALF - 1], .tid = TID0,
+						 .probe = P_SYNC,
+						 .dur = e[MAX] - e[HALF - 1],
+						 .flags = IFT_CALL_F_NO_RETURN |
+							  IFT_CALL_F_NESTED,
+						 .depth = HALF - 1 });
+	/* the rest moved down: the next is outermost now, open to the end */
+	expect_call(u, HALF, &(struct want){ .ts = e[HALF], .tid = TID0, .probe = P_SYNC,
+					     .dur = stop - e[HALF],
+					     .flags = IFT_CALL_F_NO_RETURN });
+	/* the entry past the limit is kept */
+	expect_call(u, MAX, &(struct want){ .ts = e[MAX], .tid = TID0, .probe = P_SYNC,
+					    .dur = stop - e[MAX],
+					    .flags = IFT_CALL_F_NO_RETURN | IFT_CALL_F_NESTED,
+					    .depth = MAX - HALF });
+	/* and the return pairs with the latest entry */
+	expect_call(u, N - 1, &(struct want){ .ts = e[N - 1], .tid = TID0,
+					      .probe = P_SYNC, .dur = r - e[N - 1],
+					      .flags = IFT_CALL_F_NESTED,
+					      .depth = N - 1 - HALF });
+	free(u);
+}
+
+/*
+ * test_probes_synced_after_failure: a sync that fails at a probe (its
+ * op refused: no name) leaves the decoder knowing the probes before it
+ * only, so that the next sync takes in the rest.  Before, the count was
+ * set first: it claimed probes never set up, their op ids unset, and the
+ * next sync had nothing left to do, so their calls were never decoded.
+ */
+static void test_probes_synced_after_failure(void **state)
+{
+	const uint64_t sargs[] = { 0x77 };
+	struct ift_decode_opts opts = { 0 };
+	char noname[] = "", *name;
+	struct calls_ut u;
+	uint64_t e, r;
+
+	(void)state;
+	calls_open(&u);
+	/* a decoder of its own, the probes not synced yet */
+	ift_decoder_free(u.d);
+	opts.tep = u.tep;
+	opts.w = u.w;
+	opts.on_call = log_call;
+	opts.on_call_ctx = &u.log;
+	assert_int_equal(ift_decoder_new(&opts, &u.d), 0);
+	u.f[0].d = u.f[1].d = u.d;
+	name = u.syms[P_DTOH].name;
+	u.syms[P_DTOH].name = noname;
+	assert_int_equal(ift_decoder_sync_probe_array(u.d, u.probes, NPROBES), -EINVAL);
+	assert_true(ift_decoder_probe_op(u.d, P_MEMCPY) > 0);
+	assert_int_equal(ift_decoder_probe_op(u.d, P_DTOH), 0);
+	assert_int_equal(ift_decoder_probe_op(u.d, P_SYNC), 0);
+	u.syms[P_DTOH].name = name;
+	assert_int_equal(ift_decoder_sync_probe_array(u.d, u.probes, NPROBES), 0);
+
+	uentry(&u.f[0], P_SYNC, TID0, sargs);
+	e = u.f[0].ts;
+	uret(&u.f[0], P_SYNC, TID0, 0);
+	r = u.f[0].ts;
+	calls_close(&u, r + 1000);
+
+	assert_int_equal(u.stats.unknown, 0);
+	assert_int_equal(u.log.n, 1);
+	expect_call(&u, 0, &(struct want){ .ts = e, .tid = TID0, .probe = P_SYNC,
+					   .dur = r - e, .args = { 0x77 } });
+	assert_true(u.op[P_DTOH] > 0 && u.op[P_DTOH] != u.op[P_SYNC]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1061,6 +1205,9 @@ int main(void)
 		cmocka_unit_test(test_lost_return_unwinds),
 		cmocka_unit_test(test_threads_across_cpus),
 		cmocka_unit_test(test_watermark),
+		cmocka_unit_test(test_reused_tid_closes_calls),
+		cmocka_unit_test(test_runaway_nesting),
+		cmocka_unit_test(test_probes_synced_after_failure),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
