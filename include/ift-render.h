@@ -55,7 +55,58 @@ struct ift_html_opts {
 int ift_out_html(FILE *f, struct ift_trace *t, const struct ift_analysis *a,
 		 const struct ift_chains *c, const struct ift_html_opts *opts);
 
-/* ---- the analysis as JSON (src/out/json.c) ------------------------ */
+/* ---- the report as text (src/render/text.c) ----------------------- */
+
+#define IFT_TEXT_WIDTH		100	/* the text fits a terminal this wide */
+#define IFT_TEXT_MIN_WIDTH	60	/* the narrowest its free text wraps to */
+
+struct ift_text_opts {
+	int width;		/* where free text wraps (a narrower terminal's
+				   width); outside IFT_TEXT_MIN_WIDTH ..
+				   IFT_TEXT_WIDTH, IFT_TEXT_WIDTH: tables keep
+				   their columns whatever it is */
+	bool per_process;	/* each process in full instead of rankings */
+	bool threads;		/* the threads too */
+};
+
+struct ift_report;
+
+/*
+ * ift_out_text - report R of trace T as text on F (docs/report.md): the
+ * trace, the chains, the op tables, the call sites (T is read again for
+ * them) and the processes and threads.  O may be NULL (the defaults).
+ * Changes nothing and leaves F's own errors to the caller (fflush, ferror);
+ * returns 0 or a negative error (-ENOMEM, or the reader's).
+ */
+int ift_out_text(FILE *f, struct ift_trace *t, const struct ift_report *r,
+		 const struct ift_text_opts *o);
+
+/* One side of `report --diff': a trace, the name it was opened by, its report. */
+struct ift_diff_side {
+	const char *name;		/* named by it when it has no command */
+	struct ift_trace *t;
+	const struct ift_report *r;
+};
+
+/*
+ * ift_out_text_diff, ift_out_json_diff - the report of CUR against the
+ * report of BASE on F: totals, ops and chains side by side, as text (O may
+ * be NULL) or as one JSON object with both reports whole (docs/report.md,
+ * "Diff").  As ift_out_text() for errors.
+ */
+int ift_out_text_diff(FILE *f, const struct ift_diff_side *cur,
+		      const struct ift_diff_side *base, const struct ift_text_opts *o);
+int ift_out_json_diff(FILE *f, const struct ift_diff_side *cur,
+		      const struct ift_diff_side *base);
+
+/*
+ * ift_out_json - report R of trace T as the pretty-printed object of
+ * `report --json' on F: ift_json_report() with the call sites (T is read
+ * again for them).  As ift_out_text() for errors.
+ */
+int ift_out_json(FILE *f, struct ift_trace *t, const struct ift_report *r);
+
+/* ---- the analysis as JSON (src/render/json.c) --------------------- */
 
 /*
  * The objects of `report --json', key for key as docs/report.md lists them.

@@ -4,8 +4,10 @@
  * them whole, and the MCP server (src/mcp/) hands out parts of them, so both
  * say the same numbers under the same keys (docs/report.md lists every key).
  */
+#include <errno.h>
 #include <json.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "ift-analyze.h"
 #include "ift-chains.h"
@@ -363,3 +365,104 @@ json_object *ift_json_report(const struct ift_analysis *a,
 	return root;
 }
 
+
+/* The report object with the call sites of its window (they need T). */
+static json_object *json_full(struct ift_trace *t, const struct ift_report *r)
+{
+	json_object *root = ift_json_report(r->a, r->c), *arr;
+	struct ift_site *v;
+	size_t n;
+
+	if (!root)
+		return NULL;
+	if (!t || ift_report_sites(t, r, &v, &n) < 0) {
+		arr = json_object_new_array();
+	} else {
+		arr = ift_json_sites(t, v, n);
+		free(v);
+	}
+	json_object_object_add(root, "stacks", arr);
+	return root;
+}
+
+/* Prints ROOT pretty on F and releases it. */
+static int json_print(FILE *f, json_object *root)
+{
+	const char *text = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY |
+							  JSON_C_TO_STRING_NOSLASHESCAPE);
+	int ret = text ? 0 : -ENOMEM;
+
+	if (text) {
+		fputs(text, f);
+		fputc('\n', f);
+	}
+	json_object_put(root);
+	return ret;
+}
+
+int ift_out_json(FILE *f, struct ift_trace *t, const struct ift_report *r)
+{
+	return json_print(f, json_full(t, r));
+}
+
+/* ---- --diff ------------------------------------------------------- */
+
+static json_object *json_pair(uint64_t b, uint64_t c)
+{
+	json_object *o = json_object_new_object();
+
+	add_u64(o, "baseline", b);
+	add_u64(o, "current", c);
+	if (b)
+		json_object_object_add(o, "ratio", json_object_new_double((double)c / (double)b));
+	return o;
+}
+
+int ift_out_json_diff(FILE *f, const struct ift_diff_side *cur,
+		      const struct ift_diff_side *base)
+{
+	struct ift_op_pair *pairs;
+	size_t npairs;
+	json_object *root, *ch, *v;
+	struct ift_report_totals b, c;
+
+	pairs = ift_report_op_pairs(cur->r, base->r, &npairs);
+	if (!pairs)
+		return -ENOMEM;
+	ift_report_totals(base->r, &b);
+	ift_report_totals(cur->r, &c);
+	root = json_object_new_object();
+	ch = json_object_new_object();
+	json_object_object_add(ch, "duration_ns", json_pair(b.wall_ns, c.wall_ns));
+	json_object_object_add(ch, "cuda_calls", json_pair(b.cuda_calls, c.cuda_calls));
+	json_object_object_add(ch, "cuda_ns", json_pair(b.cuda_ns, c.cuda_ns));
+	json_object_object_add(ch, "on_cpu_ns", json_pair(b.on_cpu_ns, c.on_cpu_ns));
+	json_object_object_add(ch, "runqueue_wait_ns", json_pair(b.runq_ns, c.runq_ns));
+	json_object_object_add(ch, "blocked_ns", json_pair(b.blocked_ns, c.blocked_ns));
+	json_object_object_add(ch, "involuntary_switches", json_pair(b.invol, c.invol));
+	json_object_object_add(ch, "voluntary_switches", json_pair(b.vol, c.vol));
+	json_object_object_add(ch, "page_allocs", json_pair(b.pages, c.pages));
+	json_object_object_add(ch, "high_chain_cost_ns",
+			       json_pair(b.chain_ns[IFT_SEV_HIGH], c.chain_ns[IFT_SEV_HIGH]));
+	json_object_object_add(ch, "medium_chain_cost_ns",
+			       json_pair(b.chain_ns[IFT_SEV_MEDIUM], c.chain_ns[IFT_SEV_MEDIUM]));
+	v = json_object_new_array();
+	for (size_t i = 0; i < npairs; i++) {
+		const struct ift_op_stats *x = pairs[i].cur, *y = pairs[i].base;
+		json_object *e = json_object_new_object();
+
+		add_str(e, "op", pairs[i].name);
+		json_object_object_add(e, "calls", json_pair(y->calls, x->calls));
+		json_object_object_add(e, "total_ns", json_pair(y->total_ns, x->total_ns));
+		json_object_object_add(e, "p50_ns", json_pair(y->p50_ns, x->p50_ns));
+		json_object_object_add(e, "p99_ns", json_pair(y->p99_ns, x->p99_ns));
+		json_object_object_add(e, "max_ns", json_pair(y->max_ns, x->max_ns));
+		json_object_array_add(v, e);
+	}
+	free(pairs);
+	json_object_object_add(ch, "ops", v);
+	json_object_object_add(root, "baseline", json_full(base->t, base->r));
+	json_object_object_add(root, "current", json_full(cur->t, cur->r));
+	json_object_object_add(root, "changes", ch);
+	return json_print(f, root);
+}
