@@ -137,6 +137,12 @@ struct ift_site;
 struct json_object *ift_json_site(const struct ift_trace *t, const struct ift_site *s);
 struct json_object *ift_json_sites(const struct ift_trace *t, const struct ift_site *v,
 				   size_t n);
+/*
+ * Adds op S's calls and latency to object O: calls, errors, total_ns,
+ * mean_ns, p50_ns, p95_ns, p99_ns, max_ns, as ift_json_ops() names them
+ * (get_op_latency's figures per process).
+ */
+void ift_json_op_latency(struct json_object *o, const struct ift_op_stats *s);
 /* Adds the scheduler figures of S to object O. */
 void ift_json_sched(struct json_object *o, const struct ift_sched_stats *s);
 

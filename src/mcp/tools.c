@@ -502,14 +502,7 @@ static int op_latency(struct ift_mcp *m, const struct args *a, json_object **out
 			e = json_object_new_object();
 			add_u64(e, "pid", p->pid);
 			add_str(e, "comm", p->comm);
-			add_u64(e, "calls", x->calls);
-			add_u64(e, "errors", x->errors);
-			add_u64(e, "total_ns", x->total_ns);
-			add_u64(e, "mean_ns", x->mean_ns);
-			add_u64(e, "p50_ns", x->p50_ns);
-			add_u64(e, "p95_ns", x->p95_ns);
-			add_u64(e, "p99_ns", x->p99_ns);
-			add_u64(e, "max_ns", x->max_ns);
+			ift_json_op_latency(e, x);
 			json_object_array_add(v, e);
 		}
 	}

@@ -38,6 +38,89 @@ static void add_str(json_object *o, const char *k, const char *v)
 	json_object_object_add(o, k, v ? json_object_new_string(v) : NULL);
 }
 
+/* A key and its count, for add_u64s(). */
+struct json_u64 {
+	const char *key;
+	uint64_t v;
+};
+
+static void add_u64_list(json_object *o, const struct json_u64 *kv, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		add_u64(o, kv[i].key, kv[i].v);
+}
+
+/*
+ * add_u64s(O, { "key", value }, ...): a struct's counters into O in the
+ * order given, the keys beside their fields in one list.
+ */
+#define add_u64s(o, ...)						\
+	add_u64_list(o, (const struct json_u64[]){ __VA_ARGS__ },		\
+		     sizeof((const struct json_u64[]){ __VA_ARGS__ }) /	\
+		     sizeof(struct json_u64))
+
+/*
+ * The calls and latency of op S into O, key for key as `ops' has them;
+ * BRIEF leaves out what only the op object itself has (nested_calls,
+ * error_codes, min_ns): get_op_latency's row of a process.
+ */
+static void json_op_latency(json_object *o, const struct ift_op_stats *s, bool brief)
+{
+	json_object *v;
+
+	add_u64(o, "calls", s->calls);
+	if (!brief)
+		add_u64(o, "nested_calls", s->nested_calls);
+	add_u64(o, "errors", s->errors);
+	if (!brief) {
+		v = json_object_new_array();
+		for (size_t k = 0; k < s->nerrs; k++) {
+			json_object *e = json_object_new_object();
+
+			json_object_object_add(e, "ret", json_object_new_int64(s->errs[k].ret));
+			add_u64(e, "calls", s->errs[k].calls);
+			json_object_array_add(v, e);
+		}
+		json_object_object_add(o, "error_codes", v);
+	}
+	add_u64(o, "total_ns", s->total_ns);
+	add_u64(o, "mean_ns", s->mean_ns);
+	if (!brief)
+		add_u64(o, "min_ns", s->min_ns);
+	add_u64(o, "p50_ns", s->p50_ns);
+	add_u64(o, "p95_ns", s->p95_ns);
+	add_u64(o, "p99_ns", s->p99_ns);
+	add_u64(o, "max_ns", s->max_ns);
+}
+
+void ift_json_op_latency(json_object *o, const struct ift_op_stats *s)
+{
+	json_op_latency(o, s, true);
+}
+
+/* Per direction: the calls, bytes, time and bandwidth of copy op S. */
+static json_object *json_copies(const struct ift_op_stats *s)
+{
+	json_object *v = json_object_new_array();
+
+	for (int d = 0; s->copy && d < IFT_COPY_NR; d++) {
+		const struct ift_copy_stats *c = &s->dir[d];
+		json_object *e;
+
+		if (!c->calls)
+			continue;
+		e = json_object_new_object();
+		add_str(e, "direction", ift_copy_dir_name(d));
+		add_u64(e, "calls", c->calls);
+		add_u64(e, "bytes", c->bytes);
+		add_u64(e, "total_ns", c->total_ns);
+		json_object_object_add(e, "bytes_per_s", json_object_new_double(
+			c->total_ns ? (double)c->bytes * 1e9 / (double)c->total_ns : 0));
+		json_object_array_add(v, e);
+	}
+	return v;
+}
+
 json_object *ift_json_ops(const struct ift_op_stats *ops, size_t n)
 {
 	json_object *arr = json_object_new_array();
@@ -48,45 +131,11 @@ json_object *ift_json_ops(const struct ift_op_stats *ops, size_t n)
 
 		add_str(o, "op", s->name);
 		add_str(o, "api", s->api == IFT_API_DRIVER ? "driver" : "runtime");
-		add_u64(o, "calls", s->calls);
-		add_u64(o, "nested_calls", s->nested_calls);
-		add_u64(o, "errors", s->errors);
-		v = json_object_new_array();
-		for (size_t k = 0; k < s->nerrs; k++) {
-			json_object *e = json_object_new_object();
-
-			json_object_object_add(e, "ret", json_object_new_int64(s->errs[k].ret));
-			add_u64(e, "calls", s->errs[k].calls);
-			json_object_array_add(v, e);
-		}
-		json_object_object_add(o, "error_codes", v);
-		add_u64(o, "total_ns", s->total_ns);
-		add_u64(o, "mean_ns", s->mean_ns);
-		add_u64(o, "min_ns", s->min_ns);
-		add_u64(o, "p50_ns", s->p50_ns);
-		add_u64(o, "p95_ns", s->p95_ns);
-		add_u64(o, "p99_ns", s->p99_ns);
-		add_u64(o, "max_ns", s->max_ns);
+		json_op_latency(o, s, false);
 		add_u64(o, "bytes", s->bytes);
 		json_object_object_add(o, "wall_share", json_object_new_double(
 			s->callers_wall_ns ? (double)s->total_ns / (double)s->callers_wall_ns : 0));
-		v = json_object_new_array();
-		for (int d = 0; s->copy && d < IFT_COPY_NR; d++) {
-			const struct ift_copy_stats *c = &s->dir[d];
-			json_object *e;
-
-			if (!c->calls)
-				continue;
-			e = json_object_new_object();
-			add_str(e, "direction", ift_copy_dir_name(d));
-			add_u64(e, "calls", c->calls);
-			add_u64(e, "bytes", c->bytes);
-			add_u64(e, "total_ns", c->total_ns);
-			json_object_object_add(e, "bytes_per_s", json_object_new_double(
-				c->total_ns ? (double)c->bytes * 1e9 / (double)c->total_ns : 0));
-			json_object_array_add(v, e);
-		}
-		json_object_object_add(o, "copies", v);
+		json_object_object_add(o, "copies", json_copies(s));
 		v = json_object_new_array();
 		for (size_t k = 0; k < s->ninner; k++) {
 			json_object *e = json_object_new_object();
@@ -104,18 +153,14 @@ json_object *ift_json_ops(const struct ift_op_stats *ops, size_t n)
 
 void ift_json_sched(json_object *o, const struct ift_sched_stats *s)
 {
-	add_u64(o, "on_cpu_ns", s->on_cpu_ns);
-	add_u64(o, "context_switches", s->involuntary + s->voluntary);
-	add_u64(o, "involuntary_switches", s->involuntary);
-	add_u64(o, "voluntary_switches", s->voluntary);
-	add_u64(o, "runqueue_wait_ns", s->runqueue_wait_ns);
-	add_u64(o, "blocked_ns", s->blocked_ns);
-	add_u64(o, "blocked_io_ns", s->blocked_io_ns);
-	add_u64(o, "max_off_cpu_ns", s->max_off_cpu_ns);
-	add_u64(o, "max_off_cpu_at_ns", s->max_off_cpu_at);
-	add_u64(o, "wakeups", s->wakeups);
-	add_u64(o, "page_allocs", s->page_allocs);
-	add_u64(o, "page_alloc_bytes", s->page_alloc_bytes);
+	add_u64s(o, { "on_cpu_ns", s->on_cpu_ns },
+		 { "context_switches", s->involuntary + s->voluntary },
+		 { "involuntary_switches", s->involuntary },
+		 { "voluntary_switches", s->voluntary },
+		 { "runqueue_wait_ns", s->runqueue_wait_ns }, { "blocked_ns", s->blocked_ns },
+		 { "blocked_io_ns", s->blocked_io_ns }, { "max_off_cpu_ns", s->max_off_cpu_ns },
+		 { "max_off_cpu_at_ns", s->max_off_cpu_at }, { "wakeups", s->wakeups },
+		 { "page_allocs", s->page_allocs }, { "page_alloc_bytes", s->page_alloc_bytes });
 }
 
 /* Why a task has its role (docs/report.md, "Roles"); null without one. */
@@ -127,15 +172,11 @@ json_object *ift_json_role_evidence(const struct ift_role_evidence *ev)
 		return NULL;
 	o = json_object_new_object();
 	add_str(o, "behaviour", ev->behaviour);
-	add_u64(o, "cuda_tid", ev->cuda_tid);
-	add_u64(o, "cuda_pid", ev->cuda_pid);
-	add_u64(o, "wakeups", ev->wakeups);
-	add_u64(o, "ns", ev->ns);
-	add_u64(o, "relayed_wakeups", ev->relayed_wakeups);
-	add_u64(o, "via_tid", ev->via_tid);
-	add_u64(o, "from_pid", ev->from_pid);
-	add_u64(o, "calls", ev->calls);
-	add_u64(o, "forked_from", ev->forked_from);
+	add_u64s(o, { "cuda_tid", ev->cuda_tid }, { "cuda_pid", ev->cuda_pid },
+		 { "wakeups", ev->wakeups }, { "ns", ev->ns },
+		 { "relayed_wakeups", ev->relayed_wakeups }, { "via_tid", ev->via_tid },
+		 { "from_pid", ev->from_pid }, { "calls", ev->calls },
+		 { "forked_from", ev->forked_from });
 	add_str(o, "name", ev->name);
 	return o;
 }
@@ -147,12 +188,9 @@ static json_object *json_loop(const struct ift_loop_info *l)
 	if (!l->calls)
 		return NULL;
 	o = json_object_new_object();
-	add_u64(o, "calls", l->calls);
-	add_u64(o, "period", l->period);
-	add_u64(o, "iterations", l->iterations);
-	add_u64(o, "warmup", l->warmup);
-	add_u64(o, "from_ns", l->from_ns);
-	add_u64(o, "to_ns", l->to_ns);
+	add_u64s(o, { "calls", l->calls }, { "period", l->period },
+		 { "iterations", l->iterations }, { "warmup", l->warmup },
+		 { "from_ns", l->from_ns }, { "to_ns", l->to_ns });
 	return o;
 }
 
@@ -163,6 +201,17 @@ static json_object *json_names(const struct ift_task *task)
 	for (unsigned i = 0; task && i < task->ncomms; i++)
 		json_object_array_add(arr, json_object_new_string(task->comms[i].comm));
 	return arr;
+}
+
+/* What a thread and a process both end with: the scheduler's, then CUDA's. */
+static void json_task_figures(json_object *o, const struct ift_sched_stats *s,
+			      uint64_t cuda_calls, uint64_t cuda_ns,
+			      const struct ift_op_stats *ops, size_t nops)
+{
+	ift_json_sched(o, s);
+	add_u64(o, "cuda_calls", cuda_calls);
+	add_u64(o, "cuda_ns", cuda_ns);
+	json_object_object_add(o, "ops", ift_json_ops(ops, nops));
 }
 
 json_object *ift_json_thread(const struct ift_thread_info *t)
@@ -181,10 +230,7 @@ json_object *ift_json_thread(const struct ift_thread_info *t)
 	json_object_object_add(o, "exited", json_object_new_boolean(t->exited));
 	add_u64(o, "first_seen_ns", t->first_ns);
 	add_u64(o, "last_seen_ns", t->last_ns);
-	ift_json_sched(o, &t->sched);
-	add_u64(o, "cuda_calls", t->cuda_calls);
-	add_u64(o, "cuda_ns", t->cuda_ns);
-	json_object_object_add(o, "ops", ift_json_ops(t->ops, t->nops));
+	json_task_figures(o, &t->sched, t->cuda_calls, t->cuda_ns, t->ops, t->nops);
 	return o;
 }
 
@@ -207,10 +253,7 @@ json_object *ift_json_process(const struct ift_process_info *p)
 	for (size_t i = 0; i < p->nthreads; i++)
 		json_object_array_add(v, ift_json_thread(p->threads[i]));
 	json_object_object_add(o, "threads", v);
-	ift_json_sched(o, &p->sched);
-	add_u64(o, "cuda_calls", p->cuda_calls);
-	add_u64(o, "cuda_ns", p->cuda_ns);
-	json_object_object_add(o, "ops", ift_json_ops(p->ops, p->nops));
+	json_task_figures(o, &p->sched, p->cuda_calls, p->cuda_ns, p->ops, p->nops);
 	return o;
 }
 
