@@ -19,8 +19,6 @@
 #define WIDTH		IFT_TEXT_WIDTH	/* the tables fit a terminal this wide */
 #define TOP		10	/* processes or threads per ranking */
 
-enum { TOP_CUDA, TOP_OFF_CPU };
-
 /* Where a text goes and how wide its free text may run. */
 struct text {
 	FILE *f;
@@ -70,6 +68,22 @@ static void cell(struct text *tx, const char *s, int w)
 		fprintf(tx->f, "%s%*s", s, pad > 0 ? pad : 0, "");
 }
 
+/* A table's column: its heading and its width, as cell() takes it. */
+struct column {
+	const char *head;
+	int w;
+};
+
+/* The headings of N columns, one line. */
+static void header(struct text *tx, const struct column *c, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		cell(tx, c[i].head, c[i].w);
+	fputc('\n', tx->f);
+}
+
+#define NCOLS(c)	(sizeof(c) / sizeof((c)[0]))
+
 /*
  * A name from the traced program, safe for one aligned cell: control and
  * non-ASCII bytes become '?', and a name too long is cut with '~'.
@@ -112,18 +126,14 @@ static const char *short_role(const char *role)
 
 static void op_header(struct text *tx, const char *indent)
 {
+	static const struct column heads[] = {
+		{ "calls", -8 }, { "errors", -7 }, { "total", -8 }, { "mean", -8 },
+		{ "p50", -8 }, { "p95", -8 }, { "p99", -8 }, { "max", -8 }, { "wall%", -7 },
+	};
+
 	fprintf(tx->f, "%s", indent);
 	cell(tx, "op", NAME_W - cols(indent));
-	cell(tx, "calls", -8);
-	cell(tx, "errors", -7);
-	cell(tx, "total", -8);
-	cell(tx, "mean", -8);
-	cell(tx, "p50", -8);
-	cell(tx, "p95", -8);
-	cell(tx, "p99", -8);
-	cell(tx, "max", -8);
-	cell(tx, "wall%", -7);
-	fputc('\n', tx->f);
+	header(tx, heads, NCOLS(heads));
 }
 
 static void op_row(struct text *tx, const char *indent, const struct ift_op_stats *s)
@@ -153,50 +163,23 @@ static void op_row(struct text *tx, const char *indent, const struct ift_op_stat
 	fputc('\n', tx->f);
 }
 
-static const struct ift_op_stats *op_by_id(const struct ift_op_stats *ops,
-					   size_t n, uint32_t id)
+/* The op table, its nested rows marked; ift_op_rows() says in which order. */
+static int print_ops(struct text *tx, const struct ift_op_stats *ops, size_t n,
+		     const char *indent)
 {
-	for (size_t i = 0; i < n; i++)
-		if (ops[i].op == id)
-			return &ops[i];
-	return NULL;
-}
-
-/*
- * The op table: outermost ops by time, each followed by the ops nested in
- * it (their time is already inside the row above), then nested ops whose
- * parent is not shown.
- */
-static int print_ops(struct text *tx, const struct ift_op_stats *ops, size_t n, const char *indent)
-{
+	struct ift_op_row *rows;
 	char sub[32];
-	bool *done;
 
 	if (!n)
 		return 0;
-	done = calloc(n, sizeof(*done));
-	if (!done)
+	rows = ift_op_rows(ops, n);
+	if (!rows)
 		return -ENOMEM;
 	snprintf(sub, sizeof(sub), "%s  \xe2\x86\xb3 ", indent);
 	op_header(tx, indent);
-	for (size_t i = 0; i < n; i++) {
-		if (done[i] || ops[i].nested_calls == ops[i].calls)
-			continue;
-		op_row(tx, indent, &ops[i]);
-		done[i] = true;
-		for (size_t k = 0; k < ops[i].ninner; k++) {
-			const struct ift_op_stats *in = op_by_id(ops, n, ops[i].inner[k].op);
-
-			if (in && !done[in - ops]) {
-				op_row(tx, sub, in);
-				done[in - ops] = true;
-			}
-		}
-	}
 	for (size_t i = 0; i < n; i++)
-		if (!done[i])
-			op_row(tx, sub, &ops[i]);
-	free(done);
+		op_row(tx, rows[i].nested ? sub : indent, rows[i].op);
+	free(rows);
 	return 0;
 }
 
@@ -232,6 +215,10 @@ static void print_errors(struct text *tx, const struct ift_op_stats *ops, size_t
 
 static void print_copies(struct text *tx, const struct ift_op_stats *ops, size_t n)
 {
+	static const struct column heads[] = {
+		{ "copies", 24 }, { "dir", 9 }, { "calls", -9 }, { "bytes", -12 },
+		{ "time", -10 }, { "bandwidth", -14 },
+	};
 	bool any = false;
 	char b[64], name[64];
 
@@ -243,13 +230,7 @@ static void print_copies(struct text *tx, const struct ift_op_stats *ops, size_t
 				continue;
 			if (!any) {
 				fprintf(tx->f, "\n");
-				cell(tx, "copies", 24);
-				cell(tx, "dir", 9);
-				cell(tx, "calls", -9);
-				cell(tx, "bytes", -12);
-				cell(tx, "time", -10);
-				cell(tx, "bandwidth", -14);
-				fputc('\n', tx->f);
+				header(tx, heads, NCOLS(heads));
 			}
 			any = true;
 			/* a nested copy's bytes are the enclosing copy's too */
@@ -280,21 +261,14 @@ static void print_copies(struct text *tx, const struct ift_op_stats *ops, size_t
 
 static void task_header(struct text *tx, bool threads)
 {
-	if (threads)
-		cell(tx, "tid", -8);
-	cell(tx, "pid", -8);
-	fprintf(tx->f, " ");
-	cell(tx, "name", 16);
-	cell(tx, "role", 6);
-	cell(tx, "cuda", -8);
-	cell(tx, "on-cpu", -8);
-	cell(tx, "rq-wait", -8);
-	cell(tx, "blocked", -8);
-	cell(tx, "invol", -7);
-	cell(tx, "vol", -7);
-	cell(tx, "worst", -8);
-	cell(tx, "pages", -7);
-	fputc('\n', tx->f);
+	static const struct column heads[] = {
+		{ "tid", -8 }, { "pid", -8 }, { " ", 1 }, { "name", 16 }, { "role", 6 },
+		{ "cuda", -8 }, { "on-cpu", -8 }, { "rq-wait", -8 }, { "blocked", -8 },
+		{ "invol", -7 }, { "vol", -7 }, { "worst", -8 }, { "pages", -7 },
+	};
+
+	/* the tid column only for threads */
+	header(tx, heads + !threads, NCOLS(heads) - !threads);
 }
 
 static void task_row(struct text *tx, bool threads, uint32_t tid, uint32_t pid, const char *comm,
@@ -331,19 +305,6 @@ static int cmp_proc_off(const void *x, const void *y)
 	if (ift_sched_off_cpu(&p->sched) != ift_sched_off_cpu(&q->sched))
 		return ift_sched_off_cpu(&p->sched) > ift_sched_off_cpu(&q->sched) ? -1 : 1;
 	return p->pid < q->pid ? -1 : p->pid > q->pid;
-}
-
-static int cmp_thread_rank(const void *x, const void *y, void *arg)
-{
-	const struct ift_thread_info *p = *(const struct ift_thread_info *const *)x;
-	const struct ift_thread_info *q = *(const struct ift_thread_info *const *)y;
-	int by = *(const int *)arg;
-
-	if (by == TOP_CUDA && p->cuda_ns != q->cuda_ns)
-		return p->cuda_ns > q->cuda_ns ? -1 : 1;
-	if (ift_sched_off_cpu(&p->sched) != ift_sched_off_cpu(&q->sched))
-		return ift_sched_off_cpu(&p->sched) > ift_sched_off_cpu(&q->sched) ? -1 : 1;
-	return p->tid < q->tid ? -1 : p->tid > q->tid;
 }
 
 static const char *legend =
@@ -404,7 +365,6 @@ static int print_threads(struct text *tx, const struct ift_analysis *a)
 {
 	size_t n = ift_analysis_thread_count(a);
 	const struct ift_thread_info **v;
-	int by;
 
 	if (!n)
 		return 0;
@@ -413,13 +373,13 @@ static int print_threads(struct text *tx, const struct ift_analysis *a)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++)
 		v[i] = ift_analysis_thread(a, i);
-	for (by = TOP_CUDA; by <= TOP_OFF_CPU; by++) {
-		qsort_r(v, n, sizeof(*v), cmp_thread_rank, &by);
+	for (int by = 0; by < 2; by++) {
+		qsort(v, n, sizeof(*v), by ? ift_thread_cmp_off_cpu : ift_thread_cmp_cuda);
 		if (n <= TOP)
 			fprintf(tx->f, "\nthreads (%zu)\n", n);
 		else
 			fprintf(tx->f, "\nthreads by %s (top %d of %zu)\n",
-			       by == TOP_CUDA ? "CUDA time" : "off-CPU time", TOP, n);
+			       by ? "off-CPU time" : "CUDA time", TOP, n);
 		task_header(tx, true);
 		thread_rows(tx, v, n < TOP ? n : TOP);
 		if (n <= TOP)
@@ -793,6 +753,9 @@ static void diff_row(struct text *tx, const char *what, const char *change)
 int ift_out_text_diff(FILE *f, const struct ift_diff_side *cur,
 		      const struct ift_diff_side *base, const struct ift_text_opts *o)
 {
+	static const struct column heads[] = {
+		{ "CUDA op", 24 }, { "calls", 17 }, { "p50", 19 }, { "p99", 27 }, { "total", 0 },
+	};
 	struct text text = { .f = f, .width = text_width(o) }, *tx = &text;
 	struct ift_op_pair *pairs;
 	size_t npairs;
@@ -824,11 +787,7 @@ int ift_out_text_diff(FILE *f, const struct ift_diff_side *cur,
 							 c.chain_ns[IFT_SEV_MEDIUM], false));
 
 	fprintf(tx->f, "\n");
-	cell(tx, "CUDA op", 24);
-	cell(tx, "calls", 17);
-	cell(tx, "p50", 19);
-	cell(tx, "p99", 27);
-	fprintf(tx->f, "total\n");
+	header(tx, heads, NCOLS(heads));
 	pairs = ift_report_op_pairs(cur->r, base->r, &npairs);
 	if (!pairs)
 		return -ENOMEM;
