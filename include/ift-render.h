@@ -37,6 +37,7 @@ struct json_object *ift_event_json(const struct ift_trace *t,
 
 struct ift_analysis;
 struct ift_chains;
+struct ift_report;
 
 struct ift_html_opts {
 	const char *title;		/* the trace's name on the page, or NULL */
@@ -48,12 +49,12 @@ struct ift_html_opts {
  * timelines, CPU utilisation, runnable tasks and CUDA call latency over the
  * window, a latency histogram per op, per-process on-CPU / run-queue wait /
  * blocked bars, and the tables of the text report (docs/report.md, HTML).
- * A is the finished analysis of T and C its built chains; T is read again,
- * for its samples and its call sites.  Changes nothing; returns 0 or a negative error
- * (-ENOMEM, -EIO when F failed, or the reader's).
+ * R is the report of T (ift_report_run()); T is read again, for its
+ * samples and its call sites.  Changes nothing; returns 0 or a negative
+ * error (-ENOMEM, -EIO when F failed, or the reader's).
  */
-int ift_out_html(FILE *f, struct ift_trace *t, const struct ift_analysis *a,
-		 const struct ift_chains *c, const struct ift_html_opts *opts);
+int ift_out_html(FILE *f, struct ift_trace *t, const struct ift_report *r,
+		 const struct ift_html_opts *opts);
 
 /* ---- the orders of rows (src/render/order.c) ---------------------- */
 
@@ -95,8 +96,6 @@ struct ift_text_opts {
 	bool per_process;	/* each process in full instead of rankings */
 	bool threads;		/* the threads too */
 };
-
-struct ift_report;
 
 /*
  * ift_out_text - report R of trace T as text on F (docs/report.md): the

@@ -132,7 +132,7 @@ static int write_html(const struct report *r, const char *path)
 
 	if (!f)
 		return -errno;
-	ret = ift_out_html(f, r->t, r->m.a, r->m.c, &o);
+	ret = ift_out_html(f, r->t, &r->m, &o);
 	if (!std)
 		ret = cli_output_close(&of, f, ret);
 	return ret;
