@@ -257,6 +257,20 @@ json_object *ift_json_process(const struct ift_process_info *p)
 	return o;
 }
 
+/* A stack's frames as text, innermost first; none for a site the file lacks
+   (a recording cut short). */
+static json_object *json_frames(const struct ift_stack *st)
+{
+	json_object *f = json_object_new_array();
+	char line[512];
+
+	for (unsigned k = 0; st && k < st->nframes; k++) {
+		ift_frame_format(&st->frames[k], line, sizeof(line));
+		json_object_array_add(f, json_object_new_string(line));
+	}
+	return f;
+}
+
 json_object *ift_json_chain(const struct ift_chain *ch)
 {
 	json_object *o = json_object_new_object(), *v, *e, *x;
@@ -316,20 +330,13 @@ json_object *ift_json_chain(const struct ift_chain *ch)
 	v = json_object_new_array();
 	for (size_t i = 0; i < ch->nsites; i++) {
 		const struct ift_chain_site *cs = &ch->sites[i];
-		const struct ift_stack *st = cs->frames;
-		json_object *f = json_object_new_array();
-		char line[512];
 
 		x = json_object_new_object();
 		add_u64(x, "stack_id", cs->stack);
 		add_u64(x, "calls", cs->calls);
 		add_u64(x, "cost_ns", cs->cost_ns);
 		add_u64(x, "share_permille", cs->share_permille);
-		for (unsigned k = 0; st && k < st->nframes; k++) {
-			ift_frame_format(&st->frames[k], line, sizeof(line));
-			json_object_array_add(f, json_object_new_string(line));
-		}
-		json_object_object_add(x, "frames", f);
+		json_object_object_add(x, "frames", json_frames(cs->frames));
 		json_object_array_add(v, x);
 	}
 	json_object_object_add(o, "sites", v);
@@ -347,9 +354,7 @@ json_object *ift_json_chains(const struct ift_chains *c)
 
 json_object *ift_json_site(const struct ift_trace *t, const struct ift_site *s)
 {
-	const struct ift_stack *st = ift_trace_stack(t, s->stack);
-	json_object *o = json_object_new_object(), *f = json_object_new_array();
-	char line[512];
+	json_object *o = json_object_new_object();
 
 	add_str(o, "op", s->op);
 	add_u64(o, "stack_id", s->stack);
@@ -360,12 +365,7 @@ json_object *ift_json_site(const struct ift_trace *t, const struct ift_site *s)
 	json_object_object_add(o, "share_calls", json_object_new_double(s->share_calls));
 	json_object_object_add(o, "share_time", json_object_new_double(s->share_time));
 	json_object_object_add(o, "share_tail", json_object_new_double(s->share_tail));
-	/* a site the file lacks (a recording cut short) has no frames */
-	for (unsigned k = 0; st && k < st->nframes; k++) {
-		ift_frame_format(&st->frames[k], line, sizeof(line));
-		json_object_array_add(f, json_object_new_string(line));
-	}
-	json_object_object_add(o, "frames", f);
+	json_object_object_add(o, "frames", json_frames(ift_trace_stack(t, s->stack)));
 	return o;
 }
 
