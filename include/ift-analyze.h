@@ -47,6 +47,12 @@ struct ift_sched_stats {
 	uint64_t page_alloc_bytes;	/* 4096 << order each */
 };
 
+/* Off-CPU time: runnable or blocked, what report ranks stalls by. */
+static inline uint64_t ift_sched_off_cpu(const struct ift_sched_stats *s)
+{
+	return s->runqueue_wait_ns + s->blocked_ns;
+}
+
 /* Copy directions: cudaMemcpyKind values, then what we could not tell. */
 enum ift_copy_dir {
 	IFT_COPY_H2H, IFT_COPY_H2D, IFT_COPY_D2H, IFT_COPY_D2D, IFT_COPY_DEFAULT,
@@ -304,6 +310,9 @@ const struct ift_analysis_summary *ift_analysis_summary(const struct ift_analysi
 /* Ops of the selected calls, most total time first. */
 size_t ift_analysis_op_count(const struct ift_analysis *a);
 const struct ift_op_stats *ift_analysis_op(const struct ift_analysis *a, size_t i);
+/* The op called NAME, or NULL when no selected call was one. */
+const struct ift_op_stats *ift_analysis_op_find(const struct ift_analysis *a,
+						const char *name);
 
 /* Selected processes: most CUDA time first, then most off-CPU time. */
 size_t ift_analysis_process_count(const struct ift_analysis *a);

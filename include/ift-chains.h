@@ -154,6 +154,39 @@ int ift_report_run(struct ift_trace *t, const struct ift_analyze_opts *aopts,
 		   const struct ift_chain_opts *copts, struct ift_report *r);
 void ift_report_release(struct ift_report *r);
 
+/*
+ * ift_report_sites - the call sites (record --stack) of R's window over T,
+ * the top IFT_SITES_TOP of each op, as every report output shows them.  *V
+ * is an array of *N the caller frees with free(); empty for a trace without
+ * stacks.  Reads T again; returns 0 or a negative error.
+ */
+int ift_report_sites(struct ift_trace *t, const struct ift_report *r,
+		     struct ift_site **v, size_t *n);
+
+/* What `report --diff' compares two reports on, beyond the op tables. */
+struct ift_report_totals {
+	uint64_t wall_ns;		/* the window */
+	uint64_t cuda_ns, cuda_calls;	/* outermost calls, all threads */
+	uint64_t on_cpu_ns, runq_ns, blocked_ns, invol, vol, pages;
+	uint64_t chain_ns[IFT_SEV_HIGH + 1];	/* chain cost by severity */
+};
+void ift_report_totals(const struct ift_report *r, struct ift_report_totals *x);
+
+/* One op on both sides of a diff; a side without it has zeros. */
+struct ift_op_pair {
+	const char *name;
+	const struct ift_op_stats *cur, *base;
+};
+
+/*
+ * ift_report_op_pairs - every op of either report, the current one's first
+ * (most time first), then those only the baseline has.  Returns an array of
+ * *N pairs the caller frees with free(), pointing into both reports; NULL
+ * with errno ENOMEM.
+ */
+struct ift_op_pair *ift_report_op_pairs(const struct ift_report *cur,
+					const struct ift_report *base, size_t *n);
+
 const char *ift_cause_name(enum ift_cause cause);	/* "cpu_contention", ... */
 const char *ift_severity_name(enum ift_severity sev);	/* "HIGH", ... */
 const char *ift_phase_name(enum ift_phase phase);	/* "inside", "before" */

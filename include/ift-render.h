@@ -37,6 +37,7 @@ struct json_object *ift_event_json(const struct ift_trace *t,
 
 struct ift_analysis;
 struct ift_chains;
+struct ift_report;
 
 struct ift_html_opts {
 	const char *title;		/* the trace's name on the page, or NULL */
@@ -48,21 +49,96 @@ struct ift_html_opts {
  * timelines, CPU utilisation, runnable tasks and CUDA call latency over the
  * window, a latency histogram per op, per-process on-CPU / run-queue wait /
  * blocked bars, and the tables of the text report (docs/report.md, HTML).
- * A is the finished analysis of T and C its built chains; T is read again,
- * for its samples and its call sites.  Changes nothing; returns 0 or a negative error
- * (-ENOMEM, -EIO when F failed, or the reader's).
+ * R is the report of T (ift_report_run()); T is read again, for its
+ * samples and its call sites.  Changes nothing; returns 0 or a negative
+ * error (-ENOMEM, -EIO when F failed, or the reader's).
  */
-int ift_out_html(FILE *f, struct ift_trace *t, const struct ift_analysis *a,
-		 const struct ift_chains *c, const struct ift_html_opts *opts);
+int ift_out_html(FILE *f, struct ift_trace *t, const struct ift_report *r,
+		 const struct ift_html_opts *opts);
 
-/* ---- the analysis as JSON (src/out/json.c) ------------------------ */
+/* ---- the orders of rows (src/render/order.c) ---------------------- */
+
+struct ift_op_stats;
+
+/* A row of an op table: the op, shown nested in the row above or not. */
+struct ift_op_row {
+	const struct ift_op_stats *op;
+	bool nested;
+};
+
+/*
+ * ift_op_rows - the rows of the op table of OPS (N of them, most time
+ * first): the outermost ops by time, each followed by the ops nested in it
+ * (their time is already inside the row above), then the nested ops whose
+ * parent is not shown.  Returns N rows the caller frees with free(), or
+ * NULL with errno ENOMEM.
+ */
+struct ift_op_row *ift_op_rows(const struct ift_op_stats *ops, size_t n);
+
+/*
+ * qsort() orders of thread pointers (const struct ift_thread_info *):
+ * most CUDA time first, then most off-CPU time, then by tid; or most
+ * off-CPU time first, then by tid.
+ */
+int ift_thread_cmp_cuda(const void *x, const void *y);
+int ift_thread_cmp_off_cpu(const void *x, const void *y);
+
+/* ---- the report as text (src/render/text.c) ----------------------- */
+
+#define IFT_TEXT_WIDTH		100	/* the text fits a terminal this wide */
+#define IFT_TEXT_MIN_WIDTH	60	/* the narrowest its free text wraps to */
+
+struct ift_text_opts {
+	int width;		/* where free text wraps (a narrower terminal's
+				   width); outside IFT_TEXT_MIN_WIDTH ..
+				   IFT_TEXT_WIDTH, IFT_TEXT_WIDTH: tables keep
+				   their columns whatever it is */
+	bool per_process;	/* each process in full instead of rankings */
+	bool threads;		/* the threads too */
+};
+
+/*
+ * ift_out_text - report R of trace T as text on F (docs/report.md): the
+ * trace, the chains, the op tables, the call sites (T is read again for
+ * them) and the processes and threads.  O may be NULL (the defaults).
+ * Changes nothing and leaves F's own errors to the caller (fflush, ferror);
+ * returns 0 or a negative error (-ENOMEM, or the reader's).
+ */
+int ift_out_text(FILE *f, struct ift_trace *t, const struct ift_report *r,
+		 const struct ift_text_opts *o);
+
+/* One side of `report --diff': a trace, the name it was opened by, its report. */
+struct ift_diff_side {
+	const char *name;		/* named by it when it has no command */
+	struct ift_trace *t;
+	const struct ift_report *r;
+};
+
+/*
+ * ift_out_text_diff, ift_out_json_diff - the report of CUR against the
+ * report of BASE on F: totals, ops and chains side by side, as text (O may
+ * be NULL) or as one JSON object with both reports whole (docs/report.md,
+ * "Diff").  As ift_out_text() for errors.
+ */
+int ift_out_text_diff(FILE *f, const struct ift_diff_side *cur,
+		      const struct ift_diff_side *base, const struct ift_text_opts *o);
+int ift_out_json_diff(FILE *f, const struct ift_diff_side *cur,
+		      const struct ift_diff_side *base);
+
+/*
+ * ift_out_json - report R of trace T as the pretty-printed object of
+ * `report --json' on F: ift_json_report() with the call sites (T is read
+ * again for them).  As ift_out_text() for errors.
+ */
+int ift_out_json(FILE *f, struct ift_trace *t, const struct ift_report *r);
+
+/* ---- the analysis as JSON (src/render/json.c) --------------------- */
 
 /*
  * The objects of `report --json', key for key as docs/report.md lists them.
  * Each returns a new json-c object the caller owns (json_object_put()); the
  * strings are copied, so it outlives the analysis.
  */
-struct ift_op_stats;
 struct ift_sched_stats;
 struct ift_thread_info;
 struct ift_process_info;
@@ -86,6 +162,12 @@ struct ift_site;
 struct json_object *ift_json_site(const struct ift_trace *t, const struct ift_site *s);
 struct json_object *ift_json_sites(const struct ift_trace *t, const struct ift_site *v,
 				   size_t n);
+/*
+ * Adds op S's calls and latency to object O: calls, errors, total_ns,
+ * mean_ns, p50_ns, p95_ns, p99_ns, max_ns, as ift_json_ops() names them
+ * (get_op_latency's figures per process).
+ */
+void ift_json_op_latency(struct json_object *o, const struct ift_op_stats *s);
 /* Adds the scheduler figures of S to object O. */
 void ift_json_sched(struct json_object *o, const struct ift_sched_stats *s);
 

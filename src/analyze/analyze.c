@@ -592,19 +592,14 @@ static int process_info(struct ift_analysis *a, struct ift_process_info *p,
 	return 0;
 }
 
-static uint64_t off_cpu(const struct ift_sched_stats *s)
-{
-	return s->runqueue_wait_ns + s->blocked_ns;
-}
-
 static int cmp_proc(const void *x, const void *y)
 {
 	const struct ift_process_info *p = x, *q = y;
 
 	if (p->cuda_ns != q->cuda_ns)
 		return p->cuda_ns > q->cuda_ns ? -1 : 1;
-	if (off_cpu(&p->sched) != off_cpu(&q->sched))
-		return off_cpu(&p->sched) > off_cpu(&q->sched) ? -1 : 1;
+	if (ift_sched_off_cpu(&p->sched) != ift_sched_off_cpu(&q->sched))
+		return ift_sched_off_cpu(&p->sched) > ift_sched_off_cpu(&q->sched) ? -1 : 1;
 	return p->pid < q->pid ? -1 : p->pid > q->pid;
 }
 
@@ -744,6 +739,15 @@ size_t ift_analysis_op_count(const struct ift_analysis *a)
 const struct ift_op_stats *ift_analysis_op(const struct ift_analysis *a, size_t i)
 {
 	return i < a->nops ? &a->ops[i] : NULL;
+}
+
+const struct ift_op_stats *ift_analysis_op_find(const struct ift_analysis *a,
+						const char *name)
+{
+	for (size_t i = 0; i < a->nops; i++)
+		if (!strcmp(a->ops[i].name, name))
+			return &a->ops[i];
+	return NULL;
 }
 
 size_t ift_analysis_process_count(const struct ift_analysis *a)

@@ -3,7 +3,7 @@
  * The MCP server's tools: each a table row with its arguments (which make
  * both its JSON Schema and the validation, so the two cannot disagree), and
  * a function that builds its result as a json-c object.  The figures are
- * those of `report --json' (src/out/json.c builds both), the slow calls
+ * those of `report --json' (src/render/json.c builds both), the slow calls
  * those of ift_analysis_call(), the SQL that of `query'.
  *
  * The trace is opened and analyzed once, at the first call that needs it
@@ -271,14 +271,6 @@ static void add_str(json_object *o, const char *k, const char *v)
 	json_object_object_add(o, k, v ? json_object_new_string(v) : NULL);
 }
 
-static const struct ift_op_stats *op_named(const struct ift_analysis *a, const char *name)
-{
-	for (size_t i = 0; i < ift_analysis_op_count(a); i++)
-		if (!strcmp(ift_analysis_op(a, i)->name, name))
-			return ift_analysis_op(a, i);
-	return NULL;
-}
-
 /* "no op 'x' in the trace; its ops: a, b, ..." so a model can correct itself. */
 static int no_op(const struct ift_analysis *a, const char *name, char *err, size_t errlen)
 {
@@ -363,23 +355,6 @@ static int causal_chains(struct ift_mcp *m, const struct args *a, json_object **
 
 /* ---- get_per_process_breakdown ------------------------------------ */
 
-static uint64_t off_cpu(const struct ift_sched_stats *s)
-{
-	return s->runqueue_wait_ns + s->blocked_ns;
-}
-
-static int cmp_thread(const void *x, const void *y)
-{
-	const struct ift_thread_info *p = *(const struct ift_thread_info *const *)x;
-	const struct ift_thread_info *q = *(const struct ift_thread_info *const *)y;
-
-	if (p->cuda_ns != q->cuda_ns)
-		return p->cuda_ns > q->cuda_ns ? -1 : 1;
-	if (off_cpu(&p->sched) != off_cpu(&q->sched))
-		return off_cpu(&p->sched) > off_cpu(&q->sched) ? -1 : 1;
-	return p->tid < q->tid ? -1 : p->tid > q->tid;
-}
-
 static int per_process(struct ift_mcp *m, const struct args *a, json_object **out,
 		       char *err, size_t errlen)
 {
@@ -423,7 +398,7 @@ static int per_process(struct ift_mcp *m, const struct args *a, json_object **ou
 		return -1;
 	}
 	memcpy(th, p->threads, p->nthreads * sizeof(*th));
-	qsort(th, p->nthreads, sizeof(*th), cmp_thread);
+	qsort(th, p->nthreads, sizeof(*th), ift_thread_cmp_cuda);
 	v = json_object_new_array();
 	for (size_t i = 0; i < p->nthreads && i < limit; i++) {
 		e = ift_json_thread(th[i]);
@@ -462,7 +437,7 @@ static int op_latency(struct ift_mcp *m, const struct args *a, json_object **out
 
 	if (load(m, err, errlen) < 0)
 		return -1;
-	s = op_named(m->tr.a, name);
+	s = ift_analysis_op_find(m->tr.a, name);
 	if (!s)
 		return no_op(m->tr.a, name, err, errlen);
 	o = json_object_new_object();
@@ -504,14 +479,7 @@ static int op_latency(struct ift_mcp *m, const struct args *a, json_object **out
 			e = json_object_new_object();
 			add_u64(e, "pid", p->pid);
 			add_str(e, "comm", p->comm);
-			add_u64(e, "calls", x->calls);
-			add_u64(e, "errors", x->errors);
-			add_u64(e, "total_ns", x->total_ns);
-			add_u64(e, "mean_ns", x->mean_ns);
-			add_u64(e, "p50_ns", x->p50_ns);
-			add_u64(e, "p95_ns", x->p95_ns);
-			add_u64(e, "p99_ns", x->p99_ns);
-			add_u64(e, "max_ns", x->max_ns);
+			ift_json_op_latency(e, x);
 			json_object_array_add(v, e);
 		}
 	}
@@ -572,7 +540,7 @@ static int slow_calls(struct ift_mcp *m, const struct args *a, json_object **out
 		return -1;
 	an = m->tr.a;
 	start = ift_analysis_summary(an)->start_ts;
-	s = op_named(an, name);
+	s = ift_analysis_op_find(an, name);
 	if (!s)
 		return no_op(an, name, err, errlen);
 	idx = malloc((ift_analysis_call_count(an) + 1) * sizeof(*idx));
@@ -647,7 +615,7 @@ static int stacks(struct ift_mcp *m, const struct args *a, json_object **out,
 			 "are made from");
 		return -1;
 	}
-	if (name && !op_named(m->tr.a, name))
+	if (name && !ift_analysis_op_find(m->tr.a, name))
 		return no_op(m->tr.a, name, err, errlen);
 	if (pid && !ift_analysis_process_find(m->tr.a, pid) &&
 	    !ift_analysis_thread_find(m->tr.a, pid))

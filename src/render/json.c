@@ -4,8 +4,10 @@
  * them whole, and the MCP server (src/mcp/) hands out parts of them, so both
  * say the same numbers under the same keys (docs/report.md lists every key).
  */
+#include <errno.h>
 #include <json.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "ift-analyze.h"
 #include "ift-chains.h"
@@ -36,6 +38,89 @@ static void add_str(json_object *o, const char *k, const char *v)
 	json_object_object_add(o, k, v ? json_object_new_string(v) : NULL);
 }
 
+/* A key and its count, for add_u64s(). */
+struct json_u64 {
+	const char *key;
+	uint64_t v;
+};
+
+static void add_u64_list(json_object *o, const struct json_u64 *kv, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		add_u64(o, kv[i].key, kv[i].v);
+}
+
+/*
+ * add_u64s(O, { "key", value }, ...): a struct's counters into O in the
+ * order given, the keys beside their fields in one list.
+ */
+#define add_u64s(o, ...)						\
+	add_u64_list(o, (const struct json_u64[]){ __VA_ARGS__ },		\
+		     sizeof((const struct json_u64[]){ __VA_ARGS__ }) /	\
+		     sizeof(struct json_u64))
+
+/*
+ * The calls and latency of op S into O, key for key as `ops' has them;
+ * BRIEF leaves out what only the op object itself has (nested_calls,
+ * error_codes, min_ns): get_op_latency's row of a process.
+ */
+static void json_op_latency(json_object *o, const struct ift_op_stats *s, bool brief)
+{
+	json_object *v;
+
+	add_u64(o, "calls", s->calls);
+	if (!brief)
+		add_u64(o, "nested_calls", s->nested_calls);
+	add_u64(o, "errors", s->errors);
+	if (!brief) {
+		v = json_object_new_array();
+		for (size_t k = 0; k < s->nerrs; k++) {
+			json_object *e = json_object_new_object();
+
+			json_object_object_add(e, "ret", json_object_new_int64(s->errs[k].ret));
+			add_u64(e, "calls", s->errs[k].calls);
+			json_object_array_add(v, e);
+		}
+		json_object_object_add(o, "error_codes", v);
+	}
+	add_u64(o, "total_ns", s->total_ns);
+	add_u64(o, "mean_ns", s->mean_ns);
+	if (!brief)
+		add_u64(o, "min_ns", s->min_ns);
+	add_u64(o, "p50_ns", s->p50_ns);
+	add_u64(o, "p95_ns", s->p95_ns);
+	add_u64(o, "p99_ns", s->p99_ns);
+	add_u64(o, "max_ns", s->max_ns);
+}
+
+void ift_json_op_latency(json_object *o, const struct ift_op_stats *s)
+{
+	json_op_latency(o, s, true);
+}
+
+/* Per direction: the calls, bytes, time and bandwidth of copy op S. */
+static json_object *json_copies(const struct ift_op_stats *s)
+{
+	json_object *v = json_object_new_array();
+
+	for (int d = 0; s->copy && d < IFT_COPY_NR; d++) {
+		const struct ift_copy_stats *c = &s->dir[d];
+		json_object *e;
+
+		if (!c->calls)
+			continue;
+		e = json_object_new_object();
+		add_str(e, "direction", ift_copy_dir_name(d));
+		add_u64(e, "calls", c->calls);
+		add_u64(e, "bytes", c->bytes);
+		add_u64(e, "total_ns", c->total_ns);
+		json_object_object_add(e, "bytes_per_s", json_object_new_double(
+			c->total_ns ? (double)c->bytes * 1e9 / (double)c->total_ns : 0));
+		json_object_array_add(v, e);
+	}
+	return v;
+}
+
 json_object *ift_json_ops(const struct ift_op_stats *ops, size_t n)
 {
 	json_object *arr = json_object_new_array();
@@ -46,45 +131,11 @@ json_object *ift_json_ops(const struct ift_op_stats *ops, size_t n)
 
 		add_str(o, "op", s->name);
 		add_str(o, "api", s->api == IFT_API_DRIVER ? "driver" : "runtime");
-		add_u64(o, "calls", s->calls);
-		add_u64(o, "nested_calls", s->nested_calls);
-		add_u64(o, "errors", s->errors);
-		v = json_object_new_array();
-		for (size_t k = 0; k < s->nerrs; k++) {
-			json_object *e = json_object_new_object();
-
-			json_object_object_add(e, "ret", json_object_new_int64(s->errs[k].ret));
-			add_u64(e, "calls", s->errs[k].calls);
-			json_object_array_add(v, e);
-		}
-		json_object_object_add(o, "error_codes", v);
-		add_u64(o, "total_ns", s->total_ns);
-		add_u64(o, "mean_ns", s->mean_ns);
-		add_u64(o, "min_ns", s->min_ns);
-		add_u64(o, "p50_ns", s->p50_ns);
-		add_u64(o, "p95_ns", s->p95_ns);
-		add_u64(o, "p99_ns", s->p99_ns);
-		add_u64(o, "max_ns", s->max_ns);
+		json_op_latency(o, s, false);
 		add_u64(o, "bytes", s->bytes);
 		json_object_object_add(o, "wall_share", json_object_new_double(
 			s->callers_wall_ns ? (double)s->total_ns / (double)s->callers_wall_ns : 0));
-		v = json_object_new_array();
-		for (int d = 0; s->copy && d < IFT_COPY_NR; d++) {
-			const struct ift_copy_stats *c = &s->dir[d];
-			json_object *e;
-
-			if (!c->calls)
-				continue;
-			e = json_object_new_object();
-			add_str(e, "direction", ift_copy_dir_name(d));
-			add_u64(e, "calls", c->calls);
-			add_u64(e, "bytes", c->bytes);
-			add_u64(e, "total_ns", c->total_ns);
-			json_object_object_add(e, "bytes_per_s", json_object_new_double(
-				c->total_ns ? (double)c->bytes * 1e9 / (double)c->total_ns : 0));
-			json_object_array_add(v, e);
-		}
-		json_object_object_add(o, "copies", v);
+		json_object_object_add(o, "copies", json_copies(s));
 		v = json_object_new_array();
 		for (size_t k = 0; k < s->ninner; k++) {
 			json_object *e = json_object_new_object();
@@ -102,18 +153,14 @@ json_object *ift_json_ops(const struct ift_op_stats *ops, size_t n)
 
 void ift_json_sched(json_object *o, const struct ift_sched_stats *s)
 {
-	add_u64(o, "on_cpu_ns", s->on_cpu_ns);
-	add_u64(o, "context_switches", s->involuntary + s->voluntary);
-	add_u64(o, "involuntary_switches", s->involuntary);
-	add_u64(o, "voluntary_switches", s->voluntary);
-	add_u64(o, "runqueue_wait_ns", s->runqueue_wait_ns);
-	add_u64(o, "blocked_ns", s->blocked_ns);
-	add_u64(o, "blocked_io_ns", s->blocked_io_ns);
-	add_u64(o, "max_off_cpu_ns", s->max_off_cpu_ns);
-	add_u64(o, "max_off_cpu_at_ns", s->max_off_cpu_at);
-	add_u64(o, "wakeups", s->wakeups);
-	add_u64(o, "page_allocs", s->page_allocs);
-	add_u64(o, "page_alloc_bytes", s->page_alloc_bytes);
+	add_u64s(o, { "on_cpu_ns", s->on_cpu_ns },
+		 { "context_switches", s->involuntary + s->voluntary },
+		 { "involuntary_switches", s->involuntary },
+		 { "voluntary_switches", s->voluntary },
+		 { "runqueue_wait_ns", s->runqueue_wait_ns }, { "blocked_ns", s->blocked_ns },
+		 { "blocked_io_ns", s->blocked_io_ns }, { "max_off_cpu_ns", s->max_off_cpu_ns },
+		 { "max_off_cpu_at_ns", s->max_off_cpu_at }, { "wakeups", s->wakeups },
+		 { "page_allocs", s->page_allocs }, { "page_alloc_bytes", s->page_alloc_bytes });
 }
 
 /* Why a task has its role (docs/report.md, "Roles"); null without one. */
@@ -125,15 +172,11 @@ json_object *ift_json_role_evidence(const struct ift_role_evidence *ev)
 		return NULL;
 	o = json_object_new_object();
 	add_str(o, "behaviour", ev->behaviour);
-	add_u64(o, "cuda_tid", ev->cuda_tid);
-	add_u64(o, "cuda_pid", ev->cuda_pid);
-	add_u64(o, "wakeups", ev->wakeups);
-	add_u64(o, "ns", ev->ns);
-	add_u64(o, "relayed_wakeups", ev->relayed_wakeups);
-	add_u64(o, "via_tid", ev->via_tid);
-	add_u64(o, "from_pid", ev->from_pid);
-	add_u64(o, "calls", ev->calls);
-	add_u64(o, "forked_from", ev->forked_from);
+	add_u64s(o, { "cuda_tid", ev->cuda_tid }, { "cuda_pid", ev->cuda_pid },
+		 { "wakeups", ev->wakeups }, { "ns", ev->ns },
+		 { "relayed_wakeups", ev->relayed_wakeups }, { "via_tid", ev->via_tid },
+		 { "from_pid", ev->from_pid }, { "calls", ev->calls },
+		 { "forked_from", ev->forked_from });
 	add_str(o, "name", ev->name);
 	return o;
 }
@@ -145,12 +188,9 @@ static json_object *json_loop(const struct ift_loop_info *l)
 	if (!l->calls)
 		return NULL;
 	o = json_object_new_object();
-	add_u64(o, "calls", l->calls);
-	add_u64(o, "period", l->period);
-	add_u64(o, "iterations", l->iterations);
-	add_u64(o, "warmup", l->warmup);
-	add_u64(o, "from_ns", l->from_ns);
-	add_u64(o, "to_ns", l->to_ns);
+	add_u64s(o, { "calls", l->calls }, { "period", l->period },
+		 { "iterations", l->iterations }, { "warmup", l->warmup },
+		 { "from_ns", l->from_ns }, { "to_ns", l->to_ns });
 	return o;
 }
 
@@ -161,6 +201,17 @@ static json_object *json_names(const struct ift_task *task)
 	for (unsigned i = 0; task && i < task->ncomms; i++)
 		json_object_array_add(arr, json_object_new_string(task->comms[i].comm));
 	return arr;
+}
+
+/* What a thread and a process both end with: the scheduler's, then CUDA's. */
+static void json_task_figures(json_object *o, const struct ift_sched_stats *s,
+			      uint64_t cuda_calls, uint64_t cuda_ns,
+			      const struct ift_op_stats *ops, size_t nops)
+{
+	ift_json_sched(o, s);
+	add_u64(o, "cuda_calls", cuda_calls);
+	add_u64(o, "cuda_ns", cuda_ns);
+	json_object_object_add(o, "ops", ift_json_ops(ops, nops));
 }
 
 json_object *ift_json_thread(const struct ift_thread_info *t)
@@ -179,10 +230,7 @@ json_object *ift_json_thread(const struct ift_thread_info *t)
 	json_object_object_add(o, "exited", json_object_new_boolean(t->exited));
 	add_u64(o, "first_seen_ns", t->first_ns);
 	add_u64(o, "last_seen_ns", t->last_ns);
-	ift_json_sched(o, &t->sched);
-	add_u64(o, "cuda_calls", t->cuda_calls);
-	add_u64(o, "cuda_ns", t->cuda_ns);
-	json_object_object_add(o, "ops", ift_json_ops(t->ops, t->nops));
+	json_task_figures(o, &t->sched, t->cuda_calls, t->cuda_ns, t->ops, t->nops);
 	return o;
 }
 
@@ -205,11 +253,22 @@ json_object *ift_json_process(const struct ift_process_info *p)
 	for (size_t i = 0; i < p->nthreads; i++)
 		json_object_array_add(v, ift_json_thread(p->threads[i]));
 	json_object_object_add(o, "threads", v);
-	ift_json_sched(o, &p->sched);
-	add_u64(o, "cuda_calls", p->cuda_calls);
-	add_u64(o, "cuda_ns", p->cuda_ns);
-	json_object_object_add(o, "ops", ift_json_ops(p->ops, p->nops));
+	json_task_figures(o, &p->sched, p->cuda_calls, p->cuda_ns, p->ops, p->nops);
 	return o;
+}
+
+/* A stack's frames as text, innermost first; none for a site the file lacks
+   (a recording cut short). */
+static json_object *json_frames(const struct ift_stack *st)
+{
+	json_object *f = json_object_new_array();
+	char line[512];
+
+	for (unsigned k = 0; st && k < st->nframes; k++) {
+		ift_frame_format(&st->frames[k], line, sizeof(line));
+		json_object_array_add(f, json_object_new_string(line));
+	}
+	return f;
 }
 
 json_object *ift_json_chain(const struct ift_chain *ch)
@@ -271,20 +330,13 @@ json_object *ift_json_chain(const struct ift_chain *ch)
 	v = json_object_new_array();
 	for (size_t i = 0; i < ch->nsites; i++) {
 		const struct ift_chain_site *cs = &ch->sites[i];
-		const struct ift_stack *st = cs->frames;
-		json_object *f = json_object_new_array();
-		char line[512];
 
 		x = json_object_new_object();
 		add_u64(x, "stack_id", cs->stack);
 		add_u64(x, "calls", cs->calls);
 		add_u64(x, "cost_ns", cs->cost_ns);
 		add_u64(x, "share_permille", cs->share_permille);
-		for (unsigned k = 0; st && k < st->nframes; k++) {
-			ift_frame_format(&st->frames[k], line, sizeof(line));
-			json_object_array_add(f, json_object_new_string(line));
-		}
-		json_object_object_add(x, "frames", f);
+		json_object_object_add(x, "frames", json_frames(cs->frames));
 		json_object_array_add(v, x);
 	}
 	json_object_object_add(o, "sites", v);
@@ -302,9 +354,7 @@ json_object *ift_json_chains(const struct ift_chains *c)
 
 json_object *ift_json_site(const struct ift_trace *t, const struct ift_site *s)
 {
-	const struct ift_stack *st = ift_trace_stack(t, s->stack);
-	json_object *o = json_object_new_object(), *f = json_object_new_array();
-	char line[512];
+	json_object *o = json_object_new_object();
 
 	add_str(o, "op", s->op);
 	add_u64(o, "stack_id", s->stack);
@@ -315,12 +365,7 @@ json_object *ift_json_site(const struct ift_trace *t, const struct ift_site *s)
 	json_object_object_add(o, "share_calls", json_object_new_double(s->share_calls));
 	json_object_object_add(o, "share_time", json_object_new_double(s->share_time));
 	json_object_object_add(o, "share_tail", json_object_new_double(s->share_tail));
-	/* a site the file lacks (a recording cut short) has no frames */
-	for (unsigned k = 0; st && k < st->nframes; k++) {
-		ift_frame_format(&st->frames[k], line, sizeof(line));
-		json_object_array_add(f, json_object_new_string(line));
-	}
-	json_object_object_add(o, "frames", f);
+	json_object_object_add(o, "frames", json_frames(ift_trace_stack(t, s->stack)));
 	return o;
 }
 
@@ -363,3 +408,104 @@ json_object *ift_json_report(const struct ift_analysis *a,
 	return root;
 }
 
+
+/* The report object with the call sites of its window (they need T). */
+static json_object *json_full(struct ift_trace *t, const struct ift_report *r)
+{
+	json_object *root = ift_json_report(r->a, r->c), *arr;
+	struct ift_site *v;
+	size_t n;
+
+	if (!root)
+		return NULL;
+	if (!t || ift_report_sites(t, r, &v, &n) < 0) {
+		arr = json_object_new_array();
+	} else {
+		arr = ift_json_sites(t, v, n);
+		free(v);
+	}
+	json_object_object_add(root, "stacks", arr);
+	return root;
+}
+
+/* Prints ROOT pretty on F and releases it. */
+static int json_print(FILE *f, json_object *root)
+{
+	const char *text = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY |
+							  JSON_C_TO_STRING_NOSLASHESCAPE);
+	int ret = text ? 0 : -ENOMEM;
+
+	if (text) {
+		fputs(text, f);
+		fputc('\n', f);
+	}
+	json_object_put(root);
+	return ret;
+}
+
+int ift_out_json(FILE *f, struct ift_trace *t, const struct ift_report *r)
+{
+	return json_print(f, json_full(t, r));
+}
+
+/* ---- --diff ------------------------------------------------------- */
+
+static json_object *json_pair(uint64_t b, uint64_t c)
+{
+	json_object *o = json_object_new_object();
+
+	add_u64(o, "baseline", b);
+	add_u64(o, "current", c);
+	if (b)
+		json_object_object_add(o, "ratio", json_object_new_double((double)c / (double)b));
+	return o;
+}
+
+int ift_out_json_diff(FILE *f, const struct ift_diff_side *cur,
+		      const struct ift_diff_side *base)
+{
+	struct ift_op_pair *pairs;
+	size_t npairs;
+	json_object *root, *ch, *v;
+	struct ift_report_totals b, c;
+
+	pairs = ift_report_op_pairs(cur->r, base->r, &npairs);
+	if (!pairs)
+		return -ENOMEM;
+	ift_report_totals(base->r, &b);
+	ift_report_totals(cur->r, &c);
+	root = json_object_new_object();
+	ch = json_object_new_object();
+	json_object_object_add(ch, "duration_ns", json_pair(b.wall_ns, c.wall_ns));
+	json_object_object_add(ch, "cuda_calls", json_pair(b.cuda_calls, c.cuda_calls));
+	json_object_object_add(ch, "cuda_ns", json_pair(b.cuda_ns, c.cuda_ns));
+	json_object_object_add(ch, "on_cpu_ns", json_pair(b.on_cpu_ns, c.on_cpu_ns));
+	json_object_object_add(ch, "runqueue_wait_ns", json_pair(b.runq_ns, c.runq_ns));
+	json_object_object_add(ch, "blocked_ns", json_pair(b.blocked_ns, c.blocked_ns));
+	json_object_object_add(ch, "involuntary_switches", json_pair(b.invol, c.invol));
+	json_object_object_add(ch, "voluntary_switches", json_pair(b.vol, c.vol));
+	json_object_object_add(ch, "page_allocs", json_pair(b.pages, c.pages));
+	json_object_object_add(ch, "high_chain_cost_ns",
+			       json_pair(b.chain_ns[IFT_SEV_HIGH], c.chain_ns[IFT_SEV_HIGH]));
+	json_object_object_add(ch, "medium_chain_cost_ns",
+			       json_pair(b.chain_ns[IFT_SEV_MEDIUM], c.chain_ns[IFT_SEV_MEDIUM]));
+	v = json_object_new_array();
+	for (size_t i = 0; i < npairs; i++) {
+		const struct ift_op_stats *x = pairs[i].cur, *y = pairs[i].base;
+		json_object *e = json_object_new_object();
+
+		add_str(e, "op", pairs[i].name);
+		json_object_object_add(e, "calls", json_pair(y->calls, x->calls));
+		json_object_object_add(e, "total_ns", json_pair(y->total_ns, x->total_ns));
+		json_object_object_add(e, "p50_ns", json_pair(y->p50_ns, x->p50_ns));
+		json_object_object_add(e, "p99_ns", json_pair(y->p99_ns, x->p99_ns));
+		json_object_object_add(e, "max_ns", json_pair(y->max_ns, x->max_ns));
+		json_object_array_add(v, e);
+	}
+	free(pairs);
+	json_object_object_add(ch, "ops", v);
+	json_object_object_add(root, "baseline", json_full(base->t, base->r));
+	json_object_object_add(root, "current", json_full(cur->t, cur->r));
+	json_object_object_add(root, "changes", ch);
+	return json_print(f, root);
+}

@@ -1,0 +1,822 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The report as text, for a terminal 100 columns wide (docs/report.md
+ * documents every figure), and the text of `report --diff'.  Tables keep
+ * their columns whatever the width; free text (the chains' summaries)
+ * wraps to the width the caller gives.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ift-analyze.h"
+#include "ift-chains.h"
+#include "ift-render.h"
+#include "ift-words.h"
+
+#define WIDTH		IFT_TEXT_WIDTH	/* the tables fit a terminal this wide */
+#define TOP		10	/* processes or threads per ranking */
+
+/* Where a text goes and how wide its free text may run. */
+struct text {
+	FILE *f;
+	int width;		/* WIDTH, or a narrower terminal's width */
+};
+
+/* ---- text helpers ------------------------------------------------- */
+
+static const char *fmt_dur(char *buf, size_t len, uint64_t ns)
+{
+	return ift_fmt_dur(buf, len, ns, false);
+}
+
+/* "12345", "123k", "4.5M": counts in at most 6 columns. */
+static const char *fmt_num(char *buf, size_t len, uint64_t n)
+{
+	if (n < 100000)
+		snprintf(buf, len, "%" PRIu64, n);
+	else if (n < 1000000)
+		snprintf(buf, len, "%" PRIu64 "k", n / 1000);
+	else if (n < 1000000000)
+		snprintf(buf, len, "%.1fM", (double)(n / 100000) / 10);
+	else
+		snprintf(buf, len, "%.1fG", (double)(n / 100000000) / 10);
+	return buf;
+}
+
+/* Columns S takes on a terminal: UTF-8 continuation bytes take none. */
+static int cols(const char *s)
+{
+	int n = 0;
+
+	for (; *s; s++)
+		n += ((unsigned char)*s & 0xc0) != 0x80;
+	return n;
+}
+
+/* Prints S in W columns, right-aligned when W < 0 (printf counts bytes). */
+static void cell(struct text *tx, const char *s, int w)
+{
+	int pad = abs(w) - cols(s);
+
+	/* a value too wide still stays apart from the one before */
+	if (w < 0)
+		fprintf(tx->f, "%*s%s", pad > 0 ? pad : 1, "", s);
+	else
+		fprintf(tx->f, "%s%*s", s, pad > 0 ? pad : 0, "");
+}
+
+/* A table's column: its heading and its width, as cell() takes it. */
+struct column {
+	const char *head;
+	int w;
+};
+
+/* The headings of N columns, one line. */
+static void header(struct text *tx, const struct column *c, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		cell(tx, c[i].head, c[i].w);
+	fputc('\n', tx->f);
+}
+
+#define NCOLS(c)	(sizeof(c) / sizeof((c)[0]))
+
+/*
+ * A name from the traced program, safe for one aligned cell: control and
+ * non-ASCII bytes become '?', and a name too long is cut with '~'.
+ */
+static const char *safe(char *buf, size_t len, const char *s, int w)
+{
+	size_t n = 0;
+
+	for (; *s && n + 1 < len; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		buf[n++] = c < 0x20 || c >= 0x7f ? '?' : (char)c;
+	}
+	buf[n] = 0;
+	if (w > 1 && n > (size_t)w) {
+		buf[w - 1] = '~';
+		buf[w] = 0;
+	}
+	return buf;
+}
+
+static const char *short_role(const char *role)
+{
+	if (!role)
+		return "";
+	if (!strcmp(role, "cuda thread") || !strcmp(role, "cuda process"))
+		return "cuda";
+	if (!strcmp(role, "input worker"))
+		return "worker";
+	if (!strcmp(role, "input thread"))
+		return "input";
+	if (!strcmp(role, "pin-memory thread"))
+		return "pin";
+	return role;
+}
+
+/* ---- text: ops ---------------------------------------------------- */
+
+#define NAME_W	29	/* the op column, indent included */
+
+static void op_header(struct text *tx, const char *indent)
+{
+	static const struct column heads[] = {
+		{ "calls", -8 }, { "errors", -7 }, { "total", -8 }, { "mean", -8 },
+		{ "p50", -8 }, { "p95", -8 }, { "p99", -8 }, { "max", -8 }, { "wall%", -7 },
+	};
+
+	fprintf(tx->f, "%s", indent);
+	cell(tx, "op", NAME_W - cols(indent));
+	header(tx, heads, NCOLS(heads));
+}
+
+static void op_row(struct text *tx, const char *indent, const struct ift_op_stats *s)
+{
+	char b[64], name[64];
+	int w = NAME_W - cols(indent);
+
+	fprintf(tx->f, "%s", indent);
+	cell(tx, safe(name, sizeof(name), s->name, w - 1), w);
+	cell(tx, fmt_num(b, sizeof(b), s->calls), -8);
+	cell(tx, fmt_num(b, sizeof(b), s->errors), -7);
+	cell(tx, fmt_dur(b, sizeof(b), s->total_ns), -8);
+	cell(tx, fmt_dur(b, sizeof(b), s->mean_ns), -8);
+	cell(tx, fmt_dur(b, sizeof(b), s->p50_ns), -8);
+	cell(tx, fmt_dur(b, sizeof(b), s->p95_ns), -8);
+	cell(tx, fmt_dur(b, sizeof(b), s->p99_ns), -8);
+	cell(tx, fmt_dur(b, sizeof(b), s->max_ns), -8);
+	if (s->callers_wall_ns) {
+		double share = 100.0 * (double)s->total_ns / (double)s->callers_wall_ns;
+
+		/* above 100%: calls of one thread overlapped (a damaged trace) */
+		snprintf(b, sizeof(b), share < 1000 ? "%.1f%%" : ">999%%", share);
+	} else {
+		snprintf(b, sizeof(b), "-");
+	}
+	cell(tx, b, -7);
+	fputc('\n', tx->f);
+}
+
+/* The op table, its nested rows marked; ift_op_rows() says in which order. */
+static int print_ops(struct text *tx, const struct ift_op_stats *ops, size_t n,
+		     const char *indent)
+{
+	struct ift_op_row *rows;
+	char sub[32];
+
+	if (!n)
+		return 0;
+	rows = ift_op_rows(ops, n);
+	if (!rows)
+		return -ENOMEM;
+	snprintf(sub, sizeof(sub), "%s  \xe2\x86\xb3 ", indent);
+	op_header(tx, indent);
+	for (size_t i = 0; i < n; i++)
+		op_row(tx, rows[i].nested ? sub : indent, rows[i].op);
+	free(rows);
+	return 0;
+}
+
+static void print_errors(struct text *tx, const struct ift_op_stats *ops, size_t n)
+{
+	bool any = false;
+	char name[64];
+
+	for (size_t i = 0; i < n; i++) {
+		const struct ift_op_stats *s = &ops[i];
+		int used;
+
+		if (!s->nerrs)
+			continue;
+		if (!any)
+			fprintf(tx->f, "\nerrors by return code\n");
+		any = true;
+		used = fprintf(tx->f, "  %-22s", safe(name, sizeof(name), s->name, 22));
+		for (size_t k = 0; k < s->nerrs; k++) {
+			char item[64];
+			int l = snprintf(item, sizeof(item), "%s ret=%" PRId64 " x%" PRIu64,
+					 k ? "," : "", s->errs[k].ret, s->errs[k].calls);
+
+			if (used + l > WIDTH) {
+				fprintf(tx->f, "\n%24s", "");
+				used = 24;
+			}
+			used += fprintf(tx->f, "%s", item);
+		}
+		fputc('\n', tx->f);
+	}
+}
+
+static void print_copies(struct text *tx, const struct ift_op_stats *ops, size_t n)
+{
+	static const struct column heads[] = {
+		{ "copies", 24 }, { "dir", 9 }, { "calls", -9 }, { "bytes", -12 },
+		{ "time", -10 }, { "bandwidth", -14 },
+	};
+	bool any = false;
+	char b[64], name[64];
+
+	for (size_t i = 0; i < n; i++) {
+		for (int d = 0; d < IFT_COPY_NR; d++) {
+			const struct ift_copy_stats *c = &ops[i].dir[d];
+
+			if (!ops[i].copy || !c->calls)
+				continue;
+			if (!any) {
+				fprintf(tx->f, "\n");
+				header(tx, heads, NCOLS(heads));
+			}
+			any = true;
+			/* a nested copy's bytes are the enclosing copy's too */
+			if (ops[i].nested_calls == ops[i].calls) {
+				fprintf(tx->f, "\xe2\x86\xb3 ");
+				cell(tx, safe(name, sizeof(name), ops[i].name, 21), 22);
+			} else {
+				cell(tx, safe(name, sizeof(name), ops[i].name, 23), 24);
+			}
+			cell(tx, ift_copy_dir_name(d), 9);
+			cell(tx, fmt_num(b, sizeof(b), c->calls), -9);
+			cell(tx, ift_fmt_bytes(b, sizeof(b), (double)c->bytes), -12);
+			cell(tx, fmt_dur(b, sizeof(b), c->total_ns), -10);
+			if (c->total_ns) {
+				ift_fmt_bytes(b, sizeof(b), (double)c->bytes * 1e9 /
+					  (double)c->total_ns);
+				strcat(b, "/s");
+			} else {
+				snprintf(b, sizeof(b), "-");
+			}
+			cell(tx, b, -14);
+			fputc('\n', tx->f);
+		}
+	}
+}
+
+/* ---- text: processes and threads ---------------------------------- */
+
+static void task_header(struct text *tx, bool threads)
+{
+	static const struct column heads[] = {
+		{ "tid", -8 }, { "pid", -8 }, { " ", 1 }, { "name", 16 }, { "role", 6 },
+		{ "cuda", -8 }, { "on-cpu", -8 }, { "rq-wait", -8 }, { "blocked", -8 },
+		{ "invol", -7 }, { "vol", -7 }, { "worst", -8 }, { "pages", -7 },
+	};
+
+	/* the tid column only for threads */
+	header(tx, heads + !threads, NCOLS(heads) - !threads);
+}
+
+static void task_row(struct text *tx, bool threads, uint32_t tid, uint32_t pid, const char *comm,
+		     const char *role, uint64_t cuda, const struct ift_sched_stats *s)
+{
+	char b[64], name[64];
+
+	/* ids in full: pid_max is at most 4194304 */
+	if (threads) {
+		snprintf(b, sizeof(b), "%" PRIu32, tid);
+		cell(tx, b, -8);
+	}
+	snprintf(b, sizeof(b), "%" PRIu32, pid);
+	cell(tx, b, -8);
+	fprintf(tx->f, " ");
+	cell(tx, safe(name, sizeof(name), comm, 15), 16);
+	cell(tx, short_role(role), 6);
+	cell(tx, fmt_dur(b, sizeof(b), cuda), -8);
+	cell(tx, fmt_dur(b, sizeof(b), s->on_cpu_ns), -8);
+	cell(tx, fmt_dur(b, sizeof(b), s->runqueue_wait_ns), -8);
+	cell(tx, fmt_dur(b, sizeof(b), s->blocked_ns), -8);
+	cell(tx, fmt_num(b, sizeof(b), s->involuntary), -7);
+	cell(tx, fmt_num(b, sizeof(b), s->voluntary), -7);
+	cell(tx, fmt_dur(b, sizeof(b), s->max_off_cpu_ns), -8);
+	cell(tx, fmt_num(b, sizeof(b), s->page_allocs), -7);
+	fputc('\n', tx->f);
+}
+
+static int cmp_proc_off(const void *x, const void *y)
+{
+	const struct ift_process_info *p = *(const struct ift_process_info *const *)x;
+	const struct ift_process_info *q = *(const struct ift_process_info *const *)y;
+
+	if (ift_sched_off_cpu(&p->sched) != ift_sched_off_cpu(&q->sched))
+		return ift_sched_off_cpu(&p->sched) > ift_sched_off_cpu(&q->sched) ? -1 : 1;
+	return p->pid < q->pid ? -1 : p->pid > q->pid;
+}
+
+static const char *legend =
+	"(cuda: time in CUDA calls; rq-wait: runnable, waiting for a CPU; blocked:\n"
+	" sleeping until woken; invol/vol: context switches; worst: longest off-CPU)\n";
+
+static int print_processes(struct text *tx, const struct ift_analysis *a)
+{
+	size_t n = ift_analysis_process_count(a);
+	const struct ift_process_info **v;
+
+	if (!n) {
+		fprintf(tx->f, "\nno process in the window\n");
+		return 0;
+	}
+	if (n <= TOP) {
+		fprintf(tx->f, "\nprocesses (%zu)\n", n);
+		task_header(tx, false);
+		for (size_t i = 0; i < n; i++) {
+			const struct ift_process_info *p = ift_analysis_process(a, i);
+
+			task_row(tx, false, 0, p->pid, p->comm, p->role, p->cuda_ns, &p->sched);
+		}
+		fprintf(tx->f, "%s", legend);
+		return 0;
+	}
+	fprintf(tx->f, "\nprocesses by CUDA time (top %d of %zu)\n", TOP, n);
+	task_header(tx, false);
+	for (size_t i = 0; i < TOP; i++) {
+		const struct ift_process_info *p = ift_analysis_process(a, i);
+
+		task_row(tx, false, 0, p->pid, p->comm, p->role, p->cuda_ns, &p->sched);
+	}
+	v = malloc(n * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		v[i] = ift_analysis_process(a, i);
+	qsort(v, n, sizeof(*v), cmp_proc_off);
+	fprintf(tx->f, "\nprocesses by off-CPU time (top %d of %zu)\n", TOP, n);
+	task_header(tx, false);
+	for (size_t i = 0; i < TOP; i++)
+		task_row(tx, false, 0, v[i]->pid, v[i]->comm, v[i]->role, v[i]->cuda_ns,
+			 &v[i]->sched);
+	fprintf(tx->f, "%s", legend);
+	free(v);
+	return 0;
+}
+
+static void thread_rows(struct text *tx, const struct ift_thread_info *const *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		task_row(tx, true, v[i]->tid, v[i]->pid, ift_thread_comm(v[i]), v[i]->role,
+			 v[i]->cuda_ns, &v[i]->sched);
+}
+
+static int print_threads(struct text *tx, const struct ift_analysis *a)
+{
+	size_t n = ift_analysis_thread_count(a);
+	const struct ift_thread_info **v;
+
+	if (!n)
+		return 0;
+	v = malloc(n * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		v[i] = ift_analysis_thread(a, i);
+	for (int by = 0; by < 2; by++) {
+		qsort(v, n, sizeof(*v), by ? ift_thread_cmp_off_cpu : ift_thread_cmp_cuda);
+		if (n <= TOP)
+			fprintf(tx->f, "\nthreads (%zu)\n", n);
+		else
+			fprintf(tx->f, "\nthreads by %s (top %d of %zu)\n",
+			       by ? "off-CPU time" : "CUDA time", TOP, n);
+		task_header(tx, true);
+		thread_rows(tx, v, n < TOP ? n : TOP);
+		if (n <= TOP)
+			break;
+	}
+	free(v);
+	return 0;
+}
+
+static void print_names(struct text *tx, const char *what, const char *const *names, size_t n)
+{
+	int used = fprintf(tx->f, "  %s", what);
+	char name[64];
+
+	for (size_t i = 0; i < n; i++) {
+		const char *s = safe(name, sizeof(name), names[i], 0);
+
+		if (used + cols(s) + 2 > WIDTH) {
+			fprintf(tx->f, ",\n   ");
+			used = 3;
+		} else if (i) {
+			used += fprintf(tx->f, ", ");
+		}
+		used += fprintf(tx->f, "%s", s);
+	}
+	fputc('\n', tx->f);
+}
+
+/* Why a process has its role, in one line (docs/report.md, "Roles"). */
+static void print_role_evidence(struct text *tx, const struct ift_role_evidence *ev)
+{
+	char b1[32];
+
+	if (!ev)
+		return;
+	if (!strcmp(ev->behaviour, "cuda calls")) {
+		fprintf(tx->f, "  role: %" PRIu64 " outermost CUDA calls from thread %" PRIu32 "\n",
+		       ev->calls, ev->cuda_tid);
+		return;
+	}
+	fprintf(tx->f, "  role: %s thread %" PRIu32 ": %" PRIu64 " gap%s it waited in, %s",
+	       !strcmp(ev->behaviour, "fed") ? "fed CUDA" : "relayed to CUDA", ev->cuda_tid,
+	       ev->wakeups, ev->wakeups == 1 ? "" : "s", fmt_dur(b1, sizeof(b1), ev->ns));
+	if (ev->relayed_wakeups)
+		fprintf(tx->f, ", %" PRIu64 " through thread %" PRIu32, ev->relayed_wakeups, ev->via_tid);
+	if (ev->from_pid)
+		fprintf(tx->f, ", from process %" PRIu32, ev->from_pid);
+	if (ev->forked_from)
+		fprintf(tx->f, "; forked from %" PRIu32, ev->forked_from);
+	if (ev->name)
+		fprintf(tx->f, "; named %s", ev->name);
+	fputc('\n', tx->f);
+}
+
+static int print_per_process(struct text *tx, const struct ift_analysis *a, bool threads)
+{
+	char b1[32], b2[32], b3[32], b4[32], b5[32], name[64];
+
+	for (size_t i = 0; i < ift_analysis_process_count(a); i++) {
+		const struct ift_process_info *p = ift_analysis_process(a, i);
+		const struct ift_sched_stats *s = &p->sched;
+		int ret;
+
+		fprintf(tx->f, "\nprocess %" PRIu32 " %s%s%s%s, parent %" PRIu32 ", %zu thread%s\n",
+		       p->pid, safe(name, sizeof(name), p->comm, 0),
+		       p->role ? " (" : "", p->role ? p->role : "", p->role ? ")" : "",
+		       p->ppid, p->nthreads, p->nthreads == 1 ? "" : "s");
+		print_names(tx, "names: ", p->names, p->nnames);
+		print_role_evidence(tx, p->role_evidence);
+		fprintf(tx->f, "  alive %s .. %s; cuda %s in %" PRIu64 " calls\n",
+		       fmt_dur(b1, sizeof(b1), p->start_ns), fmt_dur(b2, sizeof(b2), p->end_ns),
+		       fmt_dur(b3, sizeof(b3), p->cuda_ns), p->cuda_calls);
+		fprintf(tx->f, "  on-cpu %s, rq-wait %s, blocked %s, worst stall %s at %s\n",
+		       fmt_dur(b1, sizeof(b1), s->on_cpu_ns),
+		       fmt_dur(b2, sizeof(b2), s->runqueue_wait_ns),
+		       fmt_dur(b3, sizeof(b3), s->blocked_ns),
+		       fmt_dur(b4, sizeof(b4), s->max_off_cpu_ns),
+		       fmt_dur(b5, sizeof(b5), s->max_off_cpu_at));
+		fprintf(tx->f, "  switches %" PRIu64 " (involuntary %" PRIu64 ", voluntary %" PRIu64
+		       "), wake-ups %" PRIu64 "\n", s->involuntary + s->voluntary,
+		       s->involuntary, s->voluntary, s->wakeups);
+		fprintf(tx->f, "  page allocations %" PRIu64 " (%s)\n", s->page_allocs,
+		       ift_fmt_bytes(b1, sizeof(b1), (double)s->page_alloc_bytes));
+		if (p->nops) {
+			fputc('\n', tx->f);
+			ret = print_ops(tx, p->ops, p->nops, "  ");
+			if (ret < 0)
+				return ret;
+		}
+		if (threads) {
+			fputc('\n', tx->f);
+			task_header(tx, true);
+			thread_rows(tx, p->threads, p->nthreads);
+		}
+	}
+	return 0;
+}
+
+/* ---- text: chains ------------------------------------------------- */
+
+/*
+ * Prints TEXT after FIRST (already printed, FIRST_COLS wide), wrapped at
+ * word boundaries to WIDTH, continuation lines indented by INDENT columns.
+ * Bytes a terminal would act on become '?'.
+ */
+static void wrap(struct text *tx, int col, int indent, const char *text)
+{
+	bool line_start = true;
+	const char *p = text;
+
+	for (;;) {
+		const char *w = p;
+		int wc = 0;
+
+		while (*w == ' ')
+			w++;
+		if (!*w)
+			break;
+		for (p = w; *p && *p != ' '; p++)
+			wc += ((unsigned char)*p & 0xc0) != 0x80;
+		if (!line_start && col + 1 + wc > tx->width) {
+			fprintf(tx->f, "\n%*s", indent, "");
+			col = indent;
+			line_start = true;
+		}
+		if (!line_start) {
+			fputc(' ', tx->f);
+			col++;
+		}
+		for (const char *q = w; q < p; q++) {
+			unsigned char c = (unsigned char)*q;
+
+			fputc(c < 0x20 || c == 0x7f ? '?' : c, tx->f);
+		}
+		col += wc;
+		line_start = false;
+	}
+	fputc('\n', tx->f);
+}
+
+#define CHAIN_SITES	3	/* text: a chain's sites shown */
+#define CHAIN_FRAMES	3	/* text: innermost frames of each */
+
+/*
+ * Where the chain's time was lost from (record --stack): one line a site,
+ * its innermost frames past the probed function itself, cut to the width.
+ */
+static void print_chain_sites(struct text *tx, const struct ift_chain *ch)
+{
+	for (size_t i = 0; i < ch->nsites && i < CHAIN_SITES; i++) {
+		const struct ift_chain_site *x = &ch->sites[i];
+		const struct ift_stack *st = x->frames;
+		char line[512], fr[256], cut[WIDTH + 1], b1[32];
+		unsigned k0 = st && st->nframes > 1 ? 1 : 0;
+		int len, n;
+
+		n = snprintf(line, sizeof(line), "#%" PRIu64 " %u%% (%s %s)", x->stack,
+			     (x->share_permille + 5) / 10, ift_fmt_count(b1, sizeof(b1), x->calls),
+			     ch->phase == IFT_PHASE_BEFORE ? (x->calls == 1 ? "gap" : "gaps") :
+			     (x->calls == 1 ? "call" : "calls"));
+		for (unsigned k = k0; st && k < st->nframes && k < k0 + CHAIN_FRAMES &&
+		     n > 0 && (size_t)n < sizeof(line); k++) {
+			ift_frame_format(&st->frames[k], fr, sizeof(fr));
+			n += snprintf(line + n, sizeof(line) - (size_t)n, "%s%s",
+				      k == k0 ? "  " : " < ", fr);
+		}
+		if (!st && n > 0 && (size_t)n < sizeof(line))
+			snprintf(line + n, sizeof(line) - (size_t)n, "  (site not in the file)");
+		len = fprintf(tx->f, "    %s ", i ? "            " : "called from:");
+		fprintf(tx->f, "%s\n", safe(cut, sizeof(cut), line, tx->width - len));
+	}
+}
+
+static void print_chain(struct text *tx, size_t n, const struct ift_chain *ch)
+{
+	char b1[32], b2[32], b3[32], head[64];
+	int len;
+
+	len = snprintf(head, sizeof(head), "%2zu. %-6s ", n, ift_severity_name(ch->severity));
+	fputs(head, tx->f);
+	wrap(tx, len, 4, ch->summary);
+	{
+		char line[256];
+		int w;
+
+		w = snprintf(line, sizeof(line), "cost %s, %u%% of the CUDA threads' active time "
+			     "(%s)", fmt_dur(b1, sizeof(b1), ch->cost_ns),
+			     (unsigned)((ch->cost_ns * 1000 / (ch->wall_ns ? ch->wall_ns : 1) + 5) /
+					10), fmt_dur(b2, sizeof(b2), ch->wall_ns));
+		if (ch->p50_ns && w > 0 && (size_t)w < sizeof(line))
+			snprintf(line + w, sizeof(line) - (size_t)w, "; %s p50 %s p99 %s", ch->op,
+				 fmt_dur(b1, sizeof(b1), ch->p50_ns),
+				 fmt_dur(b3, sizeof(b3), ch->p99_ns));
+		fputs("    ", tx->f);
+		wrap(tx, 4, 4, line);
+	}
+	if (ch->nsteps) {
+		fprintf(tx->f, "    worst occurrence:\n");
+		for (size_t i = 0; i < ch->nsteps; i++) {
+			const struct ift_chain_step *st = &ch->steps[i];
+			char at[32];
+
+			snprintf(at, sizeof(at), "%.3fs", (double)st->t_ns / 1e9);
+			fprintf(tx->f, "      %10s  %-6s ", at, st->layer);
+			wrap(tx, 6 + 10 + 2 + 7, 25, st->text);
+		}
+	}
+	for (size_t i = 0; i < ch->ntasks; i++) {
+		const struct ift_chain_task *t = &ch->tasks[i];
+		char name[40], line[200];
+
+		if (i && !strcmp(t->relation, ch->tasks[i - 1].relation) && i >= 4)
+			continue;
+		snprintf(line, sizeof(line), "%s (pid %u tid %u%s%s%s) %u%%, %s, %" PRIu64 "x",
+			 safe(name, sizeof(name), t->comm[0] ? t->comm : "?", 24), t->pid, t->tid,
+			 t->role ? ", " : "", t->role ? short_role(t->role) : "",
+			 t->outside ? ", not traced" : "", (t->share_permille + 5) / 10,
+			 fmt_dur(b1, sizeof(b1), t->ns), t->count);
+		len = fprintf(tx->f, "    %s ", !i || strcmp(t->relation, ch->tasks[i - 1].relation) ?
+			     (!strcmp(t->relation, "woke") ? "woken by:   " : "preempted by:") :
+			     "             ");
+		wrap(tx, len, 18, line);
+	}
+	print_chain_sites(tx, ch);
+	for (size_t i = 0; i < ch->nrecs; i++) {
+		len = fprintf(tx->f, "    %s ", i ? "   " : "fix");
+		wrap(tx, len, 8, ch->recs[i]);
+	}
+}
+
+static void print_chains(struct text *tx, const struct ift_chains *c)
+{
+	size_t n = ift_chains_count(c);
+
+	if (!n) {
+		fprintf(tx->f, "\nno host cause found: no op has a tail past the thresholds, and the "
+		       "CUDA threads\nneither starve between calls nor mostly wait for the "
+		       "device\n");
+		return;
+	}
+	fprintf(tx->f, "\nWHY THE GPU WAITS (%zu chain%s, most costly first)\n", n, n > 1 ? "s" : "");
+	for (size_t i = 0; i < n; i++)
+		print_chain(tx, i + 1, ift_chains_get(c, i));
+}
+
+/* ---- call sites (record --stack) --------------------------------- */
+
+#define SITE_FRAMES	8	/* innermost frames shown */
+
+static int print_sites(struct text *tx, struct ift_trace *t, const struct ift_report *r)
+{
+	struct ift_site *v;
+	size_t n;
+	char b1[32], b2[32], line[512];
+	int ret = ift_report_sites(t, r, &v, &n);
+
+	if (ret < 0 || !n)
+		return ret;
+	fprintf(tx->f, "\nCall sites (record --stack): top %d per op, innermost frame first\n",
+	       IFT_SITES_TOP);
+	for (size_t i = 0; i < n; i++) {
+		const struct ift_stack *st = ift_trace_stack(t, v[i].stack);
+
+		if (!i || strcmp(v[i].op, v[i - 1].op))
+			fprintf(tx->f, "%s\n", v[i].op);
+		fprintf(tx->f, "  #%-4" PRIu64 " %s calls (%.1f%%)  %s total (%.1f%%)  tail %.1f%% (%s)\n",
+		       v[i].stack, ift_fmt_count(b1, sizeof(b1), v[i].calls),
+		       100 * v[i].share_calls, fmt_dur(b2, sizeof(b2), v[i].total_ns),
+		       100 * v[i].share_time, 100 * v[i].share_tail,
+		       v[i].tail_calls == 1 ? "1 call" :
+		       (snprintf(line, sizeof(line), "%" PRIu64 " calls", v[i].tail_calls), line));
+		for (unsigned k = 0; st && k < st->nframes && k < SITE_FRAMES; k++) {
+			ift_frame_format(&st->frames[k], line, sizeof(line));
+			fprintf(tx->f, "        %.*s\n", WIDTH - 8, line);
+		}
+		if (st && st->nframes > SITE_FRAMES)
+			fprintf(tx->f, "        ... %u more\n", st->nframes - SITE_FRAMES);
+		if (!st)
+			fprintf(tx->f, "        (site not in the file: the recording was cut short)\n");
+	}
+	free(v);
+	return 0;
+}
+
+/* The free text's width: O's when it is one a report can wrap to. */
+static int text_width(const struct ift_text_opts *o)
+{
+	return o && o->width >= IFT_TEXT_MIN_WIDTH && o->width < WIDTH ? o->width : WIDTH;
+}
+
+int ift_out_text(FILE *f, struct ift_trace *t, const struct ift_report *r,
+		 const struct ift_text_opts *o)
+{
+	struct text text = { .f = f, .width = text_width(o) }, *tx = &text;
+	const struct ift_analysis *a = r->a;
+	const struct ift_analysis_summary *s = ift_analysis_summary(a);
+	char b1[32], b2[32], b3[32], cmd[WIDTH];
+	uint64_t span = s->end_ts - s->start_ts;
+	size_t nops = ift_analysis_op_count(a);
+	int ret;
+
+	fprintf(tx->f, "command    %s\n", s->command[0] ?
+	       safe(cmd, sizeof(cmd), s->command, WIDTH - 11) : "(not recorded)");
+	if (s->from_ns || s->to_ns != span)
+		fprintf(tx->f, "window     %s .. %s of a %s trace\n",
+		       fmt_dur(b1, sizeof(b1), s->from_ns), fmt_dur(b2, sizeof(b2), s->to_ns),
+		       fmt_dur(b3, sizeof(b3), span));
+	else
+		fprintf(tx->f, "duration   %s\n", fmt_dur(b1, sizeof(b1), s->duration_ns));
+	fprintf(tx->f, "events     %s (%s CUDA calls, %s host events), %u CPUs\n",
+	       ift_fmt_count(b1, sizeof(b1), s->events), ift_fmt_count(b2, sizeof(b2), s->calls),
+	       ift_fmt_count(b3, sizeof(b3), s->host_events), s->cpus);
+	fprintf(tx->f, "lost       %s\n", ift_fmt_count(b1, sizeof(b1), s->lost_events));
+	if (s->lost_events)
+		fprintf(tx->f, "WARNING: the kernel dropped %s events: counts and times may be short\n",
+		       ift_fmt_count(b1, sizeof(b1), s->lost_events));
+	print_chains(tx, r->c);
+
+	if (nops) {
+		const struct ift_op_stats *ops = ift_analysis_op(a, 0);
+
+		fprintf(tx->f, "\nCUDA ops\n");
+		ret = print_ops(tx, ops, nops, "");
+		if (ret < 0)
+			return ret;
+		fprintf(tx->f, "(\xe2\x86\xb3 nested: made inside the call above, its time already counted"
+		       " there; wall%%:\n share of the calling threads' wall time)\n");
+		print_errors(tx, ops, nops);
+		print_copies(tx, ops, nops);
+		if ((ret = print_sites(tx, t, r)) < 0)
+			return ret;
+	} else {
+		fprintf(tx->f, "\nno CUDA calls in the window\n");
+	}
+
+	if (o && o->per_process)
+		return print_per_process(tx, a, o->threads);
+	ret = print_processes(tx, a);
+	if (ret >= 0 && o && o->threads)
+		ret = print_threads(tx, a);
+	return ret;
+}
+
+/* ---- --diff ------------------------------------------------------- */
+
+/* "1.2ms -> 3.4ms" plus " (2.8x)" when RATIO. */
+static const char *fmt_change_dur(char *buf, size_t len, uint64_t b, uint64_t c, bool ratio)
+{
+	char x[32], y[32];
+	int n = snprintf(buf, len, "%s -> %s", fmt_dur(x, sizeof(x), b), fmt_dur(y, sizeof(y), c));
+
+	if (ratio && b && n > 0 && (size_t)n < len)
+		snprintf(buf + n, len - (size_t)n, " (%.2fx)", (double)c / (double)b);
+	return buf;
+}
+
+static const char *fmt_change_num(char *buf, size_t len, uint64_t b, uint64_t c)
+{
+	char x[32], y[32];
+
+	snprintf(buf, len, "%s -> %s", fmt_num(x, sizeof(x), b), fmt_num(y, sizeof(y), c));
+	return buf;
+}
+
+static void diff_row(struct text *tx, const char *what, const char *change)
+{
+	cell(tx, what, 28);
+	fprintf(tx->f, "%s\n", change);
+}
+
+int ift_out_text_diff(FILE *f, const struct ift_diff_side *cur,
+		      const struct ift_diff_side *base, const struct ift_text_opts *o)
+{
+	static const struct column heads[] = {
+		{ "CUDA op", 24 }, { "calls", 17 }, { "p50", 19 }, { "p99", 27 }, { "total", 0 },
+	};
+	struct text text = { .f = f, .width = text_width(o) }, *tx = &text;
+	struct ift_op_pair *pairs;
+	size_t npairs;
+	struct ift_report_totals b, c;
+	char buf[128], name[40], cmd[WIDTH];
+	const char *bc = ift_analysis_summary(base->r->a)->command;
+	const char *cc = ift_analysis_summary(cur->r->a)->command;
+
+	ift_report_totals(base->r, &b);
+	ift_report_totals(cur->r, &c);
+	fprintf(tx->f, "baseline   %s\n", safe(cmd, sizeof(cmd), bc[0] ? bc : base->name, WIDTH - 11));
+	fprintf(tx->f, "current    %s\n", safe(cmd, sizeof(cmd), cc[0] ? cc : cur->name, WIDTH - 11));
+	fprintf(tx->f, "\n");
+	diff_row(tx, "", "baseline -> current");
+	diff_row(tx, "wall time", fmt_change_dur(buf, sizeof(buf), b.wall_ns, c.wall_ns, true));
+	diff_row(tx, "CUDA calls", fmt_change_num(buf, sizeof(buf), b.cuda_calls, c.cuda_calls));
+	diff_row(tx, "time in CUDA calls", fmt_change_dur(buf, sizeof(buf), b.cuda_ns, c.cuda_ns, true));
+	diff_row(tx, "on-CPU, all tasks", fmt_change_dur(buf, sizeof(buf), b.on_cpu_ns, c.on_cpu_ns,
+						     true));
+	diff_row(tx, "run-queue wait", fmt_change_dur(buf, sizeof(buf), b.runq_ns, c.runq_ns, true));
+	diff_row(tx, "blocked", fmt_change_dur(buf, sizeof(buf), b.blocked_ns, c.blocked_ns, true));
+	diff_row(tx, "involuntary switches", fmt_change_num(buf, sizeof(buf), b.invol, c.invol));
+	diff_row(tx, "voluntary switches", fmt_change_num(buf, sizeof(buf), b.vol, c.vol));
+	diff_row(tx, "page allocations", fmt_change_num(buf, sizeof(buf), b.pages, c.pages));
+	diff_row(tx, "cost of HIGH chains", fmt_change_dur(buf, sizeof(buf), b.chain_ns[IFT_SEV_HIGH],
+						       c.chain_ns[IFT_SEV_HIGH], false));
+	diff_row(tx, "cost of MEDIUM chains", fmt_change_dur(buf, sizeof(buf),
+							 b.chain_ns[IFT_SEV_MEDIUM],
+							 c.chain_ns[IFT_SEV_MEDIUM], false));
+
+	fprintf(tx->f, "\n");
+	header(tx, heads, NCOLS(heads));
+	pairs = ift_report_op_pairs(cur->r, base->r, &npairs);
+	if (!pairs)
+		return -ENOMEM;
+	for (size_t i = 0; i < npairs; i++) {
+		const struct ift_op_stats *x = pairs[i].cur, *y = pairs[i].base;
+
+		cell(tx, safe(name, sizeof(name), pairs[i].name, 23), 24);
+		cell(tx, fmt_change_num(buf, sizeof(buf), y->calls, x->calls), 17);
+		cell(tx, fmt_change_dur(buf, sizeof(buf), y->p50_ns, x->p50_ns, false), 19);
+		cell(tx, fmt_change_dur(buf, sizeof(buf), y->p99_ns, x->p99_ns, true), 27);
+		fprintf(tx->f, "%s\n", fmt_change_dur(buf, sizeof(buf), y->total_ns, x->total_ns, false));
+	}
+	free(pairs);
+
+	for (int side = 0; side < 2; side++) {
+		const struct ift_report *r = side ? cur->r : base->r;
+		size_t n = ift_chains_count(r->c);
+
+		fprintf(tx->f, "\nchains, %s: %s\n", side ? "current" : "baseline", n ? "" : "none");
+		for (size_t i = 0; i < n; i++) {
+			const struct ift_chain *ch = ift_chains_get(r->c, i);
+			int len;
+
+			len = fprintf(tx->f, "  %-6s %s %s %s, %s: ", ift_severity_name(ch->severity),
+				     ift_cause_name(ch->cause), ift_phase_name(ch->phase),
+				     safe(name, sizeof(name), ch->op, 32),
+				     fmt_dur(buf, sizeof(buf), ch->cost_ns));
+			wrap(tx, len, 9, ch->summary);
+		}
+	}
+	return 0;
+}
