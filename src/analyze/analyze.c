@@ -232,10 +232,9 @@ static int on_call(struct ift_analysis *a, const uint64_t *r, bool in)
 	uint32_t seq;
 	int ret;
 
-	th = az_thread_get(a, tid, pid);
+	th = az_thread_at(a, tid, pid, ts);
 	if (!th)
 		return -ENOMEM;
-	az_thread_seen(th, ts);
 	th->subject = true;
 	th->called = true;
 	if (!th->nopen && (ret = az_roles_gap_end(th)) < 0)
@@ -289,10 +288,9 @@ static int on_page(struct ift_analysis *a, const uint64_t *r, bool in)
 	struct az_thread *th;
 	int ret;
 
-	th = az_thread_get(a, (uint32_t)r[IFT_C_TID], (uint32_t)r[IFT_C_PID]);
+	th = az_thread_at(a, (uint32_t)r[IFT_C_TID], (uint32_t)r[IFT_C_PID], ts);
 	if (!th)
 		return -ENOMEM;
-	az_thread_seen(th, ts);
 	th->subject = true;
 	ret = az_sched_running(a, th, ts, (uint32_t)r[IFT_C_CPU]);
 	if (ret < 0)
@@ -319,10 +317,9 @@ static int on_task(struct ift_analysis *a, const uint64_t *r)
 
 	if (!tid)
 		return 0;
-	th = az_thread_get(a, tid, pid);
+	th = az_thread_at(a, tid, pid, ts);
 	if (!th)
 		return -ENOMEM;
-	az_thread_seen(th, ts);
 	switch (r[IFT_TK_KIND]) {
 	case IFT_TASK_FORK:
 	case IFT_TASK_CLONE:

@@ -206,6 +206,9 @@ struct az_thread *az_thread_new(struct ift_analysis *a, uint32_t tid, uint32_t p
 struct az_thread *az_thread_lookup(const struct ift_analysis *a, uint32_t tid);
 /* A row about TH at TS: its first and last event. */
 void az_thread_seen(struct az_thread *th, uint64_t ts);
+/* az_thread_get(), then seen at TS; NULL: no memory. */
+struct az_thread *az_thread_at(struct ift_analysis *a, uint32_t tid, uint32_t pid,
+			       uint64_t ts);
 int az_sched_switch(struct ift_analysis *a, const uint64_t *row);
 int az_sched_wakeup(struct ift_analysis *a, const uint64_t *row);
 int az_sched_running(struct ift_analysis *a, struct az_thread *th, uint64_t ts,

@@ -89,6 +89,16 @@ void az_thread_seen(struct az_thread *th, uint64_t ts)
 	th->last_ts = ts;
 }
 
+struct az_thread *az_thread_at(struct ift_analysis *a, uint32_t tid, uint32_t pid,
+			       uint64_t ts)
+{
+	struct az_thread *th = az_thread_get(a, tid, pid);
+
+	if (th)
+		az_thread_seen(th, ts);
+	return th;
+}
+
 /* ---- calls -------------------------------------------------------- */
 
 static void call_add(struct ift_call_info *c, unsigned st, uint64_t ns)
@@ -613,20 +623,18 @@ int az_sched_wakeup(struct ift_analysis *a, const uint64_t *row)
 	int ret;
 
 	if (wtid && wtid != tid) {
-		w = az_thread_get(a, wtid, wpid);
+		w = az_thread_at(a, wtid, wpid, ts);
 		if (!w)
 			return -ENOMEM;
-		az_thread_seen(w, ts);
 		ret = az_sched_running(a, w, ts, (uint32_t)row[IFT_C_CPU]);
 		if (ret < 0)
 			return ret;
 	}
 	if (!tid)
 		return 0;
-	th = az_thread_get(a, tid, pid);
+	th = az_thread_at(a, tid, pid, ts);
 	if (!th)
 		return -ENOMEM;
-	az_thread_seen(th, ts);
 	if (th->exited) {
 		/* a reused tid we saw no fork for starts a new life */
 		if (kind != IFT_WAKE_WAKEUP_NEW)

@@ -380,19 +380,17 @@ static int put_call(struct px *x, const uint64_t *r)
 		if (c->copy_dir >= 0 && c->copy_dir < IFT_COPY_NR)
 			fprintf(f, ",\"direction\":\"%s\"", dir_name[c->copy_dir]);
 		/* what did not happen is left out: most calls never leave the CPU */
+		const struct { const char *key; uint64_t v; } opt[] = {
+			{ "runqueue_ns", c->runqueue_ns }, { "blocked_ns", c->blocked_ns },
+			{ "max_off_cpu_ns", c->max_off_cpu_ns },
+			{ "involuntary", c->involuntary }, { "voluntary", c->voluntary },
+			{ "page_allocs", c->page_allocs },
+		};
+
 		fprintf(f, ",\"on_cpu_ns\":%" PRIu64, c->on_cpu_ns);
-		if (c->runqueue_ns)
-			fprintf(f, ",\"runqueue_ns\":%" PRIu64, c->runqueue_ns);
-		if (c->blocked_ns)
-			fprintf(f, ",\"blocked_ns\":%" PRIu64, c->blocked_ns);
-		if (c->max_off_cpu_ns)
-			fprintf(f, ",\"max_off_cpu_ns\":%" PRIu64, c->max_off_cpu_ns);
-		if (c->involuntary)
-			fprintf(f, ",\"involuntary\":%" PRIu32, c->involuntary);
-		if (c->voluntary)
-			fprintf(f, ",\"voluntary\":%" PRIu32, c->voluntary);
-		if (c->page_allocs)
-			fprintf(f, ",\"page_allocs\":%" PRIu32, c->page_allocs);
+		for (size_t i = 0; i < sizeof(opt) / sizeof(opt[0]); i++)
+			if (opt[i].v)
+				fprintf(f, ",\"%s\":%" PRIu64, opt[i].key, opt[i].v);
 	}
 	fputs("}}", f);
 	return 0;

@@ -195,8 +195,7 @@ struct exp {
 	struct ift_trace *t;
 	sqlite3 *db;
 	const struct ift_export_opts *opts;
-	struct ift_analysis *a;
-	struct ift_chains *c;
+	struct ift_report m;	/* the analysis and chains, as report makes them */
 	sqlite3_stmt *ins[IFT_T_NR];
 	sqlite3_stmt *attr;
 	size_t ncalls;		/* rows of calls so far */
@@ -316,8 +315,8 @@ static int ins_call(struct exp *x, sqlite3_stmt *st, const uint64_t *r)
 
 	/* the analysis holds the calls in the order the trace does: call K is
 	   row K, checked rather than trusted */
-	if (x->a && id <= ift_analysis_call_count(x->a)) {
-		c = ift_analysis_call(x->a, id - 1);
+	if (x->m.a && id <= ift_analysis_call_count(x->m.a)) {
+		c = ift_analysis_call(x->m.a, id - 1);
 		if (c->ts != r[IFT_C_TS] || c->tid != r[IFT_C_TID] || c->op != r[IFT_CALL_OP])
 			c = NULL;
 	}
@@ -368,14 +367,14 @@ static int ins_call(struct exp *x, sqlite3_stmt *st, const uint64_t *r)
 
 	/* who ran while it waited, who woke it */
 	for (uint32_t k = 0; k < c->nattr; k++) {
-		const struct ift_call_attr *at = &ift_analysis_call_attrs(x->a, c)[k];
+		const struct ift_call_attr *at = &ift_analysis_call_attrs(x->m.a, c)[k];
 
 		i = 0;
 		b_u64(x->attr, &i, id);
 		b_str(x->attr, &i, at->kind == IFT_ATTR_RAN ? "ran" : "woke");
 		b_u64(x->attr, &i, at->pid);
 		b_u64(x->attr, &i, at->tid);
-		b_str(x->attr, &i, ift_analysis_comm(x->a, at->tid, c->ts));
+		b_str(x->attr, &i, ift_analysis_comm(x->m.a, at->tid, c->ts));
 		b_u64(x->attr, &i, at->count);
 		b_u64(x->attr, &i, at->ns);
 		ret = step(x, x->attr);
@@ -496,7 +495,7 @@ static int ins_meta(struct exp *x, sqlite3_stmt *st, const char *key, const char
 
 static int export_meta(struct exp *x, const char *path)
 {
-	const struct ift_analysis_summary *s = ift_analysis_summary(x->a);
+	const struct ift_analysis_summary *s = ift_analysis_summary(x->m.a);
 	const struct ift_recovery *rec = ift_trace_recovery(x->t);
 	sqlite3_stmt *st;
 	char buf[64];
@@ -689,7 +688,7 @@ static int cmp_by_pid(const void *p, const void *q)
 static int ins_thread(struct exp *x, sqlite3_stmt *st, const struct ift_task *tk,
 		      const struct ift_thread_info *th)
 {
-	const struct ift_analysis_summary *s = ift_analysis_summary(x->a);
+	const struct ift_analysis_summary *s = ift_analysis_summary(x->m.a);
 	int i = 0;
 
 	b_u64(st, &i, tk ? tk->tid : th->tid);
@@ -753,7 +752,7 @@ static char *join_names(const struct ift_task *tk)
 
 static int ins_process(struct exp *x, sqlite3_stmt *st, const struct ift_task *tk)
 {
-	const struct ift_process_info *p = ift_analysis_process_find(x->a, tk->pid);
+	const struct ift_process_info *p = ift_analysis_process_find(x->m.a, tk->pid);
 	char *names = join_names(tk);
 	int i = 0, ret;
 
@@ -786,7 +785,7 @@ static int ins_process(struct exp *x, sqlite3_stmt *st, const struct ift_task *t
 static int export_tasks(struct exp *x)
 {
 	sqlite3_stmt *th = NULL, *nm = NULL, *pr = NULL;
-	size_t n = ift_trace_task_count(x->t), nth = ift_analysis_thread_count(x->a);
+	size_t n = ift_trace_task_count(x->t), nth = ift_analysis_thread_count(x->m.a);
 	const struct ift_task **byp = calloc(n + 1, sizeof(*byp));
 	struct by_task *bt = calloc(nth + 1, sizeof(*bt));
 	size_t nbt = 0;
@@ -798,7 +797,7 @@ static int export_tasks(struct exp *x)
 		return fail(x, -ENOMEM, "%s", strerror(ENOMEM));
 	}
 	for (size_t k = 0; k < nth; k++) {
-		const struct ift_thread_info *ti = ift_analysis_thread(x->a, k);
+		const struct ift_thread_info *ti = ift_analysis_thread(x->m.a, k);
 
 		if (ti->task)
 			bt[nbt++] = (struct by_task){ ti->task, ti };
@@ -827,7 +826,7 @@ static int export_tasks(struct exp *x)
 		}
 	}
 	for (size_t k = 0; ret >= 0 && k < nth; k++) {
-		const struct ift_thread_info *ti = ift_analysis_thread(x->a, k);
+		const struct ift_thread_info *ti = ift_analysis_thread(x->m.a, k);
 
 		if (!ti->task)
 			ret = ins_thread(x, th, NULL, ti);
@@ -850,7 +849,7 @@ static int export_tasks(struct exp *x)
 
 static int export_chains(struct exp *x)
 {
-	const struct ift_analysis_summary *s = ift_analysis_summary(x->a);
+	const struct ift_analysis_summary *s = ift_analysis_summary(x->m.a);
 	sqlite3_stmt *ch = NULL, *stp = NULL, *ev = NULL, *tk = NULL, *rec = NULL;
 	int ret;
 
@@ -863,8 +862,8 @@ static int export_chains(struct exp *x)
 		ret = prepare(x, "INSERT INTO chain_tasks VALUES(?,?,?,?,?,?,?,?,?,?)", &tk);
 	if (ret >= 0)
 		ret = prepare(x, "INSERT INTO chain_recommendations VALUES(?,?,?)", &rec);
-	for (size_t k = 0; ret >= 0 && k < ift_chains_count(x->c); k++) {
-		const struct ift_chain *c = ift_chains_get(x->c, k);
+	for (size_t k = 0; ret >= 0 && k < ift_chains_count(x->m.c); k++) {
+		const struct ift_chain *c = ift_chains_get(x->m.c, k);
 		size_t len = 1;
 		char *recs;
 		int i = 0;
@@ -888,7 +887,7 @@ static int export_chains(struct exp *x)
 		b_str(ch, &i, c->op);
 		b_u64(ch, &i, c->pid);
 		b_u64(ch, &i, c->tid);
-		b_str(ch, &i, ift_analysis_comm(x->a, c->tid, s->end_ts));
+		b_str(ch, &i, ift_analysis_comm(x->m.a, c->tid, s->end_ts));
 		b_u64(ch, &i, c->p50_ns);
 		b_u64(ch, &i, c->p99_ns);
 		sqlite3_bind_double(ch, ++i, c->tail_ratio);
@@ -955,13 +954,10 @@ static int analyze(struct exp *x)
 {
 	/* every call's row gets its breakdown */
 	struct ift_analyze_opts aopts = { .keep_calls = true };
-	struct ift_report m;
-	int ret = ift_report_run(x->t, &aopts, NULL, &m);
+	int ret = ift_report_run(x->t, &aopts, NULL, &x->m);
 
 	if (ret < 0)
 		return fail(x, ret, "cannot analyze the trace: %s", ift_strerror(ret));
-	x->a = m.a;
-	x->c = m.c;
 	return 0;
 }
 
@@ -1033,8 +1029,7 @@ int ift_export_sqlite(struct ift_trace *t, const char *path,
 	sqlite3_finalize(x.attr);
 	if (x.db && sqlite3_close(x.db) != SQLITE_OK && ret >= 0)
 		ret = fail(&x, -EIO, "cannot close '%s'", of.part);
-	ift_chains_free(x.c);
-	ift_analysis_free(x.a);
+	ift_report_release(&x.m);
 	if (ret >= 0 && (ret = ift_outfile_commit(&of)) < 0)
 		ret = fail(&x, ret, "cannot rename '%s' to '%s': %s", of.part, path,
 			   ift_strerror(ret));

@@ -7,18 +7,16 @@
 #include <json.h>
 #include <stdbool.h>
 
+#include "ift-chains.h"
 #include "ift-mcp.h"
 
 struct ift_trace;
-struct ift_analysis;
-struct ift_chains;
 struct ift_query;
 
 /* The trace, opened and analyzed at the first tool call that needs it. */
 struct mcp_trace {
 	struct ift_trace *t;
-	struct ift_analysis *a;
-	struct ift_chains *c;
+	struct ift_report rep;	/* the analysis and chains, as report makes them */
 	struct ift_query *q;	/* run_sql's database, built at its first call */
 };
 

@@ -221,8 +221,7 @@ static uint64_t mono_ns(void)
 void mcp_trace_release(struct mcp_trace *tr)
 {
 	ift_query_free(tr->q);
-	ift_chains_free(tr->c);
-	ift_analysis_free(tr->a);
+	ift_report_release(&tr->rep);
 	if (tr->t)
 		ift_trace_close(tr->t);
 	memset(tr, 0, sizeof(*tr));
@@ -232,11 +231,10 @@ void mcp_trace_release(struct mcp_trace *tr)
 static int load(struct ift_mcp *m, char *err, size_t errlen)
 {
 	struct mcp_trace *tr = &m->tr;
-	struct ift_report rep;
 	uint64_t t0 = mono_ns();
 	int ret;
 
-	if (tr->a)
+	if (tr->rep.a)
 		return 0;
 	ret = ift_trace_open(m->opts.trace, 0, &tr->t);
 	if (ret < 0) {
@@ -246,11 +244,9 @@ static int load(struct ift_mcp *m, char *err, size_t errlen)
 	}
 	/* get_calls lists calls one by one */
 	ret = ift_report_run(tr->t, &(struct ift_analyze_opts){ .keep_calls = true }, NULL,
-			     &rep);
+			     &tr->rep);
 	if (ret < 0)
 		goto fail;
-	tr->a = rep.a;
-	tr->c = rep.c;
 	if (m->opts.log && m->opts.verbose > 0)
 		fprintf(m->opts.log, "mcp: analyzed '%s' in %.2f s\n", m->opts.trace,
 			(double)(mono_ns() - t0) / 1e9);
@@ -306,8 +302,8 @@ static int trace_stats(struct ift_mcp *m, const struct args *a, json_object **ou
 	(void)a;
 	if (load(m, err, errlen) < 0)
 		return -1;
-	an = m->tr.a;
-	r = ift_json_report(an, m->tr.c);
+	an = m->tr.rep.a;
+	r = ift_json_report(an, m->tr.rep.c);
 	o = json_object_new_object();
 	json_object_object_get_ex(r, "trace", &v);
 	json_object_object_add(o, "trace", json_object_get(v));
@@ -320,7 +316,7 @@ static int trace_stats(struct ift_mcp *m, const struct args *a, json_object **ou
 	json_object_object_add(o, "file", v);
 	add_u64(o, "processes", ift_analysis_process_count(an));
 	add_u64(o, "threads", ift_analysis_thread_count(an));
-	add_u64(o, "chains", ift_chains_count(m->tr.c));
+	add_u64(o, "chains", ift_chains_count(m->tr.rep.c));
 	json_object_object_get_ex(r, "ops", &v);
 	json_object_object_add(o, "ops", json_object_get(v));
 	json_object_put(r);
@@ -338,7 +334,7 @@ static int causal_chains(struct ift_mcp *m, const struct args *a, json_object **
 
 	if (load(m, err, errlen) < 0)
 		return -1;
-	n = ift_chains_count(m->tr.c);
+	n = ift_chains_count(m->tr.rep.c);
 	o = json_object_new_object();
 	add_u64(o, "chains_total", n);
 	if (!n)
@@ -347,7 +343,7 @@ static int causal_chains(struct ift_mcp *m, const struct args *a, json_object **
 			"for the device");
 	v = json_object_new_array();
 	for (size_t i = 0; i < n && i < limit; i++)
-		json_object_array_add(v, ift_json_chain(ift_chains_get(m->tr.c, i)));
+		json_object_array_add(v, ift_json_chain(ift_chains_get(m->tr.rep.c, i)));
 	json_object_object_add(o, "chains", v);
 	*out = o;
 	return 0;
@@ -365,13 +361,13 @@ static int per_process(struct ift_mcp *m, const struct args *a, json_object **ou
 
 	if (load(m, err, errlen) < 0)
 		return -1;
-	n = ift_analysis_process_count(m->tr.a);
+	n = ift_analysis_process_count(m->tr.rep.a);
 	o = json_object_new_object();
 	if (!has(a, "pid")) {
 		add_u64(o, "processes_total", n);
 		v = json_object_new_array();
 		for (size_t i = 0; i < n && i < limit; i++) {
-			p = ift_analysis_process(m->tr.a, i);
+			p = ift_analysis_process(m->tr.rep.a, i);
 			e = ift_json_process(p);
 			json_object_object_del(e, "threads");
 			json_object_object_del(e, "ops");
@@ -382,10 +378,10 @@ static int per_process(struct ift_mcp *m, const struct args *a, json_object **ou
 		*out = o;
 		return 0;
 	}
-	p = ift_analysis_process_find(m->tr.a, (uint32_t)arg_int(a, "pid"));
+	p = ift_analysis_process_find(m->tr.rep.a, (uint32_t)arg_int(a, "pid"));
 	if (!p) {
 		json_object_put(o);
-		return no_pid(m->tr.a, arg_int(a, "pid"), err, errlen);
+		return no_pid(m->tr.rep.a, arg_int(a, "pid"), err, errlen);
 	}
 	e = ift_json_process(p);
 	json_object_object_del(e, "threads");
@@ -437,16 +433,16 @@ static int op_latency(struct ift_mcp *m, const struct args *a, json_object **out
 
 	if (load(m, err, errlen) < 0)
 		return -1;
-	s = ift_analysis_op_find(m->tr.a, name);
+	s = ift_analysis_op_find(m->tr.rep.a, name);
 	if (!s)
-		return no_op(m->tr.a, name, err, errlen);
+		return no_op(m->tr.rep.a, name, err, errlen);
 	o = json_object_new_object();
 	v = ift_json_ops(s, 1);
 	json_object_object_add(o, "op", json_object_get(json_object_array_get_idx(v, 0)));
 	json_object_put(v);
 
-	for (size_t i = 0; i < ift_analysis_call_count(m->tr.a); i++) {
-		const struct ift_call_info *c = ift_analysis_call(m->tr.a, i);
+	for (size_t i = 0; i < ift_analysis_call_count(m->tr.rep.a); i++) {
+		const struct ift_call_info *c = ift_analysis_call(m->tr.rep.a, i);
 		unsigned b = 0;
 
 		if (!c->counted || c->op != s->op)
@@ -468,8 +464,8 @@ static int op_latency(struct ift_mcp *m, const struct args *a, json_object **out
 	json_object_object_add(o, "histogram", v);
 
 	v = json_object_new_array();
-	for (size_t i = 0; i < ift_analysis_process_count(m->tr.a); i++) {
-		const struct ift_process_info *p = ift_analysis_process(m->tr.a, i);
+	for (size_t i = 0; i < ift_analysis_process_count(m->tr.rep.a); i++) {
+		const struct ift_process_info *p = ift_analysis_process(m->tr.rep.a, i);
 
 		for (size_t k = 0; k < p->nops; k++) {
 			const struct ift_op_stats *x = &p->ops[k];
@@ -538,7 +534,7 @@ static int slow_calls(struct ift_mcp *m, const struct args *a, json_object **out
 
 	if (load(m, err, errlen) < 0)
 		return -1;
-	an = m->tr.a;
+	an = m->tr.rep.a;
 	start = ift_analysis_summary(an)->start_ts;
 	s = ift_analysis_op_find(an, name);
 	if (!s)
@@ -615,11 +611,11 @@ static int stacks(struct ift_mcp *m, const struct args *a, json_object **out,
 			 "are made from");
 		return -1;
 	}
-	if (name && !ift_analysis_op_find(m->tr.a, name))
-		return no_op(m->tr.a, name, err, errlen);
-	if (pid && !ift_analysis_process_find(m->tr.a, pid) &&
-	    !ift_analysis_thread_find(m->tr.a, pid))
-		return no_pid(m->tr.a, pid, err, errlen);
+	if (name && !ift_analysis_op_find(m->tr.rep.a, name))
+		return no_op(m->tr.rep.a, name, err, errlen);
+	if (pid && !ift_analysis_process_find(m->tr.rep.a, pid) &&
+	    !ift_analysis_thread_find(m->tr.rep.a, pid))
+		return no_pid(m->tr.rep.a, pid, err, errlen);
 	/* every site, so each op says how many it has; the first LIMIT shown */
 	ret = ift_sites_run(m->tr.t, 0, UINT64_MAX, pid, 0, &v, &n);
 	if (ret < 0) {
@@ -691,8 +687,8 @@ static int timeline(struct ift_mcp *m, const struct args *a, json_object **out,
 
 	if (load(m, err, errlen) < 0)
 		return -1;
-	start = ift_analysis_summary(m->tr.a)->start_ts;
-	dur = ift_analysis_summary(m->tr.a)->end_ts - start;
+	start = ift_analysis_summary(m->tr.rep.a)->start_ts;
+	dur = ift_analysis_summary(m->tr.rep.a)->end_ts - start;
 	to = has(a, "to_ns") ? (uint64_t)arg_int(a, "to_ns") : dur;
 	if (from > dur) {
 		snprintf(err, errlen, "from_ns %" PRIu64 " is past the end of the trace (%"
