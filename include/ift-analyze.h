@@ -385,6 +385,11 @@ struct ift_site {
 int ift_sites_run(struct ift_trace *t, uint64_t from_ts, uint64_t to_ts,
 		  uint32_t pid, unsigned top, struct ift_site **out, size_t *n);
 
+/* The call sites of the window's calls, every op's (whatever --op says),
+   as ift_sites_run() over the window with IFT_SITES_TOP would give them;
+   *N of them, none for a trace without stacks.  Owned by the analysis. */
+const struct ift_site *ift_analysis_sites(const struct ift_analysis *a, size_t *n);
+
 /* Sites per op that report shows, and get_stacks (MCP) gives by default. */
 #define IFT_SITES_TOP	5
 

@@ -154,14 +154,10 @@ int ift_report_run(struct ift_trace *t, const struct ift_analyze_opts *aopts,
 		   const struct ift_chain_opts *copts, struct ift_report *r);
 void ift_report_release(struct ift_report *r);
 
-/*
- * ift_report_sites - the call sites (record --stack) of R's window over T,
- * the top IFT_SITES_TOP of each op, as every report output shows them.  *V
- * is an array of *N the caller frees with free(); empty for a trace without
- * stacks.  Reads T again; returns 0 or a negative error.
- */
-int ift_report_sites(struct ift_trace *t, const struct ift_report *r,
-		     struct ift_site **v, size_t *n);
+/* The call sites (record --stack) of R's window, the top IFT_SITES_TOP of
+   each op, as every report output shows them: *N of them, owned by R; none
+   for a trace without stacks. */
+const struct ift_site *ift_report_sites(const struct ift_report *r, size_t *n);
 
 /* What `report --diff' compares two reports on, beyond the op tables. */
 struct ift_report_totals {

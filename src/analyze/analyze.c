@@ -166,6 +166,8 @@ static int setup(struct ift_analysis *a)
 	a->hi = a->opts.has_to ? lo + az_min(a->opts.to_ns, hi - lo) : hi;
 	s->from_ns = a->lo - lo;
 	s->to_ns = a->hi - lo;
+	a->site_open = a->hi >= hi;
+	a->stacks = ift_trace_stack_count(a->t) != 0;
 	s->duration_ns = a->hi - a->lo;
 
 	/* without a filter every task is the recording's own */
@@ -274,6 +276,8 @@ static int on_call(struct ift_analysis *a, const uint64_t *r, bool in)
 			th->info.cuda_ns += c.dur_ns;
 		}
 	}
+	if (az_site_call(a, r) && (ret = az_sites_call(a, c.op, c.stack, c.dur_ns)) < 0)
+		return ret;
 	ret = az_call_open(a, th, &c, seq);
 	if (ret < 0)
 		return ret;
@@ -668,6 +672,8 @@ static int build_results(struct ift_analysis *a)
 	for (size_t i = 0; a->opts.keep_calls && i < a->ncalls; i++)
 		a->calls[i].counted = a->calls[i].selected && a->th[a->call_th[i]]->listed;
 	ret = az_build_ops(a);
+	if (ret >= 0)
+		ret = az_sites_build(a);
 	if (ret < 0)
 		return ret;
 	/* sorted after the op tables, which index processes by position */

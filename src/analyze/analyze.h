@@ -109,9 +109,20 @@ struct az_tdurs {
 	struct az_durs *op;	/* by op id */
 };
 
-/* An op over every selected call of the window, known before the pass. */
+/* An op over every selected call of the window, known before the pass;
+   and over its calls with a stack (record --stack) in the sites' window. */
 struct az_opq {
 	uint64_t calls, p50_ns, p99_ns;
+	uint64_t stack_calls, stack_p99;
+	uint64_t *sv;		/* their durations, until the p99 is known */
+	size_t nsv;
+};
+
+/* One call site of one op, as the pass tallies it (sites.c). */
+struct az_site {
+	uint32_t op;
+	uint64_t stack;
+	uint64_t calls, total_ns, tail_calls, tail_ns;	/* calls 0: a free slot */
 };
 
 /* Some values of a set whose percentiles are asked. */
@@ -169,6 +180,14 @@ struct ift_analysis {
 	size_t ntdurs, captdurs;
 	struct az_tdurs *dcache[256];	/* by tid & (AZ_TCACHE - 1) */
 	struct az_opq *opq;		/* by op id */
+	/* the call sites of the window: [lo, hi), or all after lo when the
+	   window reaches the trace's end (site_open) */
+	bool site_open;
+	bool stacks;			/* the trace has a stack table */
+	struct az_site *stab;		/* a hash table, while the pass runs */
+	size_t nstab, capstab;
+	struct ift_site *sites;		/* then the result, per op */
+	size_t nsites;
 
 	size_t ncalls;			/* calls of the window opened so far */
 	/* with opts.keep_calls: each call, its thread (index in th) */
@@ -252,6 +271,23 @@ struct az_durs *az_durs_of(struct ift_analysis *a, uint32_t tid, uint32_t op);
 int az_quantiles(const struct az_seg *s, size_t ns, const unsigned *p, size_t np,
 		 uint64_t *out);
 void az_durs_release(struct ift_analysis *a);
+
+/* sites.c */
+/* A call of OP from STACK lasting DUR in the sites' window. */
+int az_sites_call(struct ift_analysis *a, uint32_t op, uint64_t stack, uint64_t dur);
+/* The tallies become a->sites: per op in op id order, most time first. */
+int az_sites_build(struct ift_analysis *a);
+/* The shares and the order of SITES[FIRST, NS), one op's, from NCALLS
+   calls with stacks taking TOTAL, TAIL of it at or above the p99; the top
+   TOP (0: all) are kept.  Returns the new end. */
+size_t az_sites_finish(struct ift_site *sites, size_t first, size_t ns, uint64_t ncalls,
+		       uint64_t total, uint64_t tail, unsigned top);
+/* Row R (at TS) counts for the call sites. */
+static inline bool az_site_call(const struct ift_analysis *a, const uint64_t *r)
+{
+	return a->stacks && r[IFT_CALL_STACK] && r[IFT_C_TS] >= a->lo &&
+	       (a->site_open || r[IFT_C_TS] < a->hi);
+}
 
 /* stats.c */
 /* Call C, opened on TH inside the window, counts for TH's op table (when

@@ -8,6 +8,8 @@
  *
  *   - each op's p50 and p99 over every selected call, which the chains need
  *     while the pass runs (which calls of an op are its tail);
+ *   - each op's p99 over its calls with a stack, which the call sites need
+ *     (which of a site's calls are the op's tail);
  *
  * and after it, the exact nearest-rank percentiles of every op table: the
  * pass takes the durations of a tid life after life, so each thread's calls
@@ -85,7 +87,17 @@ static int durs_read(struct ift_analysis *a, bool fill)
 
 		if (r[IFT_C_TS] > a->hi)
 			break;
-		if (r[IFT_C_TS] < a->lo || !az_call_selected(a, r))
+		if (r[IFT_C_TS] < a->lo)
+			continue;
+		if (az_site_call(a, r) && r[IFT_CALL_OP] < a->nopm) {
+			struct az_opq *q = &a->opq[r[IFT_CALL_OP]];
+
+			if (!fill)
+				q->stack_calls++;
+			else if (q->nsv < q->stack_calls)
+				q->sv[q->nsv++] = az_call_dur(r);
+		}
+		if (!az_call_selected(a, r))
 			continue;
 		td = tdurs(a, (uint32_t)r[IFT_C_TID], !fill);
 		if (!td) {
@@ -192,6 +204,10 @@ int az_durs_find(struct ift_analysis *a)
 		return -ENOMEM;
 	if ((ret = durs_read(a, false)) < 0)
 		return ret;
+	for (size_t op = 0; op < a->nopm; op++)
+		if (a->opq[op].stack_calls &&
+		    !(a->opq[op].sv = malloc(a->opq[op].stack_calls * sizeof(uint64_t))))
+			return -ENOMEM;
 	for (size_t i = 0; i < a->ntdurs; i++)
 		for (size_t op = 0; op < a->nopm; op++) {
 			struct az_durs *d = &a->tdurs[i]->op[op];
@@ -200,6 +216,18 @@ int az_durs_find(struct ift_analysis *a)
 				return -ENOMEM;
 		}
 	if ((ret = durs_read(a, true)) < 0)
+		return ret;
+	/* the sites' tail: at or above the p99 of the op's calls with a stack */
+	for (size_t op = 0; op < a->nopm && ret >= 0; op++) {
+		struct az_opq *q = &a->opq[op];
+		struct az_seg seg = { q->sv, q->nsv };
+
+		if (q->stack_calls)
+			ret = az_quantiles(&seg, 1, &pct[1], 1, &q->stack_p99);
+		free(q->sv);
+		q->sv = NULL;
+	}
+	if (ret < 0)
 		return ret;
 	segs = calloc(a->ntdurs ? a->ntdurs : 1, sizeof(*segs));
 	if (!segs)
@@ -246,5 +274,8 @@ void az_durs_release(struct ift_analysis *a)
 		free(a->tdurs[i]);
 	}
 	free(a->tdurs);
+	for (size_t op = 0; a->opq && op < a->nopm; op++)
+		free(a->opq[op].sv);
 	free(a->opq);
+	free(a->stab);
 }

@@ -33,16 +33,9 @@ void ift_report_release(struct ift_report *r)
 	memset(r, 0, sizeof(*r));
 }
 
-int ift_report_sites(struct ift_trace *t, const struct ift_report *r,
-		     struct ift_site **v, size_t *n)
+const struct ift_site *ift_report_sites(const struct ift_report *r, size_t *n)
 {
-	const struct ift_analysis_summary *s = ift_analysis_summary(r->a);
-	uint64_t span = s->end_ts - s->start_ts;
-	uint64_t from = s->start_ts + s->from_ns;
-	/* a window that reaches the trace's end has no bound */
-	uint64_t to = s->to_ns >= span ? UINT64_MAX : s->start_ts + s->to_ns;
-
-	return ift_sites_run(t, from, to, 0, IFT_SITES_TOP, v, n);
+	return ift_analysis_sites(r->a, n);
 }
 
 void ift_report_totals(const struct ift_report *r, struct ift_report_totals *x)

@@ -440,13 +440,12 @@ static void error_table(struct html *h)
  */
 static int site_table(struct html *h)
 {
-	struct ift_site *v;
 	size_t n;
+	const struct ift_site *v = ift_report_sites(h->r, &n);
 	char b[4][32];
-	int ret = ift_report_sites(h->t, h->r, &v, &n);
 
-	if (ret < 0 || !n)
-		return ret;
+	if (!n)
+		return 0;
 	out(h, "<h3>Call sites (record --stack)</h3>\n<table class=\"sites\" id=\"site-table\">"
 	    "<tr><th>op</th><th class=\"n\">site</th><th class=\"n\">calls</th>"
 	    "<th class=\"n\">share</th><th class=\"n\">time</th><th class=\"n\">share</th>"
@@ -472,7 +471,6 @@ static int site_table(struct html *h)
 	out(h, "</table>\n<p class=\"note\">Only calls that carry a stack count (record "
 	    "--stack; with --stack-period N, one call in N): the shares are of those. Tail: "
 	    "calls at or above the op's p99.</p>\n");
-	free(v);
 	return 0;
 }
 

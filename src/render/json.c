@@ -412,19 +412,14 @@ json_object *ift_json_report(const struct ift_analysis *a,
 /* The report object with the call sites of its window (they need T). */
 static json_object *json_full(struct ift_trace *t, const struct ift_report *r)
 {
-	json_object *root = ift_json_report(r->a, r->c), *arr;
-	struct ift_site *v;
+	json_object *root = ift_json_report(r->a, r->c);
 	size_t n;
+	const struct ift_site *v = ift_report_sites(r, &n);
 
 	if (!root)
 		return NULL;
-	if (!t || ift_report_sites(t, r, &v, &n) < 0) {
-		arr = json_object_new_array();
-	} else {
-		arr = ift_json_sites(t, v, n);
-		free(v);
-	}
-	json_object_object_add(root, "stacks", arr);
+	json_object_object_add(root, "stacks", t ? ift_json_sites(t, v, n) :
+						   json_object_new_array());
 	return root;
 }
 

@@ -141,6 +141,34 @@ static void tb_same_ops(const struct ift_op_stats *x, size_t nx,
 	}
 }
 
+/* The sites A tallied in its pass are those a pass over the calls of its
+   window gives. */
+static void tb_same_sites(struct tb *b, const struct ift_analysis *a)
+{
+	const struct ift_analysis_summary *s = ift_analysis_summary(a);
+	uint64_t span = s->end_ts - s->start_ts;
+	uint64_t to = s->to_ns >= span ? UINT64_MAX : s->start_ts + s->to_ns;
+	struct ift_site *want;
+	const struct ift_site *got;
+	size_t nwant, ngot;
+
+	assert_int_equal(ift_sites_run(b->t, s->start_ts + s->from_ns, to, 0, IFT_SITES_TOP,
+				       &want, &nwant), 0);
+	got = ift_analysis_sites(a, &ngot);
+	assert_int_equal(ngot, nwant);
+	for (size_t i = 0; i < ngot; i++) {
+		assert_string_equal(got[i].op, want[i].op);
+		assert_int_equal(got[i].stack, want[i].stack);
+		assert_int_equal(got[i].calls, want[i].calls);
+		assert_int_equal(got[i].total_ns, want[i].total_ns);
+		assert_int_equal(got[i].tail_calls, want[i].tail_calls);
+		assert_int_equal(got[i].tail_ns, want[i].tail_ns);
+		assert_true(got[i].share_time == want[i].share_time);
+		assert_true(got[i].share_tail == want[i].share_tail);
+	}
+	free(want);
+}
+
 /*
  * Analyzes the trace with OPTS (NULL: none) into b->a, keeping the calls
  * (tests look at them), and first without, and without OPTS's hooks:
@@ -176,6 +204,7 @@ static void tb_run(struct tb *b, const struct ift_analyze_opts *opts)
 	for (size_t i = 0; i < ift_analysis_thread_count(b->a); i++)
 		tb_same_ops(ift_analysis_thread(lean, i)->ops, ift_analysis_thread(lean, i)->nops,
 			    ift_analysis_thread(b->a, i)->ops, ift_analysis_thread(b->a, i)->nops);
+	tb_same_sites(b, lean);
 	ift_analysis_free(lean);
 }
 
