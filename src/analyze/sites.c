@@ -136,7 +136,8 @@ int az_sites_build(struct ift_analysis *a)
 	a->sites = az_alloc(a, n, sizeof(*a->sites));
 	if (!a->sites)
 		return -ENOMEM;
-	qsort(v, n, sizeof(*v), by_op);
+	if (n > 1)
+		qsort(v, n, sizeof(*v), by_op);
 	for (size_t i = 0, j; i < n; i = j) {
 		const struct ift_op *op = ift_trace_op(a->t, v[i].op);
 		uint64_t total = 0, tail = 0, ncalls = 0;
