@@ -283,6 +283,11 @@ static void assign_feeders(struct ift_analysis *a, struct az_thread *ct)
 	}
 	if (!wakeups)
 		return;
+	/* a feeder's share is of what the program's own tasks fed: the
+	   machine's threads are no candidates, and where they end most of
+	   the waits (khugepaged under emulation) every share would shrink */
+	if (traced)
+		total = traced;
 	assign_relays(a, ct, total);
 	for (uint32_t i = 0; i < ct->nfeeds; i++) {
 		const struct az_feed *f = &ct->feeds[i];
