@@ -725,6 +725,7 @@ void ift_analysis_free(struct ift_analysis *a)
 	free(a->call_th);
 	free(a->attrs);
 	free(a->loops);
+	ift_tidmap_release(&a->lmap);
 	free(a->smp);
 	free(a);
 }

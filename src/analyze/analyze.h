@@ -178,7 +178,7 @@ struct ift_analysis {
 	/* every call's duration (durs.c) */
 	struct az_tdurs **tdurs;
 	size_t ntdurs, captdurs;
-	struct az_tdurs *dcache[256];	/* by tid & (AZ_TCACHE - 1) */
+	struct ift_tidmap dmap;		/* tid -> index in tdurs */
 	struct az_opq *opq;		/* by op id */
 	/* the call sites of the window: [lo, hi), or all after lo when the
 	   window reaches the trace's end (site_open) */
@@ -201,6 +201,7 @@ struct ift_analysis {
 	size_t nsmp, capsmp;
 
 	struct az_tloop *loops;		/* by first call */
+	struct ift_tidmap lmap;		/* tid -> index in loops */
 	size_t nloops;
 
 	/* results */

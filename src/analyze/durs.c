@@ -23,22 +23,19 @@
 
 #include "analyze.h"
 #include "util/array.h"
+#include "util/tidmap.h"
 
 /* Below this many values a copy and a sort is cheaper than the select. */
 #define SORT_MAX	4096
 
-/* The calling tid TID's entry, created with the op slots when NEW. */
+/* The calling tid TID's entry, created with the op slots when CREATE. */
 static struct az_tdurs *tdurs(struct ift_analysis *a, uint32_t tid, bool create)
 {
-	struct az_tdurs *d = a->dcache[tid & (AZ_TCACHE - 1)];
+	struct az_tdurs *d;
+	size_t i;
 
-	if (d && d->tid == tid)
-		return d;
-	for (size_t i = 0; i < a->ntdurs; i++)
-		if (a->tdurs[i]->tid == tid) {
-			a->dcache[tid & (AZ_TCACHE - 1)] = a->tdurs[i];
-			return a->tdurs[i];
-		}
+	if (ift_tidmap_get(&a->dmap, tid, &i))
+		return a->tdurs[i];
 	if (!create)
 		return NULL;
 	if (ift_array_grow((void **)&a->tdurs, &a->captdurs, a->ntdurs + 1,
@@ -47,12 +44,12 @@ static struct az_tdurs *tdurs(struct ift_analysis *a, uint32_t tid, bool create)
 		return NULL;
 	d->tid = tid;
 	d->op = calloc(a->nopm, sizeof(*d->op));
-	if (!d->op) {
+	if (!d->op || ift_tidmap_set(&a->dmap, tid, a->ntdurs) < 0) {
+		free(d->op);
 		free(d);
 		return NULL;
 	}
 	a->tdurs[a->ntdurs++] = d;
-	a->dcache[tid & (AZ_TCACHE - 1)] = d;
 	return d;
 }
 
@@ -274,6 +271,7 @@ void az_durs_release(struct ift_analysis *a)
 		free(a->tdurs[i]);
 	}
 	free(a->tdurs);
+	ift_tidmap_release(&a->dmap);
 	for (size_t op = 0; a->opq && op < a->nopm; op++)
 		free(a->opq[op].sv);
 	free(a->opq);

@@ -15,6 +15,7 @@
 
 #include "analyze.h"
 #include "util/array.h"
+#include "util/tidmap.h"
 
 struct seq {
 	uint32_t tid;
@@ -160,6 +161,8 @@ int az_phases_find(struct ift_analysis *a)
 		if (ret < 0)
 			goto out;
 		a->loops[i].tid = v[i].tid;
+		if ((ret = ift_tidmap_set(&a->lmap, v[i].tid, i)) < 0)
+			goto out;
 		a->loops[i].info.calls = v[i].n;
 		if (l.period && l.end > l.first) {
 			a->loops[i].info.period = l.period;
@@ -230,8 +233,7 @@ out:
 
 const struct ift_loop_info *ift_analysis_loop(const struct ift_analysis *a, uint32_t tid)
 {
-	for (size_t i = 0; i < a->nloops; i++)
-		if (a->loops[i].tid == tid)
-			return &a->loops[i].info;
-	return NULL;
+	size_t i;
+
+	return ift_tidmap_get(&a->lmap, tid, &i) ? &a->loops[i].info : NULL;
 }
