@@ -362,6 +362,31 @@ enum ift_sched_state ift_analysis_state(const struct ift_analysis *a, uint32_t t
 /* Nearest-rank percentile P (0 < P <= 100) of N sorted values; 0 if N == 0. */
 uint64_t ift_percentile(const uint64_t *sorted, size_t n, unsigned p);
 
+/* ---- the orders outputs show rows in (order.c) -------------------- */
+
+/* A row of an op table: the op, shown nested in the row above or not. */
+struct ift_op_row {
+	const struct ift_op_stats *op;
+	bool nested;
+};
+
+/*
+ * ift_op_rows - the rows of the op table of OPS (N of them, most time
+ * first): the outermost ops by time, each followed by the ops nested in it
+ * (their time is already inside the row above), then the nested ops whose
+ * parent is not shown.  Returns N rows the caller frees with free(), or
+ * NULL with errno ENOMEM.
+ */
+struct ift_op_row *ift_op_rows(const struct ift_op_stats *ops, size_t n);
+
+/*
+ * qsort() orders of thread pointers (const struct ift_thread_info *):
+ * most CUDA time first, then most off-CPU time, then by tid; or most
+ * off-CPU time first, then by tid.
+ */
+int ift_thread_cmp_cuda(const void *x, const void *y);
+int ift_thread_cmp_off_cpu(const void *x, const void *y);
+
 /* ---- call sites (record --stack) ------------------------------------ */
 
 struct ift_site {

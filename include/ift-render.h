@@ -38,6 +38,7 @@ struct json_object *ift_event_json(const struct ift_trace *t,
 struct ift_analysis;
 struct ift_chains;
 struct ift_report;
+struct ift_op_stats;
 
 struct ift_html_opts {
 	const char *title;		/* the trace's name on the page, or NULL */
@@ -55,33 +56,6 @@ struct ift_html_opts {
  */
 int ift_out_html(FILE *f, struct ift_trace *t, const struct ift_report *r,
 		 const struct ift_html_opts *opts);
-
-/* ---- the orders of rows (src/render/order.c) ---------------------- */
-
-struct ift_op_stats;
-
-/* A row of an op table: the op, shown nested in the row above or not. */
-struct ift_op_row {
-	const struct ift_op_stats *op;
-	bool nested;
-};
-
-/*
- * ift_op_rows - the rows of the op table of OPS (N of them, most time
- * first): the outermost ops by time, each followed by the ops nested in it
- * (their time is already inside the row above), then the nested ops whose
- * parent is not shown.  Returns N rows the caller frees with free(), or
- * NULL with errno ENOMEM.
- */
-struct ift_op_row *ift_op_rows(const struct ift_op_stats *ops, size_t n);
-
-/*
- * qsort() orders of thread pointers (const struct ift_thread_info *):
- * most CUDA time first, then most off-CPU time, then by tid; or most
- * off-CPU time first, then by tid.
- */
-int ift_thread_cmp_cuda(const void *x, const void *y);
-int ift_thread_cmp_off_cpu(const void *x, const void *y);
 
 /* ---- the report as text (src/render/text.c) ----------------------- */
 

@@ -22,7 +22,8 @@ truth, r, trace = Truth(sys.argv[1]), load_report(sys.argv[2]), Trace(sys.argv[3
 chk = Checks("direct")
 run = truth.run
 no_high_or_medium(chk, r, truth)
-check_ops(chk, truth, r, probed(), Slack(trace, truth, probed()))
+slack = Slack(trace, truth, probed())
+check_ops(chk, truth, r, probed(), slack)
 check_main(chk, truth, r, trace)
 
 # one H2D copy of a batch per step, from pinned memory
@@ -39,14 +40,19 @@ chk.ok([(x["direction"], x["bytes"]) for x in cp["copies"]] == [("H2D", want)],
 # wait under 40% of its active time) it must not, as the report calls a run
 # GPU-bound from half its active time waiting for the device itself, less
 # what the thread then waited for a CPU (the kernel's run_delay bounds that)
-# (over the steady state, as the report weighs it: a slow start-up is not)
+# (over the steady state, as the report weighs it: a slow start-up is not);
+# the workload's own timing of each call also holds its clock reads and the
+# probes' traps, which the trace measured (Slack: hundreds of us a call on
+# an emulated CPU, where they are a fifth of a synchronize)
 steady = truth.steady(r)
 sync = steady_op(steady, "cudaStreamSynchronize")
 share = sync["sum_ns"] / steady.active["active_ns"]
 delay = max(0, (truth.schedstat or {}).get("run_delay_ns", 0))
-least = max(0, sync["sum_ns"] - delay) / steady.active["active_ns"]
+over = slack.over_sum("cudaStreamSynchronize")
+least = max(0, sync["sum_ns"] - delay - over) / steady.active["active_ns"]
 chk.note("the workload waited for the device %.0f%% of its active time (at least %.0f%% "
-         "without waiting for a CPU)" % (100 * share, 100 * least))
+         "without waiting for a CPU and without the probes' %s)" % (100 * share, 100 * least,
+                                                                   fmt(over)))
 c = None
 if least >= 0.6:
     c = one_chain(chk, r, "gpu_bound", "inside", "cudaStreamSynchronize")
@@ -66,8 +72,9 @@ if c:
     ssync = steady_op(steady, "cudaStreamSynchronize")
     chk.ok(ev["device_wait_ns"] <= ssync["sum_ns"], "device wait %s > the workload's %s" %
            (fmt(ev["device_wait_ns"]), fmt(ssync["sum_ns"])))
-    chk.near("device wait + run-queue wait in it", ev["device_wait_ns"] + ev["runqueue_wait_ns"],
-             ssync["sum_ns"], 0.02, ssync["count"] * 30 * US)
+    tol = 0.02 * ssync["sum_ns"] + ssync["count"] * 30 * US
+    chk.between("device wait + run-queue wait in it", ev["device_wait_ns"] +
+                ev["runqueue_wait_ns"], ssync["sum_ns"], tol + over, tol)
     check_active(chk, steady, c)
 chk.done()
 PY

@@ -1,13 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * The orders the outputs show things in, so that the text, the HTML page
- * and the MCP tools list the same rows the same way.
+ * The orders the outputs show things in, part of the report model, so that
+ * the text, the HTML page and the MCP tools list the same rows the same way.
  */
 #include <errno.h>
 #include <stdlib.h>
 
 #include "ift-analyze.h"
-#include "ift-render.h"
 
 static const struct ift_op_stats *op_by_id(const struct ift_op_stats *ops, size_t n,
 					   uint32_t id)
