@@ -11,7 +11,7 @@
 need_root
 need_sim
 
-sim_record loader loader --workers 4 --steps 300
+sim_record loader loader --workers 4
 assert_no_leftovers
 
 sed -n '/^WHY/,/^CUDA ops/p' loader.txt | head -40

@@ -9,8 +9,8 @@
 need_root
 need_sim
 
-sim_record loader loader --workers 4 --steps 300
-sim_record direct direct --steps 300
+sim_record loader loader --workers 4
+sim_record direct direct
 assert_no_leftovers
 "$IFT" report -i loader.trace --diff direct.trace --json >diff.json 2>diff.err ||
 	fail "report --diff failed: $(cat diff.err)"
