@@ -613,37 +613,45 @@ static void test_processes_and_roles(void **state)
 }
 
 /*
- * An input thread of the CUDA process beside a kernel thread: python3
- * (4242) has a CUDA thread 4243 and an input thread 4244; of the CUDA
- * thread's nine 3 ms waits, 4244 ends three (its batches) and khugepaged
- * (41, not traced: it gives back the mmap lock it took to collapse the
- * process's pages) ends six.  The process's own threads end a third of the
- * waits, but khugepaged is no other process feeding it: 4244 is the input
- * thread.  Counted as one, it took the role away (a 6.1 guest's t411).
+ * python3 (4242, recorded with -p) has a CUDA thread 4243 and an input
+ * thread 4244; the CUDA thread makes N calls, each followed by a 3 ms wait
+ * that 4244 ends every EVERY-th time and khugepaged (41, not traced: it
+ * gives back the mmap lock it took to collapse the process's pages) ends
+ * otherwise.
+ */
+static void build_kthread(struct tb *b, const char *name, uint64_t n, uint64_t every)
+{
+	tb_begin(b, name, (n + 2) * 10 * MS);
+	assert_int_equal(ift_writer_meta(b->w, "record.filter", "kernel"), 0);
+	assert_int_equal(ift_writer_meta(b->w, "record.pid", "4242"), 0);
+	task(b, 1 * MS, 4242, 4242, IFT_TASK_COMM, 0, 0, "python3");
+	task(b, 2 * MS, 4242, 4242, IFT_TASK_CLONE, 4243, 4242, "python3");
+	task(b, 3 * MS, 4242, 4242, IFT_TASK_CLONE, 4244, 4242, "python3");
+	task(b, 4 * MS, 41, 41, IFT_TASK_COMM, 0, 0, "khugepaged");
+	for (uint64_t k = 0; k < n; k++) {
+		uint64_t at = 10 * MS + k * 10 * MS;
+		uint32_t by = k % every ? 41 : 4244;
+
+		call(b, at, 4243, 4242, OP_LAUNCH, 1 * MS, 0, 0, 1, 2, 0, 0, 0);
+		sw(b, at + 1500 * US, 0, 4243, 4242, S_SLEEP, by, by == 41 ? 41 : 4242);
+		wk(b, at + 4500 * US, 0, 4243, 4242, IFT_WAKE_WAKEUP, 0, by, by == 41 ? 41 : 4242);
+		sw(b, at + 5 * MS, 0, by, by == 41 ? 41 : 4242, S_SLEEP, 4243, 4242);
+	}
+	tb_run(b, NULL);
+}
+
+/*
+ * Of the CUDA thread's nine waits, 4244 ends three (its batches) and
+ * khugepaged six.  The process's own threads end a third of the waits, but
+ * khugepaged is no other process feeding it: 4244 is the input thread.
+ * Counted as one, it took the role away (a 6.1 guest's t411).
  */
 static void test_input_thread_beside_kthread(void **state)
 {
 	struct tb b;
 
 	(void)state;
-	tb_begin(&b, "kthread", 200 * MS);
-	/* recorded with the kernel's pid filter, of process 4242 (-p) */
-	assert_int_equal(ift_writer_meta(b.w, "record.filter", "kernel"), 0);
-	assert_int_equal(ift_writer_meta(b.w, "record.pid", "4242"), 0);
-	task(&b, 1 * MS, 4242, 4242, IFT_TASK_COMM, 0, 0, "python3");
-	task(&b, 2 * MS, 4242, 4242, IFT_TASK_CLONE, 4243, 4242, "python3");
-	task(&b, 3 * MS, 4242, 4242, IFT_TASK_CLONE, 4244, 4242, "python3");
-	task(&b, 4 * MS, 41, 41, IFT_TASK_COMM, 0, 0, "khugepaged");
-	for (uint64_t k = 0; k < 9; k++) {
-		uint64_t at = 10 * MS + k * 10 * MS;
-		uint32_t by = k % 3 ? 41 : 4244;
-
-		call(&b, at, 4243, 4242, OP_LAUNCH, 1 * MS, 0, 0, 1, 2, 0, 0, 0);
-		sw(&b, at + 1500 * US, 0, 4243, 4242, S_SLEEP, by, by == 41 ? 41 : 4242);
-		wk(&b, at + 4500 * US, 0, 4243, 4242, IFT_WAKE_WAKEUP, 0, by, by == 41 ? 41 : 4242);
-		sw(&b, at + 5 * MS, 0, by, by == 41 ? 41 : 4242, S_SLEEP, 4243, 4242);
-	}
-	tb_run(&b, NULL);
+	build_kthread(&b, "kthread", 9, 3);
 	assert_string_equal(thread(&b, 4243)->role, "cuda thread");
 	assert_non_null(thread(&b, 4244)->role);
 	assert_string_equal(thread(&b, 4244)->role, "input thread");
@@ -653,33 +661,17 @@ static void test_input_thread_beside_kthread(void **state)
 
 /*
  * The shares that make a feeder are of the waits the program's own tasks
- * ended: of the CUDA thread's 64 waits, khugepaged (not traced) ends 61 and
- * the input thread 4244 the other 3, 4.7% of all of them but all that the
- * program fed it.  Under emulation (a 6.1 guest's t411, 54% of the waits
- * ended by khugepaged) 2 of 4 input threads fell under the share.
+ * ended: of 64 waits khugepaged ends 61 and 4244 the other 3, 4.7% of all
+ * of them but all that the program fed it.  Under emulation (a 6.1 guest's
+ * t411, 54% of the waits ended by khugepaged) 2 of 4 input threads fell
+ * under the share.
  */
 static void test_input_share_of_traced(void **state)
 {
 	struct tb b;
 
 	(void)state;
-	tb_begin(&b, "kthread-most", 700 * MS);
-	assert_int_equal(ift_writer_meta(b.w, "record.filter", "kernel"), 0);
-	assert_int_equal(ift_writer_meta(b.w, "record.pid", "4242"), 0);
-	task(&b, 1 * MS, 4242, 4242, IFT_TASK_COMM, 0, 0, "python3");
-	task(&b, 2 * MS, 4242, 4242, IFT_TASK_CLONE, 4243, 4242, "python3");
-	task(&b, 3 * MS, 4242, 4242, IFT_TASK_CLONE, 4244, 4242, "python3");
-	task(&b, 4 * MS, 41, 41, IFT_TASK_COMM, 0, 0, "khugepaged");
-	for (uint64_t k = 0; k < 64; k++) {
-		uint64_t at = 10 * MS + k * 10 * MS;
-		uint32_t by = k % 30 ? 41 : 4244;
-
-		call(&b, at, 4243, 4242, OP_LAUNCH, 1 * MS, 0, 0, 1, 2, 0, 0, 0);
-		sw(&b, at + 1500 * US, 0, 4243, 4242, S_SLEEP, by, by == 41 ? 41 : 4242);
-		wk(&b, at + 4500 * US, 0, 4243, 4242, IFT_WAKE_WAKEUP, 0, by, by == 41 ? 41 : 4242);
-		sw(&b, at + 5 * MS, 0, by, by == 41 ? 41 : 4242, S_SLEEP, 4243, 4242);
-	}
-	tb_run(&b, NULL);
+	build_kthread(&b, "kthread-most", 64, 30);
 	assert_non_null(thread(&b, 4244)->role);
 	assert_string_equal(thread(&b, 4244)->role, "input thread");
 	assert_int_equal(thread(&b, 4244)->role_evidence->wakeups, 3);
