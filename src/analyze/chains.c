@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * Causal chains, found from the numbers the pass added up.  Two kinds of window are where a CUDA thread loses time:
+ * Causal chains, found from the numbers the pass added up.  Two kinds of
+ * window are where a CUDA thread loses time:
  *
  *   inside the slow calls of an op with a long tail (p99 >= ratio x p50 and
  *   p99 - p50 >= floor): each slow call's excess over p50 is split into the
@@ -13,10 +14,11 @@
  *   starvation), time runnable there is CPU contention on the feeding path,
  *   page faults there are page-allocation pressure on it.
  *
- * Both are measured during the analyzer's pass (its hooks,
- * chains-pass.c): the gaps as they close, the calls as they close, added
- * up by op; nothing grows with the calls.  The worst occurrence of each chain is then read again
- * from the trace (a window of a few ms) to say who ran on the CPUs then.
+ * Both are measured during the analyzer's pass (its hooks, chains-pass.c):
+ * the gaps as they close, the calls as they close, added up by op; nothing
+ * grows with the calls.  The worst occurrence of each chain is then read
+ * again from the trace (a window of a few ms) to say who ran on the CPUs
+ * then.
  */
 #include <errno.h>
 #include <inttypes.h>
