@@ -184,16 +184,18 @@ struct ift_chains {
 	struct ch_cpu *cpu;		/* who runs where, as the switches say */
 	size_t ncpu;
 
-	/* while building */
+	/* from the first event (ch_start()) */
 	const struct ift_analysis *a;
-	struct ift_trace *t;
-	uint64_t start_ts;
-	unsigned cpus;
-	bool *sel;			/* by az_thread index: a listed CUDA thread */
 	bool *waits;			/* by op id: waits_for_device() */
 	uint32_t recorder;		/* the recorder's pid (meta), or 0 */
 	uint64_t page_ns;		/* what a fresh page costs its thread */
 	bool meta_read;
+
+	/* while building */
+	struct ift_trace *t;
+	uint64_t start_ts;
+	unsigned cpus;
+	bool *sel;			/* by az_thread index: a listed CUDA thread */
 };
 
 /* Who ran on the CPUs in [from, to] (trace clock), read from the trace. */
