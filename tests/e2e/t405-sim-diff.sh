@@ -62,9 +62,15 @@ chk.ok(abs(ratio - ch["duration_ns"]["current"] / ch["duration_ns"]["baseline"])
 chk.note("duration %s -> %s (x%.2f; workloads x%.2f)" % (fmt(ch["duration_ns"]["baseline"]),
          fmt(ch["duration_ns"]["current"]), ratio, cw / bw))
 
-# the HIGH and MEDIUM chains: none for the fix; for the loader, what its
+# the HIGH and MEDIUM chains: none for the fix but the machine's other load
+# (CPU contention within the run-queue wait the kernel counted for its
+# thread, which a loaded machine makes HIGH); for the loader, what its
 # report says
-chk.ok(ch["high_chain_cost_ns"]["baseline"] == 0, "HIGH chains in the baseline")
+nb = neighbour_contention(chk, rb, base)
+high_nb = sum(c["cost_ns"] for c in nb if c["severity"] == "HIGH")
+chk.ok(ch["high_chain_cost_ns"]["baseline"] == high_nb,
+       "HIGH chains in the baseline beyond the neighbours' load: %s" %
+       [c["summary"] for c in rb["chains"] if c["severity"] == "HIGH"])
 for sev in ("HIGH", "MEDIUM"):
     key = sev.lower() + "_chain_cost_ns"
     cost = sum(c["cost_ns"] for c in rc["chains"] if c["severity"] == sev)
@@ -74,7 +80,7 @@ for sev in ("HIGH", "MEDIUM"):
 # slower its workers' preemptions of the thread may cost more (t400)
 chk.ok(any(c["severity"] in ("HIGH", "MEDIUM") for c in rc["chains"]),
        "no HIGH or MEDIUM chain in the current report")
-chk.ok("ratio" not in ch["high_chain_cost_ns"], "a ratio against a baseline of 0")
+chk.ok(high_nb or "ratio" not in ch["high_chain_cost_ns"], "a ratio against a baseline of 0")
 # four busy workers: far more CPU and run-queue wait in all, more blocked
 # (the feeding thread waits for batches)
 for key in ("on_cpu_ns", "runqueue_wait_ns", "blocked_ns"):
