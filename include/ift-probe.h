@@ -166,6 +166,16 @@ int ift_probe_add_pids(struct ift_probe_session *s, const pid_t *pids, size_t n)
 int ift_probe_start(struct ift_probe_session *s);
 /* Turns tracing off (the buffers keep what they hold). */
 int ift_probe_stop(struct ift_probe_session *s);
+/*
+ * ift_probe_trap_cost - what an entry uprobe and its return probe cost the
+ * thread that calls the probed function, here and now: a pair set in the
+ * session's group on a function of this program's own, enabled in its
+ * instance, timed over a few rounds of calls (the median, in wall-clock ns,
+ * less the same calls unprobed), then removed.  Call it before
+ * ift_probe_start(): with tracing off the pair records nothing.  Returns 0
+ * with *NS >= 1, or a negative error (the pair is removed either way).
+ */
+int ift_probe_trap_cost(struct ift_probe_session *s, uint64_t *ns);
 
 struct tracefs_instance *ift_probe_instance(struct ift_probe_session *s);
 /* The event formats of the instance (tracepoints and our uprobes); owned by S. */

@@ -10,6 +10,7 @@
  */
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 /* Every object this program creates is named IFT_NAME_PREFIX "<pid>". */
@@ -56,6 +57,21 @@ int tfs_group_destroy(const char *dir, const char *group);
  * -ENOENT when there is no such instance, or another negative errno.
  */
 int tfs_instance_remove(const char *dir, const char *name);
+
+/*
+ * cost.c: tfs_trap_target() is a function of this program's own, built as
+ * the CUDA libraries' are (a frame pointer first, no endbr64), to time a
+ * probe's traps on.  tfs_trap_target_where() gives the file it is mapped
+ * from and its offset there, as uprobe_events takes them; -ENOENT where it
+ * has no file (a deleted one), -EINVAL where the path has a blank.
+ * tfs_trap_target_time() calls it TFS_TRAP_ROUNDS rounds of TFS_TRAP_CALLS
+ * calls and returns the median round's ns per call.
+ */
+#define TFS_TRAP_ROUNDS	7
+#define TFS_TRAP_CALLS	16
+unsigned tfs_trap_target(unsigned x);
+int tfs_trap_target_where(char *path, size_t len, uint64_t *off);
+uint64_t tfs_trap_target_time(void);
 
 /* NAME is IFT_NAME_PREFIX followed by a positive decimal pid and nothing else. */
 bool ift_name_pid(const char *name, pid_t *pid);

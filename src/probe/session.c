@@ -426,6 +426,42 @@ int ift_probe_stop(struct ift_probe_session *s)
 	return inst_write(s, "tracing_on", "0");
 }
 
+/* Names no probe_sym() event takes: theirs end in a digit or in "_ret". */
+#define TRAP_ENTRY	"ift_trapcost"
+#define TRAP_RETURN	"ift_trapcost_r"
+
+int ift_probe_trap_cost(struct ift_probe_session *s, uint64_t *ns)
+{
+	char path[PATH_MAX], *cmd;
+	uint64_t off, probed, bare;
+	int ret;
+
+	ret = tfs_trap_target_where(path, sizeof(path), &off);
+	if (ret)
+		return ret;
+	for (int k = 0; k < 2 && !ret; k++) {
+		if (asprintf(&cmd, "%c:%s/%s %s:0x%" PRIx64 "\n", k ? 'r' : 'p', s->name,
+			     k ? TRAP_RETURN : TRAP_ENTRY, path, off) < 0) {
+			ret = -ENOMEM;
+			break;
+		}
+		ret = uprobe_cmd(s, cmd);
+		free(cmd);
+	}
+	if (!ret)
+		ret = enable_event(s, s->name, TRAP_ENTRY, true);
+	if (!ret)
+		ret = enable_event(s, s->name, TRAP_RETURN, true);
+	probed = ret ? 0 : tfs_trap_target_time();
+	uprobe_delete(s, TRAP_RETURN);
+	uprobe_delete(s, TRAP_ENTRY);
+	if (ret)
+		return ret;
+	bare = tfs_trap_target_time();
+	*ns = probed > bare ? probed - bare : 1;
+	return 0;
+}
+
 struct tracefs_instance *ift_probe_instance(struct ift_probe_session *s)
 {
 	return s->inst;

@@ -262,6 +262,15 @@ static void write_fault_cost(struct ift_writer *w, const char *key)
 		ift_writer_metaf(w, key, "%" PRIu64, ns);
 }
 
+/* what a call's two probes cost its thread; none where they cannot be timed */
+static void write_probe_cost(struct ift_recorder *r)
+{
+	uint64_t ns;
+
+	if (!ift_probe_trap_cost(r->probes, &ns))
+		ift_writer_metaf(r->w, "host.probe_ns", "%" PRIu64, ns);
+}
+
 static int write_metadata(struct ift_recorder *r)
 {
 	struct ift_writer *w = r->w;
@@ -301,6 +310,7 @@ static int write_metadata(struct ift_recorder *r)
 	ift_writer_meta(w, "kernel.release", u.release);
 	ift_writer_metaf(w, "cpu.count", "%d", ift_ring_ncpus(r->ring));
 	write_fault_cost(w, "host.page_fault_ns.start");
+	write_probe_cost(r);
 	ift_writer_meta(w, "clock.source", ift_probe_clock(r->probes));
 	ift_writer_metaf(w, "clock.wall_offset_ns", "%" PRId64,
 			 ((int64_t)rt.tv_sec - (int64_t)mt.tv_sec) * (int64_t)1000000000 +

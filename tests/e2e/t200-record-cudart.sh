@@ -1,6 +1,9 @@
 # record on the real CUDA 13 runtime: the calls recorded are exactly the calls
 # the program made, with their arguments and return codes, and each lies
-# inside the CLOCK_MONOTONIC interval the program measured around it.
+# inside the CLOCK_MONOTONIC interval the program measured around it.  What
+# the recorder measured a call's two probes to cost (host.probe_ns, timed
+# with tracing off: a lower bound) is what they added to the program's own
+# intervals, against a run of the same program without the tracer.
 . "$IFT_SRC/tests/e2e/lib.sh"
 need_root
 lib=/usr/local/cuda-13.0/lib/libcudart.so.13
@@ -11,6 +14,10 @@ cc -O2 -o cuda-seq "$IFT_SRC/tests/workloads/cuda-seq.c" $lib -Wl,-rpath,"$(dirn
 "$IFT" record -o seq.trace -- ./cuda-seq 25 >truth.tsv 2>record.err ||
 	fail "record failed: $(cat record.err)"
 [ -s seq.trace ] || fail "no trace"
+./cuda-seq 25 >bare.tsv || fail "the workload failed alone"
+"$IFT" info -i seq.trace >info.txt || fail "info failed"
+probe_ns=$(awk '$1 == "host.probe_ns" { print $2 }' info.txt)
+[ -n "$probe_ns" ] || fail "the recorder did not time the probes (no host.probe_ns)"
 [ -e seq.trace.part ] && fail "the .part file was left behind"
 "$IFT" dump --json -i seq.trace --table calls >calls.json || fail "dump failed"
 
@@ -47,5 +54,24 @@ for (name, ret, t0, t1, args), c in zip(truth, calls):
 if bad:
     sys.exit(1)
 print("ok: %d calls match" % len(calls))
+PY
+
+python3 - truth.tsv bare.tsv "$probe_ns" <<'PY' || fail "host.probe_ns is not what the probes cost the program"
+import statistics, sys
+def spans(path):
+    d = {}
+    for line in open(path):
+        f = line.split("\t")
+        d.setdefault(f[0], []).append(int(f[3]) - int(f[2]))
+    return d
+traced, bare, probe_ns = spans(sys.argv[1]), spans(sys.argv[2]), int(sys.argv[3])
+# the ops the program calls many times; a first call pays the runtime's set-up
+added = statistics.median(statistics.median(traced[k]) - statistics.median(bare[k])
+                          for k in bare if len(bare[k]) >= 10)
+print("a pair measured at %d ns; the probes added %d ns to a call" % (probe_ns, added))
+# with tracing off the measure lacks the ring buffer's writes (a fifth of
+# the pair here), and no run is quiet on a loaded machine
+if not (added / 4 <= probe_ns <= 1.5 * added):
+    sys.exit(1)
 PY
 exit 0

@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: MIT
+/*
+ * What one traced call's probes cost the thread that makes it: the trap of
+ * its entry uprobe and of its return probe, timed on a function of this
+ * program's own.  The analyzer takes it out of the time a thread spends on a
+ * CPU between two calls (analyze/chains-pass.c): that time holds the end of
+ * one call's return trap and the start of the next call's entry trap, about
+ * 2 us on a real CPU, but hundreds under an emulator, enough to push a
+ * thread's gaps over the floor at which they count as building input.
+ *
+ * The cost depends on the first instruction at the probed address (FACTS:
+ * `push %rbp` is emulated, most others single-stepped), so the target is
+ * built as the CUDA libraries' functions are: a frame pointer first, no
+ * endbr64 (GNUmakefile builds this file with -fno-omit-frame-pointer
+ * -fcf-protection=none).  It is timed as page faults are (sample/faultcost.c):
+ * a few short rounds, the median kept, in wall-clock time.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "probe.h"
+
+/* Calls it makes (it is no leaf: compilers drop a leaf's frame pointer),
+   and the calls of it, go through pointers the optimizer cannot see
+   through, so it is neither inlined nor a tail call. */
+static unsigned step(unsigned x)
+{
+	return x + 1;
+}
+
+static unsigned (*volatile inner)(unsigned) = step;
+
+__attribute__((noinline, noclone, used))
+unsigned tfs_trap_target(unsigned x)
+{
+	return inner(x) + 1;
+}
+
+static unsigned (*volatile target)(unsigned) = tfs_trap_target;
+static volatile unsigned sink;
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static int cmp_u64(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+
+	return (a > b) - (a < b);
+}
+
+uint64_t tfs_trap_target_time(void)
+{
+	uint64_t v[TFS_TRAP_ROUNDS];
+	unsigned x = 0;
+
+	x = target(x);		/* the first hit maps the return trampoline */
+	for (int r = 0; r < TFS_TRAP_ROUNDS; r++) {
+		uint64_t t0 = mono_ns();
+
+		for (int i = 0; i < TFS_TRAP_CALLS; i++)
+			x = target(x);
+		v[r] = (mono_ns() - t0) / TFS_TRAP_CALLS;
+	}
+	qsort(v, TFS_TRAP_ROUNDS, sizeof(v[0]), cmp_u64);
+	sink = x;
+	return v[TFS_TRAP_ROUNDS / 2];
+}
+
+int tfs_trap_target_where(char *path, size_t len, uint64_t *off)
+{
+	uintptr_t addr = (uintptr_t)tfs_trap_target;
+	char line[PATH_MAX + 128];
+	FILE *f = fopen("/proc/self/maps", "re");
+	int ret = -ENOENT;
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		uintptr_t lo, hi;
+		uint64_t pgoff;
+		int name = 0;
+
+		if (sscanf(line, "%" SCNxPTR "-%" SCNxPTR " %*s %" SCNx64 " %*s %*s %n",
+			   &lo, &hi, &pgoff, &name) < 3 || addr < lo || addr >= hi)
+			continue;
+		/* an anonymous or deleted mapping has no file to probe */
+		line[strcspn(line, "\n")] = '\0';
+		if (!name || line[name] != '/' || strstr(line + name, " (deleted)"))
+			break;
+		/* uprobe_events splits its line at blanks */
+		if (strpbrk(line + name, " \t")) {
+			ret = -EINVAL;
+			break;
+		}
+		if (strlen(line + name) >= len) {
+			ret = -ENAMETOOLONG;
+			break;
+		}
+		strcpy(path, line + name);
+		*off = addr - lo + pgoff;
+		ret = 0;
+		break;
+	}
+	fclose(f);
+	return ret;
+}
