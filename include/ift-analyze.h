@@ -292,6 +292,9 @@ struct ift_analysis_summary {
 					   (the larger of meta
 					   host.page_fault_ns.start and .stop),
 					   or 0: not measured */
+	uint64_t probe_ns;		/* what a call's entry and return probes
+					   cost its thread (meta host.probe_ns),
+					   or 0: not measured */
 };
 
 /*

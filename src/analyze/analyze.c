@@ -159,6 +159,10 @@ static int setup(struct ift_analysis *a)
 		if (meta_u64(a->t, fault_keys[i], &v) && v && v <= 1000000 &&
 		    v > s->page_fault_ns)
 			s->page_fault_ns = v;
+	/* record/record.c: the traps of an entry and a return probe; past
+	   10 ms a pair is garbage */
+	if (meta_u64(a->t, "host.probe_ns", &v) && v <= 10000000)
+		s->probe_ns = v;
 
 	if (a->opts.has_to && a->opts.to_ns < a->opts.from_ns)
 		return -EINVAL;

@@ -156,6 +156,8 @@ static int gap_chain(struct ift_chains *c, struct gapacc *g, enum ift_cause caus
 	ch_cb_num(&b, "page_allocs", g->pages);
 	ch_cb_num(&b, "page_alloc_bytes", g->page_bytes);
 	ch_cb_num(&b, "page_fault_ns", c->page_ns);
+	if (c->probe_ns)
+		ch_cb_num(&b, "probe_ns", c->probe_ns);
 	ch_cb_num(&b, "cause_ns", cost);
 	if (g->sys.nbusy)
 		ch_cb_num(&b, "cpu_busy_permille", g->sys.busy_sum / g->sys.nbusy);

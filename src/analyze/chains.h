@@ -189,6 +189,7 @@ struct ift_chains {
 	bool *waits;			/* by op id: waits_for_device() */
 	uint32_t recorder;		/* the recorder's pid (meta), or 0 */
 	uint64_t page_ns;		/* what a fresh page costs its thread */
+	uint64_t probe_ns;		/* what a call's two probes cost it, or 0 */
 	bool meta_read;
 
 	/* while building */

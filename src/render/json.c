@@ -397,6 +397,8 @@ json_object *ift_json_report(const struct ift_analysis *a,
 	add_u64(o, "cpus", s->cpus);
 	json_object_object_add(o, "page_fault_ns", s->page_fault_ns ?
 			       json_object_new_uint64(s->page_fault_ns) : NULL);
+	json_object_object_add(o, "probe_ns", s->probe_ns ?
+			       json_object_new_uint64(s->probe_ns) : NULL);
 	json_object_object_add(root, "trace", o);
 	json_object_object_add(root, "ops", ift_json_ops(ift_analysis_op(a, 0),
 						     ift_analysis_op_count(a)));

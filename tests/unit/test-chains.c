@@ -430,6 +430,62 @@ static void test_builds_own_input(void **state)
 }
 
 /*
+ * The probes' own cost in the gaps: a thread on CPU 1.2 ms between 100 us
+ * copies, never blocked.  Over the 1 ms floor, that is data starvation;
+ * but each gap holds the traps of one pair of probes (host.probe_ns), the
+ * tracer's time, not the program's.  At 100 us a pair (an emulated CPU)
+ * each gap keeps 1.1 ms of its own; at 300 us it is under the floor and no
+ * chain is left.  A value past 10 ms is garbage and ignored.
+ */
+static void test_probe_cost_in_gaps(void **state)
+{
+	static const struct {
+		const char *probe_ns;
+		uint64_t cost;			/* 0: no chain */
+	} cases[] = {
+		{ NULL, 29 * 1200 * US },	/* an older trace: not measured */
+		{ "100000", 29 * 1100 * US },
+		{ "300000", 0 },
+		{ "20000000", 29 * 1200 * US },
+	};
+
+	(void)state;
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		const struct ift_chain *ch;
+		struct ift_chains *c;
+		struct tb b;
+		uint64_t t = 1 * MS;
+
+		tb_begin(&b, "probecost", 1000 * MS);
+		if (cases[k].probe_ns)
+			assert_int_equal(ift_writer_meta(b.w, "host.probe_ns",
+							 cases[k].probe_ns), 0);
+		names(&b);
+		sw(&b, 500 * US, 0, 0, 0, S_RUN, CUDA, CUDA);
+		for (int i = 0; i < 30; i++) {
+			call(&b, t, CUDA, CUDA, OP_MEMCPY, 100 * US, 0, 0, 1, 2, 1 << 20, 1, 0);
+			t += 100 * US + 1200 * US;
+		}
+		c = chains_run(&b, NULL);
+		ch = chain_of(c, IFT_CAUSE_DATA_STARVATION);
+		if (!cases[k].cost) {
+			assert_null(ch);
+		} else {
+			assert_non_null(ch);
+			assert_int_equal(ch->cost_ns, cases[k].cost);
+			assert_int_equal(num(ch, "on_cpu_gaps"), 29);
+			/* the evidence names the cost it took out, if any */
+			if (k == 1)
+				assert_int_equal(num(ch, "probe_ns"), 100000);
+			for (size_t i = 0; k != 1 && i < ch->nnums; i++)
+				assert_string_not_equal(ch->nums[i].key, "probe_ns");
+		}
+		ift_chains_free(c);
+		tb_end(&b);
+	}
+}
+
+/*
  * Start-up against steady state: the thread allocates (cudaMalloc), builds
  * a dataset for 500 ms on CPU, then feeds itself 20 batches with 8 ms gaps
  * (one cudaMemcpy each: a loop of period 1).  The wait before the loop's
@@ -850,6 +906,7 @@ int main(void)
 		cmocka_unit_test(test_page_alloc),
 		cmocka_unit_test(test_page_alloc_slow_host),
 		cmocka_unit_test(test_builds_own_input),
+		cmocka_unit_test(test_probe_cost_in_gaps),
 		cmocka_unit_test(test_startup_gap),
 		cmocka_unit_test(test_no_loop),
 		cmocka_unit_test(test_warmup),
