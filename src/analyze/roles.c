@@ -264,6 +264,52 @@ static void assign_relays(struct ift_analysis *a, struct az_thread *ct, uint64_t
 	}
 }
 
+/* The least on-CPU time of CT's input threads, or 0 when it has none. */
+static uint64_t least_input_cpu(const struct ift_analysis *a, const struct az_thread *ct)
+{
+	uint64_t least = 0;
+
+	for (size_t i = 0; i < a->nth; i++) {
+		const struct az_thread *th = a->th[i];
+
+		if (th->pid != ct->pid || !th->info.role || strcmp(th->info.role, "input thread") ||
+		    th->ev.cuda_tid != ct->tid)
+			continue;
+		if (!least || th->info.sched.on_cpu_ns < least)
+			least = th->info.sched.on_cpu_ns;
+	}
+	return least;
+}
+
+/*
+ * A thread of CT's process that fed it under the input thread's share, yet
+ * is on a CPU about as much as CT's input threads are, is one of them: a
+ * pool's thread whose batches were mostly taken while CT was not waiting
+ * (one executor of four ended 4.4% of the waits in a 5.10 guest).  A thread
+ * that only hands the GIL back (an mp.Queue feeder thread) is on a CPU
+ * little more than its wake-ups take, far under half of a batch builder's.
+ */
+static void assign_siblings(struct ift_analysis *a, struct az_thread *ct, uint64_t total)
+{
+	uint64_t least = least_input_cpu(a, ct);
+
+	for (uint32_t i = 0; least && i < ct->nfeeds; i++) {
+		struct ift_role_evidence ev = {
+			.behaviour = "fed", .cuda_tid = ct->tid, .cuda_pid = ct->pid,
+		};
+		struct az_thread *src;
+
+		if (!first_of(ct, i, false))
+			continue;
+		tally(ct, i, false, &ev);
+		src = thread_of(a, ct->feeds[i].src_tid, ct->feeds[i].src_pid);
+		if (!src || src == ct || !src->tid || src->pid != ct->pid || src->info.role ||
+		    !fed_enough(&ev, total) || src->info.sched.on_cpu_ns * 2 < least)
+			continue;
+		role_set(src, "input thread", &ev);
+	}
+}
+
 /* The feeders of CUDA thread CT: relays, then the sources over the floor. */
 static void assign_feeders(struct ift_analysis *a, struct az_thread *ct)
 {
@@ -326,6 +372,8 @@ static void assign_feeders(struct ift_analysis *a, struct az_thread *ct)
 			continue;
 		role_set(src, "input worker", &ev);
 	}
+	if (own * 2 >= traced)
+		assign_siblings(a, ct, total);
 }
 
 int az_roles_assign(struct ift_analysis *a)

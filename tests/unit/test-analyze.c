@@ -679,6 +679,60 @@ static void test_input_share_of_traced(void **state)
 }
 
 /*
+ * Four executor threads of the CUDA process build its batches (a
+ * ThreadPoolExecutor); of the 104 waits they end 46, 25, 25 and 4, and a
+ * fifth thread, handing the GIL back, ends 4 more.  The last executor
+ * (4247) ends under the 5% that makes an input thread by itself, as the
+ * GIL hand-back does, but it builds batches: on a CPU, beside its own
+ * wake-ups, 3 ms after most waits, more than half the time the least busy
+ * input thread spent there.  It is an input thread too; the GIL hand-back
+ * (4248, only its wake-ups' CPU) is none.  Seen in a 5.10 guest's t411:
+ * one executor ended 4.4% of the waits (the others 46, 25 and 25%).
+ */
+static void test_input_thread_sibling(void **state)
+{
+	static const struct { uint32_t tid; uint64_t waits; } by[] = {
+		{ 4244, 46 }, { 4245, 25 }, { 4246, 25 }, { 4247, 4 }, { 4248, 4 },
+	};
+	struct tb b;
+	uint64_t k = 0;
+
+	(void)state;
+	tb_begin(&b, "sibling", 1100 * MS);
+	assert_int_equal(ift_writer_meta(b.w, "record.filter", "kernel"), 0);
+	assert_int_equal(ift_writer_meta(b.w, "record.pid", "4242"), 0);
+	task(&b, 1 * MS, 4242, 4242, IFT_TASK_COMM, 0, 0, "python3");
+	for (uint32_t t = 4243; t <= 4248; t++)
+		task(&b, 2 * MS + (t - 4243) * US, 4242, 4242, IFT_TASK_CLONE, t, 4242, "python3");
+	for (size_t i = 0; i < sizeof(by) / sizeof(by[0]); i++) {
+		for (uint64_t n = 0; n < by[i].waits; n++, k++) {
+			uint64_t at = 10 * MS + k * 10 * MS;
+			uint32_t w = by[i].tid;
+
+			call(&b, at, 4243, 4242, OP_LAUNCH, 1 * MS, 0, 0, 1, 2, 0, 0, 0);
+			sw(&b, at + 1500 * US, 0, 4243, 4242, S_SLEEP, w, 4242);
+			wk(&b, at + 4500 * US, 0, 4243, 4242, IFT_WAKE_WAKEUP, 0, w, 4242);
+			sw(&b, at + 5 * MS, 0, w, 4242, S_SLEEP, 4243, 4242);
+			/* 4247 builds a batch on CPU 1 after the first 30 waits */
+			if (k >= 30)
+				continue;
+			wk(&b, at + 5900 * US, 1, 4247, 4242, IFT_WAKE_WAKEUP, 1, 0, 0);
+			sw(&b, at + 6 * MS, 1, 0, 0, S_RUN, 4247, 4242);
+			sw(&b, at + 9 * MS, 1, 4247, 4242, S_SLEEP, 0, 0);
+		}
+	}
+	call(&b, 10 * MS + k * 10 * MS, 4243, 4242, OP_LAUNCH, 1 * MS, 0, 0, 1, 2, 0, 0, 0);
+	tb_run(&b, NULL);
+	for (uint32_t t = 4244; t <= 4247; t++) {
+		assert_non_null(thread(&b, t)->role);
+		assert_string_equal(thread(&b, t)->role, "input thread");
+	}
+	assert_int_equal(thread(&b, 4247)->role_evidence->wakeups, 4);
+	assert_null(thread(&b, 4248)->role);
+	tb_end(&b);
+}
+
+/*
  * A worker whose fork row comes after its first events: the decoder keeps
  * an event committed late (a vCPU held off after reserving it) at the merge
  * point, and the parent's fork was one.  The worker 4250 runs and wakes the
@@ -890,6 +944,7 @@ int main(void)
 		cmocka_unit_test(test_processes_and_roles),
 		cmocka_unit_test(test_input_thread_beside_kthread),
 		cmocka_unit_test(test_input_share_of_traced),
+		cmocka_unit_test(test_input_thread_sibling),
 		cmocka_unit_test(test_late_fork_row),
 		cmocka_unit_test(test_reused_tid_percentiles),
 		cmocka_unit_test(test_large_percentiles),
