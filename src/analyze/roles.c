@@ -282,14 +282,16 @@ static uint64_t least_input_cpu(const struct ift_analysis *a, const struct az_th
 }
 
 /*
- * A thread of CT's process that fed it under the input thread's share, yet
- * is on a CPU about as much as CT's input threads are, is one of them: a
- * pool's thread whose batches were mostly taken while CT was not waiting
- * (one executor of four ended 4.4% of the waits in a 5.10 guest).  A thread
+ * A thread of CT's process that woke it a few times, under the shares
+ * that make a feeder or an input thread, yet is on a CPU about as much as
+ * CT's input threads are, is one of them: a pool's thread whose batches
+ * were mostly taken while CT was not waiting, or ended waits others had
+ * mostly ended (one executor of four ended 4.4%, in another run 0.8%, of
+ * the waits in a 5.10 guest, on a CPU as long as the others).  A thread
  * that only hands the GIL back (an mp.Queue feeder thread) is on a CPU
  * little more than its wake-ups take, far under half of a batch builder's.
  */
-static void assign_siblings(struct ift_analysis *a, struct az_thread *ct, uint64_t total)
+static void assign_siblings(struct ift_analysis *a, struct az_thread *ct)
 {
 	uint64_t least = least_input_cpu(a, ct);
 
@@ -304,7 +306,7 @@ static void assign_siblings(struct ift_analysis *a, struct az_thread *ct, uint64
 		tally(ct, i, false, &ev);
 		src = thread_of(a, ct->feeds[i].src_tid, ct->feeds[i].src_pid);
 		if (!src || src == ct || !src->tid || src->pid != ct->pid || src->info.role ||
-		    !fed_enough(&ev, total) || src->info.sched.on_cpu_ns * 2 < least)
+		    ev.wakeups < FEED_MIN_WAKEUPS || src->info.sched.on_cpu_ns * 2 < least)
 			continue;
 		role_set(src, "input thread", &ev);
 	}
@@ -373,7 +375,7 @@ static void assign_feeders(struct ift_analysis *a, struct az_thread *ct)
 		role_set(src, "input worker", &ev);
 	}
 	if (own * 2 >= traced)
-		assign_siblings(a, ct, total);
+		assign_siblings(a, ct);
 }
 
 int az_roles_assign(struct ift_analysis *a)

@@ -32,13 +32,15 @@ chromium_run() {
 	# its own HOME: nothing of the user's is read or written.  No zygote and
 	# the network service in the browser: under emulation (make
 	# check-kernels) a child that takes over 15 s to connect is killed, and
-	# a zygote that died took the renderers with it
-	HOME="$PWD/$name.home" timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu \
+	# a zygote that died took the renderers with it.  The timeout only
+	# stops a hang: an emulated CPU took over 120 s for one screenshot
+	HOME="$PWD/$name.home" timeout 600 "$CHROMIUM" --headless --no-sandbox --disable-gpu \
 		--no-zygote --enable-features=NetworkServiceInProcess2 \
 		--no-first-run --disable-background-networking --disable-component-update \
 		--disable-sync --user-data-dir="$PWD/$name.profile" --enable-logging=stderr --v=0 \
 		"$@" 2>"$name.chromium.err"
 	rc=$?
+	[ $rc = 124 ] && echo "chromium: stopped after 600 s" >>"$name.chromium.err"
 	rm -rf "$PWD/$name.profile" "$PWD/$name.home"
 	return $rc
 }

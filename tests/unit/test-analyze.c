@@ -682,12 +682,14 @@ static void test_input_share_of_traced(void **state)
  * Four executor threads of the CUDA process build its batches (a
  * ThreadPoolExecutor); of the 104 waits they end 46, 25, 25 and 4, and a
  * fifth thread, handing the GIL back, ends 4 more.  The last executor
- * (4247) ends under the 5% that makes an input thread by itself, as the
- * GIL hand-back does, but it builds batches: on a CPU, beside its own
- * wake-ups, 3 ms after most waits, more than half the time the least busy
- * input thread spent there.  It is an input thread too; the GIL hand-back
- * (4248, only its wake-ups' CPU) is none.  Seen in a 5.10 guest's t411:
- * one executor ended 4.4% of the waits (the others 46, 25 and 25%).
+ * (4247) wakes the CUDA thread 0.1 ms into each of its waits: 0.1% of the
+ * blocked time, under the 1% that makes a feeder of any task, as the GIL
+ * hand-back ends 3.8%, under the 5% of an input thread.  But 4247 builds
+ * batches: on a CPU, beside its own wake-ups, 3 ms after most waits, more
+ * than half the time the least busy input thread spent there.  It is an
+ * input thread too; the GIL hand-back (4248, only its wake-ups' CPU) is
+ * none.  Seen in 5.10 guests' t411: one executor of four ended 4.4%, then
+ * 0.8%, of the waits, on a CPU as long as the others.
  */
 static void test_input_thread_sibling(void **state)
 {
@@ -711,7 +713,8 @@ static void test_input_thread_sibling(void **state)
 
 			call(&b, at, 4243, 4242, OP_LAUNCH, 1 * MS, 0, 0, 1, 2, 0, 0, 0);
 			sw(&b, at + 1500 * US, 0, 4243, 4242, S_SLEEP, w, 4242);
-			wk(&b, at + 4500 * US, 0, 4243, 4242, IFT_WAKE_WAKEUP, 0, w, 4242);
+			wk(&b, at + (w == 4247 ? 1600 : 4500) * US, 0, 4243, 4242, IFT_WAKE_WAKEUP,
+			   0, w, 4242);
 			sw(&b, at + 5 * MS, 0, w, 4242, S_SLEEP, 4243, 4242);
 			/* 4247 builds a batch on CPU 1 after the first 30 waits */
 			if (k >= 30)
