@@ -57,9 +57,8 @@ static struct ch_thread *active_thread(struct ift_chains *c, const struct ift_an
  * The tracer's own cost comes out first: a gap holds the end of the return
  * probe's trap of the call before it and the start of the entry probe's of
  * the call after, at most one pair (PROBE_NS, as the recorder timed it): on
- * the CPU, and the program's own time in none of it.  About 2 us on a real
- * CPU, hundreds under an emulator, where it alone would lift a gap over the
- * floor.
+ * the CPU, and the program's own time in none of it: 2-4 us, which must
+ * not lift a gap of the program's just under the floor over it.
  */
 static void gap_costs(const struct ch_gap *g, uint64_t floor, uint64_t page_ns,
 		      uint64_t probe_ns, uint64_t v[], uint64_t *oncpu)

@@ -4,9 +4,12 @@
  * its entry uprobe and of its return probe, timed on a function of this
  * program's own.  The analyzer takes it out of the time a thread spends on a
  * CPU between two calls (analyze/chains-pass.c): that time holds the end of
- * one call's return trap and the start of the next call's entry trap, about
- * 2 us on a real CPU, but hundreds under an emulator, enough to push a
- * thread's gaps over the floor at which they count as building input.
+ * one call's return trap and the start of the next call's entry trap, the
+ * tracer's time and not the program's.  A pair took 1.6-1.9 us on this
+ * project's VMs and 3.6 us in an emulated (TCG) 5.10 guest; there the first
+ * calls of a process pay 50-170 us more while the emulator translates the
+ * traps' code, which no calibration sees.  With tracing off the pair writes
+ * no event: a lower bound (2.1-2.4 us with tracing on here).
  *
  * The cost depends on the first instruction at the probed address (FACTS:
  * `push %rbp` is emulated, most others single-stepped), so the target is

@@ -11,7 +11,7 @@
 # a data-starvation example's severity is the one its workload's own
 # starvation share calls for (as t400: an emulated guest's CPUs are slower,
 # the modelled device's time weighs more); and CPU contention may be found
-# inside the op's calls rather than before them (the probes lengthen them).  Sets n to the number of traces
+# inside the op's calls rather than before them (a slower CPU lengthens them more than their gaps).  Sets n to the number of traces
 # checked.
 check_examples() {
 	local dir=$1 here=${2:-} file first task t size
@@ -72,8 +72,21 @@ if sys.argv[5] == "recorded-here" and first == "none":
         steady = truth.steady(r)
         share = steady.gaps["all"]["over_floor_cpu_ns"] / steady.active["active_ns"]
     elif os.path.exists(tsv):
+        # the program's own clock reads around each call (CLOCK_MONOTONIC,
+        # the trace's clock), over the loop the report found on its one
+        # thread: from the call the loop begins inside to the one it ends
+        # inside, as the report's shares are of the loop's active time
         calls = [l.split("\t") for l in open(tsv) if l.count("\t") >= 3]
         ts = [(int(c[2]), int(c[3])) for c in calls]
+        loops = [t["loop"] for p in r["processes"] for t in p["threads"]
+                 if t.get("loop") and t["loop"]["period"]]
+        if loops and ts:
+            lo = r["trace"]["start_ts"] + loops[0]["from_ns"]
+            hi = r["trace"]["start_ts"] + loops[0]["to_ns"]
+            i0 = [i for i, c in enumerate(ts) if c[0] <= lo <= c[1]]
+            i1 = [i for i, c in enumerate(ts) if c[0] <= hi <= c[1]]
+            if i0 and i1:
+                ts = ts[i0[0]:i1[-1] + 1]
         gaps = [b[0] - a[1] for a, b in zip(ts, ts[1:])]
         share = sum(g for g in gaps if g >= 1000000) / max(1, ts[-1][1] - ts[0][0]) if ts else None
     if share is not None:
@@ -98,9 +111,10 @@ else:
     if allowed and have:
         want[0] = have[0] if have[0] in allowed else "|".join(sorted(allowed))
     # CPU contention falls where the thread wants a CPU, in its calls or
-    # between them, in proportion; each call's probes add their traps to it
-    # (hundreds of us each on an emulated CPU), so a new recording may
-    # find the same contention inside the calls more than before them
+    # between them, in proportion; on a slower (emulated) CPU the calls'
+    # share of it grows (each call 5-15 us there, 1-2 us here, and its
+    # probes' traps), so a new recording may find the same contention
+    # inside the calls more than before them
     if sys.argv[5] == "recorded-here" and want[1] == "cpu_contention" and have and \
             have[1] == "cpu_contention" and have[2] in ("before", "inside"):
         want[2] = have[2]
