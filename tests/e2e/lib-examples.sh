@@ -11,7 +11,8 @@
 # a data-starvation example's severity is the one its workload's own
 # starvation share calls for (as t400: an emulated guest's CPUs are slower,
 # the modelled device's time weighs more); and CPU contention may be found
-# inside the op's calls rather than before them (a slower CPU lengthens them more than their gaps).  Sets n to the number of traces
+# inside the op's calls rather than before them (a slower CPU lengthens
+# them more than their gaps).  Sets n to the number of traces
 # checked.
 check_examples() {
 	local dir=$1 here=${2:-} file first task t size
