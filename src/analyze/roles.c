@@ -264,6 +264,23 @@ static void assign_relays(struct ift_analysis *a, struct az_thread *ct, uint64_t
 	}
 }
 
+/* The task of CT's I-th feed when it is the first of its source's feeds
+   (others add up with it): its thread, with what it fed in *EV; else NULL. */
+static struct az_thread *feed_source(struct ift_analysis *a, struct az_thread *ct, uint32_t i,
+				     struct ift_role_evidence *ev)
+{
+	struct az_thread *src;
+
+	*ev = (struct ift_role_evidence){
+		.behaviour = "fed", .cuda_tid = ct->tid, .cuda_pid = ct->pid,
+	};
+	if (!first_of(ct, i, false))
+		return NULL;
+	tally(ct, i, false, ev);
+	src = thread_of(a, ct->feeds[i].src_tid, ct->feeds[i].src_pid);
+	return src && src != ct && src->tid ? src : NULL;
+}
+
 /* The least on-CPU time of CT's input threads, or 0 when it has none. */
 static uint64_t least_input_cpu(const struct ift_analysis *a, const struct az_thread *ct)
 {
@@ -296,16 +313,10 @@ static void assign_siblings(struct ift_analysis *a, struct az_thread *ct)
 	uint64_t least = least_input_cpu(a, ct);
 
 	for (uint32_t i = 0; least && i < ct->nfeeds; i++) {
-		struct ift_role_evidence ev = {
-			.behaviour = "fed", .cuda_tid = ct->tid, .cuda_pid = ct->pid,
-		};
-		struct az_thread *src;
+		struct ift_role_evidence ev;
+		struct az_thread *src = feed_source(a, ct, i, &ev);
 
-		if (!first_of(ct, i, false))
-			continue;
-		tally(ct, i, false, &ev);
-		src = thread_of(a, ct->feeds[i].src_tid, ct->feeds[i].src_pid);
-		if (!src || src == ct || !src->tid || src->pid != ct->pid || src->info.role ||
+		if (!src || src->pid != ct->pid || src->info.role ||
 		    ev.wakeups < FEED_MIN_WAKEUPS || src->info.sched.on_cpu_ns * 2 < least)
 			continue;
 		role_set(src, "input thread", &ev);
@@ -338,19 +349,10 @@ static void assign_feeders(struct ift_analysis *a, struct az_thread *ct)
 		total = traced;
 	assign_relays(a, ct, total);
 	for (uint32_t i = 0; i < ct->nfeeds; i++) {
-		const struct az_feed *f = &ct->feeds[i];
-		struct ift_role_evidence ev = {
-			.behaviour = "fed", .cuda_tid = ct->tid, .cuda_pid = ct->pid,
-		};
-		struct az_thread *src;
+		struct ift_role_evidence ev;
+		struct az_thread *src = feed_source(a, ct, i, &ev);
 
-		if (!first_of(ct, i, false))
-			continue;
-		tally(ct, i, false, &ev);
-		if (!fed_enough(&ev, total))
-			continue;
-		src = thread_of(a, f->src_tid, f->src_pid);
-		if (!src || src == ct || !src->tid)
+		if (!src || !fed_enough(&ev, total))
 			continue;
 		if (src->pid == ct->pid) {
 			/*

@@ -22,11 +22,10 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "probe.h"
+#include "util/timing.h"
 
 /* Calls it makes (it is no leaf: compilers drop a leaf's frame pointer),
    and the calls of it, go through pointers the optimizer cannot see
@@ -47,21 +46,6 @@ unsigned tfs_trap_target(unsigned x)
 static unsigned (*volatile target)(unsigned) = tfs_trap_target;
 static volatile unsigned sink;
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-static int cmp_u64(const void *x, const void *y)
-{
-	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
-
-	return (a > b) - (a < b);
-}
-
 uint64_t tfs_trap_target_time(void)
 {
 	uint64_t v[TFS_TRAP_ROUNDS];
@@ -69,15 +53,14 @@ uint64_t tfs_trap_target_time(void)
 
 	x = target(x);		/* the first hit maps the return trampoline */
 	for (int r = 0; r < TFS_TRAP_ROUNDS; r++) {
-		uint64_t t0 = mono_ns();
+		uint64_t t0 = ift_mono_ns();
 
 		for (int i = 0; i < TFS_TRAP_CALLS; i++)
 			x = target(x);
-		v[r] = (mono_ns() - t0) / TFS_TRAP_CALLS;
+		v[r] = (ift_mono_ns() - t0) / TFS_TRAP_CALLS;
 	}
-	qsort(v, TFS_TRAP_ROUNDS, sizeof(v[0]), cmp_u64);
 	sink = x;
-	return v[TFS_TRAP_ROUNDS / 2];
+	return ift_median_u64(v, TFS_TRAP_ROUNDS);
 }
 
 int tfs_trap_target_where(char *path, size_t len, uint64_t *off)

@@ -15,31 +15,15 @@
  */
 #include <errno.h>
 #include <stdint.h>
-#include <stdlib.h>
 #include <sys/mman.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "ift-sample.h"
+#include "util/timing.h"
 
 /* 256 pages a round, 7 rounds: about 3 ms on the machines we test on */
 #define FC_PAGES	256
 #define FC_ROUNDS	7
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-static int cmp_u64(const void *x, const void *y)
-{
-	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
-
-	return (a > b) - (a < b);
-}
 
 int ift_fault_cost(uint64_t *ns)
 {
@@ -59,13 +43,14 @@ int ift_fault_cost(uint64_t *ns)
 			return -errno;
 		/* advice only: where THP is off the pages are small anyway */
 		madvise((void *)p, len, MADV_NOHUGEPAGE);
-		t0 = mono_ns();
+		t0 = ift_mono_ns();
 		for (size_t i = 0; i < len; i += (size_t)page)
 			p[i] = 1;
-		v[r] = (mono_ns() - t0) / FC_PAGES;
+		v[r] = (ift_mono_ns() - t0) / FC_PAGES;
 		munmap((void *)p, len);
 	}
-	qsort(v, FC_ROUNDS, sizeof(v[0]), cmp_u64);
-	*ns = v[FC_ROUNDS / 2] ? v[FC_ROUNDS / 2] : 1;
+	*ns = ift_median_u64(v, FC_ROUNDS);
+	if (!*ns)
+		*ns = 1;
 	return 0;
 }

@@ -1,0 +1,26 @@
+// SPDX-License-Identifier: MIT
+#include <stdlib.h>
+#include <time.h>
+
+#include "timing.h"
+
+uint64_t ift_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static int cmp_u64(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+
+	return (a > b) - (a < b);
+}
+
+uint64_t ift_median_u64(uint64_t *v, size_t n)
+{
+	qsort(v, n, sizeof(*v), cmp_u64);
+	return v[n / 2];
+}
