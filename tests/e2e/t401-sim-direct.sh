@@ -21,8 +21,8 @@ from simcheck import *
 truth, r, trace = Truth(sys.argv[1]), load_report(sys.argv[2]), Trace(sys.argv[3])
 chk = Checks("direct")
 run = truth.run
-no_high_or_medium(chk, r, truth)
 slack = Slack(trace, truth, probed())
+no_high_or_medium(chk, r, truth, slack)
 check_ops(chk, truth, r, probed(), slack)
 check_main(chk, truth, r, trace)
 

@@ -51,13 +51,17 @@ if c:
     chk.ok(names == {"pt_data_worker"}, "the workers are named %s" % sorted(names))
 chk.done()
 PY
-sim_check demo-direct.truth direct.json <<'PY' || fail "the demo's fixed run disagrees with its workload (above)"
+"$IFT" dump --json -i direct.trace --table switches,wakeups,calls >direct.dump.json ||
+	fail "dump of direct.trace failed"
+sim_check demo-direct.truth direct.json direct.dump.json <<'PY' || fail "the demo's fixed run disagrees with its workload (above)"
 import sys
 from simcheck import *
 
 truth, r = Truth(sys.argv[1]), load_report(sys.argv[2])
 chk = Checks("demo direct")
-no_high_or_medium(chk, r, truth)
+slack = Slack(Trace(sys.argv[3]), truth, probed())
+chk.ok(not slack.errors, "the trace's calls are not the workload's: %s" % slack.errors[:3])
+no_high_or_medium(chk, r, truth, slack)
 chk.done()
 PY
 exit 0
