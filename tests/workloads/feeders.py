@@ -279,6 +279,7 @@ def main():
     nsamples = nbatch * bsz
 
     ring, pool, executor, relay, feeder_tids, other = None, None, None, None, set(), {}
+    built = {}  # executor thread -> batches it built
     if args.feeder in ("loader", "loader0", "pin", "persistent"):
         if args.feeder == "pin":
             ring = HostRing(rt, 2 * workers + 2)  # prefetch_factor 2
@@ -302,7 +303,9 @@ def main():
         executor = concurrent.futures.ThreadPoolExecutor(workers)
 
         def task(b):
-            feeder_tids.add(threading.get_native_id())
+            tid = threading.get_native_id()
+            feeder_tids.add(tid)
+            built[tid] = built.get(tid, 0) + 1
             return build_batch(b, bsz)
 
         def epoch_iter():
@@ -396,6 +399,7 @@ def main():
         "pid": os.getpid(), "tid": threading.get_native_id(), "cpus": os.cpu_count(),
         "workers": len(feeders["processes"]), "threads": len(feeders["threads"]),
         "feeders": feeders, "relay_tid": relay,
+        "built": {str(t): n for t, n in sorted(built.items())},
         "relay_role": "pin-memory thread" if args.feeder == "pin" else
         "relay" if relay else None,
         "other_tids": other,
