@@ -16,17 +16,21 @@ SUDO_UID=65534 SUDO_GID=65534 SUDO_USER=nobody "$IFT" -q record --as-root -o r.t
 [ "$(cat id.txt)" = 0 ] || fail "--as-root should run the command as root"
 [ "$(stat -c %u r.trace)" = 0 ] || fail "--as-root: the trace should stay root's"
 
-# -a: other processes' events are there too
+# -a: other processes' events are there too: a shell that sleeps and wakes
+# a hundred times a second (a spinning task alone on a CPU may never be
+# switched: a 2-CPU guest's recording of 1 s had none of it)
 sh -c 'while :; do :; done' &
 busy=$!
+sh -c 'while :; do sleep 0.01; done' &
+sleeper=$!
 "$IFT" -q record -a --duration 1 -o a.trace || fail "record -a failed"
-kill $busy
+kill $busy $sleeper
 "$IFT" dump --json -i a.trace --table switches >sw.json
-python3 - sw.json $busy <<'PY' || fail "-a did not record the whole system"
+python3 - sw.json $sleeper <<'PY' || fail "-a did not record the whole system"
 import json, sys
-busy = int(sys.argv[2])
+sleeper = int(sys.argv[2])
 pids = {json.loads(l)["pid"] for l in open(sys.argv[1])}
-if busy not in pids or len(pids) < 3:
+if sleeper not in pids or len(pids) < 3:
     sys.exit("tasks seen: %s" % sorted(pids)[:20])
 PY
 
