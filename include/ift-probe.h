@@ -170,8 +170,8 @@ int ift_probe_stop(struct ift_probe_session *s);
  * ift_probe_trap_cost - what an entry uprobe and its return probe cost the
  * thread that calls the probed function, here and now: a pair set in the
  * session's group on a function of this program's own, enabled in its
- * instance, timed over a few rounds of calls (the median, in wall-clock ns,
- * less the same calls unprobed), then removed.  Call it before
+ * instance, timed over a few rounds of calls (the fastest, in wall-clock
+ * ns, less the same calls unprobed), then removed.  Call it before
  * ift_probe_start(): with tracing off the pair records nothing.  Returns 0
  * with *NS >= 1, or a negative error (the pair is removed either way).
  */

@@ -65,7 +65,7 @@ int tfs_instance_remove(const char *dir, const char *name);
  * from and its offset there, as uprobe_events takes them; -ENOENT where it
  * has no file (a deleted one), -EINVAL where the path has a blank.
  * tfs_trap_target_time() calls it TFS_TRAP_ROUNDS rounds of TFS_TRAP_CALLS
- * calls and returns the median round's ns per call.
+ * calls and returns the fastest round's ns per call.
  */
 #define TFS_TRAP_ROUNDS	7
 #define TFS_TRAP_CALLS	16

@@ -19,6 +19,16 @@ static int cmp_u64(const void *x, const void *y)
 	return (a > b) - (a < b);
 }
 
+uint64_t ift_min_u64(const uint64_t *v, size_t n)
+{
+	uint64_t m = v[0];
+
+	for (size_t i = 1; i < n; i++)
+		if (v[i] < m)
+			m = v[i];
+	return m;
+}
+
 uint64_t ift_median_u64(uint64_t *v, size_t n)
 {
 	qsort(v, n, sizeof(*v), cmp_u64);
