@@ -5,7 +5,7 @@
  * program's own.  The analyzer takes it out of the time a thread spends on a
  * CPU between two calls (analyze/chains-pass.c): that time holds the end of
  * one call's return trap and the start of the next call's entry trap, the
- * tracer's time and not the program's.  A pair took 1.6-1.9 us on this
+ * tracer's time and not the program's.  A pair took 1.4-1.9 us on this
  * project's VMs and 3.6 us in an emulated (TCG) 5.10 guest; there the first
  * calls of a process pay 50-170 us more while the emulator translates the
  * traps' code, which no calibration sees.  With tracing off the pair writes
