@@ -31,13 +31,14 @@ check_examples() {
 		"$IFT" report --json -i "$t" >r.json 2>err.txt || fail "$file: report: $(cat err.txt)"
 		rm -f calls.dump.json
 		if [ "$here" = recorded-here ]; then
-			"$IFT" dump --json -i "$t" --table calls >calls.dump.json 2>err.txt ||
+			"$IFT" dump --json -i "$t" --table switches,wakeups,calls >calls.dump.json 2>err.txt ||
 				fail "$file: dump: $(cat err.txt)"
 		fi
 		python3 - r.json "$file" "$first" "$task" "$here" "$IFT_SRC/tests/e2e" "$dir" <<'PY' ||
 import json, os, sys
 sys.path.insert(0, sys.argv[6])
-from simcheck import Truth, neighbour_chains, severities, severities_between
+from simcheck import Slack, Trace, Truth, neighbour_chains, own_gaps_bound, probed, \
+    severities, severities_between
 r = json.load(open(sys.argv[1]))
 name, first, task = sys.argv[2], sys.argv[3], sys.argv[4]
 chains = r["chains"]
@@ -77,6 +78,10 @@ if sys.argv[5] == "recorded-here" and first == "none":
     if truth:
         steady = truth.steady(r)
         share = steady.gaps["all"]["over_floor_cpu_ns"] / steady.active["active_ns"]
+        # with what the clock reads and the probes add to each gap
+        # (simcheck.own_gaps_bound(); probed.txt: need_sim's)
+        if os.path.exists("probed.txt"):
+            share_hi = own_gaps_bound(steady, Slack(Trace("calls.dump.json"), truth, probed()))
     elif os.path.exists(tsv):
         # the program's own clock reads around each call (CLOCK_MONOTONIC,
         # the trace's clock), over the loop the report found on its one
@@ -89,7 +94,8 @@ if sys.argv[5] == "recorded-here" and first == "none":
         # its clock reads and the probes take on either side, which may
         # lift a gap just under the floor over it
         rec = [json.loads(l) for l in open("calls.dump.json")]
-        rec = [(c["ts"], c["ts"] + c["dur_ns"]) for c in rec if not c.get("nested")]
+        rec = [(c["ts"], c["ts"] + c["dur_ns"]) for c in rec
+               if "dur_ns" in c and not c.get("nested")]
         sides = {}
         if len(rec) == len(ts):
             sides = {t: (e - t[0], t[1] - x) for t, (e, x) in zip(ts, rec)
