@@ -83,6 +83,8 @@ struct ift_stack_stats {
 	uint64_t unmatched;	/* samples no call claimed */
 	uint64_t fp_fallback;	/* sites from the frame-pointer chain */
 	uint64_t unwind_ns;	/* recorder CPU time spent unwinding and naming */
+	uint64_t rings;		/* perf rings mapped, one per CPU with events */
+	uint64_t ring_bytes;	/* the data area of each */
 };
 void ift_stacks_stats(const struct ift_stacks *s, struct ift_stack_stats *st);
 

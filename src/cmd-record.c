@@ -116,6 +116,9 @@ static void print_summary(struct ift_recorder *r, const char *path)
 			ift_fmt_count(c, sizeof(c), st.stack_lost),
 			st.stack_samples ? (double)st.stack_unwind_ns / 1e3 /
 			(double)st.stack_samples : 0.0);
+	if (st.stack_lost)
+		fprintf(stderr, "  stacks came faster than they could be copied out: "
+			"--stack-period N keeps one call in N, --stack-size a smaller copy\n");
 	if (st.late)
 		fprintf(stderr, "  %s events came late (a writer held off its CPU), "
 			"each kept, moved forward by at most %.3f ms\n",

@@ -997,6 +997,8 @@ int ift_recorder_finish(struct ift_recorder *r, int exit_status)
 				 r->opts.stack_bytes : IFT_STACK_DEFAULT_BYTES);
 		ift_writer_metaf(r->w, "stack.period", "%u", r->opts.stack_period ?
 				 r->opts.stack_period : 1);
+		ift_writer_metaf(r->w, "stack.rings", "%" PRIu64, ss.rings);
+		ift_writer_metaf(r->w, "stack.ring_bytes", "%" PRIu64, ss.ring_bytes);
 	}
 	ift_writer_metaf(r->w, "record.stop_ns", "%" PRIu64, stop);
 	if (exit_status >= 0)

@@ -917,6 +917,12 @@ int ift_stacks_poll(struct ift_stacks *s)
 void ift_stacks_stats(const struct ift_stacks *s, struct ift_stack_stats *st)
 {
 	*st = s->st;
+	st->rings = st->ring_bytes = 0;
+	for (int c = 0; s->rings && c < s->ncpus; c++)
+		if (s->rings[c].base) {
+			st->rings++;
+			st->ring_bytes = s->rings[c].size;
+		}
 }
 
 void ift_stacks_free(struct ift_stacks *s)

@@ -65,10 +65,16 @@ if info["stack.samples"] + info["stack.lost"] != len(calls):
     sys.exit("%d stacks taken and %d lost of %d calls" %
              (info["stack.samples"], info["stack.lost"], len(calls)))
 if burst:
-    # the recorder drains the rings as they fill: it used to lose 85%
-    if nostack * 4 > len(calls):
-        sys.exit("%d of %d stacks lost at full rate" % (nostack, len(calls)))
-    print("ok: %d calls at full rate, %d stacks lost" % (len(calls), nostack))
+    # The recorder drains the rings while the program runs: it keeps more
+    # stacks than the rings could hold undrained (each sample holds at least
+    # stack.bytes).  How many more depends on this machine's CPUs and memory:
+    # the program makes stacks as fast as it can, the drain copies them out.
+    held = info["stack.rings"] * info["stack.ring_bytes"] // info["stack.bytes"]
+    if not info["stack.rings"] or info["stack.samples"] <= held:
+        sys.exit("%d of %d stacks kept, the %d rings alone hold %d: not drained" %
+                 (info["stack.samples"], len(calls), info["stack.rings"], held))
+    print("ok: %d calls at full rate, %d stacks lost, %d kept (rings hold %d)" %
+          (len(calls), nostack, info["stack.samples"], held))
     sys.exit(0)
 # report: the sites of cudaStreamSynchronize, counts per path
 sites = [s for s in report["stacks"] if s["op"] == "cudaStreamSynchronize"]
