@@ -338,6 +338,10 @@ def main():
             t2, t3, t4, t5 = ts
             if not epoch_first or epoch_first[-1][0] != ep:
                 epoch_first.append((ep, len(waits)))
+            if not waits:
+                # the steady loop, as the report's: from the first batch's
+                # arrival, with the run-queue wait the kernel counts in it
+                t_steady, rd_steady = t1, run_delay_ns()
             waits.append(t1 - t0)
             if t_sync is not None:
                 gaps.append(t2 - t_sync)
@@ -349,6 +353,7 @@ def main():
         if ep == 0 and args.feeder in ("loader", "pin", "persistent"):
             wpids = sorted(w.pid for w in it._workers)
     t_end = time.monotonic_ns()
+    rd_end = run_delay_ns()
     wall = t_end - t_loop
     ru = resource.getrusage(resource.RUSAGE_SELF)
 
@@ -410,6 +415,8 @@ def main():
         "wait": stats(waits), "steady_wait": stats(waits[1:]), "run_delay_ns": run_delay_ns(),
         "steady_gap": stats(gaps), "gaps_ns": gaps,
         "startup_ns": t_loop - t_start + waits[0], "wall_ns": wall, "tail_ns": tail,
+        "steady_ns": t_end - t_steady,
+        "steady_run_delay_ns": rd_end - rd_steady if min(rd_end, rd_steady) >= 0 else -1,
         "cudaMemcpy": stats(copies), "cudaLaunchKernel": stats(launches),
         "cudaStreamSynchronize": stats(syncs),
         "utime_ns": int((ru.ru_utime - ru0.ru_utime) * 1e9),
