@@ -19,13 +19,12 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "ift-record.h"
+#include "util/fds.h"
 
 struct ift_child {
 	pid_t pid;
@@ -47,64 +46,6 @@ static void child_fail(int fd, int err)
 
 	(void)n;
 	_exit(127);
-}
-
-#ifndef CLOSE_RANGE_CLOEXEC
-#define CLOSE_RANGE_CLOEXEC (1U << 2)
-#endif
-
-struct dirent64_raw {
-	uint64_t ino;
-	int64_t off;
-	unsigned short reclen;
-	unsigned char type;
-	char name[];
-};
-
-/*
- * Every descriptor above 2 close-on-exec, in the forked child: only
- * async-signal-safe calls (the recorder may have threads).  Close-on-exec
- * rather than closed, so that the errno pipe still works if exec fails.
- * close_range() does it in one call (Linux 5.11); before that, the
- * descriptors /proc/self/fd lists, read with getdents64 (no malloc), or
- * without /proc every possible one.
- */
-static void fds_cloexec(void)
-{
-	char buf[1024];
-	struct rlimit rl;
-	long n, max;
-	int dir;
-
-#ifdef SYS_close_range
-	if (syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC) == 0)
-		return;
-#endif
-	dir = open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dir >= 0) {
-		while ((n = syscall(SYS_getdents64, dir, buf, sizeof(buf))) > 0) {
-			for (long off = 0; off < n;) {
-				struct dirent64_raw *d = (struct dirent64_raw *)(buf + off);
-				int fd = 0;
-				const char *p = d->name;
-
-				off += d->reclen;
-				if (*p < '0' || *p > '9')
-					continue;
-				for (; *p >= '0' && *p <= '9'; p++)
-					fd = fd * 10 + (*p - '0');
-				if (fd > 2 && fd != dir)
-					fcntl(fd, F_SETFD, FD_CLOEXEC);
-			}
-		}
-		close(dir);
-		if (n == 0)
-			return;
-	}
-	max = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
-	      rl.rlim_cur < (1U << 20) ? (long)rl.rlim_cur : 1L << 20;
-	for (long fd = 3; fd < max; fd++)
-		fcntl((int)fd, F_SETFD, FD_CLOEXEC);
 }
 
 pid_t ift_child_spawn(char *const *argv, const struct ift_creds *as,
@@ -157,7 +98,8 @@ pid_t ift_child_spawn(char *const *argv, const struct ift_creds *as,
 			   setresgid(as->gid, as->gid, as->gid) < 0 ||
 			   setresuid(as->uid, as->uid, as->uid) < 0))
 			child_fail(err[1], errno);
-		fds_cloexec();
+		/* close-on-exec, not closed: the errno pipe works until exec */
+		ift_fds_above2(-1, true);
 		execvp(argv[0], argv);
 		child_fail(err[1], errno);
 	}
