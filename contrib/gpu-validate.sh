@@ -341,8 +341,10 @@ run_mode() { # run_mode LABEL SAMPLES [RECORD_ARGS...]: LABEL is the bench's mod
 		sleep 1
 		status=1
 	fi
-	# What this run left in tracefs (the next record would clean it silently).
-	local left_probes left_dirs
+	# What this run left in tracefs (the next record would clean it silently),
+	# once its teardown helper is done: it holds its instance's lock till then.
+	local left_probes left_dirs d
+	for d in $tfs/instances/ingero_*; do [ -d "$d" ] && flock -s -w 300 "$d" true; done 2>/dev/null
 	left_probes=$(grep -c 'ingero_' $tfs/uprobe_events)
 	left_dirs=$(find $tfs/instances -maxdepth 1 -name 'ingero_*' 2>/dev/null | paste -sd ' ')
 	if [ "$left_probes" != 0 ] || [ -n "$left_dirs" ]; then

@@ -192,6 +192,20 @@ const struct ift_probe *ift_probe_at(const struct ift_probe_session *s, size_t i
  */
 void ift_probe_session_destroy(struct ift_probe_session *s);
 
+/*
+ * ift_probe_session_hand_off - stop tracing now and leave the rest of the
+ * teardown, seconds of it (each enabled uprobe waits out an RCU grace period
+ * as it is disabled), to a helper process of its own session, which does
+ * what ift_probe_session_destroy() does once the caller closes *GO.  Close
+ * *GO after every other descriptor that holds the probes (perf events):
+ * their last close, which unregisters probes too, is then the helper's.
+ * The helper keeps the session's lock on its instance until the instance is
+ * gone, so that leftover cleaners (and a killed helper's, later) know it.
+ * Frees S.  Returns the helper's pid, or a negative error with S untouched
+ * (no lock to mark the helper's work, fork failed): then destroy it.
+ */
+pid_t ift_probe_session_hand_off(struct ift_probe_session *s, int *go);
+
 /* A tracefs object left by a run that no longer exists. */
 #define IFT_LEFTOVER_HOLDERS 4
 

@@ -9,7 +9,8 @@
  *
  * The CLI creates a recorder, starts it, calls ift_recorder_poll() until the
  * traced command ends (or the user stops it), then finishes and destroys it.
- * ift_recorder_destroy() always removes what the recording created in tracefs.
+ * ift_recorder_destroy() always removes what the recording created in tracefs
+ * (ift_recorder_destroy_behind() through a helper process).
  * Nothing here prints or exits.
  */
 #include <stdbool.h>
@@ -135,6 +136,15 @@ int ift_recorder_finish(struct ift_recorder *r, int exit_status);
  * not finished stays as .part, readable up to its last flush.  R may be NULL.
  */
 void ift_recorder_destroy(struct ift_recorder *r);
+
+/*
+ * ift_recorder_destroy_behind - the same, but what takes seconds (disabling
+ * each enabled uprobe waits out an RCU grace period) is left to a helper
+ * process, which ift_probe_find_leftovers() never takes for a leftover and
+ * whose unfinished work (it was killed) the next cleanup completes.  Returns
+ * the helper's pid, or 0 when everything was removed here.
+ */
+pid_t ift_recorder_destroy_behind(struct ift_recorder *r);
 
 /* ---- the traced command --------------------------------------------- */
 

@@ -557,7 +557,8 @@ static void record_stopped(struct record_run *run)
 /* Safe after any step: what the steps made is undone or freed. */
 static void record_release(struct record_run *run)
 {
-	ift_recorder_destroy(run->r);
+	/* the shell gets the status now; a helper disables the probes */
+	ift_recorder_destroy_behind(run->r);
 	ift_child_free(run->child);
 	if (child_pid > 0 && run->status < 0 &&
 	    (run->exit_code == EXIT_RUNTIME || !run->released)) {

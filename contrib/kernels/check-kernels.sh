@@ -39,6 +39,8 @@ for k in $kernels; do
 		# nothing else traces in the guest: after the tests tracefs is as
 		# the guest booted with it, every instance and probe removed
 		t=/sys/kernel/tracing
+		# once the last teardown helper is done: it holds its instance lock till then
+		for d in "$t"/instances/ingero_*; do [ -d "$d" ] && flock -s -w 300 "$d" true; done 2>/dev/null
 		left=$(ls "$t/instances"; cat "$t/uprobe_events" "$t/kprobe_events" "$t/set_event" 2>/dev/null)
 		if [ -z "$left" ]; then echo "guest: tracefs clean"; else echo "guest: tracefs left:" $left; fi
 		exit $rc

@@ -14,6 +14,11 @@
  * touched: other groups, other instances, names that only look alike
  * ("ingero_12x", "ingero_012").
  *
+ * A name whose instance is locked (flock, tfs_instance_lock()) is a live
+ * session's whatever its pid: a recorder's, or the helper that finishes the
+ * teardown of one that has exited.  A helper killed half-way drops the lock
+ * and leaves a leftover like any other.
+ *
  * An instance cannot be removed while a process holds one of its files open
  * (EBUSY): an orphaned command of a killed run that inherited its rings, or
  * anyone reading them.  That is no reason to stop: names are unique per
@@ -180,7 +185,8 @@ static int found_group(const char *group, const char *event, void *arg)
 	for (size_t i = 0; i < w->f->n; i++)
 		if (!strcmp(w->f->v[i].name, group) && !strcmp(w->f->v[i].kind, "uprobe group"))
 			return 0;	/* one line per uprobe: judged once */
-	if (owner_alive(pid, born_time(w->dir, group)))
+	if (tfs_instance_locked(w->dir, group) ||
+	    owner_alive(pid, born_time(w->dir, group)))
 		return 0;
 	return add_found(w->f, "uprobe group", group, pid);
 }
@@ -284,6 +290,7 @@ static int find_all(const char *dir, struct found *f)
 	if (dp) {
 		while (!ret && (d = readdir(dp)))
 			if (ift_name_pid(d->d_name, &pid) &&
+			    !tfs_instance_locked(dir, d->d_name) &&
 			    !owner_alive(pid, born_time(dir, d->d_name)))
 				ret = add_found(f, "instance", d->d_name, pid);
 		closedir(dp);

@@ -59,6 +59,22 @@ int tfs_group_destroy(const char *dir, const char *group);
 int tfs_instance_remove(const char *dir, const char *name);
 
 /*
+ * A session holds an exclusive flock(2) on its instance's directory from
+ * its creation until its objects are gone, through its teardown helper when
+ * it hands the teardown off: a locked instance, and the uprobe group of its
+ * name, are a live session's, whatever became of the pid in the name.
+ * tfs_instance_lock() takes the lock on DIR/instances/NAME and returns the
+ * descriptor that holds it (close-on-exec) or a negative errno;
+ * tfs_instance_locked() says whether someone holds it (false when there is
+ * no such instance).  A new session whose name a finished one's helper is
+ * still tearing down (the pid came back) waits for it.
+ */
+int tfs_instance_lock(const char *dir, const char *name);
+bool tfs_instance_locked(const char *dir, const char *name);
+/* Waits until nobody holds the lock (a helper done: seconds at most). */
+void tfs_instance_await(const char *dir, const char *name);
+
+/*
  * cost.c: tfs_trap_target() is a function of this program's own, built as
  * the CUDA libraries' are (a frame pointer first, no endbr64), to time a
  * probe's traps on.  tfs_trap_target_where() gives the file it is mapped

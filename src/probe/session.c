@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * A probe session: one tracefs instance and one uprobe group, both named
- * "ingero_<pid>", and their removal.
+ * "ingero_<pid>", and their removal, here or by a helper process.
  *
  * Order matters in both directions.  The instance is created with tracing
  * off before anything is enabled in it (a new instance starts with
@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,7 @@
 #include "ift-error.h"
 #include "ift-probe.h"
 #include "probe.h"
+#include "util/fds.h"
 
 struct ift_probe_session {
 	char name[32];			/* of the instance and of the uprobe group */
@@ -37,6 +39,7 @@ struct ift_probe_session {
 	size_t n, cap;
 	unsigned nlibs;
 	struct tep_handle *tep;
+	int lock;			/* holds the instance's flock, or -1 */
 };
 
 /*
@@ -154,6 +157,7 @@ int ift_probe_session_create(const struct ift_probe_opts *opts,
 	if (!s)
 		return -ENOMEM;
 	s->opts = *opts;
+	s->lock = -1;
 	s->pid_filter = opts->kernel_filter && !opts->all_tasks;
 	s->clock = "local";
 	snprintf(s->name, sizeof(s->name), IFT_NAME_PREFIX "%d", (int)getpid());
@@ -177,6 +181,7 @@ int ift_probe_session_create(const struct ift_probe_opts *opts,
 	 * Objects under our name are stale: left by a dead run whose pid we
 	 * now have, or by a session of ours that was never destroyed.
 	 */
+	tfs_instance_await(s->dir, s->name);	/* a helper still at it */
 	tfs_instance_remove(s->dir, s->name);
 	ret = tfs_group_destroy(s->dir, s->name);
 	if (ret < 0)
@@ -189,6 +194,9 @@ int ift_probe_session_create(const struct ift_probe_opts *opts,
 		ret = -errno;
 		goto fail;
 	}
+	/* no lock (a tracefs that refuses flock): the teardown stays ours */
+	if ((ret = tfs_instance_lock(s->dir, s->name)) >= 0)
+		s->lock = ret;
 	s->inst = tracefs_instance_alloc(s->dir, s->name);
 	if (!s->inst) {
 		ret = errno ? -errno : -ENOMEM;
@@ -622,6 +630,17 @@ const struct ift_probe *ift_probe_at(const struct ift_probe_session *s, size_t i
 
 /* ---- teardown ------------------------------------------------------------ */
 
+static void session_free(struct ift_probe_session *s)
+{
+	if (s->lock >= 0)
+		close(s->lock);
+	tracefs_instance_free(s->inst);
+	if (s->tep)
+		tep_free(s->tep);
+	free(s->probes);
+	free(s);
+}
+
 void ift_probe_session_destroy(struct ift_probe_session *s)
 {
 	if (!s)
@@ -634,9 +653,85 @@ void ift_probe_session_destroy(struct ift_probe_session *s)
 		tfs_instance_remove(s->dir, s->name);
 		session_live = false;
 	}
-	tracefs_instance_free(s->inst);
-	if (s->tep)
-		tep_free(s->tep);
-	free(s->probes);
-	free(s);
+	/* the lock last: the objects are gone */
+	session_free(s);
+}
+
+/*
+ * The helper: out of the caller's session and terminal (a pipeline waits
+ * for nobody but the caller) before the caller goes on (READY closed), it
+ * waits for the caller to let go of the probes (GO closed), then closes its
+ * own copies and tears down.  The caller may have threads: system calls
+ * only before the wait, and after it the teardown's plain file writes
+ * (glibc's malloc is safe after fork).
+ */
+static void __attribute__((noreturn)) helper_main(struct ift_probe_session *s, int go,
+						  int ready)
+{
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	sigset_t none;
+	char c;
+
+	setsid();
+	signal(SIGINT, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
+	signal(SIGPIPE, SIG_IGN);
+	signal(SIGTERM, SIG_DFL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	if (null >= 0)
+		for (int fd = 0; fd < 3; fd++)
+			dup2(null, fd);
+	close(ready);		/* detached: the caller may return */
+	while (read(go, &c, 1) < 0 && errno == EINTR)
+		;
+	ift_fds_above2(s->lock, false);
+	ift_probe_session_destroy(s);
+	_exit(0);
+}
+
+pid_t ift_probe_session_hand_off(struct ift_probe_session *s, int *go)
+{
+	int p[2], r[2];
+	pid_t pid;
+	char c;
+
+	*go = -1;
+	if (!s || !s->dir || s->lock < 0)
+		return -EOPNOTSUPP;
+	inst_write(s, "tracing_on", "0");
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -errno;
+	if (pipe2(r, O_CLOEXEC) < 0) {
+		int e = errno;
+
+		close(p[0]);
+		close(p[1]);
+		return -e;
+	}
+	pid = fork();
+	if (pid < 0) {
+		int e = errno;
+
+		close(p[0]);
+		close(p[1]);
+		close(r[0]);
+		close(r[1]);
+		return -e;
+	}
+	if (pid == 0) {
+		close(p[1]);
+		close(r[0]);
+		helper_main(s, p[0], r[1]);
+	}
+	close(p[0]);
+	close(r[1]);
+	/* until the helper has left our session and stdio: microseconds */
+	while (read(r[0], &c, 1) < 0 && errno == EINTR)
+		;
+	close(r[0]);
+	*go = p[1];
+	session_live = false;
+	session_free(s);
+	return pid;
 }

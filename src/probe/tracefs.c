@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
@@ -550,4 +551,55 @@ int tfs_instance_remove(const char *dir, const char *name)
 		usleep(50 * 1000);
 	}
 	return 0;
+}
+
+static int instance_dir_open(const char *dir, const char *name)
+{
+	char path[PATH_MAX];
+	int ret, fd;
+
+	ret = tfs_path(path, sizeof(path), "%s/instances/%s", dir, name);
+	if (ret)
+		return ret;
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+int tfs_instance_lock(const char *dir, const char *name)
+{
+	int fd = instance_dir_open(dir, name);
+
+	if (fd < 0)
+		return fd;
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		int e = errno;
+
+		close(fd);
+		return -e;
+	}
+	return fd;
+}
+
+bool tfs_instance_locked(const char *dir, const char *name)
+{
+	int fd = instance_dir_open(dir, name);
+	bool held;
+
+	if (fd < 0)
+		return false;
+	/* a shared lock of our own would be refused by theirs */
+	held = flock(fd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK;
+	close(fd);	/* and drops ours, if we got it */
+	return held;
+}
+
+void tfs_instance_await(const char *dir, const char *name)
+{
+	int fd = instance_dir_open(dir, name);
+
+	if (fd < 0)
+		return;
+	while (flock(fd, LOCK_SH) < 0 && errno == EINTR)
+		;
+	close(fd);
 }

@@ -1008,11 +1008,22 @@ int ift_recorder_finish(struct ift_recorder *r, int exit_status)
 	return 0;
 }
 
-void ift_recorder_destroy(struct ift_recorder *r)
+static pid_t destroy(struct ift_recorder *r, bool behind)
 {
-	if (!r)
-		return;
+	pid_t helper = 0;
+	int go = -1;
+
 	reader_stop(r);
+	if (behind) {
+		/* our threads stopped before the fork, our descriptors kept:
+		   the helper closes the last copies of the perf events */
+		ift_stacks_stop(r->stacks);
+		helper = ift_probe_session_hand_off(r->probes, &go);
+		if (helper > 0)
+			r->probes = NULL;
+		else
+			helper = 0;
+	}
 	/* the perf events first: they hold the uprobes too */
 	ift_stacks_free(r->stacks);
 	r->stacks = NULL;
@@ -1020,6 +1031,9 @@ void ift_recorder_destroy(struct ift_recorder *r)
 	pthread_mutex_destroy(&r->q.mu);
 	pthread_cond_destroy(&r->q.more);
 	ift_ring_close(r->ring);
+	/* our copies are closed: the helper may go on */
+	if (go >= 0)
+		close(go);
 	/* first what the system holds, then our memory */
 	ift_probe_session_destroy(r->probes);
 	ift_decoder_free(r->dec);
@@ -1032,4 +1046,16 @@ void ift_recorder_destroy(struct ift_recorder *r)
 	}
 	free(r->late);
 	free(r);
+	return helper;
+}
+
+void ift_recorder_destroy(struct ift_recorder *r)
+{
+	if (r)
+		destroy(r, false);
+}
+
+pid_t ift_recorder_destroy_behind(struct ift_recorder *r)
+{
+	return r ? destroy(r, true) : 0;
 }

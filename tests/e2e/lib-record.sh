@@ -1,8 +1,19 @@
 # Helpers for record tests, sourced after lib.sh.
 
+# await_teardown DIR: record returns before its probes are gone; the helper
+# that removes them holds a lock on the instance's directory until it is
+# removed.  Waits for it (and fails the test after 120 s).
+await_teardown() {
+	[ -d "$1" ] || return 0
+	flock -s -w 120 "$1" true 2>/dev/null && return 0
+	[ -d "$1" ] || return 0
+	fail "the teardown of ${1##*/} did not finish in 120 s"
+}
+
 # Only this test's leftovers count: others (helpers, other runs) may come and go.
 assert_no_leftover_of() {	# recorder pid
 	local pid=$1
+	await_teardown "${IFT_TRACEFS:-/sys/kernel/tracing}/instances/ingero_$pid"
 	if grep -q "ingero_${pid}/" /sys/kernel/tracing/uprobe_events; then
 		fail "uprobe group ingero_$pid was left behind"
 	fi
@@ -30,8 +41,11 @@ assert_no_leftovers() {
 		[[ $ift_runs_before == *" $pid "* ]] && continue
 		# a live recorder's instance is not a leftover, nor is one that
 		# its recorder removed just before exiting (other runs may be
-		# finishing while we look)
-		kill -0 "$pid" 2>/dev/null || [ ! -d "$d" ] || fail "instance $d was left behind"
+		# finishing while we look); a finished one's is, once its
+		# teardown is done
+		kill -0 "$pid" 2>/dev/null && continue
+		await_teardown "$d"
+		[ ! -d "$d" ] || fail "instance $d was left behind"
 	done
 	# not a pipeline into the loop: fail must exit the test, not a subshell
 	for pid in $(sed -n 's/^[pr]:ingero_\([0-9]*\)\/.*/\1/p' "$IFT_TRACEFS/uprobe_events" | sort -u); do

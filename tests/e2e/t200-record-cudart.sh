@@ -5,15 +5,20 @@
 # with tracing off: a lower bound) is what they added to the program's own
 # intervals, against a run of the same program without the tracer.
 . "$IFT_SRC/tests/e2e/lib.sh"
+. "$IFT_SRC/tests/e2e/lib-record.sh"
 need_root
 lib=/usr/local/cuda-13.0/lib/libcudart.so.13
 [ -f $lib ] || { [ "${CI:-}" = true ] && fail "no $lib"; skip "no CUDA runtime at $lib"; }
 
 cc -O2 -o cuda-seq "$IFT_SRC/tests/workloads/cuda-seq.c" $lib -Wl,-rpath,"$(dirname $lib)" ||
 	fail "cannot build the workload"
-"$IFT" record -o seq.trace -- ./cuda-seq 25 >truth.tsv 2>record.err ||
-	fail "record failed: $(cat record.err)"
+"$IFT" record -o seq.trace -- ./cuda-seq 25 >truth.tsv 2>record.err &
+rp=$!
+wait $rp || fail "record failed: $(cat record.err)"
 [ -s seq.trace ] || fail "no trace"
+# without the tracer: once its probes are gone, which its helper removes
+# after record has returned (until then they trap here too)
+await_teardown /sys/kernel/tracing/instances/ingero_$rp
 ./cuda-seq 25 >bare.tsv || fail "the workload failed alone"
 "$IFT" info -i seq.trace >info.txt || fail "info failed"
 probe_ns=$(awk '$1 == "host.probe_ns" { print $2 }' info.txt)

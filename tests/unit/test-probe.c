@@ -36,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -936,6 +937,55 @@ static void assert_found(const struct ift_leftover *v, int n, const char *kind,
  * started well after the objects: one keeps its name (a reused pid), one
  * renames itself ingero-ftrace (a live run: its name counts, not its age).
  */
+/*
+ * A hand-off: the helper waits for GO, holding the instance's lock, then
+ * removes what destroy() would, and the name is free again.
+ */
+static void test_hand_off(void **state)
+{
+	struct ift_probe_opts opts = { .kernel_filter = true };
+	struct ift_probe_session *s;
+	struct ift_sym syms[ARRAY_SIZE(traced)];
+	struct ift_lib lib;
+	char name[32], path[] = CUDART, inst[PATH_MAX * 2];
+	const char *dir;
+	pid_t helper;
+	int go, st, fd;
+
+	(void)state;
+	dir = need_root();
+	need_cudart();
+	make_lib(&lib, syms, path);
+	own_name(name, sizeof(name));
+
+	assert_int_equal(create(&opts, &s), 0);
+	assert_int_equal(ift_probe_add_lib(s, &lib), 3);
+	helper = ift_probe_session_hand_off(s, &go);
+	assert_true(helper > 0);
+	sess = NULL;
+	assert_true(go >= 0);
+	/* the helper waits for us: all there, the instance locked */
+	assert_true(instance_exists(dir, name));
+	assert_int_equal(group_lines(dir, name), 6);
+	snprintf(inst, sizeof(inst), "%s/instances/%s", dir, name);
+	fd = open(inst, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(flock(fd, LOCK_SH | LOCK_NB), -1);
+	assert_int_equal(errno, EWOULDBLOCK);
+	close(fd);
+
+	close(go);
+	assert_int_equal(waitpid(helper, &st, 0), helper);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	assert_clean(dir);
+
+	/* the name is ours again */
+	assert_int_equal(create(&opts, &s), 0);
+	destroy(s);
+	assert_clean(dir);
+}
+
 static void test_leftovers(void **state)
 {
 	struct ift_leftover v[256];
@@ -1508,6 +1558,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_mounts_tracefs),
 		cmocka_unit_test_teardown(test_session_traces_child, session_teardown),
 		cmocka_unit_test_teardown(test_destroy_half_built, session_teardown),
+		cmocka_unit_test_teardown(test_hand_off, session_teardown),
 		cmocka_unit_test_teardown(test_leftovers, leftovers_teardown),
 	};
 
