@@ -158,9 +158,11 @@ echo "total $(($(date +%s) - t0)) s" >&2
 ours_events=$(sed -n 's/^recorded .*: \([0-9,]*\) kernel events.*/\1/p' "$work/o.log" | tr -d ,)
 
 python3 - "$work/results" "$n" "$reps" "$ift" "$tiny" "$lib" "$loop" "$gtc" "$gperf" "${ours_events:-?}" \
-	"$perfdefs" <<'PY'
+	"$perfdefs" "$top/contrib/bench" <<'PY'
 import statistics, sys
 path, n, reps, ift, tiny, lib, loop, gtc, gperf, oev, perfdefs = sys.argv[1:12]
+sys.path.insert(0, sys.argv[12])
+from benchstat import mmm, verdicts
 res = {}
 for l in open(path):
     t, a, b = l.split()
@@ -173,9 +175,6 @@ label = {"bare": "bare (no probes)", "floor": "bare uprobe floor, no reader",
          "ours-no-host": "ingero-ftrace record --no-host (uprobes only)",
          "ours": "**ingero-ftrace record**", "trace-cmd": "trace-cmd record -d", "perf": "perf record"}
 med = statistics.median
-def mmm(xs, f="%.0f"):
-    xs = sorted(xs)
-    return (f + " / " + f + " / " + f) % (xs[0], med(xs), xs[-1])
 fn = ["tiny `cudaSetDevice` (1 arg + ret)", "libcudart `cudaGetDeviceCount` (ret)"]
 print("## Overhead per probed call\n")
 print("`probe-loop %s` calls each function %s times in a tight loop (CLOCK_MONOTONIC around the loop);"
@@ -197,10 +196,9 @@ print("|---|---|---|---|")
 verdict = []
 for t, target in (("floor", 1.05), ("floor+cat", 1.05), ("trace-cmd", 1.0), ("perf", 1.0)):
     r = [[ov["ours"][f][i] / ov[t][f][i] for i in range(len(ov[t][f]))] for f in (0, 1)]
-    ok = all(med(r[f]) <= target for f in (0, 1))
-    verdict.append("%s %s" % (t, "met" if ok else "MISSED"))
-    print("| %s | %s | %s | <= %.2f: %s |" % (label[t], mmm(r[0], "%.3f"), mmm(r[1], "%.3f"), target,
-                                            "met" if ok else "**missed**"))
+    v = verdicts(r, lambda x: x <= target)
+    verdict.append("%s %s" % (t, v))
+    print("| %s | %s | %s | <= %.2f: %s |" % (label[t], mmm(r[0], "%.3f"), mmm(r[1], "%.3f"), target, v))
 print("\nWhat each of our differences costs, as overhead ratios (median of both functions' medians):"
       " the pid filter alone `floor+pid / floor` = %.3f; the host events (sched, kmem) and their decoding"
       " `ours / ours --no-host` = %.3f; the recorder without host events against the floor with a"

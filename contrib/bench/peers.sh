@@ -120,9 +120,11 @@ for i in $(seq "$reps"); do
 done
 [ "$long" -gt 0 ] && run long "$long"
 
-python3 - "$work/rows" "$secs" "$long" "$ift" <<'PY'
+python3 - "$work/rows" "$secs" "$long" "$ift" "$top/contrib/bench" <<'PY'
 import statistics, sys
 path, secs, long, ift = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+sys.path.insert(0, sys.argv[5])
+from benchstat import row, verdict
 mixed, upr, lng = [], [], None
 for line in open(path):
     f = line.split()
@@ -138,11 +140,7 @@ for line in open(path):
         upr.append(dict(ev=int(f[2]), ours=int(f[3]), tc=int(f[4]), tcd=int(f[5]), pev=int(f[6]),
                         perf=int(f[7])))
 
-def row(name, xs, fmt="%.3f"):
-    xs = sorted(xs)
-    return ("| %s | " + fmt + " | " + fmt + " | " + fmt + " |") % (name, xs[0], statistics.median(xs), xs[-1])
 med = lambda xs: statistics.median(xs)
-ok = lambda c: "met" if c else "**missed**"
 
 print("## File size: bytes per event, the same events\n")
 print("Workload: `contrib/bench/mixed-workload.c %s 50 4` (4 page-touching workers, a libcudart loop)."
@@ -166,7 +164,7 @@ print(row("ratio ours / trace-cmd", rt))
 print(row("ratio ours / trace-cmd ring data only", [r["ours"] / r["tcd"] for r in mixed]))
 print(row("ratio ours / perf (per event)", rp))
 print("\nTarget: at most a quarter of each: trace-cmd %s (median %.3f), perf %s (median %.3f).\n" % (
-    ok(med(rt) <= 0.25), med(rt), ok(med(rp) <= 0.25), med(rp)))
+    verdict(rt, lambda x: x <= 0.25), med(rt), verdict(rp, lambda x: x <= 0.25), med(rp)))
 
 print("The uprobes alone (the CUDA calls without host events), %s events (median):\n" %
       f"{int(med([r['ev'] for r in upr])):,}")
@@ -198,7 +196,8 @@ print(row("speed-up over perf script (per event)", sp, "%.1f"))
 print(row("ingero-ftrace report peak RSS MiB", [r["orss"] / 1024 for r in mixed], "%.0f"))
 print(row("trace-cmd report peak RSS MiB", [r["trss"] / 1024 for r in mixed], "%.0f"))
 print(row("perf script peak RSS MiB", [r["prss"] / 1024 for r in mixed], "%.0f"))
-print("\nTarget: at least 20x faster than trace-cmd report: %s (median %.1fx).\n" % (ok(med(st) >= 20), med(st)))
+print("\nTarget: at least 20x faster than trace-cmd report: %s (median %.1fx).\n" % (
+    verdict(st, lambda x: x >= 20, "%.1f"), med(st)))
 if lng:
     r = lng
     print("Growth: one recording of %d s, %s events (perf: %s). ingero-ftrace report %.2f s, %.0f MiB;"

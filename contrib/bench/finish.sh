@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Finishing: how long after the traced command's end the shell gets the
+# status back, ingero-ftrace against trace-cmd recording the same probes (an
+# entry and a return uprobe on every function ours probes for `/bin/true`,
+# and the same sched and kmem tracepoints), alternating.  Each enabled uprobe
+# waits out an RCU grace period as it is disabled: ours leaves that to a
+# helper, whose time in the background is given too.  Prints a markdown
+# section.  Needs root and tracefs.
+#
+#   finish.sh BUILD_DIR [REPS]
+set -euo pipefail
+build=${1:-build}
+reps=${2:-5}
+top=$(cd "$(dirname "$0")/../.." && pwd)
+. "$top/contrib/bench/lib.sh"
+bench_paths "$build"
+bench_setup finish.sh
+
+work=$(mktemp -d /tmp/ift-finish.XXXXXX)
+group=iftfin_$$
+cleanup() {
+	bench_remove_group "$group"
+	rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# the functions ours probes, as discover lists them: a library, then its
+# functions and offsets, indented
+"$ift" discover -v -- /bin/true >"$work/probes"
+nprobes=0
+while IFS=$'\t' read -r a b _; do
+	if [ -n "$a" ]; then
+		lib=$a
+		continue
+	fi
+	nprobes=$((nprobes + 1))
+	echo "p:$group/f$nprobes $lib:$b" >>$T/uprobe_events
+	echo "r:$group/f${nprobes}_ret $lib:$b" >>$T/uprobe_events
+done <"$work/probes"
+[ "$nprobes" -gt 0 ] || { echo "finish.sh: no CUDA library to probe" >&2; exit 1; }
+events=(-e sched:sched_switch -e sched:sched_wakeup -e sched:sched_waking
+	-e sched:sched_wakeup_new -e sched:sched_process_fork -e task:task_newtask
+	-e sched:sched_process_exec -e sched:sched_process_exit -e kmem:mm_page_alloc -e "$group")
+
+# the command stamps its own end (a shell builtin, no fork after it)
+cmd=(bash -c 'echo $EPOCHREALTIME >"$0"' "$work/end")
+
+# our helpers still at work: the lock each holds on its run's instance
+await_helpers() {
+	local d
+	for d in $T/instances/ingero_*; do
+		[ -d "$d" ] && flock -s "$d" true 2>/dev/null
+	done
+	return 0
+}
+
+: >"$work/ours"
+: >"$work/tc"
+for ((i = 0; i < reps; i++)); do
+	await_helpers
+	"$ift" record -q -o "$work/o.trace" -- "${cmd[@]}"
+	back=$EPOCHREALTIME
+	await_helpers
+	done_at=$EPOCHREALTIME
+	echo "$(cat "$work/end") $back $done_at" >>"$work/ours"
+
+	(cd "$work" && trace-cmd record -q -o tc.dat "${events[@]}" -- "${cmd[@]}" >/dev/null 2>&1)
+	back=$EPOCHREALTIME
+	echo "$(cat "$work/end") $back $back" >>"$work/tc"
+done
+
+python3 - "$work/ours" "$work/tc" "$reps" "$nprobes" "$top/contrib/bench" <<'PY'
+import statistics, sys
+sys.path.insert(0, sys.argv[5])
+from benchstat import row, verdict
+def rows(path):
+    return [[float(x) for x in l.split()] for l in open(path) if l.strip()]
+ours, tc = rows(sys.argv[1]), rows(sys.argv[2])
+reps, n = int(sys.argv[3]), int(sys.argv[4])
+back = sorted(b - e for e, b, _ in ours)
+behind = sorted(d - b for _, b, d in ours)
+tcback = sorted(b - e for e, b, _ in tc)
+print("## Finishing: the command's end to the shell's prompt\n")
+print("%d repetitions, alternating; %d functions probed (entry and return), the"
+      " sched and kmem tracepoints, `-- bash -c` stamping its own end. Seconds:\n" % (reps, n))
+print("| figure | min | median | max |\n|---|---|---|---|")
+print(row("ingero-ftrace: the command's end to record's exit", back))
+print(row("ingero-ftrace: its helper's teardown after that", behind))
+print(row("trace-cmd record: the command's end to its exit", tcback))
+print("\nTarget: the status within 0.3 s of the command's end: %s (trace-cmd: median %.3f s)." %
+      (verdict(back, lambda x: x <= 0.3), statistics.median(tcback)))
+PY
