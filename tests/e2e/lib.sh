@@ -45,6 +45,26 @@ expect_one_line_error() {
 	printf '%s\n' "$err"
 }
 
+# plant_run: what a run leaves in tracefs, planted under the name of a pid
+# that was a process and is none now (a killed or finished recorder): sets
+# $dead and $group (ingero_$dead) and makes the instance, tracing off, with
+# the group's probe GROUP/cudaMalloc_0 enabled in it where the CUDA runtime
+# is (the instance alone is enough to be busy).  remove_planted undoes it.
+plant_run() {
+	local t=/sys/kernel/tracing cudart=/usr/local/cuda-13.0/lib/libcudart.so.13 off
+	dead=$(sh -c 'echo $$')
+	[ -e "/proc/$dead" ] && fail "pid $dead should be gone"
+	group=ingero_$dead
+	mkdir "$t/instances/$group" || fail "cannot plant an instance"
+	echo 0 >"$t/instances/$group/tracing_on"
+	if [ -r "$cudart" ]; then
+		off=$(readelf -Ws "$cudart" | awk '$8 ~ /^cudaMalloc@/ { print $2; exit }')
+		echo "p:$group/cudaMalloc_0 $cudart:0x$off" >>"$t/uprobe_events" ||
+			fail "cannot plant a uprobe"
+		echo 1 >"$t/instances/$group/events/$group/cudaMalloc_0/enable"
+	fi
+}
+
 # remove_planted GROUP: what a test planted as a killed run's leftovers, the
 # instance GROUP and the uprobe GROUP/cudaMalloc_0, removed; quiet where
 # they are gone already (check --cleanup removed them)

@@ -7,12 +7,6 @@
 . "$IFT_SRC/tests/e2e/lib-record.sh"
 need_root
 T=/sys/kernel/tracing
-CUDART=/usr/local/cuda-13.0/lib/libcudart.so.13
-
-# a pid that was a process and is none now, as a run killed with SIGKILL leaves
-dead=$(sh -c 'echo $$')
-[ -e "/proc/$dead" ] && fail "pid $dead should be gone"
-group=ingero_$dead
 holder=
 
 unplant() {
@@ -21,15 +15,8 @@ unplant() {
 }
 trap unplant EXIT
 
-mkdir "$T/instances/$group" || fail "cannot plant an instance"
-echo 0 >"$T/instances/$group/tracing_on"
-# its group's probe enabled in it, as a killed run leaves them (when the
-# library is here: the instance alone is enough to be busy)
-if [ -r "$CUDART" ]; then
-	off=$(readelf -Ws "$CUDART" | awk '$8 ~ /^cudaMalloc@/ { print $2; exit }')
-	echo "p:$group/cudaMalloc_0 $CUDART:0x$off" >>"$T/uprobe_events" || fail "cannot plant a uprobe"
-	echo 1 >"$T/instances/$group/events/$group/cudaMalloc_0/enable"
-fi
+# what a run killed with SIGKILL leaves
+plant_run
 
 # the holder: a process of this test with the instance's trace_pipe_raw open
 sleep 600 9<"$T/instances/$group/per_cpu/cpu0/trace_pipe_raw" &

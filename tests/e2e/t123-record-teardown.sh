@@ -12,11 +12,6 @@
 need_root
 T=/sys/kernel/tracing
 CUDART=/usr/local/cuda-13.0/lib/libcudart.so.13
-
-# a pid that was a process and is none now: the recorder, exited
-dead=$(sh -c 'echo $$')
-[ -e "/proc/$dead" ] && fail "pid $dead should be gone"
-group=ingero_$dead
 locker=
 
 unplant() {
@@ -25,15 +20,8 @@ unplant() {
 }
 trap unplant EXIT
 
-# what a finished run leaves to its helper: the instance, its group's probe
-# enabled in it
-mkdir "$T/instances/$group" || fail "cannot plant an instance"
-echo 0 >"$T/instances/$group/tracing_on"
-if [ -r "$CUDART" ]; then
-	off=$(readelf -Ws "$CUDART" | awk '$8 ~ /^cudaMalloc@/ { print $2; exit }')
-	echo "p:$group/cudaMalloc_0 $CUDART:0x$off" >>"$T/uprobe_events" || fail "cannot plant a uprobe"
-	echo 1 >"$T/instances/$group/events/$group/cudaMalloc_0/enable"
-fi
+# what a finished run leaves to its helper, under the exited recorder's pid
+plant_run
 has_group() { grep -q "^[pr]:$group/" "$T/uprobe_events"; }
 
 # the helper at work: a process of this test holding the instance's lock
