@@ -236,6 +236,11 @@ int ift_probe_find_leftovers(struct ift_leftover *v, size_t max);
  */
 void ift_leftover_holders_str(const struct ift_leftover *l, char *buf, size_t len);
 /*
+ * The runs that have ended whose helper (ift_probe_session_hand_off()) is
+ * still removing their objects: never leftovers.  A count, or an error.
+ */
+int ift_probe_count_teardowns(void);
+/*
  * Removes them; returns the number removed or a negative error.  An
  * instance still held open (EBUSY) is no error: it stays, with its group's
  * events disabled, until a later call can remove it.

@@ -208,6 +208,10 @@ static void check_leftovers(struct report *r, bool cleanup, int *cleaned)
 			add(r, "cleanup", V_OK, NULL, "cleanup: removed %d leftover%s of dead runs",
 			    *cleaned, *cleaned == 1 ? "" : "s");
 	}
+	n = ift_probe_count_teardowns();
+	if (n > 0)
+		add(r, "teardowns", V_OK, NULL, "teardowns: %d finished run%s probes being "
+		    "removed by %s helper", n, n == 1 ? "'s" : "s'", n == 1 ? "its" : "their");
 	n = ift_probe_find_leftovers(v, sizeof(v) / sizeof(v[0]));
 	if (n < 0) {
 		add(r, "leftovers", V_WARN, "run as root",

@@ -325,6 +325,32 @@ int ift_probe_find_leftovers(struct ift_leftover *v, size_t max)
 	return ret;
 }
 
+int ift_probe_count_teardowns(void)
+{
+	char path[PATH_MAX];
+	struct dirent *d;
+	const char *dir;
+	DIR *dp;
+	pid_t pid;
+	int n = 0, ret;
+
+	dir = ift_tracefs_dir();
+	if (!dir)
+		return -IFT_E_NO_TRACEFS;
+	ret = tfs_path(path, sizeof(path), "%s/instances", dir);
+	if (ret)
+		return ret;
+	dp = opendir(path);
+	if (!dp)
+		return errno == ENOENT ? 0 : -errno;
+	while ((d = readdir(dp)))
+		if (ift_name_pid(d->d_name, &pid) && tfs_instance_locked(dir, d->d_name) &&
+		    !owner_alive(pid, born_time(dir, d->d_name)))
+			n++;
+	closedir(dp);
+	return n;
+}
+
 void ift_leftover_holders_str(const struct ift_leftover *l, char *buf, size_t len)
 {
 	unsigned shown = l->nholders < IFT_LEFTOVER_HOLDERS ? l->nholders : IFT_LEFTOVER_HOLDERS;

@@ -36,6 +36,8 @@ done
 
 "$IFT" check >busy.out || fail "check exited $? during a teardown: $(cat busy.out)"
 grep -q "$group" busy.out && fail "check takes a teardown for a leftover: $(grep "$group" busy.out)"
+grep -q "^OK  *teardowns: 1 finished run's probes being removed" busy.out ||
+	fail "check does not tell the teardown: $(grep -i teardown busy.out)"
 "$IFT" check --cleanup >busy-clean.out || fail "check --cleanup exited $?: $(cat busy-clean.out)"
 [ -d "$T/instances/$group" ] || fail "check --cleanup removed an instance being torn down"
 [ -r "$CUDART" ] && ! has_group && fail "check --cleanup removed the group of an instance being torn down"
