@@ -36,7 +36,7 @@ tiny=$bdir/bench/libcudart-probetiny.so
 hammer=$bdir/bench/hammer
 cc -O0 -fcf-protection=none -fPIC -shared -o "$tiny" "$top/contrib/bench/probe-tiny.c"
 cc -O2 -o "$hammer" "$top/contrib/bench/hammer.c" -ldl -pthread
-cc -O2 -shared -fPIC -o "$work/shim.so" "$top/contrib/bench/tracecmd-shim.c" -ldl
+bench_shim "$work"
 
 toff=$(bench_fileoff "$tiny" cudaSetDevice)
 echo "p:$group/tiny $tiny:$toff device=%di:u64" >>$T/uprobe_events

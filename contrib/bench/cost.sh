@@ -25,7 +25,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-cc -O2 -shared -fPIC -o "$work/shim.so" "$top/contrib/bench/tracecmd-shim.c" -ldl
+bench_shim "$work"
 cc -O2 -o "$work/workload" "$top/contrib/bench/mixed-workload.c" "$lib" -Wl,-rpath,"$(dirname "$lib")"
 for f in cudaMalloc cudaFree cudaMemcpy cudaMemcpyAsync cudaStreamSynchronize; do
 	off=$(bench_fileoff "$lib" $f)

@@ -25,9 +25,8 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# trace-cmd as the other benchmarks run it (the shim keeps it off the
-# function tracer's files, which this machine refuses)
-cc -O2 -shared -fPIC -o "$work/shim.so" "$top/contrib/bench/tracecmd-shim.c" -ldl
+# trace-cmd as the other benchmarks run it (bench_shim)
+bench_shim "$work"
 
 # the functions ours probes, as discover lists them: a library, then its
 # functions and offsets, indented

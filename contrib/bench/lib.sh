@@ -71,3 +71,11 @@ bench_build_loop() {
 	cc -O0 -fcf-protection=none -fPIC -shared -o "$tiny" "$top/contrib/bench/probe-tiny.c"
 	cc -O2 -o "$loop" "$top/contrib/bench/probe-loop.c" "$2" -Wl,-rpath,"$(dirname "$2")" -ldl
 }
+
+# bench_shim DIR: DIR/shim.so, which keeps trace-cmd off the function
+# tracer's files (refused on machines like this one); LD_PRELOAD it
+bench_shim() {
+	local top
+	top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+	cc -O2 -shared -fPIC -o "$1/shim.so" "$top/contrib/bench/tracecmd-shim.c" -ldl
+}

@@ -52,7 +52,7 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 bench_build_loop "$bdir" "$lib"
-cc -O2 -shared -fPIC -o "$work/shim.so" "$top/contrib/bench/tracecmd-shim.c" -ldl
+bench_shim "$work"
 # awk reads to the end: an early exit would kill objdump with SIGPIPE (pipefail)
 first=$(objdump -d "$tiny" | awk '!f && /<cudaSetDevice>:/ { getline; print $2; f = 1 }')
 [ "$first" = 55 ] || echo "overhead.sh: warning: cudaSetDevice of $tiny starts with $first, not push %rbp" >&2

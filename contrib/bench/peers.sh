@@ -34,7 +34,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-cc -O2 -shared -fPIC -o "$work/shim.so" "$top/contrib/bench/tracecmd-shim.c" -ldl
+bench_shim "$work"
 cc -O2 -o "$work/workload" "$top/contrib/bench/mixed-workload.c" "$lib" -Wl,-rpath,"$(dirname "$lib")"
 
 probe() {	# name args
