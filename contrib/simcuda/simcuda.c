@@ -94,6 +94,8 @@ API cudaError_t cudaLaunchKernel(const void *func, dim3 gridDim, dim3 blockDim, 
 API cudaError_t cudaStreamCreate(cudaStream_t *pStream);
 API cudaError_t cudaStreamDestroy(cudaStream_t stream);
 API cudaError_t cudaStreamSynchronize(cudaStream_t stream);
+/* simcuda's own, for a workload's truth: see README.md */
+API uint64_t simcuda_sync_done_ns(void);
 API cudaError_t cudaDeviceSynchronize(void);
 API cudaError_t cudaEventCreate(cudaEvent_t *event);
 API cudaError_t cudaEventDestroy(cudaEvent_t event);
@@ -166,6 +168,8 @@ static struct {
 	struct op *ring;
 	uint64_t submitted;		/* seq of the latest op queued */
 	_Atomic uint64_t done_seq;	/* seq of the latest op finished */
+	uint64_t *done_ns;		/* by seq % QUEUE_DEPTH: when it finished,
+					   written before done_seq says so */
 	bool dev_idle;
 	unsigned waiters;
 	struct simcuda_stream def;	/* the default stream */
@@ -193,6 +197,7 @@ static struct {
 };
 
 static _Thread_local cudaError_t last_error;
+static _Thread_local uint64_t sync_done_ns;	/* simcuda_sync_done_ns() */
 static _Thread_local int current_device;
 
 /* ---- helpers ------------------------------------------------------------ */
@@ -427,6 +432,7 @@ static void *device_main(void *arg)
 			o.ev->t_ns = clock;
 			o.ev->has_time = true;
 		}
+		g.done_ns[o.seq % QUEUE_DEPTH] = now_ns();
 		atomic_store(&g.done_seq, o.seq);
 		if (g.waiters)
 			pthread_cond_broadcast(&g.done);
@@ -452,7 +458,8 @@ static void init_once(void)
 	g.mem_bytes = (size_t)env_num("SIMCUDA_MEM_MB", 16384, 1, 1 << 24) << 20;
 
 	g.ring = calloc(QUEUE_DEPTH, sizeof(*g.ring));
-	if (!g.ring)
+	g.done_ns = calloc(QUEUE_DEPTH, sizeof(*g.done_ns));
+	if (!g.ring || !g.done_ns)
 		goto fail;
 	/* the device's address space: reserved so no host memory lands there,
 	   never backed, so a host access to it faults as on a real GPU */
@@ -550,16 +557,21 @@ static uint64_t submit(cudaStream_t s, struct op *o)
 
 /* Waits until op SEQ has finished: spins up to SIMCUDA_SPIN_US, then blocks
    until the device thread signals. */
+/*
+ * Waits until op SEQ is done, and keeps when it was (0: no op yet) for
+ * simcuda_sync_done_ns().  Its slot of done_ns is SEQ's until QUEUE_DEPTH
+ * later ops finish, which the thread that waits for it does not submit.
+ */
 static void wait_seq(uint64_t seq)
 {
 	uint64_t t0;
 
 	if (atomic_load_explicit(&g.done_seq, memory_order_acquire) >= seq)
-		return;
+		goto done;
 	t0 = now_ns();
 	while (now_ns() - t0 < g.spin_ns) {
 		if (atomic_load_explicit(&g.done_seq, memory_order_acquire) >= seq)
-			return;
+			goto done;
 		__builtin_ia32_pause();
 	}
 	pthread_mutex_lock(&g.lock);
@@ -568,6 +580,13 @@ static void wait_seq(uint64_t seq)
 		pthread_cond_wait(&g.done, &g.lock);
 	g.waiters--;
 	pthread_mutex_unlock(&g.lock);
+done:
+	sync_done_ns = seq && g.done_ns ? g.done_ns[seq % QUEUE_DEPTH] : 0;
+}
+
+uint64_t simcuda_sync_done_ns(void)
+{
+	return sync_done_ns;
 }
 
 static void wait_idle(void)

@@ -6,7 +6,12 @@
  * A switch-out with prev_state R or R+ leaves the thread runnable (it waits
  * in a run queue: involuntary), any other state leaves it blocked (it sleeps
  * until a wake-up: voluntary); a wake-up makes a blocked thread runnable; a
- * switch-in makes it run.  Time is counted only between two events that both
+ * switch-in makes it run.  A wake-up takes two events where the kernel has
+ * both: sched_waking, on the waker's CPU, names the waker, and sched_wakeup,
+ * when the thread is put on its run queue (on the target CPU, from the IPI of
+ * a remote wake-up), starts its run-queue wait, as the kernel's schedstat
+ * run_delay starts at the enqueue: the stretch between them is still blocked,
+ * by that waker.  Time is counted only between two events that both
  * say where the thread is: before its first event it is UNKNOWN and nothing
  * is invented.  A row that shows a thread as current (a call, a page
  * allocation, waking someone) proves it runs, which ends UNKNOWN early.
@@ -404,6 +409,7 @@ static void th_set(struct az_thread *th, unsigned st, uint64_t ts)
 {
 	th->st = (uint8_t)st;
 	th->since = ts;
+	th->waking = false;
 }
 
 static bool in_window(const struct ift_analysis *a, uint64_t ts)
@@ -414,6 +420,8 @@ static bool in_window(const struct ift_analysis *a, uint64_t ts)
 /* A row shows TH as current on CPU at TS. */
 static int switch_in(struct ift_analysis *a, struct az_thread *n, uint64_t ts,
 		     uint32_t cpu, uint32_t ptid, uint32_t ppid);
+static int wake(struct ift_analysis *a, struct az_thread *th, uint64_t ts,
+		struct az_by *by, uint32_t target);
 
 /*
  * When runnable TH, proven running now with no switch-in seen, began to
@@ -433,6 +441,16 @@ static uint64_t ran_since(const struct ift_analysis *a, const struct az_thread *
 int az_sched_running(struct ift_analysis *a, struct az_thread *th, uint64_t ts,
 		     uint32_t cpu)
 {
+	int ret;
+
+	if (th->waking && ts >= th->waking_ts) {
+		/* its sched_wakeup was lost: queued at its sched_waking */
+		ret = wake(a, th, th->waking_ts,
+			   &(struct az_by){ .tid = th->waking_tid, .pid = th->waking_pid },
+			   th->waking_cpu);
+		if (ret < 0)
+			return ret;
+	}
 	if (th->st == IFT_SCHED_UNKNOWN) {
 		th_set(th, IFT_SCHED_RUNNING, ts);
 		th->cpu = cpu;
@@ -535,6 +553,14 @@ static int switch_in(struct ift_analysis *a, struct az_thread *n, uint64_t ts,
 		n->cpu = cpu;
 		return 0;
 	}
+	if (n->waking) {
+		/* its sched_wakeup was lost: queued at its sched_waking */
+		ret = wake(a, n, n->waking_ts,
+			   &(struct az_by){ .tid = n->waking_tid, .pid = n->waking_pid },
+			   n->waking_cpu);
+		if (ret < 0)
+			return ret;
+	}
 	switch (n->st) {
 	case IFT_SCHED_RUNNABLE:
 		/* the last stretch of the wait: behind the task it follows */
@@ -611,6 +637,36 @@ int az_sched_switch(struct ift_analysis *a, const uint64_t *row)
 	return 0;
 }
 
+/*
+ * TH, blocked or not yet known, is queued on TARGET at TS: its blocked
+ * stretch ends there, by BY, and its run-queue wait begins.
+ */
+static int wake(struct ift_analysis *a, struct az_thread *th, uint64_t ts,
+		struct az_by *by, uint32_t target)
+{
+	int ret;
+
+	if (th->st == IFT_SCHED_BLOCKED) {
+		/* the blocked part of each open call ends here, by this waker */
+		for (uint32_t i = 0; i < th->nopen; i++) {
+			struct az_open *o = &th->open[i];
+			uint64_t ns = az_overlap(th->since, ts, o->ts, o->end);
+
+			if (ns && (ret = attr_add(o, by->tid, by->pid, IFT_ATTR_WOKE, ns)) < 0)
+				return ret;
+		}
+		ret = az_roles_wake(a, th, th->since, ts, by);
+		if (ret < 0)
+			return ret;
+		th_close(a, th, ts, by);
+	}
+	th_set(th, IFT_SCHED_RUNNABLE, ts);
+	th->credited = ts;
+	th->by_tid = th->by_pid = 0;
+	th->idle_woken = target < a->ncpu && a->cpu[target].idle;
+	return wait_add(a, th, target);
+}
+
 int az_sched_wakeup(struct ift_analysis *a, const uint64_t *row)
 {
 	uint64_t ts = row[IFT_C_TS], kind = row[IFT_WK_KIND];
@@ -644,25 +700,30 @@ int az_sched_wakeup(struct ift_analysis *a, const uint64_t *row)
 	}
 	switch (th->st) {
 	case IFT_SCHED_BLOCKED:
-		/* the blocked part of each open call ends here, by this waker */
-		for (uint32_t i = 0; i < th->nopen; i++) {
-			struct az_open *o = &th->open[i];
-			uint64_t ns = az_overlap(th->since, ts, o->ts, o->end);
-
-			if (ns && (ret = attr_add(o, wtid, wpid, IFT_ATTR_WOKE, ns)) < 0)
-				return ret;
-		}
-		ret = az_roles_wake(a, th, th->since, ts, &by);
-		if (ret < 0)
-			return ret;
-		th_close(a, th, ts, &by);
-		__attribute__((fallthrough));
 	case IFT_SCHED_UNKNOWN:
-		if (kind != IFT_WAKE_WAKEUP_NEW && in_window(a, ts))
+		if (kind == IFT_WAKE_WAKING) {
+			/* the waker is known now, the enqueue comes with sched_wakeup */
+			if (!th->waking) {
+				if (in_window(a, ts))
+					th->info.sched.wakeups++;
+				th->waking = true;
+				th->waking_ts = ts;
+				th->waking_tid = wtid;
+				th->waking_pid = wpid;
+				th->waking_cpu = target;
+			}
+			return 0;
+		}
+		if (th->waking) {
+			/* from a remote wake-up's IPI: the waker is sched_waking's */
+			by = (struct az_by){ .tid = th->waking_tid, .pid = th->waking_pid };
+		} else if (kind != IFT_WAKE_WAKEUP_NEW && in_window(a, ts)) {
+			/* a kernel without sched_waking (before 4.3) */
 			th->info.sched.wakeups++;
-		break;
+		}
+		return wake(a, th, ts, &by, target);
 	case IFT_SCHED_RUNNABLE:
-		/* sched_wakeup after sched_waking: the CPU it was queued on */
+		/* woken while it waits already: the CPU it is queued on */
 		if (th->in_wait && th->cpu != target) {
 			wait_del(a, th);
 			return wait_add(a, th, target);
@@ -673,11 +734,6 @@ int az_sched_wakeup(struct ift_analysis *a, const uint64_t *row)
 		/* woken while still on its CPU (it had not slept yet) */
 		return 0;
 	}
-	th_set(th, IFT_SCHED_RUNNABLE, ts);
-	th->credited = ts;
-	th->by_tid = th->by_pid = 0;
-	th->idle_woken = target < a->ncpu && a->cpu[target].idle;
-	return wait_add(a, th, target);
 }
 
 int az_sched_exit(struct ift_analysis *a, struct az_thread *th, uint64_t ts)

@@ -74,6 +74,7 @@ class Truth:
 
     def __init__(self, path):
         self.ops, self.gaps, self.rusage, self.calls, self.each = {}, {}, [], [], {}
+        self.done = []          # by call: when the device finished a synchronize's op
         self.run = self.loop = self.active = self.wait = self.storm = self.cpustat = None
         for line in open(path):
             t = json.loads(line)
@@ -86,6 +87,7 @@ class Truth:
                 self.rusage.append(t)
             elif kind == "call":
                 self.calls.append((t["op"], t["t0"], t["t1"]))
+                self.done.append(t.get("done", 0))
             elif kind in ("gap", "waited", "step"):
                 self.each.setdefault(kind, []).append(t)
             else:
@@ -119,6 +121,7 @@ class Truth:
         t0, t1 = self.calls[first][1], self.calls[last][2]
         s = copy.copy(self)
         s.calls = self.calls[first:last + 1]
+        s.done = self.done[first:last + 1]
         s.active = {"active_ns": t1 - t0}
         gaps = [g for g in self.each.get("gap", []) if t0 < g["t1"] <= t1]
         s.gap_list = gaps
@@ -482,9 +485,39 @@ def check_main(chk, truth, report, trace):
 
 
 def steady_op(steady, op):
-    """OP's calls in a steady() truth, as the workload timed them."""
-    mine = [t1 - t0 for name, t0, t1 in steady.calls if name == op]
-    return {"count": len(mine), "sum_ns": sum(mine)}
+    """OP's calls in a steady() truth, as the workload timed them; for a
+    synchronize on simcuda also the part of them spent waiting for the
+    device (device_ns: from the call to the device finishing its op), the
+    rest being the thread's way back (woken, waiting for a CPU, returning).
+    device_ns is None where the runtime did not say when its ops finished."""
+    mine = [(t0, t1, done) for (name, t0, t1), done in zip(steady.calls, steady.done)
+            if name == op]
+    dev = None
+    if mine and all(done for _, _, done in mine):
+        dev = sum(max(0, min(done, t1) - t0) for t0, t1, done in mine)
+    return {"count": len(mine), "sum_ns": sum(t1 - t0 for t0, t1, _ in mine),
+            "device_ns": dev}
+
+
+def check_device_wait(chk, ev, ssync, over):
+    """A gpu_bound chain's device wait against the workload's own split of
+    its synchronizes (steady_op()): not more than all their time, and not
+    less than their wait for the device, less the probes' cost in them
+    (OVER) and a little a call (the clock reads around each).  A wait for
+    a CPU counted from before the device finished (from sched_waking, or
+    at the wrong CPU) would take it under."""
+    chk.ok(ev["device_wait_ns"] <= ssync["sum_ns"], "device wait %s > the workload's %s" %
+           (fmt(ev["device_wait_ns"]), fmt(ssync["sum_ns"])))
+    if ssync["device_ns"] is None:
+        chk.note("the runtime did not say when the device finished")
+        return
+    least = ssync["device_ns"] - over - 0.01 * ssync["device_ns"] - ssync["count"] * 10 * US
+    chk.note("device wait: report %s, the workload waited %s for the device in %s" %
+             (fmt(ev["device_wait_ns"]), fmt(ssync["device_ns"]), fmt(ssync["sum_ns"])))
+    chk.ok(ev["device_wait_ns"] >= least,
+           "device wait %s, but the workload waited %s for the device (at least %s less the "
+           "probes' %s)" % (fmt(ev["device_wait_ns"]), fmt(ssync["device_ns"]), fmt(least),
+                            fmt(over)))
 
 
 def check_active(chk, truth, chain, slack=None):

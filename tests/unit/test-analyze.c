@@ -148,11 +148,12 @@ static void on_interval(void *ctx, const struct ift_analysis *a,
  *   20 A preempted (R) by B           A on 10, invol
  *   25 B sleeps (S), A in             A runnable 5; B on 5, vol
  *   40 A sleeps (S), idle             A on 15, vol
- *   45 B woken by an interrupt (cpu1) B blocked 20
+ *   45 B woken by an interrupt (cpu1) B blocked 20 (its sched_wakeup lost:
+ *                                     queued at its sched_waking)
  *   46 B in on cpu1                   B runnable 1
- *   50 B wakes A (waking)             A blocked 10
- *   52 sched_wakeup of A              (already runnable)
- *   53 A in on cpu0                   A runnable 3; stall 40..53 = 13
+ *   50 B wakes A (waking)             (A still blocked: not queued yet)
+ *   52 sched_wakeup of A              A blocked 12, by B; queued
+ *   53 A in on cpu0                   A runnable 1; stall 40..53 = 13
  *   58, 61 A allocates order 2, 0     16384 + 4096 bytes
  *   100 end                           A on 47, B on 54
  */
@@ -231,8 +232,8 @@ static void test_runqueue_vs_blocked(void **state)
 
 	a = thread(&b, 100);
 	assert_int_equal(a->sched.on_cpu_ns, 72 * MS);
-	assert_int_equal(a->sched.runqueue_wait_ns, 8 * MS);
-	assert_int_equal(a->sched.blocked_ns, 10 * MS);
+	assert_int_equal(a->sched.runqueue_wait_ns, 6 * MS);
+	assert_int_equal(a->sched.blocked_ns, 12 * MS);
 	assert_int_equal(a->sched.involuntary, 1);
 	assert_int_equal(a->sched.voluntary, 1);
 	assert_int_equal(a->sched.wakeups, 1);
@@ -254,8 +255,8 @@ static void test_runqueue_vs_blocked(void **state)
 
 	/* the hook sees the same intervals the figures were made of */
 	assert_int_equal(iv.ns[IFT_SCHED_RUNNING], 72 * MS);
-	assert_int_equal(iv.ns[IFT_SCHED_RUNNABLE], 8 * MS);
-	assert_int_equal(iv.ns[IFT_SCHED_BLOCKED], 10 * MS);
+	assert_int_equal(iv.ns[IFT_SCHED_RUNNABLE], 6 * MS);
+	assert_int_equal(iv.ns[IFT_SCHED_BLOCKED], 12 * MS);
 
 	p = ift_analysis_process_find(b.a, 100);
 	assert_non_null(p);
@@ -278,10 +279,10 @@ static void test_window(void **state)
 	build_ab(&b);
 	tb_run(&b, &opts);
 	a = thread(&b, 100);
-	/* on 30..40 and 53..60, blocked 40..50, runnable 50..53 */
+	/* on 30..40 and 53..60, blocked 40..52, runnable 52..53 */
 	assert_int_equal(a->sched.on_cpu_ns, 17 * MS);
-	assert_int_equal(a->sched.blocked_ns, 10 * MS);
-	assert_int_equal(a->sched.runqueue_wait_ns, 3 * MS);
+	assert_int_equal(a->sched.blocked_ns, 12 * MS);
+	assert_int_equal(a->sched.runqueue_wait_ns, 1 * MS);
 	assert_int_equal(a->sched.involuntary, 0);
 	assert_int_equal(a->sched.voluntary, 1);
 	assert_int_equal(a->sched.page_allocs, 1);
@@ -351,11 +352,13 @@ static void test_nested_not_double_counted(void **state)
  *   16    Q sleeps, A in                          Q ran 1 ms; on again
  *   16.5  A allocates order 1 (8 KiB)
  *   17    A sleeps                                blocked from here
- *   18.5  W (700) wakes A onto cpu1               blocked 1.5 ms, by W
- *   18.8  X (800) preempted by Y (900) on cpu1    X ran 0.3 ms of the wait
+ *   18.5  W (700) wakes A onto cpu1 (sched_waking) still blocked, by W
+ *   18.6  A queued on cpu1 by the IPI (sched_wakeup, no waker)
+ *                                                 blocked 1.6 ms, by W
+ *   18.8  X (800) preempted by Y (900) on cpu1    X ran 0.2 ms of the wait
  *   19    Y sleeps, A in on cpu1                  Y ran 0.2 ms
  *   20    the call returns
- * on CPU 2 + 1 + 1 = 4 ms, run queue 4 + 0.5 = 4.5 ms, blocked 1.5 ms.
+ * on CPU 2 + 1 + 1 = 4 ms, run queue 4 + 0.4 = 4.4 ms, blocked 1.6 ms.
  */
 static void test_call_breakdown(void **state)
 {
@@ -378,6 +381,7 @@ static void test_call_breakdown(void **state)
 	page(&b, 16 * MS + 500 * US, 100, 100, 1);
 	sw(&b, 17 * MS, 0, 100, 100, S_SLEEP, 0, 0);
 	wk(&b, 18 * MS + 500 * US, 0, 100, 100, IFT_WAKE_WAKING, 1, 700, 700);
+	wk(&b, 18 * MS + 600 * US, 1, 100, 100, IFT_WAKE_WAKEUP, 1, 0, 0);
 	sw(&b, 18 * MS + 800 * US, 1, 800, 800, S_RUN, 900, 900);
 	sw(&b, 19 * MS, 1, 900, 900, S_SLEEP, 100, 100);
 	tb_run(&b, NULL);
@@ -386,8 +390,8 @@ static void test_call_breakdown(void **state)
 	c = ift_analysis_call(b.a, 0);
 	assert_int_equal(c->dur_ns, 10 * MS);
 	assert_int_equal(c->on_cpu_ns, 4 * MS);
-	assert_int_equal(c->runqueue_ns, 4500 * US);
-	assert_int_equal(c->blocked_ns, 1500 * US);
+	assert_int_equal(c->runqueue_ns, 4400 * US);
+	assert_int_equal(c->blocked_ns, 1600 * US);
 	assert_int_equal(c->involuntary, 1);
 	assert_int_equal(c->voluntary, 1);
 	assert_int_equal(c->max_off_cpu_ns, 4 * MS);
@@ -407,12 +411,12 @@ static void test_call_breakdown(void **state)
 	assert_int_equal(at[1].tid, 600);
 	assert_int_equal(at[1].ns, 1 * MS);
 	assert_int_equal(at[2].tid, 800);
-	assert_int_equal(at[2].ns, 300 * US);
+	assert_int_equal(at[2].ns, 200 * US);
 	assert_int_equal(at[3].tid, 900);
 	assert_int_equal(at[3].ns, 200 * US);
 	assert_int_equal(at[4].kind, IFT_ATTR_WOKE);
 	assert_int_equal(at[4].tid, 700);
-	assert_int_equal(at[4].ns, 1500 * US);
+	assert_int_equal(at[4].ns, 1600 * US);
 	assert_int_equal(at[4].count, 1);
 	/* the shares of the run-queue wait add up to all of it */
 	assert_int_equal(at[0].ns + at[1].ns + at[2].ns + at[3].ns, c->runqueue_ns);

@@ -29,7 +29,10 @@
  *   {"type":"op", ...}     per CUDA function of the main thread, from
  *                          CLOCK_MONOTONIC around each call: count, sum,
  *                          nearest-rank p50/p95/p99, min, max
- *   {"type":"call", ...}   each of those calls, in order: op, t0 and t1
+ *   {"type":"call", ...}   each of those calls, in order: op, t0 and t1; a
+ *                          synchronize also done: when the device finished
+ *                          the op it waited for (simcuda_sync_done_ns(); 0
+ *                          on another runtime)
  *   {"type":"gaps", ...}   the time between one call's return and the next
  *                          call, by the op that ends it and in all: wall,
  *                          the thread's CPU time, and wall - CPU (off-CPU)
@@ -55,6 +58,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -206,7 +210,7 @@ struct gapstat {
 
 static struct {
 	struct series dur[NOPS];
-	struct series seq;		/* every call in order: op, t0, t1 */
+	struct series seq;		/* every call in order: op, t0, t1, done */
 	struct series gapv;		/* every gap in order: its end, wall, CPU */
 	struct gapstat gap[NOPS + 1];	/* by the op that ends it; [NOPS]: all */
 	uint64_t t0;			/* the call in progress began */
@@ -239,6 +243,20 @@ static uint64_t pct(const uint64_t *sorted, size_t n, unsigned p)
 	size_t r = (p * n + 99) / 100;
 
 	return n ? sorted[r ? r - 1 : 0] : 0;
+}
+
+/* simcuda's: when the op the last synchronize waited for finished (0
+   where the runtime is another, or nothing ran yet) */
+static uint64_t sync_done(void)
+{
+	static uint64_t (*fn)(void);
+	static int looked;
+
+	if (!looked) {
+		*(void **)&fn = dlsym(RTLD_DEFAULT, "simcuda_sync_done_ns");
+		looked = 1;
+	}
+	return fn ? fn() : 0;
 }
 
 static void call_begin(int op)
@@ -278,6 +296,7 @@ static int call_end(int op, int ret)
 	series_add(&calls.seq, (uint64_t)op);
 	series_add(&calls.seq, calls.t0);
 	series_add(&calls.seq, t);
+	series_add(&calls.seq, op == OP_STREAMSYNC || op == OP_DEVSYNC ? sync_done() : 0);
 	calls.last_mono = t;
 	calls.last_cpu = thread_cpu();
 	calls.have_last = 1;
@@ -317,9 +336,10 @@ static void emit_calls(void)
 	}
 	/* what the report calls the active time: first call to last return */
 	emit("{\"type\":\"active\",\"active_ns\":%" PRIu64 "} ", calls.last_mono - calls.first);
-	for (size_t i = 0; i + 2 < calls.seq.n; i += 3)
-		emit("{\"type\":\"call\",\"op\":\"%s\",\"t0\":%" PRIu64 ",\"t1\":%" PRIu64 "} ",
-		     op_names[calls.seq.v[i]], calls.seq.v[i + 1], calls.seq.v[i + 2]);
+	for (size_t i = 0; i + 3 < calls.seq.n; i += 4)
+		emit("{\"type\":\"call\",\"op\":\"%s\",\"t0\":%" PRIu64 ",\"t1\":%" PRIu64
+		     ",\"done\":%" PRIu64 "} ", op_names[calls.seq.v[i]], calls.seq.v[i + 1],
+		     calls.seq.v[i + 2], calls.seq.v[i + 3]);
 	/* each gap, so a check can take the steady state's alone */
 	for (size_t i = 0; i + 2 < calls.gapv.n; i += 3)
 		emit("{\"type\":\"gap\",\"t1\":%" PRIu64 ",\"wall_ns\":%" PRIu64 ",\"cpu_ns\":%"
