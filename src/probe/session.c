@@ -550,15 +550,36 @@ static char *read_whole(const char *dir, const char *file, size_t *len)
 	return buf;
 }
 
+/* Parses DIR's events/SYSTEM/EVENT/format into TEP; an event the kernel
+   lacks, or one we cannot parse, is one we do not decode. */
+static void load_format(struct tep_handle *tep, const char *dir, const char *system,
+			const char *event)
+{
+	char file[PATH_MAX], *buf;
+	size_t len;
+
+	if (snprintf(file, sizeof(file), "events/%s/%s/format", system, event) >=
+	    (int)sizeof(file))
+		return;
+	buf = read_whole(dir, file, &len);
+	if (buf) {
+		tep_parse_event(tep, buf, len, system);
+		free(buf);
+	}
+}
+
 /*
- * The formats of the events of SYSTEMS, and nothing else.  The library's
+ * The formats of the host events we enable and of every event of GROUP
+ * (our probes), and nothing else: each parsed format stays in memory for
+ * the whole recording (~30 more in sched, kmem and task).  The library's
  * tracefs_local_events_system() also parses /proc/kallsyms, printk_formats
  * and saved_cmdlines, which we never use: ~80 ms and a visible share of a
  * short recording's CPU.
  */
-static struct tep_handle *load_formats(const char *dir, const char *const *systems)
+static struct tep_handle *load_formats(const char *dir, const char *group)
 {
 	struct tep_handle *tep = tep_alloc();
+	char **events;
 	char *buf;
 	size_t len;
 
@@ -571,24 +592,12 @@ static struct tep_handle *load_formats(const char *dir, const char *const *syste
 		tep_parse_header_page(tep, buf, len, (int)sizeof(long));
 		free(buf);
 	}
-	for (int i = 0; systems[i]; i++) {
-		char **events = tracefs_system_events(dir, systems[i]);
-
-		for (int k = 0; events && events[k]; k++) {
-			char file[PATH_MAX];
-
-			if (snprintf(file, sizeof(file), "events/%s/%s/format", systems[i],
-				     events[k]) >= (int)sizeof(file))
-				continue;
-			buf = read_whole(dir, file, &len);
-			if (buf) {
-				/* an event we cannot parse is one we do not decode */
-				tep_parse_event(tep, buf, len, systems[i]);
-				free(buf);
-			}
-		}
-		tracefs_list_free(events);
-	}
+	for (size_t i = 0; i < sizeof(host_events) / sizeof(host_events[0]); i++)
+		load_format(tep, dir, host_events[i].system, host_events[i].event);
+	events = tracefs_system_events(dir, group);
+	for (int k = 0; events && events[k]; k++)
+		load_format(tep, dir, group, events[k]);
+	tracefs_list_free(events);
 	return tep;
 }
 
@@ -597,9 +606,7 @@ struct tep_handle *ift_probe_tep(struct ift_probe_session *s)
 	int ret;
 
 	if (!s->tep) {
-		const char *systems[] = { "sched", "kmem", "task", s->name, NULL };
-
-		s->tep = load_formats(s->dir, systems);
+		s->tep = load_formats(s->dir, s->name);
 		if (!s->tep) {
 			errno = errno ? errno : ENOMEM;
 			return NULL;
