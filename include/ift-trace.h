@@ -15,8 +15,8 @@
 
 #include "ift-error.h"
 
-#define IFT_FORMAT_VERSION	1
-#define IFT_FORMAT_MIN_VERSION	1
+#define IFT_FORMAT_VERSION	2
+#define IFT_FORMAT_MIN_VERSION	2
 #define IFT_DEFAULT_TRACE	"ingero.trace"
 #define IFT_PART_SUFFIX		".part"
 

@@ -333,12 +333,13 @@ static uint64_t *lastmap_slot(struct lastmap *m, uint64_t key)
 #define SMALL_KEYS	1024
 
 bool col_encode_keydelta(struct buf *out, const uint64_t *v, const uint64_t *key,
-			 unsigned keycol, size_t n, size_t limit)
+			 unsigned keycol, size_t n, size_t limit, bool planes)
 {
 	uint64_t small[SMALL_KEYS];
 	struct lastmap m = { 0 };
 	size_t len = varint_size(keycol);
-	uint64_t maxkey = 0, minkey = UINT64_MAX;
+	uint64_t maxkey = 0, minkey = UINT64_MAX, maxz = 0;
+	unsigned width = 1;
 	uint8_t *p;
 	bool ok = false, direct;
 
@@ -358,7 +359,11 @@ bool col_encode_keydelta(struct buf *out, const uint64_t *v, const uint64_t *key
 
 		if (!last)
 			goto out;
-		len += varint_size(zigzag((int64_t)(v[i] - *last)));
+		uint64_t z = zigzag((int64_t)(v[i] - *last));
+
+		len += varint_size(z);
+		if (z > maxz)
+			maxz = z;
 		*last = v[i];
 		if (len >= limit)
 			goto out;	/* no better than what we have */
@@ -367,19 +372,36 @@ bool col_encode_keydelta(struct buf *out, const uint64_t *v, const uint64_t *key
 	memset(&m, 0, sizeof(m));
 	if (direct)
 		memset(small, 0, ((size_t)maxkey + 1) * sizeof(*small));
-	buf_u8(out, IFT_ENC_KEYDELTA);
+	if (planes) {
+		while (width < 8 && maxz >> (8 * width))
+			width++;
+		len = varint_size(keycol) + 1 + width * n;
+	}
+	buf_u8(out, planes ? IFT_ENC_KEYDELTA_PLANES : IFT_ENC_KEYDELTA);
 	buf_varint(out, len);
 	if (!buf_reserve(out, len))
 		goto out;
 	p = put_varint(out->data + out->len, keycol);
+	if (planes)
+		*p++ = (uint8_t)width;
 	for (size_t i = 0; i < n; i++) {
 		uint64_t *last = direct ? &small[key[i]] : lastmap_slot(&m, key[i]);
+		uint64_t z;
 
 		if (!last)
 			goto out;
-		p = put_varint(p, zigzag((int64_t)(v[i] - *last)));
+		z = zigzag((int64_t)(v[i] - *last));
 		*last = v[i];
+		if (!planes) {
+			p = put_varint(p, z);
+			continue;
+		}
+		/* byte k of every row's delta in plane k */
+		for (unsigned k = 0; k < width; k++)
+			p[k * n + i] = (uint8_t)(z >> (8 * k));
 	}
+	if (planes)
+		p += width * n;
 	out->len = (size_t)(p - out->data);
 	ok = true;
 out:
@@ -388,16 +410,24 @@ out:
 }
 
 static int decode_keydelta(struct rd *r, uint64_t *out, size_t n,
-			   uint64_t *const *keys)
+			   uint64_t *const *keys, bool planes)
 {
 	uint64_t small[SMALL_KEYS], keycol, maxkey = 0;
 	struct lastmap m = { 0 };
 	const uint64_t *key;
+	const uint8_t *plane = NULL;
 	int ret = -IFT_E_CORRUPT;
+	uint8_t width = 0;
 	bool direct;
 
 	if (!rd_varint_max(r, 255, &keycol) || !keys || !keys[keycol])
 		return -IFT_E_CORRUPT;
+	if (planes) {
+		if (!rd_u8(r, &width) || width < 1 || width > 8 || rd_left(r) != width * n)
+			return -IFT_E_CORRUPT;
+		plane = r->p;
+		r->p += width * n;
+	}
 	key = keys[keycol];
 	for (size_t i = 0; i < n; i++)
 		if (key[i] > maxkey)
@@ -413,8 +443,15 @@ static int decode_keydelta(struct rd *r, uint64_t *out, size_t n,
 			ret = -ENOMEM;
 			goto out;
 		}
-		if (!rd_svarint(r, &d))
+		if (planes) {
+			uint64_t z = 0;
+
+			for (unsigned k = 0; k < width; k++)
+				z |= (uint64_t)plane[k * n + i] << (8 * k);
+			d = unzigzag(z);
+		} else if (!rd_svarint(r, &d)) {
 			goto out;
+		}
 		*last += (uint64_t)d;
 		out[i] = *last;
 	}
@@ -510,8 +547,9 @@ int col_decode_keyed(unsigned enc, const uint8_t *p, size_t len, uint64_t *out,
 			return ret;
 		break;
 	}
-	case IFT_ENC_KEYDELTA: {
-		int ret = decode_keydelta(&r, out, n, keys);
+	case IFT_ENC_KEYDELTA:
+	case IFT_ENC_KEYDELTA_PLANES: {
+		int ret = decode_keydelta(&r, out, n, keys, enc == IFT_ENC_KEYDELTA_PLANES);
 
 		if (ret < 0)
 			return ret;

@@ -44,6 +44,7 @@ enum ift_enc {
 	IFT_ENC_ZIGZAG,
 	IFT_ENC_FUNC,
 	IFT_ENC_KEYDELTA,
+	IFT_ENC_KEYDELTA_PLANES,	/* format version 2 */
 };
 
 /* Bounds a reader enforces so corrupt input cannot make it allocate wildly. */
@@ -72,12 +73,16 @@ bool col_encode_func(struct buf *out, const uint64_t *v, const uint64_t *key,
 /*
  * col_encode_keydelta - append a KEYDELTA block for V (each value minus the
  * previous one with the same key in column KEYCOL) when it takes fewer than
- * LIMIT bytes before compression; false otherwise (OUT unchanged).  Rows
- * merged from several CPUs are far more regular per CPU: the timestamps and
- * tids of one CPU's stream follow each other closely.
+ * LIMIT bytes before compression (as varints); false otherwise (OUT
+ * unchanged).  Rows merged from several CPUs are far more regular per CPU:
+ * the timestamps and tids of one CPU's stream follow each other closely.
+ * PLANES writes the deltas as KEYDELTA_PLANES instead: fixed width, byte k
+ * of every row together, which zstd codes far better where the low bytes
+ * are noise and the high ones nearly constant (timestamps: 8% smaller on a
+ * page-allocation storm than the varints, after zstd).
  */
 bool col_encode_keydelta(struct buf *out, const uint64_t *v, const uint64_t *key,
-			 unsigned keycol, size_t n, size_t limit);
+			 unsigned keycol, size_t n, size_t limit, bool planes);
 
 /*
  * col_decode_keyed - decode one column block's bytes into OUT[0..N)

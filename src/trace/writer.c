@@ -372,19 +372,22 @@ static int flush_table(struct ift_writer *w, unsigned table)
 			 * two CPUs): they win unless clearly larger.  Once they
 			 * won, the next chunks use them without the comparison
 			 * (it costs a second encoding), until every 8th chunk
-			 * checks again.
+			 * checks again.  Timestamps go as byte planes
+			 * (KEYDELTA_PLANES), chosen on the same varint count.
 			 */
 			if (t->keydelta_trust[c]) {
 				t->keydelta_trust[c]--;
 				if (col_encode_keydelta(&w->body, t->cols[c], t->cols[kd],
-							(unsigned)kd, t->n, SIZE_MAX))
+							(unsigned)kd, t->n, SIZE_MAX,
+							c == IFT_C_TS))
 					continue;
 				t->keydelta_trust[c] = 0;
 			}
 			buf_clear(&w->alt);
 			col_encode(&w->alt, t->cols[c], t->n, &w->scratch);
 			if (col_encode_keydelta(&w->body, t->cols[c], t->cols[kd],
-						(unsigned)kd, t->n, w->alt.len + w->alt.len / 4))
+						(unsigned)kd, t->n, w->alt.len + w->alt.len / 4,
+						c == IFT_C_TS))
 				t->keydelta_trust[c] = 7;
 			else
 				buf_put(&w->body, w->alt.data, w->alt.len);

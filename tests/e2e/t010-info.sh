@@ -12,7 +12,7 @@ read -r _ events _ bytes <<<"$gen"
 [ $rc -eq 0 ] || fail "info exited $rc: $(cat info.err)"
 [ ! -s info.err ] || fail "info on a good trace wrote to stderr: $(cat info.err)"
 
-grep -q '^format: .*version 1, finished$' info.out || fail "info does not say finished: $(grep '^format' info.out)"
+grep -q '^format: .*version 2, finished$' info.out || fail "info does not say finished: $(grep '^format' info.out)"
 grep -q "^file: *ingero.trace " info.out || fail "info does not name the file"
 grep -q '^cpu.count *2$' info.out || fail "info does not show the META entry cpu.count"
 

@@ -437,10 +437,11 @@ static void test_func_roundtrip(void **state)
 }
 
 /*
- * KEYDELTA: timestamps of two interleaved CPU streams, each regular on its
- * own; decoded against the CPU column, exactly; corrupt forms refused.
+ * KEYDELTA (or KEYDELTA_PLANES): timestamps of three interleaved CPU
+ * streams, each regular on its own; decoded against the CPU column, exactly;
+ * corrupt forms refused.
  */
-static void test_keydelta(void **state)
+static void keydelta_case(bool planes)
 {
 	size_t n = 5000;
 	uint64_t *ts = xmalloc_u64(n), *cpu = xmalloc_u64(n), *out = xmalloc_u64(n);
@@ -451,7 +452,6 @@ static void test_keydelta(void **state)
 	struct rd r;
 	uint8_t enc;
 
-	(void)state;
 	rng_state = 11;
 	for (size_t i = 0; i < n; i++) {
 		cpu[i] = below(3);
@@ -463,14 +463,15 @@ static void test_keydelta(void **state)
 	buf_init(&scratch);
 	col_encode(&alt, ts, n, &scratch);
 	/* a limit it cannot meet: refused, nothing written */
-	assert_false(col_encode_keydelta(&b, ts, cpu, IFT_C_CPU, n, 10));
+	assert_false(col_encode_keydelta(&b, ts, cpu, IFT_C_CPU, n, 10, planes));
 	assert_int_equal(b.len, 0);
 	/* per-key deltas of ~100 take a byte or two: well below plain deltas */
-	assert_true(col_encode_keydelta(&b, ts, cpu, IFT_C_CPU, n, SIZE_MAX));
-	assert_true(b.len < alt.len);
+	assert_true(col_encode_keydelta(&b, ts, cpu, IFT_C_CPU, n, SIZE_MAX, planes));
 	rd_init(&r, b.data, b.len);
 	assert_true(rd_u8(&r, &enc));
-	assert_int_equal(enc, IFT_ENC_KEYDELTA);
+	assert_int_equal(enc, planes ? IFT_ENC_KEYDELTA_PLANES : IFT_ENC_KEYDELTA);
+	if (!planes)
+		assert_true(b.len < alt.len);
 	assert_true(rd_varint(&r, &len));
 	assert_int_equal(len, rd_left(&r));
 	keys[IFT_C_CPU] = cpu;
@@ -480,8 +481,18 @@ static void test_keydelta(void **state)
 	{
 		struct rd c = r;
 
+		uint8_t width;
+
 		assert_true(rd_varint(&c, &col));
 		assert_int_equal(col, IFT_C_CPU);
+		if (planes) {
+			/* the widest delta is CPU 1's first, its whole value:
+			   -5,000,000 or so, in 64-bit wrapping arithmetic,
+			   zigzagged under 2^24: 3 bytes */
+			assert_true(rd_u8(&c, &width));
+			assert_int_equal(width, 3);
+			assert_int_equal(rd_left(&c), 3 * n);
+		}
 	}
 	keys[IFT_C_CPU] = NULL;
 	keys[7] = cpu;
@@ -509,6 +520,50 @@ static void test_keydelta(void **state)
 	free(ts);
 	free(cpu);
 	free(out);
+}
+
+static void test_keydelta(void **state)
+{
+	(void)state;
+	keydelta_case(false);
+}
+
+static void test_keydelta_planes(void **state)
+{
+	(void)state;
+	keydelta_case(true);
+}
+
+/* KEYDELTA_PLANES: a width byte out of 1..8 is corrupt. */
+static void test_keydelta_planes_width(void **state)
+{
+	uint64_t cpu[4] = { 0, 1, 0, 1 }, v[4] = { 10, 20, 13, 25 }, out[4];
+	uint64_t *keys[256] = { NULL };
+	struct buf b;
+	uint64_t len;
+	struct rd r;
+	uint8_t enc, *p;
+
+	(void)state;
+	buf_init(&b);
+	assert_true(col_encode_keydelta(&b, v, cpu, IFT_C_CPU, 4, SIZE_MAX, true));
+	rd_init(&r, b.data, b.len);
+	assert_true(rd_u8(&r, &enc) && rd_varint(&r, &len));
+	keys[IFT_C_CPU] = cpu;
+	assert_int_equal(col_decode_keyed(enc, r.p, (size_t)len, out, 4, keys), 0);
+	assert_memory_equal(out, v, sizeof(v));
+	p = (uint8_t *)r.p + 1;		/* the width, after the key column id */
+	assert_int_equal(*p, 1);
+	*p = 0;
+	assert_int_equal(col_decode_keyed(enc, r.p, (size_t)len, out, 4, keys),
+			 -IFT_E_CORRUPT);
+	*p = 9;
+	assert_int_equal(col_decode_keyed(enc, r.p, (size_t)len, out, 4, keys),
+			 -IFT_E_CORRUPT);
+	*p = 2;		/* planes for 4 rows of 2 bytes: more than there is */
+	assert_int_equal(col_decode_keyed(enc, r.p, (size_t)len, out, 4, keys),
+			 -IFT_E_CORRUPT);
+	buf_release(&b);
 }
 
 static void test_func_refused(void **state)
@@ -759,6 +814,8 @@ int main(void)
 		cmocka_unit_test(test_func_roundtrip),
 		cmocka_unit_test(test_func_refused),
 		cmocka_unit_test(test_keydelta),
+		cmocka_unit_test(test_keydelta_planes),
+		cmocka_unit_test(test_keydelta_planes_width),
 		cmocka_unit_test(test_func_corrupt),
 		cmocka_unit_test(test_corrupt_encoding),
 		cmocka_unit_test(test_corrupt_short_and_trailing),
