@@ -499,25 +499,19 @@ def steady_op(steady, op):
             "device_ns": dev}
 
 
-def check_device_wait(chk, ev, ssync, over):
+def check_device_wait(chk, ev, ssync):
     """A gpu_bound chain's device wait against the workload's own split of
-    its synchronizes (steady_op()): not more than all their time, and not
-    less than their wait for the device, less the probes' cost in them
-    (OVER) and a little a call (the clock reads around each).  A wait for
-    a CPU counted from before the device finished (from sched_waking, or
-    at the wrong CPU) would take it under."""
+    its synchronizes (steady_op()): not more than all their time.  Their
+    wait for the device (until simcuda finished the op) bounds nothing
+    more: a thread preempted while it spins, or on its way to block, waits
+    for a CPU while the device still works, and the report takes that wait
+    out of the device's (seen in a 5.10 guest: 73 ms of run-queue wait in
+    548 ms of synchronizes, 52 ms of them after the device was done)."""
     chk.ok(ev["device_wait_ns"] <= ssync["sum_ns"], "device wait %s > the workload's %s" %
            (fmt(ev["device_wait_ns"]), fmt(ssync["sum_ns"])))
-    if ssync["device_ns"] is None:
-        chk.note("the runtime did not say when the device finished")
-        return
-    least = ssync["device_ns"] - over - 0.01 * ssync["device_ns"] - ssync["count"] * 10 * US
-    chk.note("device wait: report %s, the workload waited %s for the device in %s" %
-             (fmt(ev["device_wait_ns"]), fmt(ssync["device_ns"]), fmt(ssync["sum_ns"])))
-    chk.ok(ev["device_wait_ns"] >= least,
-           "device wait %s, but the workload waited %s for the device (at least %s less the "
-           "probes' %s)" % (fmt(ev["device_wait_ns"]), fmt(ssync["device_ns"]), fmt(least),
-                            fmt(over)))
+    if ssync["device_ns"] is not None:
+        chk.note("device wait: report %s, the workload waited %s for the device in %s" %
+                 (fmt(ev["device_wait_ns"]), fmt(ssync["device_ns"]), fmt(ssync["sum_ns"])))
 
 
 def check_active(chk, truth, chain, slack=None):

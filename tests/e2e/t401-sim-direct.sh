@@ -75,7 +75,7 @@ if c:
     # is the start-up's)
     steady = truth.steady(r)
     ssync = steady_op(steady, "cudaStreamSynchronize")
-    check_device_wait(chk, ev, ssync, over)
+    check_device_wait(chk, ev, ssync)
     tol = 0.02 * ssync["sum_ns"] + ssync["count"] * 30 * US
     chk.between("device wait + run-queue wait in it", ev["device_wait_ns"] +
                 ev["runqueue_wait_ns"], ssync["sum_ns"], tol + over, tol)
