@@ -423,6 +423,17 @@ static int switch_in(struct ift_analysis *a, struct az_thread *n, uint64_t ts,
 static int wake(struct ift_analysis *a, struct az_thread *th, uint64_t ts,
 		struct az_by *by, uint32_t target);
 
+/* TH runs after a sched_waking with no sched_wakeup (lost): it was queued
+   at its sched_waking. */
+static int wakeup_lost(struct ift_analysis *a, struct az_thread *th)
+{
+	if (!th->waking)
+		return 0;
+	return wake(a, th, th->waking_ts,
+		    &(struct az_by){ .tid = th->waking_tid, .pid = th->waking_pid },
+		    th->waking_cpu);
+}
+
 /*
  * When runnable TH, proven running now with no switch-in seen, began to
  * run: at its wake-up when that put it on an idle CPU where nothing was
@@ -441,16 +452,10 @@ static uint64_t ran_since(const struct ift_analysis *a, const struct az_thread *
 int az_sched_running(struct ift_analysis *a, struct az_thread *th, uint64_t ts,
 		     uint32_t cpu)
 {
-	int ret;
+	int ret = wakeup_lost(a, th);
 
-	if (th->waking && ts >= th->waking_ts) {
-		/* its sched_wakeup was lost: queued at its sched_waking */
-		ret = wake(a, th, th->waking_ts,
-			   &(struct az_by){ .tid = th->waking_tid, .pid = th->waking_pid },
-			   th->waking_cpu);
-		if (ret < 0)
-			return ret;
-	}
+	if (ret < 0)
+		return ret;
 	if (th->st == IFT_SCHED_UNKNOWN) {
 		th_set(th, IFT_SCHED_RUNNING, ts);
 		th->cpu = cpu;
@@ -553,14 +558,9 @@ static int switch_in(struct ift_analysis *a, struct az_thread *n, uint64_t ts,
 		n->cpu = cpu;
 		return 0;
 	}
-	if (n->waking) {
-		/* its sched_wakeup was lost: queued at its sched_waking */
-		ret = wake(a, n, n->waking_ts,
-			   &(struct az_by){ .tid = n->waking_tid, .pid = n->waking_pid },
-			   n->waking_cpu);
-		if (ret < 0)
-			return ret;
-	}
+	ret = wakeup_lost(a, n);
+	if (ret < 0)
+		return ret;
 	switch (n->st) {
 	case IFT_SCHED_RUNNABLE:
 		/* the last stretch of the wait: behind the task it follows */
