@@ -62,10 +62,12 @@ struct az_thread {
 	bool io_sleep;			/* blocked in D (uninterruptible) */
 	bool called;			/* made a CUDA call */
 	bool idle_woken;		/* runnable since a wake-up onto an idle CPU */
-	/* a sched_waking not yet followed by its sched_wakeup: who woke it,
-	   when, and where it will be queued */
+	/* a sched_waking not yet followed by its sched_wakeup: who woke it
+	   (as roles.c followed it back then), when, and where it will be
+	   queued */
 	bool waking;
-	uint32_t waking_tid, waking_pid, waking_cpu;
+	struct az_by waking_by;
+	uint32_t waking_cpu;
 	uint64_t waking_ts;
 	/* roles.c: the latest task of another process that ended a blocked
 	   wait of it */

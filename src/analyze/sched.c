@@ -421,7 +421,7 @@ static bool in_window(const struct ift_analysis *a, uint64_t ts)
 static int switch_in(struct ift_analysis *a, struct az_thread *n, uint64_t ts,
 		     uint32_t cpu, uint32_t ptid, uint32_t ppid);
 static int wake(struct ift_analysis *a, struct az_thread *th, uint64_t ts,
-		struct az_by *by, uint32_t target);
+		const struct az_by *by, uint32_t target);
 
 /* TH runs after a sched_waking with no sched_wakeup (lost): it was queued
    at its sched_waking. */
@@ -429,9 +429,7 @@ static int wakeup_lost(struct ift_analysis *a, struct az_thread *th)
 {
 	if (!th->waking)
 		return 0;
-	return wake(a, th, th->waking_ts,
-		    &(struct az_by){ .tid = th->waking_tid, .pid = th->waking_pid },
-		    th->waking_cpu);
+	return wake(a, th, th->waking_ts, &th->waking_by, th->waking_cpu);
 }
 
 /*
@@ -639,10 +637,11 @@ int az_sched_switch(struct ift_analysis *a, const uint64_t *row)
 
 /*
  * TH, blocked or not yet known, is queued on TARGET at TS: its blocked
- * stretch ends there, by BY, and its run-queue wait begins.
+ * stretch ends there, by BY (az_roles_wake() has followed it back), and its
+ * run-queue wait begins.
  */
 static int wake(struct ift_analysis *a, struct az_thread *th, uint64_t ts,
-		struct az_by *by, uint32_t target)
+		const struct az_by *by, uint32_t target)
 {
 	int ret;
 
@@ -655,9 +654,6 @@ static int wake(struct ift_analysis *a, struct az_thread *th, uint64_t ts,
 			if (ns && (ret = attr_add(o, by->tid, by->pid, IFT_ATTR_WOKE, ns)) < 0)
 				return ret;
 		}
-		ret = az_roles_wake(a, th, th->since, ts, by);
-		if (ret < 0)
-			return ret;
 		th_close(a, th, ts, by);
 	}
 	th_set(th, IFT_SCHED_RUNNABLE, ts);
@@ -702,25 +698,33 @@ int az_sched_wakeup(struct ift_analysis *a, const uint64_t *row)
 	case IFT_SCHED_BLOCKED:
 	case IFT_SCHED_UNKNOWN:
 		if (kind == IFT_WAKE_WAKING) {
-			/* the waker is known now, the enqueue comes with sched_wakeup */
-			if (!th->waking) {
-				if (in_window(a, ts))
-					th->info.sched.wakeups++;
-				th->waking = true;
-				th->waking_ts = ts;
-				th->waking_tid = wtid;
-				th->waking_pid = wpid;
-				th->waking_cpu = target;
-			}
+			/*
+			 * The waker is known now, the enqueue comes with
+			 * sched_wakeup.  Whose work the waker passes on (a relay's
+			 * latest waker) is followed back now, as it is now.
+			 */
+			if (th->waking)
+				return 0;
+			if (th->st == IFT_SCHED_BLOCKED &&
+			    (ret = az_roles_wake(a, th, th->since, ts, &by)) < 0)
+				return ret;
+			if (in_window(a, ts))
+				th->info.sched.wakeups++;
+			th->waking = true;
+			th->waking_ts = ts;
+			th->waking_by = by;
+			th->waking_cpu = target;
 			return 0;
 		}
-		if (th->waking) {
-			/* from a remote wake-up's IPI: the waker is sched_waking's */
-			by = (struct az_by){ .tid = th->waking_tid, .pid = th->waking_pid };
-		} else if (kind != IFT_WAKE_WAKEUP_NEW && in_window(a, ts)) {
-			/* a kernel without sched_waking (before 4.3) */
+		/* from a remote wake-up's IPI: the waker is sched_waking's */
+		if (th->waking)
+			return wake(a, th, ts, &th->waking_by, target);
+		/* a kernel without sched_waking (before 4.3) */
+		if (kind != IFT_WAKE_WAKEUP_NEW && in_window(a, ts))
 			th->info.sched.wakeups++;
-		}
+		if (th->st == IFT_SCHED_BLOCKED &&
+		    (ret = az_roles_wake(a, th, th->since, ts, &by)) < 0)
+			return ret;
 		return wake(a, th, ts, &by, target);
 	case IFT_SCHED_RUNNABLE:
 		/* woken while it waits already: the CPU it is queued on */
