@@ -427,7 +427,7 @@ static int wake(struct ift_analysis *a, struct az_thread *th, uint64_t ts,
    at its sched_waking. */
 static int wakeup_lost(struct ift_analysis *a, struct az_thread *th)
 {
-	if (!th->waking)
+	if (!th->waking || (th->st != IFT_SCHED_BLOCKED && th->st != IFT_SCHED_UNKNOWN))
 		return 0;
 	return wake(a, th, th->waking_ts, &th->waking_by, th->waking_cpu);
 }
@@ -535,7 +535,15 @@ static int switch_out(struct ift_analysis *a, struct az_thread *p, uint64_t ts,
 		p->off_known = false;
 		return 0;
 	}
-	th_set(p, invol ? IFT_SCHED_RUNNABLE : IFT_SCHED_BLOCKED, ts);
+	if (invol || !p->waking) {
+		th_set(p, invol ? IFT_SCHED_RUNNABLE : IFT_SCHED_BLOCKED, ts);
+	} else {
+		/* woken on its way here: blocked until its sched_wakeup */
+		p->st = IFT_SCHED_BLOCKED;
+		p->since = p->waking_ts = ts;
+		if (in_window(a, ts))
+			p->info.sched.wakeups++;
+	}
 	p->io_sleep = io;
 	p->off_since = ts;
 	p->off_known = true;
@@ -734,8 +742,28 @@ int az_sched_wakeup(struct ift_analysis *a, const uint64_t *row)
 		}
 		th->cpu = target;
 		return 0;
+	case IFT_SCHED_RUNNING:
+		/*
+		 * Woken while still on its CPU, on its way to sleep: its
+		 * switch-out may follow, then the sched_wakeup that queues it
+		 * (from an IPI, no waker of its own).  Its sched_wakeup while
+		 * it still runs says it never slept.
+		 */
+		if (kind != IFT_WAKE_WAKING) {
+			th->waking = false;
+			return 0;
+		}
+		if (!th->waking) {
+			ret = az_roles_wake(a, th, ts, ts, &by);
+			if (ret < 0)
+				return ret;
+			th->waking = true;
+			th->waking_ts = ts;
+			th->waking_by = by;
+			th->waking_cpu = target;
+		}
+		return 0;
 	default:
-		/* woken while still on its CPU (it had not slept yet) */
 		return 0;
 	}
 }

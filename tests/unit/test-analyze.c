@@ -912,6 +912,45 @@ static void test_empty(void **state)
 }
 
 /*
+ * Woken on its way to sleep: W (700) on cpu1 wakes A (100) while A is still
+ * on cpu0 (sched_waking at 10 ms), A is switched out S at 10.2 ms, and the
+ * IPI queues it at 10.5 ms (sched_wakeup, no waker); A runs again at 11 ms,
+ * inside a cudaStreamSynchronize from 9 to 12 ms.  A was blocked 0.3 ms, by
+ * W, and waited 0.5 ms for the CPU; one wake-up.
+ */
+static void test_woken_before_switch_out(void **state)
+{
+	const struct ift_thread_info *t;
+	const struct ift_call_attr *at;
+	const struct ift_call_info *c;
+	struct tb b;
+
+	(void)state;
+	tb_begin(&b, "wokenrunning", 20 * MS);
+	task(&b, 1 * MS, 700, 700, IFT_TASK_COMM, 0, 0, "pt_data_worker");
+	sw(&b, 5 * MS, 0, 0, 0, S_RUN, 100, 100);
+	sw(&b, 6 * MS, 1, 0, 0, S_RUN, 700, 700);
+	call(&b, 9 * MS, 100, 100, OP_SYNC, 3 * MS, 0, 0, 0, 0, 0, 0, 0);
+	wk(&b, 10 * MS, 1, 100, 100, IFT_WAKE_WAKING, 0, 700, 700);
+	sw(&b, 10 * MS + 200 * US, 0, 100, 100, S_SLEEP, 0, 0);
+	wk(&b, 10 * MS + 500 * US, 0, 100, 100, IFT_WAKE_WAKEUP, 0, 0, 0);
+	sw(&b, 11 * MS, 0, 0, 0, S_RUN, 100, 100);
+	tb_run(&b, NULL);
+	t = thread(&b, 100);
+	assert_int_equal(t->sched.blocked_ns, 300 * US);
+	assert_int_equal(t->sched.runqueue_wait_ns, 500 * US);
+	assert_int_equal(t->sched.wakeups, 1);
+	c = ift_analysis_call(b.a, 0);
+	assert_int_equal(c->blocked_ns, 300 * US);
+	at = ift_analysis_call_attrs(b.a, c);
+	assert_non_null(at);
+	assert_int_equal(at[c->nattr - 1].kind, IFT_ATTR_WOKE);
+	assert_int_equal(at[c->nattr - 1].tid, 700);
+	assert_int_equal(at[c->nattr - 1].ns, 300 * US);
+	tb_end(&b);
+}
+
+/*
  * Some kernels write no sched_switch out of the idle task: a thread woken
  * onto an idle CPU is never switched in.  Its wait ends at the first event
  * that shows it running (here a CUDA call), not at its next switch-out.
@@ -958,6 +997,7 @@ int main(void)
 		cmocka_unit_test(test_filters),
 		cmocka_unit_test(test_empty),
 		cmocka_unit_test(test_missing_switch_in),
+		cmocka_unit_test(test_woken_before_switch_out),
 	};
 
 	return cmocka_run_group_tests_name("analyze", tests, tb_setup, tb_teardown);
