@@ -476,6 +476,12 @@ static bool followed(const struct ift_analysis *a, const struct az_thread *th,
 	return false;
 }
 
+bool az_thread_followed(const struct ift_analysis *a, const struct az_thread *th,
+			uint64_t ts)
+{
+	return followed(a, th, ift_trace_task_find(a->t, th->tid, ts));
+}
+
 /* Fills a thread's public part; false when it is not shown. */
 static bool thread_info(struct ift_analysis *a, struct az_thread *th)
 {

@@ -325,6 +325,13 @@ struct az_loop {
 int az_loop_find(const uint32_t *ops, size_t n, struct az_loop *out);
 
 /* analyze.c */
+/*
+ * TH belongs to what was recorded (the command's tree, -p, -a), as the task
+ * table says at TS: a task outside it (a kernel thread) is no part of the
+ * program however often it wakes one.
+ */
+bool az_thread_followed(const struct ift_analysis *a, const struct az_thread *th,
+			uint64_t ts);
 /* PID or TID is one the analysis was asked for (all without --pid). */
 bool az_pid_match(const struct ift_analysis *a, uint32_t pid, uint32_t tid);
 /* Zeroed memory that lives as long as the analysis (the results). */

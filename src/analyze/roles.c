@@ -11,9 +11,9 @@
  *   input thread       a thread of the CUDA process that does the same
  *                      itself (an executor thread building batches);
  *   relay              a thread of the CUDA process that passes those
- *                      wake-ups on: woken by tasks of another process, it
- *                      then wakes the CUDA thread (Pool's result handler
- *                      reading the workers' pipe);
+ *                      wake-ups on: woken by tasks of another traced
+ *                      process, it then wakes the CUDA thread (Pool's
+ *                      result handler reading the workers' pipe);
  *   pin-memory thread  a relay that also allocates or registers pinned
  *                      host memory (cudaHostAlloc ...), as the DataLoader's
  *                      pin-memory thread does; pt_data_pin confirms.
@@ -103,7 +103,10 @@ int az_roles_wake(struct ift_analysis *a, struct az_thread *th, uint64_t from,
 		by->relay_tid = w->tid;
 		by->relay_pid = w->pid;
 	}
-	if (by->tid && by->pid && th->pid && by->pid != th->pid) {
+	/* a task outside the trace (khugepaged giving back the mmap lock a
+	   fault waited for) passes on no input */
+	if (by->tid && by->pid && th->pid && by->pid != th->pid &&
+	    (!w || az_thread_followed(a, w, ts))) {
 		th->xwoke_tid = by->tid;
 		th->xwoke_pid = by->pid;
 		th->xwokes++;
