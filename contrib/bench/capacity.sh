@@ -54,6 +54,7 @@ run_ours() {
 	local r=$1
 	"$ift" record -q --buffer-kb "$buf" -o "$work/o.trace" --cuda-lib "$tiny" -- \
 		"$hammer" "$tiny" "$secs" 2 "$r" 2 "$work/calls" >/dev/null 2>"$work/o.log" || true
+	bench_await_helpers
 	"$ift" report -i "$work/o.trace" --json 2>/dev/null | python3 -c '
 import json, sys
 r = json.load(sys.stdin)

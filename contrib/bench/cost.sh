@@ -48,6 +48,7 @@ run() {
 			"$top/ingero-ftrace" record -p $wl --duration "$secs" -o "$work/o.trace" \
 			>/dev/null 2>"$work/o.log"
 		ev=$(sed -n 's/^recorded .*: \([0-9,]*\) kernel events.*/\1/p' "$work/o.log" | tr -d ,)
+		bench_await_helpers
 	else
 		(cd "$work" && LD_PRELOAD="$work/shim.so" /usr/bin/time -f "%U %S %M" -o "$work/time" \
 			timeout -s INT "$((secs + 1))" trace-cmd record -d -c -P $wl -o tc.dat "${events[@]}" \

@@ -51,22 +51,13 @@ events=(-e sched:sched_switch -e sched:sched_wakeup -e sched:sched_waking
 # the command stamps its own end (a shell builtin, no fork after it)
 cmd=(bash -c 'echo $EPOCHREALTIME >"$0"' "$work/end")
 
-# our helpers still at work: the lock each holds on its run's instance
-await_helpers() {
-	local d
-	for d in $T/instances/ingero_*; do
-		[ -d "$d" ] && flock -s "$d" true 2>/dev/null
-	done
-	return 0
-}
-
 : >"$work/ours"
 : >"$work/tc"
 for ((i = 0; i < reps; i++)); do
-	await_helpers
+	bench_await_helpers
 	"$ift" record -q -o "$work/o.trace" -- "${cmd[@]}"
 	back=$EPOCHREALTIME
-	await_helpers
+	bench_await_helpers
 	done_at=$EPOCHREALTIME
 	echo "$(cat "$work/end") $back $done_at" >>"$work/ours"
 

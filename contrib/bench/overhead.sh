@@ -124,10 +124,12 @@ run() {
 		echo 0 >"$inst/options/event-fork" ;;
 	ours)
 		"$ift" record -o "$work/o.trace" --cuda-lib "$tiny" --cuda-lib "$lib" -- \
-			"$loop" "$n" "$tiny" >"$work/out" 2>"$work/o.log" ;;
+			"$loop" "$n" "$tiny" >"$work/out" 2>"$work/o.log"
+		bench_await_helpers ;;
 	ours-no-host)
 		"$ift" record --no-host -o "$work/o.trace" --cuda-lib "$tiny" --cuda-lib "$lib" -- \
-			"$loop" "$n" "$tiny" >"$work/out" 2>/dev/null ;;
+			"$loop" "$n" "$tiny" >"$work/out" 2>/dev/null
+		bench_await_helpers ;;
 	trace-cmd)
 		(cd "$work" && LD_PRELOAD="$work/shim.so" trace-cmd record -d -o tc.dat -e $gtc \
 			"$loop" "$n" "$tiny" >"$work/out" 2>"$work/tc.log") ;;

@@ -57,6 +57,7 @@ run() {
 	"$ift" record --no-host "${opts[@]}" -o "$work/o.trace" --cuda-lib "$tiny" --cuda-lib "$lib" -- \
 		"$loop" "$n" "$tiny" >"$work/out" 2>"$work/o.log" ||
 		{ echo "stack.sh: $tool failed: $(tail -n 3 "$work/o.log")" >&2; exit 1; }
+	bench_await_helpers
 	# "  stacks       3 call sites from 100,001 stacks (0 lost), 1.2 us each to unwind"
 	python3 - "$work/out" "$work/o.log" "$work/o.trace" >"$work/r" <<'PY'
 import os, re, sys
