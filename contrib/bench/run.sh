@@ -70,13 +70,16 @@ cat <<'MD'
   kept every event before this table). If the table above still shows a
   loss, that is the bound: a decoder more than 256 MiB behind stops the
   copying, and the kernel counts what it then drops.
-- **Recorder peak RSS** (target: at most trace-cmd's). Ours is about
-  16 MiB against trace-cmd's 10 MiB, while its CPU per event is at or
-  below trace-cmd's. Most of ours is the trace writer's column buffers,
-  16,384 rows a table before a chunk is encoded (about 6 MiB, the price of
-  1.5 bytes an event, docs/architecture.md), plus, not measured apart,
-  libtraceevent's parsed event formats and the zstd context. trace-cmd copies pages to files and keeps neither. What it
-  would take: smaller chunks while recording (4,096 rows would save about
-  4 MiB, at a cost in compression that `peers.sh` would show), and parsing
-  only the formats of the events we enable.
+- **Recorder peak RSS** (target: at most trace-cmd's). Ours was about
+  15 MiB (median 14.8) against trace-cmd's 10.2 MiB; since `record` parses
+  only the formats of the events it enables (150 KiB less on a bare run)
+  and encodes a chunk every 4,096 rows (a page-allocation storm's file 5%
+  larger than at 16,384), it is 11.0-13.0 MiB (median 11.6), its CPU
+  per event still at or below trace-cmd's. What remains: the pages the
+  reader thread has copied and the decoder not yet taken (up to 256 MiB
+  behind, under load), the zstd context (1.5 MiB at level 4 for a chunk
+  of this size), the decoder's task table and libtraceevent itself.
+  trace-cmd splices pages to files and keeps none of it. What it would
+  take: decoding straight from the spliced pipe (no queue of copies) and
+  a smaller zstd level while recording, each measured here.
 MD
