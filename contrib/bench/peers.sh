@@ -75,7 +75,8 @@ perf_record() {	# OUT SECONDS EVENTS...
 to_ours() {	# DAT OUT
 	trace-cmd report -t -R -i "$1" 2>/dev/null >"$work/tc.txt"
 	python3 "$top/contrib/bench/tracecmd2tsv.py" <"$work/tc.txt" >"$work/tc.tsv"
-	"$top/$build/tests/tools/tsv2trace" -o "$2" <"$work/tc.tsv" >/dev/null
+	# in chunks of the rows record writes them in (src/record/record.c)
+	"$top/$build/tests/tools/tsv2trace" -c 4096 -o "$2" <"$work/tc.tsv" >/dev/null
 	grep -cE '^\s*.+-[0-9]+\s+\[[0-9]+\]' "$work/tc.txt"
 }
 timed() {	# OUT_FILE CMD...: "wall_s rss_kib" appended to OUT_FILE
