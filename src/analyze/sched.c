@@ -671,6 +671,17 @@ static int wake(struct ift_analysis *a, struct az_thread *th, uint64_t ts,
 	return wait_add(a, th, target);
 }
 
+/* A sched_waking of TH at TS by BY, to be queued on TARGET, its
+   sched_wakeup still to come. */
+static void waking_set(struct az_thread *th, uint64_t ts, const struct az_by *by,
+		       uint32_t target)
+{
+	th->waking = true;
+	th->waking_ts = ts;
+	th->waking_by = *by;
+	th->waking_cpu = target;
+}
+
 int az_sched_wakeup(struct ift_analysis *a, const uint64_t *row)
 {
 	uint64_t ts = row[IFT_C_TS], kind = row[IFT_WK_KIND];
@@ -718,10 +729,7 @@ int az_sched_wakeup(struct ift_analysis *a, const uint64_t *row)
 				return ret;
 			if (in_window(a, ts))
 				th->info.sched.wakeups++;
-			th->waking = true;
-			th->waking_ts = ts;
-			th->waking_by = by;
-			th->waking_cpu = target;
+			waking_set(th, ts, &by, target);
 			return 0;
 		}
 		/* from a remote wake-up's IPI: the waker is sched_waking's */
@@ -757,10 +765,7 @@ int az_sched_wakeup(struct ift_analysis *a, const uint64_t *row)
 			ret = az_roles_wake(a, th, ts, ts, &by);
 			if (ret < 0)
 				return ret;
-			th->waking = true;
-			th->waking_ts = ts;
-			th->waking_by = by;
-			th->waking_cpu = target;
+			waking_set(th, ts, &by, target);
 		}
 		return 0;
 	default:
