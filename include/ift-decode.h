@@ -80,8 +80,19 @@ size_t ift_decoder_processes(const struct ift_decoder *d, const pid_t **out);
 /* Parses one raw page of CPU into that CPU's queue. */
 int ift_decoder_page(struct ift_decoder *d, int cpu, void *page, int len);
 
-/* CPU had nothing more to read at trace time TS: it cannot hold older events. */
-void ift_decoder_cpu_idle(struct ift_decoder *d, int cpu, uint64_t ts);
+/*
+ * ift_decoder_record - one raw record REC (SIZE bytes, common fields first,
+ * as a ring-buffer page holds it) of CPU at trace time TS, read from a perf
+ * ring (--isolate).  Each CPU's perf records form a queue of their own,
+ * merged with the pages': they must come in time order per CPU.
+ */
+int ift_decoder_record(struct ift_decoder *d, int cpu, uint64_t ts,
+		       const void *rec, uint32_t size);
+/*
+ * CPU had nothing more to read at trace time TS from SOURCE (0: its tracefs
+ * ring, 1: its perf ring): it cannot hold older events.
+ */
+void ift_decoder_cpu_idle(struct ift_decoder *d, int source, int cpu, uint64_t ts);
 
 /* Writes every queued event below the watermark.  0 or a negative error. */
 int ift_decoder_advance(struct ift_decoder *d);

@@ -75,7 +75,8 @@ int ift_tracefs_probe_caps_at(const char *dir, bool debugfs,
  *
  * A recording is a set of IFT_KF_* bits: every one is IFT_KF_ALL, one that
  * follows given tasks (no -a) adds PIDS, one with functions to probe
- * UPROBES, one with host events (no --no-host) HOST, and --stack STACK.
+ * UPROBES, one with host events (no --no-host) HOST, --stack STACK, and
+ * one whose uprobes are armed in its own tasks only (--isolate) ISOLATE.
  * A feature a recording needs and lacks makes it refuse; one it only uses
  * and lacks, it does without.  test-probe holds the table's releases
  * against fake trees of older kernels, and the README's table against it.
@@ -86,6 +87,7 @@ enum {
 	IFT_KF_HOST = 4,
 	IFT_KF_STACK = 8,
 	IFT_KF_PIDS = 16,
+	IFT_KF_ISOLATE = 32,
 };
 
 struct ift_kfeature {
@@ -132,6 +134,9 @@ struct ift_probe_opts {
 	bool kernel_filter;		/* set_event_pid + event-fork; false: trace
 					   every task, filter in user space */
 	bool all_tasks;			/* -a: no pid filter at all */
+	/* --isolate: uprobes created, not enabled in the instance; the caller
+	   opens them as perf events (ift-perfring.h) */
+	bool perf_uprobes;
 };
 
 struct ift_probe_session;
@@ -146,7 +151,8 @@ int ift_probe_session_create(const struct ift_probe_opts *opts,
 
 /*
  * ift_probe_add_lib - create the entry and return probes of every symbol of
- * LIB (which must outlive the session) and enable them in the instance.
+ * LIB (which must outlive the session) and enable them in the instance
+ * (unless perf_uprobes).
  * Returns the number of functions probed or a negative error.
  */
 int ift_probe_add_lib(struct ift_probe_session *s, const struct ift_lib *lib);

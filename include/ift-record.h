@@ -38,6 +38,9 @@ struct ift_record_opts {
 	size_t nstack_ops;
 	unsigned stack_bytes;		/* user stack copied per call; 0 = 16 KiB */
 	unsigned stack_period;		/* one call in N per op and CPU; 0 = 1 */
+	/* --isolate: uprobes armed only in the traced tasks (perf events),
+	   not in every process that maps the library */
+	bool isolate;
 	uid_t file_uid;			/* owner of the trace file; (uid_t)-1 = leave */
 	gid_t file_gid;
 	const struct ift_creds *run_as;	/* the command's user (NULL: ours), for discovery */
@@ -73,6 +76,7 @@ struct ift_record_plan {
 	/* the feature it needs and the kernel lacks: it refuses; else NULL */
 	const struct ift_kfeature *refusal;
 	bool user_filter;		/* tasks filtered in user space */
+	bool isolate;			/* uprobes as per-task perf events */
 	/* what it does without (set_event_pid, for which it filters in user
 	   space; mono, for which it takes the local clock...) */
 	const struct ift_kfeature *without[16];

@@ -20,7 +20,8 @@ extern char **environ;
 static const char usage[] =
 	"record [-o FILE] [--cuda-lib PATH]... [-p PID]... [-a] [--duration SECONDS]\n"
 	"       [--buffer-kb N] [--no-host] [--stack[=OP,...]] [--stack-size BYTES]\n"
-	"       [--stack-period N] [--as-root] [-v|-q] -- CMD [ARGS...]";
+	"       [--stack-period N] [--isolate|--no-isolate] [--as-root] [-v|-q]\n"
+	"       -- CMD [ARGS...]";
 
 static volatile sig_atomic_t stop_signal, stop_count;
 static volatile pid_t child_pid;
@@ -186,6 +187,7 @@ struct record_run {
 	pid_t *pids;
 	double duration;
 	bool as_root;
+	bool isolate_given;		/* --isolate or --no-isolate */
 	bool sudo;
 	struct ift_creds user;		/* under sudo: who ran it */
 	bool tty;			/* a status line on stderr */
@@ -197,7 +199,7 @@ struct record_run {
 };
 
 enum { O_CUDA_LIB = 256, O_DURATION, O_BUFFER, O_NO_HOST, O_AS_ROOT,
-       O_USER_FILTER, O_STACK, O_STACK_SIZE, O_STACK_PERIOD };
+       O_USER_FILTER, O_STACK, O_STACK_SIZE, O_STACK_PERIOD, O_ISOLATE, O_NO_ISOLATE };
 
 static const struct option longopts[] = {
 	{ "output", required_argument, NULL, 'o' },
@@ -211,6 +213,8 @@ static const struct option longopts[] = {
 	{ "stack", optional_argument, NULL, O_STACK },
 	{ "stack-size", required_argument, NULL, O_STACK_SIZE },
 	{ "stack-period", required_argument, NULL, O_STACK_PERIOD },
+	{ "isolate", no_argument, NULL, O_ISOLATE },
+	{ "no-isolate", no_argument, NULL, O_NO_ISOLATE },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "quiet", no_argument, NULL, 'q' },
 	/* hidden: force the user-space task filter, for tests */
@@ -322,6 +326,11 @@ static int record_option(struct record_run *run, int c)
 	case O_STACK_PERIOD:
 		return option_unsigned(run, optarg, 1, 1000000000UL, &o->stack_period,
 				       "stack period", "");
+	case O_ISOLATE:
+	case O_NO_ISOLATE:
+		o->isolate = c == O_ISOLATE;
+		run->isolate_given = true;
+		break;
 	case 'v':
 		verbose++;
 		break;
@@ -350,6 +359,9 @@ static int record_parse(struct record_run *run, int argc, char **argv)
 	o->cuda_libs = run->libs;
 	o->stack_ops = run->stack_ops;
 	o->pids = run->pids;
+	if (run->isolate_given && o->isolate && o->all)
+		return record_done(run, usage_error(usage, "--isolate goes with a command "
+						    "or -p: -a traces every process"));
 	if ((o->stack_bytes || o->stack_period) && !o->stack)
 		return record_done(run, usage_error(usage, "--stack-size and "
 						    "--stack-period go with --stack"));

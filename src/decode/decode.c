@@ -356,21 +356,35 @@ static struct pev *queue_push(struct cpuq *q)
 	return &q->v[q->head + q->n++];
 }
 
-static int ensure_cpu(struct ift_decoder *d, int cpu)
+/*
+ * The queue of CPU's records from SOURCE (0: the tracefs rings, 1: the perf
+ * rings of --isolate), NULL without memory.  Queues interleave, CPU * 2 +
+ * SOURCE.  A queue holds back the merge only once live: every tracefs CPU up
+ * to the highest seen (as the rings are read in CPU order), a perf ring from
+ * its first record or idle note.
+ */
+static struct cpuq *queue_get(struct ift_decoder *d, int source, int cpu)
 {
-	if (cpu < d->nq)
-		return 0;
-	struct cpuq *q = realloc(d->q, (size_t)(cpu + 1) * sizeof(*q));
+	int idx = cpu * 2 + source;
 
-	if (!q)
-		return -ENOMEM;
-	memset(q + d->nq, 0, (size_t)(cpu + 1 - d->nq) * sizeof(*q));
-	d->q = q;
-	d->nq = cpu + 1;
-	return 0;
+	if (idx >= d->nq) {
+		struct cpuq *q = realloc(d->q, (size_t)(idx + 1) * sizeof(*q));
+
+		if (!q)
+			return NULL;
+		memset(q + d->nq, 0, (size_t)(idx + 1 - d->nq) * sizeof(*q));
+		d->q = q;
+		d->nq = idx + 1;
+	}
+	if (source)
+		d->q[idx].live = true;
+	else
+		for (int i = idx; i >= 0 && !d->q[i].live; i -= 2)
+			d->q[i].live = true;
+	return &d->q[idx];
 }
 
-static int parse_record(struct ift_decoder *d, int cpu, uint64_t ts,
+static int parse_record(struct ift_decoder *d, struct cpuq *q, int cpu, uint64_t ts,
 			const uint8_t *data, int size)
 {
 	const struct evtype *t;
@@ -387,7 +401,7 @@ static int parse_record(struct ift_decoder *d, int cpu, uint64_t ts,
 		return 0;
 	}
 	t = &d->types[id];
-	e = queue_push(&d->q[cpu]);
+	e = queue_push(q);
 	if (!e)
 		return -ENOMEM;
 	memset(e, 0, offsetof(struct pev, c1));
@@ -477,8 +491,8 @@ static int parse_record(struct ift_decoder *d, int cpu, uint64_t ts,
 static int on_event(void *ctx, uint64_t ts, const uint8_t *data, int size)
 {
 	struct ift_decoder *d = ctx;
-	struct cpuq *q = &d->q[d->cur_cpu];
-	int ret = parse_record(d, d->cur_cpu, ts, data, size);
+	struct cpuq *q = d->cur_q;
+	int ret = parse_record(d, q, d->cur_cpu, ts, data, size);
 
 	if (ts > q->wm)
 		q->wm = ts;
@@ -494,13 +508,13 @@ int ift_decoder_page(struct ift_decoder *d, int cpu, void *page, int len)
 
 	if (cpu < 0 || cpu > 65535)
 		return -EINVAL;
-	if ((ret = ensure_cpu(d, cpu)) < 0)
-		return ret;
-	q = &d->q[cpu];
+	if (!(q = queue_get(d, 0, cpu)))
+		return -ENOMEM;
 	if (d->own_walker) {
 		int64_t lost;
 
 		d->cur_cpu = cpu;
+		d->cur_q = q;
 		ret = ift_page_walk(page, len, on_event, d, &lost);
 		if (lost > 0)
 			d->stats.missed += (uint64_t)lost;
@@ -515,7 +529,7 @@ int ift_decoder_page(struct ift_decoder *d, int cpu, void *page, int len)
 	     rec = kbuffer_next_event(d->kbuf, &ts)) {
 		int size = kbuffer_event_size(d->kbuf);
 
-		if ((ret = parse_record(d, cpu, ts, rec, size)) < 0)
+		if ((ret = parse_record(d, q, cpu, ts, rec, size)) < 0)
 			return ret;
 		if (ts > q->wm)
 			q->wm = ts;
@@ -523,12 +537,32 @@ int ift_decoder_page(struct ift_decoder *d, int cpu, void *page, int len)
 	return 0;
 }
 
-void ift_decoder_cpu_idle(struct ift_decoder *d, int cpu, uint64_t ts)
+int ift_decoder_record(struct ift_decoder *d, int cpu, uint64_t ts,
+		       const void *rec, uint32_t size)
 {
-	if (ensure_cpu(d, cpu) < 0)
+	struct cpuq *q;
+	int ret;
+
+	if (cpu < 0 || cpu > 65535 || size > INT32_MAX)
+		return -EINVAL;
+	if (!(q = queue_get(d, 1, cpu)))
+		return -ENOMEM;
+	if ((ret = parse_record(d, q, cpu, ts, rec, (int)size)) < 0)
+		return ret;
+	if (ts > q->wm)
+		q->wm = ts;
+	return 0;
+}
+
+void ift_decoder_cpu_idle(struct ift_decoder *d, int source, int cpu, uint64_t ts)
+{
+	struct cpuq *q;
+
+	if (cpu < 0 || cpu > 65535 || source < 0 || source > 1 ||
+	    !(q = queue_get(d, source, cpu)))
 		return;
-	if (ts > d->q[cpu].wm)
-		d->q[cpu].wm = ts;
+	if (ts > q->wm)
+		q->wm = ts;
 }
 
 /* ---- tasks ----------------------------------------------------------- */
@@ -973,11 +1007,13 @@ int ift_decoder_advance(struct ift_decoder *d)
 	if (!d->nq)
 		return 0;
 	for (int c = 0; c < d->nq; c++)
-		if (d->q[c].wm > latest)
+		if (d->q[c].live && d->q[c].wm > latest)
 			latest = d->q[c].wm;
 	for (int c = 0; c < d->nq; c++) {
 		struct cpuq *q = &d->q[c];
 
+		if (!q->live)
+			continue;
 		if (!q->n && latest > IDLE_LAG_NS && q->wm < latest - IDLE_LAG_NS)
 			q->wm = latest - IDLE_LAG_NS;
 		if (q->wm < wm)

@@ -53,6 +53,7 @@ struct cpuq {
 	struct pev *v;
 	size_t head, n, cap;	/* live events are v[head .. head + n) */
 	uint64_t wm;		/* every event of this CPU up to wm is queued */
+	bool live;		/* counts for the watermark (queue_get) */
 };
 
 struct open_call {
@@ -95,6 +96,7 @@ struct ift_decoder {
 	struct kbuffer *kbuf;
 	bool own_walker;	/* the page layout ift_page_walk() knows */
 	int cur_cpu;		/* for its callback */
+	struct cpuq *cur_q;
 	struct cpuq *q;
 	int nq;
 

@@ -92,10 +92,11 @@ static const struct ift_kfeature features[] = {
 	  "a kernel with CONFIG_TRACEPOINTS",
 	  0, IFT_KF_HOST, CAP(kmem_events) },
 	{ "perf_clockid", "perf use_clockid", "4.1",
-	  "--stack's perf samples on CLOCK_MONOTONIC, matched to calls by time",
-	  "--stack refuses (seen as tracefs, which came in the same release)",
+	  "--stack's samples and --isolate's uprobe events on the trace clock",
+	  "--stack refuses; --isolate arms the uprobes in every process, as "
+	  "without it (seen as tracefs, which came in the same release)",
 	  "Linux 4.1 or later",
-	  IFT_KF_STACK, IFT_KF_STACK, CAP(perf_clockid) },
+	  IFT_KF_STACK, IFT_KF_STACK | IFT_KF_ISOLATE, CAP(perf_clockid) },
 };
 
 const struct ift_kfeature *ift_kfeatures(size_t *n)

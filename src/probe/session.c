@@ -271,7 +271,10 @@ static void uprobe_delete(struct ift_probe_session *s, const char *event)
 	uprobe_cmd(s, cmd);
 }
 
-/* Entry and return probe of SYM, both enabled in the instance, or neither. */
+/*
+ * Entry and return probe of SYM, both enabled in the instance (or, for
+ * --isolate, created only: perf opens them), or neither.
+ */
 static int probe_sym(struct ift_probe_session *s, const struct ift_lib *lib,
 		     const struct ift_sym *sym, unsigned libidx, struct ift_probe *p)
 {
@@ -308,10 +311,14 @@ static int probe_sym(struct ift_probe_session *s, const struct ift_lib *lib,
 		uprobe_delete(s, p->entry_event);
 		return ret;
 	}
-	/* a virtual address instead of a file offset fails only here (EINVAL) */
-	ret = enable_event(s, s->name, p->entry_event, true);
-	if (!ret)
-		ret = enable_event(s, s->name, p->ret_event, true);
+	/* a virtual address instead of a file offset fails only here (EINVAL);
+	   with --isolate, at perf_event_open() */
+	ret = 0;
+	if (!s->opts.perf_uprobes) {
+		ret = enable_event(s, s->name, p->entry_event, true);
+		if (!ret)
+			ret = enable_event(s, s->name, p->ret_event, true);
+	}
 	if (ret) {
 		uprobe_delete(s, p->ret_event);
 		uprobe_delete(s, p->entry_event);

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "ift-decode.h"
+#include "ift-perfring.h"
 #include "ift-probe.h"
 #include "ift-record.h"
 #include "ift-ring.h"
@@ -42,14 +43,23 @@
 #define QUEUE_MAX_BYTES		(256ULL << 20)	/* pages read, waiting to be decoded */
 
 /*
- * A page read from the ring and not yet decoded, or (len < 0) the note that
- * CPU's ring was empty at IDLE_TS: nothing older can still come from it.
+ * A page read from CPU's tracefs ring (SOURCE 0) and not yet decoded, or
+ * records of its perf ring (SOURCE 1, --isolate) packed as struct
+ * perfrec, or (len < 0) the note that the ring was empty at IDLE_TS:
+ * nothing older can still come from it.
  */
 struct qpage {
 	struct qpage *next;
-	int cpu, len;
+	int source, cpu, len;
 	uint64_t idle_ts;
 	unsigned char data[];
+};
+
+/* A perf ring's record in a qpage: its raw bytes follow, padded to 8. */
+struct perfrec {
+	uint64_t ts;
+	uint32_t size;
+	int32_t cpu;
 };
 
 /*
@@ -83,6 +93,7 @@ struct ift_recorder {
 	struct ift_ring *ring;
 	struct ift_sampler *sampler;
 	struct ift_stacks *stacks;	/* --stack, else NULL */
+	struct ift_perfring *iso;	/* --isolate's uprobe events, else NULL */
 	struct ift_tracefs_caps caps;	/* what the kernel offers */
 	struct ift_record_plan plan;	/* and what this recording makes of it */
 	bool mono;
@@ -126,7 +137,8 @@ void ift_record_plan(const struct ift_record_opts *o, const struct ift_tracefs_c
 
 	memset(p, 0, sizeof(*p));
 	p->run = IFT_KF_ALL | (o->all ? 0 : IFT_KF_PIDS) | (probes ? IFT_KF_UPROBES : 0) |
-		 (o->no_host ? 0 : IFT_KF_HOST) | (o->stack ? IFT_KF_STACK : 0);
+		 (o->no_host ? 0 : IFT_KF_HOST) | (o->stack ? IFT_KF_STACK : 0) |
+		 (o->isolate && !o->all && probes ? IFT_KF_ISOLATE : 0);
 	p->refusal = ift_kfeature_refusal(caps, p->run);
 	/*
 	 * The kernel's pid filter needs set_event_pid, and event-fork to
@@ -135,6 +147,8 @@ void ift_record_plan(const struct ift_record_opts *o, const struct ift_tracefs_c
 	 */
 	p->user_filter = !o->all && (o->user_filter || !caps->set_event_pid ||
 				     !caps->event_fork);
+	/* the perf events carry the trace clock: without use_clockid, tracefs */
+	p->isolate = (p->run & IFT_KF_ISOLATE) && caps->perf_clockid;
 	f = ift_kfeatures(&n);
 	for (size_t i = 0; i < n; i++)
 		if (ift_kfeature_done_without(&f[i], caps, p->run) &&
@@ -376,6 +390,35 @@ static int stacks_setup(struct ift_recorder *r)
 	return 0;
 }
 
+/* Adds the perf events of the session's probes from the IS-th on. */
+static int isolate_add(struct ift_recorder *r)
+{
+	size_t n = ift_probe_count(r->probes);
+	int ret;
+
+	for (size_t i = ift_perfring_nevents(r->iso) / 2; i < n; i++) {
+		const struct ift_probe *p = ift_probe_at(r->probes, i);
+
+		if (p->entry_id < 0 || p->ret_id < 0)
+			return -IFT_E_CORRUPT;
+		if ((ret = ift_perfring_add_event(r->iso, p->entry_id)) < 0 ||
+		    (ret = ift_perfring_add_event(r->iso, p->ret_id)) < 0)
+			return ret;
+	}
+	return 0;
+}
+
+/* --isolate: the probes' events, to be opened on each traced task. */
+static int isolate_setup(struct ift_recorder *r)
+{
+	struct ift_perfring_opts po = { .mono = r->mono };
+	int ret;
+
+	if ((ret = ift_perfring_alloc(&po, &r->iso)) < 0)
+		return ret;
+	return isolate_add(r);
+}
+
 int ift_recorder_create(const struct ift_record_opts *opts,
 			struct ift_recorder **out)
 {
@@ -437,6 +480,7 @@ int ift_recorder_create(const struct ift_record_opts *opts,
 	popts.host_events = !opts->no_host;
 	popts.kernel_filter = !r->opts.user_filter && !opts->all;
 	popts.all_tasks = opts->all || r->opts.user_filter;
+	popts.perf_uprobes = r->plan.isolate;
 	if ((ret = ift_probe_session_create(&popts, &r->probes)) < 0)
 		return fail(r, "set up the tracefs instance", ret);
 	r->mono = !strcmp(ift_probe_clock(r->probes), "mono");
@@ -488,6 +532,8 @@ int ift_recorder_create(const struct ift_record_opts *opts,
 	dopts.on_call_ctx = r;
 	if ((ret = ift_decoder_new(&dopts, &r->dec)) < 0)
 		return fail(r, "read the event formats", ret);
+	if (r->plan.isolate && (ret = isolate_setup(r)) < 0)
+		return fail(r, "set up the isolated uprobe events", ret);
 	if (opts->stack && (ret = stacks_setup(r)) < 0)
 		return ret;
 	if (opts->all && r->stacks && (ret = ift_stacks_attach(r->stacks, -1, false)) < 0)
@@ -516,6 +562,8 @@ int ift_recorder_add_pid(struct ift_recorder *r, pid_t pid)
 	snprintf(path, sizeof(path), "/proc/%d/task", pid);
 	dir = opendir(path);
 	if (!dir) {
+		if (r->iso && (ret = ift_perfring_attach(r->iso, pid, 0)) < 0)
+			return fail(r, "open the isolated uprobe events", ret);
 		if (r->stacks && (ret = ift_stacks_attach(r->stacks, pid, true)) < 0)
 			return fail(r, "open the stack sampling events", ret);
 		return ift_probe_add_pids(r->probes, &pid, 1);
@@ -538,7 +586,18 @@ int ift_recorder_add_pid(struct ift_recorder *r, pid_t pid)
 		tids[n++] = tid;
 	}
 	closedir(dir);
-	/* perf events are per thread: each one, following what it creates */
+	/*
+	 * perf events are per thread: each one, following what it creates.
+	 * The isolated uprobe events first: a uprobe calls its perf consumers
+	 * newest first, so a stack sample is taken before its call's entry.
+	 */
+	for (size_t i = 0; r->iso && i < n; i++) {
+		ret = ift_perfring_attach(r->iso, tids[i], 0);
+		if (ret < 0 && ret != -ESRCH) {
+			free(tids);
+			return fail(r, "open the isolated uprobe events", ret);
+		}
+	}
 	for (size_t i = 0; r->stacks && i < n; i++) {
 		if ((ret = ift_stacks_attach(r->stacks, tids[i], i == 0)) < 0) {
 			free(tids);
@@ -552,7 +611,8 @@ int ift_recorder_add_pid(struct ift_recorder *r, pid_t pid)
 }
 
 /* Called on the reader thread: only the queue's lock is shared. */
-static int q_push(struct ift_recorder *r, int cpu, const void *page, int len, uint64_t idle_ts)
+static int q_push(struct ift_recorder *r, int source, int cpu, const void *page, int len,
+		  uint64_t idle_ts)
 {
 	struct pagequeue *q = &r->q;
 	size_t size = len > 0 ? (size_t)len : 0;
@@ -579,6 +639,7 @@ static int q_push(struct ift_recorder *r, int cpu, const void *page, int len, ui
 			return -ENOMEM;
 	}
 	p->next = NULL;
+	p->source = source;
 	p->cpu = cpu;
 	p->len = len;
 	p->idle_ts = idle_ts;
@@ -597,7 +658,56 @@ static int q_push(struct ift_recorder *r, int cpu, const void *page, int len, ui
 
 static int q_page(void *ctx, int cpu, void *page, int len)
 {
-	return q_push(ctx, cpu, page, len, 0);
+	return q_push(ctx, 0, cpu, page, len, 0);
+}
+
+/* --isolate: a perf ring's records, packed into pages as the reader reads them. */
+struct perfpack {
+	struct ift_recorder *r;
+	int cpu;
+	size_t len, cap;
+	unsigned char *buf;
+};
+
+static int pack_flush(struct perfpack *pk)
+{
+	int ret = 0;
+
+	if (pk->len)
+		ret = q_push(pk->r, 1, pk->cpu, pk->buf, (int)pk->len, 0);
+	pk->len = 0;
+	return ret;
+}
+
+static int pack_record(void *ctx, int cpu, uint64_t ts, const void *raw, uint32_t size)
+{
+	struct perfpack *pk = ctx;
+	size_t need = sizeof(struct perfrec) + ((size + 7) & ~7U);
+	struct perfrec h = { ts, size, cpu };
+	int ret;
+
+	if (need > pk->cap)
+		return 0;	/* larger than a page: no uprobe record is */
+	if (pk->len + need > pk->cap && (ret = pack_flush(pk)) < 0)
+		return ret;
+	memcpy(pk->buf + pk->len, &h, sizeof(h));
+	memcpy(pk->buf + pk->len + sizeof(h), raw, size);
+	pk->len += need;
+	return 0;
+}
+
+/* Reads CPU's perf ring into the queue; the records read, or an error. */
+static int perf_drain(struct ift_recorder *r, struct perfpack *pk, int cpu)
+{
+	int n;
+
+	pk->cpu = cpu;
+	n = ift_perfring_read(r->iso, cpu, pack_record, pk);
+	if (n < 0)
+		return n;
+	int ret = pack_flush(pk);
+
+	return ret < 0 ? ret : n;
 }
 
 static void *reader_main(void *arg)
@@ -606,8 +716,9 @@ static void *reader_main(void *arg)
 	struct pagequeue *q = &r->q;
 	int ncpus = ift_ring_ncpus(r->ring), ret = 0;
 	uint64_t *last = calloc((size_t)ncpus, sizeof(*last));	/* a CPU's last read */
+	struct perfpack pk = { r, 0, 0, (size_t)ift_ring_page_size(r->ring), NULL };
 
-	if (!last) {
+	if (!last || (r->iso && !(pk.buf = malloc(pk.cap)))) {
 		ret = -ENOMEM;
 		goto out;
 	}
@@ -647,7 +758,18 @@ static void *reader_main(void *arg)
 				last[cpu] = before;
 			/* empty at BEFORE: nothing older than that can still come */
 			if (n == 0 && partial && r->mono && before > IDLE_MARGIN_NS)
-				ret = q_push(r, cpu, NULL, -1, before - IDLE_MARGIN_NS);
+				ret = q_push(r, 0, cpu, NULL, -1, before - IDLE_MARGIN_NS);
+			if (!r->iso || ret < 0 || cpu >= ift_perfring_ncpus(r->iso))
+				continue;
+			/* a perf ring holds whole records: all of them, each time */
+			n = perf_drain(r, &pk, cpu);
+			if (n < 0) {
+				ret = n;
+				break;
+			}
+			pages += n > 0;
+			if (n == 0 && partial && r->mono && before > IDLE_MARGIN_NS)
+				ret = q_push(r, 1, cpu, NULL, -1, before - IDLE_MARGIN_NS);
 		}
 		if (ret < 0)
 			break;
@@ -662,6 +784,7 @@ static void *reader_main(void *arg)
 	}
 out:
 	free(last);
+	free(pk.buf);
 	pthread_mutex_lock(&q->mu);
 	if (ret < 0 && !q->err)
 		q->err = ret;
@@ -695,6 +818,27 @@ static void reader_stop(struct ift_recorder *r)
 	pthread_mutex_unlock(&r->q.mu);
 	pthread_join(r->q.th, NULL);
 	r->q.running = false;
+}
+
+/* The records perf_drain() packed into a page. */
+static int decode_perfrecs(struct ift_recorder *r, const unsigned char *buf, size_t len)
+{
+	size_t at = 0;
+	int ret;
+
+	while (len - at >= sizeof(struct perfrec)) {
+		struct perfrec h;
+
+		memcpy(&h, buf + at, sizeof(h));
+		at += sizeof(h);
+		if (h.size > len - at)
+			return -IFT_E_CORRUPT;
+		ret = ift_decoder_record(r->dec, h.cpu, h.ts, buf + at, h.size);
+		if (ret < 0)
+			return ret;
+		at += (h.size + 7) & ~7U;
+	}
+	return 0;
 }
 
 /*
@@ -735,7 +879,10 @@ static int q_decode(struct ift_recorder *r, int timeout_ms, int *pages)
 		list = p->next;
 		if (ret >= 0) {
 			if (p->len < 0) {
-				ift_decoder_cpu_idle(r->dec, p->cpu, p->idle_ts);
+				ift_decoder_cpu_idle(r->dec, p->source, p->cpu, p->idle_ts);
+			} else if (p->source) {
+				ret = decode_perfrecs(r, p->data, (size_t)p->len);
+				(*pages)++;
 			} else {
 				ret = ift_decoder_page(r->dec, p->cpu, p->data, p->len);
 				(*pages)++;
@@ -806,6 +953,11 @@ static int on_page(void *ctx, int cpu, void *page, int len)
 	return ift_decoder_page(ctx, cpu, page, len);
 }
 
+static int on_perfrec(void *ctx, int cpu, uint64_t ts, const void *raw, uint32_t size)
+{
+	return ift_decoder_record(ctx, cpu, ts, raw, size);
+}
+
 struct sample_ctx {
 	struct ift_writer *w;
 	uint64_t ts;
@@ -834,6 +986,45 @@ static bool have_lib(const struct ift_recorder *r, const struct ift_lib *lib)
 		if (r->late[k]->v[0].dev == lib->dev && r->late[k]->v[0].ino == lib->ino)
 			return true;
 	return false;
+}
+
+/*
+ * --isolate: the events of probes added while recording, opened on every
+ * thread of every traced process (the inherited events of the first ones
+ * do not cover them).  Events x CPUs descriptors per thread: a library
+ * loaded late in a process of many threads costs many.
+ */
+static int isolate_late(struct ift_recorder *r)
+{
+	size_t from = ift_perfring_nevents(r->iso), np;
+	const pid_t *pids;
+	int ret;
+
+	if ((ret = isolate_add(r)) < 0)
+		return ret;
+	np = ift_decoder_processes(r->dec, &pids);
+	for (size_t i = 0; i < np; i++) {
+		char path[64];
+		struct dirent *de;
+		DIR *dir;
+
+		snprintf(path, sizeof(path), "/proc/%d/task", pids[i]);
+		if (!(dir = opendir(path)))
+			continue;	/* gone */
+		while ((de = readdir(dir))) {
+			pid_t tid = (pid_t)strtol(de->d_name, NULL, 10);
+
+			if (tid <= 0)
+				continue;
+			ret = ift_perfring_attach(r->iso, tid, from);
+			if (ret < 0 && ret != -ESRCH) {
+				closedir(dir);
+				return ret;
+			}
+		}
+		closedir(dir);
+	}
+	return 0;
 }
 
 /* Probes a CUDA library a traced process mapped after the recording began. */
@@ -867,7 +1058,9 @@ static int probe_late(struct ift_recorder *r, struct ift_lib *lib)
 		return ret;
 	if ((ret = write_library(r->w, &set->v[0])) < 0)
 		return ret;
-	return ift_decoder_sync_probes(r->dec, r->probes);
+	if ((ret = ift_decoder_sync_probes(r->dec, r->probes)) < 0)
+		return ret;
+	return r->iso ? isolate_late(r) : 0;
 }
 
 static int rescan(struct ift_recorder *r)
@@ -950,6 +1143,12 @@ void ift_recorder_status(struct ift_recorder *r, struct ift_record_status *st)
 	st->lost = r->ring ? lost_events(r, false) : 0;
 	if (st->lost < ds->missed)
 		st->lost = ds->missed;
+	if (r->iso) {
+		struct ift_perfring_stats ps;
+
+		ift_perfring_stats(r->iso, &ps);
+		st->lost += ps.lost;
+	}
 	st->bytes = ift_writer_bytes(r->w);
 	memcpy(st->rows, ds->rows, sizeof(st->rows));
 	st->filtered = ds->filtered;
@@ -975,6 +1174,8 @@ int ift_recorder_finish(struct ift_recorder *r, int exit_status)
 	int ret, pages;
 
 	ift_probe_stop(r->probes);
+	if (r->iso)
+		ift_perfring_disable(r->iso);
 	stop = ift_now_ns();
 	write_fault_cost(r->w, "host.page_fault_ns.stop");
 	/* what the reader queued, then what is left in the rings */
@@ -982,6 +1183,8 @@ int ift_recorder_finish(struct ift_recorder *r, int exit_status)
 	if ((ret = q_decode(r, 0, &pages)) < 0)
 		return fail(r, "read the ring buffers", ret);
 	ret = ift_ring_flush(r->ring, on_page, r->dec);
+	for (int cpu = 0; ret >= 0 && r->iso && cpu < ift_perfring_ncpus(r->iso); cpu++)
+		ret = ift_perfring_read(r->iso, cpu, on_perfrec, r->dec);
 	if (ret < 0)
 		return fail(r, "read the ring buffers", ret);
 	if ((ret = ift_decoder_finish(r->dec, stop)) < 0)
@@ -1010,6 +1213,15 @@ int ift_recorder_finish(struct ift_recorder *r, int exit_status)
 		ift_writer_metaf(r->w, "stack.rings", "%" PRIu64, ss.rings);
 		ift_writer_metaf(r->w, "stack.ring_bytes", "%" PRIu64, ss.ring_bytes);
 	}
+	if (r->iso) {
+		struct ift_perfring_stats ps;
+
+		ift_perfring_stats(r->iso, &ps);
+		ift_writer_metaf(r->w, "isolate.records", "%" PRIu64, ps.records);
+		ift_writer_metaf(r->w, "isolate.lost", "%" PRIu64, ps.lost);
+		ift_writer_metaf(r->w, "isolate.events_open", "%" PRIu64, ps.fds);
+		ift_writer_metaf(r->w, "isolate.ring_bytes", "%" PRIu64, ps.ring_bytes);
+	}
 	ift_writer_metaf(r->w, "record.stop_ns", "%" PRIu64, stop);
 	if (exit_status >= 0)
 		ift_writer_metaf(r->w, "record.exit_status", "%d", exit_status);
@@ -1037,6 +1249,8 @@ static pid_t destroy(struct ift_recorder *r, bool behind)
 	/* the perf events first: they hold the uprobes too */
 	ift_stacks_free(r->stacks);
 	r->stacks = NULL;
+	ift_perfring_free(r->iso);
+	r->iso = NULL;
 	q_free(&r->q);
 	pthread_mutex_destroy(&r->q.mu);
 	pthread_cond_destroy(&r->q.more);

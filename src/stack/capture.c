@@ -40,6 +40,7 @@
 
 #include "ift-stack.h"
 #include "util/array.h"
+#include "util/perfbuf.h"
 
 /* AX..IP and R8..R15 (PERF_REG_X86_*): what the unwinder reads */
 #define REGS_MASK	(0x1ffULL | (0xffULL << 16))
@@ -69,11 +70,7 @@ struct qrec {
 };
 
 struct ring {
-	int fd;			/* the event whose mmap holds the ring */
-	void *base;
-	size_t size;		/* data area */
-	uint8_t *tmp;		/* a record that wraps */
-	size_t tmpcap;
+	struct ift_perfbuf b;
 	bool hup;		/* its task is gone: read, no longer polled */
 };
 
@@ -183,7 +180,7 @@ int ift_stacks_alloc(const struct ift_stack_opts *opts, struct ift_writer *w,
 		return -ENOMEM;
 	}
 	for (int c = 0; c < s->ncpus; c++)
-		s->rings[c].fd = -1;
+		ift_perfbuf_init(&s->rings[c].b);
 	*out = s;
 	return 0;
 }
@@ -206,24 +203,6 @@ static int fd_keep(struct ift_stacks *s, int fd)
 	if (ift_array_grow((void **)&s->fds, &s->fdcap, s->nfds + 1, sizeof(*s->fds)) < 0)
 		return -ENOMEM;
 	s->fds[s->nfds++] = fd;
-	return 0;
-}
-
-static int ring_map(struct ift_stacks *s, int cpu, int fd)
-{
-	struct ring *r = &s->rings[cpu];
-	size_t page = (size_t)sysconf(_SC_PAGESIZE), pages = 1;
-
-	while (pages * page < (size_t)s->o.ring_kb * 1024)
-		pages *= 2;
-	r->base = mmap(NULL, (pages + 1) * page, PROT_READ | PROT_WRITE,
-		       MAP_SHARED, fd, 0);
-	if (r->base == MAP_FAILED) {
-		r->base = NULL;
-		return -errno;
-	}
-	r->size = pages * page;
-	r->fd = fd;
 	return 0;
 }
 
@@ -278,13 +257,13 @@ int ift_stacks_attach(struct ift_stacks *s, pid_t pid, bool maps)
 				close(fd);
 				return ret;
 			}
-			if (s->rings[cpu].fd < 0) {
+			if (s->rings[cpu].b.fd < 0) {
 				pthread_mutex_lock(&s->mu);
-				ret = ring_map(s, cpu, fd);
+				ret = ift_perfbuf_map(&s->rings[cpu].b, fd, s->o.ring_kb);
 				pthread_mutex_unlock(&s->mu);
 				if (ret < 0)
 					return ret;
-			} else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, s->rings[cpu].fd) < 0) {
+			} else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, s->rings[cpu].b.fd) < 0) {
 				return -errno;
 			}
 			if (ioctl(fd, PERF_EVENT_IOC_ID, &id) < 0)
@@ -663,59 +642,23 @@ static int queue_put(struct ift_stacks *s, const struct perf_event_header *hd,
 	return 0;
 }
 
+/* One record into the queue; stops (1) at QUEUE_MAX_BYTES, read again later. */
+static int ring_record(void *ctx, const struct perf_event_header *hd)
+{
+	struct ift_stacks *s = ctx;
+
+	if (s->queue.len >= QUEUE_MAX_BYTES)
+		return 1;
+	return queue_put(s, hd, (const uint8_t *)hd + sizeof(*hd), hd->size - sizeof(*hd));
+}
+
 /*
  * Copies what RG holds into the queue and frees it for the kernel; the
  * caller holds MU.  Returns the records copied, or an error.
  */
 static int ring_drain(struct ift_stacks *s, struct ring *rg)
 {
-	struct perf_event_mmap_page *mp = rg->base;
-	const uint8_t *data = (const uint8_t *)rg->base + mp->data_offset;
-	uint64_t head = __atomic_load_n(&mp->data_head, __ATOMIC_ACQUIRE);
-	uint64_t tail = mp->data_tail;
-	int ret = 0, n = 0;
-
-	while (tail < head && s->queue.len < QUEUE_MAX_BYTES) {
-		struct perf_event_header hd;
-		size_t at = (size_t)(tail % rg->size);
-		const uint8_t *rec;
-
-		if (at + sizeof(hd) <= rg->size) {
-			memcpy(&hd, data + at, sizeof(hd));
-		} else {
-			size_t k = rg->size - at;
-
-			memcpy(&hd, data + at, k);
-			memcpy((uint8_t *)&hd + k, data, sizeof(hd) - k);
-		}
-		if (hd.size < sizeof(hd) || tail + hd.size > head)
-			break;
-		if (at + hd.size <= rg->size) {
-			rec = data + at;
-		} else {
-			size_t k = rg->size - at;
-
-			if (rg->tmpcap < hd.size) {
-				uint8_t *v = realloc(rg->tmp, hd.size);
-
-				if (!v) {
-					ret = -ENOMEM;
-					break;
-				}
-				rg->tmp = v;
-				rg->tmpcap = hd.size;
-			}
-			memcpy(rg->tmp, data + at, k);
-			memcpy(rg->tmp + k, data, hd.size - k);
-			rec = rg->tmp;
-		}
-		if ((ret = queue_put(s, &hd, rec + sizeof(hd), hd.size - sizeof(hd))) < 0)
-			break;
-		tail += hd.size;
-		n++;
-	}
-	__atomic_store_n(&mp->data_tail, tail, __ATOMIC_RELEASE);
-	return ret < 0 ? ret : n;
+	return ift_perfbuf_read(&rg->b, ring_record, s);
 }
 
 /* Every ring into the queue; the caller holds MU. */
@@ -724,7 +667,7 @@ static int drain_all(struct ift_stacks *s)
 	int n = 0, ret;
 
 	for (int c = 0; c < s->ncpus; c++) {
-		if (!s->rings[c].base)
+		if (!s->rings[c].b.base)
 			continue;
 		if ((ret = ring_drain(s, &s->rings[c])) < 0)
 			return ret;
@@ -751,8 +694,8 @@ static void *drain_main(void *arg)
 		}
 		ret = n = drain_all(s);
 		for (int c = 0; c < s->ncpus; c++)
-			if (s->rings[c].base && !s->rings[c].hup) {
-				pfd[np].fd = s->rings[c].fd;
+			if (s->rings[c].b.base && !s->rings[c].hup) {
+				pfd[np].fd = s->rings[c].b.fd;
 				pfd[np++].events = POLLIN;
 			}
 		pthread_mutex_unlock(&s->mu);
@@ -767,7 +710,7 @@ static void *drain_main(void *arg)
 			if (!(pfd[i].revents & (POLLHUP | POLLERR)))
 				continue;
 			for (c = 0; c < s->ncpus; c++)
-				if (s->rings[c].fd == pfd[i].fd)
+				if (s->rings[c].b.fd == pfd[i].fd)
 					s->rings[c].hup = true;
 		}
 		pthread_mutex_unlock(&s->mu);
@@ -919,9 +862,9 @@ void ift_stacks_stats(const struct ift_stacks *s, struct ift_stack_stats *st)
 	*st = s->st;
 	st->rings = st->ring_bytes = 0;
 	for (int c = 0; s->rings && c < s->ncpus; c++)
-		if (s->rings[c].base) {
+		if (s->rings[c].b.base) {
 			st->rings++;
-			st->ring_bytes = s->rings[c].size;
+			st->ring_bytes = s->rings[c].b.size;
 		}
 }
 
@@ -930,12 +873,8 @@ void ift_stacks_free(struct ift_stacks *s)
 	if (!s)
 		return;
 	ift_stacks_stop(s);
-	for (int c = 0; s->rings && c < s->ncpus; c++) {
-		if (s->rings[c].base)
-			munmap(s->rings[c].base, s->rings[c].size +
-			       (size_t)sysconf(_SC_PAGESIZE));
-		free(s->rings[c].tmp);
-	}
+	for (int c = 0; s->rings && c < s->ncpus; c++)
+		ift_perfbuf_release(&s->rings[c].b);
 	for (size_t i = 0; i < s->nfds; i++)
 		close(s->fds[i]);
 	free(s->fds);

@@ -425,7 +425,7 @@ static void test_late_events_kept(void **state)
 		sched_switch(&f, TID0 + i, "cpu0", TID0 + i, "cpu0");
 	merged_ts = f.ts;
 	flush_page(&f);
-	ift_decoder_cpu_idle(f.d, 1, merged_ts);
+	ift_decoder_cpu_idle(f.d, 0, 1, merged_ts);
 	assert_int_equal(ift_decoder_advance(f.d), 0);
 	assert_int_equal(ift_decoder_stats(f.d)->rows[IFT_T_SWITCHES], 4);
 
@@ -993,7 +993,7 @@ static void test_watermark(void **state)
 	calls_open(&u);
 	t = u.f[0].ts;
 	sw = &ift_decoder_stats(u.d)->rows[IFT_T_SWITCHES];
-	ift_decoder_cpu_idle(u.d, 0, t + 5000);
+	ift_decoder_cpu_idle(u.d, 0, 0, t + 5000);
 	at(&u.f[1], t + 12000);
 	sched_switch(&u.f[1], X, "x", X, "x");
 	at(&u.f[1], t + 15000);
@@ -1016,12 +1016,12 @@ static void test_watermark(void **state)
 	assert_int_equal(*sw, 0);
 
 	/* to 20: the switch at 12 and B's entry */
-	ift_decoder_cpu_idle(u.d, 0, t + 20000);
+	ift_decoder_cpu_idle(u.d, 0, 0, t + 20000);
 	assert_int_equal(ift_decoder_advance(u.d), 0);
 	assert_int_equal(*sw, 1);
 
 	/* to 26: B's call is complete, but A's, open since before it, is not */
-	ift_decoder_cpu_idle(u.d, 0, t + 26000);
+	ift_decoder_cpu_idle(u.d, 0, 0, t + 26000);
 	assert_int_equal(ift_decoder_advance(u.d), 0);
 	assert_int_equal(*sw, 1);
 	assert_int_equal(u.log.n, 0);
@@ -1035,7 +1035,7 @@ static void test_watermark(void **state)
 	assert_int_equal(u.log.n, 0);
 
 	/* CPU 1 idle to 30: A's return, and both calls, A's first */
-	ift_decoder_cpu_idle(u.d, 1, t + 30000);
+	ift_decoder_cpu_idle(u.d, 0, 1, t + 30000);
 	assert_int_equal(ift_decoder_advance(u.d), 0);
 	assert_int_equal(u.log.n, 2);
 	calls_close(&u, t + 40000);
