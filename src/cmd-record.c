@@ -362,6 +362,13 @@ static int record_parse(struct record_run *run, int argc, char **argv)
 	if (run->isolate_given && o->isolate && o->all)
 		return record_done(run, usage_error(usage, "--isolate goes with a command "
 						    "or -p: -a traces every process"));
+	/*
+	 * Isolated unless told otherwise: a bystander's call costs it nothing
+	 * instead of a trap, a traced call about what it costs through tracefs
+	 * (contrib/bench/overhead.sh, bystander.sh; docs/benchmarks.md).
+	 */
+	if (!run->isolate_given)
+		o->isolate = !o->all;
 	if ((o->stack_bytes || o->stack_period) && !o->stack)
 		return record_done(run, usage_error(usage, "--stack-size and "
 						    "--stack-period go with --stack"));

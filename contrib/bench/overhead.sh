@@ -123,11 +123,15 @@ run() {
 		echo >"$inst/set_event_pid"
 		echo 0 >"$inst/options/event-fork" ;;
 	ours)
-		"$ift" record -o "$work/o.trace" --cuda-lib "$tiny" --cuda-lib "$lib" -- \
+		"$ift" record --no-isolate -o "$work/o.trace" --cuda-lib "$tiny" --cuda-lib "$lib" -- \
 			"$loop" "$n" "$tiny" >"$work/out" 2>"$work/o.log"
 		bench_await_helpers ;;
+	ours-isolate)
+		"$ift" record --isolate -o "$work/o.trace" --cuda-lib "$tiny" --cuda-lib "$lib" -- \
+			"$loop" "$n" "$tiny" >"$work/out" 2>/dev/null
+		bench_await_helpers ;;
 	ours-no-host)
-		"$ift" record --no-host -o "$work/o.trace" --cuda-lib "$tiny" --cuda-lib "$lib" -- \
+		"$ift" record --no-isolate --no-host -o "$work/o.trace" --cuda-lib "$tiny" --cuda-lib "$lib" -- \
 			"$loop" "$n" "$tiny" >"$work/out" 2>/dev/null
 		bench_await_helpers ;;
 	trace-cmd)
@@ -140,7 +144,7 @@ run() {
 	grep -E '^[0-9.]+ [0-9.]+$' "$work/out" | tail -n 1 >"$work/r" || true
 }
 
-tools=(bare floor floor+cat floor+pid ours ours-no-host trace-cmd perf)
+tools=(bare floor floor+cat floor+pid ours ours-no-host ours-isolate trace-cmd perf)
 : >"$work/results"
 t0=$(date +%s)
 for i in $(seq "$reps"); do
@@ -170,12 +174,14 @@ for l in open(path):
     t, a, b = l.split()
     res.setdefault(t, ([], []))
     res[t][0].append(float(a)); res[t][1].append(float(b))
-tools = ["bare", "floor", "floor+cat", "floor+pid", "ours", "ours-no-host", "trace-cmd", "perf"]
+tools = ["bare", "floor", "floor+cat", "floor+pid", "ours", "ours-no-host", "ours-isolate", "trace-cmd",
+         "perf"]
 label = {"bare": "bare (no probes)", "floor": "bare uprobe floor, no reader",
          "floor+cat": "bare uprobe floor, `cat trace_pipe_raw` reader",
          "floor+pid": "bare uprobe floor, `set_event_pid` + `event-fork`, no reader",
-         "ours-no-host": "ingero-ftrace record --no-host (uprobes only)",
-         "ours": "**ingero-ftrace record**", "trace-cmd": "trace-cmd record -d", "perf": "perf record"}
+         "ours-no-host": "ingero-ftrace record --no-isolate --no-host (uprobes only)",
+         "ours": "**ingero-ftrace record --no-isolate** (uprobes through tracefs)",
+         "ours-isolate": "**ingero-ftrace record --isolate** (uprobes as per-task perf events)", "trace-cmd": "trace-cmd record -d", "perf": "perf record"}
 med = statistics.median
 fn = ["tiny `cudaSetDevice` (1 arg + ret)", "libcudart `cudaGetDeviceCount` (ret)"]
 print("## Overhead per probed call\n")
@@ -201,6 +207,11 @@ for t, target in (("floor", 1.05), ("floor+cat", 1.05), ("trace-cmd", 1.0), ("pe
     v = verdicts(r, lambda x: x <= target)
     verdict.append("%s %s" % (t, v))
     print("| %s | %s | %s | <= %.2f: %s |" % (label[t], mmm(r[0], "%.3f"), mmm(r[1], "%.3f"), target, v))
+# --isolate's choice (issue 18): the default when its overhead per traced
+# call is within 1.3x of the tracefs path's
+r = [[ov["ours-isolate"][f][i] / ov["ours"][f][i] for i in range(len(ov["ours"][f]))] for f in (0, 1)]
+print("\n| `--isolate` against `--no-isolate` (overhead ratio) | %s | %s | <= 1.30: %s |" %
+      (mmm(r[0], "%.3f"), mmm(r[1], "%.3f"), verdicts(r, lambda x: x <= 1.3)))
 print("\nWhat each of our differences costs, as overhead ratios (median of both functions' medians):"
       " the pid filter alone `floor+pid / floor` = %.3f; the host events (sched, kmem) and their decoding"
       " `ours / ours --no-host` = %.3f; the recorder without host events against the floor with a"
@@ -212,7 +223,7 @@ print("- bare: `%s %s TINY`" % (loop, n))
 print("- floor: the same four probes written to `uprobe_events` (group `iftov_PID`), enabled only in a private"
       " instance `instances/iftov_PID` (ring buffer overwriting; with `cat per_cpu/cpuN/trace_pipe_raw > file`"
       " per CPU for the reader row)")
-print("- ours: `%s record -o x.trace --cuda-lib TINY --cuda-lib LIB -- %s %s TINY`" % (ift, loop, n))
+print("- ours: `%s record [--no-isolate|--isolate] -o x.trace --cuda-lib TINY --cuda-lib LIB -- %s %s TINY`" % (ift, loop, n))
 print("- trace-cmd: `LD_PRELOAD=tracecmd-shim.so trace-cmd record -d -o tc.dat -e %s %s %s TINY`"
       " (group defined through `uprobe_events`)" % (gtc.split('_')[0] + "_PID", loop, n))
 print("- perf: `perf probe -x TINY 'G:ptiny=cudaSetDevice device=%%di:u64'`, `'G:ptiny_ret=cudaSetDevice%%return"

@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# Bystanders: what a process outside the trace pays per call of a probed
+# function while another command is recorded.  probe-loop (not traced) calls
+# the tiny library's cudaSetDevice and the real libcudart's
+# cudaGetDeviceCount N times each, alone and while each of these records a
+# command that maps both libraries (probe-loop itself, blocked before its
+# loops): `record --no-isolate` (uprobes through tracefs, armed in every
+# process that maps the file), `record --isolate` (per-task perf events,
+# armed in the traced tasks only), and trace-cmd with the same probes.
+# Alternated in each repetition.  Prints a markdown section.  Needs root.
+#
+#   bystander.sh BUILD_DIR [REPS]        (N=calls per loop, default 100000)
+set -euo pipefail
+build=${1:-build}
+reps=${2:-5}
+n=${N:-100000}
+top=$(cd "$(dirname "$0")/../.." && pwd)
+lib=${CUDART:-/usr/local/cuda-13.0/lib/libcudart.so.13}
+. "$top/contrib/bench/lib.sh"
+bench_paths "$build"
+[ -f "$lib" ] || { echo "bystander.sh: no CUDA runtime at '$lib' (set CUDART)" >&2; exit 1; }
+bench_setup bystander.sh
+
+work=$(mktemp -d /tmp/ift-bystander.XXXXXX)
+group=iftby_$$
+recpid=
+cleanup() {
+	[ -n "$recpid" ] && kill "$recpid" 2>/dev/null
+	bench_remove_group "$group"
+	rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+bench_build_loop "$bdir" "$lib"
+bench_shim "$work"
+toff=$(bench_fileoff "$tiny" cudaSetDevice)
+coff=$(bench_fileoff "$lib" cudaGetDeviceCount)
+{
+	echo "p:$group/tiny $tiny:$toff device=%di:u64"
+	echo "r:$group/tiny_ret $tiny:$toff ret=\$retval:s32"
+	echo "p:$group/count $lib:$coff"
+	echo "r:$group/count_ret $lib:$coff ret=\$retval:s32"
+} >>$T/uprobe_events
+
+# The recorded command: maps both libraries (probe-loop loads them), says
+# so, and waits on a fifo before its loops; one call each at the end.
+mkfifo "$work/go"
+traced=(bash -c 'echo >"$0.ready"; read -r _ <"$0"; exec "$1" 1 "$2"' "$work/go" "$loop" "$tiny")
+
+# run TOOL: the bystander's "tiny_ns cudart_ns" into $work/r
+run() {
+	local tool=$1
+	rm -f "$work/go.ready"
+	case $tool in
+	none) ;;
+	no-isolate|isolate)
+		"$ift" record -q --$tool -o "$work/o.trace" --cuda-lib "$tiny" --cuda-lib "$lib" -- \
+			"${traced[@]}" >/dev/null 2>"$work/rec.log" &
+		recpid=$! ;;
+	trace-cmd)
+		(cd "$work" && LD_PRELOAD="$work/shim.so" exec trace-cmd record -d -o tc.dat -e $group \
+			-- "${traced[@]}" >tc.log 2>&1) &
+		recpid=$! ;;
+	esac
+	if [ -n "$recpid" ]; then
+		# the command runs once its tracer has armed everything
+		while [ ! -e "$work/go.ready" ]; do
+			kill -0 "$recpid" 2>/dev/null || { echo "bystander.sh: $tool failed" >&2; exit 1; }
+			sleep 0.05
+		done
+	fi
+	"$loop" "$n" "$tiny" | grep -E '^[0-9.]+ [0-9.]+$' | tail -n 1 >"$work/r"
+	if [ -n "$recpid" ]; then
+		echo >"$work/go"
+		wait "$recpid" || { echo "bystander.sh: $tool failed: $(tail -n 2 "$work/rec.log" "$work/tc.log" 2>/dev/null)" >&2; exit 1; }
+		recpid=
+		bench_await_helpers
+	fi
+}
+
+tools=(none no-isolate isolate trace-cmd)
+: >"$work/results"
+for i in $(seq "$reps"); do
+	line="run $i:"
+	for k in "${!tools[@]}"; do
+		tool=${tools[$(((k + i - 1) % ${#tools[@]}))]}
+		run "$tool"
+		r=$(cat "$work/r")
+		[ -n "$r" ] || { echo "bystander.sh: no result under $tool" >&2; exit 1; }
+		echo "$tool $r" >>"$work/results"
+		line+=" $tool $r;"
+	done
+	echo "$line" >&2
+done
+
+python3 - "$work/results" "$n" "$reps" "$top/contrib/bench" <<'PY'
+import sys
+path, n, reps = sys.argv[1:4]
+sys.path.insert(0, sys.argv[4])
+from benchstat import mmm, verdicts
+res = {}
+for l in open(path):
+    t, a, b = l.split()
+    res.setdefault(t, ([], []))
+    res[t][0].append(float(a)); res[t][1].append(float(b))
+label = {"none": "nothing recorded",
+         "no-isolate": "`ingero-ftrace record --no-isolate` (tracefs uprobes)",
+         "isolate": "**`ingero-ftrace record --isolate`** (per-task perf events)",
+         "trace-cmd": "`trace-cmd record -e` the same four probes"}
+print("## Bystanders: an untraced process's calls while another command is recorded\n")
+print("`probe-loop %s`, not traced, calls a tiny library's `cudaSetDevice` and libcudart's"
+      " `cudaGetDeviceCount` %s times each while the recorded command (which maps both libraries)"
+      " waits; %s repetitions, alternated. ns per call:\n" % (n, n, reps))
+print("| while | tiny `cudaSetDevice` min / median / max | libcudart `cudaGetDeviceCount` min / median / max |")
+print("|---|---|---|")
+for t in ("none", "no-isolate", "isolate", "trace-cmd"):
+    print("| %s | %s | %s |" % (label[t], mmm(res[t][0], "%.1f"), mmm(res[t][1], "%.1f")))
+extra = [[res["isolate"][f][i] - res["none"][f][i] for i in range(len(res["none"][f]))] for f in (0, 1)]
+print("\nTarget: with `--isolate` a bystander pays nothing, within 20 ns of its calls with nothing"
+      " recorded: %s." % verdicts(extra, lambda x: x <= 20, "%.1f"))
+PY
