@@ -654,29 +654,43 @@ static void calls_close(struct calls_ut *u, uint64_t stop_ts)
 	rmdir(u->dir);
 }
 
-/* An entry of probe P by TID with the values of its args. */
-static void uentry(struct feed *f, int p, int32_t tid, const uint64_t *args)
+/* The record of an entry of probe P by TID with ARGS into REC; its length. */
+static size_t entry_rec(uint8_t *rec, int p, int32_t tid, const uint64_t *args)
 {
-	uint8_t rec[16 + 8 * IFT_CALL_MAX_ARGS] = { 0 };
 	uint64_t ip = 0x7f0000010000ULL + 0x100 * (uint64_t)p;
 
 	common(rec, (uint16_t)(ID_UPROBE0 + 2 * p), tid);
 	memcpy(rec + 8, &ip, 8);
 	memcpy(rec + 16, args, 8 * specs[p].nargs);
-	put(f, rec, 16 + 8 * specs[p].nargs);
+	return 16 + 8 * specs[p].nargs;
 }
 
-/* A return of probe P in TID with value RET. */
-static void uret(struct feed *f, int p, int32_t tid, int32_t ret)
+/* The record of a return of probe P in TID with value RET into REC (28 bytes). */
+static size_t ret_rec(uint8_t *rec, int p, int32_t tid, int32_t ret)
 {
-	uint8_t rec[28] = { 0 };
 	uint64_t func = 0x7f0000010000ULL + 0x100 * (uint64_t)p, ret_ip = 0x401234;
 
 	common(rec, (uint16_t)(ID_UPROBE0 + 2 * p + 1), tid);
 	memcpy(rec + 8, &func, 8);
 	memcpy(rec + 16, &ret_ip, 8);
 	memcpy(rec + 24, &ret, 4);
-	put(f, rec, sizeof(rec));
+	return 28;
+}
+
+/* An entry of probe P by TID with the values of its args. */
+static void uentry(struct feed *f, int p, int32_t tid, const uint64_t *args)
+{
+	uint8_t rec[16 + 8 * IFT_CALL_MAX_ARGS] = { 0 };
+
+	put(f, rec, entry_rec(rec, p, tid, args));
+}
+
+/* A return of probe P in TID with value RET. */
+static void uret(struct feed *f, int p, int32_t tid, int32_t ret)
+{
+	uint8_t rec[28] = { 0 };
+
+	put(f, rec, ret_rec(rec, p, tid, ret));
 }
 
 static void process_exit(struct feed *f, int32_t tid, const char *comm)
@@ -1050,6 +1064,67 @@ static void test_watermark(void **state)
 }
 
 /*
+ * test_perf_records_merge: with --isolate the uprobe records come from a
+ * CPU's perf ring, one by one (ift_decoder_record), beside the same CPU's
+ * tracefs pages.  Each is a queue of its own: a perf ring not yet read up
+ * to a time holds back every event after it, and the call a perf entry and
+ * return make is a row like any other, merged in time order with the
+ * switches of the pages.  The perf source's idle note is its own.
+ */
+static void test_perf_records_merge(void **state)
+{
+	const uint64_t args[] = { 9, 8, 7, 6 };
+	const int32_t A = TID0, X = TID0 + 2;
+	uint8_t rec[16 + 8 * IFT_CALL_MAX_ARGS] = { 0 };
+	const uint64_t *sw;
+	struct calls_ut u;
+	uint64_t t;
+
+	(void)state;
+	calls_open(&u);
+	t = u.f[0].ts;
+	sw = &ift_decoder_stats(u.d)->rows[IFT_T_SWITCHES];
+	/* the pages: switches at 12 and 25 on CPU 0, CPU 1 idle to 40 */
+	at(&u.f[0], t + 12000);
+	sched_switch(&u.f[0], X, "x", X, "x");
+	at(&u.f[0], t + 25000);
+	sched_switch(&u.f[0], X, "x", X, "x");
+	flush_page(&u.f[0]);
+	ift_decoder_cpu_idle(u.d, 0, 1, t + 40000);
+	/* CPU 0's perf ring: A's entry at 10, read so far */
+	assert_int_equal(ift_decoder_record(u.d, 0, t + 10000, rec,
+					    (uint32_t)entry_rec(rec, P_MEMCPY, A, args)), 0);
+	assert_int_equal(ift_decoder_advance(u.d), 0);
+	/* the ring is read to 10 only: the switch at 12 waits */
+	assert_int_equal(*sw, 0);
+
+	/* the ring empty at 20: the switch at 12 goes, not the one at 25 */
+	ift_decoder_cpu_idle(u.d, 1, 0, t + 20000);
+	assert_int_equal(ift_decoder_advance(u.d), 0);
+	assert_int_equal(*sw, 1);
+	assert_int_equal(u.log.n, 0);
+
+	/* A's return at 30 from the ring: the pages are read to 25 only */
+	memset(rec, 0, sizeof(rec));
+	assert_int_equal(ift_decoder_record(u.d, 0, t + 30000, rec,
+					    (uint32_t)ret_rec(rec, P_MEMCPY, A, 3)), 0);
+	assert_int_equal(ift_decoder_advance(u.d), 0);
+	assert_int_equal(*sw, 2);
+	assert_int_equal(u.log.n, 0);
+
+	/* CPU 0's tracefs ring empty at 35: the return, and the call */
+	ift_decoder_cpu_idle(u.d, 0, 0, t + 35000);
+	assert_int_equal(ift_decoder_advance(u.d), 0);
+	assert_int_equal(u.log.n, 1);
+	calls_close(&u, t + 50000);
+
+	expect_call(&u, 0, &(struct want){ .ts = t + 10000, .cpu = 0, .tid = A,
+					   .probe = P_MEMCPY, .dur = 20000, .ret = 3,
+					   .args = { 9, 8, 7, 6 } });
+	assert_int_equal(u.stats.rows[IFT_T_SWITCHES], 2);
+}
+
+/*
  * test_reused_tid_closes_calls: a task's exit went unseen (its event lost
  * or filtered) and the kernel gave its tid to a new task.  The call the old
  * task left open is a NO_RETURN row lasting up to the new task's birth, as
@@ -1205,6 +1280,7 @@ int main(void)
 		cmocka_unit_test(test_lost_return_unwinds),
 		cmocka_unit_test(test_threads_across_cpus),
 		cmocka_unit_test(test_watermark),
+		cmocka_unit_test(test_perf_records_merge),
 		cmocka_unit_test(test_reused_tid_closes_calls),
 		cmocka_unit_test(test_runaway_nesting),
 		cmocka_unit_test(test_probes_synced_after_failure),
