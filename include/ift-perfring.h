@@ -66,6 +66,9 @@ typedef int (*ift_perfring_fn)(void *ctx, int cpu, uint64_t ts, const void *raw,
  */
 int ift_perfring_read(struct ift_perfring *p, int cpu, ift_perfring_fn fn, void *ctx);
 
+/* The bytes CPU's ring holds, unread; its size in *SIZE. */
+size_t ift_perfring_pending(struct ift_perfring *p, int cpu, size_t *size);
+
 /* The CPUs (rings) there may be. */
 int ift_perfring_ncpus(const struct ift_perfring *p);
 

@@ -761,7 +761,19 @@ static void *reader_main(void *arg)
 				ret = q_push(r, 0, cpu, NULL, -1, before - IDLE_MARGIN_NS);
 			if (!r->iso || ret < 0 || cpu >= ift_perfring_ncpus(r->iso))
 				continue;
-			/* a perf ring holds whole records: all of them, each time */
+			/*
+			 * A perf ring holds whole records, read in batches as
+			 * the tracefs pages are: once an eighth of it is used,
+			 * else at the partial pages' pace.  Read at every
+			 * record, the reader never slept, and took the CPU
+			 * the decoding and the traced program wanted.
+			 */
+			size_t size, used = ift_perfring_pending(r->iso, cpu, &size);
+
+			if (!used && !partial)
+				continue;
+			if (used < size / 8 && !partial)
+				continue;
 			n = perf_drain(r, &pk, cpu);
 			if (n < 0) {
 				ret = n;

@@ -2,11 +2,12 @@
 /*
  * --isolate: the uprobe events as per-task perf events (see ift-perfring.h).
  *
- * A sample is PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_RAW, in that
- * order in the record: u64 time; u32 cpu, u32 res; u32 size; the raw bytes,
+ * A sample is PERF_SAMPLE_TIME | PERF_SAMPLE_RAW, in that order in the
+ * record: u64 time; u32 size; the raw bytes,
  * which are the event's record as the tracefs ring holds it (common_type,
  * common_flags, common_preempt_count, common_pid, then the fetch args),
- * padded so the record stays 8-aligned.  Rings are mapped by the thread that
+ * padded so the record stays 8-aligned.  Its CPU is its ring's: every event
+ * of a CPU writes there, and an inherited one writes to its parent's.  Rings are mapped by the thread that
  * attaches and read by the reader thread: MU covers both.
  */
 #include <errno.h>
@@ -114,7 +115,7 @@ static int open_one(struct ift_perfring *p, int tp_id, pid_t tid, int cpu)
 	a.type = PERF_TYPE_TRACEPOINT;
 	a.config = (uint64_t)tp_id;
 	a.sample_period = 1;
-	a.sample_type = PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_RAW;
+	a.sample_type = PERF_SAMPLE_TIME | PERF_SAMPLE_RAW;
 	a.inherit = 1;
 	/* nobody waits on the rings: the reader polls them */
 	a.wakeup_events = 0;
@@ -191,19 +192,18 @@ static int on_record(void *arg, const struct perf_event_header *h)
 	const uint8_t *b = (const uint8_t *)(h + 1);
 	size_t len = h->size - sizeof(*h);
 	uint64_t ts, lost;
-	uint32_t cpu, size;
+	uint32_t size;
 
 	switch (h->type) {
 	case PERF_RECORD_SAMPLE:
-		if (len < 20)
+		if (len < 12)
 			return 0;
 		memcpy(&ts, b, 8);
-		memcpy(&cpu, b + 8, 4);
-		memcpy(&size, b + 16, 4);
-		if (size > len - 20)
+		memcpy(&size, b + 8, 4);
+		if (size > len - 12)
 			return 0;
 		rc->p->st.records++;
-		return rc->fn(rc->ctx, (int)cpu, ts, b + 20, size);
+		return rc->fn(rc->ctx, rc->cpu, ts, b + 12, size);
 	case PERF_RECORD_LOST:
 		/* u64 id, u64 lost */
 		if (len >= 16) {
@@ -227,6 +227,20 @@ int ift_perfring_read(struct ift_perfring *p, int cpu, ift_perfring_fn fn, void 
 	ret = ift_perfbuf_read(&p->rings[cpu], on_record, &rc);
 	pthread_mutex_unlock(&p->mu);
 	return ret;
+}
+
+size_t ift_perfring_pending(struct ift_perfring *p, int cpu, size_t *size)
+{
+	size_t n;
+
+	*size = 0;
+	if (cpu < 0 || cpu >= p->ncpus)
+		return 0;
+	pthread_mutex_lock(&p->mu);
+	n = ift_perfbuf_pending(&p->rings[cpu]);
+	*size = p->rings[cpu].size;
+	pthread_mutex_unlock(&p->mu);
+	return n;
 }
 
 void ift_perfring_stats(const struct ift_perfring *p, struct ift_perfring_stats *st)

@@ -94,3 +94,12 @@ int ift_perfbuf_read(struct ift_perfbuf *b, ift_perfbuf_fn fn, void *ctx)
 	__atomic_store_n(&mp->data_tail, tail, __ATOMIC_RELEASE);
 	return ret < 0 ? ret : n;
 }
+
+size_t ift_perfbuf_pending(const struct ift_perfbuf *b)
+{
+	const struct perf_event_mmap_page *mp = b->base;
+
+	if (!mp)
+		return 0;
+	return (size_t)(__atomic_load_n(&mp->data_head, __ATOMIC_ACQUIRE) - mp->data_tail);
+}

@@ -43,4 +43,7 @@ typedef int (*ift_perfbuf_fn)(void *ctx, const struct perf_event_header *h);
  */
 int ift_perfbuf_read(struct ift_perfbuf *b, ift_perfbuf_fn fn, void *ctx);
 
+/* The bytes written and not yet read (0 when nothing is mapped). */
+size_t ift_perfbuf_pending(const struct ift_perfbuf *b);
+
 #endif
