@@ -25,6 +25,8 @@ echo
 echo
 "$here/overhead.sh" "$build" "$reps"
 echo
+"$here/bystander.sh" "$build" "$reps"
+echo
 N=$stack_n "$here/stack.sh" "$build" "$reps"
 echo
 "$here/finish.sh" "$build" "$reps"
@@ -58,8 +60,19 @@ cat <<'MD'
   same zero-copy path (`tracefs_cpu_pipe()` into a pipe, or `mmap()` of
   `trace_pipe_raw` on kernels that allow it, then decoding from there),
   measured against this table. Tracefs has no per-process uprobe filter:
-  perf's per-task events arm the breakpoint only in the traced processes,
-  which is why perf's figures differ.
+  perf's per-task events arm the breakpoint only in the traced processes.
+- **Isolation** (`record --isolate`, the default with a command or `-p`;
+  target: a traced call within 1.3x of the tracefs path, bystanders at
+  their bare cost). The same per-task perf events as perf's spare every
+  other process (the bystanders section), and cost each traced call more
+  than a tracefs uprobe: the kernel's perf output (`perf_tp_event`, a
+  sample per event) is heavier than its ftrace ring write, as perf
+  record's own row shows against the floor. Ours stays below perf
+  record's (its reader sleeps between batches, an eighth of a ring or
+  50 ms). The medians have come out within 1.3x (1.15 and 1.23 in the run
+  that made isolation the default), the ranges not always: where a
+  traced program's calls matter more than its neighbours', `--no-isolate`
+  gives the tracefs path back.
 - **Capacity** (target: no loss where a peer loses none). With 2 threads
   calling flat out and 2 page-faulting processes on 2 CPUs, a recorder that
   read, decoded and compressed in one thread lost 1 to 7% of the events in
