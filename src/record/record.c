@@ -31,6 +31,7 @@
 #include "ift-sample.h"
 #include "ift-stack.h"
 #include "ift-version.h"
+#include "util/array.h"
 
 #define SAMPLE_EVERY_NS		100000000ULL	/* /proc about ten times a second */
 #define FLUSH_EVERY_NS		1000000000ULL	/* a crash loses at most a second */
@@ -326,6 +327,8 @@ static int write_metadata(struct ift_recorder *r)
 	write_fault_cost(w, "host.page_fault_ns.start");
 	write_probe_cost(r);
 	ift_writer_meta(w, "clock.source", ift_probe_clock(r->probes));
+	/* where the uprobes were armed: the traced tasks only, or every process */
+	ift_writer_meta(w, "record.isolate", r->plan.isolate ? "1" : "0");
 	ift_writer_metaf(w, "clock.wall_offset_ns", "%" PRId64,
 			 ((int64_t)rt.tv_sec - (int64_t)mt.tv_sec) * (int64_t)1000000000 +
 			 ((int64_t)rt.tv_nsec - (int64_t)mt.tv_nsec));
@@ -547,45 +550,59 @@ int ift_recorder_create(const struct ift_record_opts *opts,
 	return 0;
 }
 
-int ift_recorder_add_pid(struct ift_recorder *r, pid_t pid)
+/*
+ * The threads PID has now, into *TIDS (the caller frees it) and *N.  0, or
+ * -errno when /proc cannot list them (the process is gone, or no /proc).
+ */
+static int list_tids(pid_t pid, pid_t **tids, size_t *n)
 {
-	pid_t *tids = NULL;
-	size_t n = 0, cap = 0;
+	size_t cap = 0;
 	struct dirent *de;
 	char path[64];
 	DIR *dir;
+
+	*tids = NULL;
+	*n = 0;
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	if (!(dir = opendir(path)))
+		return -errno;
+	while ((de = readdir(dir))) {
+		pid_t tid = (pid_t)strtol(de->d_name, NULL, 10);
+
+		if (tid <= 0)
+			continue;
+		if (ift_array_grow((void **)tids, &cap, *n + 1, sizeof(**tids)) < 0) {
+			closedir(dir);
+			free(*tids);
+			*tids = NULL;
+			*n = 0;
+			return -ENOMEM;
+		}
+		(*tids)[(*n)++] = tid;
+	}
+	closedir(dir);
+	return 0;
+}
+
+int ift_recorder_add_pid(struct ift_recorder *r, pid_t pid)
+{
+	pid_t *tids;
+	size_t n;
 	int ret;
 
 	if ((ret = ift_decoder_add_root(r->dec, pid)) < 0)
 		return ret;
 	/* the kernel filter takes tids: every thread the process has now */
-	snprintf(path, sizeof(path), "/proc/%d/task", pid);
-	dir = opendir(path);
-	if (!dir) {
+	ret = list_tids(pid, &tids, &n);
+	if (ret == -ENOMEM)
+		return ret;
+	if (ret < 0) {
 		if (r->iso && (ret = ift_perfring_attach(r->iso, pid, 0)) < 0)
 			return fail(r, "open the isolated uprobe events", ret);
 		if (r->stacks && (ret = ift_stacks_attach(r->stacks, pid, true)) < 0)
 			return fail(r, "open the stack sampling events", ret);
 		return ift_probe_add_pids(r->probes, &pid, 1);
 	}
-	while ((de = readdir(dir))) {
-		pid_t tid = (pid_t)strtol(de->d_name, NULL, 10);
-
-		if (tid <= 0)
-			continue;
-		if (n == cap) {
-			pid_t *v = realloc(tids, (cap = cap ? cap * 2 : 64) * sizeof(*v));
-
-			if (!v) {
-				closedir(dir);
-				free(tids);
-				return -ENOMEM;
-			}
-			tids = v;
-		}
-		tids[n++] = tid;
-	}
-	closedir(dir);
 	/*
 	 * perf events are per thread: each one, following what it creates.
 	 * The isolated uprobe events first: a uprobe calls its perf consumers
@@ -699,14 +716,13 @@ static int pack_record(void *ctx, int cpu, uint64_t ts, const void *raw, uint32_
 /* Reads CPU's perf ring into the queue; the records read, or an error. */
 static int perf_drain(struct ift_recorder *r, struct perfpack *pk, int cpu)
 {
-	int n;
+	int n, ret;
 
 	pk->cpu = cpu;
 	n = ift_perfring_read(r->iso, cpu, pack_record, pk);
 	if (n < 0)
 		return n;
-	int ret = pack_flush(pk);
-
+	ret = pack_flush(pk);
 	return ret < 0 ? ret : n;
 }
 
@@ -770,9 +786,7 @@ static void *reader_main(void *arg)
 			 */
 			size_t size, used = ift_perfring_pending(r->iso, cpu, &size);
 
-			if (!used && !partial)
-				continue;
-			if (used < size / 8 && !partial)
+			if (!partial && used < size / 8)
 				continue;
 			n = perf_drain(r, &pk, cpu);
 			if (n < 0) {
@@ -1016,25 +1030,19 @@ static int isolate_late(struct ift_recorder *r)
 		return ret;
 	np = ift_decoder_processes(r->dec, &pids);
 	for (size_t i = 0; i < np; i++) {
-		char path[64];
-		struct dirent *de;
-		DIR *dir;
+		pid_t *tids;
+		size_t n;
 
-		snprintf(path, sizeof(path), "/proc/%d/task", pids[i]);
-		if (!(dir = opendir(path)))
-			continue;	/* gone */
-		while ((de = readdir(dir))) {
-			pid_t tid = (pid_t)strtol(de->d_name, NULL, 10);
-
-			if (tid <= 0)
-				continue;
-			ret = ift_perfring_attach(r->iso, tid, from);
-			if (ret < 0 && ret != -ESRCH) {
-				closedir(dir);
-				return ret;
-			}
-		}
-		closedir(dir);
+		ret = list_tids(pids[i], &tids, &n);
+		if (ret == -ENOMEM)
+			return ret;
+		/* a task gone meanwhile is no error */
+		for (size_t k = 0; k < n && ret >= 0; k++)
+			if ((ret = ift_perfring_attach(r->iso, tids[k], from)) == -ESRCH)
+				ret = 0;
+		free(tids);
+		if (ret < 0)
+			return ret;
 	}
 	return 0;
 }
