@@ -47,6 +47,9 @@ int main(int argc, char **argv)
 				if (!b)
 					_exit(1);
 				memset(b, r + 1, bytes);
+				/* the pages are used: the compiler may not drop the
+				   malloc, memset and free as dead */
+				__asm__ volatile("" : : "r"(b) : "memory");
 				free(b);
 			}
 			_exit(0);
