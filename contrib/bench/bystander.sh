@@ -79,20 +79,7 @@ run() {
 	fi
 }
 
-tools=(none no-isolate isolate trace-cmd)
-: >"$work/results"
-for i in $(seq "$reps"); do
-	line="run $i:"
-	for k in "${!tools[@]}"; do
-		tool=${tools[$(((k + i - 1) % ${#tools[@]}))]}
-		run "$tool"
-		r=$(cat "$work/r")
-		[ -n "$r" ] || { echo "bystander.sh: no result under $tool" >&2; exit 1; }
-		echo "$tool $r" >>"$work/results"
-		line+=" $tool $r;"
-	done
-	echo "$line" >&2
-done
+bench_alternate bystander.sh "$reps" none no-isolate isolate trace-cmd
 
 python3 - "$work/results" "$n" "$reps" "$top/contrib/bench" <<'PY'
 import sys

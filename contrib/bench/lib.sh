@@ -92,3 +92,29 @@ bench_await_helpers() {
 	done
 	return 0
 }
+
+# bench_alternate NAME REPS TOOL...: REPS repetitions, each running every
+# TOOL once through the script's own `run TOOL` (which leaves its result
+# line in $work/r, and what else it measured in $work/e if anything), the
+# order rotated each time so no tool always runs first after a pause.
+# Appends "TOOL RESULT [EXTRA]" to $work/results; logs a line per
+# repetition on stderr.  Fails when a tool gives no result.
+bench_alternate() {
+	local name=$1 reps=$2 i k tool r line
+	shift 2
+	local tools=("$@")
+	: >"$work/results"
+	for ((i = 1; i <= reps; i++)); do
+		line="run $i:"
+		for k in "${!tools[@]}"; do
+			tool=${tools[$(((k + i - 1) % ${#tools[@]}))]}
+			: >"$work/e"
+			run "$tool"	# not in $(...): its background pids must stay ours
+			r=$(cat "$work/r")
+			[ -n "$r" ] || { echo "$name: $tool printed no result" >&2; exit 1; }
+			echo "$tool $r $(cat "$work/e")" >>"$work/results"
+			line+=" $tool $r;"
+		done
+		echo "$line" >&2
+	done
+}

@@ -144,22 +144,9 @@ run() {
 	grep -E '^[0-9.]+ [0-9.]+$' "$work/out" | tail -n 1 >"$work/r" || true
 }
 
-tools=(bare floor floor+cat floor+pid ours ours-no-host ours-isolate trace-cmd perf)
-: >"$work/results"
 t0=$(date +%s)
-for i in $(seq "$reps"); do
-	# rotate the order too, so no tool always runs first after a pause
-	line="run $i:"
-	for k in "${!tools[@]}"; do
-		tool=${tools[$(((k + i - 1) % ${#tools[@]}))]}
-		run "$tool"	# not in $(...): the readers' pids must stay visible to cleanup
-		r=$(cat "$work/r")
-		[ -n "$r" ] || { echo "overhead.sh: $tool printed no result" >&2; exit 1; }
-		echo "$tool $r" >>"$work/results"
-		line+=" $tool $r;"
-	done
-	echo "$line" >&2
-done
+bench_alternate overhead.sh "$reps" bare floor floor+cat floor+pid ours ours-no-host ours-isolate \
+	trace-cmd perf
 echo "total $(($(date +%s) - t0)) s" >&2
 ours_events=$(sed -n 's/^recorded .*: \([0-9,]*\) kernel events.*/\1/p' "$work/o.log" | tr -d ,)
 

@@ -71,21 +71,8 @@ if out:
 PY
 }
 
-tools=(bare record stack stack10)
-: >"$work/results"
 t0=$(date +%s)
-for i in $(seq "$reps"); do
-	line="run $i:"
-	for k in "${!tools[@]}"; do
-		tool=${tools[$(((k + i - 1) % ${#tools[@]}))]}
-		run "$tool"
-		r=$(cat "$work/r")
-		[ -n "$r" ] || { echo "stack.sh: $tool printed no result" >&2; exit 1; }
-		echo "$tool $r" >>"$work/results"
-		line+=" $tool ${r%% *};"
-	done
-	echo "$line" >&2
-done
+bench_alternate stack.sh "$reps" bare record stack stack10
 echo "total $(($(date +%s) - t0)) s" >&2
 
 python3 - "$work/results" "$n" "$reps" "$ift" "$tiny" "$lib" "$loop" <<'PY'

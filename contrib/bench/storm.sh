@@ -30,37 +30,25 @@ events=(-e sched:sched_switch -e sched:sched_wakeup -e sched:sched_waking
 
 # run TOOL: the storm's seconds into $work/r, the trace's events and bytes into $work/e
 run() {
-	: >"$work/e"
 	case $1 in
 	bare)
-		"${cmd[@]}" >"$work/r" ;;
+		"${cmd[@]}" >"$work/out" ;;
 	ours)
-		"$ift" record -o "$work/o.trace" -- "${cmd[@]}" >"$work/r" 2>"$work/o.log"
+		"$ift" record -o "$work/o.trace" -- "${cmd[@]}" >"$work/out" 2>"$work/o.log"
 		bench_await_helpers
 		echo "$(sed -n 's/^recorded .*: \([0-9,]*\) kernel events.*/\1/p' "$work/o.log" | tr -d ,)" \
 			"$(stat -c %s "$work/o.trace")" >"$work/e" ;;
 	trace-cmd)
 		(cd "$work" && LD_PRELOAD="$work/shim.so" trace-cmd record -F -c -d -o tc.dat \
-			"${events[@]}" -- "${cmd[@]}" >r 2>tc.log) ||
+			"${events[@]}" -- "${cmd[@]}" >out 2>tc.log) ||
 			{ echo "storm.sh: trace-cmd failed: $(tail -n 2 "$work/tc.log")" >&2; exit 1; }
 		echo "? $(stat -c %s "$work/tc.dat")" >"$work/e" ;;
 	esac
+	# trace-cmd writes to the same stdout: the storm's own line
+	grep -E '^[0-9.]+$' "$work/out" | tail -n 1 >"$work/r" || true
 }
 
-tools=(bare ours trace-cmd)
-: >"$work/results"
-for i in $(seq "$reps"); do
-	line="run $i:"
-	for k in "${!tools[@]}"; do
-		tool=${tools[$(((k + i - 1) % ${#tools[@]}))]}
-		run "$tool"
-		r=$(grep -E '^[0-9.]+$' "$work/r" | tail -n 1)
-		[ -n "$r" ] || { echo "storm.sh: no result under $tool" >&2; exit 1; }
-		echo "$tool $r $(cat "$work/e")" >>"$work/results"
-		line+=" $tool $r;"
-	done
-	echo "$line" >&2
-done
+bench_alternate storm.sh "$reps" bare ours trace-cmd
 
 python3 - "$work/results" "$reps" "$rounds" "$top/contrib/bench" <<'PY'
 import sys
