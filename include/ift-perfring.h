@@ -17,6 +17,10 @@
  * tracefs ring holds (PERF_SAMPLE_RAW), stamped with the trace clock.
  * One ring per CPU, events x CPUs descriptors per task attached.
  *
+ * Threads: ift_perfring_read() and ift_perfring_pending() may run on a
+ * reader thread while the caller's thread attaches, adds events, disables
+ * and asks for the stats; the rest (alloc, free) on the caller's alone.
+ *
  * Reads perf rings; nothing here prints or exits.
  */
 #include <stdbool.h>
@@ -79,7 +83,7 @@ struct ift_perfring_stats {
 	uint64_t tasks;		/* attaches */
 	uint64_t ring_bytes;	/* the data area of each ring */
 };
-void ift_perfring_stats(const struct ift_perfring *p, struct ift_perfring_stats *st);
+void ift_perfring_stats(struct ift_perfring *p, struct ift_perfring_stats *st);
 
 /* Closes the events (disarming the breakpoints) and frees P (NULL is fine). */
 void ift_perfring_free(struct ift_perfring *p);

@@ -8,7 +8,9 @@
  * common_flags, common_preempt_count, common_pid, then the fetch args),
  * padded so the record stays 8-aligned.  Its CPU is its ring's: every event
  * of a CPU writes there, and an inherited one writes to its parent's.  Rings are mapped by the thread that
- * attaches and read by the reader thread: MU covers both.
+ * attaches and read by the reader thread: MU covers the rings, and only
+ * them, so that attaching to a process of many threads (thousands of
+ * perf_event_open) never holds the reader, and its tracefs rings, up.
  */
 #include <errno.h>
 #include <linux/perf_event.h>
@@ -137,7 +139,6 @@ int ift_perfring_attach(struct ift_perfring *p, pid_t tid, size_t from)
 
 	if (from >= p->nev)
 		return 0;
-	pthread_mutex_lock(&p->mu);
 	for (int cpu = 0; cpu < p->ncpus && ret >= 0; cpu++) {
 		for (size_t i = from; i < p->nev; i++) {
 			int fd = open_one(p, p->ev[i], tid, cpu);
@@ -156,27 +157,26 @@ int ift_perfring_attach(struct ift_perfring *p, pid_t tid, size_t from)
 				break;
 			}
 			p->fds[p->nfds++] = fd;
+			pthread_mutex_lock(&p->mu);
 			if (p->rings[cpu].fd < 0)
 				ret = ift_perfbuf_map(&p->rings[cpu], fd, p->o.ring_kb);
 			else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, p->rings[cpu].fd) < 0)
 				ret = -errno;
+			pthread_mutex_unlock(&p->mu);
 			if (ret < 0)
 				break;
 		}
 	}
 	if (ret >= 0)
 		p->st.tasks++;
-	pthread_mutex_unlock(&p->mu);
 	return ret;
 }
 
 void ift_perfring_disable(struct ift_perfring *p)
 {
 	/* an inherited event goes with its parent */
-	pthread_mutex_lock(&p->mu);
 	for (size_t i = 0; i < p->nfds; i++)
 		ioctl(p->fds[i], PERF_EVENT_IOC_DISABLE, 0);
-	pthread_mutex_unlock(&p->mu);
 }
 
 struct read_ctx {
@@ -243,14 +243,16 @@ size_t ift_perfring_pending(struct ift_perfring *p, int cpu, size_t *size)
 	return n;
 }
 
-void ift_perfring_stats(const struct ift_perfring *p, struct ift_perfring_stats *st)
+void ift_perfring_stats(struct ift_perfring *p, struct ift_perfring_stats *st)
 {
+	pthread_mutex_lock(&p->mu);
 	*st = p->st;
-	st->fds = p->nfds;
 	st->ring_bytes = 0;
 	for (int c = 0; c < p->ncpus; c++)
 		if (p->rings[c].base)
 			st->ring_bytes = p->rings[c].size;
+	pthread_mutex_unlock(&p->mu);
+	st->fds = p->nfds;
 }
 
 void ift_perfring_free(struct ift_perfring *p)
