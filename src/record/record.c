@@ -726,6 +726,35 @@ static int perf_drain(struct ift_recorder *r, struct perfpack *pk, int cpu)
 	return ret < 0 ? ret : n;
 }
 
+/*
+ * --isolate: reads CPU's perf ring into the queue when it is an eighth full,
+ * or LAST (when it was last read) is PARTIAL_EVERY_NS ago, and notes it
+ * empty from then.  Its own pace, not the tracefs ring's: a page storm keeps
+ * that one busy, and a perf ring read only with partial tracefs pages went
+ * unread for the storm, holding the merge back until its records came late.
+ * Read at every record, the reader never slept.  The records read, or an
+ * error.
+ */
+static int perf_round(struct ift_recorder *r, struct perfpack *pk, int cpu, uint64_t *last)
+{
+	uint64_t now = ift_now_ns();
+	size_t size, used = ift_perfring_pending(r->iso, cpu, &size);
+	int n;
+
+	if (used < size / 8 && now - *last < PARTIAL_EVERY_NS)
+		return 0;
+	*last = now;
+	n = perf_drain(r, pk, cpu);
+	/* read to its head at NOW: nothing older can still come */
+	if (n >= 0 && r->mono && now > IDLE_MARGIN_NS) {
+		int ret = q_push(r, 1, cpu, NULL, -1, now - IDLE_MARGIN_NS);
+
+		if (ret < 0)
+			return ret;
+	}
+	return n;
+}
+
 static void *reader_main(void *arg)
 {
 	struct ift_recorder *r = arg;
@@ -733,8 +762,10 @@ static void *reader_main(void *arg)
 	int ncpus = ift_ring_ncpus(r->ring), ret = 0;
 	uint64_t *last = calloc((size_t)ncpus, sizeof(*last));	/* a CPU's last read */
 	struct perfpack pk = { r, 0, 0, (size_t)ift_ring_page_size(r->ring), NULL };
+	uint64_t *plast = NULL;					/* its perf ring's */
 
-	if (!last || (r->iso && !(pk.buf = malloc(pk.cap)))) {
+	if (!last || (r->iso && (!(pk.buf = malloc(pk.cap)) ||
+		!(plast = calloc((size_t)ift_perfring_ncpus(r->iso), sizeof(*plast)))))) {
 		ret = -ENOMEM;
 		goto out;
 	}
@@ -775,27 +806,14 @@ static void *reader_main(void *arg)
 			/* empty at BEFORE: nothing older than that can still come */
 			if (n == 0 && partial && r->mono && before > IDLE_MARGIN_NS)
 				ret = q_push(r, 0, cpu, NULL, -1, before - IDLE_MARGIN_NS);
-			if (!r->iso || ret < 0 || cpu >= ift_perfring_ncpus(r->iso))
-				continue;
-			/*
-			 * A perf ring holds whole records, read in batches as
-			 * the tracefs pages are: once an eighth of it is used,
-			 * else at the partial pages' pace.  Read at every
-			 * record, the reader never slept, and took the CPU
-			 * the decoding and the traced program wanted.
-			 */
-			size_t size, used = ift_perfring_pending(r->iso, cpu, &size);
-
-			if (!partial && used < size / 8)
-				continue;
-			n = perf_drain(r, &pk, cpu);
-			if (n < 0) {
-				ret = n;
-				break;
+			if (r->iso && ret >= 0 && cpu < ift_perfring_ncpus(r->iso)) {
+				n = perf_round(r, &pk, cpu, &plast[cpu]);
+				if (n < 0) {
+					ret = n;
+					break;
+				}
+				pages += n > 0;
 			}
-			pages += n > 0;
-			if (n == 0 && partial && r->mono && before > IDLE_MARGIN_NS)
-				ret = q_push(r, 1, cpu, NULL, -1, before - IDLE_MARGIN_NS);
 		}
 		if (ret < 0)
 			break;
@@ -810,6 +828,7 @@ static void *reader_main(void *arg)
 	}
 out:
 	free(last);
+	free(plast);
 	free(pk.buf);
 	pthread_mutex_lock(&q->mu);
 	if (ret < 0 && !q->err)
