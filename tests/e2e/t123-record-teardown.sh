@@ -20,6 +20,12 @@ unplant() {
 }
 trap unplant EXIT
 
+# check counts every teardown in progress: the helpers of the runs before
+# this test's (seconds each, more for isolated probes' perf events) first
+for d in "$T"/instances/ingero_*; do
+	[ -d "$d" ] && await_teardown "$d"
+done
+
 # what a finished run leaves to its helper, under the exited recorder's pid
 plant_run
 has_group() { grep -q "^[pr]:$group/" "$T/uprobe_events"; }
