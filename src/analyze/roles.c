@@ -326,6 +326,56 @@ static void assign_siblings(struct ift_analysis *a, struct az_thread *ct)
 	}
 }
 
+/*
+ * The least on-CPU time of CT's input workers forked by PARENT, or 0 when
+ * it has none.
+ */
+static uint64_t least_worker_cpu(struct ift_analysis *a, const struct az_thread *ct,
+				 uint32_t parent)
+{
+	uint64_t least = 0;
+
+	for (size_t i = 0; i < a->nth; i++) {
+		const struct az_thread *th = a->th[i];
+
+		if (!th->info.role || strcmp(th->info.role, "input worker") ||
+		    th->ev.cuda_tid != ct->tid || forked_from(a, th) != parent)
+			continue;
+		if (!least || th->info.sched.on_cpu_ns < least)
+			least = th->info.sched.on_cpu_ns;
+	}
+	return least;
+}
+
+/*
+ * The same for worker processes: one forked by the parent of CT's input
+ * workers that woke CT a few times, under the share that makes a worker,
+ * yet is on a CPU more than half as long as the least busy of them, is one
+ * of them (its batches were taken while CT was not waiting).  Seen in a
+ * 6.12 guest's t400: one worker of four ended 0.13% of the waits, on a CPU
+ * as long as the others.  A child that only wakes CT is none.
+ */
+static void assign_worker_siblings(struct ift_analysis *a, struct az_thread *ct)
+{
+	for (uint32_t i = 0; i < ct->nfeeds; i++) {
+		struct ift_role_evidence ev;
+		struct az_thread *src = feed_source(a, ct, i, &ev);
+		uint64_t least;
+
+		if (!src || src->pid == ct->pid || src->info.role ||
+		    ev.wakeups < FEED_MIN_WAKEUPS)
+			continue;
+		if (!(ev.forked_from = forked_from(a, src)))
+			continue;
+		least = least_worker_cpu(a, ct, ev.forked_from);
+		if (!least || src->info.sched.on_cpu_ns * 2 < least)
+			continue;
+		if (has_name(src->info.task, "pt_data_worker"))
+			ev.name = "pt_data_worker";
+		role_set(src, "input worker", &ev);
+	}
+}
+
 /* The feeders of CUDA thread CT: relays, then the sources over the floor. */
 static void assign_feeders(struct ift_analysis *a, struct az_thread *ct)
 {
@@ -381,6 +431,7 @@ static void assign_feeders(struct ift_analysis *a, struct az_thread *ct)
 	}
 	if (own * 2 >= traced)
 		assign_siblings(a, ct);
+	assign_worker_siblings(a, ct);
 }
 
 int az_roles_assign(struct ift_analysis *a)

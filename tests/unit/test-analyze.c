@@ -768,6 +768,66 @@ static void test_input_thread_sibling(void **state)
 }
 
 /*
+ * The same with DataLoader-like worker processes: python3 4242 forks 4250
+ * to 4253 and 4260; of the CUDA thread's 104 waits the workers end 46, 25,
+ * 25 and 4, and 4260 ends 4 more.  4253 wakes it 0.1 ms into each of its
+ * waits (0.1% of the blocked time, under the 1% that makes a feeder) but
+ * builds batches, on a CPU more than half as long as the least busy worker;
+ * 4260 (a resource tracker, say) only wakes it.  4253 is an input worker
+ * too, 4260 none.  Seen in a 6.12 guest's t400: one worker of four ended
+ * 0.13% of the waits, on a CPU as long as the others.
+ */
+static void test_input_worker_sibling(void **state)
+{
+	static const struct { uint32_t pid; uint64_t waits; } by[] = {
+		{ 4250, 46 }, { 4251, 25 }, { 4252, 25 }, { 4253, 4 }, { 4260, 4 },
+	};
+	struct tb b;
+	uint64_t k = 0;
+
+	(void)state;
+	tb_begin(&b, "worker-sibling", 1100 * MS);
+	assert_int_equal(ift_writer_meta(b.w, "record.filter", "kernel"), 0);
+	assert_int_equal(ift_writer_meta(b.w, "record.pid", "4242"), 0);
+	task(&b, 1 * MS, 4242, 4242, IFT_TASK_COMM, 0, 0, "python3");
+	task(&b, 2 * MS, 4242, 4242, IFT_TASK_CLONE, 4243, 4242, "python3");
+	for (size_t i = 0; i < sizeof(by) / sizeof(by[0]); i++)
+		task(&b, 3 * MS + i * US, 4242, 4242, IFT_TASK_FORK, by[i].pid, by[i].pid,
+		     "python3");
+	for (size_t i = 0; i < sizeof(by) / sizeof(by[0]); i++) {
+		for (uint64_t n = 0; n < by[i].waits; n++, k++) {
+			uint64_t at = 10 * MS + k * 10 * MS;
+			uint32_t w = by[i].pid;
+
+			call(&b, at, 4243, 4242, OP_LAUNCH, 1 * MS, 0, 0, 1, 2, 0, 0, 0);
+			sw(&b, at + 1500 * US, 0, 4243, 4242, S_SLEEP, w, w);
+			wk(&b, at + (w >= 4253 ? 1600 : 4500) * US, 0, 4243, 4242, IFT_WAKE_WAKEUP,
+			   0, w, w);
+			sw(&b, at + 5 * MS, 0, w, w, S_SLEEP, 4243, 4242);
+			/* 4253 builds a batch on CPU 1 after the first 30 waits */
+			if (k >= 30)
+				continue;
+			wk(&b, at + 5900 * US, 1, 4253, 4253, IFT_WAKE_WAKEUP, 1, 0, 0);
+			sw(&b, at + 6 * MS, 1, 0, 0, S_RUN, 4253, 4253);
+			sw(&b, at + 9 * MS, 1, 4253, 4253, S_SLEEP, 0, 0);
+		}
+	}
+	call(&b, 10 * MS + k * 10 * MS, 4243, 4242, OP_LAUNCH, 1 * MS, 0, 0, 1, 2, 0, 0, 0);
+	tb_run(&b, NULL);
+	for (uint32_t w = 4250; w <= 4253; w++) {
+		const struct ift_process_info *p = ift_analysis_process_find(b.a, w);
+
+		assert_non_null(p);
+		assert_non_null(p->role);
+		assert_string_equal(p->role, "input worker");
+		assert_int_equal(p->role_evidence->forked_from, 4242);
+	}
+	assert_int_equal(ift_analysis_process_find(b.a, 4253)->role_evidence->wakeups, 4);
+	assert_null(ift_analysis_process_find(b.a, 4260)->role);
+	tb_end(&b);
+}
+
+/*
  * A worker whose fork row comes after its first events: the decoder keeps
  * an event committed late (a vCPU held off after reserving it) at the merge
  * point, and the parent's fork was one.  The worker 4250 runs and wakes the
@@ -1020,6 +1080,7 @@ int main(void)
 		cmocka_unit_test(test_kthread_is_no_source),
 		cmocka_unit_test(test_input_share_of_traced),
 		cmocka_unit_test(test_input_thread_sibling),
+		cmocka_unit_test(test_input_worker_sibling),
 		cmocka_unit_test(test_late_fork_row),
 		cmocka_unit_test(test_reused_tid_percentiles),
 		cmocka_unit_test(test_large_percentiles),
