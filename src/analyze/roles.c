@@ -326,9 +326,27 @@ static void assign_siblings(struct ift_analysis *a, struct az_thread *ct)
 	}
 }
 
+/* The on-CPU time of every thread of process PID, and whether one is an input worker. */
+static uint64_t process_cpu(const struct ift_analysis *a, uint32_t pid, bool *worker)
+{
+	uint64_t ns = 0;
+
+	*worker = false;
+	for (size_t i = 0; i < a->nth; i++) {
+		const struct az_thread *th = a->th[i];
+
+		if (th->pid != pid)
+			continue;
+		ns += th->info.sched.on_cpu_ns;
+		if (th->info.role && !strcmp(th->info.role, "input worker"))
+			*worker = true;
+	}
+	return ns;
+}
+
 /*
- * The least on-CPU time of CT's input workers forked by PARENT, or 0 when
- * it has none.
+ * The least on-CPU time, all its threads together, of a worker process of
+ * CT forked by PARENT, or 0 when it has none.
  */
 static uint64_t least_worker_cpu(struct ift_analysis *a, const struct az_thread *ct,
 				 uint32_t parent)
@@ -337,38 +355,45 @@ static uint64_t least_worker_cpu(struct ift_analysis *a, const struct az_thread 
 
 	for (size_t i = 0; i < a->nth; i++) {
 		const struct az_thread *th = a->th[i];
+		uint64_t ns;
+		bool worker;
 
 		if (!th->info.role || strcmp(th->info.role, "input worker") ||
 		    th->ev.cuda_tid != ct->tid || forked_from(a, th) != parent)
 			continue;
-		if (!least || th->info.sched.on_cpu_ns < least)
-			least = th->info.sched.on_cpu_ns;
+		ns = process_cpu(a, th->pid, &worker);
+		if (!least || ns < least)
+			least = ns;
 	}
 	return least;
 }
 
 /*
- * The same for worker processes: one forked by the parent of CT's input
- * workers that woke CT a few times, under the share that makes a worker,
- * yet is on a CPU more than half as long as the least busy of them, is one
+ * The same for worker processes: a process forked by the parent of CT's
+ * input workers, none of whose threads is one yet, that woke CT a few
+ * times, under the share that makes a worker, yet is on a CPU (all its
+ * threads) more than half as long as the least busy worker process, is one
  * of them (its batches were taken while CT was not waiting).  Seen in a
  * 6.12 guest's t400: one worker of four ended 0.13% of the waits, on a CPU
- * as long as the others.  A child that only wakes CT is none.
+ * as long as the others.  A child that only wakes CT is none, and so is
+ * one more thread of a known worker.
  */
 static void assign_worker_siblings(struct ift_analysis *a, struct az_thread *ct)
 {
 	for (uint32_t i = 0; i < ct->nfeeds; i++) {
 		struct ift_role_evidence ev;
 		struct az_thread *src = feed_source(a, ct, i, &ev);
-		uint64_t least;
+		uint64_t least, ns;
+		bool worker;
 
 		if (!src || src->pid == ct->pid || src->info.role ||
 		    ev.wakeups < FEED_MIN_WAKEUPS)
 			continue;
 		if (!(ev.forked_from = forked_from(a, src)))
 			continue;
+		ns = process_cpu(a, src->pid, &worker);
 		least = least_worker_cpu(a, ct, ev.forked_from);
-		if (!least || src->info.sched.on_cpu_ns * 2 < least)
+		if (worker || !least || ns * 2 < least)
 			continue;
 		if (has_name(src->info.task, "pt_data_worker"))
 			ev.name = "pt_data_worker";
