@@ -31,6 +31,8 @@ N=$stack_n "$here/stack.sh" "$build" "$reps"
 echo
 "$here/finish.sh" "$build" "$reps"
 echo
+"$here/storm.sh" "$build" "$reps"
+echo
 "$here/capacity.sh" "$build" "$cap_secs" 512 "${rates[@]}"
 echo
 "$here/cost.sh" "$reps" "$cost_secs"
