@@ -393,7 +393,7 @@ static int stacks_setup(struct ift_recorder *r)
 	return 0;
 }
 
-/* Adds the perf events of the session's probes from the IS-th on. */
+/* Adds the perf events (entry, return) of the probes the perf ring has not yet. */
 static int isolate_add(struct ift_recorder *r)
 {
 	size_t n = ift_probe_count(r->probes);

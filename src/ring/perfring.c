@@ -55,12 +55,9 @@ int ift_perfring_alloc(const struct ift_perfring_opts *opts, struct ift_perfring
 		return -ENOMEM;
 	p->o = *opts;
 	p->ncpus = n > 0 ? (int)n : 1;
-	if (!p->o.ring_kb) {
-		p->o.ring_kb = IFT_PERFRING_DEFAULT_KB;
-		while (p->o.ring_kb > RING_MIN_KB &&
-		       (uint64_t)p->o.ring_kb * (uint64_t)p->ncpus > RING_TOTAL_KB)
-			p->o.ring_kb /= 2;
-	}
+	if (!p->o.ring_kb)
+		p->o.ring_kb = ift_perfbuf_ring_kb(IFT_PERFRING_DEFAULT_KB, RING_MIN_KB,
+						   RING_TOTAL_KB, p->ncpus);
 	pthread_mutex_init(&p->mu, NULL);
 	p->rings = calloc((size_t)p->ncpus, sizeof(*p->rings));
 	if (!p->rings) {

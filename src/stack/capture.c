@@ -165,12 +165,9 @@ int ift_stacks_alloc(const struct ift_stack_opts *opts, struct ift_writer *w,
 	 * machine may take to wake the drain thread.  16 MiB per CPU, and no
 	 * more than RING_TOTAL_KB in all on a machine of many CPUs.
 	 */
-	if (!s->o.ring_kb) {
-		s->o.ring_kb = RING_DEFAULT_KB;
-		while (s->o.ring_kb > RING_MIN_KB &&
-		       (uint64_t)s->o.ring_kb * (uint64_t)s->ncpus > RING_TOTAL_KB)
-			s->o.ring_kb /= 2;
-	}
+	if (!s->o.ring_kb)
+		s->o.ring_kb = ift_perfbuf_ring_kb(RING_DEFAULT_KB, RING_MIN_KB, RING_TOTAL_KB,
+						   s->ncpus);
 
 	pthread_mutex_init(&s->mu, NULL);
 	s->rings = calloc((size_t)s->ncpus, sizeof(*s->rings));

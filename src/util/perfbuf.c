@@ -7,6 +7,13 @@
 
 #include "util/perfbuf.h"
 
+unsigned ift_perfbuf_ring_kb(unsigned kb, unsigned min_kb, uint64_t total_kb, int ncpus)
+{
+	while (kb > min_kb && (uint64_t)kb * (uint64_t)ncpus > total_kb)
+		kb /= 2;
+	return kb;
+}
+
 void ift_perfbuf_init(struct ift_perfbuf *b)
 {
 	memset(b, 0, sizeof(*b));

@@ -20,6 +20,12 @@ struct ift_perfbuf {
 	size_t tmpcap;
 };
 
+/*
+ * KB KiB per CPU, halved down to MIN_KB while NCPUS rings would take more
+ * than TOTAL_KB in all: a machine of many CPUs gets smaller rings.
+ */
+unsigned ift_perfbuf_ring_kb(unsigned kb, unsigned min_kb, uint64_t total_kb, int ncpus);
+
 /* Nothing mapped yet. */
 void ift_perfbuf_init(struct ift_perfbuf *b);
 
