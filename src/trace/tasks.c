@@ -69,6 +69,20 @@ int trec_add_comm(struct trec *r, uint64_t ts, uint64_t str)
 	return 0;
 }
 
+/*
+ * R, a record begun by a `comm' row (the decoder naming a task at first
+ * sight), is the task a fork row then makes: its fork row came after its
+ * first events (the decoder keeps an event committed late, a vCPU held off
+ * after reserving it, at the merge point), and /proc, read at first sight,
+ * gave it the process and the parent the fork row names.  An earlier task
+ * of a reused tid, its exit unseen, had its own.
+ */
+static bool named_before_fork(const struct trec *r, uint32_t pid, uint32_t ppid)
+{
+	return r && !(r->flags & (IFT_TASK_F_STARTED | IFT_TASK_F_EXITED)) &&
+	       r->pid == pid && ppid && r->ppid == ppid;
+}
+
 int taskmap_fold(struct taskmap *m, const uint64_t *row)
 {
 	uint32_t tid = (uint32_t)row[IFT_C_TID];
@@ -88,15 +102,21 @@ int taskmap_fold(struct taskmap *m, const uint64_t *row)
 			parent = latest(m, tid);
 			ppid = parent ? parent->ppid : 0;
 		}
-		r = taskmap_add(m, (uint32_t)row[IFT_TK_CHILD_TID]);
-		if (!r)
-			return -ENOMEM;
+		r = latest(m, (uint32_t)row[IFT_TK_CHILD_TID]);
+		if (named_before_fork(r, (uint32_t)row[IFT_TK_CHILD_PID], ppid)) {
+			/* it began no later than it was first seen */
+			r->start_ts = r->ncomms && r->comms[0].ts < ts ? r->comms[0].ts : ts;
+		} else {
+			r = taskmap_add(m, (uint32_t)row[IFT_TK_CHILD_TID]);
+			if (!r)
+				return -ENOMEM;
+			r->start_ts = ts;
+		}
 		r->pid = (uint32_t)row[IFT_TK_CHILD_PID];
 		r->ppid = ppid;
 		r->flags = IFT_TASK_F_STARTED;
 		if (row[IFT_TK_KIND] == IFT_TASK_CLONE)
 			r->flags |= IFT_TASK_F_THREAD;
-		r->start_ts = ts;
 		return trec_add_comm(r, ts, row[IFT_TK_COMM]);
 	case IFT_TASK_EXEC:
 	case IFT_TASK_COMM:

@@ -847,6 +847,8 @@ static void test_late_fork_row(void **state)
 	assert_int_equal(ift_writer_meta(b.w, "record.pid", "4242"), 0);
 	task(&b, 1 * MS, 4242, 4242, IFT_TASK_COMM, 0, 0, "python3");
 	task(&b, 2 * MS, 4242, 4242, IFT_TASK_CLONE, 4243, 4242, "python3");
+	/* the decoder names the worker at first sight, its parent from /proc */
+	task_seen(&b, 3 * MS, 4250, 4250, 4242, "python3");
 	sw(&b, 3 * MS, 1, 0, 0, S_RUN, 4250, 4250);
 	for (uint64_t k = 0; k < 3; k++) {
 		uint64_t at = 10 * MS + k * 10 * MS;
@@ -867,6 +869,7 @@ static void test_late_fork_row(void **state)
 	assert_non_null(w->role);
 	assert_string_equal(w->role, "input worker");
 	assert_int_equal(w->role_evidence->wakeups, 3);
+	assert_int_equal(w->role_evidence->forked_from, 4242);
 	tb_end(&b);
 }
 

@@ -424,7 +424,10 @@ static void model_comm(struct mtask *k, uint64_t ts, uint64_t str)
 
 /*
  * docs/trace-format.md, `tasks': fork/clone create child_tid (ppid: the
- * forking process, or the cloning thread's own ppid); exec/comm/exit apply
+ * forking process, or the cloning thread's own ppid), unless child_tid's
+ * latest task was begun by a comm row, neither started nor exited, with
+ * child_pid and that ppid: that one is the child, seen before its fork row
+ * (begun at its first name, or the fork if earlier); exec/comm/exit apply
  * to the row's tid, creating it if unknown (ppid from the row).  An exited task is gone, so a
  * later row about its tid is a new task; a kind we do not know is skipped.
  */
@@ -440,13 +443,20 @@ static void model_fold(struct model *m, const uint64_t *v)
 		parent = model_latest(m, tid);
 		ppid = v[IFT_TK_KIND] == IFT_TASK_FORK ? (uint32_t)v[IFT_C_PID] :
 		       parent ? parent->ppid : 0;
-		k = model_add(m, (uint32_t)v[IFT_TK_CHILD_TID],
-			      (uint32_t)v[IFT_TK_CHILD_PID]);
+		k = model_latest(m, (uint32_t)v[IFT_TK_CHILD_TID]);
+		if (k && !k->flags && k->pid == (uint32_t)v[IFT_TK_CHILD_PID] && ppid &&
+		    k->ppid == ppid) {
+			k->start_ts = k->ncomms && k->cts[0] < v[IFT_C_TS] ? k->cts[0] :
+									  v[IFT_C_TS];
+		} else {
+			k = model_add(m, (uint32_t)v[IFT_TK_CHILD_TID],
+				      (uint32_t)v[IFT_TK_CHILD_PID]);
+			k->start_ts = v[IFT_C_TS];
+		}
 		k->ppid = ppid;
 		k->flags = IFT_TASK_F_STARTED;
 		if (v[IFT_TK_KIND] == IFT_TASK_CLONE)
 			k->flags |= IFT_TASK_F_THREAD;
-		k->start_ts = v[IFT_C_TS];
 		model_comm(k, v[IFT_C_TS], v[IFT_TK_COMM]);
 		break;
 	case IFT_TASK_EXEC:
@@ -1376,8 +1386,8 @@ static void test_task_table(void **state)
 		NULL, "bash", "python3", "pt_data_worker", "/usr/bin/python3",
 		"kworker",
 	};
-	/* ts, pid, tid, kind, child_pid, child_tid, comm, file */
-	static const uint64_t rows[][8] = {
+	/* ts, pid, tid, kind, child_pid, child_tid, comm, file, ppid */
+	static const uint64_t rows[][9] = {
 		{ 10, 100, 100, IFT_TASK_COMM, 0, 0, BASH, 0 },
 		{ 20, 100, 100, IFT_TASK_FORK, 200, 200, BASH, 0 },
 		{ 30, 200, 200, IFT_TASK_EXEC, 0, 0, PY, FILE_PY },
@@ -1392,6 +1402,12 @@ static void test_task_table(void **state)
 		{ 100, 100, 100, IFT_TASK_EXIT, 0, 0, 0, 0 },
 		{ 110, 100, 100, 77, 1, 2, BASH, 0 },			/* unknown */
 		{ 120, 400, 400, IFT_TASK_COMM, 0, 0, 0, 0 },		/* no name */
+		/* seen (parent 200 by /proc) before its fork row, committed late */
+		{ 130, 500, 500, IFT_TASK_COMM, 0, 0, PY, 0, 200 },
+		{ 132, 200, 200, IFT_TASK_FORK, 500, 500, PY, 0 },
+		/* an earlier task of tid 600, its exit unseen: another parent */
+		{ 140, 600, 600, IFT_TASK_COMM, 0, 0, BASH, 0, 1 },
+		{ 150, 200, 200, IFT_TASK_FORK, 600, 600, PY, 0 },
 	};
 	/* tid, pid, ppid, flags, start, exit, comms (ts, id)... */
 	static const struct {
@@ -1413,6 +1429,9 @@ static void test_task_table(void **state)
 		{ 300, 300, 0, IFT_TASK_F_EXITED, 0, 90, 1, { { 80, KWORKER } } },
 		{ 300, 300, 0, 0, 0, 0, 1, { { 95, KWORKER } } },
 		{ 400, 400, 0, 0, 0, 0, 0, { { 0 } } },
+		{ 500, 500, 200, IFT_TASK_F_STARTED, 130, 0, 1, { { 130, PY } } },
+		{ 600, 600, 1, 0, 0, 0, 1, { { 140, BASH } } },
+		{ 600, 600, 200, IFT_TASK_F_STARTED, 150, 0, 1, { { 150, PY } } },
 	};
 	const size_t nwant = sizeof(want) / sizeof(want[0]);
 	struct ift_writer_opts opts = { .chunk_rows = 3 };
@@ -1434,7 +1453,8 @@ static void test_task_table(void **state)
 			uint64_t r[IFT_TK_NR] = { rows[i][0], 0, rows[i][1],
 						  rows[i][2], rows[i][3],
 						  rows[i][4], rows[i][5],
-						  rows[i][6], rows[i][7] };
+						  rows[i][6], rows[i][7],
+						  rows[i][8] };
 
 			assert_int_equal(ift_writer_append(w, IFT_T_TASKS, r), 0);
 		}

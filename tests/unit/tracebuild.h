@@ -118,6 +118,19 @@ static void task(struct tb *b, uint64_t t, uint64_t tid, uint64_t pid, uint64_t 
 	add(b, IFT_T_TASKS, r);
 }
 
+/* The `comm' row the decoder writes when it first sees TID: its tgid PID
+   and parent PPID as /proc gave them. */
+static inline void task_seen(struct tb *b, uint64_t t, uint64_t tid, uint64_t pid, uint64_t ppid,
+			     const char *comm)
+{
+	int64_t id = ift_writer_string(b->w, comm);
+	uint64_t r[IFT_TK_NR] = { T0 + t, 0, pid, tid, IFT_TASK_COMM, 0, 0, 0, 0, ppid };
+
+	assert_true(id >= 0);
+	r[IFT_TK_COMM] = (uint64_t)id;
+	add(b, IFT_T_TASKS, r);
+}
+
 /* Two op tables are the same, field by field. */
 static void tb_same_ops(const struct ift_op_stats *x, size_t nx,
 			const struct ift_op_stats *y, size_t ny)
