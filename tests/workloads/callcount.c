@@ -4,23 +4,82 @@
  *
  *   callcount loop FILE        a bystander: calls it for ever, and after each
  *                              1,024 calls writes its count (8 bytes) to FILE
- *   callcount traced K FILE OUT
+ *   callcount traced K FILE OUT PID
  *                              calls it K times, then awaits the bystander's
  *                              next 16,384 calls (read from FILE), so the
  *                              bystander provably called while this process's
  *                              probes were armed, then copies the kernel's
- *                              per-probe hit counts (uprobe_profile) to OUT
+ *                              per-probe hit counts (uprobe_profile) to OUT,
+ *                              and to OUT.mem the first byte of
+ *                              cudaGetDeviceCount as /proc/PID/mem shows it
+ *                              in itself and in the bystander PID, in hex
+ *                              ("cc" where a uprobe's breakpoint is)
  *
  * The tracefs directory is $IFT_TRACEFS, else /sys/kernel/tracing.
  */
+#define _GNU_SOURCE	/* dladdr */
+#include <dlfcn.h>
 #include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 int cudaGetDeviceCount(int *count);
+
+/* Where PID mapped the start of PATH (its load base), or 0. */
+static uintptr_t base_in(const char *pid, const char *path)
+{
+	char maps[64], line[PATH_MAX + 128], file[PATH_MAX];
+	uintptr_t lo, off, base = 0;
+	FILE *f;
+
+	snprintf(maps, sizeof(maps), "/proc/%s/maps", pid);
+	if (!(f = fopen(maps, "re")))
+		return 0;
+	while (!base && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%" SCNxPTR "-%*x %*s %" SCNxPTR " %*s %*s %4095s",
+			   &lo, &off, file) == 3 && off == 0 && !strcmp(file, path))
+			base = lo;
+	fclose(f);
+	return base;
+}
+
+/* The byte at ADDR in PID's memory through /proc/PID/mem, or -1. */
+static int peek(const char *pid, uintptr_t addr)
+{
+	char path[64];
+	unsigned char b;
+	int fd, ret;
+
+	snprintf(path, sizeof(path), "/proc/%s/mem", pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -1;
+	ret = pread(fd, &b, 1, (off_t)addr) == 1 ? b : -1;
+	close(fd);
+	return ret;
+}
+
+/* cudaGetDeviceCount's first byte in this process and in PID, to OUT. */
+static int peek_both(const char *pid, const char *out)
+{
+	void *fn = dlsym(RTLD_DEFAULT, "cudaGetDeviceCount");
+	char lib[PATH_MAX];
+	uintptr_t them;
+	Dl_info info;
+	FILE *f;
+
+	if (!fn || !dladdr(fn, &info) || !realpath(info.dli_fname, lib) ||
+	    !(them = base_in(pid, lib)) || !(f = fopen(out, "we")))
+		return 1;
+	fprintf(f, "%02x %02x\n", peek("self", (uintptr_t)fn),
+		peek(pid, them + ((uintptr_t)fn - (uintptr_t)info.dli_fbase)));
+	return fclose(f) ? 1 : 0;
+}
 
 static uint64_t count_of(int fd)
 {
@@ -45,7 +104,7 @@ int main(int argc, char **argv)
 				return 1;
 		}
 	}
-	if (argc == 5 && argv[1][0] == 't') {
+	if (argc == 6 && argv[1][0] == 't') {
 		long k = atol(argv[2]);
 		const char *t = getenv("IFT_TRACEFS");
 		char path[512], buf[65536];
@@ -62,6 +121,9 @@ int main(int argc, char **argv)
 		while (count_of(fd) < from + 16384)
 			nanosleep(&ms, NULL);
 		close(fd);
+		snprintf(path, sizeof(path), "%s.mem", argv[4]);
+		if (peek_both(argv[5], path))
+			return 1;
 		snprintf(path, sizeof(path), "%s/uprobe_profile", t ? t : "/sys/kernel/tracing");
 		if (!(in = fopen(path, "r")) || !(out = fopen(argv[4], "w")))
 			return 1;
@@ -70,6 +132,6 @@ int main(int argc, char **argv)
 		fclose(in);
 		return fclose(out) ? 1 : 0;
 	}
-	fprintf(stderr, "usage: callcount loop FILE | callcount traced K FILE OUT\n");
+	fprintf(stderr, "usage: callcount loop FILE | callcount traced K FILE OUT PID\n");
 	return 2;
 }
