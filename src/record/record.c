@@ -74,7 +74,7 @@ struct pagequeue {
 	pthread_cond_t more;
 	struct qpage *head, *tail, *spare;
 	size_t nspare;			/* at most SPARE_PAGES */
-	uint64_t bytes;
+	uint64_t bytes, peak;		/* queued now, and at most */
 	bool stop, running;
 	int err;			/* the reader's error, once */
 	pthread_t th;
@@ -627,11 +627,15 @@ int ift_recorder_add_pid(struct ift_recorder *r, pid_t pid)
 	return ret;
 }
 
-/* Called on the reader thread: only the queue's lock is shared. */
-static int q_push(struct ift_recorder *r, int source, int cpu, const void *page, int len,
-		  uint64_t idle_ts)
+/*
+ * A qpage for LEN bytes (a spare page when LEN fits one), once the decoder
+ * is not far behind; NULL without memory.  Called on the reader thread:
+ * only the queue's lock is shared.
+ */
+static struct qpage *q_get(struct ift_recorder *r, int len)
 {
 	struct pagequeue *q = &r->q;
+	size_t psize = (size_t)ift_ring_page_size(r->ring);
 	size_t size = len > 0 ? (size_t)len : 0;
 	struct qpage *p = NULL;
 
@@ -642,58 +646,107 @@ static int q_push(struct ift_recorder *r, int source, int cpu, const void *page,
 		poll(NULL, 0, 1);
 		pthread_mutex_lock(&q->mu);
 	}
-	if (len > 0 && q->spare && len <= ift_ring_page_size(r->ring)) {
+	if (size && size <= psize && q->spare) {
 		p = q->spare;
 		q->spare = p->next;
 		q->nspare--;
 	}
 	pthread_mutex_unlock(&q->mu);
-	if (!p) {
-		size_t cap = len > 0 ? (size_t)ift_ring_page_size(r->ring) : 0;
+	if (!p)
+		p = malloc(sizeof(*p) + (size && size < psize ? psize : size));
+	return p;
+}
 
-		p = malloc(sizeof(*p) + (cap > size ? cap : size));
-		if (!p)
-			return -ENOMEM;
+/* Gives back P, unused or decoded: kept for the reader when spares are few. */
+static void q_recycle(struct pagequeue *q, struct qpage *p)
+{
+	pthread_mutex_lock(&q->mu);
+	if (q->nspare < SPARE_PAGES) {
+		p->next = q->spare;
+		q->spare = p;
+		q->nspare++;
+		p = NULL;
 	}
+	pthread_mutex_unlock(&q->mu);
+	free(p);
+}
+
+/* Queues P, its SOURCE, CPU, LEN (< 0: an idle note) and IDLE_TS set. */
+static void q_append(struct pagequeue *q, struct qpage *p, int source, int cpu, int len,
+		     uint64_t idle_ts)
+{
 	p->next = NULL;
 	p->source = source;
 	p->cpu = cpu;
 	p->len = len;
 	p->idle_ts = idle_ts;
-	if (size)
-		memcpy(p->data, page, size);
 	pthread_mutex_lock(&q->mu);
 	if (q->tail)
 		q->tail->next = p;
 	else
 		q->head = p;
 	q->tail = p;
-	q->bytes += sizeof(*p) + size;
+	q->bytes += sizeof(*p) + (len > 0 ? (size_t)len : 0);
+	if (q->bytes > q->peak)
+		q->peak = q->bytes;
 	pthread_mutex_unlock(&q->mu);
+}
+
+/* An idle note: CPU's ring of SOURCE was empty at IDLE_TS. */
+static int q_idle(struct ift_recorder *r, int source, int cpu, uint64_t idle_ts)
+{
+	struct qpage *p = q_get(r, -1);
+
+	if (!p)
+		return -ENOMEM;
+	q_append(&r->q, p, source, cpu, -1, idle_ts);
 	return 0;
+}
+
+/* The reader reads a tracefs page straight into a queued page: one copy. */
+static void *q_buf(void *ctx, int cpu)
+{
+	struct qpage *p = q_get(ctx, ift_ring_page_size(((struct ift_recorder *)ctx)->ring));
+
+	(void)cpu;
+	return p ? p->data : NULL;
+}
+
+static struct qpage *qpage_of(void *data)
+{
+	return (struct qpage *)(void *)((unsigned char *)data - offsetof(struct qpage, data));
 }
 
 static int q_page(void *ctx, int cpu, void *page, int len)
 {
-	return q_push(ctx, 0, cpu, page, len, 0);
+	struct ift_recorder *r = ctx;
+
+	if (len > 0)
+		q_append(&r->q, qpage_of(page), 0, cpu, len, 0);
+	else
+		q_recycle(&r->q, qpage_of(page));
+	return 0;
 }
 
-/* --isolate: a perf ring's records, packed into pages as the reader reads them. */
+/*
+ * --isolate: a perf ring's records, packed as struct perfrec into a queued
+ * page as the reader reads them.
+ */
 struct perfpack {
 	struct ift_recorder *r;
 	int cpu;
 	size_t len, cap;
-	unsigned char *buf;
+	struct qpage *p;
 };
 
-static int pack_flush(struct perfpack *pk)
+static void pack_flush(struct perfpack *pk)
 {
-	int ret = 0;
-
-	if (pk->len)
-		ret = q_push(pk->r, 1, pk->cpu, pk->buf, (int)pk->len, 0);
+	if (pk->p && pk->len)
+		q_append(&pk->r->q, pk->p, 1, pk->cpu, (int)pk->len, 0);
+	else if (pk->p)
+		q_recycle(&pk->r->q, pk->p);
+	pk->p = NULL;
 	pk->len = 0;
-	return ret;
 }
 
 static int pack_record(void *ctx, int cpu, uint64_t ts, const void *raw, uint32_t size)
@@ -701,14 +754,15 @@ static int pack_record(void *ctx, int cpu, uint64_t ts, const void *raw, uint32_
 	struct perfpack *pk = ctx;
 	size_t need = sizeof(struct perfrec) + ((size + 7) & ~7U);
 	struct perfrec h = { ts, size, cpu };
-	int ret;
 
 	if (need > pk->cap)
 		return 0;	/* larger than a page: no uprobe record is */
-	if (pk->len + need > pk->cap && (ret = pack_flush(pk)) < 0)
-		return ret;
-	memcpy(pk->buf + pk->len, &h, sizeof(h));
-	memcpy(pk->buf + pk->len + sizeof(h), raw, size);
+	if (pk->len + need > pk->cap)
+		pack_flush(pk);
+	if (!pk->p && !(pk->p = q_get(pk->r, (int)pk->cap)))
+		return -ENOMEM;
+	memcpy(pk->p->data + pk->len, &h, sizeof(h));
+	memcpy(pk->p->data + pk->len + sizeof(h), raw, size);
 	pk->len += need;
 	return 0;
 }
@@ -716,14 +770,12 @@ static int pack_record(void *ctx, int cpu, uint64_t ts, const void *raw, uint32_
 /* Reads CPU's perf ring into the queue; the records read, or an error. */
 static int perf_drain(struct ift_recorder *r, struct perfpack *pk, int cpu)
 {
-	int n, ret;
+	int n;
 
 	pk->cpu = cpu;
 	n = ift_perfring_read(r->iso, cpu, pack_record, pk);
-	if (n < 0)
-		return n;
-	ret = pack_flush(pk);
-	return ret < 0 ? ret : n;
+	pack_flush(pk);
+	return n;
 }
 
 /*
@@ -751,7 +803,7 @@ static int perf_round(struct ift_recorder *r, struct perfpack *pk, int cpu, uint
 	n = perf_drain(r, pk, cpu);
 	/* read to its head at NOW: nothing older can still come */
 	if (n >= 0 && r->mono && now > IDLE_MARGIN_NS) {
-		int ret = q_push(r, 1, cpu, NULL, -1, now - IDLE_MARGIN_NS);
+		int ret = q_idle(r, 1, cpu, now - IDLE_MARGIN_NS);
 
 		if (ret < 0)
 			return ret;
@@ -767,9 +819,10 @@ static void *reader_main(void *arg)
 	uint64_t *last = calloc((size_t)ncpus, sizeof(*last));	/* a CPU's last read */
 	struct perfpack pk = { r, 0, 0, (size_t)ift_ring_page_size(r->ring), NULL };
 	uint64_t *plast = NULL;					/* its perf ring's */
+	const struct ift_page_sink sink = { q_buf, q_page, r };
 
-	if (!last || (r->iso && (!(pk.buf = malloc(pk.cap)) ||
-		!(plast = calloc((size_t)ift_perfring_ncpus(r->iso), sizeof(*plast)))))) {
+	if (!last || (r->iso &&
+		      !(plast = calloc((size_t)ift_perfring_ncpus(r->iso), sizeof(*plast))))) {
 		ret = -ENOMEM;
 		goto out;
 	}
@@ -798,7 +851,7 @@ static void *reader_main(void *arg)
 			 * event than the decoding (contrib/bench/cost.sh).
 			 */
 			bool partial = before - last[cpu] >= PARTIAL_EVERY_NS;
-			int n = ift_ring_drain(r->ring, cpu, PAGES_PER_ROUND, partial, q_page, r);
+			int n = ift_ring_drain(r->ring, cpu, PAGES_PER_ROUND, partial, &sink);
 
 			if (n < 0) {
 				ret = n;
@@ -809,7 +862,7 @@ static void *reader_main(void *arg)
 				last[cpu] = before;
 			/* empty at BEFORE: nothing older than that can still come */
 			if (n == 0 && partial && r->mono && before > IDLE_MARGIN_NS)
-				ret = q_push(r, 0, cpu, NULL, -1, before - IDLE_MARGIN_NS);
+				ret = q_idle(r, 0, cpu, before - IDLE_MARGIN_NS);
 			if (r->iso && ret >= 0 && cpu < ift_perfring_ncpus(r->iso)) {
 				n = perf_round(r, &pk, cpu, &plast[cpu], n > 0);
 				if (n < 0) {
@@ -833,7 +886,6 @@ static void *reader_main(void *arg)
 out:
 	free(last);
 	free(plast);
-	free(pk.buf);
 	pthread_mutex_lock(&q->mu);
 	if (ret < 0 && !q->err)
 		q->err = ret;
@@ -1240,6 +1292,7 @@ int ift_recorder_finish(struct ift_recorder *r, int exit_status)
 		ift_writer_metaf(r->w, "decode.late_max_ns", "%" PRIu64, ds->late_max_ns);
 		ift_writer_metaf(r->w, "decode.nest_closed", "%" PRIu64, ds->nest_closed);
 	}
+	ift_writer_metaf(r->w, "record.queue_peak_bytes", "%" PRIu64, r->q.peak);
 	if (r->stacks) {
 		struct ift_stack_stats ss;
 

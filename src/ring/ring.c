@@ -95,39 +95,45 @@ int ift_ring_page_size(const struct ift_ring *r)
 	return r->page_size;
 }
 
+/*
+ * One page of TC into a buffer of SINK: a full one (spliced) or, unless
+ * FULL, the one being filled.  1, 0 when there was none, or an error.
+ */
+static int read_one(struct tracefs_cpu *tc, int cpu, bool full,
+		    const struct ift_page_sink *sink)
+{
+	void *page = sink->buf(sink->ctx, cpu);
+	int n, err, ret;
+
+	if (!page)
+		return -ENOMEM;
+	n = full ? tracefs_cpu_buffered_read(tc, page, true) : tracefs_cpu_read(tc, page, true);
+	err = n < 0 && errno != EAGAIN && errno != EINTR ? -errno : 0;
+	ret = sink->page(sink->ctx, cpu, page, n > 0 ? n : 0);
+	if (err || ret < 0)
+		return err ? err : ret;
+	return n > 0;
+}
+
 int ift_ring_drain(struct ift_ring *r, int cpu, int max_pages, bool partial,
-		   ift_page_fn fn, void *ctx)
+		   const struct ift_page_sink *sink)
 {
 	struct tracefs_cpu *tc;
-	int pages = 0, n, ret;
+	int pages = 0, n = 0;
 
 	if (cpu < 0 || cpu >= r->ncpus)
 		return -EINVAL;
 	tc = r->tcpu[cpu];
 	if (!tc)
 		return 0;
-	while (pages < max_pages) {
-		n = tracefs_cpu_buffered_read(tc, r->page, true);
-		if (n <= 0) {
-			if (n < 0 && errno != EAGAIN && errno != EINTR)
-				return -errno;
-			break;
-		}
+	while (pages < max_pages && (n = read_one(tc, cpu, true, sink)) > 0)
 		pages++;
-		if ((ret = fn(ctx, cpu, r->page, n)) < 0)
-			return ret;
-	}
+	if (n < 0)
+		return n;
 	if (pages || !partial)
 		return pages;
 	/* nothing full: take the page being filled, so quiet CPUs are not late */
-	n = tracefs_cpu_read(tc, r->page, true);
-	if (n <= 0) {
-		if (n < 0 && errno != EAGAIN && errno != EINTR)
-			return -errno;
-		return 0;
-	}
-	ret = fn(ctx, cpu, r->page, n);
-	return ret < 0 ? ret : 1;
+	return read_one(tc, cpu, false, sink);
 }
 
 int ift_ring_flush(struct ift_ring *r, ift_page_fn fn, void *ctx)
