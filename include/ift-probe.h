@@ -173,15 +173,30 @@ int ift_probe_start(struct ift_probe_session *s);
 /* Turns tracing off (the buffers keep what they hold). */
 int ift_probe_stop(struct ift_probe_session *s);
 /*
+ * How ift_probe_trap_cost() arms its pair when not in the instance: ARM
+ * gets the tracepoint ids of the entry and return events and arms them as
+ * the recording arms its own (record --isolate: perf events on the calling
+ * thread); DISARM, called once after a successful ARM, closes them.
+ */
+struct ift_trap_arm {
+	int (*arm)(void *ctx, int entry_id, int ret_id);
+	void (*disarm)(void *ctx);
+	void *ctx;
+};
+
+/*
  * ift_probe_trap_cost - what an entry uprobe and its return probe cost the
  * thread that calls the probed function, here and now: a pair set in the
  * session's group on a function of this program's own, enabled in its
- * instance, timed over a few rounds of calls (the fastest, in wall-clock
- * ns, less the same calls unprobed), then removed.  Call it before
- * ift_probe_start(): with tracing off the pair records nothing.  Returns 0
- * with *NS >= 1, or a negative error (the pair is removed either way).
+ * instance (ARM NULL) or armed by ARM, timed over a few rounds of calls
+ * (the fastest, in wall-clock ns, less the same calls unprobed), then
+ * removed.  Call it before ift_probe_start(): with tracing off the pair
+ * records nothing in the instance (a perf event armed by ARM writes its
+ * records).  Returns 0 with *NS >= 1, or a negative error (the pair is
+ * removed either way).
  */
-int ift_probe_trap_cost(struct ift_probe_session *s, uint64_t *ns);
+int ift_probe_trap_cost(struct ift_probe_session *s, const struct ift_trap_arm *arm,
+			uint64_t *ns);
 
 struct tracefs_instance *ift_probe_instance(struct ift_probe_session *s);
 /* The event formats of the instance (tracepoints and our uprobes); owned by S. */

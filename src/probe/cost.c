@@ -9,7 +9,10 @@
  * project's VMs and 3.6 us in an emulated (TCG) 5.10 guest; there the first
  * calls of a process pay 50-170 us more while the emulator translates the
  * traps' code, which no calibration sees.  With tracing off the pair writes
- * no event: a lower bound (2.1-2.4 us with tracing on here).
+ * no event: a lower bound (2.1-2.4 us with tracing on here).  Isolated
+ * (record --isolate) the pair is armed as perf events that write their
+ * records, as the traced tasks' are: 2.3-2.8 us here against 1.3-1.5
+ * through tracefs, on a host busy with two emulators.
  *
  * The cost depends on the first instruction at the probed address (FACTS:
  * `push %rbp` is emulated, most others single-stepped), so the target is

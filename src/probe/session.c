@@ -332,11 +332,28 @@ static int probe_sym(struct ift_probe_session *s, const struct ift_lib *lib,
 
 static int resolve_ids(struct ift_probe_session *s);
 
+/* The tracepoint id of the session's event NAME (SUFFIX appended), or a negative error. */
+static int event_id(struct ift_probe_session *s, const char *name, const char *suffix)
+{
+	char path[PATH_MAX], *id;
+	long v;
+	int ret;
+
+	ret = tfs_path(path, sizeof(path), "%s/events/%s/%s%s/id", s->dir, s->name, name,
+		       suffix);
+	if (!ret)
+		ret = tfs_read(path, &id);
+	if (ret)
+		return ret;
+	v = strtol(id, NULL, 10);
+	free(id);
+	return v > 0 && v < INT32_MAX ? (int)v : -IFT_E_NO_EVENT;
+}
+
 int ift_probe_add_twin(struct ift_probe_session *s, size_t i)
 {
 	const struct ift_probe *p;
-	char *cmd, path[PATH_MAX], *id;
-	long v;
+	char *cmd;
 	int ret;
 
 	if (i >= s->n)
@@ -347,17 +364,7 @@ int ift_probe_add_twin(struct ift_probe_session *s, size_t i)
 		return -ENOMEM;
 	ret = uprobe_cmd(s, cmd);
 	free(cmd);
-	if (ret)
-		return ret;
-	ret = tfs_path(path, sizeof(path), "%s/events/%s/%s_s/id", s->dir, s->name,
-		       p->entry_event);
-	if (!ret)
-		ret = tfs_read(path, &id);
-	if (ret)
-		return ret;
-	v = strtol(id, NULL, 10);
-	free(id);
-	return v > 0 && v < INT32_MAX ? (int)v : -IFT_E_NO_EVENT;
+	return ret ? ret : event_id(s, p->entry_event, "_s");
 }
 
 int ift_probe_add_lib(struct ift_probe_session *s, const struct ift_lib *lib)
@@ -445,10 +452,12 @@ int ift_probe_stop(struct ift_probe_session *s)
 #define TRAP_ENTRY	"ift_trapcost"
 #define TRAP_RETURN	"ift_trapcost_r"
 
-int ift_probe_trap_cost(struct ift_probe_session *s, uint64_t *ns)
+int ift_probe_trap_cost(struct ift_probe_session *s, const struct ift_trap_arm *arm,
+			uint64_t *ns)
 {
 	char path[PATH_MAX], *cmd;
 	uint64_t off, probed, bare;
+	bool armed = false;
 	int ret;
 
 	ret = tfs_trap_target_where(path, sizeof(path), &off);
@@ -463,11 +472,20 @@ int ift_probe_trap_cost(struct ift_probe_session *s, uint64_t *ns)
 		ret = uprobe_cmd(s, cmd);
 		free(cmd);
 	}
-	if (!ret)
+	if (!ret && arm) {
+		int entry = event_id(s, TRAP_ENTRY, ""), leave = event_id(s, TRAP_RETURN, "");
+
+		ret = entry < 0 ? entry : leave < 0 ? leave : arm->arm(arm->ctx, entry, leave);
+		armed = !ret;
+	} else if (!ret) {
 		ret = enable_event(s, s->name, TRAP_ENTRY, true);
-	if (!ret)
-		ret = enable_event(s, s->name, TRAP_RETURN, true);
+		if (!ret)
+			ret = enable_event(s, s->name, TRAP_RETURN, true);
+	}
 	probed = ret ? 0 : tfs_trap_target_time();
+	/* its perf events closed first: a uprobe they hold cannot go */
+	if (armed)
+		arm->disarm(arm->ctx);
 	uprobe_delete(s, TRAP_RETURN);
 	uprobe_delete(s, TRAP_ENTRY);
 	if (ret)
