@@ -70,6 +70,13 @@ typedef int (*ift_perfring_fn)(void *ctx, int cpu, uint64_t ts, const void *raw,
  */
 int ift_perfring_read(struct ift_perfring *p, int cpu, ift_perfring_fn fn, void *ctx);
 
+/*
+ * The descriptor to poll() for CPU's ring (-1 while it has none): POLLIN
+ * once it is an eighth full, POLLHUP for good once the task whose event
+ * holds the ring has exited (the ring still fills: read it on a timer).
+ */
+int ift_perfring_fd(struct ift_perfring *p, int cpu);
+
 /* The bytes CPU's ring holds, unread; its size in *SIZE. */
 size_t ift_perfring_pending(struct ift_perfring *p, int cpu, size_t *size);
 

@@ -40,6 +40,7 @@
 #define RESCAN_EVERY_NS		1000000000ULL	/* libraries dlopen()ed while recording */
 #define READER_NICE		(-10)
 #define PARTIAL_EVERY_NS	50000000ULL	/* a partly filled page, at most this often */
+#define IDLE_WAIT_MS		10	/* the reader's sleep when the rings gave nothing */
 #define SPARE_PAGES		64	/* pages kept for the reader to reuse */
 #define QUEUE_MAX_BYTES		(256ULL << 20)	/* pages read, waiting to be decoded */
 
@@ -667,10 +668,12 @@ int ift_recorder_add_pid(struct ift_recorder *r, pid_t pid)
 
 /*
  * A qpage for LEN bytes (a spare page when LEN fits one), once the decoder
- * is not far behind; NULL without memory.  Called on the reader thread:
- * only the queue's lock is shared.
+ * is not far behind unless NOWAIT; NULL without memory.  Called on the
+ * reader thread: only the queue's lock is shared.  NOWAIT while a perf
+ * ring is read: its lock is held then, and the decoding thread, which
+ * the wait is for, may be waiting for it to attach a new task.
  */
-static struct qpage *q_get(struct ift_recorder *r, int len)
+static struct qpage *q_get(struct ift_recorder *r, int len, bool nowait)
 {
 	struct pagequeue *q = &r->q;
 	size_t psize = (size_t)ift_ring_page_size(r->ring);
@@ -679,7 +682,7 @@ static struct qpage *q_get(struct ift_recorder *r, int len)
 
 	pthread_mutex_lock(&q->mu);
 	/* a decoder far behind: stop reading, and let the kernel count the loss */
-	while (q->bytes > QUEUE_MAX_BYTES && !q->stop) {
+	while (!nowait && q->bytes > QUEUE_MAX_BYTES && !q->stop) {
 		pthread_mutex_unlock(&q->mu);
 		poll(NULL, 0, 1);
 		pthread_mutex_lock(&q->mu);
@@ -733,7 +736,7 @@ static void q_append(struct pagequeue *q, struct qpage *p, int source, int cpu, 
 /* An idle note: CPU's ring of SOURCE was empty at IDLE_TS. */
 static int q_idle(struct ift_recorder *r, int source, int cpu, uint64_t idle_ts)
 {
-	struct qpage *p = q_get(r, -1);
+	struct qpage *p = q_get(r, -1, false);
 
 	if (!p)
 		return -ENOMEM;
@@ -744,7 +747,8 @@ static int q_idle(struct ift_recorder *r, int source, int cpu, uint64_t idle_ts)
 /* The reader reads a tracefs page straight into a queued page: one copy. */
 static void *q_buf(void *ctx, int cpu)
 {
-	struct qpage *p = q_get(ctx, ift_ring_page_size(((struct ift_recorder *)ctx)->ring));
+	struct ift_recorder *r = ctx;
+	struct qpage *p = q_get(r, ift_ring_page_size(r->ring), false);
 
 	(void)cpu;
 	return p ? p->data : NULL;
@@ -797,7 +801,7 @@ static int pack_record(void *ctx, int cpu, uint64_t ts, const void *raw, uint32_
 		return 0;	/* larger than a page: no uprobe record is */
 	if (pk->len + need > pk->cap)
 		pack_flush(pk);
-	if (!pk->p && !(pk->p = q_get(pk->r, (int)pk->cap)))
+	if (!pk->p && !(pk->p = q_get(pk->r, (int)pk->cap, true)))
 		return -ENOMEM;
 	memcpy(pk->p->data + pk->len, &h, sizeof(h));
 	memcpy(pk->p->data + pk->len + sizeof(h), raw, size);
@@ -849,6 +853,28 @@ static int perf_round(struct ift_recorder *r, struct perfpack *pk, int cpu, uint
 	return n;
 }
 
+/*
+ * Waits up to IDLE_WAIT_MS for more: isolated, in poll() on the perf rings,
+ * which the kernel wakes when one is an eighth full (a call loop fills a
+ * ring faster than the tracefs rings' pages come); else a plain sleep.  A
+ * ring that hung up (HUP[cpu]) is left to the timer from then on.
+ */
+static void reader_idle(struct ift_recorder *r, struct pollfd *pf, bool *hup)
+{
+	int n = r->iso ? ift_perfring_ncpus(r->iso) : 0;
+
+	for (int c = 0; c < n; c++) {
+		pf[c].fd = hup[c] ? -1 : ift_perfring_fd(r->iso, c);
+		pf[c].events = POLLIN;
+		pf[c].revents = 0;
+	}
+	if (poll(n ? pf : NULL, (nfds_t)n, IDLE_WAIT_MS) <= 0)
+		return;
+	for (int c = 0; c < n; c++)
+		if (pf[c].revents & (POLLHUP | POLLERR | POLLNVAL))
+			hup[c] = true;
+}
+
 static void *reader_main(void *arg)
 {
 	struct ift_recorder *r = arg;
@@ -858,9 +884,13 @@ static void *reader_main(void *arg)
 	struct perfpack pk = { r, 0, 0, (size_t)ift_ring_page_size(r->ring), NULL };
 	uint64_t *plast = NULL;					/* its perf ring's */
 	const struct ift_page_sink sink = { q_buf, q_page, r };
+	struct pollfd *pf = NULL;
+	bool *hup = NULL;
 
 	if (!last || (r->iso &&
-		      !(plast = calloc((size_t)ift_perfring_ncpus(r->iso), sizeof(*plast))))) {
+		      (!(plast = calloc((size_t)ift_perfring_ncpus(r->iso), sizeof(*plast))) ||
+		       !(pf = calloc((size_t)ift_perfring_ncpus(r->iso), sizeof(*pf))) ||
+		       !(hup = calloc((size_t)ift_perfring_ncpus(r->iso), sizeof(*hup)))))) {
 		ret = -ENOMEM;
 		goto out;
 	}
@@ -913,7 +943,7 @@ static void *reader_main(void *arg)
 		if (ret < 0)
 			break;
 		if (!pages) {
-			poll(NULL, 0, 10);
+			reader_idle(r, pf, hup);
 			continue;
 		}
 		/* one wake-up a round, not a page: the decoder takes them all */
@@ -924,6 +954,8 @@ static void *reader_main(void *arg)
 out:
 	free(last);
 	free(plast);
+	free(pf);
+	free(hup);
 	pthread_mutex_lock(&q->mu);
 	if (ret < 0 && !q->err)
 		q->err = ret;

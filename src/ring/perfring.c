@@ -116,8 +116,10 @@ static int open_one(struct ift_perfring *p, int tp_id, pid_t tid, int cpu)
 	a.sample_period = 1;
 	a.sample_type = PERF_SAMPLE_TIME | PERF_SAMPLE_RAW;
 	a.inherit = 1;
-	/* nobody waits on the rings: the reader polls them */
-	a.wakeup_events = 0;
+	/* the reader sleeps in poll() until a ring is an eighth full, and
+	   reads it from then: a ring needs room for one sleep's records only */
+	a.watermark = 1;
+	a.wakeup_watermark = p->o.ring_kb * 1024U / 8;
 	if (p->o.mono) {
 		a.use_clockid = 1;
 		a.clockid = CLOCK_MONOTONIC;
@@ -224,6 +226,18 @@ int ift_perfring_read(struct ift_perfring *p, int cpu, ift_perfring_fn fn, void 
 	ret = ift_perfbuf_read(&p->rings[cpu], on_record, &rc);
 	pthread_mutex_unlock(&p->mu);
 	return ret;
+}
+
+int ift_perfring_fd(struct ift_perfring *p, int cpu)
+{
+	int fd;
+
+	if (cpu < 0 || cpu >= p->ncpus)
+		return -1;
+	pthread_mutex_lock(&p->mu);
+	fd = p->rings[cpu].fd;
+	pthread_mutex_unlock(&p->mu);
+	return fd;
 }
 
 size_t ift_perfring_pending(struct ift_perfring *p, int cpu, size_t *size)
