@@ -1,15 +1,19 @@
 # -p PID traces a running process and the children it starts from then on;
 # --duration ends the recording and leaves the process running.  The process's
 # parent, which no event of the trace shows, is in the task table as /proc
-# gave it.  -p given twice follows both processes.
+# gave it.  -p given twice follows both processes.  What must be in the trace
+# comes from the workload's own log: every `tasks` run of a loop that ended
+# inside the recording, but the one already running when it began, was
+# forked inside it.
 . "$IFT_SRC/tests/e2e/lib.sh"
 . "$IFT_SRC/tests/e2e/lib-record.sh"
 need_root
 
 cc -O2 -pthread -o tasks "$IFT_SRC/tests/workloads/tasks.c" || fail "cannot build"
-sh -c 'while :; do ./tasks 1 1 50 >/dev/null; done' &
+# tasks logs each task at its end: pid, parent, CLOCK_MONOTONIC (the trace's)
+sh -c 'while :; do ./tasks 1 1 50; done' >loop1.log &
 target=$!
-sh -c 'while :; do ./tasks 1 1 50 >/dev/null; done' &
+sh -c 'while :; do ./tasks 1 1 50; done' >loop2.log &
 second=$!
 sleep 0.3
 # field 4 of stat, after the name in parentheses (which may hold anything)
@@ -32,10 +36,24 @@ for pid in (target, int(sys.argv[5])):
     if pid not in procs:
         sys.exit("-p %d is not among the report's processes %s" % (pid, sorted(procs)))
 ev = [json.loads(l) for l in open(sys.argv[1])]
-forks = [e for e in ev if e["event"] == "sched_process_fork" and e["pid"] == target]
-if len(forks) < 2:
-    sys.exit("expected several forks of %d, got %d" % (target, len(forks)))
-kids = {e["child_pid"] for e in forks}
+trace = json.load(open(sys.argv[3]))["trace"]
+start, stop = trace["start_ts"], trace["start_ts"] + trace["duration_ns"]
+for pid, log in ((target, "loop1.log"), (int(sys.argv[5]), "loop2.log")):
+    # the loop's runs that ended while it recorded: "thread TID PID PPID tasks ... T0 T1"
+    ended = sorted((int(f[10]), int(f[2])) for f in (l.split() for l in open(log))
+                   if f[4] == "tasks" and int(f[3]) == pid and start < int(f[10]) < stop)
+    forked = {e["child_pid"] for e in ev
+              if e["event"] == "sched_process_fork" and e["pid"] == pid}
+    # the first may have begun before the recording did
+    missing = [k for _, k in ended[1:] if k not in forked]
+    if missing:
+        sys.exit("%d of the %d runs of %d that ended while recording have no fork row "
+                 "(%s); %d events, %d lost" % (len(missing), len(ended), pid, missing[:5],
+                                               trace["events"], trace["lost_events"]))
+    if len(ended) < 2:
+        sys.exit("the loop of %d ended %d runs in the %.2f s recorded: too few to judge"
+                 % (pid, len(ended), (stop - start) / 1e9))
+kids = {e["child_pid"] for e in ev if e["event"] == "sched_process_fork" and e["pid"] == target}
 grandkids = [e for e in ev if e["event"] == "sched_process_fork" and e["pid"] in kids]
 if not grandkids:
     sys.exit("the children's own forks are missing")
