@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The README's demo (make demo: contrib/demo.sh) run as it is: the loader run
 # gets the data-starvation chain before cudaMemcpy on its training thread,
-# naming its worker processes (pt_data_worker) as the tasks that fed it, at
+# naming its worker processes (pt_data_worker) that fed it as such, at
 # the severity the workload's own share of waiting calls for (HIGH on 2 CPUs,
 # and in the 5.10 guest of make check-kernels); the direct run gets none; the
 # diff of the two runs.  Each guest of make check-kernels runs it too.
@@ -46,7 +46,15 @@ if c:
     workers = {w["pid"] for w in truth.of_role("worker")}
     fed = {t["pid"] for t in c["evidence"]["tasks"]
            if t["relation"] == "woke" and t.get("role") == "input worker"}
-    chk.ok(fed == workers, "the chain names workers %s, the demo's are %s" % (sorted(fed), sorted(workers)))
+    # named: every worker whose batches the thread was blocked for, beyond
+    # the 2 a post racing its futex wait may not wake (t400); a worker whose
+    # batches were always ready woke nobody (seen in the 5.10 guest at 15%
+    # starvation: one of four)
+    blocked = {x["pid"]: x["batches"] for x in steady.wait["woken_by"]}
+    want = {pid for pid, n in blocked.items() if n > 2}
+    chk.ok(want <= fed <= workers,
+           "the chain names workers %s, the demo's are %s, their batches waited for %s" %
+           (sorted(fed), sorted(workers), blocked))
     names = {t["comm"] for t in c["evidence"]["tasks"] if t["pid"] in workers}
     chk.ok(names == {"pt_data_worker"}, "the workers are named %s" % sorted(names))
 chk.done()
