@@ -826,11 +826,11 @@ static int perf_drain(struct ift_recorder *r, struct perfpack *pk, int cpu)
  * LAST (when it was last read) is PARTIAL_EVERY_NS ago, and notes it empty
  * from then.  With the pages: the merge waits for the slowest queue of all,
  * and a perf ring read every 50 ms alone held a busy -p workload's pages
- * back that long (peak RSS 18 MiB against 11.6 through tracefs).  Its own pace, not the tracefs ring's: a page storm keeps
- * that one busy, and a perf ring read only with partial tracefs pages went
- * unread for the storm, holding the merge back until its records came late.
- * Read at every record, the reader never slept.  The records read, or an
- * error.
+ * back that long (peak RSS 18 MiB against 11.6 through tracefs).  Its own
+ * pace, not the tracefs ring's: a page storm keeps that one busy, and a
+ * perf ring read only with partial tracefs pages went unread for the
+ * storm, holding the merge back until its records came late.  Read at
+ * every record, the reader never slept.  The records read, or an error.
  */
 static int perf_round(struct ift_recorder *r, struct perfpack *pk, int cpu, uint64_t *last,
 		      bool pages)
