@@ -22,6 +22,7 @@
 #include "decode.h"
 #include "page.h"
 #include "util/array.h"
+#include "util/buf.h"
 
 
 /* ---- formats --------------------------------------------------------- */
@@ -280,7 +281,7 @@ void ift_decoder_free(struct ift_decoder *d)
 	for (size_t i = 0; i < d->ntasks; i++)
 		free(d->tasks[i].stack);
 	for (int i = 0; i < d->nq; i++)
-		free(d->q[i].v);
+		free(d->q[i].buf);
 	free(d->q);
 	free(d->tasks);
 	ift_tidmap_release(&d->tids);
@@ -342,18 +343,119 @@ static void get_str(const uint8_t *data, int size, const struct fld *f,
 	out[strnlen(out, (size_t)n)] = 0;
 }
 
-static struct pev *queue_push(struct cpuq *q)
+/*
+ * Records wait in their CPU's queue until every CPU has passed their time:
+ * the idle margin at least, 20 ms of a page-allocation storm (12,000
+ * records a CPU).  Parsed in full (struct pev, 120 bytes) those were the
+ * recorder's largest memory, so a queue holds them packed: the time as 8
+ * bytes (the merge compares heads in place), the kind with the interrupt
+ * bit, the ids as zig-zag varints, then the values the kind has (QUEUE_NX)
+ * and its two names as a length and their bytes.  A page allocation takes
+ * about 24 bytes.
+ */
+static const uint8_t queue_nx[] = {
+	[K_SWITCH] = 3, [K_WAKING] = 2, [K_WAKEUP] = 2, [K_WAKEUP_NEW] = 2,
+	[K_NEWTASK] = 1, [K_PAGE] = 3, [K_ENTRY] = IFT_CALL_MAX_ARGS, [K_RET] = 1,
+};
+#define QUEUE_REC_MAX	(8 + 1 + 4 * 5 + 10 + IFT_CALL_MAX_ARGS * 10 + 2 * 16)
+
+static uint8_t *put_name(uint8_t *p, const char *s)
 {
-	if (q->head + q->n == q->cap) {
+	size_t n = strnlen(s, 15);
+
+	*p++ = (uint8_t)n;
+	memcpy(p, s, n);
+	return p + n;
+}
+
+/* E packed at the tail of Q; -ENOMEM. */
+static int queue_put(struct cpuq *q, const struct pev *e)
+{
+	uint8_t *p;
+
+	if (q->tail + QUEUE_REC_MAX > q->cap) {
 		if (q->head) {
-			memmove(q->v, q->v + q->head, q->n * sizeof(*q->v));
+			memmove(q->buf, q->buf + q->head, q->tail - q->head);
+			q->tail -= q->head;
 			q->head = 0;
 		}
-		if (q->n == q->cap &&
-		    ift_array_grow((void **)&q->v, &q->cap, q->n + 1, sizeof(*q->v)) < 0)
-			return NULL;
+		if (q->tail + QUEUE_REC_MAX > q->cap) {
+			/* not ift_array_grow(): zeroing would touch pages never used */
+			size_t cap = q->cap ? q->cap * 2 : 4096;
+			uint8_t *b = realloc(q->buf, cap);
+
+			if (!b)
+				return -ENOMEM;
+			q->buf = b;
+			q->cap = cap;
+		}
 	}
-	return &q->v[q->head + q->n++];
+	p = q->buf + q->tail;
+	put_le64(p, e->ts);
+	p += 8;
+	*p++ = (uint8_t)(e->kind | (e->irq ? 0x80 : 0));
+	p = put_varint(p, zigzag(e->tid));
+	p = put_varint(p, zigzag(e->a));
+	p = put_varint(p, zigzag(e->b));
+	p = put_varint(p, zigzag(e->probe));
+	p = put_varint(p, e->str);
+	for (unsigned i = 0; i < queue_nx[e->kind]; i++)
+		p = put_varint(p, zigzag(e->x[i]));
+	p = put_name(p, e->c1);
+	p = put_name(p, e->c2);
+	q->tail = (size_t)(p - q->buf);
+	q->n++;
+	return 0;
+}
+
+static uint64_t queue_head_ts(const struct cpuq *q)
+{
+	return le64(q->buf + q->head);
+}
+
+static uint64_t take_varint(const uint8_t **pp)
+{
+	const uint8_t *p = *pp;
+	uint64_t v = 0;
+	unsigned shift = 0;
+
+	do
+		v |= (uint64_t)(*p & 0x7f) << shift, shift += 7;
+	while (*p++ & 0x80);
+	*pp = p;
+	return v;
+}
+
+static const uint8_t *take_name(const uint8_t *p, char *s)
+{
+	memcpy(s, p + 1, *p);
+	s[*p] = 0;
+	return p + 1 + *p;
+}
+
+/* The record at the head of non-empty Q into E, and off the queue. */
+static void queue_take(struct cpuq *q, struct pev *e)
+{
+	const uint8_t *p = q->buf + q->head;
+
+	memset(e, 0, sizeof(*e));
+	e->ts = le64(p);
+	p += 8;
+	e->kind = *p & 0x7f;
+	e->irq = *p++ & 0x80;
+	e->cpu = q->cpu;
+	e->tid = (int32_t)unzigzag(take_varint(&p));
+	e->a = (int32_t)unzigzag(take_varint(&p));
+	e->b = (int32_t)unzigzag(take_varint(&p));
+	e->probe = (int32_t)unzigzag(take_varint(&p));
+	e->str = take_varint(&p);
+	for (unsigned i = 0; i < queue_nx[e->kind]; i++)
+		e->x[i] = unzigzag(take_varint(&p));
+	p = take_name(p, e->c1);
+	p = take_name(p, e->c2);
+	q->head = (size_t)(p - q->buf);
+	if (!--q->n)
+		q->head = q->tail = 0;
 }
 
 /*
@@ -373,6 +475,8 @@ static struct cpuq *queue_get(struct ift_decoder *d, int source, int cpu)
 		if (!q)
 			return NULL;
 		memset(q + d->nq, 0, (size_t)(idx + 1 - d->nq) * sizeof(*q));
+		for (int i = d->nq; i <= idx; i++)
+			q[i].cpu = (uint16_t)(i / 2);
 		d->q = q;
 		d->nq = idx + 1;
 	}
@@ -388,7 +492,7 @@ static int parse_record(struct ift_decoder *d, struct cpuq *q, int cpu, uint64_t
 			const uint8_t *data, int size)
 {
 	const struct evtype *t;
-	struct pev *e;
+	struct pev ev, *e = &ev;
 	uint16_t id;
 	char file[256];
 
@@ -401,9 +505,6 @@ static int parse_record(struct ift_decoder *d, struct cpuq *q, int cpu, uint64_t
 		return 0;
 	}
 	t = &d->types[id];
-	e = queue_push(q);
-	if (!e)
-		return -ENOMEM;
 	memset(e, 0, offsetof(struct pev, c1));
 	e->c1[0] = e->c2[0] = 0;
 	e->str = 0;
@@ -485,7 +586,7 @@ static int parse_record(struct ift_decoder *d, struct cpuq *q, int cpu, uint64_t
 		e->x[0] = get_int(data, size, &t->f[0]);
 		break;
 	}
-	return 0;
+	return queue_put(q, e);
 }
 
 static int on_event(void *ctx, uint64_t ts, const uint8_t *data, int size)
@@ -964,17 +1065,20 @@ static int merge_until(struct ift_decoder *d, uint64_t limit)
 
 	for (;;) {
 		struct cpuq *best = NULL;
-		struct pev *e;
+		uint64_t best_ts = 0;
+		struct pev ev, *e = &ev;
 
 		for (int c = 0; c < d->nq; c++) {
 			struct cpuq *q = &d->q[c];
 
-			if (q->n && (!best || q->v[q->head].ts < best->v[best->head].ts))
+			if (q->n && (!best || queue_head_ts(q) < best_ts)) {
 				best = q;
+				best_ts = queue_head_ts(q);
+			}
 		}
-		if (!best || best->v[best->head].ts > limit)
+		if (!best || best_ts > limit)
 			break;
-		e = &best->v[best->head];
+		queue_take(best, e);
 		if (e->ts < d->horizon) {
 			d->stats.late++;
 			if (d->horizon - e->ts > d->stats.late_max_ns)
@@ -983,10 +1087,6 @@ static int merge_until(struct ift_decoder *d, uint64_t limit)
 		}
 		d->horizon = e->ts;
 		ret = process(d, e);
-		best->head++;
-		best->n--;
-		if (!best->n)
-			best->head = 0;
 		if (ret < 0)
 			return ret;
 	}

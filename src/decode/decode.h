@@ -49,10 +49,15 @@ struct pev {
 	uint64_t str;
 };
 
+/*
+ * A CPU's records waiting for the merge, packed (decode.c, queue_put()):
+ * n of them in buf[head .. tail), each beginning with its time.
+ */
 struct cpuq {
-	struct pev *v;
-	size_t head, n, cap;	/* live events are v[head .. head + n) */
+	uint8_t *buf;
+	size_t head, tail, cap, n;
 	uint64_t wm;		/* every event of this CPU up to wm is queued */
+	uint16_t cpu;
 	bool live;		/* counts for the watermark (queue_get) */
 };
 
