@@ -26,6 +26,10 @@
  * before, the writer refused it ("rows must be appended in time order") and
  * the whole recording was lost (record -a in a 5.10 guest under TCG).
  *
+ * test_fields_through_the_queue: what a CPU's queue packs comes out as the
+ * ring said it (full names, 64-bit values, negative ones); a name cut to 7
+ * bytes or a value to 32 bits in the packing failed it.
+ *
  * test_call_paired and those after it: how uprobe entries and returns
  * become rows of `calls', until then told only by the root-only e2e tests.
  * The probes are made as a session makes them (an entry with the catalog's
@@ -290,6 +294,91 @@ static void test_task_table_grows(void **state)
 	ift_decoder_free(f.d);
 	ift_writer_free(w);
 	tep_free(tep);
+	unlink(path);
+	rmdir(dir);
+}
+
+/*
+ * test_fields_through_the_queue: a record waits in its CPU's queue packed
+ * (decode.c, queue_put()); what comes out is what the ring said: names of
+ * the kernel's full 15 bytes, a prev_state of 64 bits, negative values.
+ */
+static void test_fields_through_the_queue(void **state)
+{
+	char dir[] = "/tmp/ift-test-decode.XXXXXX", path[64];
+	static const char a15[] = "pt_data_worker7", b15[] = "a-15-byte-name!";
+	struct ift_decode_opts opts = { 0 };
+	struct tep_handle *tep = make_tep();
+	struct feed f = { .ts = 1000000000 };
+	uint8_t rec[64] = { 0 };
+	int64_t state64 = (int64_t)0x8000000000000402ULL, prio = -5;
+	int32_t prio32 = (int32_t)prio, cpu = -1;
+	struct ift_writer *w;
+	struct ift_cursor *cur;
+	struct ift_trace *t;
+	struct ift_event ev;
+	uint64_t ts_switch, ts_wake;
+	int n = 0, ret;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/t.trace", dir);
+	w = ift_writer_create(path, NULL);
+	assert_non_null(w);
+	opts.tep = tep;
+	opts.w = w;
+	assert_int_equal(ift_decoder_new(&opts, &f.d), 0);
+
+	common(rec, ID_SWITCH, TID0);
+	memcpy(rec + 8, a15, 15);
+	memcpy(rec + 24, &(int32_t){ TID0 }, 4);
+	memcpy(rec + 28, &prio32, 4);
+	memcpy(rec + 32, &state64, 8);
+	memcpy(rec + 40, b15, 15);
+	memcpy(rec + 56, &(int32_t){ TID0 + 1 }, 4);
+	memcpy(rec + 60, &prio32, 4);
+	put(&f, rec, sizeof(rec));
+	ts_switch = f.ts;
+	memset(rec, 0, sizeof(rec));
+	common(rec, ID_WAKING, TID0 + 1);
+	memcpy(rec + 8, a15, 15);
+	memcpy(rec + 24, &(int32_t){ TID0 }, 4);
+	memcpy(rec + 28, &prio32, 4);
+	memcpy(rec + 32, &cpu, 4);
+	put(&f, rec, 36);
+	ts_wake = f.ts;
+	flush_page(&f);
+	assert_int_equal(ift_decoder_finish(f.d, f.ts + 1000), 0);
+	assert_int_equal(ift_writer_finish(w), 0);
+	ift_decoder_free(f.d);
+	ift_writer_free(w);
+	tep_free(tep);
+
+	assert_int_equal(ift_trace_open(path, 0, &t), 0);
+	assert_string_equal(ift_task_comm_at(ift_trace_task_find(t, TID0, ts_switch), ts_switch),
+			    a15);
+	assert_string_equal(ift_task_comm_at(ift_trace_task_find(t, TID0 + 1, ts_switch),
+					     ts_switch), b15);
+	cur = ift_cursor_new(t, 1U << IFT_T_SWITCHES | 1U << IFT_T_WAKEUPS, 0);
+	assert_non_null(cur);
+	while ((ret = ift_cursor_next(cur, &ev)) > 0) {
+		if (ev.table == IFT_T_SWITCHES) {
+			assert_int_equal(ev.row[IFT_C_TS], ts_switch);
+			assert_int_equal(ev.row[IFT_SW_PREV_STATE], (uint64_t)state64);
+			assert_int_equal(ev.row[IFT_SW_PREV_PRIO], (uint64_t)prio);
+			assert_int_equal(ev.row[IFT_SW_NEXT_TID], TID0 + 1);
+		} else {
+			assert_int_equal(ev.row[IFT_C_TS], ts_wake);
+			assert_int_equal(ev.row[IFT_C_TID], TID0);
+			assert_int_equal(ev.row[IFT_WK_WAKER_TID], TID0 + 1);
+			assert_int_equal(ev.row[IFT_WK_TARGET_CPU], (uint64_t)(int64_t)cpu);
+		}
+		n++;
+	}
+	assert_int_equal(ret, 0);
+	assert_int_equal(n, 2);
+	ift_cursor_free(cur);
+	ift_trace_close(t);
 	unlink(path);
 	rmdir(dir);
 }
@@ -743,7 +832,8 @@ static void expect_call(const struct calls_ut *u, size_t i, const struct want *w
  */
 static void test_call_paired(void **state)
 {
-	const uint64_t args[] = { 0x7f00a000, 0x55501000, 4096, 2 };
+	/* full-width values: the decoder's queue packs them (varints) */
+	const uint64_t args[] = { 0x7f5a1234a000, 0xffffffff55501000, 4096, 2 };
 	struct calls_ut u;
 	uint64_t e, r;
 
@@ -765,7 +855,7 @@ static void test_call_paired(void **state)
 	assert_int_equal(u.log.n, 1);
 	expect_call(&u, 0, &(struct want){ .ts = e, .tid = TID0, .probe = P_MEMCPY,
 					   .dur = r - e, .ret = 2,
-					   .args = { 0x7f00a000, 0x55501000, 4096, 2 } });
+					   .args = { 0x7f5a1234a000, 0xffffffff55501000, 4096, 2 } });
 }
 
 /*
@@ -1271,6 +1361,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_task_table_grows),
+		cmocka_unit_test(test_fields_through_the_queue),
 		cmocka_unit_test(test_roots_have_parents),
 		cmocka_unit_test(test_late_events_kept),
 		cmocka_unit_test(test_call_paired),
