@@ -70,13 +70,13 @@ for i in $(seq "$reps"); do
 	read -r c m e <"$work/r"; tc+=("$c") tm+=("$m") te+=("$e")
 	echo "run $i: ours ${oc[-1]} s, ${om[-1]} KB, ${oe[-1]} events; trace-cmd ${tc[-1]} s, ${tm[-1]} KB, ${te[-1]} events" >&2
 done
-python3 - "${oc[*]}" "${om[*]}" "${oe[*]}" "${tc[*]}" "${tm[*]}" "${te[*]}" "$secs" <<'PY'
-import statistics, sys
+python3 - "${oc[*]}" "${om[*]}" "${oe[*]}" "${tc[*]}" "${tm[*]}" "${te[*]}" "$secs" \
+	"$top/contrib/bench" <<'PY'
+import sys
 oc, om, oe, tc, tm, te = ([float(x) for x in a.split()] for a in sys.argv[1:7])
 secs = sys.argv[7]
-def row(name, xs, fmt="%.3f"):
-    xs = sorted(xs)
-    return ("| %s | " + fmt + " | " + fmt + " | " + fmt + " |") % (name, xs[0], statistics.median(xs), xs[-1])
+sys.path.insert(0, sys.argv[8])
+from benchstat import row, verdict
 # a run where either tool measured no CPU or no event (trace-cmd killed
 # before it started, on a loaded machine) says nothing of the cost: left out,
 # and said so
@@ -104,4 +104,10 @@ print(row("trace-cmd CPU s per million events", tcpm))
 print(row("ratio ours / trace-cmd, CPU per event", [ocpm[i] / tcpm[i] for i in range(n)]))
 print(row("ingero-ftrace peak RSS (MiB)", [x / 1024 for x in om], "%.1f"))
 print(row("trace-cmd peak RSS (MiB)", [x / 1024 for x in tm], "%.1f"))
+rss = [om[i] / tm[i] for i in range(n)]
+print(row("ratio ours / trace-cmd, peak RSS", rss))
+cpu = [ocpm[i] / tcpm[i] for i in range(n)]
+print("\nTargets, each repetition's pair (ours and the trace-cmd run after it): peak RSS at most"
+      " trace-cmd's, %s; CPU per event at most trace-cmd's, %s." %
+      (verdict(rss, lambda x: x <= 1.0), verdict(cpu, lambda x: x <= 1.0)))
 PY
