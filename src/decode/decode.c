@@ -345,13 +345,13 @@ static void get_str(const uint8_t *data, int size, const struct fld *f,
 
 /*
  * Records wait in their CPU's queue until every CPU has passed their time:
- * the idle margin at least, 20 ms of a page-allocation storm (12,000
- * records a CPU).  Parsed in full (struct pev, 120 bytes) those were the
- * recorder's largest memory, so a queue holds them packed: the time as 8
- * bytes (the merge compares heads in place), the kind with the interrupt
- * bit, the ids as zig-zag varints, then the values the kind has (QUEUE_NX)
- * and its two names as a length and their bytes.  A page allocation takes
- * about 24 bytes.
+ * the idle margin (20 ms) and a round of the reader at least, 8,000 to
+ * 16,000 records a CPU in a page-allocation storm on two CPUs.  Parsed in
+ * full (struct pev, 120 bytes) those were the recorder's largest memory,
+ * so a queue holds them packed: the time as 8 bytes (the merge compares
+ * heads in place), the kind with the interrupt bit, the ids as zig-zag
+ * varints, then the values the kind has (queue_nx) and its two names as a
+ * length and their bytes.  A page allocation takes about 24 bytes.
  */
 static const uint8_t queue_nx[] = {
 	[K_SWITCH] = 3, [K_WAKING] = 2, [K_WAKEUP] = 2, [K_WAKEUP_NEW] = 2,
@@ -419,9 +419,14 @@ static uint64_t take_varint(const uint8_t **pp)
 	uint64_t v = 0;
 	unsigned shift = 0;
 
-	do
-		v |= (uint64_t)(*p & 0x7f) << shift, shift += 7;
-	while (*p++ & 0x80);
+	for (;;) {
+		uint8_t b = *p++;
+
+		v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			break;
+		shift += 7;
+	}
 	*pp = p;
 	return v;
 }
