@@ -236,6 +236,23 @@ static struct tep_handle *make_tep(void)
 	return tep;
 }
 
+/* A decoder on TEP into F, writing a trace at PATH in a new temporary DIR. */
+static struct ift_writer *decoder_open(char *dir, char *path, size_t len,
+				       struct tep_handle *tep, struct feed *f)
+{
+	struct ift_decode_opts opts = { 0 };
+	struct ift_writer *w;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, len, "%s/t.trace", dir);
+	w = ift_writer_create(path, NULL);
+	assert_non_null(w);
+	opts.tep = tep;
+	opts.w = w;
+	assert_int_equal(ift_decoder_new(&opts, &f->d), 0);
+	return w;
+}
+
 /* N tasks of their own, one name row each: a switch from a task to itself. */
 static void fill(struct feed *f, int32_t *tid, int n, uint64_t *rows)
 {
@@ -247,7 +264,6 @@ static void fill(struct feed *f, int32_t *tid, int n, uint64_t *rows)
 static void test_task_table_grows(void **state)
 {
 	char dir[] = "/tmp/ift-test-decode.XXXXXX", path[64];
-	struct ift_decode_opts opts = { 0 };
 	struct tep_handle *tep = make_tep();
 	const struct ift_decode_stats *st;
 	struct feed f = { .ts = 1000000000 };
@@ -256,13 +272,7 @@ static void test_task_table_grows(void **state)
 	int32_t tid = TID0;
 
 	(void)state;
-	assert_non_null(mkdtemp(dir));
-	snprintf(path, sizeof(path), "%s/t.trace", dir);
-	w = ift_writer_create(path, NULL);
-	assert_non_null(w);
-	opts.tep = tep;
-	opts.w = w;
-	assert_int_equal(ift_decoder_new(&opts, &f.d), 0);
+	w = decoder_open(dir, path, sizeof(path), tep, &f);
 
 	/* the table holds 256 tasks: 255, then a switch whose prev is the
 	   256th and whose next makes it grow */
@@ -307,7 +317,6 @@ static void test_fields_through_the_queue(void **state)
 {
 	char dir[] = "/tmp/ift-test-decode.XXXXXX", path[64];
 	static const char a15[] = "pt_data_worker7", b15[] = "a-15-byte-name!";
-	struct ift_decode_opts opts = { 0 };
 	struct tep_handle *tep = make_tep();
 	struct feed f = { .ts = 1000000000 };
 	uint8_t rec[64] = { 0 };
@@ -321,13 +330,7 @@ static void test_fields_through_the_queue(void **state)
 	int n = 0, ret;
 
 	(void)state;
-	assert_non_null(mkdtemp(dir));
-	snprintf(path, sizeof(path), "%s/t.trace", dir);
-	w = ift_writer_create(path, NULL);
-	assert_non_null(w);
-	opts.tep = tep;
-	opts.w = w;
-	assert_int_equal(ift_decoder_new(&opts, &f.d), 0);
+	w = decoder_open(dir, path, sizeof(path), tep, &f);
 
 	common(rec, ID_SWITCH, TID0);
 	memcpy(rec + 8, a15, 15);
@@ -407,7 +410,6 @@ static uint32_t ppid_of(const struct ift_trace *t, pid_t tid, uint64_t ts)
 static void test_roots_have_parents(void **state)
 {
 	char dir[] = "/tmp/ift-test-decode.XXXXXX", path[64];
-	struct ift_decode_opts opts = { 0 };
 	struct tep_handle *tep = make_tep();
 	struct feed f = { .ts = 1000000000 };
 	int ready[2], go[2], tfds[3];
@@ -438,13 +440,7 @@ static void test_roots_have_parents(void **state)
 	assert_int_equal(pthread_create(&th, NULL, blocked_thread, tfds), 0);
 	assert_int_equal(read(ready[0], &tid, sizeof(tid)), (ssize_t)sizeof(tid));
 
-	assert_non_null(mkdtemp(dir));
-	snprintf(path, sizeof(path), "%s/t.trace", dir);
-	w = ift_writer_create(path, NULL);
-	assert_non_null(w);
-	opts.tep = tep;
-	opts.w = w;
-	assert_int_equal(ift_decoder_new(&opts, &f.d), 0);
+	w = decoder_open(dir, path, sizeof(path), tep, &f);
 	assert_int_equal(ift_decoder_add_root(f.d, self), 0);
 	assert_int_equal(ift_decoder_add_root(f.d, child), 0);
 
@@ -486,7 +482,6 @@ static void test_roots_have_parents(void **state)
 static void test_late_events_kept(void **state)
 {
 	char dir[] = "/tmp/ift-test-decode.XXXXXX", path[64];
-	struct ift_decode_opts opts = { 0 };
 	struct tep_handle *tep = make_tep();
 	const struct ift_decode_stats *st;
 	struct feed f = { .ts = 1000000000 };
@@ -498,13 +493,7 @@ static void test_late_events_kept(void **state)
 	int ret;
 
 	(void)state;
-	assert_non_null(mkdtemp(dir));
-	snprintf(path, sizeof(path), "%s/t.trace", dir);
-	w = ift_writer_create(path, NULL);
-	assert_non_null(w);
-	opts.tep = tep;
-	opts.w = w;
-	assert_int_equal(ift_decoder_new(&opts, &f.d), 0);
+	w = decoder_open(dir, path, sizeof(path), tep, &f);
 
 	/* CPU 1's writer stamps two switches, then is held off its CPU */
 	late_ts = f.ts;
