@@ -2,6 +2,7 @@
 # Installs what ingero-ftrace needs from Debian 12, and nothing that is already there.
 #   install-deps.sh build   libraries and tools to build the binary (called by make)
 #   install-deps.sh test    what `make check` needs on top (cmocka, python3,
+#                           libpython3-dev for pystack's test, which embeds it,
 #                           Debian's CPU build of PyTorch for the real-DataLoader test,
 #                           chromium to render report --html headless, and
 #                           node and npm for the MCP SDK test, which npm-installs
@@ -17,7 +18,7 @@ build_pkgs="pkg-config:pkg-config gcc:gcc make:make
 libtracefs:libtracefs-dev libtraceevent:libtraceevent-dev libunwind:libunwind-dev
 sqlite3:libsqlite3-dev libzstd:libzstd-dev zlib:zlib1g-dev json-c:libjson-c-dev
 libelf:libelf-dev"
-test_pkgs="cmocka:libcmocka-dev python3:python3 torch:python3-torch chromium:chromium
+test_pkgs="cmocka:libcmocka-dev python3:python3 python3-embed:libpython3-dev torch:python3-torch chromium:chromium
 node:nodejs npm:npm"
 fuzz_pkgs="clang:clang libclang_rt.fuzzer:libclang-rt-14-dev"
 kernel_pkgs="qemu-system-x86_64:qemu-system-x86 flex:flex bison:bison bc:bc xz:xz-utils

@@ -32,7 +32,8 @@
 	_PE(OLD_KERNEL,	"the kernel lacks a feature recording needs (see ingero-ftrace check)"), \
 	_PE(NOT_CUDA,	"not a CUDA runtime or driver library"),		\
 	_PE(SQL,	"SQLite error"),				\
-	_PE(READONLY,	"only read-only SQL (SELECT/WITH/EXPLAIN) is allowed")
+	_PE(READONLY,	"only read-only SQL (SELECT/WITH/EXPLAIN) is allowed"), \
+	_PE(PY_MOVED,	"the Python frames changed while they were read")
 
 #undef _PE
 #define _PE(code, str) IFT_E_##code

@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef IFT_PYSTACK_H
+#define IFT_PYSTACK_H
+
+/*
+ * pystack: a CPython thread's Python frames (file, function, line), read
+ * from memory the caller's reader gives: another process's through
+ * process_vm_readv() as py-spy reads it, without stopping it, or this
+ * process's own.  No BPF: the interpreter's frames are not on the C stack
+ * (since 3.11 they live in the thread's frame chunks on the heap), so they
+ * are followed as the interpreter lays them out, a layout per minor version
+ * (struct ift_py_layout, from CPython's headers).
+ *
+ * The walk reads a frame's fields while the thread may run on: a frame
+ * freed under it shows as a pointer that leads nowhere, or as a code object
+ * of the wrong type, and the walk stops there with -IFT_E_PY_MOVED.  Which
+ * moment a stack is from is the caller's to say.
+ *
+ * Nothing here prints or exits.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Where the walker finds what it reads, as offsets into CPython's structs. */
+struct ift_py_layout {
+	unsigned major, minor;
+	/* _PyRuntimeState, PyInterpreterState */
+	uint16_t rt_interp_head, in_next, in_threads_head;
+	/* PyThreadState: the current frame, or (cframe >= 0) a pointer to a
+	   _PyCFrame whose current_frame is at that offset */
+	uint16_t ts_next, ts_native_tid, ts_frame;
+	int16_t ts_cframe_current;
+	/* _PyInterpreterFrame: the code, the caller's frame, the last (3.11,
+	   3.12) instruction executed, who owns it (3.12: the C stack's shim
+	   frames, skipped) */
+	uint16_t fr_code, fr_previous, fr_instr, fr_owner, fr_size;
+	/* PyObject, PyCodeObject */
+	uint16_t ob_type, co_filename, co_qualname, co_firstlineno, co_linetable, co_code,
+		 co_size;
+	/* PyBytesObject, PyASCIIObject/PyCompactUnicodeObject */
+	uint16_t by_size, by_data, st_length, st_state, st_ascii_data, st_compact_data;
+};
+
+/* The layout of CPython MAJOR.MINOR; NULL for a version not known (yet). */
+const struct ift_py_layout *ift_py_layout(unsigned major, unsigned minor);
+
+/* Reads LEN bytes at ADDR into BUF: 0, or a negative errno. */
+typedef int (*ift_py_read_fn)(void *ctx, uint64_t addr, void *buf, size_t len);
+
+/* A reader of process *(pid_t *)CTX's memory (process_vm_readv()). */
+int ift_py_read_pid(void *ctx, uint64_t addr, void *buf, size_t len);
+
+#define IFT_PY_FILE_MAX	256
+#define IFT_PY_FUNC_MAX	128
+
+struct ift_py_frame {
+	char file[IFT_PY_FILE_MAX];	/* co_filename, UTF-8, cut to fit */
+	char func[IFT_PY_FUNC_MAX];	/* co_qualname ("Loader.__next__") */
+	int line;			/* -1: the instruction has no line */
+};
+
+/*
+ * ift_py_thread - the PyThreadState of the thread with native id TID in the
+ * runtime at RUNTIME (the address of _PyRuntime), any interpreter: its
+ * address in *TSTATE, 0 if found, -ESRCH if not, or a reader's error.
+ */
+int ift_py_thread(const struct ift_py_layout *l, ift_py_read_fn rd, void *ctx,
+		  uint64_t runtime, pid_t tid, uint64_t *tstate);
+
+/*
+ * ift_py_frames - the Python frames of the thread whose PyThreadState is at
+ * TSTATE, innermost first, at most MAX into OUT.  Their number; -IFT_E_PY_MOVED
+ * when a frame or code object read is not one (the thread moved on while it
+ * was read), or a reader's error.
+ */
+int ift_py_frames(const struct ift_py_layout *l, ift_py_read_fn rd, void *ctx,
+		  uint64_t tstate, struct ift_py_frame *out, size_t max);
+
+/*
+ * ift_py_line - the line of code unit INDEX (-1: before the first) in a
+ * 3.11+ location table (co_linetable, LEN bytes) of a code object starting at
+ * line FIRSTLINENO, as PyCode_Addr2Line() gives it: -1 for an instruction
+ * without a line.
+ */
+int ift_py_line(const uint8_t *table, size_t len, int firstlineno, long index);
+
+#endif

@@ -1,0 +1,311 @@
+// SPDX-License-Identifier: MIT
+/*
+ * CPython's frames, followed as the interpreter lays them out (see
+ * ift-pystack.h).  The offsets are CPython's own: each layout below was
+ * taken with offsetof() from that version's headers (Include/internal,
+ * Py_BUILD_CORE), and the unit test checks the one of the Python it is
+ * built against (test-pystack.c) by walking its own interpreter.
+ *
+ * A thread state's current frame is the innermost; each frame names its
+ * code object, its caller (previous) and the last instruction it executed.
+ * The code object has the file and the qualified name as str objects, the
+ * first line, and the location table that maps an instruction to its line
+ * (Objects/locations.md: an entry per run of code units, each with the
+ * change of line from the one before).
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include "ift-error.h"
+#include "ift-pystack.h"
+
+/* Frames followed at most: a chain longer than this is a loop in freed memory. */
+#define MAX_CHAIN		4096
+/* A location table longer than this is no code object's. */
+#define MAX_LINETABLE		(1U << 20)
+/* sizeof(_Py_CODEUNIT) */
+#define CODEUNIT		2
+/* _PyInterpreterFrame.owner of the C stack's shim frames (3.12+) */
+#define FRAME_OWNED_BY_CSTACK	3
+
+static const struct ift_py_layout layouts[] = {
+	/* 3.11 (Debian 12's 3.11.2) */
+	{
+		.major = 3, .minor = 11,
+		.rt_interp_head = 40, .in_next = 0, .in_threads_head = 16,
+		.ts_next = 8, .ts_native_tid = 160, .ts_frame = 56, .ts_cframe_current = 8,
+		.fr_code = 32, .fr_previous = 48, .fr_instr = 56, .fr_owner = 69, .fr_size = 72,
+		.ob_type = 8, .co_filename = 112, .co_qualname = 128, .co_firstlineno = 72,
+		.co_linetable = 136, .co_code = 184, .co_size = 144,
+		.by_size = 16, .by_data = 32,
+		.st_length = 16, .st_state = 32, .st_ascii_data = 48, .st_compact_data = 72,
+	},
+};
+
+const struct ift_py_layout *ift_py_layout(unsigned major, unsigned minor)
+{
+	for (size_t i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++)
+		if (layouts[i].major == major && layouts[i].minor == minor)
+			return &layouts[i];
+	return NULL;
+}
+
+static uint64_t u64_at(const uint8_t *p, size_t off)
+{
+	uint64_t v;
+
+	memcpy(&v, p + off, sizeof(v));
+	return v;
+}
+
+static uint32_t u32_at(const uint8_t *p, size_t off)
+{
+	uint32_t v;
+
+	memcpy(&v, p + off, sizeof(v));
+	return v;
+}
+
+int ift_py_read_pid(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	struct iovec local = { buf, len }, remote = { (void *)(uintptr_t)addr, len };
+	ssize_t n = process_vm_readv(*(const pid_t *)ctx, &local, 1, &remote, 1, 0);
+
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len ? 0 : -EFAULT;
+}
+
+static int read_ptr(ift_py_read_fn rd, void *ctx, uint64_t addr, uint64_t *v)
+{
+	return rd(ctx, addr, v, sizeof(*v));
+}
+
+int ift_py_thread(const struct ift_py_layout *l, ift_py_read_fn rd, void *ctx,
+		  uint64_t runtime, pid_t tid, uint64_t *tstate)
+{
+	uint64_t interp, ts;
+	unsigned n = 0;
+	int ret;
+
+	if ((ret = read_ptr(rd, ctx, runtime + l->rt_interp_head, &interp)) < 0)
+		return ret;
+	for (; interp && n < MAX_CHAIN; n++) {
+		if ((ret = read_ptr(rd, ctx, interp + l->in_threads_head, &ts)) < 0)
+			return ret;
+		for (; ts && n < MAX_CHAIN; n++) {
+			uint64_t native;
+
+			if ((ret = read_ptr(rd, ctx, ts + l->ts_native_tid, &native)) < 0)
+				return ret;
+			if (native == (uint64_t)tid) {
+				*tstate = ts;
+				return 0;
+			}
+			if ((ret = read_ptr(rd, ctx, ts + l->ts_next, &ts)) < 0)
+				return ret;
+		}
+		if ((ret = read_ptr(rd, ctx, interp + l->in_next, &interp)) < 0)
+			return ret;
+	}
+	return -ESRCH;
+}
+
+/* Appends code point C to OUT (room for N bytes, NUL included) as UTF-8. */
+static size_t put_utf8(char *out, size_t at, size_t n, uint32_t c)
+{
+	char b[4];
+	size_t k;
+
+	if (c < 0x80) {
+		b[0] = (char)c;
+		k = 1;
+	} else if (c < 0x800) {
+		b[0] = (char)(0xc0 | c >> 6);
+		b[1] = (char)(0x80 | (c & 0x3f));
+		k = 2;
+	} else if (c < 0x10000) {
+		b[0] = (char)(0xe0 | c >> 12);
+		b[1] = (char)(0x80 | (c >> 6 & 0x3f));
+		b[2] = (char)(0x80 | (c & 0x3f));
+		k = 3;
+	} else {
+		b[0] = (char)(0xf0 | (c >> 18 & 0x07));
+		b[1] = (char)(0x80 | (c >> 12 & 0x3f));
+		b[2] = (char)(0x80 | (c >> 6 & 0x3f));
+		b[3] = (char)(0x80 | (c & 0x3f));
+		k = 4;
+	}
+	if (at + k >= n)
+		return at;	/* cut at a character, never inside one */
+	memcpy(out + at, b, k);
+	return at + k;
+}
+
+/*
+ * The str object at ADDR into OUT (N bytes) as UTF-8, cut to fit: a compact
+ * string, as every identifier and file name is (its state: kind in bits
+ * 2-4, compact bit 5, ascii bit 6, in 3.11 as in 3.12 and 3.13).
+ */
+static int read_str(const struct ift_py_layout *l, ift_py_read_fn rd, void *ctx,
+		    uint64_t addr, char *out, size_t n)
+{
+	uint8_t hdr[96], buf[IFT_PY_FILE_MAX * 4];
+	uint64_t len;
+	uint32_t state;
+	unsigned kind;
+	size_t at = 0;
+	int ret;
+
+	out[0] = 0;
+	if (!addr)
+		return -IFT_E_PY_MOVED;
+	if ((ret = rd(ctx, addr, hdr, (size_t)l->st_state + 4)) < 0)
+		return ret;
+	len = u64_at(hdr, l->st_length);
+	state = u32_at(hdr, l->st_state);
+	kind = state >> 2 & 7;
+	if (!(state & 1U << 5) || (kind != 1 && kind != 2 && kind != 4) || len > 1U << 20)
+		return -IFT_E_PY_MOVED;
+	if (len > n - 1)
+		len = n - 1;
+	if ((ret = rd(ctx, addr + (state & 1U << 6 ? l->st_ascii_data : l->st_compact_data),
+		      buf, (size_t)len * kind)) < 0)
+		return ret;
+	for (size_t i = 0; i < len; i++) {
+		uint32_t c = kind == 1 ? buf[i] : kind == 2 ? (uint32_t)(buf[2 * i] | buf[2 * i + 1] << 8) :
+			     u32_at(buf, 4 * i);
+
+		at = put_utf8(out, at, n, c);
+	}
+	out[at] = 0;
+	return 0;
+}
+
+/* The location table's varints: 6 bits a byte, the lowest first, bit 6 for more. */
+static const uint8_t *loc_varint(const uint8_t *p, const uint8_t *end, unsigned *v)
+{
+	unsigned shift = 0;
+
+	*v = 0;
+	while (p < end && shift < 32) {
+		uint8_t b = *p++;
+
+		*v |= (unsigned)(b & 63) << shift;
+		if (!(b & 64))
+			return p;
+		shift += 6;
+	}
+	return NULL;
+}
+
+int ift_py_line(const uint8_t *table, size_t len, int firstlineno, long index)
+{
+	const uint8_t *p = table, *end = table + len;
+	long start = 0;
+	int line = firstlineno;
+
+	if (index < 0)
+		return firstlineno;
+	while (p < end && (*p & 0x80)) {
+		unsigned code = *p >> 3 & 15, units = (*p & 7) + 1, v;
+		int delta = 0;
+
+		p++;
+		switch (code) {
+		case 13:	/* no columns */
+		case 14:	/* long form: the line's change first */
+			if (!(p = loc_varint(p, end, &v)))
+				return -1;
+			delta = v & 1 ? -(int)(v >> 1) : (int)(v >> 1);
+			break;
+		case 10:	/* one line: the change is the code's */
+		case 11:
+		case 12:
+			delta = (int)code - 10;
+			break;
+		default:	/* 0-9, the same line; 15, no line */
+			break;
+		}
+		line += delta;
+		if (index < start + (long)units)
+			return code == 15 ? -1 : line;
+		start += units;
+		/* the entry's other bytes: up to the next with bit 7 set */
+		while (p < end && !(*p & 0x80))
+			p++;
+	}
+	return -1;
+}
+
+/* One frame's code object at CODE and last instruction at INSTR into F. */
+static int read_code(const struct ift_py_layout *l, ift_py_read_fn rd, void *ctx,
+		     uint64_t code, uint64_t instr, struct ift_py_frame *f)
+{
+	uint8_t co[512], table[4096];
+	uint64_t lt, size;
+	int32_t first;
+	long index;
+	int ret;
+
+	if (l->co_size > sizeof(co))
+		return -EINVAL;
+	if ((ret = rd(ctx, code, co, l->co_size)) < 0)
+		return ret;
+	if ((ret = read_str(l, rd, ctx, u64_at(co, l->co_filename), f->file, sizeof(f->file))) < 0 ||
+	    (ret = read_str(l, rd, ctx, u64_at(co, l->co_qualname), f->func, sizeof(f->func))) < 0)
+		return ret;
+	memcpy(&first, co + l->co_firstlineno, sizeof(first));
+	lt = u64_at(co, l->co_linetable);
+	if (first < 0 || !lt)
+		return -IFT_E_PY_MOVED;
+	if ((ret = read_ptr(rd, ctx, lt + l->by_size, &size)) < 0)
+		return ret;
+	if (size > MAX_LINETABLE)
+		return -IFT_E_PY_MOVED;
+	/* 3.11: the last instruction executed, one unit before the first at the start */
+	index = (long)((int64_t)(instr - (code + l->co_code)) / CODEUNIT);
+	if (size <= sizeof(table)) {
+		if ((ret = rd(ctx, lt + l->by_data, table, (size_t)size)) < 0)
+			return ret;
+		f->line = ift_py_line(table, (size_t)size, first, index);
+		return 0;
+	}
+	/* a long function: its table in pieces would need the walk's state;
+	   its first line says where it is */
+	f->line = first;
+	return 0;
+}
+
+int ift_py_frames(const struct ift_py_layout *l, ift_py_read_fn rd, void *ctx,
+		  uint64_t tstate, struct ift_py_frame *out, size_t max)
+{
+	uint8_t fr[256];
+	uint64_t frame;
+	size_t n = 0;
+	int ret;
+
+	if (l->fr_size > sizeof(fr))
+		return -EINVAL;
+	if ((ret = read_ptr(rd, ctx, tstate + l->ts_frame, &frame)) < 0)
+		return ret;
+	if (l->ts_cframe_current >= 0 && frame &&
+	    (ret = read_ptr(rd, ctx, frame + (uint64_t)l->ts_cframe_current, &frame)) < 0)
+		return ret;
+	for (unsigned k = 0; frame && n < max; k++) {
+		if (k == MAX_CHAIN)
+			return -IFT_E_PY_MOVED;
+		if ((ret = rd(ctx, frame, fr, l->fr_size)) < 0)
+			return ret;
+		if (l->minor < 12 || fr[l->fr_owner] != FRAME_OWNED_BY_CSTACK) {
+			ret = read_code(l, rd, ctx, u64_at(fr, l->fr_code), u64_at(fr, l->fr_instr),
+					&out[n]);
+			if (ret < 0)
+				return ret;
+			n++;
+		}
+		frame = u64_at(fr, l->fr_previous);
+	}
+	return (int)n;
+}

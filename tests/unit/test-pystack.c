@@ -1,0 +1,388 @@
+// SPDX-License-Identifier: MIT
+/*
+ * pystack against the interpreter itself: this test embeds the Python it is
+ * built against (Debian 12: 3.11) and walks its own frames through the
+ * reader the recorder uses (process_vm_readv() on itself), with the layout
+ * of that version.  The truth is the interpreter's C API on the same frames
+ * (PyFrame_GetCode, PyFrame_GetLineNumber, PyFrame_GetBack) and the lines of
+ * the source below; the location tables are checked against
+ * PyCode_Addr2Line() for every instruction of every code object of a module.
+ *
+ * test_line_table: every code unit of every code object of SOURCE (and
+ * one before the first, and past the last) gets PyCode_Addr2Line's line.
+ *
+ * test_own_frames: probe(), called from nested functions, decorators, a
+ * comprehension and a method, walks the calling thread: each frame's file,
+ * qualified name and line are the C API's, innermost first, and the lines
+ * are those the source marks.
+ *
+ * test_threads: each of several Python threads finds its own thread state
+ * from _PyRuntime by its native id (gettid()), and walks its own frames; a
+ * tid that is none of them is not found.
+ *
+ * test_moved: a frame whose code object is not one (freed, reused) stops
+ * the walk with -IFT_E_PY_MOVED, and a pointer into nothing with the
+ * reader's error; never a frame made up.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "ift-error.h"
+#include "ift-pystack.h"
+
+/* libpython keeps what it allocated at exit: not ours to report */
+const char *__asan_default_options(void);
+const char *__asan_default_options(void)
+{
+	return "detect_leaks=0";
+}
+
+static pid_t self;
+static const struct ift_py_layout *layout;
+
+/* Lines the frames must be on: the source marks them with "# L<name>". */
+static const char SOURCE[] =
+	"import threading, ift_t\n"				/* 1 */
+	"def deco(f):\n"					/* 2 */
+	"    def wrapper(*a):\n"				/* 3 */
+	"        return f(*a)  # Lwrapper\n"			/* 4 */
+	"    return wrapper\n"					/* 5 */
+	"class Loader:\n"					/* 6 */
+	"    def __next__(self):\n"				/* 7 */
+	"        x = [ift_t.probe()  # Lcomp\n"			/* 8 */
+	"             for _ in range(1)]\n"			/* 9 */
+	"        return x[0]\n"					/* 10 */
+	"@deco\n"						/* 11 */
+	"def step(n):\n"					/* 12 */
+	"    if n:\n"						/* 13 */
+	"        return step(n - 1)  # Lrecurse\n"		/* 14 */
+	"    return next(\n"					/* 15 */
+	"        Loader())  # Lnext\n"				/* 16 */
+	"result = step(2)  # Lmodule\n"				/* 17 */
+	"def worker(i, out):\n"					/* 18 */
+	"    out[i] = ift_t.thread_probe()  # Lthread\n"	/* 19 */
+	"outs = [None] * 4\n"					/* 20 */
+	"ts = [threading.Thread(target=worker, args=(i, outs)) for i in range(4)]\n"
+	"for t in ts: t.start()\n"
+	"for t in ts: t.join()\n";
+
+#define MAXF	32
+
+/* What probe() saw: our walk and the C API's, for the test to compare. */
+struct seen {
+	struct ift_py_frame ours[MAXF], api[MAXF];
+	int nours, napi;
+};
+static struct seen probe_seen;
+
+static int line_of(const char *mark)
+{
+	const char *p = strstr(SOURCE, mark);
+	int line = 1;
+
+	assert_non_null(p);
+	for (const char *q = SOURCE; q < p; q++)
+		line += *q == '\n';
+	return line;
+}
+
+/* The calling thread's frames as the C API gives them. */
+static int api_frames(struct ift_py_frame *out, int max)
+{
+	PyFrameObject *f = PyThreadState_GetFrame(PyThreadState_Get());
+	int n = 0;
+
+	while (f && n < max) {
+		PyCodeObject *co = PyFrame_GetCode(f);
+		PyObject *file = PyObject_GetAttrString((PyObject *)co, "co_filename");
+		PyObject *name = PyObject_GetAttrString((PyObject *)co, "co_qualname");
+		PyFrameObject *back = PyFrame_GetBack(f);
+
+		snprintf(out[n].file, sizeof(out[n].file), "%s", PyUnicode_AsUTF8(file));
+		snprintf(out[n].func, sizeof(out[n].func), "%s", PyUnicode_AsUTF8(name));
+		out[n].line = PyFrame_GetLineNumber(f);
+		n++;
+		Py_DECREF(file);
+		Py_DECREF(name);
+		Py_DECREF(co);
+		Py_DECREF(f);
+		f = back;
+	}
+	Py_XDECREF(f);
+	return n;
+}
+
+static PyObject *probe(PyObject *mod, PyObject *args)
+{
+	(void)mod;
+	(void)args;
+	probe_seen.nours = ift_py_frames(layout, ift_py_read_pid, &self,
+					 (uint64_t)(uintptr_t)PyThreadState_Get(),
+					 probe_seen.ours, MAXF);
+	probe_seen.napi = api_frames(probe_seen.api, MAXF);
+	return PyLong_FromLong(1);
+}
+
+/*
+ * In a thread: its thread state found by native id from _PyRuntime, then
+ * its frames; returns "ok" or what went wrong, for the test to assert.
+ */
+static PyObject *thread_probe(PyObject *mod, PyObject *args)
+{
+	struct ift_py_frame ours[MAXF], api[MAXF];
+	void *runtime = dlsym(RTLD_DEFAULT, "_PyRuntime");
+	uint64_t ts = 0;
+	int n, na, ret;
+
+	(void)mod;
+	(void)args;
+	if (!runtime)
+		return PyUnicode_FromString("no _PyRuntime symbol");
+	ret = ift_py_thread(layout, ift_py_read_pid, &self, (uint64_t)(uintptr_t)runtime,
+			    gettid(), &ts);
+	if (ret < 0 || ts != (uint64_t)(uintptr_t)PyThreadState_Get())
+		return PyUnicode_FromFormat("thread %d: ret %d, state %p, not %p", gettid(), ret,
+					    (void *)(uintptr_t)ts, (void *)PyThreadState_Get());
+	n = ift_py_frames(layout, ift_py_read_pid, &self, ts, ours, MAXF);
+	na = api_frames(api, MAXF);
+	if (n != na || n < 1)
+		return PyUnicode_FromFormat("thread %d: %d frames, the API has %d", gettid(), n, na);
+	for (int i = 0; i < n; i++)
+		if (strcmp(ours[i].func, api[i].func) || strcmp(ours[i].file, api[i].file) ||
+		    ours[i].line != api[i].line)
+			return PyUnicode_FromFormat("frame %d: %s %s:%d, the API says %s %s:%d", i,
+						    ours[i].func, ours[i].file, ours[i].line,
+						    api[i].func, api[i].file, api[i].line);
+	if (strcmp(ours[0].func, "worker") || ours[0].line != line_of("# Lthread"))
+		return PyUnicode_FromFormat("innermost %s:%d", ours[0].func, ours[0].line);
+	return PyUnicode_FromString("ok");
+}
+
+static PyMethodDef methods[] = {
+	{ "probe", probe, METH_NOARGS, NULL },
+	{ "thread_probe", thread_probe, METH_NOARGS, NULL },
+	{ NULL, NULL, 0, NULL },
+};
+
+static struct PyModuleDef module = { PyModuleDef_HEAD_INIT, "ift_t", NULL, -1, methods,
+				     NULL, NULL, NULL, NULL };
+
+static PyObject *init_module(void)
+{
+	return PyModule_Create(&module);
+}
+
+static PyObject *globals;
+
+static int setup(void **state)
+{
+	PyObject *code;
+
+	(void)state;
+	self = getpid();
+	layout = ift_py_layout(PY_MAJOR_VERSION, PY_MINOR_VERSION);
+	if (!layout) {
+		fprintf(stderr, "no layout for Python %d.%d\n", PY_MAJOR_VERSION, PY_MINOR_VERSION);
+		return -1;
+	}
+	PyImport_AppendInittab("ift_t", init_module);
+	Py_Initialize();
+	globals = PyDict_New();
+	PyDict_SetItemString(globals, "__builtins__", PyEval_GetBuiltins());
+	code = Py_CompileString(SOURCE, "/srv/app/train.py", Py_file_input);
+	if (!code || !PyEval_EvalCode(code, globals, globals)) {
+		PyErr_Print();
+		return -1;
+	}
+	Py_DECREF(code);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	Py_XDECREF(globals);
+	Py_FinalizeEx();
+	return 0;
+}
+
+static void check_lines(PyObject *code, int *checked)
+{
+	PyObject *table = PyObject_GetAttrString(code, "co_linetable");
+	PyObject *bytecode = PyObject_GetAttrString(code, "co_code");
+	PyObject *consts = PyObject_GetAttrString(code, "co_consts");
+	long units = PyBytes_Size(bytecode) / 2;
+	int first = ((PyCodeObject *)code)->co_firstlineno;
+
+	for (long i = -1; i <= units + 1; i++) {
+		int want = PyCode_Addr2Line((PyCodeObject *)code, (int)(i * 2));
+
+		assert_int_equal(ift_py_line((const uint8_t *)PyBytes_AsString(table),
+					     (size_t)PyBytes_Size(table), first, i), want);
+		(*checked)++;
+	}
+	for (Py_ssize_t k = 0; k < PyTuple_Size(consts); k++)
+		if (PyCode_Check(PyTuple_GetItem(consts, k)))
+			check_lines(PyTuple_GetItem(consts, k), checked);
+	Py_DECREF(table);
+	Py_DECREF(bytecode);
+	Py_DECREF(consts);
+}
+
+static void test_line_table(void **state)
+{
+	/* ours, then a module of the standard library's with every construct */
+	PyObject *mod = PyImport_ImportModule("json.decoder");
+	PyObject *file = mod ? PyObject_GetAttrString(mod, "__file__") : NULL;
+	PyObject *ours = Py_CompileString(SOURCE, "train.py", Py_file_input);
+	PyObject *code;
+	FILE *fp;
+	char buf[1 << 16];
+	size_t len;
+	int checked = 0;
+
+	(void)state;
+	assert_non_null(ours);
+	check_lines(ours, &checked);
+	assert_non_null(file);
+	fp = fopen(PyUnicode_AsUTF8(file), "r");
+	assert_non_null(fp);
+	len = fread(buf, 1, sizeof(buf) - 1, fp);
+	fclose(fp);
+	buf[len] = 0;
+	code = Py_CompileString(buf, "decoder.py", Py_file_input);
+	assert_non_null(code);
+	check_lines(code, &checked);
+	assert_true(checked > 1000);
+	Py_DECREF(code);
+	Py_DECREF(ours);
+	Py_DECREF(file);
+	Py_DECREF(mod);
+}
+
+static void test_own_frames(void **state)
+{
+	const struct seen *s = &probe_seen;
+	static const struct { const char *func, *mark; } want[] = {
+		{ "Loader.__next__.<locals>.<listcomp>", "# Lcomp" },
+		{ "Loader.__next__", "# Lcomp" },
+		{ "step", "# Lnext" },
+		{ "deco.<locals>.wrapper", "# Lwrapper" },
+		{ "step", "# Lrecurse" },
+		{ "deco.<locals>.wrapper", "# Lwrapper" },
+		{ "step", "# Lrecurse" },
+		{ "deco.<locals>.wrapper", "# Lwrapper" },
+		{ "<module>", "# Lmodule" },
+	};
+
+	(void)state;
+	assert_int_equal(s->nours, s->napi);
+	assert_int_equal(s->nours, sizeof(want) / sizeof(want[0]));
+	for (int i = 0; i < s->nours; i++) {
+		assert_string_equal(s->ours[i].file, s->api[i].file);
+		assert_string_equal(s->ours[i].file, "/srv/app/train.py");
+		assert_string_equal(s->ours[i].func, s->api[i].func);
+		assert_string_equal(s->ours[i].func, want[i].func);
+		assert_int_equal(s->ours[i].line, s->api[i].line);
+	}
+	/* the source's own marks, besides the API: the comprehension's call
+	   is on its first line, the loader's next() on the call's last */
+	assert_int_equal(s->ours[0].line, line_of("# Lcomp"));
+	assert_int_equal(s->ours[2].line, line_of("# Lnext") - 1);
+	assert_int_equal(s->ours[4].line, line_of("# Lrecurse"));
+	assert_int_equal(s->ours[8].line, line_of("# Lmodule"));
+}
+
+static void test_threads(void **state)
+{
+	PyObject *outs = PyDict_GetItemString(globals, "outs");
+	void *runtime = dlsym(RTLD_DEFAULT, "_PyRuntime");
+	uint64_t ts = 0;
+
+	(void)state;
+	/* a thread that is not the interpreter's */
+	assert_non_null(runtime);
+	assert_int_equal(ift_py_thread(layout, ift_py_read_pid, &self, (uint64_t)(uintptr_t)runtime,
+				       0x3fffffff, &ts), -ESRCH);
+	assert_non_null(outs);
+	assert_int_equal(PyList_Size(outs), 4);
+	for (Py_ssize_t i = 0; i < 4; i++) {
+		PyObject *o = PyList_GetItem(outs, i);
+
+		assert_true(o && PyUnicode_Check(o));
+		assert_string_equal(PyUnicode_AsUTF8(o), "ok");
+	}
+}
+
+/* A reader of a fake memory: a frame whose code object holds no strings. */
+struct fake {
+	uint8_t tstate[512], frame[256], code[512];
+};
+
+static int fake_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	struct fake *f = ctx;
+	const uint8_t *areas[] = { f->tstate, f->frame, f->code };
+	const size_t sizes[] = { sizeof(f->tstate), sizeof(f->frame), sizeof(f->code) };
+
+	for (int i = 0; i < 3; i++)
+		if (addr >= (uint64_t)(uintptr_t)areas[i] &&
+		    addr + len <= (uint64_t)(uintptr_t)areas[i] + sizes[i]) {
+			memcpy(buf, (const void *)(uintptr_t)addr, len);
+			return 0;
+		}
+	return -EFAULT;
+}
+
+static void test_moved(void **state)
+{
+	struct fake *f = calloc(1, sizeof(*f));
+	struct ift_py_frame out[4];
+	uint64_t cframe = (uint64_t)(uintptr_t)(f->tstate + 256), frame = (uint64_t)(uintptr_t)f->frame;
+	uint64_t code = (uint64_t)(uintptr_t)f->code, wild = 0x10;
+
+	(void)state;
+	assert_non_null(f);
+	/* tstate -> cframe -> frame -> a code object of zeros */
+	memcpy(f->tstate + layout->ts_frame, &cframe, 8);
+	if (layout->ts_cframe_current >= 0)
+		memcpy(f->tstate + 256 + layout->ts_cframe_current, &frame, 8);
+	else
+		memcpy(f->tstate + layout->ts_frame, &frame, 8);
+	memcpy(f->frame + layout->fr_code, &code, 8);
+	assert_int_equal(ift_py_frames(layout, fake_read, f, (uint64_t)(uintptr_t)f->tstate, out, 4),
+			 -IFT_E_PY_MOVED);
+	/* a code pointer into nothing: the reader's error */
+	memcpy(f->frame + layout->fr_code, &wild, 8);
+	assert_int_equal(ift_py_frames(layout, fake_read, f, (uint64_t)(uintptr_t)f->tstate, out, 4),
+			 -EFAULT);
+	/* no frame: no Python running on the thread, no frames */
+	memset(f->frame, 0, sizeof(f->frame));
+	if (layout->ts_cframe_current >= 0)
+		memset(f->tstate + 256 + layout->ts_cframe_current, 0, 8);
+	else
+		memset(f->tstate + layout->ts_frame, 0, 8);
+	assert_int_equal(ift_py_frames(layout, fake_read, f, (uint64_t)(uintptr_t)f->tstate, out, 4), 0);
+	free(f);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_line_table),
+		cmocka_unit_test(test_own_frames),
+		cmocka_unit_test(test_threads),
+		cmocka_unit_test(test_moved),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
