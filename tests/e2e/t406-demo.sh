@@ -48,8 +48,8 @@ if c:
            if t["relation"] == "woke" and t.get("role") == "input worker"}
     # named: every worker whose batches the thread was blocked for, beyond
     # the 2 a post racing its futex wait may not wake (t400); a worker whose
-    # batches were always ready woke nobody (seen in the 5.10 guest at 15%
-    # starvation: one of four)
+    # batches were always ready woke nobody (a 5.10 guest's run at 15%
+    # starvation named three of four)
     blocked = {x["pid"]: x["batches"] for x in steady.wait["woken_by"]}
     want = {pid for pid, n in blocked.items() if n > 2}
     chk.ok(want <= fed <= workers,
