@@ -18,6 +18,7 @@
  *
  * Nothing here prints or exits.
  */
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -44,6 +45,22 @@ struct ift_py_layout {
 
 /* The layout of CPython MAJOR.MINOR; NULL for a version not known (yet). */
 const struct ift_py_layout *ift_py_layout(unsigned major, unsigned minor);
+
+/* Where a process's interpreter is (ift_py_locate()). */
+struct ift_py_target {
+	char path[PATH_MAX];		/* the mapped file that defines _PyRuntime */
+	uint64_t runtime;		/* _PyRuntime's address in the process */
+	unsigned major, minor;		/* Py_Version (3.11+), else from the name */
+	const struct ift_py_layout *layout;	/* NULL: a version without one */
+};
+
+/*
+ * ift_py_locate - the CPython of process PID: the executable or libpython
+ * mapped there whose ELF symbols define _PyRuntime (the file is read, never
+ * run), that symbol's address in the process and the version.  0, -ENOENT
+ * for a process without one, or an error reading /proc or its memory.
+ */
+int ift_py_locate(pid_t pid, struct ift_py_target *t);
 
 /* Reads LEN bytes at ADDR into BUF: 0, or a negative errno. */
 typedef int (*ift_py_read_fn)(void *ctx, uint64_t addr, void *buf, size_t len);

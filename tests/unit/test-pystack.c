@@ -20,6 +20,11 @@
  * from _PyRuntime by its native id (gettid()), and walks its own frames; a
  * tid that is none of them is not found.
  *
+ * test_other_process: Debian's python3 in a child, blocked in a read: its
+ * interpreter found from its maps (the executable, Py_Version), its frames
+ * those its source marks; this process's libpython found where ld.so put
+ * it; none in a process without Python.
+ *
  * test_moved: a frame whose code object is not one (freed, reused) stops
  * the walk with -IFT_E_PY_MOVED, and a pointer into nothing with the
  * reader's error; never a frame made up.
@@ -27,12 +32,15 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <dlfcn.h>
+#include <stdbool.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -375,6 +383,138 @@ static void test_moved(void **state)
 	free(f);
 }
 
+/*
+ * Another process: Debian's python3 (the version this test embeds) runs
+ * CHILD_SOURCE, says "ready" and blocks in a read from a pipe; its
+ * interpreter is found from its maps (ift_py_locate), its main thread's
+ * state by its pid, and its frames must be those the source marks.
+ */
+static const char CHILD_SOURCE[] =
+	"import sys\n"						/* 1 */
+	"def wait_for_parent():\n"				/* 2 */
+	"    print('ready', flush=True)\n"			/* 3 */
+	"    return sys.stdin.read(1)  # Cread\n"		/* 4 */
+	"class Epoch:\n"					/* 5 */
+	"    def run(self):\n"					/* 6 */
+	"        return wait_for_parent()  # Crun\n"		/* 7 */
+	"Epoch().run()  # Cmodule\n";				/* 8 */
+
+static int child_line(const char *mark)
+{
+	const char *p = strstr(CHILD_SOURCE, mark);
+	int line = 1;
+
+	assert_non_null(p);
+	for (const char *q = CHILD_SOURCE; q < p; q++)
+		line += *q == '\n';
+	return line;
+}
+
+/*
+ * Until PID sleeps in read(0, ...) (/proc/PID/syscall): after "ready" it
+ * still finishes the print; no signal says it went on to the read.
+ */
+static bool blocked_in_read(pid_t pid)
+{
+	char path[64], buf[128];
+
+	snprintf(path, sizeof(path), "/proc/%d/syscall", (int)pid);
+	for (int i = 0; i < 10000; i++) {
+		FILE *f = fopen(path, "r");
+		bool in_read = false;
+
+		if (f) {
+			in_read = fgets(buf, sizeof(buf), f) && !strncmp(buf, "0 0x0 ", 6);
+			fclose(f);
+		}
+		if (in_read)
+			return true;
+		usleep(1000);
+	}
+	return false;
+}
+
+static void test_other_process(void **state)
+{
+	static const struct { const char *func, *mark; } want[] = {
+		{ "wait_for_parent", "# Cread" },
+		{ "Epoch.run", "# Crun" },
+		{ "<module>", "# Cmodule" },
+	};
+	struct ift_py_frame out[MAXF];
+	struct ift_py_target t;
+	int in[2], outp[2], n;
+	uint64_t ts = 0;
+	char ready[8] = { 0 };
+	pid_t pid;
+
+	(void)state;
+	assert_int_equal(pipe2(in, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(outp, O_CLOEXEC), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		dup2(in[0], 0);
+		dup2(outp[1], 1);
+		execl("/usr/bin/python3", "python3", "-S", "-c", CHILD_SOURCE, (char *)NULL);
+		_exit(127);
+	}
+	close(in[0]);
+	close(outp[1]);
+	/* a pipe may hand the line over in pieces */
+	for (size_t got = 0; got < 6;) {
+		ssize_t r = read(outp[0], ready + got, 6 - got);
+
+		assert_true(r > 0);
+		got += (size_t)r;
+	}
+	assert_memory_equal(ready, "ready\n", 6);
+	assert_true(blocked_in_read(pid));
+
+	assert_int_equal(ift_py_locate(pid, &t), 0);
+	assert_int_equal(t.major, PY_MAJOR_VERSION);
+	assert_int_equal(t.minor, PY_MINOR_VERSION);
+	assert_ptr_equal(t.layout, layout);
+	assert_int_equal(ift_py_thread(t.layout, ift_py_read_pid, &pid, t.runtime, pid, &ts), 0);
+	n = ift_py_frames(t.layout, ift_py_read_pid, &pid, ts, out, MAXF);
+	assert_int_equal(n, sizeof(want) / sizeof(want[0]));
+	for (int i = 0; i < n; i++) {
+		assert_string_equal(out[i].file, "<string>");
+		assert_string_equal(out[i].func, want[i].func);
+		assert_int_equal(out[i].line, child_line(want[i].mark));
+	}
+	assert_int_equal(write(in[1], "x", 1), 1);
+	close(in[1]);
+	close(outp[0]);
+	assert_int_equal(waitpid(pid, NULL, 0), pid);
+
+	/* this process: the libpython it embeds, a shared object loaded
+	   wherever ld.so put it */
+	assert_int_equal(ift_py_locate(self, &t), 0);
+	assert_non_null(strstr(t.path, "libpython3"));
+	assert_true(t.runtime == (uint64_t)(uintptr_t)dlsym(RTLD_DEFAULT, "_PyRuntime"));
+	assert_ptr_equal(t.layout, layout);
+
+	/* a process without Python: none found (in cat's own maps, not the
+	   fork's copy of ours: OUTP's write end closes at its exec) */
+	assert_int_equal(pipe2(in, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(outp, O_CLOEXEC), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		dup2(in[0], 0);
+		execl("/bin/cat", "cat", (char *)NULL);
+		_exit(127);
+	}
+	close(in[0]);
+	close(outp[1]);
+	assert_int_equal(read(outp[0], ready, 1), 0);
+	close(outp[0]);
+	assert_int_equal(ift_py_locate(pid, &t), -ENOENT);
+	close(in[1]);
+	assert_int_equal(waitpid(pid, NULL, 0), pid);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -382,6 +522,7 @@ int main(void)
 		cmocka_unit_test(test_own_frames),
 		cmocka_unit_test(test_threads),
 		cmocka_unit_test(test_moved),
+		cmocka_unit_test(test_other_process),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
