@@ -92,15 +92,21 @@ struct seen {
 };
 static struct seen probe_seen;
 
-static int line_of(const char *mark)
+/* The line of SRC that MARK is on. */
+static int marked_line(const char *src, const char *mark)
 {
-	const char *p = strstr(SOURCE, mark);
+	const char *p = strstr(src, mark);
 	int line = 1;
 
 	assert_non_null(p);
-	for (const char *q = SOURCE; q < p; q++)
+	for (const char *q = src; q < p; q++)
 		line += *q == '\n';
 	return line;
+}
+
+static int line_of(const char *mark)
+{
+	return marked_line(SOURCE, mark);
 }
 
 /* The calling thread's frames as the C API gives them. */
@@ -401,13 +407,7 @@ static const char CHILD_SOURCE[] =
 
 static int child_line(const char *mark)
 {
-	const char *p = strstr(CHILD_SOURCE, mark);
-	int line = 1;
-
-	assert_non_null(p);
-	for (const char *q = CHILD_SOURCE; q < p; q++)
-		line += *q == '\n';
-	return line;
+	return marked_line(CHILD_SOURCE, mark);
 }
 
 /*
