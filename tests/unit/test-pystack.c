@@ -434,6 +434,42 @@ static bool blocked_in_read(pid_t pid)
 	return false;
 }
 
+/* A child running ARGV, its stdin and stdout pipes to us (*IN, *OUT), once it execs. */
+static pid_t spawn(char *const argv[], int *in, int *out)
+{
+	int i[2], o[2], ex[2];
+	pid_t pid;
+	char c;
+
+	assert_int_equal(pipe2(i, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(o, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(ex, O_CLOEXEC), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		dup2(i[0], 0);
+		dup2(o[1], 1);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	close(i[0]);
+	close(o[1]);
+	close(ex[1]);
+	/* EX's write end closes at the exec: its maps are its own from then */
+	assert_int_equal(read(ex[0], &c, 1), 0);
+	close(ex[0]);
+	*in = i[1];
+	*out = o[0];
+	return pid;
+}
+
+static void reap(pid_t pid, int in, int out)
+{
+	close(in);
+	close(out);
+	assert_int_equal(waitpid(pid, NULL, 0), pid);
+}
+
 static void test_other_process(void **state)
 {
 	static const struct { const char *func, *mark; } want[] = {
@@ -443,27 +479,18 @@ static void test_other_process(void **state)
 	};
 	struct ift_py_frame out[MAXF];
 	struct ift_py_target t;
-	int in[2], outp[2], n;
+	int in, outp, n;
 	uint64_t ts = 0;
 	char ready[8] = { 0 };
+	char *const python[] = { "/usr/bin/python3", "-S", "-c", (char *)CHILD_SOURCE, NULL };
+	char *const cat[] = { "/bin/cat", NULL };
 	pid_t pid;
 
 	(void)state;
-	assert_int_equal(pipe2(in, O_CLOEXEC), 0);
-	assert_int_equal(pipe2(outp, O_CLOEXEC), 0);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		dup2(in[0], 0);
-		dup2(outp[1], 1);
-		execl("/usr/bin/python3", "python3", "-S", "-c", CHILD_SOURCE, (char *)NULL);
-		_exit(127);
-	}
-	close(in[0]);
-	close(outp[1]);
+	pid = spawn(python, &in, &outp);
 	/* a pipe may hand the line over in pieces */
 	for (size_t got = 0; got < 6;) {
-		ssize_t r = read(outp[0], ready + got, 6 - got);
+		ssize_t r = read(outp, ready + got, 6 - got);
 
 		assert_true(r > 0);
 		got += (size_t)r;
@@ -483,10 +510,8 @@ static void test_other_process(void **state)
 		assert_string_equal(out[i].func, want[i].func);
 		assert_int_equal(out[i].line, child_line(want[i].mark));
 	}
-	assert_int_equal(write(in[1], "x", 1), 1);
-	close(in[1]);
-	close(outp[0]);
-	assert_int_equal(waitpid(pid, NULL, 0), pid);
+	assert_int_equal(write(in, "x", 1), 1);
+	reap(pid, in, outp);
 
 	/* this process: the libpython it embeds, a shared object loaded
 	   wherever ld.so put it */
@@ -495,24 +520,11 @@ static void test_other_process(void **state)
 	assert_true(t.runtime == (uint64_t)(uintptr_t)dlsym(RTLD_DEFAULT, "_PyRuntime"));
 	assert_ptr_equal(t.layout, layout);
 
-	/* a process without Python: none found (in cat's own maps, not the
-	   fork's copy of ours: OUTP's write end closes at its exec) */
-	assert_int_equal(pipe2(in, O_CLOEXEC), 0);
-	assert_int_equal(pipe2(outp, O_CLOEXEC), 0);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		dup2(in[0], 0);
-		execl("/bin/cat", "cat", (char *)NULL);
-		_exit(127);
-	}
-	close(in[0]);
-	close(outp[1]);
-	assert_int_equal(read(outp[0], ready, 1), 0);
-	close(outp[0]);
+	/* a process without Python, alive (reading its stdin): none */
+	pid = spawn(cat, &in, &outp);
+	assert_true(blocked_in_read(pid));
 	assert_int_equal(ift_py_locate(pid, &t), -ENOENT);
-	close(in[1]);
-	assert_int_equal(waitpid(pid, NULL, 0), pid);
+	reap(pid, in, outp);
 }
 
 int main(void)
