@@ -4,7 +4,9 @@
  * ift-pystack.h).  The offsets are CPython's own: each layout below was
  * taken with offsetof() from that version's headers (Include/internal,
  * Py_BUILD_CORE), and the unit test checks the one of the Python it is
- * built against (test-pystack.c) by walking its own interpreter.
+ * built against (test-pystack.c) by walking its own interpreter, and each
+ * by walking a child python of that version where the machine has one
+ * (pyenv's 3.11.7, 3.12.1 and 3.13.0 here).
  *
  * A thread state's current frame is the innermost; each frame names its
  * code object, its caller (previous) and the last instruction it executed.
@@ -40,6 +42,29 @@ static const struct ift_py_layout layouts[] = {
 		.co_linetable = 136, .co_code = 184, .co_size = 144,
 		.by_size = 16, .by_data = 32,
 		.st_length = 16, .st_state = 32, .st_ascii_data = 48, .st_compact_data = 72,
+	},
+	/* 3.12 (3.12.1): the frame's fields moved, str objects lost wstr */
+	{
+		.major = 3, .minor = 12,
+		.rt_interp_head = 40, .in_next = 0, .in_threads_head = 72,
+		.ts_next = 8, .ts_native_tid = 144, .ts_frame = 56, .ts_cframe_current = 0,
+		.fr_code = 0, .fr_previous = 8, .fr_instr = 56, .fr_owner = 70, .fr_size = 80,
+		.ob_type = 8, .co_filename = 112, .co_qualname = 128, .co_firstlineno = 68,
+		.co_linetable = 136, .co_code = 192, .co_size = 144,
+		.by_size = 16, .by_data = 32,
+		.st_length = 16, .st_state = 32, .st_ascii_data = 40, .st_compact_data = 56,
+	},
+	/* 3.13 (3.13.0): no cframe, f_executable and instr_ptr (the instruction
+	   executing, where 3.11 and 3.12 keep the one before: the same index) */
+	{
+		.major = 3, .minor = 13,
+		.rt_interp_head = 632, .in_next = 7264, .in_threads_head = 7344,
+		.ts_next = 8, .ts_native_tid = 160, .ts_frame = 72, .ts_cframe_current = -1,
+		.fr_code = 0, .fr_previous = 8, .fr_instr = 56, .fr_owner = 70, .fr_size = 80,
+		.ob_type = 8, .co_filename = 112, .co_qualname = 128, .co_firstlineno = 68,
+		.co_linetable = 136, .co_code = 200, .co_size = 144,
+		.by_size = 16, .by_data = 32,
+		.st_length = 16, .st_state = 32, .st_ascii_data = 40, .st_compact_data = 56,
 	},
 };
 
@@ -264,7 +289,9 @@ static int read_code(const struct ift_py_layout *l, ift_py_read_fn rd, void *ctx
 		return ret;
 	if (size > MAX_LINETABLE)
 		return -IFT_E_PY_MOVED;
-	/* 3.11: the last instruction executed, one unit before the first at the start */
+	/* 3.11, 3.12: the last instruction executed, one unit before the first
+	   at the start; 3.13: the one executing.  Either is the index
+	   PyCode_Addr2Line() is asked for. */
 	index = (long)((int64_t)(instr - (code + l->co_code)) / CODEUNIT);
 	if (size <= sizeof(table)) {
 		if ((ret = rd(ctx, lt + l->by_data, table, (size_t)size)) < 0)
