@@ -23,20 +23,37 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+/* How a version keeps its frames, and their lines. */
+enum ift_py_frames {
+	IFT_PY_FRAME_OBJECTS,	/* 3.8-3.10: PyFrameObject, f_back, f_lasti */
+	IFT_PY_FRAME_INTERP,	/* 3.11+: _PyInterpreterFrame in the thread's chunks */
+};
+
+enum ift_py_lines {
+	IFT_PY_LNOTAB,		/* 3.8, 3.9: co_lnotab, (bytes, line) pairs */
+	IFT_PY_LINETABLE,	/* 3.10: co_linetable, (bytes, line or -128) pairs */
+	IFT_PY_LOCATIONS,	/* 3.11+: the location table (Objects/locations.md) */
+};
+
 /* Where the walker finds what it reads, as offsets into CPython's structs. */
 struct ift_py_layout {
 	unsigned major, minor;
+	enum ift_py_frames frames;
+	enum ift_py_lines lines;
 	/* _PyRuntimeState, PyInterpreterState */
 	uint16_t rt_interp_head, in_next, in_threads_head;
-	/* PyThreadState: the current frame, or (cframe >= 0) a pointer to a
-	   _PyCFrame whose current_frame is at that offset */
-	uint16_t ts_next, ts_native_tid, ts_frame;
+	/* PyThreadState: the thread's native id (3.11+; 0: none, then the
+	   tid in glibc's struct pthread at ts_pthread), the current frame, or
+	   (cframe >= 0) a pointer to a _PyCFrame whose current_frame is at
+	   that offset */
+	uint16_t ts_next, ts_native_tid, ts_pthread, ts_frame;
 	int16_t ts_cframe_current;
 	/* _PyInterpreterFrame: the code, the caller's frame, the last (3.11,
 	   3.12) instruction executed, who owns it (3.12: the C stack's shim
-	   frames, skipped) */
+	   frames, skipped); PyFrameObject: f_code, f_back, f_lasti (an int:
+	   bytes in 3.8 and 3.9, code units in 3.10) */
 	uint16_t fr_code, fr_previous, fr_instr, fr_owner, fr_size;
-	/* PyObject, PyCodeObject */
+	/* PyObject, PyCodeObject (co_qualname: co_name before 3.11) */
 	uint16_t ob_type, co_filename, co_qualname, co_firstlineno, co_linetable, co_code,
 		 co_size;
 	/* PyBytesObject, PyASCIIObject/PyCompactUnicodeObject */
@@ -95,11 +112,12 @@ int ift_py_frames(const struct ift_py_layout *l, ift_py_read_fn rd, void *ctx,
 		  uint64_t tstate, struct ift_py_frame *out, size_t max);
 
 /*
- * ift_py_line - the line of code unit INDEX (-1: before the first) in a
- * 3.11+ location table (co_linetable, LEN bytes) of a code object starting at
- * line FIRSTLINENO, as PyCode_Addr2Line() gives it: -1 for an instruction
- * without a line.
+ * ift_py_line - the line of the instruction at byte offset ADDR (< 0: before
+ * the first) by a code object's line table of format LINES (LEN bytes), the
+ * object starting at line FIRSTLINENO, as that version's PyCode_Addr2Line()
+ * gives it: -1 for an instruction without a line.
  */
-int ift_py_line(const uint8_t *table, size_t len, int firstlineno, long index);
+int ift_py_line(enum ift_py_lines lines, const uint8_t *table, size_t len, int firstlineno,
+		long addr);
 
 #endif

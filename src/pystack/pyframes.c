@@ -28,13 +28,42 @@
 #define MAX_LINETABLE		(1U << 20)
 /* sizeof(_Py_CODEUNIT) */
 #define CODEUNIT		2
+/* struct pthread's tid in glibc on x86-64 (2.x: 720, nptl/descr.h) */
+#define GLIBC_PTHREAD_TID	720
 /* _PyInterpreterFrame.owner of the C stack's shim frames (3.12+) */
 #define FRAME_OWNED_BY_CSTACK	3
 
 static const struct ift_py_layout layouts[] = {
+	/* 3.8 (3.8.18) and 3.9 (3.9.18): frame objects, co_lnotab, f_lasti
+	   in bytes, no native thread id, no qualified name */
+#define PY38_39(m)										\
+	{											\
+		.major = 3, .minor = (m), .frames = IFT_PY_FRAME_OBJECTS, .lines = IFT_PY_LNOTAB, \
+		.rt_interp_head = 32, .in_next = 0, .in_threads_head = 8,			\
+		.ts_next = 8, .ts_pthread = 176, .ts_frame = 24, .ts_cframe_current = -1,	\
+		.fr_code = 32, .fr_previous = 24, .fr_instr = 104, .fr_size = 108,		\
+		.ob_type = 8, .co_filename = 104, .co_qualname = 112, .co_firstlineno = 40,	\
+		.co_linetable = 120, .co_code = 48, .co_size = 128,				\
+		.by_size = 16, .by_data = 32,							\
+		.st_length = 16, .st_state = 32, .st_ascii_data = 48, .st_compact_data = 72,	\
+	}
+	PY38_39(8),
+	PY38_39(9),
+#undef PY38_39
+	/* 3.10 (3.10.13): co_linetable's pairs, f_lasti in code units */
+	{
+		.major = 3, .minor = 10, .frames = IFT_PY_FRAME_OBJECTS, .lines = IFT_PY_LINETABLE,
+		.rt_interp_head = 32, .in_next = 0, .in_threads_head = 8,
+		.ts_next = 8, .ts_pthread = 176, .ts_frame = 24, .ts_cframe_current = -1,
+		.fr_code = 32, .fr_previous = 24, .fr_instr = 96, .fr_size = 100,
+		.ob_type = 8, .co_filename = 104, .co_qualname = 112, .co_firstlineno = 40,
+		.co_linetable = 120, .co_code = 48, .co_size = 128,
+		.by_size = 16, .by_data = 32,
+		.st_length = 16, .st_state = 32, .st_ascii_data = 48, .st_compact_data = 72,
+	},
 	/* 3.11 (Debian 12's 3.11.2) */
 	{
-		.major = 3, .minor = 11,
+		.major = 3, .minor = 11, .frames = IFT_PY_FRAME_INTERP, .lines = IFT_PY_LOCATIONS,
 		.rt_interp_head = 40, .in_next = 0, .in_threads_head = 16,
 		.ts_next = 8, .ts_native_tid = 160, .ts_frame = 56, .ts_cframe_current = 8,
 		.fr_code = 32, .fr_previous = 48, .fr_instr = 56, .fr_owner = 69, .fr_size = 72,
@@ -45,7 +74,7 @@ static const struct ift_py_layout layouts[] = {
 	},
 	/* 3.12 (3.12.1): the frame's fields moved, str objects lost wstr */
 	{
-		.major = 3, .minor = 12,
+		.major = 3, .minor = 12, .frames = IFT_PY_FRAME_INTERP, .lines = IFT_PY_LOCATIONS,
 		.rt_interp_head = 40, .in_next = 0, .in_threads_head = 72,
 		.ts_next = 8, .ts_native_tid = 144, .ts_frame = 56, .ts_cframe_current = 0,
 		.fr_code = 0, .fr_previous = 8, .fr_instr = 56, .fr_owner = 70, .fr_size = 80,
@@ -57,7 +86,7 @@ static const struct ift_py_layout layouts[] = {
 	/* 3.13 (3.13.0): no cframe, f_executable and instr_ptr (the instruction
 	   executing, where 3.11 and 3.12 keep the one before: the same index) */
 	{
-		.major = 3, .minor = 13,
+		.major = 3, .minor = 13, .frames = IFT_PY_FRAME_INTERP, .lines = IFT_PY_LOCATIONS,
 		.rt_interp_head = 632, .in_next = 7264, .in_threads_head = 7344,
 		.ts_next = 8, .ts_native_tid = 160, .ts_frame = 72, .ts_cframe_current = -1,
 		.fr_code = 0, .fr_previous = 8, .fr_instr = 56, .fr_owner = 70, .fr_size = 80,
@@ -120,9 +149,21 @@ int ift_py_thread(const struct ift_py_layout *l, ift_py_read_fn rd, void *ctx,
 		if ((ret = read_ptr(rd, ctx, interp + l->in_threads_head, &ts)) < 0)
 			return ret;
 		for (; ts && n < MAX_CHAIN; n++) {
-			uint64_t native;
+			uint64_t native = 0;
 
-			if ((ret = read_ptr(rd, ctx, ts + l->ts_native_tid, &native)) < 0)
+			if (l->ts_native_tid) {
+				ret = read_ptr(rd, ctx, ts + l->ts_native_tid, &native);
+			} else {
+				uint64_t pt;
+				int32_t t32 = 0;
+
+				/* before 3.11, only pthread_self(): glibc keeps the tid in it */
+				ret = read_ptr(rd, ctx, ts + l->ts_pthread, &pt);
+				if (!ret && pt)
+					ret = rd(ctx, pt + GLIBC_PTHREAD_TID, &t32, sizeof(t32));
+				native = (uint64_t)(int64_t)t32;
+			}
+			if (ret < 0)
 				return ret;
 			if (native == (uint64_t)tid) {
 				*tstate = ts;
@@ -225,14 +266,47 @@ static const uint8_t *loc_varint(const uint8_t *p, const uint8_t *end, unsigned 
 	return NULL;
 }
 
-int ift_py_line(const uint8_t *table, size_t len, int firstlineno, long index)
+/* 3.8, 3.9 (Objects/lnotab_notes.txt): the line of the last pair whose
+   byte offset is at most ADDR. */
+static int lnotab_line(const uint8_t *p, size_t len, int firstlineno, long addr)
+{
+	int line = firstlineno;
+	long at = 0;
+
+	for (size_t i = 0; i + 1 < len; i += 2) {
+		at += p[i];
+		if (at > addr)
+			break;
+		line += (int8_t)p[i + 1];
+	}
+	return line;
+}
+
+/* 3.10: ranges of P[0] bytes, each P[1] lines on (-128: no line). */
+static int linetable_line(const uint8_t *p, size_t len, int firstlineno, long addr)
+{
+	int line = firstlineno;
+	long end = 0;
+
+	for (size_t i = 0; i + 1 < len; i += 2) {
+		int8_t d = (int8_t)p[i + 1];
+
+		end += p[i];
+		if (d != -128)
+			line += d;
+		if (addr < end)
+			return d == -128 ? -1 : line;
+	}
+	return -1;
+}
+
+/* 3.11+: an entry per run of code units (Objects/locations.md). */
+static int locations_line(const uint8_t *table, size_t len, int firstlineno, long index)
 {
 	const uint8_t *p = table, *end = table + len;
 	long start = 0;
 	int line = firstlineno;
 
-	if (index < 0)
-		return firstlineno;
 	while (p < end && (*p & 0x80)) {
 		unsigned code = *p >> 3 & 15, units = (*p & 7) + 1, v;
 		int delta = 0;
@@ -264,14 +338,29 @@ int ift_py_line(const uint8_t *table, size_t len, int firstlineno, long index)
 	return -1;
 }
 
-/* One frame's code object at CODE and last instruction at INSTR into F. */
+int ift_py_line(enum ift_py_lines lines, const uint8_t *table, size_t len, int firstlineno,
+		long addr)
+{
+	if (addr < 0)
+		return firstlineno;
+	switch (lines) {
+	case IFT_PY_LNOTAB:
+		return lnotab_line(table, len, firstlineno, addr);
+	case IFT_PY_LINETABLE:
+		return linetable_line(table, len, firstlineno, addr);
+	case IFT_PY_LOCATIONS:
+		return locations_line(table, len, firstlineno, addr / CODEUNIT);
+	}
+	return -1;
+}
+
+/* One frame's code object at CODE, its instruction at byte offset ADDR, into F. */
 static int read_code(const struct ift_py_layout *l, ift_py_read_fn rd, void *ctx,
-		     uint64_t code, uint64_t instr, struct ift_py_frame *f)
+		     uint64_t code, long addr, struct ift_py_frame *f)
 {
 	uint8_t co[512], table[4096];
 	uint64_t lt, size;
 	int32_t first;
-	long index;
 	int ret;
 
 	if (l->co_size > sizeof(co))
@@ -289,20 +378,34 @@ static int read_code(const struct ift_py_layout *l, ift_py_read_fn rd, void *ctx
 		return ret;
 	if (size > MAX_LINETABLE)
 		return -IFT_E_PY_MOVED;
-	/* 3.11, 3.12: the last instruction executed, one unit before the first
-	   at the start; 3.13: the one executing.  Either is the index
-	   PyCode_Addr2Line() is asked for. */
-	index = (long)((int64_t)(instr - (code + l->co_code)) / CODEUNIT);
 	if (size <= sizeof(table)) {
 		if ((ret = rd(ctx, lt + l->by_data, table, (size_t)size)) < 0)
 			return ret;
-		f->line = ift_py_line(table, (size_t)size, first, index);
+		f->line = ift_py_line(l->lines, table, (size_t)size, first, addr);
 		return 0;
 	}
 	/* a long function: its table in pieces would need the walk's state;
 	   its first line says where it is */
 	f->line = first;
 	return 0;
+}
+
+/*
+ * The byte offset in CODE of frame FR's instruction.  3.11, 3.12: the last
+ * executed (one unit before the first at the start); 3.13: the one
+ * executing; 3.8-3.10: f_lasti, -1 at the start.  Each is what that
+ * version's PyCode_Addr2Line() is asked for.
+ */
+static long instr_addr(const struct ift_py_layout *l, const uint8_t *fr, uint64_t code)
+{
+	int32_t lasti;
+
+	if (l->frames == IFT_PY_FRAME_INTERP)
+		return (long)(int64_t)(u64_at(fr, l->fr_instr) - (code + l->co_code));
+	memcpy(&lasti, fr + l->fr_instr, sizeof(lasti));
+	if (lasti < 0)
+		return -1;
+	return l->lines == IFT_PY_LINETABLE ? (long)lasti * CODEUNIT : lasti;
 }
 
 int ift_py_frames(const struct ift_py_layout *l, ift_py_read_fn rd, void *ctx,
@@ -325,10 +428,11 @@ int ift_py_frames(const struct ift_py_layout *l, ift_py_read_fn rd, void *ctx,
 			return -IFT_E_PY_MOVED;
 		if ((ret = rd(ctx, frame, fr, l->fr_size)) < 0)
 			return ret;
-		if (l->minor < 12 || fr[l->fr_owner] != FRAME_OWNED_BY_CSTACK) {
-			ret = read_code(l, rd, ctx, u64_at(fr, l->fr_code), u64_at(fr, l->fr_instr),
-					&out[n]);
-			if (ret < 0)
+		if (l->frames == IFT_PY_FRAME_OBJECTS ||
+		    l->minor < 12 || fr[l->fr_owner] != FRAME_OWNED_BY_CSTACK) {
+			uint64_t code = u64_at(fr, l->fr_code);
+
+			if ((ret = read_code(l, rd, ctx, code, instr_addr(l, fr, code), &out[n])) < 0)
 				return ret;
 			n++;
 		}

@@ -243,8 +243,8 @@ static void check_lines(PyObject *code, int *checked)
 	for (long i = -1; i <= units + 1; i++) {
 		int want = PyCode_Addr2Line((PyCodeObject *)code, (int)(i * 2));
 
-		assert_int_equal(ift_py_line((const uint8_t *)PyBytes_AsString(table),
-					     (size_t)PyBytes_Size(table), first, i), want);
+		assert_int_equal(ift_py_line(IFT_PY_LOCATIONS, (const uint8_t *)PyBytes_AsString(table),
+					     (size_t)PyBytes_Size(table), first, i * 2), want);
 		(*checked)++;
 	}
 	for (Py_ssize_t k = 0; k < PyTuple_Size(consts); k++)
@@ -515,8 +515,11 @@ static bool walk_child(const char *python, const char *version)
 		n = ift_py_frames(t.layout, ift_py_read_pid, &pid, ts, out, MAXF);
 		assert_int_equal(n, sizeof(want) / sizeof(want[0]));
 		for (int i = 0; i < n; i++) {
+			const char *dot = strrchr(want[i].func, '.');
+
 			assert_string_equal(out[i].file, "<string>");
-			assert_string_equal(out[i].func, want[i].func);
+			/* before 3.11 no qualified name: co_name */
+			assert_string_equal(out[i].func, minor >= 11 || !dot ? want[i].func : dot + 1);
 			assert_int_equal(out[i].line, child_line(want[i].mark));
 		}
 	}
