@@ -27,6 +27,10 @@
  * known: 3.11, 3.12, 3.13); this process's libpython found where ld.so put
  * it; none in a process without Python.
  *
+ * test_line_tables_of_versions: every instruction of json.decoder as each
+ * of those pythons compiled it gets the line that version gives
+ * (co_lines(), dis.findlinestarts()) from ift_py_line() with its format.
+ *
  * test_moved: a frame whose code object is not one (freed, reused) stops
  * the walk with -IFT_E_PY_MOVED, and a pointer into nothing with the
  * reader's error; never a frame made up.
@@ -528,6 +532,103 @@ static bool walk_child(const char *python, const char *version)
 	return t.layout != NULL;
 }
 
+/*
+ * Each code object of json.decoder as PYTHON compiled it: a line
+ * "FIRSTLINENO TABLE-IN-HEX N" then the N lines of its instructions
+ * (every 2 bytes) as that version says (co_lines() from 3.10 on, None as
+ * -1; dis.findlinestarts() before).
+ */
+static const char LINES_SOURCE[] =
+	"import json.decoder, dis, sys, types\n"
+	"def codes(co):\n"
+	"    yield co\n"
+	"    for c in co.co_consts:\n"
+	"        if isinstance(c, types.CodeType):\n"
+	"            yield from codes(c)\n"
+	"src = open(json.decoder.__file__).read()\n"
+	"for co in codes(compile(src, 'decoder.py', 'exec')):\n"
+	"    n = len(co.co_code) // 2\n"
+	"    table = co.co_linetable if sys.version_info >= (3, 10) else co.co_lnotab\n"
+	"    want = [None] * n\n"
+	"    if sys.version_info >= (3, 10):\n"
+	"        for start, end, line in co.co_lines():\n"
+	"            for a in range(start, end, 2):\n"
+	"                want[a // 2] = line\n"
+	"    else:\n"
+	"        starts = dict(dis.findlinestarts(co))\n"
+	"        line = co.co_firstlineno\n"
+	"        for i in range(n):\n"
+	"            line = starts.get(2 * i, line)\n"
+	"            want[i] = line\n"
+	"    print(co.co_firstlineno, table.hex() or '-', n)\n"
+	"    print(' '.join(str(-1 if w is None else w) for w in want))\n";
+
+/* PYTHON's own lines for json.decoder's instructions against ours; the instructions checked. */
+static long lines_of(const char *python, const struct ift_py_layout *l)
+{
+	char *const argv[] = { (char *)python, "-c", (char *)LINES_SOURCE, NULL };
+	static uint8_t table[1 << 16];
+	static char head[1 << 17];
+	char *line = NULL;
+	size_t cap = 0;
+	long checked = 0;
+	int in, out;
+	FILE *f;
+	pid_t pid;
+
+	pid = spawn(argv, &in, &out);
+	f = fdopen(out, "r");
+	assert_non_null(f);
+	while (fgets(head, sizeof(head), f)) {
+		int first, n, len = 0;
+		char hex[sizeof(head)];
+		char *p;
+
+		assert_int_equal(sscanf(head, "%d %s %d", &first, hex, &n), 3);
+		for (char *h = hex; h[0] != '-' && h[0] && h[1]; h += 2, len++)
+			assert_int_equal(sscanf(h, "%2hhx", &table[len]), 1);
+		assert_true(getline(&line, &cap, f) > 0);
+		p = line;
+		for (int i = 0; i < n; i++) {
+			long want = strtol(p, &p, 10);
+
+			assert_int_equal(ift_py_line(l->lines, table, (size_t)len, first, 2L * i), want);
+			checked++;
+		}
+	}
+	free(line);
+	fclose(f);
+	close(in);
+	assert_int_equal(waitpid(pid, NULL, 0), pid);
+	return checked;
+}
+
+/*
+ * The line tables of every version the machine has, as that version reads
+ * them: pyenv's pythons from 3.8 on (3.8 and 3.9's co_lnotab, 3.10's
+ * co_linetable, 3.11+'s locations).
+ */
+static void test_line_tables_of_versions(void **state)
+{
+	glob_t g;
+
+	(void)state;
+	if (glob("/root/.pyenv/versions/3.*/bin/python3", 0, NULL, &g)) {
+		print_message("no pyenv pythons: only the embedded version's tables checked\n");
+		return;
+	}
+	for (size_t i = 0; i < g.gl_pathc; i++) {
+		const char *v = g.gl_pathv[i] + strlen("/root/.pyenv/versions/");
+		const struct ift_py_layout *l;
+		unsigned minor = 0;
+
+		if (sscanf(v, "3.%u", &minor) != 1 || !(l = ift_py_layout(3, minor)))
+			continue;
+		print_message("%s: %ld instructions\n", g.gl_pathv[i], lines_of(g.gl_pathv[i], l));
+	}
+	globfree(&g);
+}
+
 static void test_other_process(void **state)
 {
 	char *const cat[] = { "/bin/cat", NULL };
@@ -579,6 +680,7 @@ int main(void)
 		cmocka_unit_test(test_threads),
 		cmocka_unit_test(test_moved),
 		cmocka_unit_test(test_other_process),
+		cmocka_unit_test(test_line_tables_of_versions),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
