@@ -34,33 +34,24 @@
 #define FRAME_OWNED_BY_CSTACK	3
 
 static const struct ift_py_layout layouts[] = {
-	/* 3.8 (3.8.18) and 3.9 (3.9.18): frame objects, co_lnotab, f_lasti
-	   in bytes, no native thread id, no qualified name */
-#define PY38_39(m)										\
+	/* 3.8 (3.8.18), 3.9 (3.9.18), 3.10 (3.10.13): frame objects, no native
+	   thread id, no qualified name; co_lnotab and f_lasti in bytes, then
+	   3.10's co_linetable and f_lasti in code units (LASTI: its offset) */
+#define FRAME_OBJECTS(m, lines_, lasti)								\
 	{											\
-		.major = 3, .minor = (m), .frames = IFT_PY_FRAME_OBJECTS, .lines = IFT_PY_LNOTAB, \
+		.major = 3, .minor = (m), .frames = IFT_PY_FRAME_OBJECTS, .lines = (lines_),	\
 		.rt_interp_head = 32, .in_next = 0, .in_threads_head = 8,			\
 		.ts_next = 8, .ts_pthread = 176, .ts_frame = 24, .ts_cframe_current = -1,	\
-		.fr_code = 32, .fr_previous = 24, .fr_instr = 104, .fr_size = 108,		\
+		.fr_code = 32, .fr_previous = 24, .fr_instr = (lasti), .fr_size = (lasti) + 4,	\
 		.ob_type = 8, .co_filename = 104, .co_qualname = 112, .co_firstlineno = 40,	\
 		.co_linetable = 120, .co_code = 48, .co_size = 128,				\
 		.by_size = 16, .by_data = 32,							\
 		.st_length = 16, .st_state = 32, .st_ascii_data = 48, .st_compact_data = 72,	\
 	}
-	PY38_39(8),
-	PY38_39(9),
-#undef PY38_39
-	/* 3.10 (3.10.13): co_linetable's pairs, f_lasti in code units */
-	{
-		.major = 3, .minor = 10, .frames = IFT_PY_FRAME_OBJECTS, .lines = IFT_PY_LINETABLE,
-		.rt_interp_head = 32, .in_next = 0, .in_threads_head = 8,
-		.ts_next = 8, .ts_pthread = 176, .ts_frame = 24, .ts_cframe_current = -1,
-		.fr_code = 32, .fr_previous = 24, .fr_instr = 96, .fr_size = 100,
-		.ob_type = 8, .co_filename = 104, .co_qualname = 112, .co_firstlineno = 40,
-		.co_linetable = 120, .co_code = 48, .co_size = 128,
-		.by_size = 16, .by_data = 32,
-		.st_length = 16, .st_state = 32, .st_ascii_data = 48, .st_compact_data = 72,
-	},
+	FRAME_OBJECTS(8, IFT_PY_LNOTAB, 104),
+	FRAME_OBJECTS(9, IFT_PY_LNOTAB, 104),
+	FRAME_OBJECTS(10, IFT_PY_LINETABLE, 96),
+#undef FRAME_OBJECTS
 	/* 3.11 (Debian 12's 3.11.2) */
 	{
 		.major = 3, .minor = 11, .frames = IFT_PY_FRAME_INTERP, .lines = IFT_PY_LOCATIONS,
