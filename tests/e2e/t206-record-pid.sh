@@ -19,7 +19,7 @@ sleep 0.3
 # field 4 of stat, after the name in parentheses (which may hold anything)
 stat=$(cat /proc/$target/stat) || fail "cannot read /proc/$target/stat"
 parent=$(printf '%s\n' "${stat##*) }" | cut -d' ' -f2)
-"$IFT" -q record -p $target -p $second --duration 1.5 -o p.trace || fail "record -p failed"
+"$IFT" -q record -p $target -p $second --duration 3 -o p.trace || fail "record -p failed"
 kill -0 $target 2>/dev/null || fail "the traced process should still run"
 kill $target $second; wait $target $second 2>/dev/null
 "$IFT" dump --json -i p.trace --table tasks,switches >ev.json || fail "dump failed"
