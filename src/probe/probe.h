@@ -83,7 +83,7 @@ void tfs_instance_await(const char *dir, const char *name);
  * tfs_trap_target_time() calls it TFS_TRAP_ROUNDS rounds of TFS_TRAP_CALLS
  * calls and returns the fastest round's ns per call.
  */
-#define TFS_TRAP_ROUNDS	7
+#define TFS_TRAP_ROUNDS	15
 #define TFS_TRAP_CALLS	16
 unsigned tfs_trap_target(unsigned x);
 int tfs_trap_target_where(char *path, size_t len, uint64_t *off);
