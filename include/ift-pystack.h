@@ -12,9 +12,10 @@
  * (struct ift_py_layout, from CPython's headers).
  *
  * The walk reads a frame's fields while the thread may run on: a frame
- * freed under it shows as a pointer that leads nowhere, or as a code object
- * of the wrong type, and the walk stops there with -IFT_E_PY_MOVED.  Which
- * moment a stack is from is the caller's to say.
+ * freed under it shows as a pointer that leads nowhere (the reader's
+ * error), or as a code object whose names are no compact str objects or
+ * whose line table is out of bounds, and the walk stops there with
+ * -IFT_E_PY_MOVED.  Which moment a stack is from is the caller's to say.
  *
  * Nothing here prints or exits.
  */
@@ -53,8 +54,8 @@ struct ift_py_layout {
 	   frames, skipped); PyFrameObject: f_code, f_back, f_lasti (an int:
 	   bytes in 3.8 and 3.9, code units in 3.10) */
 	uint16_t fr_code, fr_previous, fr_instr, fr_owner, fr_size;
-	/* PyObject, PyCodeObject (co_qualname: co_name before 3.11) */
-	uint16_t ob_type, co_filename, co_qualname, co_firstlineno, co_linetable, co_code,
+	/* PyCodeObject (co_qualname: co_name before 3.11) */
+	uint16_t co_filename, co_qualname, co_firstlineno, co_linetable, co_code,
 		 co_size;
 	/* PyBytesObject, PyASCIIObject/PyCompactUnicodeObject */
 	uint16_t by_size, by_data, st_length, st_state, st_ascii_data, st_compact_data;

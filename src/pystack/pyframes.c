@@ -43,7 +43,7 @@ static const struct ift_py_layout layouts[] = {
 		.rt_interp_head = 32, .in_next = 0, .in_threads_head = 8,			\
 		.ts_next = 8, .ts_pthread = 176, .ts_frame = 24, .ts_cframe_current = -1,	\
 		.fr_code = 32, .fr_previous = 24, .fr_instr = (lasti), .fr_size = (lasti) + 4,	\
-		.ob_type = 8, .co_filename = 104, .co_qualname = 112, .co_firstlineno = 40,	\
+		.co_filename = 104, .co_qualname = 112, .co_firstlineno = 40,	\
 		.co_linetable = 120, .co_code = 48, .co_size = 128,				\
 		.by_size = 16, .by_data = 32,							\
 		.st_length = 16, .st_state = 32, .st_ascii_data = 48, .st_compact_data = 72,	\
@@ -58,7 +58,7 @@ static const struct ift_py_layout layouts[] = {
 		.rt_interp_head = 40, .in_next = 0, .in_threads_head = 16,
 		.ts_next = 8, .ts_native_tid = 160, .ts_frame = 56, .ts_cframe_current = 8,
 		.fr_code = 32, .fr_previous = 48, .fr_instr = 56, .fr_owner = 69, .fr_size = 72,
-		.ob_type = 8, .co_filename = 112, .co_qualname = 128, .co_firstlineno = 72,
+		.co_filename = 112, .co_qualname = 128, .co_firstlineno = 72,
 		.co_linetable = 136, .co_code = 184, .co_size = 144,
 		.by_size = 16, .by_data = 32,
 		.st_length = 16, .st_state = 32, .st_ascii_data = 48, .st_compact_data = 72,
@@ -69,7 +69,7 @@ static const struct ift_py_layout layouts[] = {
 		.rt_interp_head = 40, .in_next = 0, .in_threads_head = 72,
 		.ts_next = 8, .ts_native_tid = 144, .ts_frame = 56, .ts_cframe_current = 0,
 		.fr_code = 0, .fr_previous = 8, .fr_instr = 56, .fr_owner = 70, .fr_size = 80,
-		.ob_type = 8, .co_filename = 112, .co_qualname = 128, .co_firstlineno = 68,
+		.co_filename = 112, .co_qualname = 128, .co_firstlineno = 68,
 		.co_linetable = 136, .co_code = 192, .co_size = 144,
 		.by_size = 16, .by_data = 32,
 		.st_length = 16, .st_state = 32, .st_ascii_data = 40, .st_compact_data = 56,
@@ -81,7 +81,7 @@ static const struct ift_py_layout layouts[] = {
 		.rt_interp_head = 632, .in_next = 7264, .in_threads_head = 7344,
 		.ts_next = 8, .ts_native_tid = 160, .ts_frame = 72, .ts_cframe_current = -1,
 		.fr_code = 0, .fr_previous = 8, .fr_instr = 56, .fr_owner = 70, .fr_size = 80,
-		.ob_type = 8, .co_filename = 112, .co_qualname = 128, .co_firstlineno = 68,
+		.co_filename = 112, .co_qualname = 128, .co_firstlineno = 68,
 		.co_linetable = 136, .co_code = 200, .co_size = 144,
 		.by_size = 16, .by_data = 32,
 		.st_length = 16, .st_state = 32, .st_ascii_data = 40, .st_compact_data = 56,

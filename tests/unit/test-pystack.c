@@ -603,6 +603,42 @@ static long lines_of(const char *python, const struct ift_py_layout *l)
 	return checked;
 }
 
+#define PYENV	"/root/.pyenv/versions/"
+
+/*
+ * Calls FN with each pyenv python of this machine from 3.8 on (_PyRuntime
+ * came with 3.7; 3.8 is the oldest asked for): its path, its version
+ * ("3.12.1") and minor.  How many there were.
+ */
+static size_t each_pyenv_python(void (*fn)(const char *path, const char *version, unsigned minor))
+{
+	size_t n = 0;
+	glob_t g;
+
+	if (glob(PYENV "3.*/bin/python3", 0, NULL, &g))
+		return 0;
+	for (size_t i = 0; i < g.gl_pathc; i++) {
+		const char *v = g.gl_pathv[i] + strlen(PYENV);
+		unsigned minor = 0;
+
+		if (sscanf(v, "3.%u", &minor) != 1 || minor < 8)
+			continue;
+		fn(g.gl_pathv[i], v, minor);
+		n++;
+	}
+	globfree(&g);
+	return n;
+}
+
+static void check_lines_of(const char *path, const char *version, unsigned minor)
+{
+	const struct ift_py_layout *l = ift_py_layout(3, minor);
+
+	(void)version;
+	if (l)
+		print_message("%s: %ld instructions\n", path, lines_of(path, l));
+}
+
 /*
  * The line tables of every version the machine has, as that version reads
  * them: pyenv's pythons from 3.8 on (3.8 and 3.9's co_lnotab, 3.10's
@@ -610,23 +646,16 @@ static long lines_of(const char *python, const struct ift_py_layout *l)
  */
 static void test_line_tables_of_versions(void **state)
 {
-	glob_t g;
-
 	(void)state;
-	if (glob("/root/.pyenv/versions/3.*/bin/python3", 0, NULL, &g)) {
+	if (!each_pyenv_python(check_lines_of))
 		print_message("no pyenv pythons: only the embedded version's tables checked\n");
-		return;
-	}
-	for (size_t i = 0; i < g.gl_pathc; i++) {
-		const char *v = g.gl_pathv[i] + strlen("/root/.pyenv/versions/");
-		const struct ift_py_layout *l;
-		unsigned minor = 0;
+}
 
-		if (sscanf(v, "3.%u", &minor) != 1 || !(l = ift_py_layout(3, minor)))
-			continue;
-		print_message("%s: %ld instructions\n", g.gl_pathv[i], lines_of(g.gl_pathv[i], l));
-	}
-	globfree(&g);
+static void walk_pyenv_child(const char *path, const char *version, unsigned minor)
+{
+	(void)minor;
+	print_message("%s: %s\n", path,
+		      walk_child(path, version) ? "frames walked" : "found, no layout for its version");
 }
 
 static void test_other_process(void **state)
@@ -635,28 +664,14 @@ static void test_other_process(void **state)
 	char version[16];
 	struct ift_py_target t;
 	int in, outp;
-	glob_t g;
 	pid_t pid;
 
 	(void)state;
 	/* Debian's, the version this test embeds */
 	snprintf(version, sizeof(version), "%d.%d", PY_MAJOR_VERSION, PY_MINOR_VERSION);
 	assert_true(walk_child("/usr/bin/python3", version));
-	/* others of this machine (pyenv's: 3.12 and 3.13 have layouts) */
-	if (!glob("/root/.pyenv/versions/3.*/bin/python3", 0, NULL, &g)) {
-		for (size_t i = 0; i < g.gl_pathc; i++) {
-			const char *v = g.gl_pathv[i] + strlen("/root/.pyenv/versions/");
-			unsigned minor = 0;
-
-			/* _PyRuntime came with 3.7; 3.8 is the oldest asked for */
-			if (sscanf(v, "3.%u", &minor) != 1 || minor < 8)
-				continue;
-			print_message("%s: %s\n", g.gl_pathv[i],
-				      walk_child(g.gl_pathv[i], v) ? "frames walked" :
-				      "found, no layout for its version");
-		}
-		globfree(&g);
-	}
+	/* others of this machine (pyenv's: 3.8 to 3.13 have layouts) */
+	each_pyenv_python(walk_pyenv_child);
 
 	/* this process: the libpython it embeds, a shared object loaded
 	   wherever ld.so put it */
