@@ -43,6 +43,8 @@ enum ift_call_col {
 #define IFT_CALL_MAX_ARGS	6
 #define IFT_CALL_F_NO_RETURN	0x1
 #define IFT_CALL_F_NESTED	0x2
+#define IFT_CALL_F_PY		0x4	/* Python frames read in flight, at the site's end */
+#define IFT_CALL_F_PY_LATE	0x8	/* Python frames read after the return, dropped */
 
 enum ift_switch_col {
 	IFT_SW_PREV_STATE = IFT_C_COMMON_NR, IFT_SW_PREV_PRIO,
@@ -138,6 +140,9 @@ struct ift_task {
  */
 #define IFT_FRAME_F_PYTHON	0x1	/* a CPython interpreter frame */
 #define IFT_FRAME_F_FP		0x2	/* from the kernel's frame-pointer chain */
+/* a Python function: module = co_filename, symbol = co_qualname, offset = the
+   line (0: none); a site's Python frames follow its native ones */
+#define IFT_FRAME_F_PYSRC	0x4
 
 struct ift_frame {
 	const char *module;	/* file path; "" when no mapping held the address */
