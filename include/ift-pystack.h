@@ -104,13 +104,60 @@ int ift_py_thread(const struct ift_py_layout *l, ift_py_read_fn rd, void *ctx,
 		  uint64_t runtime, pid_t tid, uint64_t *tstate);
 
 /*
+ * One process's code objects as a walk read them (names, line table), so
+ * that a frame whose code was seen costs two reads.  An entry stands only
+ * while the object at its address still names the same file, name and line
+ * table objects and first line.
+ */
+struct ift_py_codes;
+struct ift_py_codes *ift_py_codes_new(void);	/* NULL: no memory */
+void ift_py_codes_free(struct ift_py_codes *c);
+void ift_py_codes_stats(const struct ift_py_codes *c, uint64_t *hits, uint64_t *misses);
+
+/*
  * ift_py_frames - the Python frames of the thread whose PyThreadState is at
- * TSTATE, innermost first, at most MAX into OUT.  Their number; -IFT_E_PY_MOVED
+ * TSTATE, innermost first, at most MAX into OUT, through the process's
+ * CODES (NULL: read every code object).  Their number; -IFT_E_PY_MOVED
  * when a frame or code object read is not one (the thread moved on while it
  * was read), or a reader's error.
  */
 int ift_py_frames(const struct ift_py_layout *l, ift_py_read_fn rd, void *ctx,
-		  uint64_t tstate, struct ift_py_frame *out, size_t max);
+		  struct ift_py_codes *codes, uint64_t tstate, struct ift_py_frame *out,
+		  size_t max);
+
+/*
+ * The Python frames of any thread of the processes the caller names, read
+ * with process_vm_readv() (py-spy's way, the thread not stopped): each
+ * process's interpreter is located once (ift_py_locate()), its code objects
+ * kept (struct ift_py_codes), until ift_py_reader_forget() (an exec, an
+ * exit).  A process without CPython, or with a version without a layout,
+ * is remembered as such.
+ */
+struct ift_py_reader;
+struct ift_py_reader *ift_py_reader_new(void);	/* NULL: no memory */
+void ift_py_reader_free(struct ift_py_reader *r);
+
+/*
+ * ift_py_reader_frames - the frames of thread TID of process PID now, as
+ * ift_py_frames() gives them: their number (0: the process has no CPython
+ * we can read, or the thread no thread state or no frame), or an error.
+ */
+int ift_py_reader_frames(struct ift_py_reader *r, pid_t pid, pid_t tid,
+			 struct ift_py_frame *out, size_t max);
+
+/* PID exec'ed or exited: what was found of it no longer holds. */
+void ift_py_reader_forget(struct ift_py_reader *r, pid_t pid);
+
+/*
+ * PID mapped the file PATH (the executable segment perf reports): if it is
+ * an interpreter's (python3*, libpython3*) and PID has none located yet,
+ * locate it now, before the process makes a call whose frames would wait
+ * for that.  0 or -ENOMEM.
+ */
+int ift_py_reader_mapped(struct ift_py_reader *r, pid_t pid, const char *path);
+
+/* Process PID was forked by PPID: the same interpreter at the same place. */
+int ift_py_reader_fork(struct ift_py_reader *r, pid_t pid, pid_t ppid);
 
 /*
  * ift_py_line - the line of the instruction at byte offset ADDR (< 0: before

@@ -38,6 +38,11 @@ struct ift_record_opts {
 	size_t nstack_ops;
 	unsigned stack_bytes;		/* user stack copied per call; 0 = 16 KiB */
 	unsigned stack_period;		/* one call in N per op and CPU; 0 = 1 */
+	/* --py-stack: with the Python frames of the calling thread, for these
+	   ops of the stack_ops (NULL: all of them) */
+	bool py_stack;
+	const char *const *py_ops;
+	size_t npy_ops;
 	/* --isolate: uprobes armed only in the traced tasks (perf events),
 	   not in every process that maps the library */
 	bool isolate;
@@ -125,6 +130,8 @@ struct ift_record_status {
 	/* --stack */
 	uint64_t stack_samples, stack_lost, stack_sites, stack_matched;
 	uint64_t stack_unwind_ns;
+	/* --py-stack */
+	uint64_t py_in_flight, py_late, py_read, py_read_ns;
 };
 void ift_recorder_status(struct ift_recorder *r, struct ift_record_status *st);
 

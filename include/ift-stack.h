@@ -41,8 +41,11 @@ struct ift_stacks;
 int ift_stacks_alloc(const struct ift_stack_opts *opts, struct ift_writer *w,
 		     struct ift_stacks **out);
 
-/* Samples the tracepoint TP_ID (a uprobe entry event) as op OP of `calls'. */
-int ift_stacks_add_event(struct ift_stacks *s, int tp_id, uint64_t op);
+/*
+ * Samples the tracepoint TP_ID (a uprobe entry event) as op OP of `calls',
+ * with the calling thread's Python frames when PY (record --py-stack).
+ */
+int ift_stacks_add_event(struct ift_stacks *s, int tp_id, uint64_t op, bool py);
 
 /*
  * ift_stacks_attach - open every added event on task PID on every CPU (PID
@@ -83,6 +86,12 @@ struct ift_stack_stats {
 	uint64_t unmatched;	/* samples no call claimed */
 	uint64_t fp_fallback;	/* sites from the frame-pointer chain */
 	uint64_t unwind_ns;	/* recorder CPU time spent unwinding and naming */
+	uint64_t py_read;	/* --py-stack: samples whose Python frames were read */
+	uint64_t py_none;	/* samples of threads without Python frames */
+	uint64_t py_failed;	/* reads that failed (the thread moved on, gone) */
+	uint64_t py_in_flight;	/* calls given Python frames read while in flight */
+	uint64_t py_late;	/* calls whose Python frames were read after they returned */
+	uint64_t py_read_ns;	/* recorder CPU time spent reading them */
 	uint64_t rings;		/* perf rings mapped, one per CPU with events */
 	uint64_t ring_bytes;	/* the data area of each */
 };

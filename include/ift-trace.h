@@ -157,7 +157,10 @@ struct ift_stack {
 	const struct ift_frame *frames;
 };
 
-#define IFT_STACK_MAX_FRAMES	128
+/* native frames, then Python frames (IFT_FRAME_F_PYSRC) */
+#define IFT_STACK_MAX_NATIVE	128
+#define IFT_STACK_MAX_PYTHON	64
+#define IFT_STACK_MAX_FRAMES	(IFT_STACK_MAX_NATIVE + IFT_STACK_MAX_PYTHON)
 
 /* ---- writer ---------------------------------------------------------- */
 

@@ -20,7 +20,8 @@ extern char **environ;
 static const char usage[] =
 	"record [-o FILE] [--cuda-lib PATH]... [-p PID]... [-a] [--duration SECONDS]\n"
 	"       [--buffer-kb N] [--no-host] [--stack[=OP,...]] [--stack-size BYTES]\n"
-	"       [--stack-period N] [--isolate|--no-isolate] [--as-root] [-v|-q]\n"
+	"       [--stack-period N] [--py-stack[=OP,...]] [--isolate|--no-isolate]\n"
+	"       [--as-root] [-v|-q]\n"
 	"       -- CMD [ARGS...]";
 
 static volatile sig_atomic_t stop_signal, stop_count;
@@ -117,6 +118,12 @@ static void print_summary(struct ift_recorder *r, const char *path)
 			ift_fmt_count(c, sizeof(c), st.stack_lost),
 			st.stack_samples ? (double)st.stack_unwind_ns / 1e3 /
 			(double)st.stack_samples : 0.0);
+	if (st.py_in_flight || st.py_late || st.py_read)
+		fprintf(stderr, "  %-12s %s calls with their Python frames, %s read too late "
+			"(after the call returned, dropped), %.1f us each to read\n", "python",
+			ift_fmt_count(a, sizeof(a), st.py_in_flight),
+			ift_fmt_count(b, sizeof(b), st.py_late),
+			st.py_read ? (double)st.py_read_ns / 1e3 / (double)st.py_read : 0.0);
 	if (st.stack_lost)
 		fprintf(stderr, "  stacks came faster than they could be copied out: "
 			"--stack-period N keeps one call in N, --stack-size a smaller copy\n");
@@ -183,7 +190,8 @@ enum { STEP_GO, STEP_STOPPED, STEP_DONE };
 
 struct record_run {
 	struct ift_record_opts opts;
-	const char **libs, **stack_ops;	/* opts' arrays, ours to free */
+	const char **libs, **stack_ops, **py_ops;	/* opts' arrays, ours to free */
+	bool stack_all;			/* a bare --stack: every op */
 	pid_t *pids;
 	double duration;
 	bool as_root;
@@ -199,7 +207,8 @@ struct record_run {
 };
 
 enum { O_CUDA_LIB = 256, O_DURATION, O_BUFFER, O_NO_HOST, O_AS_ROOT,
-       O_USER_FILTER, O_STACK, O_STACK_SIZE, O_STACK_PERIOD, O_ISOLATE, O_NO_ISOLATE };
+       O_USER_FILTER, O_STACK, O_STACK_SIZE, O_STACK_PERIOD, O_PY_STACK, O_ISOLATE,
+       O_NO_ISOLATE };
 
 static const struct option longopts[] = {
 	{ "output", required_argument, NULL, 'o' },
@@ -213,6 +222,7 @@ static const struct option longopts[] = {
 	{ "stack", optional_argument, NULL, O_STACK },
 	{ "stack-size", required_argument, NULL, O_STACK_SIZE },
 	{ "stack-period", required_argument, NULL, O_STACK_PERIOD },
+	{ "py-stack", optional_argument, NULL, O_PY_STACK },
 	{ "isolate", no_argument, NULL, O_ISOLATE },
 	{ "no-isolate", no_argument, NULL, O_NO_ISOLATE },
 	{ "verbose", no_argument, NULL, 'v' },
@@ -244,18 +254,17 @@ static int option_unsigned(struct record_run *run, const char *arg, unsigned lon
 	return STEP_GO;
 }
 
-/* --stack=a,b --stack=c: the union; OPS is split in place */
-static int add_stack_ops(struct record_run *run, char *ops)
+/* --stack=a,b --stack=c: the union into *V (*N of them); OPS is split in place */
+static int add_ops(struct record_run *run, const char ***v, size_t *n, char *ops)
 {
 	for (char *save = NULL, *op = strtok_r(ops, ",", &save);
 	     op; op = strtok_r(NULL, ",", &save)) {
-		const char **v = realloc(run->stack_ops, (run->opts.nstack_ops + 1) *
-					 sizeof(*v));
+		const char **t = realloc(*v, (*n + 1) * sizeof(*t));
 
-		if (!v)
+		if (!t)
 			return error("out of memory"), record_done(run, EXIT_RUNTIME);
-		run->stack_ops = v;
-		run->stack_ops[run->opts.nstack_ops++] = op;
+		*v = t;
+		t[(*n)++] = op;
 	}
 	return STEP_GO;
 }
@@ -319,7 +328,12 @@ static int record_option(struct record_run *run, int c)
 		break;
 	case O_STACK:
 		o->stack = true;
-		return optarg ? add_stack_ops(run, optarg) : STEP_GO;
+		if (!optarg)
+			run->stack_all = true;
+		return optarg ? add_ops(run, &run->stack_ops, &o->nstack_ops, optarg) : STEP_GO;
+	case O_PY_STACK:
+		o->stack = o->py_stack = true;
+		return optarg ? add_ops(run, &run->py_ops, &o->npy_ops, optarg) : STEP_GO;
 	case O_STACK_SIZE:
 		return option_unsigned(run, optarg, 64, 65528, &o->stack_bytes,
 				       "stack size", " (64..65528 bytes)");
@@ -357,7 +371,25 @@ static int record_parse(struct record_run *run, int argc, char **argv)
 	if (c < 0)
 		return record_done(run, co.status);
 	o->cuda_libs = run->libs;
+	/*
+	 * --py-stack=OP takes OP's stack too: the ops with stacks are those of
+	 * --stack=... and --py-stack=..., every op with a bare --stack or when
+	 * neither names any.
+	 */
+	if (run->stack_all || !o->npy_ops) {
+		o->nstack_ops = run->stack_all ? 0 : o->nstack_ops;
+	} else {
+		for (size_t i = 0; i < o->npy_ops; i++) {
+			const char **t = realloc(run->stack_ops, (o->nstack_ops + 1) * sizeof(*t));
+
+			if (!t)
+				return error("out of memory"), record_done(run, EXIT_RUNTIME);
+			run->stack_ops = t;
+			t[o->nstack_ops++] = run->py_ops[i];
+		}
+	}
 	o->stack_ops = run->stack_ops;
+	o->py_ops = run->py_ops;
 	o->pids = run->pids;
 	if (run->isolate_given && o->isolate && o->all)
 		return record_done(run, usage_error(usage, "--isolate goes with a command "
@@ -589,6 +621,7 @@ static void record_release(struct record_run *run)
 	free(run->libs);
 	free(run->pids);
 	free(run->stack_ops);
+	free(run->py_ops);
 	free((void *)run->user.groups);
 }
 

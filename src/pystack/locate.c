@@ -4,7 +4,9 @@
  * python3.11 is, or libpython3.X.so) whose symbols define _PyRuntime, the
  * address that symbol has in the process, and the interpreter's version
  * (Py_Version in its memory, 3.11 and later; before, the file's name).
- * The file is only read (its ELF symbols), never run.
+ * The file is only read (its ELF symbols), never run, and opened as
+ * /proc/PID/map_files/START-END: the file the process has mapped, not
+ * whatever its path (the user's to change) leads to now.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -112,17 +114,25 @@ int ift_py_locate(pid_t pid, struct ift_py_target *t)
 	if (!(f = fopen(maps, "re")))
 		return -errno;
 	while (fgets(line, sizeof(line), f)) {
-		unsigned long start, off;
-		char path[PATH_MAX];
+		unsigned long start, end, off;
+		char path[PATH_MAX], mapped[96];
 		const char *base;
 		struct pysyms s;
 		uint64_t bias, v;
 
-		if (sscanf(line, "%lx-%*x %*s %lx %*s %*s %4095[^\n]", &start, &off, path) != 3 ||
-		    off != 0 || path[0] != '/')
+		if (sscanf(line, "%lx-%lx %*s %lx %*s %*s %4095[^\n]", &start, &end, &off,
+			   path) != 4 || off != 0 || path[0] != '/')
 			continue;
 		base = strrchr(path, '/') + 1;
-		if (!python_file(base) || (ret = read_syms(path, &s)) < 0)
+		if (!python_file(base))
+			continue;
+		/* the very file mapped there, whatever its path names now */
+		snprintf(mapped, sizeof(mapped), "/proc/%d/map_files/%lx-%lx", (int)pid, start, end);
+		ret = read_syms(mapped, &s);
+		/* map_files wants CAP_SYS_ADMIN: unprivileged, the user's own path */
+		if ((ret == -EPERM || ret == -EACCES) && geteuid())
+			ret = read_syms(path, &s);
+		if (ret < 0)
 			continue;
 		bias = s.exec ? 0 : start - (s.first_vaddr & ~0xfffULL);
 		t->runtime = bias + s.runtime;

@@ -16,6 +16,7 @@
  * change of line from the one before).
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
 
@@ -345,12 +346,106 @@ int ift_py_line(enum ift_py_lines lines, const uint8_t *table, size_t len, int f
 	return -1;
 }
 
+/*
+ * The code objects a walk has read, by address: their names and line table,
+ * so that a frame costs two reads (the frame, the code object's head) once
+ * its code was seen.  An entry is used only while the code object at that
+ * address still names the same file, name and line table objects (which it
+ * holds references to, so they cannot have been freed and reused while it
+ * lives) and the same first line.  Direct-mapped: a collision replaces.
+ */
+#define CODES_SLOTS	1024
+/* A longer line table is not kept: its first line stands for its lines. */
+#define LINETABLE_MAX	4096
+
+struct code_entry {
+	uint64_t addr;			/* 0: empty */
+	uint64_t filename, qualname, linetable;
+	int32_t first;
+	uint32_t table_len;		/* UINT32_MAX: too long, FIRST is the line */
+	uint8_t *table;
+	char file[IFT_PY_FILE_MAX], func[IFT_PY_FUNC_MAX];
+};
+
+struct ift_py_codes {
+	struct code_entry e[CODES_SLOTS];
+	uint64_t hits, misses;
+};
+
+struct ift_py_codes *ift_py_codes_new(void)
+{
+	return calloc(1, sizeof(struct ift_py_codes));
+}
+
+void ift_py_codes_free(struct ift_py_codes *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < CODES_SLOTS; i++)
+		free(c->e[i].table);
+	free(c);
+}
+
+void ift_py_codes_stats(const struct ift_py_codes *c, uint64_t *hits, uint64_t *misses)
+{
+	*hits = c ? c->hits : 0;
+	*misses = c ? c->misses : 0;
+}
+
+/* The code object at CODE as read, into E (its table malloc()ed). */
+static int read_code_entry(const struct ift_py_layout *l, ift_py_read_fn rd, void *ctx,
+			   uint64_t code, const uint8_t *co, struct code_entry *e)
+{
+	uint64_t size;
+	int ret;
+
+	e->addr = code;
+	e->filename = u64_at(co, l->co_filename);
+	e->qualname = u64_at(co, l->co_qualname);
+	e->linetable = u64_at(co, l->co_linetable);
+	memcpy(&e->first, co + l->co_firstlineno, sizeof(e->first));
+	e->table = NULL;
+	if ((ret = read_str(l, rd, ctx, e->filename, e->file, sizeof(e->file))) < 0 ||
+	    (ret = read_str(l, rd, ctx, e->qualname, e->func, sizeof(e->func))) < 0)
+		return ret;
+	if (e->first < 0 || !e->linetable)
+		return -IFT_E_PY_MOVED;
+	if ((ret = read_ptr(rd, ctx, e->linetable + l->by_size, &size)) < 0)
+		return ret;
+	if (size > MAX_LINETABLE)
+		return -IFT_E_PY_MOVED;
+	if (size > LINETABLE_MAX) {
+		/* its table in pieces would need the walk's state */
+		e->table_len = UINT32_MAX;
+		return 0;
+	}
+	e->table_len = (uint32_t)size;
+	if (!(e->table = malloc(size ? (size_t)size : 1)))
+		return -ENOMEM;
+	if ((ret = rd(ctx, e->linetable + l->by_data, e->table, (size_t)size)) < 0) {
+		free(e->table);
+		e->table = NULL;
+		return ret;
+	}
+	return 0;
+}
+
+static void entry_to_frame(const struct ift_py_layout *l, const struct code_entry *e,
+			   long addr, struct ift_py_frame *f)
+{
+	memcpy(f->file, e->file, sizeof(f->file));
+	memcpy(f->func, e->func, sizeof(f->func));
+	f->line = e->table_len == UINT32_MAX ? e->first :
+		  ift_py_line(l->lines, e->table, e->table_len, e->first, addr);
+}
+
 /* One frame's code object at CODE, its instruction at byte offset ADDR, into F. */
 static int read_code(const struct ift_py_layout *l, ift_py_read_fn rd, void *ctx,
-		     uint64_t code, long addr, struct ift_py_frame *f)
+		     struct ift_py_codes *codes, uint64_t code, long addr,
+		     struct ift_py_frame *f)
 {
-	uint8_t co[512], table[4096];
-	uint64_t lt, size;
+	uint8_t co[512];
+	struct code_entry tmp, *e;
 	int32_t first;
 	int ret;
 
@@ -358,26 +453,31 @@ static int read_code(const struct ift_py_layout *l, ift_py_read_fn rd, void *ctx
 		return -EINVAL;
 	if ((ret = rd(ctx, code, co, l->co_size)) < 0)
 		return ret;
-	if ((ret = read_str(l, rd, ctx, u64_at(co, l->co_filename), f->file, sizeof(f->file))) < 0 ||
-	    (ret = read_str(l, rd, ctx, u64_at(co, l->co_qualname), f->func, sizeof(f->func))) < 0)
+	if (!codes) {
+		ret = read_code_entry(l, rd, ctx, code, co, &tmp);
+		if (ret >= 0)
+			entry_to_frame(l, &tmp, addr, f);
+		free(tmp.table);
 		return ret;
+	}
+	e = &codes->e[(code >> 4) * 0x9e3779b97f4a7c15ULL >> 54];
 	memcpy(&first, co + l->co_firstlineno, sizeof(first));
-	lt = u64_at(co, l->co_linetable);
-	if (first < 0 || !lt)
-		return -IFT_E_PY_MOVED;
-	if ((ret = read_ptr(rd, ctx, lt + l->by_size, &size)) < 0)
-		return ret;
-	if (size > MAX_LINETABLE)
-		return -IFT_E_PY_MOVED;
-	if (size <= sizeof(table)) {
-		if ((ret = rd(ctx, lt + l->by_data, table, (size_t)size)) < 0)
-			return ret;
-		f->line = ift_py_line(l->lines, table, (size_t)size, first, addr);
+	if (e->addr == code && e->filename == u64_at(co, l->co_filename) &&
+	    e->qualname == u64_at(co, l->co_qualname) &&
+	    e->linetable == u64_at(co, l->co_linetable) && e->first == first) {
+		codes->hits++;
+		entry_to_frame(l, e, addr, f);
 		return 0;
 	}
-	/* a long function: its table in pieces would need the walk's state;
-	   its first line says where it is */
-	f->line = first;
+	codes->misses++;
+	free(e->table);
+	memset(e, 0, sizeof(*e));
+	if ((ret = read_code_entry(l, rd, ctx, code, co, e)) < 0) {
+		free(e->table);
+		memset(e, 0, sizeof(*e));
+		return ret;
+	}
+	entry_to_frame(l, e, addr, f);
 	return 0;
 }
 
@@ -400,7 +500,8 @@ static long instr_addr(const struct ift_py_layout *l, const uint8_t *fr, uint64_
 }
 
 int ift_py_frames(const struct ift_py_layout *l, ift_py_read_fn rd, void *ctx,
-		  uint64_t tstate, struct ift_py_frame *out, size_t max)
+		  struct ift_py_codes *codes, uint64_t tstate, struct ift_py_frame *out,
+		  size_t max)
 {
 	uint8_t fr[256];
 	uint64_t frame;
@@ -423,7 +524,8 @@ int ift_py_frames(const struct ift_py_layout *l, ift_py_read_fn rd, void *ctx,
 		    l->minor < 12 || fr[l->fr_owner] != FRAME_OWNED_BY_CSTACK) {
 			uint64_t code = u64_at(fr, l->fr_code);
 
-			if ((ret = read_code(l, rd, ctx, code, instr_addr(l, fr, code), &out[n])) < 0)
+			if ((ret = read_code(l, rd, ctx, codes, code, instr_addr(l, fr, code),
+					     &out[n])) < 0)
 				return ret;
 			n++;
 		}

@@ -417,15 +417,17 @@ static int stacks_setup(struct ift_recorder *r)
 	}
 	for (size_t i = 0; i < n; i++) {
 		const struct ift_probe *p = ift_probe_at(r->probes, i);
-		bool want = !o->nstack_ops;
+		bool want = !o->nstack_ops, py = o->py_stack && !o->npy_ops;
 
 		for (size_t k = 0; k < o->nstack_ops && !want; k++)
 			want = !strcmp(p->sym->name, o->stack_ops[k]);
+		for (size_t k = 0; o->py_stack && k < o->npy_ops && !py; k++)
+			py = !strcmp(p->sym->name, o->py_ops[k]);
 		if (!want || p->entry_id < 0)
 			continue;
 		if ((ret = ift_probe_add_twin(r->probes, i)) < 0)
 			return fail(r, "create the uprobes for stack sampling", ret);
-		ret = ift_stacks_add_event(r->stacks, ret, ift_decoder_probe_op(r->dec, i));
+		ret = ift_stacks_add_event(r->stacks, ret, ift_decoder_probe_op(r->dec, i), py);
 		if (ret < 0)
 			return fail(r, "set up stack sampling", ret);
 	}
@@ -1330,6 +1332,10 @@ void ift_recorder_status(struct ift_recorder *r, struct ift_record_status *st)
 		st->stack_sites = ss.sites;
 		st->stack_matched = ss.matched;
 		st->stack_unwind_ns = ss.unwind_ns;
+		st->py_in_flight = ss.py_in_flight;
+		st->py_late = ss.py_late;
+		st->py_read = ss.py_read;
+		st->py_read_ns = ss.py_read_ns;
 	}
 }
 
@@ -1376,6 +1382,14 @@ int ift_recorder_finish(struct ift_recorder *r, int exit_status)
 				 r->opts.stack_bytes : IFT_STACK_DEFAULT_BYTES);
 		ift_writer_metaf(r->w, "stack.period", "%u", r->opts.stack_period ?
 				 r->opts.stack_period : 1);
+		if (r->opts.py_stack) {
+			ift_writer_metaf(r->w, "py.read", "%" PRIu64, ss.py_read);
+			ift_writer_metaf(r->w, "py.in_flight", "%" PRIu64, ss.py_in_flight);
+			ift_writer_metaf(r->w, "py.late", "%" PRIu64, ss.py_late);
+			ift_writer_metaf(r->w, "py.none", "%" PRIu64, ss.py_none);
+			ift_writer_metaf(r->w, "py.failed", "%" PRIu64, ss.py_failed);
+			ift_writer_metaf(r->w, "py.read_ns", "%" PRIu64, ss.py_read_ns);
+		}
 		ift_writer_metaf(r->w, "stack.rings", "%" PRIu64, ss.rings);
 		ift_writer_metaf(r->w, "stack.ring_bytes", "%" PRIu64, ss.ring_bytes);
 	}

@@ -23,6 +23,17 @@
  * its entry (taken in the same trap, after the ftrace event) is in a ring or
  * in the queue.  When the queue holds QUEUE_MAX_BYTES the thread stops
  * copying, the rings fill and the kernel counts what it drops.
+ *
+ * Python frames (record --py-stack) cannot wait for the unwinder: they are
+ * in the interpreter's memory, not in the copied stack, and change as soon
+ * as the call returns.  So the ops that want them wake the thread at every
+ * sample, and it reads the calling thread's frames (process_vm_readv) right
+ * after copying the sample, then queues them behind it with the moment the
+ * read ended.  A call whose return came after that moment gets its site
+ * with the Python frames (IFT_CALL_F_PY): they were read while it was in
+ * progress, so they are the frames that made it.  One that returned before
+ * keeps its native site and says its frames were late (IFT_CALL_F_PY_LATE):
+ * a stack is never from a later moment without saying so.
  */
 #include <errno.h>
 #include <linux/perf_event.h>
@@ -38,6 +49,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ift-pystack.h"
 #include "ift-stack.h"
 #include "util/array.h"
 #include "util/perfbuf.h"
@@ -69,6 +81,21 @@ struct qrec {
 	uint16_t type, misc;
 };
 
+/*
+ * The Python frames read for the sample queued just before, in a record of
+ * type QREC_PY: struct qpy, then per frame its line (int32), the lengths of
+ * its file and function (uint16 each) and their bytes.
+ */
+#define QREC_PY		0x7f00
+/* PERF_RECORD_MMAP2: where the file name starts */
+#define MMAP2_NAME	64
+struct qpy {
+	uint64_t ts;		/* the sample's */
+	uint64_t read_end;	/* CLOCK_MONOTONIC when the read was done */
+	uint32_t tid;
+	int32_t n;		/* frames, or the read's error */
+};
+
 struct ring {
 	struct ift_perfbuf b;
 	bool hup;		/* its task is gone: read, no longer polled */
@@ -83,10 +110,19 @@ struct qbuf {
 struct evsel {
 	int tp_id;
 	uint64_t op;
+	bool py;		/* read the Python frames of its samples */
 };
 
 struct pending {
 	uint64_t ts, op, stack;
+	uint64_t py_stack;	/* the site with the Python frames; 0: none read */
+	uint64_t py_end;	/* when they were read */
+};
+
+/* A Python frame of a site, its strings interned in struct ift_stacks. */
+struct pyf {
+	const char *file, *func;
+	int line;
 };
 
 struct tidq {
@@ -95,10 +131,14 @@ struct tidq {
 	size_t h, n, cap;
 };
 
-/* A distinct call site: frames as (module, offset), module "" = address. */
+/*
+ * A distinct call site: frames as (module, offset), module "" = address;
+ * a Python frame as (file, line) with its function in FUNCS (NULL for a
+ * native frame).  Every string is interned: equal sites compare by pointer.
+ */
 struct site {
 	uint32_t hash, n;
-	const char **mods;
+	const char **mods, **funcs;
 	uint64_t *offs;
 };
 
@@ -122,6 +162,12 @@ struct ift_stacks {
 	size_t nsites, sitecap;
 	uint32_t *slot;		/* hash -> site index + 1 */
 	size_t nslot;
+
+	/* --py-stack: the reader (drain side, under MU), interned strings */
+	struct ift_py_reader *py;
+	struct ift_py_frame *pyframes;	/* IFT_STACK_MAX_PYTHON, the read's */
+	char **strs;			/* open addressing, NULL: free */
+	size_t nstrs, strcap;
 
 	/* the queue: the rings' tails, QUEUE and ERR are under MU */
 	pthread_mutex_t mu;
@@ -182,15 +228,22 @@ int ift_stacks_alloc(const struct ift_stack_opts *opts, struct ift_writer *w,
 	return 0;
 }
 
-int ift_stacks_add_event(struct ift_stacks *s, int tp_id, uint64_t op)
+int ift_stacks_add_event(struct ift_stacks *s, int tp_id, uint64_t op, bool py)
 {
 	struct evsel *v = realloc(s->ev, (s->nev + 1) * sizeof(*v));
 
 	if (!v)
 		return -ENOMEM;
 	s->ev = v;
+	if (py && !s->py) {
+		s->py = ift_py_reader_new();
+		s->pyframes = calloc(IFT_STACK_MAX_PYTHON, sizeof(*s->pyframes));
+		if (!s->py || !s->pyframes)
+			return -ENOMEM;
+	}
 	v[s->nev].tp_id = tp_id;
 	v[s->nev].op = op;
+	v[s->nev].py = py;
 	s->nev++;
 	return 0;
 }
@@ -227,9 +280,14 @@ int ift_stacks_attach(struct ift_stacks *s, pid_t pid, bool maps)
 			a.sample_regs_user = REGS_MASK;
 			a.sample_stack_user = s->o.stack_bytes;
 			a.exclude_callchain_kernel = 1;
-			/* wake the drain thread at a quarter of a ring */
-			a.watermark = 1;
-			a.wakeup_watermark = s->o.ring_kb * 1024 / 4;
+			if (s->py) {
+				/* at every sample: its Python frames are read now */
+				a.wakeup_events = 1;
+			} else {
+				/* wake the drain thread at a quarter of a ring */
+				a.watermark = 1;
+				a.wakeup_watermark = s->o.ring_kb * 1024 / 4;
+			}
 			a.inherit = pid > 0;
 			/* the trace clock: a sample is matched to its call by time */
 			a.use_clockid = 1;
@@ -279,17 +337,60 @@ int ift_stacks_attach(struct ift_stacks *s, pid_t pid, bool maps)
 
 /* ---- call sites ------------------------------------------------------- */
 
-static uint32_t site_hash(const char *const *mods, const uint64_t *offs, unsigned n)
+static uint32_t site_hash(const char *const *mods, const char *const *funcs,
+			  const uint64_t *offs, unsigned n)
 {
 	uint64_t h = 1469598103934665603ULL;
 
 	for (unsigned i = 0; i < n; i++) {
 		h ^= (uint64_t)(uintptr_t)mods[i];
 		h *= 1099511628211ULL;
-		h ^= offs[i];
+		h ^= offs[i] ^ (uint64_t)(uintptr_t)funcs[i] << 1;
 		h *= 1099511628211ULL;
 	}
 	return (uint32_t)(h ^ (h >> 32));
+}
+
+/* STR (LEN bytes) as one string that equal ones share, owned by S. */
+static const char *intern(struct ift_stacks *s, const char *str, size_t len)
+{
+	uint64_t h = 1469598103934665603ULL;
+	size_t k;
+	char *v;
+
+	if ((s->nstrs + 1) * 2 > s->strcap) {
+		size_t cap = s->strcap ? s->strcap * 2 : 256;
+		char **t = calloc(cap, sizeof(*t));
+
+		if (!t)
+			return NULL;
+		for (size_t i = 0; i < s->strcap; i++) {
+			if (!s->strs[i])
+				continue;
+			h = 1469598103934665603ULL;
+			for (const char *c = s->strs[i]; *c; c++)
+				h = (h ^ (uint8_t)*c) * 1099511628211ULL;
+			for (k = h & (cap - 1); t[k]; k = (k + 1) & (cap - 1))
+				;
+			t[k] = s->strs[i];
+		}
+		free(s->strs);
+		s->strs = t;
+		s->strcap = cap;
+		h = 1469598103934665603ULL;
+	}
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (uint8_t)str[i]) * 1099511628211ULL;
+	for (k = h & (s->strcap - 1); s->strs[k]; k = (k + 1) & (s->strcap - 1))
+		if (!strncmp(s->strs[k], str, len) && !s->strs[k][len])
+			return s->strs[k];
+	if (!(v = malloc(len + 1)))
+		return NULL;
+	memcpy(v, str, len);
+	v[len] = 0;
+	s->strs[k] = v;
+	s->nstrs++;
+	return v;
 }
 
 static int site_rehash(struct ift_stacks *s)
@@ -313,15 +414,16 @@ static int site_rehash(struct ift_stacks *s)
 }
 
 /*
- * The id of the call site IPS[0..N) of PID, a new one written to the file
- * the first time it is seen.  The module pointers are the unwinder's, one
- * per file, so equal sites in different processes compare equal.
+ * The id of the call site IPS[0..N) of PID followed by the Python frames
+ * PY[0..NPY), a new one written to the file the first time it is seen.  The
+ * module pointers are the unwinder's, one per file, and the Python strings
+ * are interned, so equal sites in different processes compare equal.
  */
 static int64_t site_id(struct ift_stacks *s, pid_t pid, const uint64_t *ips,
-		       unsigned n, bool fp)
+		       unsigned n, bool fp, const struct pyf *py, unsigned npy)
 {
 	struct ift_frame f[IFT_STACK_MAX_FRAMES];
-	const char *mods[IFT_STACK_MAX_FRAMES];
+	const char *mods[IFT_STACK_MAX_FRAMES], *funcs[IFT_STACK_MAX_FRAMES];
 	uint64_t offs[IFT_STACK_MAX_FRAMES];
 	struct site *st;
 	uint32_t h;
@@ -329,20 +431,34 @@ static int64_t site_id(struct ift_stacks *s, pid_t pid, const uint64_t *ips,
 	int64_t id;
 	int ret;
 
+	if (n > IFT_STACK_MAX_NATIVE)
+		n = IFT_STACK_MAX_NATIVE;
 	for (unsigned i = 0; i < n; i++) {
 		ift_unwinder_frame(s->u, pid, ips[i], i > 0, &f[i]);
 		if (fp)
 			f[i].flags |= IFT_FRAME_F_FP;
 		mods[i] = f[i].module;
 		offs[i] = f[i].offset;
+		funcs[i] = NULL;
 	}
-	h = site_hash(mods, offs, n);
+	for (unsigned i = 0; i < npy && i < IFT_STACK_MAX_PYTHON; i++, n++) {
+		f[n] = (struct ift_frame){
+			.module = py[i].file, .symbol = py[i].func,
+			.offset = py[i].line > 0 ? (uint64_t)py[i].line : 0,
+			.flags = IFT_FRAME_F_PYSRC,
+		};
+		mods[n] = f[n].module;
+		funcs[n] = f[n].symbol;
+		offs[n] = f[n].offset;
+	}
+	h = site_hash(mods, funcs, offs, n);
 	if ((s->nsites + 1) * 2 > s->nslot && (ret = site_rehash(s)) < 0)
 		return ret;
 	for (k = h & (s->nslot - 1); s->slot[k]; k = (k + 1) & (s->nslot - 1)) {
 		st = &s->sites[s->slot[k] - 1];
 		if (st->hash == h && st->n == n &&
 		    !memcmp(st->mods, mods, n * sizeof(*mods)) &&
+		    !memcmp(st->funcs, funcs, n * sizeof(*funcs)) &&
 		    !memcmp(st->offs, offs, n * sizeof(*offs)))
 			return (int64_t)s->slot[k];
 	}
@@ -359,18 +475,22 @@ static int64_t site_id(struct ift_stacks *s, pid_t pid, const uint64_t *ips,
 	st->hash = h;
 	st->n = n;
 	st->mods = malloc(n * sizeof(*mods) + 1);
+	st->funcs = malloc(n * sizeof(*funcs) + 1);
 	st->offs = malloc(n * sizeof(*offs) + 1);
-	if (!st->mods || !st->offs) {
+	if (!st->mods || !st->funcs || !st->offs) {
 		free(st->mods);
+		free(st->funcs);
 		free(st->offs);
 		return -ENOMEM;
 	}
 	memcpy(st->mods, mods, n * sizeof(*mods));
+	memcpy(st->funcs, funcs, n * sizeof(*funcs));
 	memcpy(st->offs, offs, n * sizeof(*offs));
 	/* the writer numbers sites 1, 2, ... in this same order */
 	id = ift_writer_stack(s->w, f, n);
 	if (id < 0) {
 		free(st->mods);
+		free(st->funcs);
 		free(st->offs);
 		return id;
 	}
@@ -467,7 +587,17 @@ int ift_stacks_match(struct ift_stacks *s, uint64_t *row)
 		if (q->v[i].op == row[IFT_CALL_OP])
 			best = i;
 	if (best != SIZE_MAX) {
-		row[IFT_CALL_STACK] = q->v[best].stack;
+		const struct pending *pe = &q->v[best];
+
+		row[IFT_CALL_STACK] = pe->stack;
+		if (pe->py_stack && pe->py_end <= ts + row[IFT_CALL_DUR]) {
+			row[IFT_CALL_STACK] = pe->py_stack;
+			row[IFT_CALL_FLAGS] |= IFT_CALL_F_PY;
+			s->st.py_in_flight++;
+		} else if (pe->py_stack) {
+			row[IFT_CALL_FLAGS] |= IFT_CALL_F_PY_LATE;
+			s->st.py_late++;
+		}
 		s->st.matched++;
 		/* the ones before it move up one: it is most often the first */
 		memmove(&q->v[q->h + 1], &q->v[q->h], (best - q->h) * sizeof(*q->v));
@@ -491,8 +621,44 @@ static bool take(struct rd *r, void *v, size_t n)
 	return true;
 }
 
-static int on_sample(struct ift_stacks *s, const uint8_t *p, size_t len)
+/*
+ * The Python frames of record PY (LEN bytes, a QREC_PY body) for the sample
+ * of TID at TS, interned into OUT: their number, 0 when PY is not that
+ * sample's or holds none, or -ENOMEM.
+ */
+static int py_frames_of(struct ift_stacks *s, const uint8_t *py, size_t len, uint32_t tid,
+			uint64_t ts, struct pyf *out, uint64_t *read_end)
 {
+	struct rd r = { py, py + len };
+	struct qpy h;
+	int n = 0;
+
+	if (!py || !take(&r, &h, sizeof(h)) || h.tid != tid || h.ts != ts || h.n <= 0)
+		return 0;
+	*read_end = h.read_end;
+	for (int i = 0; i < h.n && n < IFT_STACK_MAX_PYTHON; i++) {
+		int32_t line;
+		uint16_t fl, ql;
+
+		if (!take(&r, &line, 4) || !take(&r, &fl, 2) || !take(&r, &ql, 2) ||
+		    (size_t)(r.end - r.p) < (size_t)fl + ql)
+			break;
+		out[n].file = intern(s, (const char *)r.p, fl);
+		out[n].func = intern(s, (const char *)r.p + fl, ql);
+		if (!out[n].file || !out[n].func)
+			return -ENOMEM;
+		out[n++].line = line;
+		r.p += fl + ql;
+	}
+	return n;
+}
+
+static int on_sample(struct ift_stacks *s, const uint8_t *p, size_t len,
+		     const uint8_t *py, size_t pylen)
+{
+	struct pyf pyf[IFT_STACK_MAX_PYTHON];
+	uint64_t read_end = 0;
+	int npy;
 	struct rd r = { p, p + len };
 	uint64_t id, ts, nr, abi, size, dyn = 0, regs[IFT_REG_NR];
 	uint64_t ips[IFT_STACK_MAX_FRAMES], fp[IFT_STACK_MAX_FRAMES];
@@ -546,17 +712,28 @@ static int on_sample(struct ift_stacks *s, const uint8_t *p, size_t len)
 	 * DWARF first; the frame-pointer chain when it got no further than
 	 * the probed function (no unwind table, a file gone).
 	 */
-	if (n <= 1 && nfp > n)
-		site = site_id(s, (pid_t)pid, fp, nfp, true);
-	else
-		site = site_id(s, (pid_t)pid, ips, n, false);
-	if (site < 0)
-		return (int)site;
+	memset(&pe, 0, sizeof(pe));
+	if ((npy = py_frames_of(s, py, pylen, tid, ts, pyf, &read_end)) < 0)
+		return npy;
+	for (int with = 0; with < 2; with++) {
+		if (with && !npy)
+			break;
+		if (n <= 1 && nfp > n)
+			site = site_id(s, (pid_t)pid, fp, nfp, true, pyf, with ? (unsigned)npy : 0);
+		else
+			site = site_id(s, (pid_t)pid, ips, n, false, pyf, with ? (unsigned)npy : 0);
+		if (site < 0)
+			return (int)site;
+		if (with)
+			pe.py_stack = (uint64_t)site;
+		else
+			pe.stack = (uint64_t)site;
+	}
 	if (!(q = tidq_find(s, tid, true)))
 		return -ENOMEM;
 	pe.ts = ts;
 	pe.op = s->ev[ev].op;
-	pe.stack = (uint64_t)site;
+	pe.py_end = read_end;
 	return pending_add(q, &pe);
 }
 
@@ -639,14 +816,137 @@ static int queue_put(struct ift_stacks *s, const struct perf_event_header *hd,
 	return 0;
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ULL + (uint64_t)t.tv_nsec;
+}
+
+static uint64_t thread_ns(void);
+
+/* The evsel of sample REC (LEN bytes), or NULL. */
+static const struct evsel *sample_evsel(const struct ift_stacks *s, const uint8_t *rec,
+					size_t len)
+{
+	uint64_t id;
+
+	if (len < 8)
+		return NULL;
+	memcpy(&id, rec, 8);	/* PERF_SAMPLE_IDENTIFIER comes first */
+	for (size_t i = 0; i < s->nids; i++)
+		if (s->ids[2 * i] == id)
+			return &s->ev[s->ids[2 * i + 1]];
+	return NULL;
+}
+
+/*
+ * After record HD (body REC, LEN bytes) was queued: for a sample of an op
+ * that wants them, the calling thread's Python frames now, queued behind
+ * it (QREC_PY); for an exec or a process's exit, forget what was found of
+ * its interpreter.  The caller holds MU.
+ */
+static int py_after(struct ift_stacks *s, const struct perf_event_header *hd,
+		    const uint8_t *rec, size_t len)
+{
+	const struct evsel *ev;
+	struct qrec q;
+	struct qpy h;
+	uint32_t ids[4];
+	uint64_t t0;
+	size_t need;
+	uint8_t *p;
+	int n;
+
+	if (hd->type == PERF_RECORD_COMM && (hd->misc & PERF_RECORD_MISC_COMM_EXEC) &&
+	    len >= 4) {
+		memcpy(ids, rec, 4);
+		ift_py_reader_forget(s->py, (pid_t)ids[0]);
+		return 0;
+	}
+	if (hd->type == PERF_RECORD_EXIT && len >= 16) {
+		memcpy(ids, rec, 16);	/* pid, ppid, tid, ptid */
+		if (ids[0] == ids[2])
+			ift_py_reader_forget(s->py, (pid_t)ids[0]);
+		return 0;
+	}
+	if (hd->type == PERF_RECORD_FORK && len >= 16) {
+		memcpy(ids, rec, 16);	/* pid, ppid, tid, ptid */
+		return ids[0] != ids[1] ? ift_py_reader_fork(s->py, (pid_t)ids[0],
+							     (pid_t)ids[1]) : 0;
+	}
+	if (hd->type == PERF_RECORD_MMAP2 && len > MMAP2_NAME) {
+		const char *name = (const char *)rec + MMAP2_NAME;
+
+		memcpy(ids, rec, 4);	/* pid, tid, addr, len, pgoff, ..., the name */
+		if (!memchr(name, 0, len - MMAP2_NAME))
+			return 0;
+		return ift_py_reader_mapped(s->py, (pid_t)ids[0], name);
+	}
+	if (hd->type != PERF_RECORD_SAMPLE || !(ev = sample_evsel(s, rec, len)) || !ev->py ||
+	    len < 24)
+		return 0;
+	memcpy(ids, rec + 8, 8);	/* pid, tid */
+	memcpy(&h.ts, rec + 16, 8);
+	h.tid = ids[1];
+	t0 = thread_ns();
+	n = ift_py_reader_frames(s->py, (pid_t)ids[0], (pid_t)ids[1], s->pyframes,
+				 IFT_STACK_MAX_PYTHON);
+	h.read_end = mono_ns();
+	s->st.py_read_ns += thread_ns() - t0;
+	if (n == -ENOMEM)
+		return n;
+	if (n > 0)
+		s->st.py_read++;
+	else if (n == 0)
+		s->st.py_none++;
+	else
+		s->st.py_failed++;
+	h.n = n;
+	need = sizeof(h);
+	for (int i = 0; i < n; i++)
+		need += 8 + strlen(s->pyframes[i].file) + strlen(s->pyframes[i].func);
+	q.size = (uint32_t)((sizeof(q) + need + 7) & ~(size_t)7);
+	q.type = QREC_PY;
+	q.misc = 0;
+	if (!qbuf_reserve(&s->queue, q.size))
+		return -ENOMEM;
+	p = s->queue.data + s->queue.len;
+	memset(p, 0, q.size);
+	memcpy(p, &q, sizeof(q));
+	p += sizeof(q);
+	memcpy(p, &h, sizeof(h));
+	p += sizeof(h);
+	for (int i = 0; i < n; i++) {
+		const struct ift_py_frame *f = &s->pyframes[i];
+		uint16_t fl = (uint16_t)strlen(f->file), ql = (uint16_t)strlen(f->func);
+		int32_t line = f->line;
+
+		memcpy(p, &line, 4);
+		memcpy(p + 4, &fl, 2);
+		memcpy(p + 6, &ql, 2);
+		memcpy(p + 8, f->file, fl);
+		memcpy(p + 8 + fl, f->func, ql);
+		p += 8 + fl + ql;
+	}
+	s->queue.len += q.size;
+	return 0;
+}
+
 /* One record into the queue; stops (1) at QUEUE_MAX_BYTES, read again later. */
 static int ring_record(void *ctx, const struct perf_event_header *hd)
 {
 	struct ift_stacks *s = ctx;
+	const uint8_t *rec = (const uint8_t *)hd + sizeof(*hd);
+	size_t len = hd->size - sizeof(*hd);
+	int ret;
 
 	if (s->queue.len >= QUEUE_MAX_BYTES)
 		return 1;
-	return queue_put(s, hd, (const uint8_t *)hd + sizeof(*hd), hd->size - sizeof(*hd));
+	if ((ret = queue_put(s, hd, rec, len)) < 0 || !s->py)
+		return ret;
+	return py_after(s, hd, rec, len);
 }
 
 /*
@@ -749,17 +1049,21 @@ void ift_stacks_stop(struct ift_stacks *s)
 	s->running = false;
 }
 
-/* One record of the batch: side band when !SAMPLES, samples when SAMPLES. */
+/*
+ * One record of the batch: side band when !SAMPLES, samples when SAMPLES.
+ * A sample's Python frames, when read, are the record after it (PY, PYLEN).
+ */
 static int on_record(struct ift_stacks *s, const struct qrec *q, const uint8_t *rec,
-		     size_t len, bool samples)
+		     size_t len, bool samples, const uint8_t *py, size_t pylen)
 {
-	bool sb = q->type != PERF_RECORD_SAMPLE && q->type != PERF_RECORD_LOST;
+	bool sb = q->type != PERF_RECORD_SAMPLE && q->type != PERF_RECORD_LOST &&
+		  q->type != QREC_PY;
 
 	if (sb == samples)
 		return 0;
 	switch (q->type) {
 	case PERF_RECORD_SAMPLE:
-		return on_sample(s, rec, len);
+		return on_sample(s, rec, len, py, pylen);
 	case PERF_RECORD_LOST:
 		if (len >= 16) {
 			uint64_t lost;
@@ -839,11 +1143,21 @@ int ift_stacks_poll(struct ift_stacks *s)
 	t0 = b.len ? thread_ns() : 0;
 	for (int pass = 0; pass < 2; pass++) {
 		for (size_t at = 0; at + sizeof(struct qrec) <= b.len; ) {
-			struct qrec q;
+			const uint8_t *py = NULL;
+			size_t pylen = 0, next;
+			struct qrec q, nq;
 
 			memcpy(&q, b.data + at, sizeof(q));
+			next = at + q.size;
+			if (next + sizeof(nq) <= b.len) {
+				memcpy(&nq, b.data + next, sizeof(nq));
+				if (nq.type == QREC_PY) {
+					py = b.data + next + sizeof(nq);
+					pylen = nq.size - sizeof(nq);
+				}
+			}
 			ret = on_record(s, &q, b.data + at + sizeof(q), q.size - sizeof(q),
-					pass == 1);
+					pass == 1, py, pylen);
 			if (ret < 0)
 				return ret;
 			at += q.size;
@@ -883,8 +1197,14 @@ void ift_stacks_free(struct ift_stacks *s)
 	free(s->q);
 	for (size_t i = 0; i < s->nsites; i++) {
 		free(s->sites[i].mods);
+		free(s->sites[i].funcs);
 		free(s->sites[i].offs);
 	}
+	for (size_t i = 0; i < s->strcap; i++)
+		free(s->strs[i]);
+	free(s->strs);
+	ift_py_reader_free(s->py);
+	free(s->pyframes);
 	free(s->sites);
 	free(s->slot);
 	ift_unwinder_free(s->u);

@@ -146,7 +146,7 @@ static PyObject *probe(PyObject *mod, PyObject *args)
 {
 	(void)mod;
 	(void)args;
-	probe_seen.nours = ift_py_frames(layout, ift_py_read_pid, &self,
+	probe_seen.nours = ift_py_frames(layout, ift_py_read_pid, &self, NULL,
 					 (uint64_t)(uintptr_t)PyThreadState_Get(),
 					 probe_seen.ours, MAXF);
 	probe_seen.napi = api_frames(probe_seen.api, MAXF);
@@ -173,7 +173,7 @@ static PyObject *thread_probe(PyObject *mod, PyObject *args)
 	if (ret < 0 || ts != (uint64_t)(uintptr_t)PyThreadState_Get())
 		return PyUnicode_FromFormat("thread %d: ret %d, state %p, not %p", gettid(), ret,
 					    (void *)(uintptr_t)ts, (void *)PyThreadState_Get());
-	n = ift_py_frames(layout, ift_py_read_pid, &self, ts, ours, MAXF);
+	n = ift_py_frames(layout, ift_py_read_pid, &self, NULL, ts, ours, MAXF);
 	na = api_frames(api, MAXF);
 	if (n != na || n < 1)
 		return PyUnicode_FromFormat("thread %d: %d frames, the API has %d", gettid(), n, na);
@@ -380,11 +380,11 @@ static void test_moved(void **state)
 	else
 		memcpy(f->tstate + layout->ts_frame, &frame, 8);
 	memcpy(f->frame + layout->fr_code, &code, 8);
-	assert_int_equal(ift_py_frames(layout, fake_read, f, (uint64_t)(uintptr_t)f->tstate, out, 4),
+	assert_int_equal(ift_py_frames(layout, fake_read, f, NULL, (uint64_t)(uintptr_t)f->tstate, out, 4),
 			 -IFT_E_PY_MOVED);
 	/* a code pointer into nothing: the reader's error */
 	memcpy(f->frame + layout->fr_code, &wild, 8);
-	assert_int_equal(ift_py_frames(layout, fake_read, f, (uint64_t)(uintptr_t)f->tstate, out, 4),
+	assert_int_equal(ift_py_frames(layout, fake_read, f, NULL, (uint64_t)(uintptr_t)f->tstate, out, 4),
 			 -EFAULT);
 	/* no frame: no Python running on the thread, no frames */
 	memset(f->frame, 0, sizeof(f->frame));
@@ -392,7 +392,7 @@ static void test_moved(void **state)
 		memset(f->tstate + 256 + layout->ts_cframe_current, 0, 8);
 	else
 		memset(f->tstate + layout->ts_frame, 0, 8);
-	assert_int_equal(ift_py_frames(layout, fake_read, f, (uint64_t)(uintptr_t)f->tstate, out, 4), 0);
+	assert_int_equal(ift_py_frames(layout, fake_read, f, NULL, (uint64_t)(uintptr_t)f->tstate, out, 4), 0);
 	free(f);
 }
 
@@ -516,7 +516,7 @@ static bool walk_child(const char *python, const char *version)
 	if (t.layout) {
 		assert_int_equal(ift_py_thread(t.layout, ift_py_read_pid, &pid, t.runtime, pid,
 					       &ts), 0);
-		n = ift_py_frames(t.layout, ift_py_read_pid, &pid, ts, out, MAXF);
+		n = ift_py_frames(t.layout, ift_py_read_pid, &pid, NULL, ts, out, MAXF);
 		assert_int_equal(n, sizeof(want) / sizeof(want[0]));
 		for (int i = 0; i < n; i++) {
 			const char *dot = strrchr(want[i].func, '.');
