@@ -1,0 +1,61 @@
+"""pysitescheck.py DB LOG.json: the Python frames record --py-stack gave
+each cudaStreamSynchronize (the SQLite export DB) against the frames the
+workload logged at the call (tests/workloads/pysites.py).  A call is
+matched to its log entry by thread and time (its entry inside the logged
+[start, end]).  Prints one JSON object of counts; exits non-zero when a call
+marked as read in flight has frames other than the logged ones, when fewer
+than 99% of the calls of 100 us or more have the logged frames, or when a
+call has no log entry."""
+import json
+import sqlite3
+import sys
+
+db = sqlite3.connect(sys.argv[1])
+log = json.load(open(sys.argv[2]))
+calls = db.execute("SELECT ts, tid, dur_ns, flags, stack_id FROM calls "
+                   "WHERE op = 'cudaStreamSynchronize' ORDER BY ts").fetchall()
+frames = {}
+for sid, mod, off, sym, fl in db.execute(
+        "SELECT stack_id, module, offset, symbol, flags FROM stacks ORDER BY stack_id, depth"):
+    if fl & 4:
+        frames.setdefault(sid, []).append([mod, sym, off])
+bytid = {}
+for e in log:
+    bytid.setdefault(e["tid"], []).append(e)
+
+n = {"calls": len(calls), "logged": len(log), "in_flight": 0, "in_flight_equal": 0,
+     "late": 0, "none": 0, "long": 0, "long_equal": 0, "short": 0, "short_equal": 0}
+wrong, unmatched = [], 0
+for ts, tid, dur, flags, sid in calls:
+    m = [e for e in bytid.get(tid, []) if e["start"] <= ts <= e["end"]]
+    if len(m) != 1:
+        unmatched += 1
+        continue
+    e = m[0]
+    kind = "long" if dur >= 100000 else "short"
+    n[kind] += 1
+    if flags & 4:
+        n["in_flight"] += 1
+        if frames.get(sid) == e["frames"]:
+            n["in_flight_equal"] += 1
+            n[kind + "_equal"] += 1
+        else:
+            wrong.append((ts, tid, frames.get(sid), e["frames"]))
+    elif flags & 8:
+        n["late"] += 1
+    else:
+        n["none"] += 1
+print(json.dumps(n))
+err = []
+if unmatched:
+    err.append("%d calls match no logged call" % unmatched)
+if len(calls) != len(log):
+    err.append("recorded %d calls, the workload logged %d" % (len(calls), len(log)))
+if wrong:
+    err.append("%d calls read in flight have frames other than the logged ones, e.g. "
+               "%s against %s" % (len(wrong), wrong[0][2], wrong[0][3]))
+if not n["long"] or n["long_equal"] < 0.99 * n["long"]:
+    err.append("%d of %d calls of 100 us or more have the logged frames (99%% wanted)"
+               % (n["long_equal"], n["long"]))
+if err:
+    sys.exit("; ".join(err))

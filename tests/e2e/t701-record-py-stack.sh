@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# record --py-stack: Debian's python3 calls the stand-in runtime through
+# ctypes from known lines, functions, a method and a lambda, on three
+# threads, and logs each call's own sys._getframe() chain with its thread
+# and start and end (tests/workloads/pysites.py).  Every call whose Python
+# frames were read in flight has exactly the logged frames; at least 99% of
+# the calls of 100 us or more have them; the share of the faster ones is
+# printed.  The recorder's counts agree with the calls' flags, and a trace
+# without --py-stack has no Python frame.
+. "$IFT_SRC/tests/e2e/lib.sh"
+. "$IFT_SRC/tests/e2e/lib-record.sh"
+need_root
+py=/usr/bin/python3
+[ -x $py ] || { [ "${CI:-}" = true ] && fail "needs Debian's python3"; skip "needs Debian's python3"; }
+sim=$IFT_BUILD/simcuda/libcudart.so.12
+[ -f "$sim" ] || fail "no stand-in runtime at $sim (make workloads)"
+work=$IFT_SRC/tests/workloads/pysites.py
+
+"$IFT" record -v --cuda-lib "$sim" --py-stack=cudaStreamSynchronize -o py.trace -- \
+	$py "$work" "$sim" log.json 100 >record.out 2>record.err &
+rp=$!
+wait $rp || fail "record failed: $(tail -3 record.err)"
+assert_no_leftover_of $rp
+grep -q '^  python ' record.err || fail "record -v says nothing of Python frames: $(cat record.err)"
+"$IFT" export --format sqlite -i py.trace -o py.db || fail "export of py.trace failed"
+python3 "$IFT_SRC/tests/e2e/pysitescheck.py" py.db log.json >check.out ||
+	fail "Python frames differ from the workload's: $(cat check.out)"
+echo "pysites: $(cat check.out)"
+
+# the recorder's own counts: every sampled call is in flight, late or
+# without frames, and the calls' flags say the same
+"$IFT" info -i py.trace >info.out || fail "info failed"
+python3 - py.db info.out <<'PY' || fail "py.* counts disagree with the calls"
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+info = dict(l.split(None, 1) for l in open(sys.argv[2]) if l.startswith("py."))
+info = {k: int(v) for k, v in info.items()}
+fl = db.execute("SELECT SUM(flags & 4 != 0), SUM(flags & 8 != 0), COUNT(*) FROM calls "
+                "WHERE op = 'cudaStreamSynchronize'").fetchone()
+if (info["py.in_flight"], info["py.late"]) != (fl[0], fl[1]):
+    sys.exit("info: %d in flight, %d late; calls: %d, %d" % (info["py.in_flight"],
+             info["py.late"], fl[0], fl[1]))
+if info["py.read"] + info["py.none"] + info["py.failed"] != fl[2]:
+    sys.exit("%d reads, %d without frames, %d failed for %d calls" % (info["py.read"],
+             info["py.none"], info["py.failed"], fl[2]))
+# no Python frame outside the sites of calls read in flight, none in a
+# site a call without the flag points to
+bad = db.execute("SELECT COUNT(*) FROM calls c JOIN stacks s ON s.stack_id = c.stack_id "
+                 "WHERE s.flags & 4 AND NOT c.flags & 4").fetchone()[0]
+if bad:
+    sys.exit("%d Python frames in the sites of calls not read in flight" % bad)
+PY
+
+# --stack alone reads no Python frame
+"$IFT" record -q --cuda-lib "$sim" --stack=cudaStreamSynchronize -o native.trace -- \
+	$py "$work" "$sim" log2.json 5 >/dev/null 2>native.err || fail "record --stack failed: $(cat native.err)"
+"$IFT" export --format sqlite -i native.trace -o native.db || fail "export of native.trace failed"
+python3 - native.db <<'PY' || fail "--stack alone took Python frames"
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+n = db.execute("SELECT COUNT(*) FROM stacks WHERE flags & 4").fetchone()[0]
+f = db.execute("SELECT COUNT(*) FROM calls WHERE flags & 12").fetchone()[0]
+s = db.execute("SELECT COUNT(*) FROM calls WHERE stack_id IS NOT NULL").fetchone()[0]
+if n or f or not s:
+    sys.exit("%d Python frames, %d calls flagged, %d calls with stacks" % (n, f, s))
+PY
+assert_no_leftovers
+exit 0
