@@ -1,6 +1,6 @@
 """pysitescheck.py DB LOG.json: the Python frames record --py-stack gave
-each cudaStreamSynchronize (the SQLite export DB) against the frames the
-workload logged at the call (tests/workloads/pysites.py).  A call is
+each call of the ops the workload logged (the SQLite export DB) against the
+frames it logged at the call (tests/workloads/pysites.py, simrt.FRAMES).  A call is
 matched to its log entry by thread and time (its entry inside the logged
 [start, end]).  Prints one JSON object of counts; exits non-zero when a call
 marked as read in flight has frames other than the logged ones, when fewer
@@ -12,8 +12,9 @@ import sys
 
 db = sqlite3.connect(sys.argv[1])
 log = json.load(open(sys.argv[2]))
-calls = db.execute("SELECT ts, tid, dur_ns, flags, stack_id FROM calls "
-                   "WHERE op = 'cudaStreamSynchronize' ORDER BY ts").fetchall()
+ops = sorted({e["op"] for e in log})
+calls = db.execute("SELECT ts, tid, op, dur_ns, flags, stack_id FROM calls WHERE op IN (%s) "
+                   "ORDER BY ts" % ",".join("?" * len(ops)), ops).fetchall()
 frames = {}
 for sid, mod, off, sym, fl in db.execute(
         "SELECT stack_id, module, offset, symbol, flags FROM stacks ORDER BY stack_id, depth"):
@@ -26,8 +27,8 @@ for e in log:
 n = {"calls": len(calls), "logged": len(log), "in_flight": 0, "in_flight_equal": 0,
      "late": 0, "none": 0, "long": 0, "long_equal": 0, "short": 0, "short_equal": 0}
 wrong, unmatched = [], 0
-for ts, tid, dur, flags, sid in calls:
-    m = [e for e in bytid.get(tid, []) if e["start"] <= ts <= e["end"]]
+for ts, tid, op, dur, flags, sid in calls:
+    m = [e for e in bytid.get(tid, []) if e["op"] == op and e["start"] <= ts <= e["end"]]
     if len(m) != 1:
         unmatched += 1
         continue

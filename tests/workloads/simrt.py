@@ -5,9 +5,35 @@ nearest-rank statistics of their truth (as the report computes them).
 feeders.py and torch-loader.py import it from their own directory."""
 import ctypes
 import os
+import sys
+import threading
 import time
 
 H2D = 1
+
+# A list to log each call of send() in, with the Python frames that made it
+# (record --py-stack's truth: tests/e2e/pysitescheck.py); None: not logged.
+FRAMES = None
+
+
+def frames_here():
+    """The caller's Python frames as (file, qualified name, line), innermost
+    first, when FRAMES is a list; called on the line of a call, that line."""
+    if FRAMES is None:
+        return None
+    fr, out = sys._getframe(1), []
+    while fr is not None:
+        code = fr.f_code
+        out.append([code.co_filename, getattr(code, "co_qualname", code.co_name),
+                    fr.f_lineno])
+        fr = fr.f_back
+    return out
+
+
+def log_frames(op, start, end, frames):
+    if FRAMES is not None:
+        FRAMES.append({"tid": threading.get_native_id(), "op": op, "start": start,
+                       "end": end, "frames": frames})
 
 
 class Dim3(ctypes.Structure):
@@ -68,11 +94,13 @@ def send(rt, dev, xb, kernel):
     last (t2, t3, t4, t5), or None when a call failed."""
     xb = xb.contiguous()
     n = xb.numel() * xb.element_size()
-    t2 = time.monotonic_ns()
-    ret = rt.cudaMemcpy(dev, xb.data_ptr(), n, H2D)
-    t3 = time.monotonic_ns()
-    ret |= rt.cudaLaunchKernel(kernel.func, kernel.grid, kernel.block, None, 0, None)
-    t4 = time.monotonic_ns()
-    ret |= rt.cudaStreamSynchronize(None)
+    # each call shares its line with what logs its frames (frames_here())
+    t2 = time.monotonic_ns(); ret = rt.cudaMemcpy(dev, xb.data_ptr(), n, H2D); f2 = frames_here()  # noqa: E702,E501
+    t3 = time.monotonic_ns(); ret |= rt.cudaLaunchKernel(kernel.func, kernel.grid, kernel.block, None, 0, None); f3 = frames_here()  # noqa: E702,E501
+    t4 = time.monotonic_ns(); ret |= rt.cudaStreamSynchronize(None); f4 = frames_here()  # noqa: E702
     t5 = time.monotonic_ns()
+    if FRAMES is not None:
+        log_frames("cudaMemcpy", t2, t3, f2)
+        log_frames("cudaLaunchKernel", t3, t4, f3)
+        log_frames("cudaStreamSynchronize", t4, t5, f4)
     return None if ret else (t2, t3, t4, t5)

@@ -27,6 +27,7 @@ import resource
 import sys
 import time
 
+import simrt
 from simrt import Kernel, run_delay_ns, runtime, send, stats
 
 FEATURES = 100
@@ -46,7 +47,11 @@ def main():
     ap.add_argument("--batch", type=int, default=2000)
     ap.add_argument("--workers", type=int, default=4)
     ap.add_argument("--kernel-us", type=int, default=4000)
+    ap.add_argument("--frames-log", metavar="FILE",
+                    help="log each call's Python frames there (simrt.FRAMES)")
     args = ap.parse_args()
+    if args.frames_log:
+        simrt.FRAMES = []
 
     import torch
     from torch.utils.data import DataLoader, TensorDataset
@@ -110,6 +115,9 @@ def main():
         "torch": torch.__version__,
         "run_delay_ns": run_delay_ns(),
     }), flush=True)
+    if args.frames_log:
+        with open(args.frames_log, "w") as f:
+            json.dump(simrt.FRAMES, f)
     return 0
 
 
