@@ -96,6 +96,13 @@ static const char SOURCE[] =
 struct seen {
 	struct ift_py_frame ours[MAXF], api[MAXF];
 	int nours, napi;
+	/* through a code cache: cold, warm, warm with frame 0's code object
+	   changed under it (its name now its file's str), and the reads each
+	   took; the cache's hits and misses after the warm walk */
+	struct ift_py_frame cold[MAXF], warm[MAXF], changed[MAXF];
+	int ncold, nwarm, nchanged;
+	unsigned rcold, rwarm, rchanged;
+	uint64_t hits, misses;
 };
 static struct seen probe_seen;
 
@@ -142,14 +149,49 @@ static int api_frames(struct ift_py_frame *out, int max)
 	return n;
 }
 
+/* A reader of this process that counts its reads and shows 8 bytes at AT as VAL. */
+static struct { uint64_t at, val; unsigned reads; } patch;
+
+static int patched_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	int ret = ift_py_read_pid(ctx, addr, buf, len);
+
+	patch.reads++;
+	if (!ret && patch.at >= addr && patch.at + 8 <= addr + len)
+		memcpy((uint8_t *)buf + (patch.at - addr), &patch.val, 8);
+	return ret;
+}
+
 static PyObject *probe(PyObject *mod, PyObject *args)
 {
+	struct seen *s = &probe_seen;
+	uint64_t ts = (uint64_t)(uintptr_t)PyThreadState_Get();
+	struct ift_py_codes *codes = ift_py_codes_new();
+	PyFrameObject *f = PyThreadState_GetFrame(PyThreadState_Get());
+	PyCodeObject *co = PyFrame_GetCode(f);
+	uint64_t code = (uint64_t)(uintptr_t)co;
+
 	(void)mod;
 	(void)args;
-	probe_seen.nours = ift_py_frames(layout, ift_py_read_pid, &self, NULL,
-					 (uint64_t)(uintptr_t)PyThreadState_Get(),
-					 probe_seen.ours, MAXF);
-	probe_seen.napi = api_frames(probe_seen.api, MAXF);
+	s->nours = ift_py_frames(layout, ift_py_read_pid, &self, NULL, ts, s->ours, MAXF);
+	s->napi = api_frames(s->api, MAXF);
+
+	s->ncold = ift_py_frames(layout, patched_read, &self, codes, ts, s->cold, MAXF);
+	s->rcold = patch.reads;
+	patch.reads = 0;
+	s->nwarm = ift_py_frames(layout, patched_read, &self, codes, ts, s->warm, MAXF);
+	s->rwarm = patch.reads;
+	ift_py_codes_stats(codes, &s->hits, &s->misses);
+	/* the frame's code object now names its file where its name was */
+	patch.at = code + layout->co_qualname;
+	memcpy(&patch.val, (const uint8_t *)co + layout->co_filename, 8);
+	patch.reads = 0;
+	s->nchanged = ift_py_frames(layout, patched_read, &self, codes, ts, s->changed, MAXF);
+	s->rchanged = patch.reads;
+	patch.at = 0;
+	ift_py_codes_free(codes);
+	Py_DECREF(co);
+	Py_DECREF(f);
 	return PyLong_FromLong(1);
 }
 
@@ -321,6 +363,39 @@ static void test_own_frames(void **state)
 	assert_int_equal(s->ours[2].line, line_of("# Lnext") - 1);
 	assert_int_equal(s->ours[4].line, line_of("# Lrecurse"));
 	assert_int_equal(s->ours[8].line, line_of("# Lmodule"));
+}
+
+/*
+ * The code cache: the same frames cold and warm, the warm walk in two reads
+ * a frame (the frame, its code object's head) and one or two for the
+ * thread's current frame; a code object that names other objects than the
+ * cached ones is read again.
+ */
+static void test_code_cache(void **state)
+{
+	const struct seen *s = &probe_seen;
+
+	(void)state;
+	assert_int_equal(s->ncold, s->napi);
+	assert_int_equal(s->nwarm, s->napi);
+	for (int i = 0; i < s->napi; i++) {
+		assert_string_equal(s->cold[i].file, s->api[i].file);
+		assert_string_equal(s->cold[i].func, s->api[i].func);
+		assert_int_equal(s->cold[i].line, s->api[i].line);
+		assert_string_equal(s->warm[i].file, s->api[i].file);
+		assert_string_equal(s->warm[i].func, s->api[i].func);
+		assert_int_equal(s->warm[i].line, s->api[i].line);
+	}
+	/* the frames hold fewer code objects than frames (recursion) */
+	assert_true(s->misses < (uint64_t)s->napi);
+	assert_int_equal(s->hits, (uint64_t)(2 * s->napi) - s->misses);
+	assert_true(s->rwarm <= (unsigned)(2 * s->napi + 2));
+	assert_true(s->rcold > s->rwarm + 3 * s->misses);
+	/* frame 0's code changed: read again, its name is now the file's str */
+	assert_int_equal(s->nchanged, s->napi);
+	assert_string_equal(s->changed[0].func, s->api[0].file);
+	assert_string_equal(s->changed[1].func, s->api[1].func);
+	assert_true(s->rchanged > s->rwarm);
 }
 
 static void test_threads(void **state)
@@ -692,6 +767,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_line_table),
 		cmocka_unit_test(test_own_frames),
+		cmocka_unit_test(test_code_cache),
 		cmocka_unit_test(test_threads),
 		cmocka_unit_test(test_moved),
 		cmocka_unit_test(test_other_process),
