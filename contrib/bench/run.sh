@@ -11,8 +11,8 @@ mode=${2:-full}
 here=$(cd "$(dirname "$0")" && pwd)
 
 case $mode in
-full) reps=5 secs=2 long=12 cost_secs=3 cap_secs=2 rates=() sizes=() stack_n=100000 ;;
-quick) reps=2 secs=1 long=0 cost_secs=1 cap_secs=1 rates=(50000 0) sizes=(1000000) stack_n=20000 ;;
+full) reps=5 secs=2 long=12 cost_secs=3 cap_secs=2 rates=() sizes=() stack_n=100000 py_n=20000 ;;
+quick) reps=2 secs=1 long=0 cost_secs=1 cap_secs=1 rates=(50000 0) sizes=(1000000) stack_n=20000 py_n=5000 ;;
 *) echo "usage: run.sh BUILD_DIR full|quick" >&2; exit 2 ;;
 esac
 
@@ -28,6 +28,8 @@ echo
 "$here/bystander.sh" "$build" "$reps"
 echo
 N=$stack_n "$here/stack.sh" "$build" "$reps"
+echo
+N=$py_n "$here/pystack.sh" "$build" "$reps"
 echo
 "$here/finish.sh" "$build" "$reps"
 echo
