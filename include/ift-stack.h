@@ -30,6 +30,10 @@ struct ift_stack_opts {
 	unsigned stack_bytes;	/* user stack copied per call; 0 = default */
 	unsigned period;	/* one call in PERIOD per op and CPU; 0 = 1 */
 	unsigned ring_kb;	/* perf ring per CPU; 0 = 16 MiB, 512 MiB in all at most */
+	/* the mapped files are opened as this user ((uid_t)-1: as the recorder):
+	   the traced user's, who could change what a mapped path leads to */
+	uid_t read_uid;
+	gid_t read_gid;
 };
 
 struct ift_stacks;
@@ -107,6 +111,12 @@ struct ift_unwinder;
 /* An unwinder with its own module cache; NULL with errno on failure. */
 struct ift_unwinder *ift_unwinder_new(void);
 void ift_unwinder_free(struct ift_unwinder *u);
+
+/*
+ * U opens the files it reads with the permissions of UID:GID (setfsuid),
+ * not the recorder's: (uid_t)-1 or 0, as the recorder.
+ */
+void ift_unwinder_open_as(struct ift_unwinder *u, uid_t uid, gid_t gid);
 
 /* Tells U that PID maps [START, END) of PATH at file offset PGOFF. */
 int ift_unwinder_map(struct ift_unwinder *u, pid_t pid, uint64_t start,

@@ -397,6 +397,7 @@ static int stacks_setup(struct ift_recorder *r)
 	const struct ift_record_opts *o = &r->opts;
 	struct ift_stack_opts so = {
 		.stack_bytes = o->stack_bytes, .period = o->stack_period,
+		.read_uid = o->file_uid, .read_gid = o->file_gid,
 	};
 	size_t n = ift_probe_count(r->probes);
 	int ret;

@@ -224,6 +224,7 @@ int ift_stacks_alloc(const struct ift_stack_opts *opts, struct ift_writer *w,
 	}
 	for (int c = 0; c < s->ncpus; c++)
 		ift_perfbuf_init(&s->rings[c].b);
+	ift_unwinder_open_as(s->u, s->o.read_uid, s->o.read_gid);
 	*out = s;
 	return 0;
 }

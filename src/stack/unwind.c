@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/fsuid.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -43,6 +44,7 @@ struct load {
 
 struct module {
 	char *path;
+	const struct ift_unwinder *u;	/* whose permissions open it */
 	bool tried, ok;
 	const uint8_t *data;	/* the whole file, mapped */
 	size_t size;
@@ -77,6 +79,9 @@ struct ift_unwinder {
 	struct proc *procs;
 	size_t nprocs;
 	unw_addr_space_t as;
+	bool as_user;		/* open files with USER:GROUP's permissions */
+	uid_t user;
+	gid_t group;
 	char *(*demangle)(const char *, char *, size_t *, int *);
 	void *cxx;
 	char fmtbuf[64];
@@ -110,8 +115,40 @@ static struct module *module_get(struct ift_unwinder *u, const char *path)
 		free(m);
 		return NULL;
 	}
+	m->u = u;
 	u->mods[u->nmods++] = m;
 	return m;
+}
+
+void ift_unwinder_open_as(struct ift_unwinder *u, uid_t uid, gid_t gid)
+{
+	u->as_user = uid != (uid_t)-1 && uid != 0 && geteuid() == 0;
+	u->user = uid;
+	u->group = gid;
+}
+
+/*
+ * PATH, read-only, with the permissions of the user the unwinder acts for
+ * (the file system ids of this thread, then back): a path perf reported is
+ * the traced user's to change after mapping it, so it opens only what that
+ * user could read.
+ */
+static int open_as(const struct ift_unwinder *u, const char *path)
+{
+	int fd, e, uid = 0, gid = 0;
+
+	if (u->as_user) {
+		gid = setfsgid(u->group);
+		uid = setfsuid(u->user);
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	e = errno;
+	if (u->as_user) {
+		setfsuid((uid_t)uid);
+		setfsgid((gid_t)gid);
+	}
+	errno = e;
+	return fd;
 }
 
 static unsigned enc_size(uint8_t enc)
@@ -136,7 +173,7 @@ static bool module_load(struct module *m)
 	if (m->tried)
 		return m->ok;
 	m->tried = true;
-	fd = open(m->path, O_RDONLY | O_CLOEXEC);
+	fd = open_as(m->u, m->path);
 	if (fd < 0)
 		return false;
 	if (fstat(fd, &st) < 0 || st.st_size < 64) {
