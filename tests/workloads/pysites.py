@@ -8,9 +8,9 @@ qualified name, line; innermost first).
   pysites.py LIBCUDART OUT.json [ROUNDS]
 
 Each thread runs its own mix of paths: a synchronize after a kernel of a
-known length (long: 300 us or more, so the call is in progress for longer
-than a read takes; short: a few microseconds, often over before its frames
-can be read), reached through functions of different depths, a method and
+known length (long: 300 us to 2 ms, so the call is in progress for longer
+than a read takes, here and in an emulated guest; short: a few
+microseconds, often over before its frames can be read), reached through functions of different depths, a method and
 a lambda.  The frames are taken on the very line of the call (the
 statements share it), so the innermost frame's line is the call's.
 """
@@ -72,13 +72,13 @@ class Step:
         self.rt = rt
 
     def run(self):
-        kernel(self.rt, 500)
+        kernel(self.rt, 2000)
         t0 = time.monotonic_ns(); self.rt.cudaStreamSynchronize(None); fr = chain(sys._getframe())  # noqa: E702
         log("cudaStreamSynchronize", t0, time.monotonic_ns(), fr)
 
 
 def via_lambda(rt):
-    kernel(rt, 350)
+    kernel(rt, 1500)
     f = lambda: (time.monotonic_ns(), rt.cudaStreamSynchronize(None), chain(sys._getframe()))  # noqa: E731
     t0, _, fr = f()
     log("cudaStreamSynchronize", t0, time.monotonic_ns(), fr)
