@@ -103,6 +103,11 @@ struct ift_py_frame {
 int ift_py_thread(const struct ift_py_layout *l, ift_py_read_fn rd, void *ctx,
 		  uint64_t runtime, pid_t tid, uint64_t *tstate);
 
+/* 1 if the PyThreadState at TSTATE is the one of native thread TID, 0 if
+   not, or a reader's error: a state found before, checked before use. */
+int ift_py_thread_is(const struct ift_py_layout *l, ift_py_read_fn rd, void *ctx,
+		     uint64_t tstate, pid_t tid);
+
 /*
  * One process's code objects as a walk read them (names, line table), so
  * that a frame whose code was seen costs two reads.  An entry stands only

@@ -128,6 +128,33 @@ static int read_ptr(ift_py_read_fn rd, void *ctx, uint64_t addr, uint64_t *v)
 	return rd(ctx, addr, v, sizeof(*v));
 }
 
+/* The native id of the thread whose state is at TS into *TID. */
+static int thread_tid(const struct ift_py_layout *l, ift_py_read_fn rd, void *ctx,
+		      uint64_t ts, uint64_t *tid)
+{
+	uint64_t pt;
+	int32_t t32 = 0;
+	int ret;
+
+	if (l->ts_native_tid)
+		return read_ptr(rd, ctx, ts + l->ts_native_tid, tid);
+	/* before 3.11, only pthread_self(): glibc keeps the tid in it */
+	ret = read_ptr(rd, ctx, ts + l->ts_pthread, &pt);
+	if (!ret && pt)
+		ret = rd(ctx, pt + GLIBC_PTHREAD_TID, &t32, sizeof(t32));
+	*tid = (uint64_t)(int64_t)t32;
+	return ret;
+}
+
+int ift_py_thread_is(const struct ift_py_layout *l, ift_py_read_fn rd, void *ctx,
+		     uint64_t tstate, pid_t tid)
+{
+	uint64_t native = 0;
+	int ret = thread_tid(l, rd, ctx, tstate, &native);
+
+	return ret < 0 ? ret : native == (uint64_t)tid;
+}
+
 int ift_py_thread(const struct ift_py_layout *l, ift_py_read_fn rd, void *ctx,
 		  uint64_t runtime, pid_t tid, uint64_t *tstate)
 {
@@ -143,19 +170,7 @@ int ift_py_thread(const struct ift_py_layout *l, ift_py_read_fn rd, void *ctx,
 		for (; ts && n < MAX_CHAIN; n++) {
 			uint64_t native = 0;
 
-			if (l->ts_native_tid) {
-				ret = read_ptr(rd, ctx, ts + l->ts_native_tid, &native);
-			} else {
-				uint64_t pt;
-				int32_t t32 = 0;
-
-				/* before 3.11, only pthread_self(): glibc keeps the tid in it */
-				ret = read_ptr(rd, ctx, ts + l->ts_pthread, &pt);
-				if (!ret && pt)
-					ret = rd(ctx, pt + GLIBC_PTHREAD_TID, &t32, sizeof(t32));
-				native = (uint64_t)(int64_t)t32;
-			}
-			if (ret < 0)
+			if ((ret = thread_tid(l, rd, ctx, ts, &native)) < 0)
 				return ret;
 			if (native == (uint64_t)tid) {
 				*tstate = ts;

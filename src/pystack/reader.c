@@ -15,11 +15,15 @@
 #include "ift-error.h"
 #include "ift-pystack.h"
 
+/* Thread states found, by tid: direct-mapped, checked at each use. */
+#define TSTATE_SLOTS	64
+
 struct proc {
 	pid_t pid;
 	bool python;			/* a CPython of a known layout */
 	struct ift_py_target t;
 	struct ift_py_codes *codes;
+	struct { pid_t tid; uint64_t tstate; } ts[TSTATE_SLOTS];
 };
 
 struct ift_py_reader {
@@ -108,17 +112,31 @@ int ift_py_reader_frames(struct ift_py_reader *r, pid_t pid, pid_t tid,
 {
 	struct proc *p = proc_get(r, pid);
 	uint64_t ts;
+	size_t slot;
 	int ret;
 
 	if (!p)
 		return -ENOMEM;
 	if (!p->python)
 		return 0;
-	ret = ift_py_thread(p->t.layout, ift_py_read_pid, &pid, p->t.runtime, tid, &ts);
-	if (ret == -ESRCH)
-		return 0;	/* a thread Python does not know (yet) */
-	if (ret < 0)
-		return ret;
+	/*
+	 * The thread state found last time, while it still names TID (a freed
+	 * one reused for another thread names that one); else the runtime's
+	 * lists are walked again.
+	 */
+	slot = (size_t)tid % TSTATE_SLOTS;
+	if (p->ts[slot].tid == tid &&
+	    ift_py_thread_is(p->t.layout, ift_py_read_pid, &pid, p->ts[slot].tstate, tid) > 0) {
+		ts = p->ts[slot].tstate;
+	} else {
+		ret = ift_py_thread(p->t.layout, ift_py_read_pid, &pid, p->t.runtime, tid, &ts);
+		if (ret == -ESRCH)
+			return 0;	/* a thread Python does not know (yet) */
+		if (ret < 0)
+			return ret;
+		p->ts[slot].tid = tid;
+		p->ts[slot].tstate = ts;
+	}
 	return ift_py_frames(p->t.layout, ift_py_read_pid, &pid, p->codes, ts, out, max);
 }
 
