@@ -409,6 +409,10 @@ static void test_threads(void **state)
 	assert_non_null(runtime);
 	assert_int_equal(ift_py_thread(layout, ift_py_read_pid, &self, (uint64_t)(uintptr_t)runtime,
 				       0x3fffffff, &ts), -ESRCH);
+	/* a state found before, checked by its native id */
+	ts = (uint64_t)(uintptr_t)PyThreadState_Get();
+	assert_int_equal(ift_py_thread_is(layout, ift_py_read_pid, &self, ts, gettid()), 1);
+	assert_int_equal(ift_py_thread_is(layout, ift_py_read_pid, &self, ts, 0x3fffffff), 0);
 	assert_non_null(outs);
 	assert_int_equal(PyList_Size(outs), 4);
 	for (Py_ssize_t i = 0; i < 4; i++) {
