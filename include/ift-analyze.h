@@ -418,7 +418,81 @@ int ift_sites_run(struct ift_trace *t, uint64_t from_ts, uint64_t to_ts,
    *N of them, none for a trace without stacks.  Owned by the analysis. */
 const struct ift_site *ift_analysis_sites(const struct ift_analysis *a, size_t *n);
 
-/* Sites per op that report shows, and get_stacks (MCP) gives by default. */
+/* Sites per op that report shows, and get_stacks (MCP) gives by default;
+   Python call sites likewise. */
 #define IFT_SITES_TOP	5
+
+/* ---- Python call sites (record --py-stack) ------------------------- */
+
+/*
+ * A Python call site: the line of Python that made calls of an op, the
+ * innermost Python frame (ift_stack_py_top()) of the sites of its calls
+ * whose Python frames were read while they were in flight
+ * (IFT_CALL_F_PY), whatever native frames lie below it: the sites that
+ * share it are one Python call site.
+ */
+struct ift_py_site {
+	const struct ift_frame *frame;	/* that frame, owned by the trace: module
+					   the file, symbol the function (its
+					   qualified name), offset the line (0:
+					   none) */
+	uint64_t calls, total_ns;
+	uint64_t tail_calls, tail_ns;	/* of them, at or above the op's p99
+					   (over its calls with a site) */
+	double share_time;		/* of the time of the op's calls read in
+					   flight */
+	uint64_t stack;			/* of its sites, the one with most time
+					   (ift_trace_stack()): the callers */
+	uint64_t stacks;		/* its sites */
+};
+
+/*
+ * One op's Python call sites, and how many of its calls they cover: with
+ * --stack-period N one call in N per op and CPU has a site; a call with a
+ * site had its Python frames read while it was in flight, or only after it
+ * returned (late: dropped, its site is native only), or not at all (no
+ * Python on the thread, or the read failed).
+ */
+struct ift_py_op {
+	const char *op;			/* owned by the trace */
+	uint32_t op_id;
+	uint64_t calls;			/* the op's calls counted (window, pid) */
+	uint64_t stack_calls;		/* of them, with a site */
+	uint64_t in_flight;		/* of those, read in flight (IFT_CALL_F_PY) */
+	uint64_t in_flight_ns;		/* their time */
+	uint64_t late;			/* read late (IFT_CALL_F_PY_LATE) */
+	uint64_t all_sites;		/* its Python call sites in all */
+	size_t nsites;			/* of them, the top ones kept */
+	const struct ift_py_site *sites;	/* most total time first */
+};
+
+/*
+ * The Python call sites of the window's calls, counted as the call sites
+ * are (every op's, whatever --op and --pid say): per op some of whose calls
+ * had Python frames read (in flight or late), most time read in flight
+ * first, each with its top IFT_SITES_TOP; *N ops, none for a trace without
+ * Python frames.  Owned by the analysis.
+ */
+const struct ift_py_op *ift_analysis_py_sites(const struct ift_analysis *a, size_t *n);
+
+/*
+ * Whether the trace holds Python frames (record --py-stack): its meta says
+ * it was recorded so (py.read), a site has a Python frame, or a call of the
+ * window is flagged IFT_CALL_F_PY or IFT_CALL_F_PY_LATE.  The outputs give
+ * the Python call sites, even none, only then, so a trace without them
+ * reads as before.
+ */
+bool ift_analysis_py(const struct ift_analysis *a);
+
+/*
+ * ift_py_sites_run - the Python call sites of the calls in [FROM_TS, TO_TS)
+ * on the trace clock (0, UINT64_MAX: all) of process or thread PID (0:
+ * every task; the coverage, shares and p99 are then of its calls), at most
+ * TOP per op (0: all), ordered as ift_analysis_py_sites() orders them.  *OUT
+ * is one block of *N ops and their sites, pointing into T, that the caller
+ * frees with free(); empty without Python frames.  0 or a negative error.
+ */
+int ift_py_sites_run(struct ift_trace *t, uint64_t from_ts, uint64_t to_ts,
+		     uint32_t pid, unsigned top, struct ift_py_op **out, size_t *n);
 
 #endif

@@ -81,6 +81,23 @@ struct ift_chain_site {
 
 #define IFT_CHAIN_SITES	5		/* sites kept per chain, most cost first */
 
+/*
+ * A Python call site the chain's time was lost from (record --py-stack):
+ * the innermost Python frame (ift_stack_py_top()) of the chain's sites
+ * (every one, not only the top IFT_CHAIN_SITES), those that share it
+ * summed.  A site holds Python frames only for calls that had them read in
+ * flight (IFT_CALL_F_PY, docs/trace-format.md).
+ */
+struct ift_chain_py_site {
+	const struct ift_frame *frame;	/* owned by the trace: module the file,
+					   symbol the function, offset the line */
+	uint64_t stack;			/* of its sites, the one with most cost */
+	uint64_t calls;			/* slow calls, or gaps ended, from it */
+	uint64_t cost_ns;		/* of the chain's cost, theirs */
+	uint32_t share_permille;	/* of the cost with Python frames (of
+					   those calls when that is 0) */
+};
+
 struct ift_chain {
 	enum ift_severity severity;
 	enum ift_cause cause;
@@ -106,6 +123,14 @@ struct ift_chain {
 	size_t nsites;
 	const struct ift_chain_site *sites;	/* most cost first; none without
 						   stacks */
+	bool py;			/* the trace holds Python frames
+					   (ift_analysis_py()): what follows is
+					   given */
+	uint64_t site_calls;		/* slow calls, or gaps, with a site */
+	uint64_t py_calls;		/* of them, with Python frames */
+	size_t npy_sites;
+	const struct ift_chain_py_site *py_sites;	/* most cost first, at most
+							   IFT_CHAIN_SITES */
 };
 
 struct ift_chain_opts {
@@ -158,6 +183,12 @@ void ift_report_release(struct ift_report *r);
    each op, as every report output shows them: *N of them, owned by R; none
    for a trace without stacks. */
 const struct ift_site *ift_report_sites(const struct ift_report *r, size_t *n);
+
+/* The Python call sites (record --py-stack) of R's window, as every report
+   output shows them (ift_analysis_py_sites()); they are shown, even none,
+   when ift_report_py() says the trace holds Python frames. */
+const struct ift_py_op *ift_report_py_sites(const struct ift_report *r, size_t *n);
+bool ift_report_py(const struct ift_report *r);
 
 /* What `report --diff' compares two reports on, beyond the op tables. */
 struct ift_report_totals {

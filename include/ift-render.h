@@ -137,6 +137,19 @@ struct json_object *ift_json_site(const struct ift_trace *t, const struct ift_si
 struct json_object *ift_json_sites(const struct ift_trace *t, const struct ift_site *v,
 				   size_t n);
 /*
+ * A Python call site (record --py-stack) of trace T as a `Python call site'
+ * object; an op's as a `Python op' object with its first LIMIT sites
+ * (SIZE_MAX: all it holds); ift_json_py_ops(): an array of N ops, every
+ * site each holds (report --json's `py_sites').
+ */
+struct ift_py_site;
+struct ift_py_op;
+struct json_object *ift_json_py_site(const struct ift_trace *t, const struct ift_py_site *s);
+struct json_object *ift_json_py_op(const struct ift_trace *t, const struct ift_py_op *op,
+				   size_t limit);
+struct json_object *ift_json_py_ops(const struct ift_trace *t, const struct ift_py_op *v,
+				    size_t n);
+/*
  * Adds op S's calls and latency to object O: calls, errors, total_ns,
  * mean_ns, p50_ns, p95_ns, p99_ns, max_ns, as ift_json_ops() names them
  * (get_op_latency's figures per process).

@@ -33,7 +33,59 @@ size_t ift_utf8_len(const unsigned char *s);
 const char *ift_fmt_bytes(char *buf, size_t len, double bytes);
 const char *ift_fmt_count(char *buf, size_t len, uint64_t n);
 
-/* The frame as text: "sym+0x1a (lib.so)", "[python] ...", "lib.so+0x1234". */
+/*
+ * The frame as text: "sym+0x1a (lib.so)", "[python] ...", "lib.so+0x1234";
+ * a Python function's frame (IFT_FRAME_F_PYSRC) as "FILE:LINE in FUNC", its
+ * file as ift_py_file_short() gives it (":LINE" left out for line 0).
+ */
 void ift_frame_format(const struct ift_frame *f, char *buf, size_t size);
+
+/*
+ * ift_py_file_short - a Python file's path as people know it: inside a
+ * site-packages or dist-packages directory, the path from there, as
+ * `import' names the module ("torch/utils/data/dataloader.py"); in the
+ * standard library, from its "pythonX.Y" directory under a lib directory
+ * ("python3.11/threading.py"); any other path (the user's own code,
+ * "<frozen ...>", "<string>") as recorded.  Returns a pointer into FILE:
+ * every form is a suffix of it.
+ */
+const char *ift_py_file_short(const char *file);
+
+/*
+ * Where a call site's frames sit in the call chain they came from.  The
+ * file holds the native frames (the probed function out to main), then the
+ * Python frames (IFT_FRAME_F_PYSRC: the function that made the call out to
+ * <module>).  In the chain, the Python functions are the callers of the
+ * native code the interpreter called into, and are run by the
+ * interpreter's own frames: innermost first, frames [0, inner) (the probed
+ * function out to the code Python called, a C extension, ctypes), then the
+ * Python frames [native, nframes), then [inner, native) (the interpreter,
+ * from its innermost frame flagged IFT_FRAME_F_PYTHON, out to main).  The
+ * Python frames go in as one run at the innermost interpreter frame: where
+ * an extension called back into Python, the native frames between two
+ * Python functions are shown among the interpreter's.  A site without an
+ * interpreter frame (the unwind stopped short of it) has inner == native:
+ * the Python frames follow every native one.  Without Python frames the
+ * chain is the file's order.
+ */
+struct ift_stack_parts {
+	unsigned inner;		/* native frames below the interpreter */
+	unsigned native;	/* native frames; the rest are Python frames */
+	unsigned nframes;
+};
+
+/* The parts of ST (NULL: a site the file lacks, no frames). */
+void ift_stack_parts(const struct ift_stack *st, struct ift_stack_parts *p);
+
+/* The index in the site's frames of the K-th frame (K < p->nframes) of its
+   call chain, innermost first. */
+unsigned ift_stack_chain_index(const struct ift_stack_parts *p, unsigned k);
+
+/* The innermost Python frame of ST (the line that made the call), or NULL
+   when it has none. */
+const struct ift_frame *ift_stack_py_top(const struct ift_stack *st);
+
+/* Orders Python frames by file, function, then line (0 when the same). */
+int ift_py_frame_cmp(const struct ift_frame *x, const struct ift_frame *y);
 
 #endif

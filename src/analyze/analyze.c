@@ -172,6 +172,7 @@ static int setup(struct ift_analysis *a)
 	s->to_ns = a->hi - lo;
 	a->site_open = a->hi >= hi;
 	a->stacks = ift_trace_stack_count(a->t) != 0;
+	a->py = az_py_trace(a->t);
 	s->duration_ns = a->hi - a->lo;
 
 	/* without a filter every task is the recording's own */
@@ -280,7 +281,7 @@ static int on_call(struct ift_analysis *a, const uint64_t *r, bool in)
 			th->info.cuda_ns += c.dur_ns;
 		}
 	}
-	if (az_site_call(a, r) && (ret = az_sites_call(a, c.op, c.stack, c.dur_ns)) < 0)
+	if (az_site_window(a, r) && (ret = az_sites_call(a, &c, r)) < 0)
 		return ret;
 	ret = az_call_open(a, th, &c, seq);
 	if (ret < 0)
@@ -730,6 +731,7 @@ void ift_analysis_free(struct ift_analysis *a)
 	for (size_t i = 0; i < a->nblocks; i++)
 		free(a->blocks[i]);
 	free(a->blocks);
+	free(a->py_ops);
 	free(a->opm);
 	free(a->calls);
 	free(a->call_th);

@@ -116,6 +116,19 @@ struct az_tdurs {
 	struct az_durs *op;	/* by op id */
 };
 
+/* Calls of one op from one site whose Python frames were read in flight
+   (IFT_CALL_F_PY), and their time (pysites.c). */
+struct az_pyrow {
+	uint32_t op;
+	uint64_t stack;
+	uint64_t calls, total_ns, tail_calls, tail_ns;
+};
+
+/* What one op's calls say of their Python frames (pysites.c). */
+struct az_pycov {
+	uint64_t calls, stack_calls, in_flight, in_flight_ns, late;
+};
+
 /* An op over every selected call of the window, known before the pass;
    and over its calls with a stack (record --stack) in the sites' window. */
 struct az_opq {
@@ -123,13 +136,16 @@ struct az_opq {
 	uint64_t stack_calls, stack_p99;
 	uint64_t *sv;		/* their durations, until the p99 is known */
 	size_t nsv;
+	struct az_pycov py;	/* the sites' window's calls, during the pass */
 };
 
-/* One call site of one op, as the pass tallies it (sites.c). */
+/* One call site of one op, as the pass tallies it (sites.c); py: of its
+   calls, those flagged IFT_CALL_F_PY. */
 struct az_site {
 	uint32_t op;
 	uint64_t stack;
 	uint64_t calls, total_ns, tail_calls, tail_ns;	/* calls 0: a free slot */
+	struct az_pyrow py;
 };
 
 /* Some values of a set whose percentiles are asked. */
@@ -195,6 +211,9 @@ struct ift_analysis {
 	size_t nstab, capstab;
 	struct ift_site *sites;		/* then the result, per op */
 	size_t nsites;
+	bool py;			/* ift_analysis_py() */
+	struct ift_py_op *py_ops;	/* the Python call sites, one block */
+	size_t npy_ops;
 
 	size_t ncalls;			/* calls of the window opened so far */
 	/* with opts.keep_calls: each call, its thread (index in th) */
@@ -281,8 +300,10 @@ int az_quantiles(const struct az_seg *s, size_t ns, const unsigned *p, size_t np
 void az_durs_release(struct ift_analysis *a);
 
 /* sites.c */
-/* A call of OP from STACK lasting DUR in the sites' window. */
-int az_sites_call(struct ift_analysis *a, uint32_t op, uint64_t stack, uint64_t dur);
+/* Call C (its row R) in the sites' window: the Python frames' coverage of
+   its op, and its site when it has one. */
+int az_sites_call(struct ift_analysis *a, const struct ift_call_info *c,
+		  const uint64_t *r);
 /* The tallies become a->sites: per op in op id order, most time first. */
 int az_sites_build(struct ift_analysis *a);
 /* The shares and the order of SITES[FIRST, NS), one op's, from NCALLS
@@ -290,12 +311,45 @@ int az_sites_build(struct ift_analysis *a);
    TOP (0: all) are kept.  Returns the new end. */
 size_t az_sites_finish(struct ift_site *sites, size_t first, size_t ns, uint64_t ncalls,
 		       uint64_t total, uint64_t tail, unsigned top);
-/* Row R (at TS) counts for the call sites. */
+/* Row R is in the call sites' window. */
+static inline bool az_site_window(const struct ift_analysis *a, const uint64_t *r)
+{
+	return r[IFT_C_TS] >= a->lo && (a->site_open || r[IFT_C_TS] < a->hi);
+}
+
+/* Row R counts for the call sites. */
 static inline bool az_site_call(const struct ift_analysis *a, const uint64_t *r)
 {
-	return a->stacks && r[IFT_CALL_STACK] && r[IFT_C_TS] >= a->lo &&
-	       (a->site_open || r[IFT_C_TS] < a->hi);
+	return a->stacks && r[IFT_CALL_STACK] && az_site_window(a, r);
 }
+
+/* pysites.c */
+/*
+ * The Python call sites of ROWS (N of them, in any order, one site's calls
+ * in one row or many; sorted and summed here) with the coverage COV of
+ * each op id below NCOV: every op with a call read in flight or late, at
+ * most TOP sites each (0: all), into one block *OUT of *NOUT ops that the
+ * caller frees with free().  0 or -ENOMEM.
+ */
+int az_py_build(struct ift_trace *t, struct az_pyrow *rows, size_t n,
+		const struct az_pycov *cov, size_t ncov, unsigned top,
+		struct ift_py_op **out, size_t *nout);
+/* Counts a call with FLAGS, site STACK (0: none) and duration DUR into the
+   coverage V of its op. */
+static inline void az_py_cover(struct az_pycov *v, uint32_t flags, uint64_t stack,
+			       uint64_t dur)
+{
+	v->calls++;
+	v->stack_calls += stack != 0;
+	if (flags & IFT_CALL_F_PY) {
+		v->in_flight++;
+		v->in_flight_ns += dur;
+	} else if (flags & IFT_CALL_F_PY_LATE) {
+		v->late++;
+	}
+}
+/* The trace holds Python frames by its meta or its sites (setup). */
+bool az_py_trace(struct ift_trace *t);
 
 /* stats.c */
 /* Call C, opened on TH inside the window, counts for TH's op table (when

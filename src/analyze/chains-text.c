@@ -253,7 +253,87 @@ static int cmp_site_cost(const void *x, const void *y)
 	return (p->stack > q->stack) - (p->stack < q->stack);
 }
 
-/* The top sites of tally S (sorted here) become the chain's. */
+/* Python frames by file, function and line; one frame's entries most
+   cost first, so its first is the site that gave it most. */
+static int cmp_py_frame(const void *x, const void *y)
+{
+	const struct ift_chain_py_site *p = x, *q = y;
+	int c = ift_py_frame_cmp(p->frame, q->frame);
+
+	if (c)
+		return c;
+	if (p->cost_ns != q->cost_ns)
+		return p->cost_ns < q->cost_ns ? 1 : -1;
+	return (p->stack > q->stack) - (p->stack < q->stack);
+}
+
+static int cmp_py_cost(const void *x, const void *y)
+{
+	const struct ift_chain_py_site *p = x, *q = y;
+
+	if (p->cost_ns != q->cost_ns)
+		return p->cost_ns < q->cost_ns ? 1 : -1;
+	if (p->calls != q->calls)
+		return p->calls < q->calls ? 1 : -1;
+	return ift_py_frame_cmp(p->frame, q->frame);
+}
+
+/*
+ * The chain's Python call sites: every site of tally S (compacted) by its
+ * innermost Python frame, the top ones by cost, and how many of the calls
+ * (or gaps) with a site had Python frames.
+ */
+static void cb_py_sites(struct cb *b, const struct ch_sites *s)
+{
+	struct ift_chain_py_site *v;
+	uint64_t cost = 0, calls = 0;
+	size_t n = 0, m = 0;
+
+	for (size_t i = 0; i < s->n; i++)
+		b->site_calls += s->v[i].calls;
+	if (!s->n)
+		return;
+	if (!(v = malloc(s->n * sizeof(*v)))) {
+		b->nomem = true;
+		return;
+	}
+	for (size_t i = 0; i < s->n; i++) {
+		const struct ift_frame *f = ift_stack_py_top(ift_trace_stack(b->c->t,
+									     s->v[i].stack));
+
+		if (!f)
+			continue;
+		v[n++] = (struct ift_chain_py_site){ .frame = f, .stack = s->v[i].stack,
+						     .calls = s->v[i].calls,
+						     .cost_ns = s->v[i].cost };
+		cost += s->v[i].cost;
+		calls += s->v[i].calls;
+	}
+	b->py_calls = calls;
+	if (n > 1)
+		qsort(v, n, sizeof(*v), cmp_py_frame);
+	for (size_t i = 0; i < n; i++) {
+		if (m && !ift_py_frame_cmp(v[i].frame, v[m - 1].frame)) {
+			v[m - 1].calls += v[i].calls;
+			v[m - 1].cost_ns += v[i].cost_ns;
+		} else {
+			v[m++] = v[i];
+		}
+	}
+	if (m > 1)
+		qsort(v, m, sizeof(*v), cmp_py_cost);
+	for (size_t i = 0; i < m && b->npy_sites < IFT_CHAIN_SITES; i++) {
+		struct ift_chain_py_site *x = &b->py_sites[b->npy_sites++];
+
+		*x = v[i];
+		x->share_permille = cost ? ch_permille(v[i].cost_ns, cost) :
+				    ch_permille(v[i].calls, calls);
+	}
+	free(v);
+}
+
+/* The top sites of tally S (sorted here) become the chain's, and its
+   Python call sites. */
 void ch_cb_sites(struct cb *b, struct ch_sites *s)
 {
 	uint64_t cost = 0, calls = 0;
@@ -275,6 +355,7 @@ void ch_cb_sites(struct cb *b, struct ch_sites *s)
 		x->share_permille = cost ? ch_permille(s->v[i].cost, cost) :
 				    ch_permille(s->v[i].calls, calls);
 	}
+	cb_py_sites(b, s);
 }
 
 int ch_cb_finish(struct cb *b)
@@ -310,6 +391,17 @@ int ch_cb_finish(struct cb *b)
 		memcpy(p, b->sites, b->nsites * sizeof(*b->sites));
 		ch->sites = p;
 	}
+	ch->site_calls = b->site_calls;
+	ch->py_calls = b->py_calls;
+	ch->npy_sites = b->npy_sites;
+	if (b->npy_sites) {
+		if (!(p = ch_alloc(c, b->npy_sites, sizeof(*b->py_sites))))
+			return -ENOMEM;
+		memcpy(p, b->py_sites, b->npy_sites * sizeof(*b->py_sites));
+		ch->py_sites = p;
+	}
+	if (b->nomem)
+		return -ENOMEM;
 	if (!ch->summary)
 		return -ENOMEM;
 	return 0;
@@ -333,6 +425,7 @@ struct ift_chain *ch_chain_new(struct ift_chains *c, enum ift_cause cause,
 	ch->cost_ns = cost;
 	ch->wall_ns = wall;
 	ch->stage = stage;
+	ch->py = c->a && ift_analysis_py(c->a);
 	ch->severity = cause == IFT_CAUSE_GPU_BOUND || stage != IFT_STAGE_STEADY ? IFT_SEV_LOW :
 		       share >= IFT_SEV_HIGH_PERMILLE ? IFT_SEV_HIGH :
 		       share >= IFT_SEV_MEDIUM_PERMILLE ? IFT_SEV_MEDIUM : IFT_SEV_LOW;

@@ -368,6 +368,10 @@ static int gpu_bound_chain(struct ift_chains *c, uint64_t wall)
 			return ret;
 		ch->sites = c->chains[tail - 1].sites;
 		ch->nsites = c->chains[tail - 1].nsites;
+		ch->site_calls = c->chains[tail - 1].site_calls;
+		ch->py_calls = c->chains[tail - 1].py_calls;
+		ch->py_sites = c->chains[tail - 1].py_sites;
+		ch->npy_sites = c->chains[tail - 1].npy_sites;
 		memmove(&c->chains[tail - 1], &c->chains[tail],
 			(c->nchains - tail) * sizeof(*c->chains));
 		c->nchains--;

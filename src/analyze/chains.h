@@ -219,7 +219,10 @@ struct cb {
 	struct ift_chain_task tasks[16];
 	const char *recs[8];
 	struct ift_chain_site sites[IFT_CHAIN_SITES];
-	size_t nsteps, nnums, ntasks, nrecs, nsites;
+	struct ift_chain_py_site py_sites[IFT_CHAIN_SITES];
+	size_t nsteps, nnums, ntasks, nrecs, nsites, npy_sites;
+	uint64_t site_calls, py_calls;
+	bool nomem;			/* a tally could not be made */
 };
 
 /* ---- what the roles of the preemptors or wakers suggest ------------- */

@@ -38,6 +38,16 @@ const struct ift_site *ift_report_sites(const struct ift_report *r, size_t *n)
 	return ift_analysis_sites(r->a, n);
 }
 
+const struct ift_py_op *ift_report_py_sites(const struct ift_report *r, size_t *n)
+{
+	return ift_analysis_py_sites(r->a, n);
+}
+
+bool ift_report_py(const struct ift_report *r)
+{
+	return ift_analysis_py(r->a);
+}
+
 void ift_report_totals(const struct ift_report *r, struct ift_report_totals *x)
 {
 	memset(x, 0, sizeof(*x));

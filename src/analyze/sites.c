@@ -4,8 +4,10 @@
  * op's time and of its tail each one accounts for.  Only calls that carry a
  * stack (record --stack) count, so the shares hold whatever --stack-period
  * sampled.  The report's are tallied during the analysis pass, by (op,
- * stack), against each op's p99 found before it (durs.c);
- * ift_sites_run() is a pass over `calls' alone, for other windows and a
+ * stack), against each op's p99 found before it (durs.c), with what the
+ * Python call sites need (pysites.c): each op's coverage, and each site's
+ * calls whose Python frames were read in flight; ift_sites_run() and
+ * ift_py_sites_run() are passes over `calls' alone, for other windows and a
  * process's calls.
  */
 #include <errno.h>
@@ -15,7 +17,7 @@
 #include "analyze.h"
 
 struct crow {
-	uint64_t op, stack, dur;
+	uint64_t op, stack, dur, flags;
 };
 
 static int by_op_dur(const void *a, const void *b)
@@ -89,12 +91,22 @@ static int tally_grow(struct ift_analysis *a)
 	return 0;
 }
 
-int az_sites_call(struct ift_analysis *a, uint32_t op, uint64_t stack, uint64_t dur)
+int az_sites_call(struct ift_analysis *a, const struct ift_call_info *c,
+		  const uint64_t *r)
 {
+	uint32_t op = c->op;
+	uint64_t stack = c->stack, dur = c->dur_ns;
 	struct az_site *x;
+	bool tail;
 	size_t h;
 	int ret;
 
+	if (c->flags & (IFT_CALL_F_PY | IFT_CALL_F_PY_LATE))
+		a->py = true;
+	if (op < a->nopm)
+		az_py_cover(&a->opq[op].py, c->flags, stack, dur);
+	if (!az_site_call(a, r))
+		return 0;
 	if ((a->nstab + 1) * 2 > a->capstab && (ret = tally_grow(a)) < 0)
 		return ret;
 	for (h = site_hash(op, stack, a->capstab);
@@ -107,11 +119,16 @@ int az_sites_call(struct ift_analysis *a, uint32_t op, uint64_t stack, uint64_t 
 		x->stack = stack;
 		a->nstab++;
 	}
+	tail = op < a->nopm && dur >= a->opq[op].stack_p99;
 	x->calls++;
 	x->total_ns += dur;
-	if (op < a->nopm && dur >= a->opq[op].stack_p99) {
-		x->tail_calls++;
-		x->tail_ns += dur;
+	x->tail_calls += tail;
+	x->tail_ns += tail ? dur : 0;
+	if (c->flags & IFT_CALL_F_PY) {
+		x->py.calls++;
+		x->py.total_ns += dur;
+		x->py.tail_calls += tail;
+		x->py.tail_ns += tail ? dur : 0;
 	}
 	return 0;
 }
@@ -125,14 +142,46 @@ static int by_op(const void *x, const void *y)
 	return (p->stack > q->stack) - (p->stack < q->stack);
 }
 
+/*
+ * The Python call sites from the tallies of the sites, before they are cut
+ * to the top ones: the calls read in flight of every site, and each op's
+ * coverage.
+ */
+static int py_build(struct ift_analysis *a, const struct az_site *v, size_t n)
+{
+	struct az_pyrow *rows = malloc((n ? n : 1) * sizeof(*rows));
+	struct az_pycov *cov = calloc(a->nopm ? a->nopm : 1, sizeof(*cov));
+	size_t nr = 0;
+	int ret = -ENOMEM;
+
+	if (rows && cov) {
+		for (size_t i = 0; i < n; i++)
+			if (v[i].py.calls) {
+				rows[nr] = v[i].py;
+				rows[nr].op = v[i].op;
+				rows[nr++].stack = v[i].stack;
+			}
+		for (size_t op = 0; op < a->nopm; op++)
+			cov[op] = a->opq[op].py;
+		ret = az_py_build(a->t, rows, nr, cov, a->nopm, IFT_SITES_TOP, &a->py_ops,
+				  &a->npy_ops);
+	}
+	free(rows);
+	free(cov);
+	return ret;
+}
+
 int az_sites_build(struct ift_analysis *a)
 {
 	struct az_site *v = a->stab;
 	size_t n = 0, ns = 0;
+	int ret;
 
 	for (size_t i = 0; i < a->capstab; i++)
 		if (a->stab[i].calls)
 			v[n++] = a->stab[i];
+	if ((ret = py_build(a, v, n)) < 0)
+		return ret;
 	a->sites = az_alloc(a, n, sizeof(*a->sites));
 	if (!a->sites)
 		return -ENOMEM;
@@ -168,21 +217,33 @@ const struct ift_site *ift_analysis_sites(const struct ift_analysis *a, size_t *
 	return a->sites;
 }
 
-int ift_sites_run(struct ift_trace *t, uint64_t from_ts, uint64_t to_ts,
-		  uint32_t pid, unsigned top, struct ift_site **out, size_t *nout)
+const struct ift_py_op *ift_analysis_py_sites(const struct ift_analysis *a, size_t *n)
 {
-	struct ift_cursor *cur;
+	*n = a->npy_ops;
+	return a->py_ops;
+}
+
+bool ift_analysis_py(const struct ift_analysis *a)
+{
+	return a->py;
+}
+
+/*
+ * The calls of [FROM_TS, TO_TS) of PID (0: all) that carry a site, into *V
+ * (*N of them, freed by the caller), and, when COV is not NULL, every
+ * call's Python coverage by op id below NCOV.  0 or a negative error.
+ */
+static int calls_read(struct ift_trace *t, uint64_t from_ts, uint64_t to_ts, uint32_t pid,
+		      struct crow **out, size_t *nout, struct az_pycov *cov, size_t ncov)
+{
+	struct ift_cursor *cur = ift_cursor_new(t, 1U << IFT_T_CALLS, from_ts);
 	struct ift_event ev;
 	struct crow *v = NULL;
-	struct ift_site *sites = NULL;
-	size_t n = 0, cap = 0, ns = 0;
+	size_t n = 0, cap = 0;
 	int ret;
 
 	*out = NULL;
 	*nout = 0;
-	if (!ift_trace_stack_count(t))
-		return 0;
-	cur = ift_cursor_new(t, 1U << IFT_T_CALLS, from_ts);
 	if (!cur)
 		return -errno;
 	while ((ret = ift_cursor_next(cur, &ev)) > 0) {
@@ -190,7 +251,12 @@ int ift_sites_run(struct ift_trace *t, uint64_t from_ts, uint64_t to_ts,
 
 		if (r[IFT_C_TS] >= to_ts)
 			break;
-		if (!r[IFT_CALL_STACK] || (pid && r[IFT_C_PID] != pid && r[IFT_C_TID] != pid))
+		if (pid && r[IFT_C_PID] != pid && r[IFT_C_TID] != pid)
+			continue;
+		if (cov && r[IFT_CALL_OP] < ncov)
+			az_py_cover(&cov[r[IFT_CALL_OP]], (uint32_t)r[IFT_CALL_FLAGS],
+				    r[IFT_CALL_STACK], r[IFT_CALL_DUR]);
+		if (!r[IFT_CALL_STACK])
 			continue;
 		if (n == cap) {
 			struct crow *x = realloc(v, (cap = cap ? cap * 2 : 1024) * sizeof(*x));
@@ -204,12 +270,40 @@ int ift_sites_run(struct ift_trace *t, uint64_t from_ts, uint64_t to_ts,
 		v[n].op = r[IFT_CALL_OP];
 		v[n].stack = r[IFT_CALL_STACK];
 		v[n].dur = r[IFT_CALL_DUR];
+		v[n].flags = r[IFT_CALL_FLAGS];
 		n++;
 	}
 	ift_cursor_free(cur);
-	if (ret < 0 || !n) {
+	if (ret < 0) {
 		free(v);
-		return ret < 0 ? ret : 0;
+		return ret;
+	}
+	*out = v;
+	*nout = n;
+	return 0;
+}
+
+/* The p99 (nearest rank) of V[0..N), sorted by duration. */
+static uint64_t crow_p99(const struct crow *v, size_t n)
+{
+	return v[(size_t)((n * 99 + 99) / 100) - 1].dur;
+}
+
+int ift_sites_run(struct ift_trace *t, uint64_t from_ts, uint64_t to_ts,
+		  uint32_t pid, unsigned top, struct ift_site **out, size_t *nout)
+{
+	struct crow *v;
+	struct ift_site *sites = NULL;
+	size_t n, ns = 0;
+	int ret;
+
+	*out = NULL;
+	*nout = 0;
+	if (!ift_trace_stack_count(t))
+		return 0;
+	if ((ret = calls_read(t, from_ts, to_ts, pid, &v, &n, NULL, 0)) < 0 || !n) {
+		free(v);
+		return ret;
 	}
 	sites = calloc(n, sizeof(*sites));
 	if (!sites) {
@@ -226,7 +320,7 @@ int ift_sites_run(struct ift_trace *t, uint64_t from_ts, uint64_t to_ts,
 		for (b = a; b < n && v[b].op == v[a].op; b++)
 			total += v[b].dur;
 		ncalls = b - a;
-		p99 = v[a + (size_t)((ncalls * 99 + 99) / 100) - 1].dur;
+		p99 = crow_p99(v + a, ncalls);
 		for (size_t i = a; i < b; i++)
 			if (v[i].dur >= p99)
 				tail += v[i].dur;
@@ -256,4 +350,49 @@ int ift_sites_run(struct ift_trace *t, uint64_t from_ts, uint64_t to_ts,
 	*out = sites;
 	*nout = ns;
 	return 0;
+}
+
+int ift_py_sites_run(struct ift_trace *t, uint64_t from_ts, uint64_t to_ts,
+		     uint32_t pid, unsigned top, struct ift_py_op **out, size_t *nout)
+{
+	size_t ncov = ift_trace_op_count(t) + 1, n, nr = 0;
+	struct az_pycov *cov = calloc(ncov, sizeof(*cov));
+	struct az_pyrow *rows = NULL;
+	struct crow *v = NULL;
+	int ret;
+
+	*out = NULL;
+	*nout = 0;
+	if (!cov)
+		return -ENOMEM;
+	ret = calls_read(t, from_ts, to_ts, pid, &v, &n, cov, ncov);
+	if (ret >= 0 && n && !(rows = malloc(n * sizeof(*rows))))
+		ret = -ENOMEM;
+	if (ret < 0)
+		goto out;
+	/* per op: its p99 over its calls with a site, as ift_sites_run()'s;
+	   one row a call read in flight, summed by az_py_build() */
+	if (n > 1)
+		qsort(v, n, sizeof(*v), by_op_dur);
+	for (size_t a = 0, b; a < n; a = b) {
+		uint64_t p99;
+
+		for (b = a; b < n && v[b].op == v[a].op; b++)
+			;
+		p99 = crow_p99(v + a, b - a);
+		for (size_t i = a; i < b; i++)
+			if (v[i].flags & IFT_CALL_F_PY)
+				rows[nr++] = (struct az_pyrow){
+					.op = (uint32_t)v[i].op, .stack = v[i].stack,
+					.calls = 1, .total_ns = v[i].dur,
+					.tail_calls = v[i].dur >= p99,
+					.tail_ns = v[i].dur >= p99 ? v[i].dur : 0,
+				};
+	}
+	ret = az_py_build(t, rows, nr, cov, ncov, top, out, nout);
+out:
+	free(v);
+	free(rows);
+	free(cov);
+	return ret;
 }

@@ -55,7 +55,7 @@ static const char schema[] =
 	" page_alloc_bytes INTEGER, stack_id INTEGER);\n"
 	"CREATE TABLE stacks(stack_id INTEGER, depth INTEGER, module TEXT,"
 	" offset INTEGER, symbol TEXT, symoff INTEGER, flags INTEGER, frame TEXT,"
-	" PRIMARY KEY(stack_id, depth));\n"
+	" python INTEGER, line INTEGER, PRIMARY KEY(stack_id, depth));\n"
 	"CREATE TABLE call_attrs(call_id INTEGER, relation TEXT, pid INTEGER,"
 	" tid INTEGER, comm TEXT, count INTEGER, ns INTEGER);\n"
 	"CREATE TABLE switches(ts INTEGER, cpu INTEGER, pid INTEGER, tid INTEGER,"
@@ -144,6 +144,20 @@ static const char views[] =
 	" WHERE s.stack_id = c.stack_id ORDER BY depth)) AS frames\n"
 	"FROM calls c WHERE stack_id IS NOT NULL GROUP BY op_id, stack_id\n"
 	"ORDER BY total_ns DESC, op_id, stack_id;\n"
+	/* the lines of Python that made each op's calls (record --py-stack),
+	   as report's Python call sites: the innermost Python frame of the
+	   sites of the calls whose Python frames were read in flight */
+	"CREATE VIEW py_call_sites AS\n"
+	"SELECT c.op, s.module AS file, s.symbol AS function, s.line, s.frame,"
+	" COUNT(*) AS calls, SUM(c.dur_ns) AS total_ns,"
+	" COUNT(DISTINCT c.stack_id) AS sites\n"
+	"FROM calls c\n"
+	"JOIN (SELECT stack_id, MIN(depth) AS depth FROM stacks WHERE python"
+	" GROUP BY stack_id) p ON p.stack_id = c.stack_id\n"
+	"JOIN stacks s ON s.stack_id = p.stack_id AND s.depth = p.depth\n"
+	"WHERE c.flags & 4\n"
+	"GROUP BY c.op_id, s.module, s.symbol, s.line\n"
+	"ORDER BY total_ns DESC, c.op_id, file, function, line;\n"
 	/* every event with its offset from the trace start, as the report
 	   gives times */
 	"CREATE VIEW events AS\n"
@@ -608,7 +622,11 @@ static int export_ops(struct exp *x)
 	return ret;
 }
 
-/* The call sites (record --stack), one row per frame, innermost first. */
+/*
+ * The call sites (record --stack), one row per frame, innermost first in
+ * the order of the call chain: the Python frames (record --py-stack) where
+ * they called the native ones (ift_stack_parts()), as report shows them.
+ */
 static int export_stacks(struct exp *x)
 {
 	sqlite3_stmt *st;
@@ -616,13 +634,16 @@ static int export_stacks(struct exp *x)
 
 	if (!ift_trace_stack_count(x->t))
 		return 0;
-	ret = prepare(x, "INSERT INTO stacks VALUES(?,?,?,?,?,?,?,?)", &st);
+	ret = prepare(x, "INSERT INTO stacks VALUES(?,?,?,?,?,?,?,?,?,?)", &st);
 	for (uint64_t id = 1; ret >= 0 && id <= ift_trace_stack_count(x->t); id++) {
 		const struct ift_stack *sk = ift_trace_stack(x->t, id);
+		struct ift_stack_parts parts;
 
 		/* a site the file lacks (a recording cut short) has no frames */
-		for (unsigned k = 0; sk && ret >= 0 && k < sk->nframes; k++) {
-			const struct ift_frame *f = &sk->frames[k];
+		ift_stack_parts(sk, &parts);
+		for (unsigned k = 0; ret >= 0 && k < parts.nframes; k++) {
+			const struct ift_frame *f = &sk->frames[ift_stack_chain_index(&parts, k)];
+			bool py = f->flags & IFT_FRAME_F_PYSRC;
 			char line[512];
 			int i = 0;
 
@@ -641,6 +662,11 @@ static int export_stacks(struct exp *x)
 			b_u64(st, &i, f->symoff);
 			b_u64(st, &i, f->flags);
 			sqlite3_bind_text(st, ++i, line, -1, SQLITE_TRANSIENT);
+			b_u64(st, &i, py);
+			if (py && f->offset)
+				b_u64(st, &i, f->offset);
+			else
+				b_null(st, &i);
 			ret = step(x, st);
 		}
 	}

@@ -647,6 +647,24 @@ static int stacks(struct ift_mcp *m, const struct args *a, json_object **out,
 			"chooses the ops)");
 	json_object_object_add(o, "ops", ops);
 	json_object_object_add(o, "sites", sites);
+	/* the lines of Python, for a trace that holds Python frames only */
+	if (ift_analysis_py(m->tr.rep.a)) {
+		struct ift_py_op *py;
+
+		ret = ift_py_sites_run(m->tr.t, 0, UINT64_MAX, pid, 0, &py, &n);
+		if (ret < 0) {
+			json_object_put(o);
+			snprintf(err, errlen, "cannot read the Python call sites: %s",
+				 ift_strerror(ret));
+			return -1;
+		}
+		sites = json_object_new_array();
+		for (size_t i = 0; i < n; i++)
+			if (!name || !strcmp(name, py[i].op))
+				json_object_array_add(sites, ift_json_py_op(m->tr.t, &py[i], limit));
+		free(py);
+		json_object_object_add(o, "py_sites", sites);
+	}
 	*out = o;
 	return 0;
 }
@@ -867,7 +885,9 @@ static const char sql_desc[] =
 	"finished,damaged); meta(key,value); ops(id,name,api,nargs,args); "
 	"calls(id,ts,dur_ns,cpu,pid,tid,comm,op_id,op,ret,flags,no_return,depth,parent_id,"
 	"a0..a5,bytes,on_cpu_ns,runqueue_ns,blocked_ns,max_off_cpu_ns,involuntary,voluntary,"
-	"page_allocs,page_alloc_bytes); call_attrs(call_id,relation['ran'|'woke'],pid,tid,"
+	"page_allocs,page_alloc_bytes,stack_id); stacks(stack_id,depth,module,offset,symbol,"
+	"symoff,flags,frame,python,line): call sites, a row a frame, innermost first; "
+	"call_attrs(call_id,relation['ran'|'woke'],pid,tid,"
 	"comm,count,ns); switches(ts,cpu,pid,tid,comm,prev_state,state,preempted,prev_prio,"
 	"next_pid,next_tid,next_comm,next_prio); wakeups(ts,cpu,pid,tid,comm,kind,prio,"
 	"target_cpu,waker_pid,waker_tid,waker_comm); page_allocs(ts,cpu,pid,tid,comm,"
@@ -886,7 +906,9 @@ static const char sql_desc[] =
 	"p99_ns,max_ns); process_op_summary(pid,op,...as op_summary); thread_op_summary(pid,"
 	"tid,op,...); process_summary(pid,comm,role,threads,cuda_calls,cuda_ns,on_cpu_ns,"
 	"runqueue_wait_ns,blocked_ns,involuntary,voluntary,wakeups,max_off_cpu_ns,page_allocs,"
-	"page_alloc_bytes); events(ts,t_ns,type,cpu,pid,tid,comm,what).";
+	"page_alloc_bytes); call_sites(op,stack_id,calls,total_ns,frames); "
+	"py_call_sites(op,file,function,line,frame,calls,total_ns,sites); "
+	"events(ts,t_ns,type,cpu,pid,tid,comm,what).";
 
 static const struct tool tools[] = {
 	{ "get_trace_stats", "Trace summary and per-op latency",
@@ -954,10 +976,14 @@ static const struct tool tools[] = {
 	  "The call sites of each op (record --stack): the user stacks its calls were "
 	  "made from, most total time first, each with calls, total_ns, its shares of the "
 	  "op's calls, time and tail (calls at or above the op's p99), and its frames "
-	  "innermost first (symbol+0xOFF (file); [python] marks interpreter frames). "
+	  "innermost first (symbol+0xOFF (file); [python] marks interpreter frames; "
+	  "FILE:LINE in FUNC a Python function, placed where it called the native code). "
 	  "Only calls that carry a stack count; ops lists, per op, how many do and how "
-	  "many sites there are. A trace recorded without --stack has none: the tool "
-	  "says so.",
+	  "many sites there are. A trace recorded with --py-stack also has py_sites: per "
+	  "op, how many calls had their Python frames read in flight (and late, dropped), "
+	  "and the lines of Python that made them (the innermost Python frame: file, "
+	  "function, line, calls, total_ns, callers), most total time first. A trace "
+	  "recorded without --stack has none: the tool says so.",
 	  { { "op", A_STR, false, 0, 256, 0, "only this op (default: every op with stacks)" },
 	    { "limit", A_INT, false, 1, 20, IFT_SITES_TOP, "sites per op, most total time first" },
 	    { "pid", A_INT, false, 1, PID_MAX, 0,
@@ -970,6 +996,11 @@ static const struct tool tools[] = {
 	  "\"required\":[\"op\",\"stack_id\",\"calls\",\"total_ns\",\"share_calls\","
 	  "\"share_time\",\"share_tail\",\"frames\"],\"properties\":{"
 	  "\"frames\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}}}},"
+	  "\"py_sites\":{\"type\":\"array\",\"items\":{\"type\":\"object\","
+	  "\"required\":[\"op\",\"calls\",\"calls_with_stack\",\"in_flight\",\"late\","
+	  "\"sites\"],\"properties\":{\"sites\":{\"type\":\"array\",\"items\":{"
+	  "\"type\":\"object\",\"required\":[\"file\",\"function\",\"line\",\"frame\","
+	  "\"calls\",\"total_ns\",\"callers\"]}}}}},"
 	  "\"note\":{\"type\":\"string\"}}}",
 	  stacks },
 	{ "get_timeline", "Events in a time window",

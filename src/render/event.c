@@ -214,11 +214,15 @@ json_object *ift_event_json(const struct ift_trace *t, const struct ift_event *e
 		if (r[IFT_CALL_STACK]) {
 			const struct ift_stack *sk = ift_trace_stack(t, r[IFT_CALL_STACK]);
 			struct json_object *a = json_object_new_array();
+			struct ift_stack_parts parts;
 			char buf[512];
 
-			/* a site missing from a cut-short file is only its id */
-			for (unsigned k = 0; sk && a && k < sk->nframes; k++) {
-				ift_frame_format(&sk->frames[k], buf, sizeof(buf));
+			/* a site missing from a cut-short file is only its id; the
+			   frames in the order of the call chain */
+			ift_stack_parts(sk, &parts);
+			for (unsigned k = 0; a && k < parts.nframes; k++) {
+				ift_frame_format(&sk->frames[ift_stack_chain_index(&parts, k)], buf,
+						 sizeof(buf));
 				json_object_array_add(a, json_object_new_string(buf));
 			}
 			add_u64(o, "stack_id", r[IFT_CALL_STACK]);

@@ -185,14 +185,17 @@ static void chain_timeline(struct html *h, size_t k, const struct ift_chain *ch)
 	out(h, "</svg>\n");
 }
 
-/* The frames of call site ST, innermost first, one <code> a line. */
+/* The frames of call site ST, innermost first, Python frames where they
+   called the native ones (ift_stack_parts()), one <code> a line. */
 static void frames(struct html *h, const struct ift_stack *st)
 {
+	struct ift_stack_parts p;
 	char line[512];
 
+	ift_stack_parts(st, &p);
 	out(h, "<td class=\"frames\">");
-	for (unsigned k = 0; st && k < st->nframes; k++) {
-		ift_frame_format(&st->frames[k], line, sizeof(line));
+	for (unsigned k = 0; k < p.nframes; k++) {
+		ift_frame_format(&st->frames[ift_stack_chain_index(&p, k)], line, sizeof(line));
 		out(h, "%s<code class=\"frame\">", k ? "<br>" : "");
 		esc(h, line);
 		out(h, "</code>");
@@ -224,6 +227,49 @@ static void chain_sites(struct html *h, const struct ift_chain *ch)
 		    dur(b2, sizeof(b2), x->cost_ns));
 		frames(h, x->frames);
 		out(h, "</tr>\n");
+	}
+	out(h, "</table>\n");
+}
+
+/* A Python frame as text in a cell of its own. */
+static void py_frame_cell(struct html *h, const struct ift_frame *f)
+{
+	char line[512];
+
+	ift_frame_format(f, line, sizeof(line));
+	out(h, "<td><code class=\"frame\">");
+	esc(h, line);
+	out(h, "</code></td>");
+}
+
+/* The lines of Python the chain's time was lost from (record --py-stack),
+   as `py_sites' in JSON; nothing for a trace without Python frames. */
+static void chain_py_sites(struct html *h, const struct ift_chain *ch)
+{
+	const char *what = ch->phase == IFT_PHASE_BEFORE ? "gaps" : "calls";
+	char b1[32], b2[32];
+
+	if (!ch->py || !ch->site_calls)
+		return;
+	out(h, "<h4>in Python</h4>\n<p class=\"note\">Python frames read in flight for %s of "
+	    "the %s %s with a stack.</p>\n", num(b1, sizeof(b1), ch->py_calls),
+	    num(b2, sizeof(b2), ch->site_calls), what);
+	if (!ch->npy_sites)
+		return;
+	out(h, "<table class=\"chain-py-sites\"><tr><th>line</th><th class=\"n\">share</th>"
+	    "<th class=\"n\">%s</th><th class=\"n\">cost</th><th class=\"n\">site</th></tr>\n",
+	    what);
+	for (size_t i = 0; i < ch->npy_sites; i++) {
+		const struct ift_chain_py_site *x = &ch->py_sites[i];
+
+		out(h, "<tr class=\"py-site\" data-stack=\"%" PRIu64 "\" data-line=\"%" PRIu64
+		    "\" data-calls=\"%" PRIu64 "\" data-cost-ns=\"%" PRIu64 "\" "
+		    "data-share-permille=\"%" PRIu32 "\">", x->stack, x->frame->offset, x->calls,
+		    x->cost_ns, x->share_permille);
+		py_frame_cell(h, x->frame);
+		out(h, "<td class=\"n\">%.1f%%</td><td class=\"n\">%s</td><td class=\"n\">%s</td>"
+		    "<td class=\"n\">#%" PRIu64 "</td></tr>\n", (double)x->share_permille / 10,
+		    num(b1, sizeof(b1), x->calls), dur(b2, sizeof(b2), x->cost_ns), x->stack);
 	}
 	out(h, "</table>\n");
 }
@@ -285,6 +331,7 @@ static void chain(struct html *h, size_t k, const struct ift_chain *ch)
 		out(h, "</table>\n");
 	}
 	chain_sites(h, ch);
+	chain_py_sites(h, ch);
 	if (ch->nrecs) {
 		out(h, "<h4>fix</h4>\n<ul class=\"recs\">\n");
 		for (size_t i = 0; i < ch->nrecs; i++) {
@@ -474,6 +521,75 @@ static int site_table(struct html *h)
 	return 0;
 }
 
+/*
+ * The lines of Python that made each op's calls (record --py-stack), as
+ * `py_sites' in JSON: per op, how many of its calls had their Python
+ * frames read, then its sites, each with the Python frames that called it.
+ * Nothing for a trace without Python frames.
+ */
+static void py_site_table(struct html *h)
+{
+	size_t n;
+	const struct ift_py_op *v = ift_report_py_sites(h->r, &n);
+	char b[5][32], line[512];
+
+	if (!ift_report_py(h->r))
+		return;
+	out(h, "<h3>Python call sites (record --py-stack)</h3>\n<table class=\"py-ops\" "
+	    "id=\"py-op-table\"><tr><th>op</th><th class=\"n\">calls</th><th class=\"n\">with "
+	    "a stack</th><th class=\"n\">Python frames in flight</th><th class=\"n\">their time"
+	    "</th><th class=\"n\">read late</th></tr>\n");
+	for (size_t i = 0; i < n; i++) {
+		out(h, "<tr class=\"py-op\" data-op=\"");
+		esc(h, v[i].op);
+		out(h, "\" data-calls=\"%" PRIu64 "\" data-in-flight=\"%" PRIu64 "\" data-late=\"%"
+		    PRIu64 "\"><td>", v[i].calls, v[i].in_flight, v[i].late);
+		esc(h, v[i].op);
+		out(h, "</td><td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td>"
+		    "<td class=\"n\">%s</td><td class=\"n\">%s</td></tr>\n",
+		    num(b[0], 32, v[i].calls), num(b[1], 32, v[i].stack_calls),
+		    num(b[2], 32, v[i].in_flight), dur(b[3], 32, v[i].in_flight_ns),
+		    num(b[4], 32, v[i].late));
+	}
+	out(h, "</table>\n<table class=\"py-sites\" id=\"py-site-table\"><tr><th>op</th>"
+	    "<th>line</th><th class=\"n\">calls</th><th class=\"n\">time</th>"
+	    "<th class=\"n\">share</th><th class=\"n\">tail calls</th><th>called from, "
+	    "innermost first</th></tr>\n");
+	for (size_t i = 0; i < n; i++) {
+		for (size_t j = 0; j < v[i].nsites; j++) {
+			const struct ift_py_site *x = &v[i].sites[j];
+			const struct ift_stack *st = ift_trace_stack(h->t, x->stack);
+			struct ift_stack_parts p;
+
+			out(h, "<tr class=\"py-site\" data-op=\"");
+			esc(h, v[i].op);
+			out(h, "\" data-stack=\"%" PRIu64 "\" data-line=\"%" PRIu64 "\" data-calls=\"%"
+			    PRIu64 "\" data-total-ns=\"%" PRIu64 "\" data-tail-calls=\"%" PRIu64
+			    "\"><td>", x->stack, x->frame->offset, x->calls, x->total_ns,
+			    x->tail_calls);
+			esc(h, v[i].op);
+			out(h, "</td>");
+			py_frame_cell(h, x->frame);
+			out(h, "<td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">"
+			    "%.1f%%</td><td class=\"n\">%s</td><td class=\"frames\">",
+			    num(b[0], 32, x->calls), dur(b[1], 32, x->total_ns),
+			    100 * x->share_time, num(b[2], 32, x->tail_calls));
+			ift_stack_parts(st, &p);
+			for (unsigned k = p.native + 1; k < p.nframes; k++) {
+				ift_frame_format(&st->frames[k], line, sizeof(line));
+				out(h, "%s<code class=\"frame\">", k > p.native + 1 ? "<br>" : "");
+				esc(h, line);
+				out(h, "</code>");
+			}
+			out(h, "</td></tr>\n");
+		}
+	}
+	out(h, "</table>\n<p class=\"note\">The line of Python that made the calls: the "
+	    "innermost Python frame of their sites, for the calls whose Python frames were read "
+	    "while they were in flight; share: of those calls' time. Read late: the frames were "
+	    "read after the call returned, and dropped.</p>\n");
+}
+
 static void task_head(struct html *h, bool threads)
 {
 	out(h, "<tr>%s<th class=\"n\">pid</th><th>name</th><th>role</th><th class=\"n\">cuda "
@@ -577,6 +693,7 @@ int ift_out_html(FILE *f, struct ift_trace *t, const struct ift_report *r,
 	}
 	if (ret >= 0) {
 		error_table(&h);
+		py_site_table(&h);
 		ret = site_table(&h);
 	}
 	if (ret >= 0) {

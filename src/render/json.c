@@ -257,18 +257,34 @@ json_object *ift_json_process(const struct ift_process_info *p)
 	return o;
 }
 
-/* A stack's frames as text, innermost first; none for a site the file lacks
-   (a recording cut short). */
+/* A stack's frames as text, innermost first, Python frames where they
+   called the native ones (ift_stack_parts()); none for a site the file
+   lacks (a recording cut short). */
 static json_object *json_frames(const struct ift_stack *st)
 {
 	json_object *f = json_object_new_array();
+	struct ift_stack_parts p;
 	char line[512];
 
-	for (unsigned k = 0; st && k < st->nframes; k++) {
-		ift_frame_format(&st->frames[k], line, sizeof(line));
+	ift_stack_parts(st, &p);
+	for (unsigned k = 0; k < p.nframes; k++) {
+		ift_frame_format(&st->frames[ift_stack_chain_index(&p, k)], line, sizeof(line));
 		json_object_array_add(f, json_object_new_string(line));
 	}
 	return f;
+}
+
+/* A Python frame's keys: file (as recorded), function, line (null: none),
+   and the frame as text. */
+static void add_py_frame(json_object *o, const struct ift_frame *f)
+{
+	char line[512];
+
+	ift_frame_format(f, line, sizeof(line));
+	add_str(o, "file", f->module);
+	add_str(o, "function", f->symbol);
+	json_object_object_add(o, "line", f->offset ? json_object_new_uint64(f->offset) : NULL);
+	add_str(o, "frame", line);
 }
 
 json_object *ift_json_chain(const struct ift_chain *ch)
@@ -340,6 +356,23 @@ json_object *ift_json_chain(const struct ift_chain *ch)
 		json_object_array_add(v, x);
 	}
 	json_object_object_add(o, "sites", v);
+	if (!ch->py)
+		return o;
+	add_u64(o, "site_calls", ch->site_calls);
+	add_u64(o, "py_calls", ch->py_calls);
+	v = json_object_new_array();
+	for (size_t i = 0; i < ch->npy_sites; i++) {
+		const struct ift_chain_py_site *ps = &ch->py_sites[i];
+
+		x = json_object_new_object();
+		add_py_frame(x, ps->frame);
+		add_u64(x, "stack_id", ps->stack);
+		add_u64(x, "calls", ps->calls);
+		add_u64(x, "cost_ns", ps->cost_ns);
+		add_u64(x, "share_permille", ps->share_permille);
+		json_object_array_add(v, x);
+	}
+	json_object_object_add(o, "py_sites", v);
 	return o;
 }
 
@@ -375,6 +408,53 @@ json_object *ift_json_sites(const struct ift_trace *t, const struct ift_site *v,
 
 	for (size_t i = 0; i < n; i++)
 		json_object_array_add(arr, ift_json_site(t, &v[i]));
+	return arr;
+}
+
+json_object *ift_json_py_site(const struct ift_trace *t, const struct ift_py_site *s)
+{
+	json_object *o = json_object_new_object(), *v = json_object_new_array();
+	const struct ift_stack *st = ift_trace_stack(t, s->stack);
+	struct ift_stack_parts p;
+	char line[512];
+
+	add_py_frame(o, s->frame);
+	add_u64s(o, { "calls", s->calls }, { "total_ns", s->total_ns },
+		 { "tail_calls", s->tail_calls }, { "tail_ns", s->tail_ns });
+	json_object_object_add(o, "share_time", json_object_new_double(s->share_time));
+	add_u64(o, "stack_id", s->stack);
+	add_u64(o, "stacks", s->stacks);
+	/* the Python frames that called it, in its largest site */
+	ift_stack_parts(st, &p);
+	for (unsigned k = p.native + 1; k < p.nframes; k++) {
+		ift_frame_format(&st->frames[k], line, sizeof(line));
+		json_object_array_add(v, json_object_new_string(line));
+	}
+	json_object_object_add(o, "callers", v);
+	return o;
+}
+
+json_object *ift_json_py_op(const struct ift_trace *t, const struct ift_py_op *op,
+			    size_t limit)
+{
+	json_object *o = json_object_new_object(), *v = json_object_new_array();
+
+	add_str(o, "op", op->op);
+	add_u64s(o, { "calls", op->calls }, { "calls_with_stack", op->stack_calls },
+		 { "in_flight", op->in_flight }, { "in_flight_ns", op->in_flight_ns },
+		 { "late", op->late }, { "sites_total", op->all_sites });
+	for (size_t i = 0; i < op->nsites && i < limit; i++)
+		json_object_array_add(v, ift_json_py_site(t, &op->sites[i]));
+	json_object_object_add(o, "sites", v);
+	return o;
+}
+
+json_object *ift_json_py_ops(const struct ift_trace *t, const struct ift_py_op *v, size_t n)
+{
+	json_object *arr = json_object_new_array();
+
+	for (size_t i = 0; i < n; i++)
+		json_object_array_add(arr, ift_json_py_op(t, &v[i], SIZE_MAX));
 	return arr;
 }
 
@@ -422,6 +502,12 @@ static json_object *json_full(struct ift_trace *t, const struct ift_report *r)
 		return NULL;
 	json_object_object_add(root, "stacks", t ? ift_json_sites(t, v, n) :
 						   json_object_new_array());
+	/* only a trace with Python frames has the key: others read as before */
+	if (t && ift_report_py(r)) {
+		const struct ift_py_op *py = ift_report_py_sites(r, &n);
+
+		json_object_object_add(root, "py_sites", ift_json_py_ops(t, py, n));
+	}
 	return root;
 }
 

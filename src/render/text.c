@@ -534,15 +534,18 @@ static void print_chain_sites(struct text *tx, const struct ift_chain *ch)
 		const struct ift_stack *st = x->frames;
 		char line[512], fr[256], cut[WIDTH + 1], b1[32];
 		unsigned k0 = st && st->nframes > 1 ? 1 : 0;
+		struct ift_stack_parts parts;
 		int len, n;
 
+		ift_stack_parts(st, &parts);
 		n = snprintf(line, sizeof(line), "#%" PRIu64 " %u%% (%s %s)", x->stack,
 			     (x->share_permille + 5) / 10, ift_fmt_count(b1, sizeof(b1), x->calls),
 			     ch->phase == IFT_PHASE_BEFORE ? (x->calls == 1 ? "gap" : "gaps") :
 			     (x->calls == 1 ? "call" : "calls"));
 		for (unsigned k = k0; st && k < st->nframes && k < k0 + CHAIN_FRAMES &&
 		     n > 0 && (size_t)n < sizeof(line); k++) {
-			ift_frame_format(&st->frames[k], fr, sizeof(fr));
+			ift_frame_format(&st->frames[ift_stack_chain_index(&parts, k)], fr,
+					 sizeof(fr));
 			n += snprintf(line + n, sizeof(line) - (size_t)n, "%s%s",
 				      k == k0 ? "  " : " < ", fr);
 		}
@@ -551,6 +554,37 @@ static void print_chain_sites(struct text *tx, const struct ift_chain *ch)
 		len = fprintf(tx->f, "    %s ", i ? "            " : "called from:");
 		fprintf(tx->f, "%s\n", safe(cut, sizeof(cut), line, tx->width - len));
 	}
+}
+
+/*
+ * The lines of Python the chain's time was lost from (record --py-stack),
+ * one a line with its share of the cost, and how many of the calls (or
+ * gaps) with a site had Python frames.  Nothing for a trace without them,
+ * or a chain without sites.
+ */
+static void print_chain_py_sites(struct text *tx, const struct ift_chain *ch)
+{
+	const char *what = ch->phase == IFT_PHASE_BEFORE ? "gaps" : "calls";
+	char line[512], fr[256], cut[WIDTH + 1], b1[32], b2[32];
+	int len;
+
+	if (!ch->py || !ch->site_calls)
+		return;
+	for (size_t i = 0; i < ch->npy_sites && i < CHAIN_SITES; i++) {
+		const struct ift_chain_py_site *x = &ch->py_sites[i];
+
+		ift_frame_format(x->frame, fr, sizeof(fr));
+		snprintf(line, sizeof(line), "%s %u%% (%s %s)", fr, (x->share_permille + 5) / 10,
+			 ift_fmt_count(b1, sizeof(b1), x->calls),
+			 x->calls == 1 ? (ch->phase == IFT_PHASE_BEFORE ? "gap" : "call") : what);
+		len = fprintf(tx->f, "    %s ", i ? "            " : "in Python:  ");
+		fprintf(tx->f, "%s\n", safe(cut, sizeof(cut), line, tx->width - len));
+	}
+	snprintf(line, sizeof(line), "(Python frames read in flight for %s of the %s %s with "
+		 "a stack)", ift_fmt_count(b1, sizeof(b1), ch->py_calls),
+		 ift_fmt_count(b2, sizeof(b2), ch->site_calls), what);
+	len = fprintf(tx->f, "    %s ", ch->npy_sites ? "            " : "in Python:  ");
+	wrap(tx, len, len, line);
 }
 
 static void print_chain(struct text *tx, size_t n, const struct ift_chain *ch)
@@ -604,6 +638,7 @@ static void print_chain(struct text *tx, size_t n, const struct ift_chain *ch)
 		wrap(tx, len, 18, line);
 	}
 	print_chain_sites(tx, ch);
+	print_chain_py_sites(tx, ch);
 	for (size_t i = 0; i < ch->nrecs; i++) {
 		len = fprintf(tx->f, "    %s ", i ? "   " : "fix");
 		wrap(tx, len, 8, ch->recs[i]);
@@ -628,6 +663,57 @@ static void print_chains(struct text *tx, const struct ift_chains *c)
 /* ---- call sites (record --stack) --------------------------------- */
 
 #define SITE_FRAMES	8	/* innermost frames shown */
+#define SITE_PY_NATIVE	3	/* of a site with Python frames: the native frames
+				   below the interpreter shown before them */
+
+/* Frames [FROM, TO) of the chain of ST (PARTS), at most MAX, then how many
+   more there were, as WHAT. */
+static void site_frames(struct text *tx, const struct ift_stack *st,
+			const struct ift_stack_parts *parts, unsigned from, unsigned to,
+			unsigned max, const char *what)
+{
+	char line[512], cut[WIDTH + 1];
+
+	for (unsigned k = from; k < to && k < from + max; k++) {
+		const struct ift_frame *f = &st->frames[ift_stack_chain_index(parts, k)];
+
+		ift_frame_format(f, line, sizeof(line));
+		if (f->flags & IFT_FRAME_F_PYSRC)	/* names from the program */
+			fprintf(tx->f, "        %s\n", safe(cut, sizeof(cut), line, WIDTH - 8));
+		else
+			fprintf(tx->f, "        %.*s\n", WIDTH - 8, line);
+	}
+	if (to - from > max)
+		fprintf(tx->f, "        ... %u more%s\n", to - from - max, what);
+}
+
+/*
+ * A site's frames, innermost first.  One with Python frames reads as one
+ * call chain (ift_stack_parts()): its innermost native frames, the Python
+ * frames that called them, and how many frames of the interpreter ran
+ * those.
+ */
+static void print_site_frames(struct text *tx, const struct ift_stack *st)
+{
+	struct ift_stack_parts p;
+	unsigned npy;
+
+	if (!st) {
+		fprintf(tx->f, "        (site not in the file: the recording was cut short)\n");
+		return;
+	}
+	ift_stack_parts(st, &p);
+	npy = p.nframes - p.native;
+	if (!npy) {
+		site_frames(tx, st, &p, 0, p.nframes, SITE_FRAMES, "");
+		return;
+	}
+	site_frames(tx, st, &p, 0, p.inner, SITE_PY_NATIVE, " native");
+	site_frames(tx, st, &p, p.inner, p.inner + npy, SITE_FRAMES, " Python");
+	if (p.native > p.inner)
+		fprintf(tx->f, "        ... %u frame%s of the interpreter\n", p.native - p.inner,
+			p.native - p.inner == 1 ? "" : "s");
+}
 
 static int print_sites(struct text *tx, struct ift_trace *t, const struct ift_report *r)
 {
@@ -640,8 +726,6 @@ static int print_sites(struct text *tx, struct ift_trace *t, const struct ift_re
 	fprintf(tx->f, "\nCall sites (record --stack): top %d per op, innermost frame first\n",
 	       IFT_SITES_TOP);
 	for (size_t i = 0; i < n; i++) {
-		const struct ift_stack *st = ift_trace_stack(t, v[i].stack);
-
 		if (!i || strcmp(v[i].op, v[i - 1].op))
 			fprintf(tx->f, "%s\n", v[i].op);
 		fprintf(tx->f, "  #%-4" PRIu64 " %s calls (%.1f%%)  %s total (%.1f%%)  tail %.1f%% (%s)\n",
@@ -650,16 +734,88 @@ static int print_sites(struct text *tx, struct ift_trace *t, const struct ift_re
 		       100 * v[i].share_time, 100 * v[i].share_tail,
 		       v[i].tail_calls == 1 ? "1 call" :
 		       (snprintf(line, sizeof(line), "%" PRIu64 " calls", v[i].tail_calls), line));
-		for (unsigned k = 0; st && k < st->nframes && k < SITE_FRAMES; k++) {
-			ift_frame_format(&st->frames[k], line, sizeof(line));
-			fprintf(tx->f, "        %.*s\n", WIDTH - 8, line);
-		}
-		if (st && st->nframes > SITE_FRAMES)
-			fprintf(tx->f, "        ... %u more\n", st->nframes - SITE_FRAMES);
-		if (!st)
-			fprintf(tx->f, "        (site not in the file: the recording was cut short)\n");
+		print_site_frames(tx, ift_trace_stack(t, v[i].stack));
 	}
 	return 0;
+}
+
+/* "N call(s)" into BUF. */
+static const char *fmt_calls(char *buf, size_t len, uint64_t n)
+{
+	char b[32];
+
+	snprintf(buf, len, "%s call%s", ift_fmt_count(b, sizeof(b), n), n == 1 ? "" : "s");
+	return buf;
+}
+
+#define PY_CALLERS	4	/* Python frames shown above a Python call site */
+
+/*
+ * The lines of Python that made each op's calls (record --py-stack): for
+ * each op, its calls, those with a stack, and how many of those had their
+ * Python frames read in flight or too late; then its top sites, one a line
+ * (the line, the time of its calls, their number, their share of the time
+ * read in flight, those in the tail), each with the Python frames that
+ * called it.  Only for a trace that holds Python frames; lines wrap, so a
+ * long path never cuts a number off.
+ */
+static void print_py_sites(struct text *tx, struct ift_trace *t, const struct ift_report *r)
+{
+	size_t n;
+	const struct ift_py_op *v = ift_report_py_sites(r, &n);
+	char b1[32], b2[32], b3[32], b4[32], line[1024], fr[256];
+
+	if (!ift_report_py(r))
+		return;
+	fprintf(tx->f, "\nPython call sites (record --py-stack): the line that made the calls, "
+		"top %d per op\n", IFT_SITES_TOP);
+	if (!n)
+		fprintf(tx->f, "no call in the window had its Python frames read\n");
+	for (size_t i = 0; i < n; i++) {
+		const struct ift_py_op *o = &v[i];
+
+		snprintf(line, sizeof(line), "%s: %s, %s with a stack; Python frames: %s in "
+			 "flight, %s late (dropped)", o->op,
+			 fmt_calls(b1, sizeof(b1), o->calls),
+			 ift_fmt_count(b2, sizeof(b2), o->stack_calls),
+			 ift_fmt_count(b3, sizeof(b3), o->in_flight),
+			 ift_fmt_count(b4, sizeof(b4), o->late));
+		wrap(tx, 0, 2, line);
+		for (size_t j = 0; j < o->nsites; j++) {
+			const struct ift_py_site *x = &o->sites[j];
+			const struct ift_stack *st = ift_trace_stack(t, x->stack);
+			struct ift_stack_parts p;
+			unsigned k, last;
+			int w;
+
+			ift_frame_format(x->frame, fr, sizeof(fr));
+			w = snprintf(line, sizeof(line), "%s: %s in %s (%.1f%%)", fr,
+				     fmt_dur(b1, sizeof(b1), x->total_ns),
+				     fmt_calls(b2, sizeof(b2), x->calls), 100 * x->share_time);
+			if (x->tail_calls && w > 0 && (size_t)w < sizeof(line))
+				snprintf(line + w, sizeof(line) - (size_t)w, ", %s in the tail",
+					 ift_fmt_count(b3, sizeof(b3), x->tail_calls));
+			fputs("  ", tx->f);
+			wrap(tx, 2, 6, line);
+			/* the Python frames that called it, in its largest site */
+			ift_stack_parts(st, &p);
+			if (p.nframes - p.native < 2)
+				continue;
+			last = p.native + 1 + PY_CALLERS < p.nframes ? p.native + 1 + PY_CALLERS :
+								       p.nframes;
+			w = snprintf(line, sizeof(line), "called from");
+			for (k = p.native + 1; k < last && w > 0 && (size_t)w < sizeof(line); k++) {
+				ift_frame_format(&st->frames[k], fr, sizeof(fr));
+				w += snprintf(line + w, sizeof(line) - (size_t)w, "%s%s",
+					      k == p.native + 1 ? " " : " < ", fr);
+			}
+			if (last < p.nframes && w > 0 && (size_t)w < sizeof(line))
+				snprintf(line + w, sizeof(line) - (size_t)w, " < ... %u more",
+					 p.nframes - last);
+			fputs("      ", tx->f);
+			wrap(tx, 6, 8, line);
+		}
+	}
 }
 
 /* The free text's width: O's when it is one a report can wrap to. */
@@ -707,6 +863,7 @@ int ift_out_text(FILE *f, struct ift_trace *t, const struct ift_report *r,
 		       " there; wall%%:\n share of the calling threads' wall time)\n");
 		print_errors(tx, ops, nops);
 		print_copies(tx, ops, nops);
+		print_py_sites(tx, t, r);
 		if ((ret = print_sites(tx, t, r)) < 0)
 			return ret;
 	} else {

@@ -4,6 +4,7 @@
  * sched_switch prints them, durations with their unit, frames as text,
  * valid UTF-8 in names the traced program chose.
  */
+#include <ctype.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -78,6 +79,15 @@ void ift_frame_format(const struct ift_frame *f, char *buf, size_t size)
 {
 	const char *base = strrchr(f->module, '/');
 
+	if (f->flags & IFT_FRAME_F_PYSRC) {
+		char line[24] = "";
+
+		if (f->offset)
+			snprintf(line, sizeof(line), ":%" PRIu64, f->offset);
+		snprintf(buf, size, "%s%s%s%s", f->module[0] ? ift_py_file_short(f->module) : "?",
+			 line, f->symbol[0] ? " in " : "", f->symbol);
+		return;
+	}
 	base = base ? base + 1 : f->module;
 	if (f->symbol[0])
 		snprintf(buf, size, "%s%s+0x%" PRIx64 " (%s)",
@@ -89,6 +99,106 @@ void ift_frame_format(const struct ift_frame *f, char *buf, size_t size)
 			 base, f->offset);
 	else
 		snprintf(buf, size, "[unknown] 0x%" PRIx64, f->offset);
+}
+
+/* "pythonX.Y" (a free-threaded or debug build's "python3.13t" too): the
+   standard library's directory, LEN bytes at S. */
+static bool py_version_dir(const char *s, size_t len)
+{
+	size_t i = 6;
+
+	if (len < 9 || strncmp(s, "python", 6))
+		return false;
+	if (!isdigit((unsigned char)s[i]))
+		return false;
+	while (i < len && isdigit((unsigned char)s[i]))
+		i++;
+	if (i == len || s[i++] != '.' || i == len || !isdigit((unsigned char)s[i]))
+		return false;
+	while (i < len && isdigit((unsigned char)s[i]))
+		i++;
+	while (i < len && islower((unsigned char)s[i]))
+		i++;
+	return i == len;
+}
+
+const char *ift_py_file_short(const char *file)
+{
+	const char *pkg = NULL, *std = NULL, *prev = NULL, *prev_end = NULL;
+
+	/*
+	 * Path components, left to right; the last match wins: a virtual
+	 * environment's site-packages lies under the interpreter's lib
+	 * directory, and a package may vendor another.
+	 */
+	for (const char *c = file; *c;) {
+		const char *end = strchr(c, '/');
+		size_t len = end ? (size_t)(end - c) : strlen(c);
+
+		if (!end)
+			break;	/* the file's own name: nothing below it */
+		if ((len == 13 && (!strncmp(c, "site-packages", 13) ||
+				   !strncmp(c, "dist-packages", 13))))
+			pkg = end + 1;
+		else if (prev && py_version_dir(c, len) &&
+			 ((prev_end - prev == 3 && !strncmp(prev, "lib", 3)) ||
+			  (prev_end - prev == 5 && !strncmp(prev, "lib64", 5))))
+			std = c;
+		prev = c;
+		prev_end = end;
+		c = end + 1;
+	}
+	/* a package inside the standard library's tree is a package */
+	if (pkg && *pkg && (!std || pkg > std))
+		return pkg;
+	return std ? std : file;
+}
+
+void ift_stack_parts(const struct ift_stack *st, struct ift_stack_parts *p)
+{
+	unsigned n = st ? st->nframes : 0, native = 0, inner;
+
+	while (native < n && !(st->frames[native].flags & IFT_FRAME_F_PYSRC))
+		native++;
+	inner = native;
+	/* frame 0 is the probed function itself: never inside Python */
+	if (native < n)
+		for (inner = native ? 1 : 0;
+		     inner < native && !(st->frames[inner].flags & IFT_FRAME_F_PYTHON); inner++)
+			;
+	p->inner = inner;
+	p->native = native;
+	p->nframes = n;
+}
+
+unsigned ift_stack_chain_index(const struct ift_stack_parts *p, unsigned k)
+{
+	unsigned npy = p->nframes - p->native;
+
+	if (k < p->inner)
+		return k;
+	if (k < p->inner + npy)
+		return p->native + (k - p->inner);
+	return k - npy;
+}
+
+const struct ift_frame *ift_stack_py_top(const struct ift_stack *st)
+{
+	for (unsigned k = 0; st && k < st->nframes; k++)
+		if (st->frames[k].flags & IFT_FRAME_F_PYSRC)
+			return &st->frames[k];
+	return NULL;
+}
+
+int ift_py_frame_cmp(const struct ift_frame *x, const struct ift_frame *y)
+{
+	int c = strcmp(x->module, y->module);
+
+	if (!c)
+		c = strcmp(x->symbol, y->symbol);
+	if (!c)
+		c = (x->offset > y->offset) - (x->offset < y->offset);
+	return c;
 }
 
 const char *ift_fmt_bytes(char *buf, size_t len, double bytes)

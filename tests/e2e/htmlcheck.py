@@ -242,6 +242,48 @@ def check(page, r, samples=False, name="page"):
             if got != want:
                 bad.append("chain %d: call sites %r, the report's %r" % (i + 1, got[:2], want[:2]))
 
+    # the lines of Python under each chain (record --py-stack), as its py_sites say
+    for i, c in enumerate(chains):
+        a = arts[i] if i < len(arts) else None
+        if a is None:
+            continue
+        st = a.find("table", cls="chain-py-sites")
+        if not c.get("py_sites") and st:
+            bad.append("chain %d: a table of Python call sites, the report has none" % (i + 1))
+        if c.get("py_sites"):
+            rows = st[0].find("tr", cls="py-site") if len(st) == 1 else []
+            got = [(int(tr.attrs["data-stack"]), int(tr.attrs["data-line"]),
+                    int(tr.attrs["data-calls"]), int(tr.attrs["data-cost-ns"]),
+                    int(tr.attrs["data-share-permille"]), frames_of(tr)) for tr in rows]
+            want = [(x["stack_id"], x["line"] or 0, x["calls"], x["cost_ns"],
+                     x["share_permille"], [x["frame"]]) for x in c["py_sites"]]
+            if got != want:
+                bad.append("chain %d: Python call sites %r, the report's %r"
+                           % (i + 1, got[:2], want[:2]))
+
+    # the lines of Python of each op (record --py-stack), as `py_sites' says;
+    # no table for a trace without Python frames
+    pt = root.find("table", id="py-site-table")
+    if "py_sites" not in r and (pt or root.find("tr", cls="py-site")):
+        bad.append("Python call sites on the page of a trace without Python frames")
+    if "py_sites" in r:
+        ot = root.find("table", id="py-op-table")
+        rows = ot[0].find("tr", cls="py-op") if len(ot) == 1 else []
+        got = [(tr.attrs["data-op"], int(tr.attrs["data-calls"]),
+                int(tr.attrs["data-in-flight"]), int(tr.attrs["data-late"])) for tr in rows]
+        want = [(o["op"], o["calls"], o["in_flight"], o["late"]) for o in r["py_sites"]]
+        if got != want:
+            bad.append("Python ops %r, the report's %r" % (got[:2], want[:2]))
+        rows = pt[0].find("tr", cls="py-site") if len(pt) == 1 else []
+        got = [(tr.attrs["data-op"], int(tr.attrs["data-stack"]), int(tr.attrs["data-line"]),
+                int(tr.attrs["data-calls"]), int(tr.attrs["data-total-ns"]),
+                int(tr.attrs["data-tail-calls"]), frames_of(tr)) for tr in rows]
+        want = [(o["op"], x["stack_id"], x["line"] or 0, x["calls"], x["total_ns"],
+                 x["tail_calls"], [x["frame"]] + x["callers"])
+                for o in r["py_sites"] for x in o["sites"]]
+        if got != want:
+            bad.append("Python call sites %r, the report's %r" % (got[:2], want[:2]))
+
     # the call sites of each op (record --stack), as `stacks' says; no table without
     st = root.find("table", id="site-table")
     if not r["stacks"] and (st or root.find("tr", cls="site")):

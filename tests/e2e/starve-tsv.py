@@ -4,7 +4,9 @@
 starvation before cudaMemcpy.  By default its process name and the command
 line carry markup and quotes, for the escaping of report --html (t520, t521);
 starve-tsv.py NAME CMDLINE gives plain ones, and a third argument "stacks"
-two call sites (record --stack), every other copy from each (t301)."""
+two call sites (record --stack), every other copy from each (t301);
+"pystacks" Python call sites (record --py-stack): two lines of Python, one
+through two native paths, every fifth copy's frames read too late (t520)."""
 import sys
 
 T0 = 10**9
@@ -13,9 +15,27 @@ CMDLINE = (sys.argv[2] if len(sys.argv) > 2 else
            "./train --note '<script>alert(1)</script>' --and \"a&b\" <b>")
 print("meta\tcmdline\t%s" % CMDLINE)
 print("meta\tcpu.count\t2")
-STACKS = len(sys.argv) > 3 and sys.argv[3] == "stacks"
+STACKS = len(sys.argv) > 3 and sys.argv[3] in ("stacks", "pystacks")
+PY = len(sys.argv) > 3 and sys.argv[3] == "pystacks"
 print("op\tcudaMemcpy\t1\tdst,src,bytes,kind")
-if STACKS:
+NATIVE = ("/lib/libcudart.so.12,0x1000,cudaMemcpy,0,0\t/usr/lib/libtorch_cuda.so,0x4000,"
+          "at::native::copy_(at::Tensor&),0x1a,0\t/usr/bin/python3.11,0x9999,"
+          "_PyEval_EvalFrameDefault,0x30,1\t/usr/bin/python3.11,0x100,main,0x21,1")
+CALLERS = "/home/u/train.py,80,main,0,4\t/home/u/train.py,99,<module>,0,4"
+if PY:
+    # 1: the dataloader's line, 2: the same line through ctypes, 3: the
+    # user's own line, 4: native only (the frames read too late)
+    print("meta\tpy.read\t50")
+    print("stack\t%s\t/usr/lib/python3/dist-packages/torch/utils/data/dataloader.py,631,"
+          "_BaseDataLoaderIter.__next__,0,4\t/home/u/train.py,52,train_epoch,0,4\t%s"
+          % (NATIVE, CALLERS))
+    print("stack\t/lib/libcudart.so.12,0x1000,cudaMemcpy,0,0\t/usr/lib/libffi.so.8,0x7e2e,"
+          "ffi_call_unix64,0x4e,0\t/usr/bin/python3.11,0x1a2b,_PyObject_MakeTpCall,0x8c,1"
+          "\t/usr/lib/python3/dist-packages/torch/utils/data/dataloader.py,631,"
+          "_BaseDataLoaderIter.__next__,0,4\t/home/u/train.py,52,train_epoch,0,4\t%s" % CALLERS)
+    print("stack\t%s\t/home/u/train.py,60,train_epoch,0,4\t%s" % (NATIVE, CALLERS))
+    print("stack\t%s" % NATIVE)
+elif STACKS:
     print("stack\t/lib/libcudart.so.12,0x1000,cudaMemcpy,0,0\t/app/train,0x2345,_Z4feedv,0x15,0"
           "\t/usr/lib/libpython3.11.so,0x9999,_PyEval_EvalFrameDefault,0x30,1")
     print("stack\t/lib/libcudart.so.12,0x1000,cudaMemcpy,0,0\t-,0x7f0012345678,-,0,2")
@@ -28,8 +48,9 @@ sw, wk, calls = [], [], []
 t = T0 + 1000000
 sw.append((t - 500000, 0, 0, 0, 0, 120, 100, 101, 120))
 for i in range(50):
-    calls.append((t, 0, 100, 101, "cudaMemcpy", 200000, 0, 0, 0, 1, 2, 1 << 20, 1, 0, 0) +
-                 ((1 + i % 2,) if STACKS else ()))
+    site, flags = (1 + i % 2, 0) if not PY else (4, 8) if i % 5 == 4 else (1 + i % 3, 4)
+    calls.append((t, 0, 100, 101, "cudaMemcpy", 200000, 0, flags, 0, 1, 2, 1 << 20, 1, 0, 0) +
+                 ((site,) if STACKS else ()))
     t += 200000
     if i == 49:
         break

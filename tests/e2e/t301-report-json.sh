@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # report --json has every key docs/report.md documents, with the documented
 # type, and no other (chains included, on a starved feeding thread built
-# row by row); the text report fits 100 columns in every mode, --diff too;
+# row by row; the Python call sites, only on the same thread recorded with
+# Python frames); the text report fits 100 columns in every mode, --diff too;
 # bad options are usage errors; report runs as an unprivileged user.
 . "$IFT_SRC/tests/e2e/lib.sh"
 
@@ -21,8 +22,13 @@ python3 "$IFT_SRC/tests/e2e/starve-tsv.py" train "./train --workers 5" stacks >s
 	fail "starve-tsv.py failed"
 "$IFT_TOOLS/tsv2trace" -o starve.trace <starve.tsv >/dev/null || fail "tsv2trace failed"
 "$IFT" report -i starve.trace --json >starve.json 2>err.txt || fail "report --json failed: $(cat err.txt)"
+# the same with Python frames (record --py-stack)
+python3 "$IFT_SRC/tests/e2e/starve-tsv.py" train "./train --workers 5" pystacks >py.tsv ||
+	fail "starve-tsv.py pystacks failed"
+"$IFT_TOOLS/tsv2trace" -o py.trace <py.tsv >/dev/null || fail "tsv2trace failed"
+"$IFT" report -i py.trace --json >py.json 2>err.txt || fail "report --json failed: $(cat err.txt)"
 
-python3 - "$IFT_SRC/docs/report.md" report.json window.json starve.json <<'PY' || fail "the JSON report does not match docs/report.md"
+python3 - "$IFT_SRC/docs/report.md" report.json window.json starve.json py.json <<'PY' || fail "the JSON report does not match docs/report.md"
 import json, re, sys
 
 # the key tables of docs/report.md: "### kind", then "| `key` | type | meaning |"
@@ -46,6 +52,8 @@ seen = set()
 def is_int(v):
     return isinstance(v, int) and not isinstance(v, bool)
 def check_type(v, t, path):
+    if t.startswith("optional "):
+        t = t[len("optional "):]
     if t == "integer":
         ok = is_int(v)
     elif t == "number":
@@ -88,7 +96,8 @@ def check(obj, kind, path):
     want = spec[kind]
     # evidence holds the keys that apply to its chain's kind: a documented
     # subset, always with the tasks and the CPUs
-    need = {"tasks", "cpus"} if kind == "evidence" else set(want)
+    need = {"tasks", "cpus"} if kind == "evidence" else \
+        {k for k in want if not want[k].startswith("optional ")}
     for k in sorted(need - set(obj)):
         bad.append("%s: missing key %r (documented for %s)" % (path, k, kind))
     for k in sorted(set(obj) - set(want)):
@@ -100,6 +109,12 @@ r = json.load(open(sys.argv[2]))
 check(r, "report", "report")
 s = json.load(open(sys.argv[4]))
 check(s, "report", "starve")
+# the optional keys: none without Python frames, all of them with
+py = json.load(open(sys.argv[5]))
+check(py, "report", "py")
+for name, x, want in (("report", r, False), ("starve", s, False), ("py", py, True)):
+    if ("py_sites" in x) != want or any(("py_sites" in c) != want for c in x["chains"]):
+        bad.append("%s: py_sites %s" % (name, "missing" if want else "present"))
 # every kind of object was exercised: errors, copies, nested driver calls,
 # chains with their timeline, evidence and tasks
 for k in spec:
@@ -173,7 +188,8 @@ PY
 
 # text: every mode fits 100 columns (characters, not bytes: µ and ↳ are one)
 for mode in "" "--threads" "--per-process" "--per-process --threads" "--op cudaMemcpyAsync" \
-	"--pid 4242 --from 10ms" "--diff starve.trace" "-i starve.trace" "-i starve.trace --diff g.trace"; do
+	"--pid 4242 --from 10ms" "--diff starve.trace" "-i starve.trace" "-i starve.trace --diff g.trace" \
+	"-i py.trace" "-i py.trace --per-process --threads"; do
 	"$IFT" report -i g.trace $mode >text.txt 2>err.txt || fail "report $mode failed: $(cat err.txt)"
 	[ -s text.txt ] || fail "report $mode printed nothing"
 	python3 - text.txt "$mode" <<'PY' || fail "report $mode: lines wider than 100 columns"
@@ -193,6 +209,12 @@ grep -q '↳ cuLaunchKernel' text.txt || fail "the nested driver call is not und
 "$IFT" report -i starve.trace >text.txt
 grep -q '^    called from: #2 51% (25 gaps)  \[unknown\] 0x7f0012345678$' text.txt ||
 	fail "no call site under the chain: $(cat text.txt)"
+! grep -q 'Python' text.txt || fail "Python in the report of a trace without Python frames"
+"$IFT" report -i py.trace >text.txt
+grep -q '^    in Python:   torch/utils/data/dataloader.py:631 in _BaseDataLoaderIter.__next__ 67% (26 gaps)$' \
+	text.txt || fail "no line of Python under the chain: $(cat text.txt)"
+grep -q '^cudaMemcpy: 50 calls, 50 with a stack; Python frames: 40 in flight, 10 late (dropped)$' \
+	text.txt || fail "no Python call sites of cudaMemcpy: $(cat text.txt)"
 
 # usage errors exit 2, a missing file 1, each with one line on stderr
 for args in "--from abc" "--from 2s --to 1s" "--pid x" "--to" "--bogus" "extra" \

@@ -6,7 +6,8 @@
 # self-contained file that holds what report --json says: every chart with its
 # data points, a histogram per op holding every call, the chains' summaries
 # verbatim, a bar per process, the call sites per op and per chain (none
-# without stacks).
+# without stacks), and the Python call sites per op and per chain of a trace
+# recorded with --py-stack (none without Python frames).
 # Names are escaped; a bad destination is an error; --json and --diff do not go
 # with it.  t521 looks at the same pages in Chromium.
 . "$IFT_SRC/tests/e2e/lib.sh"
@@ -71,6 +72,25 @@ r = json.load(open(sys.argv[1]))
 sys.exit(0 if len(r["stacks"]) == 2 and any(len(c["sites"]) == 2 for c in r["chains"]) else 1)
 PY
 grep -q 'id="site-table"' starve.html && fail "call sites on the page of a trace without stacks"
+
+# Python call sites (record --py-stack): per op and under the chain, the
+# frames where they called the native code; none on the other pages
+python3 "$IFT_SRC/tests/e2e/starve-tsv.py" train "./train --workers 5" pystacks >py.tsv ||
+	fail "starve-tsv.py pystacks failed"
+"$IFT_TOOLS/tsv2trace" -o py.trace <py.tsv >/dev/null || fail "tsv2trace failed"
+page py py.trace
+python3 - py.json <<'PY' || fail "the page of a trace with Python frames checked no Python call site"
+import json, sys
+r = json.load(open(sys.argv[1]))
+o = r["py_sites"][0]
+ok = (len(r["py_sites"]) == 1 and (o["in_flight"], o["late"]) == (40, 10) and
+      [x["frame"] for x in o["sites"]] == [
+          "torch/utils/data/dataloader.py:631 in _BaseDataLoaderIter.__next__",
+          "/home/u/train.py:60 in train_epoch"] and
+      any(len(c.get("py_sites", [])) == 2 for c in r["chains"]))
+sys.exit(0 if ok else 1)
+PY
+grep -q 'id="py-site-table"' sites.html && fail "Python call sites on the page of a trace without them"
 
 for t in ${IFT_GPU_TRACES:-$IFT_FIXTURES/h200/direct.trace $IFT_FIXTURES/h200/loaderN.trace}; do
 	page "gpu-$(basename "$t" .trace)" "$t" --samples

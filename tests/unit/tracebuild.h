@@ -182,6 +182,46 @@ static void tb_same_sites(struct tb *b, const struct ift_analysis *a)
 	free(want);
 }
 
+/* The Python call sites A tallied in its pass are those a pass over the
+   calls of its window gives, field by field. */
+static void tb_same_py_sites(struct tb *b, const struct ift_analysis *a)
+{
+	const struct ift_analysis_summary *s = ift_analysis_summary(a);
+	uint64_t span = s->end_ts - s->start_ts;
+	uint64_t to = s->to_ns >= span ? UINT64_MAX : s->start_ts + s->to_ns;
+	struct ift_py_op *want;
+	const struct ift_py_op *got;
+	size_t nwant, ngot;
+
+	assert_int_equal(ift_py_sites_run(b->t, s->start_ts + s->from_ns, to, 0, IFT_SITES_TOP,
+					  &want, &nwant), 0);
+	got = ift_analysis_py_sites(a, &ngot);
+	assert_int_equal(ngot, nwant);
+	for (size_t i = 0; i < ngot; i++) {
+		assert_string_equal(got[i].op, want[i].op);
+		assert_int_equal(got[i].calls, want[i].calls);
+		assert_int_equal(got[i].stack_calls, want[i].stack_calls);
+		assert_int_equal(got[i].in_flight, want[i].in_flight);
+		assert_int_equal(got[i].in_flight_ns, want[i].in_flight_ns);
+		assert_int_equal(got[i].late, want[i].late);
+		assert_int_equal(got[i].all_sites, want[i].all_sites);
+		assert_int_equal(got[i].nsites, want[i].nsites);
+		for (size_t j = 0; j < got[i].nsites; j++) {
+			const struct ift_py_site *x = &got[i].sites[j], *y = &want[i].sites[j];
+
+			assert_ptr_equal(x->frame, y->frame);
+			assert_int_equal(x->calls, y->calls);
+			assert_int_equal(x->total_ns, y->total_ns);
+			assert_int_equal(x->tail_calls, y->tail_calls);
+			assert_int_equal(x->tail_ns, y->tail_ns);
+			assert_int_equal(x->stack, y->stack);
+			assert_int_equal(x->stacks, y->stacks);
+			assert_true(x->share_time == y->share_time);
+		}
+	}
+	free(want);
+}
+
 /*
  * Analyzes the trace with OPTS (NULL: none) into b->a, keeping the calls
  * (tests look at them), and first without, and without OPTS's hooks:
@@ -218,6 +258,7 @@ static void tb_run(struct tb *b, const struct ift_analyze_opts *opts)
 		tb_same_ops(ift_analysis_thread(lean, i)->ops, ift_analysis_thread(lean, i)->nops,
 			    ift_analysis_thread(b->a, i)->ops, ift_analysis_thread(b->a, i)->nops);
 	tb_same_sites(b, lean);
+	tb_same_py_sites(b, lean);
 	ift_analysis_free(lean);
 }
 
