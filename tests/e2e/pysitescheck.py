@@ -16,7 +16,7 @@ table), which takes it several times a warm read; those are counted apart
 
 The 99% is the issue's, for a machine whose reads take well under 100 us
 (twice the mean read within it).  Under emulation (QEMU TCG guests, reads of
-300-600 us, the recorder's threads starved by the emulated CPUs) 94-98% of
+300-600 us, the recorder's threads starved by the emulated CPUs) 88-98% of
 such calls were measured in flight: there the share is printed and only a
 floor of 80% is asked, which a recorder that stopped reading in flight
 would not meet; every frame read in flight must still be the logged one."""

@@ -51,6 +51,45 @@ if bad:
     sys.exit("%d Python frames in the sites of calls not read in flight" % bad)
 PY
 
+# report: the Python call sites of cudaStreamSynchronize, each line's calls
+# and time as the calls read in flight say (their innermost Python frame),
+# and the coverage line's counts as the calls' flags say
+"$IFT" report --json -i py.trace >report.json || fail "report failed"
+"$IFT" report -i py.trace >report.txt || fail "report failed"
+python3 - py.db report.json report.txt <<'PY' || fail "report's Python call sites disagree with the calls"
+import json, sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+rep = json.load(open(sys.argv[2]))
+txt = open(sys.argv[3]).read()
+inner = {}
+for sid, mod, sym, line in db.execute(
+        "SELECT stack_id, module, symbol, offset FROM stacks WHERE flags & 4 ORDER BY stack_id, depth"):
+    inner.setdefault(sid, (mod, sym, line))
+want, late, inflight = {}, 0, 0
+for sid, dur, flags in db.execute("SELECT stack_id, dur_ns, flags FROM calls "
+                                  "WHERE op = 'cudaStreamSynchronize'"):
+    late += bool(flags & 8)
+    if flags & 4:
+        inflight += 1
+        w = want.setdefault(inner[sid], [0, 0])
+        w[0] += 1
+        w[1] += dur
+ops = [o for o in rep.get("py_sites", []) if o["op"] == "cudaStreamSynchronize"]
+if len(ops) != 1:
+    sys.exit("report --json: no Python call sites for cudaStreamSynchronize")
+o = ops[0]
+if (o["in_flight"], o["late"]) != (inflight, late):
+    sys.exit("report: %d in flight, %d late; the calls: %d, %d" % (o["in_flight"], o["late"], inflight, late))
+top = sorted(want.items(), key=lambda kv: -kv[1][1])[:len(o["sites"])]
+got = [((s["file"], s["function"], s["line"]), [s["calls"], s["total_ns"]]) for s in o["sites"]]
+if got != top or o["sites_total"] != len(want):
+    sys.exit("report: sites %s, the calls say %s (%d lines)" % (got, top, len(want)))
+# the text names the top line where the user reads it: FILE:LINE in FUNC
+f, fn, line = top[0][0]
+if "%s:%d in %s" % (f, line, fn) not in txt:
+    sys.exit("report's text does not name %s:%d in %s" % (f, line, fn))
+PY
+
 # --stack alone reads no Python frame
 "$IFT" record -q --cuda-lib "$sim" --stack=cudaStreamSynchronize -o native.trace -- \
 	$py "$work" "$sim" log2.json 5 >/dev/null 2>native.err || fail "record --stack failed: $(cat native.err)"

@@ -20,4 +20,22 @@ assert_no_leftover_of $rp
 python3 "$IFT_SRC/tests/e2e/pysitescheck.py" loader.db frames.json >check.out ||
 	fail "Python frames differ from the workload's: $(cat check.out)"
 echo "torch-loader: $(cat check.out)"
+# report: each op's first Python call site is the line of simrt.send that
+# made its calls, as the workload logged it
+"$IFT" report --json -i loader.trace >report.json || fail "report failed"
+python3 - report.json frames.json <<'PY' || fail "report's Python call sites are not the workload's lines"
+import collections, json, sys
+rep = json.load(open(sys.argv[1]))
+log = json.load(open(sys.argv[2]))
+line = collections.defaultdict(collections.Counter)
+for e in log:
+    f = e["frames"][0]
+    line[e["op"]][(f[0], f[1], f[2])] += 1
+got = {o["op"]: o["sites"][0] for o in rep.get("py_sites", []) if o["sites"]}
+for op, c in line.items():
+    want = c.most_common(1)[0][0]
+    s = got.get(op)
+    if op != "cudaLaunchKernel" and (not s or (s["file"], s["function"], s["line"]) != want):
+        sys.exit("%s: report's first Python site %s, the workload's line %s" % (op, s, want))
+PY
 exit 0
