@@ -154,19 +154,27 @@ static void tb_same_ops(const struct ift_op_stats *x, size_t nx,
 	}
 }
 
+/* A's window on the trace clock, as the *_run() passes take it. */
+static void tb_window(const struct ift_analysis *a, uint64_t *from, uint64_t *to)
+{
+	const struct ift_analysis_summary *s = ift_analysis_summary(a);
+	uint64_t span = s->end_ts - s->start_ts;
+
+	*from = s->start_ts + s->from_ns;
+	*to = s->to_ns >= span ? UINT64_MAX : s->start_ts + s->to_ns;
+}
+
 /* The sites A tallied in its pass are those a pass over the calls of its
    window gives. */
 static void tb_same_sites(struct tb *b, const struct ift_analysis *a)
 {
-	const struct ift_analysis_summary *s = ift_analysis_summary(a);
-	uint64_t span = s->end_ts - s->start_ts;
-	uint64_t to = s->to_ns >= span ? UINT64_MAX : s->start_ts + s->to_ns;
 	struct ift_site *want;
 	const struct ift_site *got;
 	size_t nwant, ngot;
+	uint64_t from, to;
 
-	assert_int_equal(ift_sites_run(b->t, s->start_ts + s->from_ns, to, 0, IFT_SITES_TOP,
-				       &want, &nwant), 0);
+	tb_window(a, &from, &to);
+	assert_int_equal(ift_sites_run(b->t, from, to, 0, IFT_SITES_TOP, &want, &nwant), 0);
 	got = ift_analysis_sites(a, &ngot);
 	assert_int_equal(ngot, nwant);
 	for (size_t i = 0; i < ngot; i++) {
@@ -186,15 +194,13 @@ static void tb_same_sites(struct tb *b, const struct ift_analysis *a)
    calls of its window gives, field by field. */
 static void tb_same_py_sites(struct tb *b, const struct ift_analysis *a)
 {
-	const struct ift_analysis_summary *s = ift_analysis_summary(a);
-	uint64_t span = s->end_ts - s->start_ts;
-	uint64_t to = s->to_ns >= span ? UINT64_MAX : s->start_ts + s->to_ns;
 	struct ift_py_op *want;
 	const struct ift_py_op *got;
 	size_t nwant, ngot;
+	uint64_t from, to;
 
-	assert_int_equal(ift_py_sites_run(b->t, s->start_ts + s->from_ns, to, 0, IFT_SITES_TOP,
-					  &want, &nwant), 0);
+	tb_window(a, &from, &to);
+	assert_int_equal(ift_py_sites_run(b->t, from, to, 0, IFT_SITES_TOP, &want, &nwant), 0);
 	got = ift_analysis_py_sites(a, &ngot);
 	assert_int_equal(ngot, nwant);
 	for (size_t i = 0; i < ngot; i++) {
