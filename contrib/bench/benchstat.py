@@ -13,6 +13,16 @@ import statistics
 MIN_REPS = 3
 
 
+def results(path):
+    """bench_alternate's results file (lib.sh) as {tool: [[value, ...] per
+    repetition]}, in the order the repetitions ran."""
+    res = {}
+    for line in open(path):
+        tool, *v = line.split()
+        res.setdefault(tool, []).append([float(x) for x in v])
+    return res
+
+
 def row(name, xs, fmt="%.3f"):
     """A markdown table row: NAME, then min, median and max of XS."""
     xs = sorted(xs)

@@ -58,19 +58,15 @@ t0=$(date +%s)
 bench_alternate pystack.sh "$reps" bare stack pystack
 echo "total $(($(date +%s) - t0)) s" >&2
 
-python3 - "$work/results" "$n" "$reps" "$ift" "$tiny" "$py" "$top/contrib/bench/pyloop.py" <<'PY'
-import statistics, sys
+python3 - "$work/results" "$n" "$reps" "$ift" "$tiny" "$py" "$top/contrib/bench/pyloop.py" "$top/contrib/bench/benchstat.py" <<'PY'
+import os, statistics, sys
 path, n, reps, ift, tiny, py, prog = sys.argv[1:8]
+sys.path.insert(0, os.path.dirname(sys.argv[8]))
+from benchstat import mmm, results
 n, reps = int(n), int(reps)
-res = {}
-for l in open(path):
-    t, *v = l.split()
-    res.setdefault(t, []).append([float(x) for x in v])
+res = results(path)
 med = statistics.median
 col = lambda t, k: [r[k] for r in res[t]]
-def mmm(xs, f="%.0f"):
-    xs = sorted(xs)
-    return (f + " / " + f + " / " + f) % (xs[0], med(xs), xs[-1])
 def diff(a, b):
     return [x[0] - y[0] for x, y in zip(res[a], res[b])]
 print("## Cost per Python stack\n")

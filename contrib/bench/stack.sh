@@ -75,19 +75,15 @@ t0=$(date +%s)
 bench_alternate stack.sh "$reps" bare record stack stack10
 echo "total $(($(date +%s) - t0)) s" >&2
 
-python3 - "$work/results" "$n" "$reps" "$ift" "$tiny" "$lib" "$loop" <<'PY'
-import statistics, sys
+python3 - "$work/results" "$n" "$reps" "$ift" "$tiny" "$lib" "$loop" "$top/contrib/bench/benchstat.py" <<'PY'
+import os, statistics, sys
 path, n, reps, ift, tiny, lib, loop = sys.argv[1:8]
+sys.path.insert(0, os.path.dirname(sys.argv[8]))
+from benchstat import mmm, results
 n, reps = int(n), int(reps)
-res = {}
-for l in open(path):
-    t, *v = l.split()
-    res.setdefault(t, []).append([float(x) for x in v])
+res = results(path)
 col = lambda t, k: [r[k] for r in res[t]]
 med = statistics.median
-def mmm(xs, f="%.0f"):
-    xs = sorted(xs)
-    return (f + " / " + f + " / " + f) % (xs[0], med(xs), xs[-1])
 # per repetition, so that drift cancels
 def diff(a, b, k=0):
     return [x[k] - y[k] for x, y in zip(res[a], res[b])]
