@@ -30,7 +30,7 @@
 	_PE(NO_UPROBES,	"the kernel has no uprobe events (CONFIG_UPROBE_EVENTS)"), \
 	_PE(NO_EVENT,	"the kernel has no such trace event"),		\
 	_PE(OLD_KERNEL,	"the kernel lacks a feature recording needs (see ingero-ftrace check)"), \
-	_PE(NOT_CUDA,	"not a CUDA runtime or driver library"),		\
+	_PE(NOT_CUDA,	"not a CUDA runtime, CUDA driver or NCCL library"),	\
 	_PE(SQL,	"SQLite error"),				\
 	_PE(READONLY,	"only read-only SQL (SELECT/WITH/EXPLAIN) is allowed"), \
 	_PE(PY_MOVED,	"the Python frames changed while they were read")

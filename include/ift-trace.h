@@ -92,7 +92,7 @@ const struct ift_table_def *ift_table_def(unsigned table);
 /* Table id by name, or -IFT_E_NO_TABLE. */
 int ift_table_by_name(const char *name);
 
-enum ift_api { IFT_API_RUNTIME = 1, IFT_API_DRIVER = 2 };
+enum ift_api { IFT_API_RUNTIME = 1, IFT_API_DRIVER = 2, IFT_API_NCCL = 3 };
 
 struct ift_op {
 	const char *name;
@@ -107,7 +107,7 @@ struct ift_library {
 	size_t build_id_len;
 	uint64_t dev, ino;
 	uint64_t functions;	/* functions probed */
-	const char *kind;	/* "cudart" or "cuda" */
+	const char *kind;	/* "cudart", "cuda" or "nccl" (ift_api_lib_kind()) */
 };
 
 struct ift_loss {

@@ -13,6 +13,14 @@
 
 #include "ift-trace.h"
 
+/*
+ * An API's name where people read it ("runtime", "driver", "nccl"; "?" for
+ * an id this build does not know), and the kind of library implementing it
+ * as the LIBS section names it ("cudart", "cuda", "nccl").
+ */
+const char *ift_api_name(enum ift_api api);
+const char *ift_api_lib_kind(enum ift_api api);
+
 /* The sched_switch prev_state letters ("R", "R+", "S", "D", ...) into BUF. */
 const char *ift_task_state_str(uint64_t state, char *buf, size_t len);
 

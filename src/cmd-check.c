@@ -161,11 +161,6 @@ static void check_kernel(struct report *r, struct ift_tracefs_caps *caps)
 	    "privileges: %s write %s", caps->root ? "can" : "cannot", caps->dir);
 }
 
-static const char *api_name(enum ift_api api)
-{
-	return api == IFT_API_DRIVER ? "driver" : "runtime";
-}
-
 static void check_libs(struct report *r, struct ift_libset *set)
 {
 	struct ift_discover_opts o = { .envp = environ };
@@ -189,7 +184,7 @@ static void check_libs(struct report *r, struct ift_libset *set)
 		add(r, "cuda_library", l->nsyms ? V_OK : V_WARN,
 		    "none: no function of the catalog in this file, nothing to probe",
 		    "CUDA library %s: %zu functions (%s, found by %s)", l->path, l->nsyms,
-		    api_name(l->api), l->found_by ? l->found_by : "?");
+		    ift_api_name(l->api), l->found_by ? l->found_by : "?");
 	}
 }
 
@@ -288,7 +283,7 @@ static int print_json(const struct report *r, const struct ift_tracefs_caps *cap
 
 		o = json_object_new_object();
 		json_object_object_add(o, "path", json_object_new_string(l->path));
-		json_object_object_add(o, "api", json_object_new_string(api_name(l->api)));
+		json_object_object_add(o, "api", json_object_new_string(ift_api_name(l->api)));
 		json_object_object_add(o, "functions", json_object_new_int64((int64_t)l->nsyms));
 		json_object_object_add(o, "found_by",
 				       l->found_by ? json_object_new_string(l->found_by) : NULL);

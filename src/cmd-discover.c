@@ -22,14 +22,9 @@ static const char usage[] = "discover [-v] [-a] [-p PID]... [-- COMMAND [ARGS...
 
 extern char **environ;
 
-static const char *api_name(enum ift_api api)
-{
-	return api == IFT_API_RUNTIME ? "runtime" : api == IFT_API_DRIVER ? "driver" : "?";
-}
-
 static void print_lib(const struct ift_lib *lib, bool syms)
 {
-	printf("%s\t%s\t%s\t%zu\t", lib->path, api_name(lib->api), lib->found_by,
+	printf("%s\t%s\t%s\t%zu\t", lib->path, ift_api_name(lib->api), lib->found_by,
 	       lib->nsyms);
 	for (size_t i = 0; i < lib->build_id_len; i++)
 		printf("%02x", lib->build_id[i]);

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * The CUDA functions we trace and the arguments worth a column, fetched per
- * the x86-64 SysV ABI at function entry: integer arguments in rdi, rsi, rdx,
- * rcx, r8, r9, then on the stack above the return address (+8(%sp), ...).
+ * The CUDA and NCCL functions we trace and the arguments worth a column,
+ * fetched per the x86-64 SysV ABI at function entry: integer arguments in
+ * rdi, rsi, rdx, rcx, r8, r9, then on the stack above the return address
+ * (+8(%sp), ...); a struct larger than 16 bytes (ncclUniqueId) is passed in
+ * memory and takes no register.
  * A struct of at most 16 bytes, such as dim3 (12), travels in two registers,
  * which shifts every argument after it.
  */
@@ -10,6 +12,7 @@
 
 #define RT IFT_API_RUNTIME
 #define DRV IFT_API_DRIVER
+#define NCCL IFT_API_NCCL
 
 const struct ift_func_spec ift_cuda_funcs[] = {
 	/* ---- runtime: memory ---- */
@@ -96,6 +99,48 @@ const struct ift_func_spec ift_cuda_funcs[] = {
 	{ "cuCtxSynchronize", DRV, 0, { { NULL, NULL } } },
 	{ "cuStreamSynchronize", DRV, 1, { { "stream", "%di" } }, true },
 	{ "cuEventSynchronize", DRV, 1, { { "event", "%di" } } },
+	/*
+	 * ---- NCCL (libnccl.so.2): collectives, point to point, groups ----
+	 * ncclAllReduce(sendbuff, recvbuff, count, datatype, op, comm, stream)
+	 */
+	{ "ncclAllReduce", NCCL, 5, { { "count", "%dx" }, { "datatype", "%cx" },
+				      { "op", "%r8" }, { "comm", "%r9" },
+				      { "stream", "+8(%sp)" } } },
+	/* ncclBroadcast(sendbuff, recvbuff, count, datatype, root, comm, stream) */
+	{ "ncclBroadcast", NCCL, 5, { { "count", "%dx" }, { "datatype", "%cx" },
+				      { "root", "%r8" }, { "comm", "%r9" },
+				      { "stream", "+8(%sp)" } } },
+	/* ncclReduce(sendbuff, recvbuff, count, datatype, op, root, comm, stream) */
+	{ "ncclReduce", NCCL, 6, { { "count", "%dx" }, { "datatype", "%cx" },
+				   { "op", "%r8" }, { "root", "%r9" },
+				   { "comm", "+8(%sp)" }, { "stream", "+16(%sp)" } } },
+	/* ncclAllGather(sendbuff, recvbuff, sendcount, datatype, comm, stream) */
+	{ "ncclAllGather", NCCL, 4, { { "count", "%dx" }, { "datatype", "%cx" },
+				      { "comm", "%r8" }, { "stream", "%r9" } } },
+	/* ncclReduceScatter(sendbuff, recvbuff, recvcount, datatype, op, comm, stream) */
+	{ "ncclReduceScatter", NCCL, 5, { { "count", "%dx" }, { "datatype", "%cx" },
+					  { "op", "%r8" }, { "comm", "%r9" },
+					  { "stream", "+8(%sp)" } } },
+	/* ncclSend(sendbuff, count, datatype, peer, comm, stream), ncclRecv alike */
+	{ "ncclSend", NCCL, 5, { { "count", "%si" }, { "datatype", "%dx" },
+				 { "peer", "%cx" }, { "comm", "%r8" }, { "stream", "%r9" } } },
+	{ "ncclRecv", NCCL, 5, { { "count", "%si" }, { "datatype", "%dx" },
+				 { "peer", "%cx" }, { "comm", "%r8" }, { "stream", "%r9" } } },
+	{ "ncclGroupStart", NCCL, 0, { { NULL, NULL } } },
+	{ "ncclGroupEnd", NCCL, 0, { { NULL, NULL } } },
+	/*
+	 * ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId id, int
+	 * rank): the 128-byte id is passed in memory, so rank is in the third
+	 * integer register.  The communicator it makes is written through COMM
+	 * after entry: the collectives' comm is matched by the process.
+	 */
+	{ "ncclCommInitRank", NCCL, 3, { { "comm_out", "%di" }, { "nranks", "%si" },
+					 { "rank", "%dx" } } },
+	/* ncclCommInitRankConfig(comm, nranks, id, rank, config) */
+	{ "ncclCommInitRankConfig", NCCL, 3, { { "comm_out", "%di" }, { "nranks", "%si" },
+					       { "rank", "%dx" } } },
+	{ "ncclCommDestroy", NCCL, 1, { { "comm", "%di" } } },
+	{ "ncclCommAbort", NCCL, 1, { { "comm", "%di" } } },
 };
 
 const size_t ift_cuda_nfuncs = sizeof(ift_cuda_funcs) / sizeof(ift_cuda_funcs[0]);

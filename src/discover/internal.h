@@ -100,7 +100,8 @@ const char *ldcache_lookup(const struct ldcache *c, const char *name);
 /*
  * cuda_lib_api - which API a library file of this base name implements:
  * libcudart*.so* (also hashed names such as libcudart-d0da41ae.so.11.0) is the
- * runtime, libcuda.so and libcuda.so.* the driver.  0 for anything else.
+ * runtime, libcuda.so and libcuda.so.* the driver, libnccl*.so* NCCL (torch's
+ * nvidia/nccl/lib/libnccl.so.2, a system's libnccl.so.2).  0 for anything else.
  */
 enum ift_api cuda_lib_api(const char *name);
 

@@ -23,6 +23,9 @@ enum ift_api cuda_lib_api(const char *name)
 		return IFT_API_RUNTIME;
 	if (!strcmp(name, "libcuda.so") || !fnmatch("libcuda.so.*", name, FNM_PERIOD))
 		return IFT_API_DRIVER;
+	/* NCCL's collectives: a rank late into one makes every other rank wait */
+	if (!fnmatch("libnccl*.so*", name, FNM_PERIOD))
+		return IFT_API_NCCL;
 	return 0;
 }
 

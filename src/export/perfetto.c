@@ -359,7 +359,8 @@ static int put_call(struct px *x, const uint64_t *r)
 	put_us(f, end - ts);
 	fprintf(f, ",\"cat\":\"%s\",\"args\":{\"dur_ns\":%" PRIu64 ",\"ret\":%" PRId64
 		",\"depth\":%" PRIu64 ",\"cpu\":%" PRIu64,
-		op && op->api == IFT_API_DRIVER ? "cuda.driver" : "cuda.runtime",
+		!op ? "cuda.runtime" : op->api == IFT_API_NCCL ? "nccl" :
+		op->api == IFT_API_DRIVER ? "cuda.driver" : "cuda.runtime",
 		r[IFT_CALL_DUR], (int64_t)r[IFT_CALL_RET], r[IFT_CALL_DEPTH], r[IFT_C_CPU]);
 	if (end - ts != r[IFT_CALL_DUR])
 		fprintf(f, ",\"clamped_to_parent\":true");

@@ -577,7 +577,7 @@ static int export_ops(struct exp *x)
 					      k ? "," : "", op->args[k]);
 		b_u64(st, &i, id);
 		b_str(st, &i, op->name);
-		b_str(st, &i, op->api == IFT_API_DRIVER ? "driver" : "runtime");
+		b_str(st, &i, ift_api_name(op->api));
 		b_u64(st, &i, op->nargs);
 		sqlite3_bind_text(st, ++i, args, -1, SQLITE_TRANSIENT);
 		ret = step(x, st);

@@ -30,6 +30,7 @@
 #include "ift-ring.h"
 #include "ift-sample.h"
 #include "ift-stack.h"
+#include "ift-words.h"
 #include "ift-version.h"
 #include "util/array.h"
 
@@ -257,7 +258,7 @@ static int write_library(struct ift_writer *w, const struct ift_lib *l)
 		.path = l->path, .build_id = l->build_id,
 		.build_id_len = l->build_id_len, .dev = (uint64_t)l->dev,
 		.ino = (uint64_t)l->ino, .functions = l->nsyms,
-		.kind = l->api == IFT_API_DRIVER ? "cuda" : "cudart",
+		.kind = ift_api_lib_kind(l->api),
 	};
 
 	return ift_writer_library(w, &lib);

@@ -191,7 +191,7 @@ json_object *ift_event_json(const struct ift_trace *t, const struct ift_event *e
 	case IFT_T_CALLS: {
 		const struct ift_op *op = ift_trace_op(t, r[IFT_CALL_OP]);
 
-		add_str(o, "api", op && op->api == IFT_API_DRIVER ? "driver" : "runtime");
+		add_str(o, "api", ift_api_name(op ? op->api : IFT_API_RUNTIME));
 		add_u64(o, "dur_ns", r[IFT_CALL_DUR]);
 		add_i64(o, "ret", (int64_t)r[IFT_CALL_RET]);
 		add_u64(o, "depth", r[IFT_CALL_DEPTH]);

@@ -382,7 +382,7 @@ static void op_row(struct html *h, const struct ift_op_stats *s, bool nested)
 	esc(h, s->name);
 	out(h, "\"><td>%s", nested ? "\xe2\x86\xb3 " : "");
 	esc(h, s->name);
-	out(h, "</td><td>%s</td>", s->api == IFT_API_DRIVER ? "driver" : "runtime");
+	out(h, "</td><td>%s</td>", ift_api_name(s->api));
 	if (s->callers_wall_ns)
 		snprintf(b[11], sizeof(b[11]), "%.1f%%",
 			 100.0 * (double)s->total_ns / (double)s->callers_wall_ns);

@@ -130,7 +130,7 @@ json_object *ift_json_ops(const struct ift_op_stats *ops, size_t n)
 		json_object *o = json_object_new_object(), *v;
 
 		add_str(o, "op", s->name);
-		add_str(o, "api", s->api == IFT_API_DRIVER ? "driver" : "runtime");
+		add_str(o, "api", ift_api_name(s->api));
 		json_op_latency(o, s, false);
 		add_u64(o, "bytes", s->bytes);
 		json_object_object_add(o, "wall_share", json_object_new_double(

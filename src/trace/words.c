@@ -75,6 +75,26 @@ const char *ift_task_state_str(uint64_t state, char *buf, size_t len)
 	return buf;
 }
 
+const char *ift_api_name(enum ift_api api)
+{
+	switch (api) {
+	case IFT_API_RUNTIME: return "runtime";
+	case IFT_API_DRIVER: return "driver";
+	case IFT_API_NCCL: return "nccl";
+	}
+	return "?";
+}
+
+const char *ift_api_lib_kind(enum ift_api api)
+{
+	switch (api) {
+	case IFT_API_RUNTIME: return "cudart";
+	case IFT_API_DRIVER: return "cuda";
+	case IFT_API_NCCL: return "nccl";
+	}
+	return "?";
+}
+
 void ift_frame_format(const struct ift_frame *f, char *buf, size_t size)
 {
 	const char *base = strrchr(f->module, '/');

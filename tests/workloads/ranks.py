@@ -1,0 +1,144 @@
+"""A data-parallel job of N ranks, one process each, as torchrun starts
+them: each rank computes a step on the stand-in CUDA runtime (a kernel of
+--kernel-us, cudaStreamSynchronize) and then all-reduces its gradients
+through the stand-in NCCL (contrib/simcuda/simnccl.c), whose collectives
+return on no rank before every rank entered them.  Rank --slow gets its
+batches from a worker process that takes --prep-ms of CPU for each (a
+starved input pipeline); the others' batches are ready at once.  So the
+slow rank enters each all-reduce late and every other rank waits for it
+there.
+
+  ranks.py --cudart LIBCUDART --nccl LIBNCCL [--ranks 4] [--steps 30]
+           [--slow 2] [--prep-ms 8] [--kernel-us 2000]
+
+The launcher (no --rank) makes the communicator's id, starts the ranks
+and prints one JSON object of their truth on stdout: per rank its pid,
+thread id and rank, the all-reduce's count and datatype, and per step the
+wait for its batch and the all-reduce's entry and return on
+CLOCK_MONOTONIC (the trace clock).
+"""
+import argparse
+import ctypes
+import json
+import os
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import simrt  # noqa: E402
+
+NCCL_FLOAT32, NCCL_SUM = 7, 0
+COUNT = 1 << 20
+
+
+class UniqueId(ctypes.Structure):
+    """ncclUniqueId: 128 bytes, passed by value (in memory, per the ABI)."""
+    _fields_ = [("internal", ctypes.c_char * 128)]
+
+
+def nccl(path):
+    lib = ctypes.CDLL(path)
+    lib.ncclGetUniqueId.argtypes = [ctypes.c_void_p]
+    lib.ncclCommInitRank.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_int,
+                                     UniqueId, ctypes.c_int]
+    lib.ncclAllReduce.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t,
+                                  ctypes.c_int, ctypes.c_int, ctypes.c_void_p,
+                                  ctypes.c_void_p]
+    lib.ncclCommDestroy.argtypes = [ctypes.c_void_p]
+    return lib
+
+
+def burn(ms):
+    """MS of this process's CPU time."""
+    end = time.process_time() + ms / 1000
+    x = 0
+    while time.process_time() < end:
+        x += 1
+    return x
+
+
+def feeder(conn, steps, prep_ms):
+    """The slow rank's input worker: a batch every PREP_MS of CPU."""
+    for _ in range(steps):
+        burn(prep_ms)
+        conn.send_bytes(b"batch")
+    conn.close()
+
+
+def rank_main(a):
+    import multiprocessing as mp
+    rt = simrt.runtime(a.cudart)
+    nc = nccl(a.nccl)
+    kernel = simrt.Kernel(a.kernel_us, "step")
+    comm = ctypes.c_void_p()
+    uid = UniqueId.from_buffer_copy(bytes.fromhex(a.id))
+    if nc.ncclCommInitRank(ctypes.byref(comm), a.ranks, uid, a.rank):
+        sys.exit("rank %d: ncclCommInitRank failed" % a.rank)
+    slow = a.rank == a.slow
+    if slow:
+        recv, send = mp.get_context("fork").Pipe(duplex=False)
+        worker = mp.get_context("fork").Process(target=feeder, args=(send, a.steps, a.prep_ms))
+        worker.start()
+        send.close()
+    steps = []
+    for _ in range(a.steps):
+        t0 = time.monotonic_ns()
+        if slow:
+            recv.recv_bytes()
+        t1 = time.monotonic_ns()
+        rt.cudaLaunchKernel(kernel.func, kernel.grid, kernel.block, None, 0, None)
+        rt.cudaStreamSynchronize(None)
+        t2 = time.monotonic_ns()
+        ret = nc.ncclAllReduce(None, None, COUNT, NCCL_FLOAT32, NCCL_SUM, comm, None)
+        t3 = time.monotonic_ns()
+        if ret:
+            sys.exit("rank %d: ncclAllReduce returned %d" % (a.rank, ret))
+        steps.append({"data_wait_ns": t1 - t0, "enter": t2, "exit": t3})
+    if slow:
+        worker.join()
+    nc.ncclCommDestroy(comm)
+    print(json.dumps({"rank": a.rank, "pid": os.getpid(), "tid": os.getpid(),
+                      "count": COUNT, "datatype": NCCL_FLOAT32, "op": NCCL_SUM,
+                      "slow": slow, "steps": steps}), flush=True)
+
+
+def launch(a):
+    nc = nccl(a.nccl)
+    uid = UniqueId()
+    if nc.ncclGetUniqueId(ctypes.byref(uid)):
+        sys.exit("ncclGetUniqueId failed")
+    cmd = [sys.executable, os.path.abspath(__file__), "--cudart", a.cudart, "--nccl", a.nccl,
+           "--ranks", str(a.ranks), "--steps", str(a.steps), "--slow", str(a.slow),
+           "--prep-ms", str(a.prep_ms), "--kernel-us", str(a.kernel_us), "--id", bytes(uid).hex()]
+    procs = [subprocess.Popen(cmd + ["--rank", str(r)], stdout=subprocess.PIPE)
+             for r in range(a.ranks)]
+    ranks = []
+    for p in procs:
+        out, _ = p.communicate()
+        if p.returncode:
+            sys.exit("a rank exited %d" % p.returncode)
+        ranks.append(json.loads(out))
+    print(json.dumps({"ranks": ranks, "slow": a.slow, "world": a.ranks}))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--cudart", required=True)
+    ap.add_argument("--nccl", required=True)
+    ap.add_argument("--ranks", type=int, default=4)
+    ap.add_argument("--steps", type=int, default=30)
+    ap.add_argument("--slow", type=int, default=2)
+    ap.add_argument("--prep-ms", type=int, default=8)
+    ap.add_argument("--kernel-us", type=int, default=2000)
+    ap.add_argument("--rank", type=int)
+    ap.add_argument("--id")
+    a = ap.parse_args()
+    if a.rank is None:
+        launch(a)
+    else:
+        rank_main(a)
+
+
+if __name__ == "__main__":
+    main()
