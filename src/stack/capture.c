@@ -39,9 +39,11 @@
 #include <linux/perf_event.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -175,6 +177,18 @@ struct ift_stacks {
 	int err;			/* the drain thread's, once */
 	bool running, stop;
 	pthread_t th;
+	/*
+	 * With Python frames, only the drain thread reads the rings once it
+	 * runs: the main thread asks it (DRAIN_REQ, WAKE) and waits until a
+	 * pass that began after the asking is done (DRAIN_DONE, DONE_CV).  A
+	 * main thread draining itself would read frames holding MU at normal
+	 * priority; preempted there, it would keep the drain thread (nice -10)
+	 * from every other sample's frames.
+	 */
+	uint64_t drain_req, drain_done;
+	pthread_cond_t done_cv;
+	int wake;			/* eventfd: a drain is asked for */
+	bool running_drain;		/* the thread drains (under MU) */
 
 	struct ift_stack_stats st;
 };
@@ -216,6 +230,8 @@ int ift_stacks_alloc(const struct ift_stack_opts *opts, struct ift_writer *w,
 						   s->ncpus);
 
 	pthread_mutex_init(&s->mu, NULL);
+	pthread_cond_init(&s->done_cv, NULL);
+	s->wake = -1;
 	s->rings = calloc((size_t)s->ncpus, sizeof(*s->rings));
 	s->u = ift_unwinder_new();
 	if (!s->rings || !s->u) {
@@ -977,12 +993,26 @@ static int drain_all(struct ift_stacks *s)
 static void *drain_main(void *arg)
 {
 	struct ift_stacks *s = arg;
-	struct pollfd *pfd = calloc((size_t)s->ncpus, sizeof(*pfd));
+	struct pollfd *pfd = calloc((size_t)s->ncpus + 1, sizeof(*pfd));
 	int ret = pfd ? 0 : -ENOMEM;
 
 	/* it copies and nothing more: let it run before the traced tasks */
 	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), DRAIN_NICE);
+	/*
+	 * Python frames are only worth reading while their call is in
+	 * progress: a woken drain thread that waits for a CPU behind the
+	 * traced program's busy threads reads them after the call returned.
+	 * Real-time (the lowest priority) where allowed, so that it runs at
+	 * its wake-up; each wake-up is one sample's frames, bounded by the
+	 * calls sampled (--stack-period).
+	 */
+	if (s->py) {
+		struct sched_param sp = { .sched_priority = 1 };
+
+		pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
+	}
 	while (ret >= 0) {
+		uint64_t req;
 		int n, np = 0;
 
 		pthread_mutex_lock(&s->mu);
@@ -990,12 +1020,20 @@ static void *drain_main(void *arg)
 			pthread_mutex_unlock(&s->mu);
 			break;
 		}
+		req = s->drain_req;
 		ret = n = drain_all(s);
+		/* every sample the asker waited for is in the queue now */
+		s->drain_done = req;
+		pthread_cond_broadcast(&s->done_cv);
 		for (int c = 0; c < s->ncpus; c++)
 			if (s->rings[c].b.base && !s->rings[c].hup) {
 				pfd[np].fd = s->rings[c].b.fd;
 				pfd[np++].events = POLLIN;
 			}
+		if (s->wake >= 0) {
+			pfd[np].fd = s->wake;
+			pfd[np++].events = POLLIN;
+		}
 		pthread_mutex_unlock(&s->mu);
 		if (ret < 0 || n)
 			continue;
@@ -1005,6 +1043,13 @@ static void *drain_main(void *arg)
 		/* a ring whose task is gone polls ready for ever: drained, not polled */
 		pthread_mutex_lock(&s->mu);
 		for (int i = 0, c = 0; i < np; i++) {
+			if (pfd[i].fd == s->wake) {
+				uint64_t v;
+
+				if (pfd[i].revents & POLLIN && read(s->wake, &v, sizeof(v)) < 0)
+					v = 0;	/* drained all the same */
+				continue;
+			}
 			if (!(pfd[i].revents & (POLLHUP | POLLERR)))
 				continue;
 			for (c = 0; c < s->ncpus; c++)
@@ -1017,6 +1062,8 @@ static void *drain_main(void *arg)
 	pthread_mutex_lock(&s->mu);
 	if (ret < 0 && !s->err)
 		s->err = ret;
+	s->running_drain = false;
+	pthread_cond_broadcast(&s->done_cv);
 	pthread_mutex_unlock(&s->mu);
 	return NULL;
 }
@@ -1028,13 +1075,18 @@ int ift_stacks_start(struct ift_stacks *s)
 
 	if (s->running)
 		return 0;
+	if (s->py && s->wake < 0 && (s->wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0)
+		return -errno;
+	s->running_drain = true;
 	/* signals are the recorder's main thread's */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	ret = pthread_create(&s->th, NULL, drain_main, s);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (ret)
+	if (ret) {
+		s->running_drain = false;
 		return -ret;
+	}
 	s->running = true;
 	return 0;
 }
@@ -1127,8 +1179,21 @@ int ift_stacks_poll(struct ift_stacks *s)
 
 	pthread_mutex_lock(&s->mu);
 	ret = s->err;
-	if (ret >= 0 && (ret = drain_all(s)) > 0)
+	if (ret >= 0 && s->py && s->running_drain) {
+		/* the drain thread reads the rings and the frames: ask, wait */
+		uint64_t req = ++s->drain_req, one = 1;
+
+		if (write(s->wake, &one, sizeof(one)) < 0 && errno != EAGAIN)
+			ret = -errno;
+		while (ret >= 0 && s->drain_done < req && s->running_drain)
+			pthread_cond_wait(&s->done_cv, &s->mu);
+		if (ret >= 0 && s->drain_done < req && (ret = drain_all(s)) > 0)
+			ret = 0;	/* it stopped: drain here */
+		if (ret >= 0)
+			ret = s->err;
+	} else if (ret >= 0 && (ret = drain_all(s)) > 0) {
 		ret = 0;
+	}
 	/* take the queue, leave the last batch's memory in its place */
 	b = s->queue;
 	s->queue = s->batch;
@@ -1209,6 +1274,9 @@ void ift_stacks_free(struct ift_stacks *s)
 	free(s->sites);
 	free(s->slot);
 	ift_unwinder_free(s->u);
+	if (s->wake >= 0)
+		close(s->wake);
+	pthread_cond_destroy(&s->done_cv);
 	free(s->queue.data);
 	free(s->batch.data);
 	pthread_mutex_destroy(&s->mu);
