@@ -87,16 +87,34 @@ cat <<'MD'
   kept every event before this table). If the table above still shows a
   loss, that is the bound: a decoder more than 256 MiB behind stops the
   copying, and the kernel counts what it then drops.
-- **Recorder peak RSS** (target: at most trace-cmd's). Ours was about
-  15 MiB (median 14.8) against trace-cmd's 10.2 MiB; since `record` parses
-  only the formats of the events it enables (150 KiB less on a bare run)
-  and encodes a chunk every 4,096 rows (a page-allocation storm's file 5%
-  larger than at 16,384), it is 11.0-13.0 MiB (median 11.6), its CPU
-  per event still at or below trace-cmd's. What remains: the pages the
-  reader thread has copied and the decoder not yet taken (up to 256 MiB
-  behind, under load), the zstd context (1.5 MiB at level 4 for a chunk
-  of this size), the decoder's task table and libtraceevent itself.
-  trace-cmd splices pages to files and keeps none of it. What it would
-  take: decoding straight from the spliced pipe (no queue of copies) and
-  a smaller zstd level while recording, each measured here.
+- **Recorder peak RSS** (target: at most trace-cmd's): met since d17c4ea
+  (9.2-9.7 MiB against 10.1-10.2). Before, ours was 13.4-14.6 MiB. What it
+  held, found with a malloc trace at the peak: every record waits in its
+  CPU's queue for the idle margin (20 ms, for events reserved but not yet
+  committed), and at 120 bytes a parsed record, 20 ms of a page-allocation
+  storm on two CPUs took 2-4 MB; the queues now hold them packed (about 24
+  bytes a page allocation). zstd's context at level 4 was 1.5 MB, its hash
+  and chain tables sized for inputs larger than a 4,096-row chunk: at 2^14
+  entries each the file is the same to 0.02% with 1.1 MB less. What remains
+  (about 5 MB of heap): the writer's open chunks (4,096 rows of every column
+  of six tables, 1.8 MB), zstd's context, the reader's pages not yet decoded,
+  the event formats, and the shared libraries' own pages.- **File size** (target: a quarter of trace-cmd's bytes for the same events,
+  a fifth aimed for; 0.245-0.258 in the table above). Where the bytes go, on
+  a recording of the mixed workload whose events are 94% `mm_page_alloc`
+  (1,157,161 of them, 1.59 bytes each in our file, 2026-12-02): the
+  timestamps take 1.25 bytes an event, the CPU column 0.10, task, order,
+  flags and migrate type together 0.09 (each measured by making the others
+  constant in the same rows). The timestamps are per-CPU deltas stored as
+  byte planes; their order-0 entropy is 7.2 bits (0.9 bytes), but a third of
+  them lie outside any window of 256 values, so no byte-wide mapping gets
+  zstd's Huffman stage near it (a 255-value window with escapes: 1.24;
+  deltas of deltas: 1.37; minus the chunk's median: 1.26). xz on the same
+  planes gives 1.14 (5% less) at several times zstd's CPU, which the
+  recording cannot spend; larger chunks give 1.22 at 16,384 rows and 1.21 at
+  65,536 (the recorder's memory). What it would take: an entropy coder over
+  whole delta values (a per-chunk table of the common deltas, escapes for
+  the rest), which no library on Debian 12 offers as an API (zstd's FSE and
+  Huffman coders are internal); by the entropy above, about 0.3 bytes a page
+  allocation, which would bring the mixed file to about 0.21 of trace-cmd's,
+  still short of a fifth.
 MD
