@@ -55,6 +55,7 @@
 #include "ift-stack.h"
 #include "util/array.h"
 #include "util/perfbuf.h"
+#include "util/timing.h"
 
 /* AX..IP and R8..R15 (PERF_REG_X86_*): what the unwinder reads */
 #define REGS_MASK	(0x1ffULL | (0xffULL << 16))
@@ -833,15 +834,13 @@ static int queue_put(struct ift_stacks *s, const struct perf_event_header *hd,
 	return 0;
 }
 
-static uint64_t mono_ns(void)
+static uint64_t thread_ns(void)
 {
 	struct timespec t;
 
-	clock_gettime(CLOCK_MONOTONIC, &t);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
 	return (uint64_t)t.tv_sec * 1000000000ULL + (uint64_t)t.tv_nsec;
 }
-
-static uint64_t thread_ns(void);
 
 /* The evsel of sample REC (LEN bytes), or NULL. */
 static const struct evsel *sample_evsel(const struct ift_stacks *s, const uint8_t *rec,
@@ -910,7 +909,7 @@ static int py_after(struct ift_stacks *s, const struct perf_event_header *hd,
 	t0 = thread_ns();
 	n = ift_py_reader_frames(s->py, (pid_t)ids[0], (pid_t)ids[1], s->pyframes,
 				 IFT_STACK_MAX_PYTHON);
-	h.read_end = mono_ns();
+	h.read_end = ift_mono_ns();
 	s->st.py_read_ns += thread_ns() - t0;
 	if (n == -ENOMEM)
 		return n;
@@ -1161,14 +1160,6 @@ static int on_record(struct ift_stacks *s, const struct qrec *q, const uint8_t *
 		return 0;
 	}
 	return 0;
-}
-
-static uint64_t thread_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-	return (uint64_t)t.tv_sec * 1000000000ULL + (uint64_t)t.tv_nsec;
 }
 
 int ift_stacks_poll(struct ift_stacks *s)
