@@ -20,6 +20,7 @@
  * Nothing here prints or exits.
  */
 #include <limits.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -71,6 +72,9 @@ struct ift_py_target {
 	unsigned major, minor;		/* Py_Version (3.11+), else from the name */
 	const struct ift_py_layout *layout;	/* NULL: a version without one */
 };
+
+/* Whether a mapped file of base name BASE may hold an interpreter (python3*, libpython3*). */
+bool ift_py_interpreter_file(const char *base);
 
 /*
  * ift_py_locate - the CPython of process PID: the executable or libpython

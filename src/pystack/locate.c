@@ -98,7 +98,7 @@ static bool version_in_name(const char *base, unsigned *major, unsigned *minor)
 	return p && sscanf(p + 6, "%u.%u", major, minor) == 2;
 }
 
-static bool python_file(const char *base)
+bool ift_py_interpreter_file(const char *base)
 {
 	return !strncmp(base, "python3", 7) || !strncmp(base, "libpython3", 10);
 }
@@ -124,7 +124,7 @@ int ift_py_locate(pid_t pid, struct ift_py_target *t)
 			   path) != 4 || off != 0 || path[0] != '/')
 			continue;
 		base = strrchr(path, '/') + 1;
-		if (!python_file(base))
+		if (!ift_py_interpreter_file(base))
 			continue;
 		/* the very file mapped there, whatever its path names now */
 		snprintf(mapped, sizeof(mapped), "/proc/%d/map_files/%lx-%lx", (int)pid, start, end);

@@ -146,7 +146,7 @@ int ift_py_reader_mapped(struct ift_py_reader *r, pid_t pid, const char *path)
 	struct proc *p;
 
 	base = base ? base + 1 : path;
-	if (strncmp(base, "python3", 7) && strncmp(base, "libpython3", 10))
+	if (!ift_py_interpreter_file(base))
 		return 0;
 	if ((p = proc_find(r, pid)) && p->python)
 		return 0;	/* its other segments */
