@@ -27,16 +27,6 @@ LOG = []
 LOG_LOCK = threading.Lock()
 
 
-def chain(fr):
-    out = []
-    while fr is not None:
-        code = fr.f_code
-        out.append([code.co_filename, getattr(code, "co_qualname", code.co_name),
-                    fr.f_lineno])
-        fr = fr.f_back
-    return out
-
-
 def log(op, t0, t1, frames):
     with LOG_LOCK:
         LOG.append({"tid": threading.get_native_id(), "op": op, "start": t0,
@@ -50,12 +40,12 @@ def kernel(rt, us):
 
 def sync_long(rt):
     kernel(rt, 400)
-    t0 = time.monotonic_ns(); rt.cudaStreamSynchronize(None); fr = chain(sys._getframe())  # noqa: E702
+    t0 = time.monotonic_ns(); rt.cudaStreamSynchronize(None); fr = simrt.frame_chain(sys._getframe())  # noqa: E702
     log("cudaStreamSynchronize", t0, time.monotonic_ns(), fr)
 
 
 def sync_short(rt):
-    t0 = time.monotonic_ns(); rt.cudaStreamSynchronize(None); fr = chain(sys._getframe())  # noqa: E702
+    t0 = time.monotonic_ns(); rt.cudaStreamSynchronize(None); fr = simrt.frame_chain(sys._getframe())  # noqa: E702
     log("cudaStreamSynchronize", t0, time.monotonic_ns(), fr)
 
 
@@ -63,7 +53,7 @@ def deeper(rt, depth):
     if depth:
         return deeper(rt, depth - 1)
     kernel(rt, 300)
-    t0 = time.monotonic_ns(); rt.cudaStreamSynchronize(None); fr = chain(sys._getframe())  # noqa: E702
+    t0 = time.monotonic_ns(); rt.cudaStreamSynchronize(None); fr = simrt.frame_chain(sys._getframe())  # noqa: E702
     log("cudaStreamSynchronize", t0, time.monotonic_ns(), fr)
 
 
@@ -73,13 +63,13 @@ class Step:
 
     def run(self):
         kernel(self.rt, 2000)
-        t0 = time.monotonic_ns(); self.rt.cudaStreamSynchronize(None); fr = chain(sys._getframe())  # noqa: E702
+        t0 = time.monotonic_ns(); self.rt.cudaStreamSynchronize(None); fr = simrt.frame_chain(sys._getframe())  # noqa: E702
         log("cudaStreamSynchronize", t0, time.monotonic_ns(), fr)
 
 
 def via_lambda(rt):
     kernel(rt, 1500)
-    f = lambda: (time.monotonic_ns(), rt.cudaStreamSynchronize(None), chain(sys._getframe()))  # noqa: E731
+    f = lambda: (time.monotonic_ns(), rt.cudaStreamSynchronize(None), simrt.frame_chain(sys._getframe()))  # noqa: E731
     t0, _, fr = f()
     log("cudaStreamSynchronize", t0, time.monotonic_ns(), fr)
 

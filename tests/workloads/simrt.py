@@ -16,18 +16,22 @@ H2D = 1
 FRAMES = None
 
 
-def frames_here():
-    """The caller's Python frames as (file, qualified name, line), innermost
-    first, when FRAMES is a list; called on the line of a call, that line."""
-    if FRAMES is None:
-        return None
-    fr, out = sys._getframe(1), []
+def frame_chain(fr):
+    """The Python frames from FR outwards as [file, qualified name, line],
+    innermost first: what record --py-stack must give back."""
+    out = []
     while fr is not None:
         code = fr.f_code
         out.append([code.co_filename, getattr(code, "co_qualname", code.co_name),
                     fr.f_lineno])
         fr = fr.f_back
     return out
+
+
+def frames_here():
+    """The caller's frame_chain() when FRAMES is a list; called on the line
+    of a call, that line."""
+    return None if FRAMES is None else frame_chain(sys._getframe(1))
 
 
 def log_frames(op, start, end, frames):
