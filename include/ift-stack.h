@@ -96,6 +96,12 @@ struct ift_stack_stats {
 	uint64_t py_in_flight;	/* calls given Python frames read while in flight */
 	uint64_t py_late;	/* calls whose Python frames were read after they returned */
 	uint64_t py_read_ns;	/* recorder CPU time spent reading them */
+	/*
+	 * From a sample's time to the end of its read (wake-up, queue and
+	 * read): a call shorter than this gets no Python frames.  Median,
+	 * 99th percentile (rounded up to 8 us) and maximum, in ns.
+	 */
+	uint64_t py_lag_p50_ns, py_lag_p99_ns, py_lag_max_ns;
 	uint64_t rings;		/* perf rings mapped, one per CPU with events */
 	uint64_t ring_bytes;	/* the data area of each */
 };

@@ -120,10 +120,12 @@ static void print_summary(struct ift_recorder *r, const char *path)
 			(double)st.stack_samples : 0.0);
 	if (st.py_in_flight || st.py_late || st.py_read)
 		fprintf(stderr, "  %-12s %s calls with their Python frames, %s read too late "
-			"(after the call returned, dropped), %.1f us each to read\n", "python",
+			"(after the call returned, dropped), %.1f us each to read, "
+			"read %.0f us after the call began (median; 99%%: %.0f us)\n", "python",
 			ift_fmt_count(a, sizeof(a), st.py_in_flight),
 			ift_fmt_count(b, sizeof(b), st.py_late),
-			st.py_read ? (double)st.py_read_ns / 1e3 / (double)st.py_read : 0.0);
+			st.py_read ? (double)st.py_read_ns / 1e3 / (double)st.py_read : 0.0,
+			(double)st.py_lag_p50_ns / 1e3, (double)st.py_lag_p99_ns / 1e3);
 	if (st.stack_lost)
 		fprintf(stderr, "  stacks came faster than they could be copied out: "
 			"--stack-period N keeps one call in N, --stack-size a smaller copy\n");

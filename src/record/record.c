@@ -1338,6 +1338,8 @@ void ift_recorder_status(struct ift_recorder *r, struct ift_record_status *st)
 		st->py_late = ss.py_late;
 		st->py_read = ss.py_read;
 		st->py_read_ns = ss.py_read_ns;
+		st->py_lag_p50_ns = ss.py_lag_p50_ns;
+		st->py_lag_p99_ns = ss.py_lag_p99_ns;
 	}
 }
 
@@ -1391,6 +1393,9 @@ int ift_recorder_finish(struct ift_recorder *r, int exit_status)
 			ift_writer_metaf(r->w, "py.none", "%" PRIu64, ss.py_none);
 			ift_writer_metaf(r->w, "py.failed", "%" PRIu64, ss.py_failed);
 			ift_writer_metaf(r->w, "py.read_ns", "%" PRIu64, ss.py_read_ns);
+			ift_writer_metaf(r->w, "py.lag_p50_ns", "%" PRIu64, ss.py_lag_p50_ns);
+			ift_writer_metaf(r->w, "py.lag_p99_ns", "%" PRIu64, ss.py_lag_p99_ns);
+			ift_writer_metaf(r->w, "py.lag_max_ns", "%" PRIu64, ss.py_lag_max_ns);
 		}
 		ift_writer_metaf(r->w, "stack.rings", "%" PRIu64, ss.rings);
 		ift_writer_metaf(r->w, "stack.ring_bytes", "%" PRIu64, ss.ring_bytes);

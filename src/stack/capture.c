@@ -90,6 +90,9 @@ struct qrec {
  * its file and function (uint16 each) and their bytes.
  */
 #define QREC_PY		0x7f00
+/* The lags of Python frames' reads (struct ift_stack_stats): 8 us steps to 2 ms */
+#define PY_LAG_STEP_NS	8000
+#define PY_LAG_STEPS	256
 /* PERF_RECORD_MMAP2: where the file name starts */
 #define MMAP2_NAME	64
 struct qpy {
@@ -171,6 +174,7 @@ struct ift_stacks {
 	struct ift_py_frame *pyframes;	/* IFT_STACK_MAX_PYTHON, the read's */
 	char **strs;			/* open addressing, NULL: free */
 	size_t nstrs, strcap;
+	uint32_t py_lag[PY_LAG_STEPS];	/* reads by lag, the last one: longer */
 
 	/* the queue: the rings' tails, QUEUE and ERR are under MU */
 	pthread_mutex_t mu;
@@ -204,6 +208,7 @@ int ift_stacks_alloc(const struct ift_stack_opts *opts, struct ift_writer *w,
 		     struct ift_stacks **out)
 {
 	struct ift_stacks *s;
+	pthread_mutexattr_t ma;
 	long n = sysconf(_SC_NPROCESSORS_CONF);
 
 	*out = NULL;
@@ -230,7 +235,14 @@ int ift_stacks_alloc(const struct ift_stack_opts *opts, struct ift_writer *w,
 		s->o.ring_kb = ift_perfbuf_ring_kb(RING_DEFAULT_KB, RING_MIN_KB, RING_TOTAL_KB,
 						   s->ncpus);
 
-	pthread_mutex_init(&s->mu, NULL);
+	/*
+	 * The drain thread runs at real-time priority with Python frames: a
+	 * main thread preempted holding MU must not keep it waiting.
+	 */
+	pthread_mutexattr_init(&ma);
+	pthread_mutexattr_setprotocol(&ma, PTHREAD_PRIO_INHERIT);
+	pthread_mutex_init(&s->mu, &ma);
+	pthread_mutexattr_destroy(&ma);
 	pthread_cond_init(&s->done_cv, NULL);
 	s->wake = -1;
 	s->rings = calloc((size_t)s->ncpus, sizeof(*s->rings));
@@ -911,6 +923,14 @@ static int py_after(struct ift_stacks *s, const struct perf_event_header *hd,
 				 IFT_STACK_MAX_PYTHON);
 	h.read_end = ift_mono_ns();
 	s->st.py_read_ns += thread_ns() - t0;
+	if (h.read_end > h.ts) {
+		uint64_t lag = h.read_end - h.ts;
+
+		s->py_lag[lag / PY_LAG_STEP_NS < PY_LAG_STEPS ? lag / PY_LAG_STEP_NS :
+			  PY_LAG_STEPS - 1]++;
+		if (lag > s->st.py_lag_max_ns)
+			s->st.py_lag_max_ns = lag;
+	}
 	if (n == -ENOMEM)
 		return n;
 	if (n > 0)
@@ -1225,9 +1245,30 @@ int ift_stacks_poll(struct ift_stacks *s)
 	return 0;
 }
 
+/*
+ * The lag that P per cent of the reads took at most, rounded up to
+ * PY_LAG_STEP_NS and never past the longest one.
+ */
+static uint64_t py_lag_at(const struct ift_stacks *s, unsigned p)
+{
+	uint64_t n = 0, seen = 0, max = s->st.py_lag_max_ns;
+
+	for (unsigned i = 0; i < PY_LAG_STEPS; i++)
+		n += s->py_lag[i];
+	for (unsigned i = 0; n && i < PY_LAG_STEPS - 1; i++)
+		if ((seen += s->py_lag[i]) * 100 >= n * p) {
+			uint64_t up = (i + 1) * (uint64_t)PY_LAG_STEP_NS;
+
+			return up < max ? up : max;
+		}
+	return max;
+}
+
 void ift_stacks_stats(const struct ift_stacks *s, struct ift_stack_stats *st)
 {
 	*st = s->st;
+	st->py_lag_p50_ns = py_lag_at(s, 50);
+	st->py_lag_p99_ns = py_lag_at(s, 99);
 	st->rings = st->ring_bytes = 0;
 	for (int c = 0; s->rings && c < s->ncpus; c++)
 		if (s->rings[c].b.base) {
