@@ -51,6 +51,14 @@ bad = db.execute("SELECT COUNT(*) FROM calls c JOIN stacks s ON s.stack_id = c.s
                  "WHERE s.flags & 4 AND NOT c.flags & 4").fetchone()[0]
 if bad:
     sys.exit("%d Python frames in the sites of calls not read in flight" % bad)
+# the lag from a call's entry to its frames' read: ordered, and no late call
+# lasted as long as the longest lag (it returned before its read ended)
+lag = [info["py.lag_p50_ns"], info["py.lag_p99_ns"], info["py.lag_max_ns"]]
+if not 0 < lag[0] <= lag[1] <= lag[2]:
+    sys.exit("py.lag_p50_ns, _p99_ns, _max_ns: %s" % lag)
+longest = db.execute("SELECT MAX(dur_ns) FROM calls WHERE flags & 8").fetchone()[0]
+if longest is not None and longest >= lag[2]:
+    sys.exit("a call of %d ns was late, the longest lag is %d ns" % (longest, lag[2]))
 PY
 
 # report: the Python call sites of cudaStreamSynchronize, each line's calls
