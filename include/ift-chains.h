@@ -171,9 +171,13 @@ void ift_chains_free(struct ift_chains *c);
  * defaults).  Returns 0, or a negative error with R empty.  R points into
  * T, which must outlive it; ift_report_release() frees it.
  */
+struct ift_job;
 struct ift_report {
 	struct ift_analysis *a;
 	struct ift_chains *c;
+	/* the job of the trace's NCCL ranks (ift_job_run() over it), set and
+	   owned by the caller; NULL: none, or shown apart (several traces) */
+	const struct ift_job *job;
 };
 int ift_report_run(struct ift_trace *t, const struct ift_analyze_opts *aopts,
 		   const struct ift_chain_opts *copts, struct ift_report *r);

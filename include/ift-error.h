@@ -33,7 +33,8 @@
 	_PE(NOT_CUDA,	"not a CUDA runtime, CUDA driver or NCCL library"),	\
 	_PE(SQL,	"SQLite error"),				\
 	_PE(READONLY,	"only read-only SQL (SELECT/WITH/EXPLAIN) is allowed"), \
-	_PE(PY_MOVED,	"the Python frames changed while they were read")
+	_PE(PY_MOVED,	"the Python frames changed while they were read"),	\
+	_PE(JOB,	"the traces do not make one job: two processes claim one rank, or communicators of different sizes")
 
 #undef _PE
 #define _PE(code, str) IFT_E_##code

@@ -106,6 +106,20 @@ int ift_out_json_diff(FILE *f, const struct ift_diff_side *cur,
  */
 int ift_out_json(FILE *f, struct ift_trace *t, const struct ift_report *r);
 
+/*
+ * ift_out_job_text, ift_out_job_json - the job J (NULL: none found) of the
+ * N traces IN, each with its report, as `report -i A -i B ...' prints it:
+ * the job's clocks, stragglers and ranks, then each trace's report (text),
+ * or one object { "job", "traces": [{ "path", "host", "report" }] }
+ * (docs/report.md "Jobs").  As ift_out_text() for errors.
+ */
+struct ift_job;
+struct ift_job_input;
+int ift_out_job_text(FILE *f, const struct ift_job *j, const struct ift_job_input *in,
+		     size_t n, const struct ift_text_opts *o);
+int ift_out_job_json(FILE *f, const struct ift_job *j, const struct ift_job_input *in,
+		     size_t n);
+
 /* ---- the analysis as JSON (src/render/json.c) --------------------- */
 
 /*
@@ -128,6 +142,8 @@ struct ift_role_evidence;
 struct json_object *ift_json_role_evidence(const struct ift_role_evidence *ev);
 struct json_object *ift_json_chain(const struct ift_chain *ch);
 struct json_object *ift_json_chains(const struct ift_chains *c);
+/* The job J of the traces IN as `report --json''s "job" object. */
+struct json_object *ift_json_job(const struct ift_job *j, const struct ift_job_input *in);
 /*
  * A call site (record --stack) of trace T as a `stack site' object, frames
  * innermost first as text; ift_json_sites(): an array of N of them.

@@ -5,26 +5,30 @@
  * any user who can read the file can run it).  docs/report.md documents
  * every figure and JSON key.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "ift-analyze.h"
 #include "ift-chains.h"
+#include "ift-job.h"
 #include "ift-render.h"
 #include "util/outfile.h"
 
 static const char usage[] =
-	"report [-i FILE] [--json] [--per-process] [--threads] [--pid PID]...\n"
+	"report [-i FILE|DIR]... [--json] [--per-process] [--threads] [--pid PID]...\n"
 	"       [--op NAME]... [--from T] [--to T] [--tail-ratio X] [--tail-floor DUR]\n"
 	"       [--diff BASELINE] [--html OUT.html]";
 
 #define MAX_FILTERS	256
+#define MAX_INPUTS	1024	/* traces of one job */
 
 /* One trace, analyzed, with its chains. */
 struct report {
@@ -172,6 +176,30 @@ static int write_stdout(const struct report *cur, const struct report *base,
 }
 
 /*
+ * The job of the N reports R (their NCCL ranks) into *J; NULL when they
+ * hold none.  Prints a one-line error and returns -1 on failure.
+ */
+static int job_load(struct report *r, size_t n, struct ift_job **j)
+{
+	struct ift_job_input *in = calloc(n, sizeof(*in));
+	int ret;
+
+	if (!in) {
+		error("cannot join the traces: %s", ift_strerror(-ENOMEM));
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++)
+		in[i] = (struct ift_job_input){ r[i].path, r[i].t, &r[i].m };
+	ret = ift_job_run(in, n, j);
+	free(in);
+	if (ret < 0) {
+		error("cannot join %s: %s", n > 1 ? "the traces" : r[0].path, ift_strerror(ret));
+		return -1;
+	}
+	return 0;
+}
+
+/*
  * Analyzes PATH, and BASE_PATH when not NULL, and writes what OUT asks for;
  * returns the command's exit code (stdout is checked in main()).
  */
@@ -180,10 +208,16 @@ static int report_write(const char *path, const char *base_path,
 			const struct ift_chain_opts *copts)
 {
 	struct report cur, base = { 0 };
+	struct ift_job *job = NULL;
 	int ret;
 
 	if (report_load(&cur, path, opts, copts) < 0)
 		return EXIT_RUNTIME;
+	if (job_load(&cur, 1, &job) < 0) {
+		report_release(&cur);
+		return EXIT_RUNTIME;
+	}
+	cur.m.job = job;
 	if (base_path && report_load(&base, base_path, opts, copts) < 0) {
 		report_release(&cur);
 		return EXIT_RUNTIME;
@@ -196,7 +230,107 @@ static int report_write(const char *path, const char *base_path,
 		      ift_strerror(ret));
 	report_release(&base);
 	report_release(&cur);
+	ift_job_free(job);
 	return ret < 0 ? EXIT_RUNTIME : EXIT_OK;
+}
+
+/*
+ * The N traces of PATHS analyzed and joined into their job, written as OUT
+ * asks (text or JSON); returns the command's exit code.
+ */
+static int report_write_job(const char *const *paths, size_t n, const struct report_out *out,
+			    const struct ift_analyze_opts *opts,
+			    const struct ift_chain_opts *copts)
+{
+	struct report *r = calloc(n, sizeof(*r));
+	struct ift_job_input *in = calloc(n, sizeof(*in));
+	struct ift_job *job = NULL;
+	size_t loaded = 0;
+	int ret = -1;
+
+	if (!r || !in) {
+		error("cannot join the traces: %s", ift_strerror(-ENOMEM));
+		goto out;
+	}
+	for (; loaded < n; loaded++)
+		if (report_load(&r[loaded], paths[loaded], opts, copts) < 0)
+			goto out;
+	if (job_load(r, n, &job) < 0)
+		goto out;
+	for (size_t i = 0; i < n; i++)
+		in[i] = (struct ift_job_input){ r[i].path, r[i].t, &r[i].m };
+	ret = out->json ? ift_out_job_json(stdout, job, in, n) :
+	      ift_out_job_text(stdout, job, in, n, &out->text);
+	if (ret < 0)
+		error("cannot write the report: %s", ift_strerror(ret));
+out:
+	ift_job_free(job);
+	for (size_t i = 0; i < loaded && r; i++)
+		report_release(&r[i]);
+	free(r);
+	free(in);
+	return ret < 0 ? EXIT_RUNTIME : EXIT_OK;
+}
+
+/* A trace file's name: "*.trace". */
+static int is_trace(const struct dirent *d)
+{
+	size_t n = strlen(d->d_name);
+
+	return d->d_name[0] != '.' && n > 6 && !strcmp(d->d_name + n - 6, ".trace");
+}
+
+/*
+ * PATH into the inputs V (N of them, CAP at most): a directory as its
+ * *.trace files in name order, anything else as itself.  Returns 0, or a
+ * usage error's exit code (after saying why).
+ */
+static int add_input(const char *path, const char **v, size_t *n, char ***owned,
+		     size_t *nowned)
+{
+	struct dirent **d;
+	struct stat st;
+	bool full = false, nomem = false;
+	int m;
+
+	if (stat(path, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		if (*n == MAX_INPUTS)
+			return usage_error(usage, "more than %d traces", MAX_INPUTS);
+		v[(*n)++] = path;
+		return 0;
+	}
+	if ((m = scandir(path, &d, is_trace, alphasort)) < 0) {
+		error("cannot read the directory '%s': %s", path, strerror(errno));
+		return EXIT_RUNTIME;
+	}
+	if (!m)
+		warning("'%s' holds no *.trace file", path);
+	for (int i = 0; i < m; i++) {
+		char *p = NULL, **o = NULL;
+
+		if (*n == MAX_INPUTS)
+			full = true;
+		else if (!full && !nomem && asprintf(&p, "%s/%s", path, d[i]->d_name) < 0)
+			nomem = !(p = NULL);
+		else if (p && !(o = realloc(*owned, (*nowned + 1) * sizeof(*o))))
+			nomem = true;
+		if (o) {
+			*owned = o;
+			o[(*nowned)++] = p;
+			v[(*n)++] = p;
+		} else {
+			free(p);
+		}
+		free(d[i]);
+	}
+	free(d);
+	if (full)
+		return usage_error(usage, "more than %d traces", MAX_INPUTS);
+	if (nomem) {
+		error("cannot list '%s': %s", path, strerror(ENOMEM));
+		return EXIT_RUNTIME;
+	}
+	return 0;
 }
 
 /* A ratio such as 3 or 2.5, at least 1. */
@@ -213,7 +347,8 @@ static int parse_ratio(const char *s, double *out)
 	return 0;
 }
 
-int cmd_report(int argc, char **argv)
+/* The command, the directories' trace names it made in *OWNED (*NOWNED). */
+static int report_cmd(int argc, char **argv, char ***owned, size_t *nowned)
 {
 	static const struct option longopts[] = {
 		{ "input", required_argument, NULL, 'i' },
@@ -237,9 +372,11 @@ int cmd_report(int argc, char **argv)
 	struct ift_chain_opts copts = {
 		.tail_ratio = IFT_TAIL_RATIO_DEFAULT, .tail_floor_ns = IFT_TAIL_FLOOR_DEFAULT,
 	};
-	const char *path = IFT_DEFAULT_TRACE, *base_path = NULL, *html = NULL;
+	static const char *inputs[MAX_INPUTS];
+	const char *base_path = NULL, *html = NULL;
+	size_t ninputs = 0;
 	struct cli_options co = {
-		.usage = usage, .shortopts = "+i:h", .longopts = longopts, .input = &path,
+		.usage = usage, .shortopts = "+i:h", .longopts = longopts,
 	};
 	bool json = false, per_process = false, threads = false;
 	struct report_out out;
@@ -250,6 +387,13 @@ int cmd_report(int argc, char **argv)
 		unsigned long v;
 
 		switch (c) {
+		case 'i': {
+			int ret = add_input(optarg, inputs, &ninputs, owned, nowned);
+
+			if (ret)
+				return ret;
+			break;
+		}
 		case 'j':
 			json = true;
 			break;
@@ -309,6 +453,11 @@ int cmd_report(int argc, char **argv)
 		return usage_error(usage, "--to must be after --from");
 	if (html && (json || base_path))
 		return usage_error(usage, "--html does not go with %s", json ? "--json" : "--diff");
+	if (ninputs > 1 && (html || base_path))
+		return usage_error(usage, "%s takes one trace, not a job's %zu",
+				   html ? "--html" : "--diff", ninputs);
+	if (!ninputs)
+		inputs[ninputs++] = IFT_DEFAULT_TRACE;
 
 	/* the HTML draws the calls one by one */
 	opts.keep_calls = html != NULL;
@@ -316,5 +465,19 @@ int cmd_report(int argc, char **argv)
 		.html = html, .json = json,
 		.text = { terminal_width(), per_process, threads },
 	};
-	return report_write(path, base_path, &out, &opts, &copts);
+	if (ninputs > 1)
+		return report_write_job(inputs, ninputs, &out, &opts, &copts);
+	return report_write(inputs[0], base_path, &out, &opts, &copts);
+}
+
+int cmd_report(int argc, char **argv)
+{
+	char **owned = NULL;
+	size_t nowned = 0;
+	int ret = report_cmd(argc, argv, &owned, &nowned);
+
+	for (size_t i = 0; i < nowned; i++)
+		free(owned[i]);
+	free(owned);
+	return ret;
 }

@@ -11,6 +11,7 @@
 
 #include "ift-analyze.h"
 #include "ift-chains.h"
+#include "ift-job.h"
 #include "ift-render.h"
 #include "ift-words.h"
 
@@ -492,6 +493,72 @@ json_object *ift_json_report(const struct ift_analysis *a,
 
 
 /* The report object with the call sites of its window (they need T). */
+static void add_i64(json_object *o, const char *k, int64_t v)
+{
+	json_object_object_add(o, k, json_object_new_int64(v));
+}
+
+json_object *ift_json_job(const struct ift_job *j, const struct ift_job_input *in)
+{
+	json_object *o = json_object_new_object(), *v, *x;
+
+	json_object_object_add(o, "world", json_object_new_int(j->world));
+	add_u64s(o, { "ranks", j->nranks }, { "traces", j->ntraces },
+		 { "collectives", j->collectives }, { "unmatched", j->unmatched },
+		 { "waited_ns", j->waited_ns });
+	v = json_object_new_array();
+	for (size_t i = 0; i < j->ntraces; i++) {
+		const struct ift_job_clock *c = &j->clocks[i];
+
+		x = json_object_new_object();
+		add_str(x, "path", in[i].path);
+		add_str(x, "host", c->host);
+		add_i64(x, "wall_offset_ns", c->wall_offset_ns);
+		add_i64(x, "shift_ns", c->shift_ns);
+		json_object_object_add(x, "refined", json_object_new_boolean(c->refined));
+		if (c->refined) {
+			add_i64(x, "lo_ns", c->lo_ns);
+			add_i64(x, "hi_ns", c->hi_ns);
+			add_u64s(x, { "residual_ns", c->residual_ns },
+				 { "collectives", c->collectives });
+		}
+		json_object_array_add(v, x);
+	}
+	json_object_object_add(o, "clocks", v);
+	v = json_object_new_array();
+	for (size_t i = 0; i < j->nranks; i++) {
+		const struct ift_job_rank *r = &j->ranks[i];
+
+		x = json_object_new_object();
+		json_object_object_add(x, "rank", json_object_new_int(r->rank));
+		add_str(x, "host", r->host);
+		add_u64s(x, { "trace", r->trace }, { "pid", r->pid }, { "tid", r->tid },
+			 { "collectives", r->collectives }, { "in_ns", r->in_ns },
+			 { "waited_ns", r->waited_ns }, { "last", r->last },
+			 { "late_ns", r->late_ns }, { "cost_ns", r->cost_ns });
+		json_object_array_add(v, x);
+	}
+	json_object_object_add(o, "ranks", v);
+	v = json_object_new_array();
+	for (size_t i = 0; i < j->nstragglers; i++) {
+		const struct ift_job_straggler *s = &j->stragglers[i];
+		const struct ift_job_rank *r = &j->ranks[s->rank];
+
+		x = json_object_new_object();
+		json_object_object_add(x, "rank", json_object_new_int(r->rank));
+		add_str(x, "host", r->host);
+		add_u64(x, "pid", r->pid);
+		add_str(x, "op", s->op);
+		add_u64s(x, { "last", s->last }, { "late_ns", s->late_ns },
+			 { "late_p50_ns", s->late_p50_ns }, { "cost_ns", s->cost_ns },
+			 { "share_permille", s->share_permille });
+		json_object_object_add(x, "cause", s->cause ? ift_json_chain(s->cause) : NULL);
+		json_object_array_add(v, x);
+	}
+	json_object_object_add(o, "stragglers", v);
+	return o;
+}
+
 static json_object *json_full(struct ift_trace *t, const struct ift_report *r)
 {
 	json_object *root = ift_json_report(r->a, r->c);
@@ -507,6 +574,12 @@ static json_object *json_full(struct ift_trace *t, const struct ift_report *r)
 		const struct ift_py_op *py = ift_report_py_sites(r, &n);
 
 		json_object_object_add(root, "py_sites", ift_json_py_ops(t, py, n));
+	}
+	/* only a trace with a job has the key */
+	if (r->job) {
+		const struct ift_job_input in = { .path = "", .t = t, .r = r };
+
+		json_object_object_add(root, "job", ift_json_job(r->job, &in));
 	}
 	return root;
 }
@@ -529,6 +602,25 @@ static int json_print(FILE *f, json_object *root)
 int ift_out_json(FILE *f, struct ift_trace *t, const struct ift_report *r)
 {
 	return json_print(f, json_full(t, r));
+}
+
+int ift_out_job_json(FILE *f, const struct ift_job *j, const struct ift_job_input *in,
+		     size_t n)
+{
+	json_object *root = json_object_new_object(), *v = json_object_new_array();
+
+	json_object_object_add(root, "job", j ? ift_json_job(j, in) : NULL);
+	for (size_t i = 0; i < n; i++) {
+		json_object *x = json_object_new_object();
+		const char *h = ift_trace_meta(in[i].t, "host.name");
+
+		add_str(x, "path", in[i].path);
+		add_str(x, "host", h ? h : "");
+		json_object_object_add(x, "report", json_full(in[i].t, in[i].r));
+		json_object_array_add(v, x);
+	}
+	json_object_object_add(root, "traces", v);
+	return json_print(f, root);
 }
 
 /* ---- --diff ------------------------------------------------------- */

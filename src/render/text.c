@@ -13,6 +13,7 @@
 
 #include "ift-analyze.h"
 #include "ift-chains.h"
+#include "ift-job.h"
 #include "ift-render.h"
 #include "ift-words.h"
 
@@ -660,6 +661,138 @@ static void print_chains(struct text *tx, const struct ift_chains *c)
 		print_chain(tx, i + 1, ift_chains_get(c, i));
 }
 
+/* ---- the job (NCCL ranks) ------------------------------------------ */
+
+#define JOB_RANKS_SHOWN	16	/* ranks listed without --per-process */
+
+/* "+1.2ms", "-37.0ms", "0ns": a signed duration. */
+static const char *fmt_sdur(char *buf, size_t len, int64_t ns)
+{
+	char b[32];
+
+	snprintf(buf, len, "%s%s", ns < 0 ? "-" : ns > 0 ? "+" : "",
+		 fmt_dur(b, sizeof(b), ns < 0 ? (uint64_t)-(ns + 1) + 1 : (uint64_t)ns));
+	return buf;
+}
+
+static void print_job_clocks(struct text *tx, const struct ift_job *j,
+			     const struct ift_job_input *in)
+{
+	char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32], line[512];
+
+	if (j->ntraces < 2)
+		return;
+	fprintf(tx->f, "clocks     on %s's (host %s)\n", in[0].path, j->clocks[0].host);
+	for (size_t i = 1; i < j->ntraces; i++) {
+		const struct ift_job_clock *c = &j->clocks[i];
+		int64_t wall = c->wall_offset_ns - j->clocks[0].wall_offset_ns;
+
+		if (c->refined)
+			snprintf(line, sizeof(line), "%s (host %s): wall clock %s, then %s by %s "
+				 "collectives (residual %s; no collective contradicts %s..%s)",
+				 in[i].path, c->host, fmt_sdur(b1, sizeof(b1), wall),
+				 fmt_sdur(b2, sizeof(b2), c->shift_ns),
+				 ift_fmt_count(b3, sizeof(b3), c->collectives),
+				 fmt_dur(b4, sizeof(b4), c->residual_ns),
+				 c->lo_ns <= c->hi_ns ? fmt_sdur(b5, sizeof(b5), c->lo_ns) : "none",
+				 c->lo_ns <= c->hi_ns ? fmt_sdur(b6, sizeof(b6), c->hi_ns) : "");
+		else
+			snprintf(line, sizeof(line), "%s (host %s): wall clock %s alone (no "
+				 "collective shared with the first trace)", in[i].path, c->host,
+				 fmt_sdur(b1, sizeof(b1), wall));
+		fputs("           ", tx->f);
+		wrap(tx, 11, 13, line);
+	}
+}
+
+static void print_stragglers(struct text *tx, const struct ift_job *j)
+{
+	char b1[32], b2[32], b3[32], b4[32], b5[32], line[512];
+
+	if (!j->nstragglers) {
+		fprintf(tx->f, "no straggler: no rank made the others wait for %u%% of their "
+			"waiting in collectives\n", 1);
+		return;
+	}
+	fprintf(tx->f, "STRAGGLERS (%zu, most costly first)\n", j->nstragglers);
+	for (size_t i = 0; i < j->nstragglers; i++) {
+		const struct ift_job_straggler *s = &j->stragglers[i];
+		const struct ift_job_rank *r = &j->ranks[s->rank];
+		const struct ift_chain *ch = s->cause;
+		int len;
+
+		len = fprintf(tx->f, "%2zu. ", i + 1);
+		snprintf(line, sizeof(line), "rank %d (pid %u on %s) entered %s of %s %s last, "
+			 "%s late (median; %s in all) -> the other ranks waited %s for it (%u%% of "
+			 "the job's waiting) -> its own host: %s", r->rank, r->pid,
+			 r->host[0] ? r->host : "?", ift_fmt_count(b1, sizeof(b1), s->last),
+			 ift_fmt_count(b2, sizeof(b2), r->collectives), s->op,
+			 fmt_dur(b3, sizeof(b3), s->late_p50_ns), fmt_dur(b4, sizeof(b4), s->late_ns),
+			 fmt_dur(b5, sizeof(b5), s->cost_ns), (s->share_permille + 5) / 10,
+			 ch ? ch->summary : "nothing its trace explains (a slower device, or the "
+			 "program's own work)");
+		wrap(tx, len, 4, line);
+		if (ch && ch->nrecs) {
+			fputs("    fix ", tx->f);
+			wrap(tx, 8, 8, ch->recs[0]);
+		}
+	}
+}
+
+static void print_job_ranks(struct text *tx, const struct ift_job *j, bool all)
+{
+	static const struct column c[] = {
+		{ "rank", -5 }, { " host", 17 }, { "pid", -8 }, { "collectives", -12 },
+		{ "inside", -9 }, { "waited", -9 }, { "last", -6 }, { "late", -9 },
+		{ "cost", -9 },
+	};
+	char b[32], host[24];
+	size_t shown = all || j->nranks <= JOB_RANKS_SHOWN ? j->nranks : JOB_RANKS_SHOWN;
+
+	header(tx, c, sizeof(c) / sizeof(c[0]));
+	for (size_t i = 0; i < shown; i++) {
+		const struct ift_job_rank *r = &j->ranks[i];
+
+		snprintf(b, sizeof(b), "%d", r->rank);
+		cell(tx, b, c[0].w);
+		fputc(' ', tx->f);
+		cell(tx, safe(host, sizeof(host), r->host, 16), c[1].w);
+		snprintf(b, sizeof(b), "%u", r->pid);
+		cell(tx, b, c[2].w);
+		cell(tx, fmt_num(b, sizeof(b), r->collectives), c[3].w);
+		cell(tx, fmt_dur(b, sizeof(b), r->in_ns), c[4].w);
+		cell(tx, fmt_dur(b, sizeof(b), r->waited_ns), c[5].w);
+		cell(tx, fmt_num(b, sizeof(b), r->last), c[6].w);
+		cell(tx, fmt_dur(b, sizeof(b), r->late_ns), c[7].w);
+		cell(tx, fmt_dur(b, sizeof(b), r->cost_ns), c[8].w);
+		fputc('\n', tx->f);
+	}
+	if (shown < j->nranks)
+		fprintf(tx->f, "(%zu more ranks: --per-process lists them all)\n",
+			j->nranks - shown);
+	fprintf(tx->f, "(inside: time in the collectives; waited: of it, for a later rank to "
+		"enter; last:\n collectives it entered last; late: after the rank before it; "
+		"cost: the others'\n waiting for it)\n");
+}
+
+/* The job section: ranks, clocks, stragglers (docs/report.md "Jobs"). */
+static void print_job(struct text *tx, const struct ift_job *j, const struct ift_job_input *in,
+		      bool all)
+{
+	char b1[32], b2[32];
+
+	fprintf(tx->f, "\nJOB (NCCL): %zu of %d ranks in %zu trace%s, %s collectives matched",
+		j->nranks, j->world, j->ntraces, j->ntraces > 1 ? "s" : "",
+		ift_fmt_count(b1, sizeof(b1), j->collectives));
+	if (j->unmatched)
+		fprintf(tx->f, " (%s past the first that differed between ranks)",
+			ift_fmt_count(b2, sizeof(b2), j->unmatched));
+	fprintf(tx->f, ", %s waited in all\n", fmt_dur(b1, sizeof(b1), j->waited_ns));
+	print_job_clocks(tx, j, in);
+	print_stragglers(tx, j);
+	print_job_ranks(tx, j, all);
+}
+
 /* ---- call sites (record --stack) --------------------------------- */
 
 #define SITE_FRAMES	8	/* innermost frames shown */
@@ -851,6 +984,11 @@ int ift_out_text(FILE *f, struct ift_trace *t, const struct ift_report *r,
 		fprintf(tx->f, "WARNING: the kernel dropped %s events: counts and times may be short\n",
 		       ift_fmt_count(b1, sizeof(b1), s->lost_events));
 	print_chains(tx, r->c);
+	if (r->job) {
+		const struct ift_job_input in = { .path = "", .t = t, .r = r };
+
+		print_job(tx, r->job, &in, o && o->per_process);
+	}
 
 	if (nops) {
 		const struct ift_op_stats *ops = ift_analysis_op(a, 0);
@@ -875,6 +1013,28 @@ int ift_out_text(FILE *f, struct ift_trace *t, const struct ift_report *r,
 	ret = print_processes(tx, a);
 	if (ret >= 0 && o && o->threads)
 		ret = print_threads(tx, a);
+	return ret;
+}
+
+int ift_out_job_text(FILE *f, const struct ift_job *j, const struct ift_job_input *in,
+		     size_t n, const struct ift_text_opts *o)
+{
+	struct text text = { .f = f, .width = text_width(o) }, *tx = &text;
+	int ret = 0;
+
+	if (j)
+		print_job(tx, j, in, o && o->per_process);
+	else
+		fprintf(tx->f, "\nno job: fewer than two NCCL ranks (ncclCommInitRank) of one "
+			"size in the %zu traces\n", n);
+	for (size_t i = 0; i < n && ret >= 0; i++) {
+		const char *h = ift_trace_meta(in[i].t, "host.name");
+		char cut[WIDTH + 1];
+
+		fprintf(tx->f, "\n==== %s", safe(cut, sizeof(cut), in[i].path, WIDTH - 30));
+		fprintf(tx->f, " (host %s) ====\n", safe(cut, sizeof(cut), h ? h : "?", 24));
+		ret = ift_out_text(f, in[i].t, in[i].r, o);
+	}
 	return ret;
 }
 

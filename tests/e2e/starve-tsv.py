@@ -6,7 +6,10 @@ line carry markup and quotes, for the escaping of report --html (t520, t521);
 starve-tsv.py NAME CMDLINE gives plain ones, and a third argument "stacks"
 two call sites (record --stack), every other copy from each (t301);
 "pystacks" Python call sites (record --py-stack): two lines of Python, one
-through two native paths, every fifth copy's frames read too late (t520)."""
+through two native paths, every fifth copy's frames read too late (t520);
+"ranks" a NCCL job of two ranks: the thread is rank 1, which all-reduces
+just before each copy, and process 300 is rank 0, which enters each
+all-reduce at the start of the gap and waits there for rank 1 (t301)."""
 import sys
 
 T0 = 10**9
@@ -17,7 +20,11 @@ print("meta\tcmdline\t%s" % CMDLINE)
 print("meta\tcpu.count\t2")
 STACKS = len(sys.argv) > 3 and sys.argv[3] in ("stacks", "pystacks")
 PY = len(sys.argv) > 3 and sys.argv[3] == "pystacks"
+RANKS = len(sys.argv) > 3 and sys.argv[3] == "ranks"
 print("op\tcudaMemcpy\t1\tdst,src,bytes,kind")
+if RANKS:
+    print("op\tncclCommInitRank\t3\tcomm_out,nranks,rank")
+    print("op\tncclAllReduce\t3\tcount,datatype,op,comm,stream")
 NATIVE = ("/lib/libcudart.so.12,0x1000,cudaMemcpy,0,0\t/usr/lib/libtorch_cuda.so,0x4000,"
           "at::native::copy_(at::Tensor&),0x1a,0\t/usr/bin/python3.11,0x9999,"
           "_PyEval_EvalFrameDefault,0x30,1\t/usr/bin/python3.11,0x100,main,0x21,1")
@@ -46,11 +53,21 @@ for w in range(5):
     print("tasks\t%d\t0\t%d\t%d\t4\t0\t0\tpt_data_worker\t" % (T0 + 2005 + 10 * w, 200 + w, 200 + w))
 sw, wk, calls = [], [], []
 t = T0 + 1000000
+if RANKS:
+    print("tasks\t%d\t0\t300\t300\t4\t0\t0\trank0\t" % (T0 + 3000))
+    for pid, rank in ((100, 1), (300, 0)):
+        calls.append((t - 900000 + rank, 0, pid, pid + (pid == 100), "ncclCommInitRank",
+                      100000, 0, 0, 0, 0x7f00, 2, rank, 0, 0, 0))
 sw.append((t - 500000, 0, 0, 0, 0, 120, 100, 101, 120))
 for i in range(50):
     site, flags = (1 + i % 2, 0) if not PY else (4, 8) if i % 5 == 4 else (1 + i % 3, 4)
     calls.append((t, 0, 100, 101, "cudaMemcpy", 200000, 0, flags, 0, 1, 2, 1 << 20, 1, 0, 0) +
                  ((site,) if STACKS else ()))
+    if RANKS and i:
+        # rank 1 all-reduces after its gap, rank 0 has waited since its start
+        for pid, tid, start in ((100, 101, t - 20000), (300, 300, t - 5000000)):
+            calls.append((start, 1, pid, tid, "ncclAllReduce", t - 10000 - start, 0, 0, 0,
+                          1 << 20, 7, 0, 0x7f00, 0, 0))
     t += 200000
     if i == 49:
         break
@@ -63,7 +80,7 @@ for r in sw:
     print("switches\t" + "\t".join(map(str, r)))
 for r in wk:
     print("wakeups\t" + "\t".join(map(str, r)))
-for r in calls:
+for r in sorted(calls, key=lambda r: r[0]):
     print("calls\t" + "\t".join(map(str, r)))
 print("meta\trecord.start_ns\t%d" % T0)
 print("meta\trecord.stop_ns\t%d" % (t + 1000000))

@@ -27,8 +27,16 @@ python3 "$IFT_SRC/tests/e2e/starve-tsv.py" train "./train --workers 5" pystacks 
 	fail "starve-tsv.py pystacks failed"
 "$IFT_TOOLS/tsv2trace" -o py.trace <py.tsv >/dev/null || fail "tsv2trace failed"
 "$IFT" report -i py.trace --json >py.json 2>err.txt || fail "report --json failed: $(cat err.txt)"
+# the same thread as rank 1 of a NCCL job whose rank 0 waits for it: one
+# trace's job, and a job of two traces (the other without ranks)
+python3 "$IFT_SRC/tests/e2e/starve-tsv.py" train "./train --workers 5" ranks >job.tsv ||
+	fail "starve-tsv.py ranks failed"
+"$IFT_TOOLS/tsv2trace" -o job.trace <job.tsv >/dev/null || fail "tsv2trace failed"
+"$IFT" report -i job.trace --json >job.json 2>err.txt || fail "report --json failed: $(cat err.txt)"
+"$IFT" report -i job.trace -i g.trace --json >jobs.json 2>err.txt ||
+	fail "report --json of two traces failed: $(cat err.txt)"
 
-python3 - "$IFT_SRC/docs/report.md" report.json window.json starve.json py.json <<'PY' || fail "the JSON report does not match docs/report.md"
+python3 - "$IFT_SRC/docs/report.md" report.json window.json starve.json py.json job.json jobs.json <<'PY' || fail "the JSON report does not match docs/report.md"
 import json, re, sys
 
 # the key tables of docs/report.md: "### kind", then "| `key` | type | meaning |"
@@ -115,6 +123,20 @@ check(py, "report", "py")
 for name, x, want in (("report", r, False), ("starve", s, False), ("py", py, True)):
     if ("py_sites" in x) != want or any(("py_sites" in c) != want for c in x["chains"]):
         bad.append("%s: py_sites %s" % (name, "missing" if want else "present"))
+# a job: rank 0 (pid 300) entered each of 49 all-reduces 5 ms before rank 1
+# (pid 100), which came 20 us before its copy and left 10 us before it
+job = json.load(open(sys.argv[6]))
+check(job, "report", "job")
+jobs = json.load(open(sys.argv[7]))
+check(jobs, "job report", "jobs")
+for name, j in (("job", job.get("job")), ("jobs", jobs.get("job"))):
+    st = (j or {}).get("stragglers") or [{}]
+    if not j or j["collectives"] != 49 or st[0].get("rank") != 1 or st[0].get("pid") != 100 or \
+            st[0].get("cost_ns") != 49 * (5000000 - 20000) or \
+            (st[0].get("cause") or {}).get("cause") != "data_starvation":
+        bad.append("%s: job %r" % (name, j and {k: j[k] for k in ("collectives", "stragglers")}))
+if [t["path"] for t in jobs["traces"]] != ["job.trace", "g.trace"] or "job" in jobs["traces"][0]["report"]:
+    bad.append("jobs: traces %r" % [t["path"] for t in jobs["traces"]])
 # every kind of object was exercised: errors, copies, nested driver calls,
 # chains with their timeline, evidence and tasks
 for k in spec:
@@ -187,10 +209,12 @@ sys.exit(1 if bad else 0)
 PY
 
 # text: every mode fits 100 columns (characters, not bytes: µ and ↳ are one)
-for mode in "" "--threads" "--per-process" "--per-process --threads" "--op cudaMemcpyAsync" \
-	"--pid 4242 --from 10ms" "--diff starve.trace" "-i starve.trace" "-i starve.trace --diff g.trace" \
-	"-i py.trace" "-i py.trace --per-process --threads"; do
-	"$IFT" report -i g.trace $mode >text.txt 2>err.txt || fail "report $mode failed: $(cat err.txt)"
+for mode in "-i g.trace" "-i g.trace --threads" "-i g.trace --per-process" \
+	"-i g.trace --per-process --threads" "-i g.trace --op cudaMemcpyAsync" \
+	"-i g.trace --pid 4242 --from 10ms" "-i g.trace --diff starve.trace" "-i starve.trace" \
+	"-i starve.trace --diff g.trace" "-i py.trace" "-i py.trace --per-process --threads" \
+	"-i job.trace" "-i job.trace -i g.trace" "-i job.trace -i g.trace --per-process --threads"; do
+	"$IFT" report $mode >text.txt 2>err.txt || fail "report $mode failed: $(cat err.txt)"
 	[ -s text.txt ] || fail "report $mode printed nothing"
 	python3 - text.txt "$mode" <<'PY' || fail "report $mode: lines wider than 100 columns"
 import sys
@@ -218,10 +242,21 @@ grep -q '^cudaMemcpy: 50 calls, 50 with a stack; Python frames: 40 in flight, 10
 
 # usage errors exit 2, a missing file 1, each with one line on stderr
 for args in "--from abc" "--from 2s --to 1s" "--pid x" "--to" "--bogus" "extra" \
-	"--tail-ratio 0.5" "--tail-ratio x" "--tail-floor 1q" "--diff"; do
+	"--tail-ratio 0.5" "--tail-ratio x" "--tail-floor 1q" "--diff" \
+	"-i job.trace --diff g.trace" "-i job.trace --html x.html"; do
 	"$IFT" report -i g.trace $args >/dev/null 2>err.txt; rc=$?
 	[ $rc = 2 ] || fail "report $args exited $rc, want 2"
 done
+# a directory is its traces in name order; one that holds none is no job
+mkdir -p jobdir empty
+cp job.trace jobdir/a.trace && cp g.trace jobdir/b.trace && cp g.trace jobdir/.hidden.trace
+"$IFT" report --json -i jobdir >dir.json || fail "report -i DIR failed"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit([t["path"] for t in d["traces"]] != ["jobdir/a.trace", "jobdir/b.trace"] or not d["job"])' dir.json ||
+	fail "report -i DIR: $(head -c 300 dir.json)"
+"$IFT" report -i empty -i g.trace >/dev/null 2>err.txt || fail "an empty directory beside a trace failed: $(cat err.txt)"
+grep -q "holds no \*.trace file" err.txt || fail "no warning of the empty directory: $(cat err.txt)"
+# two processes claiming one rank are not one job: an error, not a guess
+expect_one_line_error "$IFT" report -i job.trace -i jobdir/a.trace >/dev/null
 expect_one_line_error "$IFT" report -i missing.trace >/dev/null
 expect_one_line_error "$IFT" report -i g.trace --diff missing.trace >/dev/null
 "$IFT" report -i g.trace --diff missing.trace >/dev/null 2>&1; [ $? = 1 ] || fail "a missing baseline should exit 1"

@@ -9,10 +9,13 @@ slow rank enters each all-reduce late and every other rank waits for it
 there.
 
   ranks.py --cudart LIBCUDART --nccl LIBNCCL [--ranks 4] [--steps 30]
-           [--slow 2] [--prep-ms 8] [--kernel-us 2000]
+           [--slow 2] [--prep-ms 8] [--kernel-us 2000] [--id HEX --only R,...]
+  ranks.py --nccl LIBNCCL --make-id
 
-The launcher (no --rank) makes the communicator's id, starts the ranks
-and prints one JSON object of their truth on stdout: per rank its pid,
+The launcher (no --rank) makes the communicator's id (or takes --id, one
+that --make-id printed), starts the ranks (or those of --only: a node of a
+job whose other ranks another launcher starts) and prints one JSON object
+of their truth on stdout: per rank its pid,
 thread id and rank, the all-reduce's count and datatype, and per step the
 wait for its batch and the all-reduce's entry and return on
 CLOCK_MONOTONIC (the trace clock).
@@ -103,16 +106,22 @@ def rank_main(a):
                       "slow": slow, "steps": steps}), flush=True)
 
 
-def launch(a):
+def make_id(a):
     nc = nccl(a.nccl)
     uid = UniqueId()
     if nc.ncclGetUniqueId(ctypes.byref(uid)):
         sys.exit("ncclGetUniqueId failed")
+    return bytes(uid).hex()
+
+
+def launch(a):
+    uid = a.id or make_id(a)
+    only = [int(r) for r in a.only.split(",")] if a.only else range(a.ranks)
     cmd = [sys.executable, os.path.abspath(__file__), "--cudart", a.cudart, "--nccl", a.nccl,
            "--ranks", str(a.ranks), "--steps", str(a.steps), "--slow", str(a.slow),
-           "--prep-ms", str(a.prep_ms), "--kernel-us", str(a.kernel_us), "--id", bytes(uid).hex()]
+           "--prep-ms", str(a.prep_ms), "--kernel-us", str(a.kernel_us), "--id", uid]
     procs = [subprocess.Popen(cmd + ["--rank", str(r)], stdout=subprocess.PIPE)
-             for r in range(a.ranks)]
+             for r in only]
     ranks = []
     for p in procs:
         out, _ = p.communicate()
@@ -124,7 +133,7 @@ def launch(a):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--cudart", required=True)
+    ap.add_argument("--cudart")
     ap.add_argument("--nccl", required=True)
     ap.add_argument("--ranks", type=int, default=4)
     ap.add_argument("--steps", type=int, default=30)
@@ -133,8 +142,14 @@ def main():
     ap.add_argument("--kernel-us", type=int, default=2000)
     ap.add_argument("--rank", type=int)
     ap.add_argument("--id")
+    ap.add_argument("--only", metavar="R,...")
+    ap.add_argument("--make-id", action="store_true")
     a = ap.parse_args()
-    if a.rank is None:
+    if a.make_id:
+        print(make_id(a))
+    elif not a.cudart:
+        ap.error("--cudart is required")
+    elif a.rank is None:
         launch(a)
     else:
         rank_main(a)

@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# The job of a NCCL communicator (report's "JOB"): 4 ranks on the stand-in
+# runtime and NCCL (tests/workloads/ranks.py), rank 2 fed by a starved
+# input worker.  Recorded as one trace, and as two (ranks 0-1 and 2-3, two
+# launchers and two recorders, as two nodes would): the report names rank 2
+# as the straggler with its own host's cause (data starvation), and each
+# other rank's waiting for it is within 10% of the time it measured inside
+# its all-reduces.  Then the second trace's wall clock is shifted by a known
+# amount (tracemeta.py rewrites clock.wall_offset_ns): the collectives put it
+# back to within 100 us.
+. "$IFT_SRC/tests/e2e/lib.sh"
+. "$IFT_SRC/tests/e2e/lib-record.sh"
+need_root
+py=/usr/bin/python3
+[ -x $py ] || { [ "${CI:-}" = true ] && fail "needs Debian's python3"; skip "needs Debian's python3"; }
+sim=$IFT_BUILD/simcuda/libcudart.so.12
+nccl=$IFT_BUILD/simcuda/libnccl.so.2
+[ -f "$sim" ] && [ -f "$nccl" ] || fail "no stand-in runtime or NCCL in $IFT_BUILD/simcuda (make workloads)"
+ranks=$IFT_SRC/tests/workloads/ranks.py
+
+# jobcheck.py REPORT.json TRUTH.json...: the job's straggler, its cause and
+# the others' waiting against the ranks' own account
+cat >jobcheck.py <<'PY'
+import json, sys
+rep = json.load(open(sys.argv[1]))
+truth = [json.load(open(p)) for p in sys.argv[2:]]
+job = rep["job"]
+slow = truth[0]["slow"]
+ranks = {r["rank"]: r for t in truth for r in t["ranks"]}
+err = []
+if job is None or job["ranks"] != len(ranks) or job["world"] != truth[0]["world"]:
+    sys.exit("job: %s, the ranks: %s" % (job and {k: job[k] for k in ("world", "ranks")},
+                                          sorted(ranks)))
+steps = len(ranks[slow]["steps"])
+if job["collectives"] != steps:
+    err.append("%d collectives matched, each rank made %d" % (job["collectives"], steps))
+st = job["stragglers"]
+if not st or st[0]["rank"] != slow or st[0]["pid"] != ranks[slow]["pid"]:
+    err.append("first straggler %s, the slow rank is %d" % (st[:1], slow))
+elif not st[0]["cause"] or st[0]["cause"]["cause"] != "data_starvation":
+    err.append("straggler's cause %s, not data_starvation" % (st[0]["cause"] or {}).get("cause"))
+byrank = {r["rank"]: r for r in job["ranks"]}
+cost = 0
+for k, r in ranks.items():
+    got = byrank[k]
+    if got["pid"] != r["pid"]:
+        err.append("rank %d: pid %d, it was %d" % (k, got["pid"], r["pid"]))
+    if k == slow:
+        continue
+    measured = sum(s["exit"] - s["enter"] for s in r["steps"])
+    cost += got["waited_ns"]
+    if abs(got["waited_ns"] - measured) > 0.10 * measured:
+        err.append("rank %d waited %d ns by the report, it measured %d in its all-reduces"
+                   % (k, got["waited_ns"], measured))
+if st and st[0]["rank"] == slow and st[0]["cost_ns"] != cost:
+    err.append("the straggler cost %d ns, the others waited %d" % (st[0]["cost_ns"], cost))
+print(json.dumps({"stragglers": [(s["rank"], s["cost_ns"], s["share_permille"]) for s in st],
+                  "waited": {k: r["waited_ns"] for k, r in byrank.items()}}))
+if err:
+    sys.exit("; ".join(err[:5]))
+PY
+
+# one trace of the whole job
+"$IFT" record -q --cuda-lib "$sim" --cuda-lib "$nccl" -o job.trace -- \
+	$py "$ranks" --cudart "$sim" --nccl "$nccl" >job.truth 2>job.err &
+rp=$!
+wait $rp || fail "record failed: $(tail -3 job.err)"
+assert_no_leftover_of $rp
+"$IFT" report --json -i job.trace >job.json || fail "report failed"
+python3 jobcheck.py job.json job.truth >check1.out || fail "one trace: $(cat check1.out)"
+echo "one trace: $(cat check1.out)"
+"$IFT" report -i job.trace >job.txt || fail "report failed"
+pid=$(python3 -c 'import json,sys; t=json.load(open(sys.argv[1])); print([r["pid"] for r in t["ranks"] if r["rank"] == t["slow"]][0])' job.truth)
+grep -q "^ 1\. rank 2 (pid $pid on .*) entered .* ncclAllReduce last" job.txt ||
+	fail "the text report does not name rank 2 first: $(sed -n '/^JOB/,/^ rank/p' job.txt)"
+
+# two nodes: two launchers of one communicator, each under its recorder
+id=$($py "$ranks" --nccl "$nccl" --make-id) || fail "no communicator id"
+for part in a:0,1 b:2,3; do
+	"$IFT" record -q --cuda-lib "$sim" --cuda-lib "$nccl" -o ${part%%:*}.trace -- \
+		$py "$ranks" --cudart "$sim" --nccl "$nccl" --id "$id" --only ${part#*:} \
+		>${part%%:*}.truth 2>${part%%:*}.err &
+	eval "rp_${part%%:*}=\$!"
+done
+wait $rp_a || fail "record of ranks 0,1 failed: $(tail -3 a.err)"
+wait $rp_b || fail "record of ranks 2,3 failed: $(tail -3 b.err)"
+assert_no_leftover_of $rp_a
+assert_no_leftover_of $rp_b
+"$IFT" report --json -i a.trace -i b.trace >ab.json || fail "report of two traces failed"
+python3 jobcheck.py ab.json a.truth b.truth >check2.out || fail "two traces: $(cat check2.out)"
+echo "two traces: $(cat check2.out)"
+
+# the second node's wall clock 37.123456 ms ahead: the shift found undoes it
+shift_ns=37123456
+wall=$("$IFT" info -i b.trace | awk '$1 == "clock.wall_offset_ns" { print $2 }')
+[ -n "$wall" ] || fail "b.trace has no clock.wall_offset_ns"
+python3 "$IFT_SRC/tests/e2e/tracemeta.py" b.trace b-shifted.trace \
+	clock.wall_offset_ns=$((wall + shift_ns)) || fail "tracemeta failed"
+"$IFT" report --json -i a.trace -i b-shifted.trace >shifted.json || fail "report failed"
+python3 jobcheck.py shifted.json a.truth b.truth >check3.out || fail "shifted: $(cat check3.out)"
+python3 - ab.json shifted.json $shift_ns <<'PY' || fail "the clocks were not put back"
+import json, sys
+ab, sh = (json.load(open(p))["job"]["clocks"] for p in sys.argv[1:3])
+want = -int(sys.argv[3])
+# one machine's two recordings share its clocks: the unshifted pair needs
+# (almost) none, the shifted one the shift undone
+for name, c, w in (("unshifted", ab[1], 0), ("shifted", sh[1], want)):
+    if not c["refined"] or abs(c["shift_ns"] - w) > 100000:
+        sys.exit("%s: shift %d ns (refined: %s), %d wanted to within 100 us"
+                 % (name, c["shift_ns"], c["refined"], w))
+print("shifts found: %d ns (none made), %d ns (%d made undone), residual %d ns"
+      % (ab[1]["shift_ns"], sh[1]["shift_ns"], -want, sh[1]["residual_ns"]))
+PY
+"$IFT" report -i a.trace -i b-shifted.trace >shifted.txt || fail "report failed"
+grep -q "b-shifted.trace (host .*): wall clock +37.1ms, then -37.1ms by 30 collectives" shifted.txt ||
+	fail "the text report does not show the clocks: $(sed -n '/^JOB/,/^STRAGGLERS/p' shifted.txt)"
+assert_no_leftovers
+exit 0
