@@ -35,6 +35,18 @@ int ift_export_sqlite(struct ift_trace *t, const char *path,
 int ift_export_perfetto(struct ift_trace *t, FILE *out,
 			const struct ift_export_opts *opts);
 
+/*
+ * ift_export_parquet - every table of T's SQLite export (docs/sql.md) as
+ * Parquet files under DIR (made if missing): DIR/host=HOST/rank=R/TABLE.parquet,
+ * a table's rows about a process in the partition of its rank (or of the
+ * rank that started it; -1: none), the tables without a pid copied into
+ * each of the trace's partitions (docs/sql.md, "Parquet").  Files are
+ * created exclusively; a name another trace wrote gets a number
+ * (TABLE.1.parquet).  Returns 0 or a negative error, with a message in OPTS.
+ */
+int ift_export_parquet(struct ift_trace *t, const char *dir,
+		       const struct ift_export_opts *opts);
+
 /* ---- read-only SQL over a trace (docs/sql.md, `query') ---------------- */
 
 struct ift_query;
@@ -62,6 +74,10 @@ int ift_query_open_trace(struct ift_trace *t, const struct ift_export_opts *opts
  */
 int ift_query_open_db(const char *path, const struct ift_export_opts *opts,
 		      struct ift_query **out);
+
+/* The database under Q, for the exporters that read their tables from it. */
+struct sqlite3;
+struct sqlite3 *ift_query_db(struct ift_query *q);
 
 /* True when PATH starts as a SQLite database does ("SQLite format 3"). */
 bool ift_query_is_db(const char *path);

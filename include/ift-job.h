@@ -99,6 +99,17 @@ struct ift_job {
 int ift_job_run(const struct ift_job_input *in, size_t n, struct ift_job **out);
 void ift_job_free(struct ift_job *j);
 
+/*
+ * ift_job_ranks - the ranks of trace T, each process's first communicator:
+ * *N of them into *OUT (the caller frees it).  Returns 0 or a negative
+ * error.
+ */
+struct ift_rank {
+	uint32_t pid;
+	int32_t rank, nranks;
+};
+int ift_job_ranks(struct ift_trace *t, struct ift_rank **out, size_t *n);
+
 /* A collective's op name, as ift_job counts them (not Send/Recv/groups). */
 bool ift_job_collective(const char *op);
 

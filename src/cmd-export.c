@@ -4,6 +4,9 @@
  *   --format sqlite    a SQLite database (docs/sql.md); -o is required
  *   --format perfetto  a JSON timeline for ui.perfetto.dev and chrome://tracing
  *                      (docs/perfetto.md); -o FILE or stdout
+ *   --format parquet   every table as Parquet under -o DIR, partitioned by
+ *                      host and rank (docs/sql.md); -i may be repeated: the
+ *                      traces of one job into one directory
  */
 #include <errno.h>
 #include <getopt.h>
@@ -14,7 +17,34 @@
 #include "ift-export.h"
 #include "util/outfile.h"
 
-static const char usage[] = "export [-i FILE] --format sqlite|perfetto [-o OUT]";
+static const char usage[] =
+	"export [-i FILE]... --format sqlite|perfetto|parquet [-o OUT]";
+
+#define MAX_INPUTS	1024
+
+/* The traces of PATHS as Parquet under DIR; the command's exit code. */
+static int export_parquet(const char *const *paths, size_t n, const char *dir)
+{
+	for (size_t i = 0; i < n; i++) {
+		char msg[256] = "";
+		struct ift_export_opts opts = {
+			.errbuf = msg, .errlen = sizeof(msg), .source = paths[i],
+		};
+		struct ift_trace *t = cli_open_trace(paths[i], 0);
+		int ret;
+
+		if (!t)
+			return EXIT_RUNTIME;
+		ret = ift_export_parquet(t, dir, &opts);
+		ift_trace_close(t);
+		if (ret < 0) {
+			error("cannot export '%s' to parquet '%s': %s", paths[i], dir,
+			      *msg ? msg : ift_strerror(ret));
+			return EXIT_RUNTIME;
+		}
+	}
+	return EXIT_OK;
+}
 
 int cmd_export(int argc, char **argv)
 {
@@ -25,9 +55,11 @@ int cmd_export(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	static const char *paths[MAX_INPUTS];
 	const char *path = IFT_DEFAULT_TRACE, *format = NULL, *out = NULL;
+	size_t npaths = 0;
 	struct cli_options co = {
-		.usage = usage, .shortopts = "+i:f:o:h", .longopts = longopts, .input = &path,
+		.usage = usage, .shortopts = "+i:f:o:h", .longopts = longopts,
 	};
 	char msg[256] = "";
 	struct ift_export_opts opts = { .errbuf = msg, .errlen = sizeof(msg) };
@@ -36,6 +68,11 @@ int cmd_export(int argc, char **argv)
 
 	while ((c = cli_option_next(&co, argc, argv)) > 0) {
 		switch (c) {
+		case 'i':
+			if (npaths == MAX_INPUTS)
+				return usage_error(usage, "more than %d traces", MAX_INPUTS);
+			paths[npaths++] = path = optarg;
+			break;
 		case 'f':
 			format = optarg;
 			break;
@@ -48,10 +85,16 @@ int cmd_export(int argc, char **argv)
 		return co.status;
 	if (!format)
 		return usage_error(usage, "--format is required");
-	if (strcmp(format, "sqlite") && strcmp(format, "perfetto"))
-		return usage_error(usage, "unknown format '%s' (sqlite, perfetto)", format);
+	if (strcmp(format, "sqlite") && strcmp(format, "perfetto") && strcmp(format, "parquet"))
+		return usage_error(usage, "unknown format '%s' (sqlite, perfetto, parquet)", format);
 	if (!strcmp(format, "sqlite") && !out)
 		return usage_error(usage, "--format sqlite needs -o OUT.db");
+	if (!strcmp(format, "parquet") && !out)
+		return usage_error(usage, "--format parquet needs -o DIR");
+	if (npaths > 1 && strcmp(format, "parquet"))
+		return usage_error(usage, "--format %s takes one trace", format);
+	if (!strcmp(format, "parquet"))
+		return export_parquet(npaths ? paths : &path, npaths ? npaths : 1, out);
 
 	t = cli_open_trace(path, 0);
 	if (!t)

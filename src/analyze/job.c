@@ -172,19 +172,84 @@ static int64_t i64_abs(int64_t v)
 }
 
 /*
- * The shift that puts trace J's clock on trace 0's, from the K collectives
- * of ranks RK (by rank) both traces hold ranks of: the median of the
- * differences of their returns, kept inside the bounds no collective
- * contradicts (a rank leaves after every other one entered).  WALL: each
- * trace's wall-clock offset.  CLOCKS[J] filled.
+ * The median of the returns' differences (trace 0's less trace J's, on
+ * trace 0's clock less SHIFT0) over the pairs of ranks A of trace 0, B of
+ * J in the K collectives, leaving out a pair whose collective's last
+ * entrant is one of them (LAST: per collective, its rank index; NULL: keep
+ * all), into *MED; its median distance into *RES.  False when no pair is
+ * left.
+ */
+static bool returns_median(struct proc **rk, size_t nrk, size_t j, size_t k, int64_t base,
+			   const size_t *last, int64_t *d, int64_t *med, uint64_t *res)
+{
+	size_t n = 0;
+
+	for (size_t a = 0; a < nrk; a++)
+		for (size_t b = 0; b < nrk; b++)
+			for (size_t i = 0; rk[a]->trace == 0 && rk[b]->trace == j && i < k; i++)
+				if (!last || (last[i] != a && last[i] != b))
+					d[n++] = (int64_t)rk[a]->v[i].end -
+						 ((int64_t)rk[b]->v[i].end + base);
+	if (!n)
+		return false;
+	qsort(d, n, sizeof(*d), cmp_i64);
+	*med = d[n / 2];
+	for (size_t i = 0; i < n; i++)
+		d[i] = i64_abs(d[i] - *med);
+	qsort(d, n, sizeof(*d), cmp_i64);
+	*res = (uint64_t)d[n / 2];
+	return true;
+}
+
+/*
+ * The least time, over the K collectives whose last entrant (LAST) is a
+ * rank of trace TR, from its entry to the return of another rank of TR:
+ * the quickest wake-up there, on one clock; 0 when none waited there.
+ */
+static int64_t wake_floor(struct proc **rk, size_t nrk, size_t tr, size_t k,
+			  const size_t *last)
+{
+	int64_t w = INT64_MAX;
+
+	for (size_t i = 0; i < k; i++) {
+		if (rk[last[i]]->trace != tr)
+			continue;
+		for (size_t r = 0; r < nrk; r++) {
+			int64_t x = (int64_t)rk[r]->v[i].end - (int64_t)rk[last[i]]->v[i].ts;
+
+			if (r != last[i] && rk[r]->trace == tr && x >= 0 && x < w)
+				w = x;
+		}
+	}
+	return w == INT64_MAX ? 0 : w;
+}
+
+/*
+ * The shift that puts trace J's clock on trace 0's (after the wall-clock
+ * offsets), from the K collectives of ranks RK (by rank) of both traces.
+ * A collective releases every rank that waited in it at once, when the
+ * last one enters: the ranks that waited leave it together, within their
+ * wake-ups, and the last one by its own way out, which is not a wake-up.
+ * Both clocks bound the shift: a rank leaves a collective only after
+ * every rank entered it.  The bound is tight, to within one wake-up, on
+ * the side of the rank that entered last: HI when it was one of J's, LO
+ * when one of trace 0's (the last entrant told by a first median over
+ * every pair of returns: a straggler is late by far more than its error).
+ * That wake-up is measured on one clock, in the last entrant's own trace:
+ * the least time from its entry to the return of a rank there that
+ * waited for it.  So the shift is the tight bound less that wake-up, the
+ * middle of the two when each side had last entrants, and the median of
+ * the waiting ranks' returns when neither bound holds; the residual is
+ * how far those returns spread around it.  CLOCKS[J] filled.
  */
 static int refine(struct ift_job_clock *clocks, size_t j, struct proc **rk, size_t nrk,
 		  size_t k)
 {
 	struct ift_job_clock *c = &clocks[j];
 	int64_t base = c->wall_offset_ns - clocks[0].wall_offset_ns;
-	int64_t lo = INT64_MIN, hi = INT64_MAX, *d;
-	size_t n = 0, cap = 0;
+	int64_t lo = INT64_MIN, hi = INT64_MAX, *d, first;
+	size_t cap = 0, n0 = 0, nj = 0, *last;
+	uint64_t res;
 
 	for (size_t a = 0; a < nrk; a++)
 		for (size_t b = 0; b < nrk; b++)
@@ -192,44 +257,68 @@ static int refine(struct ift_job_clock *clocks, size_t j, struct proc **rk, size
 				cap += k;
 	if (!cap)
 		return 0;
-	if (!(d = malloc(cap * sizeof(*d))))
+	d = malloc(cap * sizeof(*d));
+	last = malloc(k * sizeof(*last));
+	if (!d || !last) {
+		free(d);
+		free(last);
 		return -ENOMEM;
-	for (size_t a = 0; a < nrk; a++) {
-		for (size_t b = 0; b < nrk; b++) {
-			if (rk[a]->trace != 0 || rk[b]->trace != j)
-				continue;
-			for (size_t i = 0; i < k; i++) {
-				/* on trace 0's clock, B's times are + base + shift */
+	}
+	/* the bounds: B left after A entered; A left after B entered */
+	for (size_t a = 0; a < nrk; a++)
+		for (size_t b = 0; b < nrk; b++)
+			for (size_t i = 0; rk[a]->trace == 0 && rk[b]->trace == j && i < k; i++) {
 				const struct coll *x = &rk[a]->v[i], *y = &rk[b]->v[i];
-				int64_t xe = (int64_t)x->end, xs = (int64_t)x->ts;
 				int64_t ye = (int64_t)y->end + base, ys = (int64_t)y->ts + base;
 
-				d[n++] = xe - ye;
-				/* B left after A entered; A left after B entered */
-				if (xs - ye > lo)
-					lo = xs - ye;
-				if (xe - ys < hi)
-					hi = xe - ys;
+				if ((int64_t)x->ts - ye > lo)
+					lo = (int64_t)x->ts - ye;
+				if ((int64_t)x->end - ys < hi)
+					hi = (int64_t)x->end - ys;
+			}
+	returns_median(rk, nrk, j, k, base, NULL, d, &first, &res);
+	/* each collective's last entrant of the two traces, by that median */
+	for (size_t i = 0; i < k; i++) {
+		int64_t at = INT64_MIN;
+
+		last[i] = SIZE_MAX;
+		for (size_t r = 0; r < nrk; r++) {
+			int64_t e = (int64_t)rk[r]->v[i].ts;
+
+			if (rk[r]->trace == j)
+				e += base + first;
+			else if (rk[r]->trace)
+				continue;
+			if (e > at) {
+				at = e;
+				last[i] = r;
 			}
 		}
+		if (rk[last[i]]->trace == j)
+			nj++;
+		else
+			n0++;
 	}
-	qsort(d, n, sizeof(*d), cmp_i64);
-	c->shift_ns = d[n / 2];
 	c->lo_ns = lo;
 	c->hi_ns = hi;
-	if (lo <= hi) {
-		if (c->shift_ns < lo)
-			c->shift_ns = lo;
-		if (c->shift_ns > hi)
-			c->shift_ns = hi;
+	if (!returns_median(rk, nrk, j, k, base, last, d, &c->shift_ns, &c->residual_ns)) {
+		c->shift_ns = first;
+		c->residual_ns = res;
 	}
-	for (size_t i = 0; i < n; i++)
-		d[i] = i64_abs(d[i] - c->shift_ns);
-	qsort(d, n, sizeof(*d), cmp_i64);
-	c->residual_ns = (uint64_t)d[n / 2];
+	if (lo <= hi) {
+		int64_t w0 = wake_floor(rk, nrk, 0, k, last), wj = wake_floor(rk, nrk, j, k, last);
+
+		c->shift_ns = n0 && nj ? (lo + w0) + ((hi - wj) - (lo + w0)) / 2 :
+			      nj ? hi - wj : lo + w0;
+	}
+	if (lo <= hi && c->shift_ns < lo)
+		c->shift_ns = lo;
+	if (lo <= hi && c->shift_ns > hi)
+		c->shift_ns = hi;
 	c->collectives = k;
 	c->refined = true;
 	free(d);
+	free(last);
 	return 0;
 }
 
@@ -479,6 +568,24 @@ out:
 	free(rk);
 	procs_free(&p);
 	ift_job_free(j);
+	return ret;
+}
+
+int ift_job_ranks(struct ift_trace *t, struct ift_rank **out, size_t *n)
+{
+	struct procs p = { 0 };
+	int ret = read_calls(&p, 0, t);
+
+	*out = NULL;
+	*n = 0;
+	if (ret >= 0 && p.n && !(*out = calloc(p.n, sizeof(**out))))
+		ret = -ENOMEM;
+	for (size_t i = 0; ret >= 0 && i < p.n; i++)
+		if (p.v[i].nranks)
+			(*out)[(*n)++] = (struct ift_rank){
+				p.v[i].pid, p.v[i].rank, p.v[i].nranks,
+			};
+	procs_free(&p);
 	return ret;
 }
 

@@ -358,6 +358,11 @@ const char *ift_query_errmsg(const struct ift_query *q)
 	return sqlite3_errmsg(q->db);
 }
 
+sqlite3 *ift_query_db(struct ift_query *q)
+{
+	return q->db;
+}
+
 void ift_query_free(struct ift_query *q)
 {
 	if (!q)

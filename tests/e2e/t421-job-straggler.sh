@@ -28,8 +28,8 @@ job = rep["job"]
 slow = truth[0]["slow"]
 ranks = {r["rank"]: r for t in truth for r in t["ranks"]}
 err = []
-if job is None or job["ranks"] != len(ranks) or job["world"] != truth[0]["world"]:
-    sys.exit("job: %s, the ranks: %s" % (job and {k: job[k] for k in ("world", "ranks")},
+if job is None or len(job["ranks"]) != len(ranks) or job["world"] != truth[0]["world"]:
+    sys.exit("job: %s, the ranks: %s" % (job and (job["world"], len(job["ranks"])),
                                           sorted(ranks)))
 steps = len(ranks[slow]["steps"])
 if job["collectives"] != steps:
@@ -112,7 +112,7 @@ print("shifts found: %d ns (none made), %d ns (%d made undone), residual %d ns"
       % (ab[1]["shift_ns"], sh[1]["shift_ns"], -want, sh[1]["residual_ns"]))
 PY
 "$IFT" report -i a.trace -i b-shifted.trace >shifted.txt || fail "report failed"
-grep -q "b-shifted.trace (host .*): wall clock +37.1ms, then -37.1ms by 30 collectives" shifted.txt ||
+grep -Eq "b-shifted.trace \(host .*\): wall clock \+37.1ms, then -37.[01]ms by 30 collectives" shifted.txt ||
 	fail "the text report does not show the clocks: $(sed -n '/^JOB/,/^STRAGGLERS/p' shifted.txt)"
 assert_no_leftovers
 exit 0

@@ -1,0 +1,322 @@
+// SPDX-License-Identifier: MIT
+/*
+ * export --format parquet: every table of the SQLite export (docs/sql.md,
+ * the one schema both share) as Parquet files, partitioned the way engines
+ * read a cluster's data: DIR/host=HOST/rank=R/TABLE.parquet.  A table's
+ * rows about a process go to the partition of its rank (a rank's process,
+ * or one it started: its input workers); those of no rank to rank=-1.
+ * The tables that are the trace's own (meta, ops, stacks, ...: no pid
+ * column) are copied into each of its partitions, so that each one joins
+ * on its own.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sqlite3.h>
+#include <sys/stat.h>
+
+#include "export/parquet.h"
+#include "ift-error.h"
+#include "ift-export.h"
+#include "ift-job.h"
+
+#define MAX_PARTS	4096	/* ranks of one trace */
+#define PARENT_DEPTH	64	/* ancestors followed to a rank */
+
+/* A process and its parent, from the `processes' table. */
+struct parent {
+	int64_t pid, ppid;
+};
+
+struct parts {
+	struct ift_rank *ranks;
+	size_t nranks;
+	struct parent *par;
+	size_t npar;
+	char host[128];
+	const char *dir;
+};
+
+/* The rank of PID: its own, or its nearest ancestor's; -1 none. */
+static int64_t rank_of(const struct parts *p, int64_t pid)
+{
+	for (int depth = 0; depth < PARENT_DEPTH && pid > 0; depth++) {
+		int64_t up = 0;
+
+		for (size_t i = 0; i < p->nranks; i++)
+			if ((int64_t)p->ranks[i].pid == pid)
+				return p->ranks[i].rank;
+		for (size_t i = 0; i < p->npar; i++)
+			if (p->par[i].pid == pid)
+				up = p->par[i].ppid;
+		if (up == pid)
+			break;
+		pid = up;
+	}
+	return -1;
+}
+
+static int sql_err(sqlite3 *db, const struct ift_export_opts *o)
+{
+	if (o && o->errbuf && o->errlen)
+		snprintf(o->errbuf, o->errlen, "%s", sqlite3_errmsg(db));
+	return -IFT_E_SQL;
+}
+
+/* The processes' parents, into P. */
+static int read_parents(sqlite3 *db, struct parts *p, const struct ift_export_opts *o)
+{
+	sqlite3_stmt *st;
+	size_t cap = 0;
+	int rc;
+
+	if (sqlite3_prepare_v2(db, "SELECT pid, ppid FROM processes", -1, &st, NULL))
+		return sql_err(db, o);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (p->npar == cap) {
+			struct parent *v = realloc(p->par, (cap = cap ? 2 * cap : 256) *
+							   sizeof(*v));
+
+			if (!v) {
+				sqlite3_finalize(st);
+				return -ENOMEM;
+			}
+			p->par = v;
+		}
+		p->par[p->npar++] = (struct parent){ sqlite3_column_int64(st, 0),
+						     sqlite3_column_int64(st, 1) };
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : sql_err(db, o);
+}
+
+/* "host=NAME" of a partition: what a path may hold, never empty. */
+static void host_part(char *buf, size_t len, const char *host)
+{
+	size_t n = 0;
+
+	for (; host && *host && n + 1 < len; host++, n++)
+		buf[n] = (*host >= 'a' && *host <= 'z') || (*host >= 'A' && *host <= 'Z') ||
+			 (*host >= '0' && *host <= '9') || *host == '-' || *host == '_' ||
+			 (*host == '.' && n) ? *host : '_';
+	if (!n)
+		n = (size_t)snprintf(buf, len, "unknown");
+	buf[n] = 0;
+}
+
+/* Creates DIR/host=H/rank=R (each level as needed); its path into BUF. */
+static int part_dir(const struct parts *p, int64_t rank, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "%s/host=%s", p->dir, p->host);
+
+	if (n < 0 || (size_t)n >= len)
+		return -ENAMETOOLONG;
+	if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	n = snprintf(buf, len, "%s/host=%s/rank=%lld", p->dir, p->host, (long long)rank);
+	if (n < 0 || (size_t)n >= len)
+		return -ENAMETOOLONG;
+	if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+/*
+ * A new file for TABLE in partition RANK: TABLE.parquet, or TABLE.N.parquet
+ * when another trace of the same host and rank wrote that name already.
+ */
+static int part_open(const struct parts *p, int64_t rank, const char *table,
+		     const struct pq_column *cols, size_t ncols, struct pq_writer **w)
+{
+	char dir[4096], path[4352];
+	int ret = part_dir(p, rank, dir, sizeof(dir));
+
+	if (ret < 0)
+		return ret;
+	for (unsigned k = 0; k < 1000; k++) {
+		if (k)
+			snprintf(path, sizeof(path), "%s/%s.%u.parquet", dir, table, k);
+		else
+			snprintf(path, sizeof(path), "%s/%s.parquet", dir, table);
+		if ((ret = pq_open(path, cols, ncols, w)) != -EEXIST)
+			break;
+	}
+	return ret;
+}
+
+/* One partition's file of the table being written. */
+struct out {
+	int64_t rank;
+	struct pq_writer *w;
+};
+
+static int export_table(sqlite3 *db, struct parts *p, const char *table,
+			const int64_t *ranks, size_t nranks, const struct ift_export_opts *o)
+{
+	char sql[256];
+	sqlite3_stmt *st;
+	struct pq_column *cols = NULL;
+	char (*renamed)[128] = NULL;
+	struct pq_value *row = NULL;
+	struct out *out = NULL;
+	int ncols, pidcol = -1, rc, ret = 0;
+
+	snprintf(sql, sizeof(sql), "SELECT * FROM \"%s\"", table);
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL))
+		return sql_err(db, o);
+	ncols = sqlite3_column_count(st);
+	if (!(cols = calloc((size_t)ncols, sizeof(*cols))) ||
+	    !(row = calloc((size_t)ncols, sizeof(*row))) ||
+	    !(renamed = calloc((size_t)ncols, sizeof(*renamed))) ||
+	    !(out = calloc(nranks, sizeof(*out)))) {
+		ret = -ENOMEM;
+		goto done;
+	}
+	for (int i = 0; i < ncols; i++) {
+		const char *decl = sqlite3_column_decltype(st, i);
+
+		cols[i].name = sqlite3_column_name(st, i);
+		/* the partitions' keys are columns too: a table's own keeps its
+		   name after the table's (chains.rank: chains_rank) */
+		if (!strcmp(cols[i].name, "host") || !strcmp(cols[i].name, "rank")) {
+			snprintf(renamed[i], sizeof(renamed[i]), "%s_%s", table, cols[i].name);
+			cols[i].name = renamed[i];
+		}
+		cols[i].optional = true;
+		cols[i].type = decl && !strcasecmp(decl, "INTEGER") ? PQ_INT64 :
+			       decl && !strcasecmp(decl, "REAL") ? PQ_DOUBLE : PQ_STRING;
+		if (!strcmp(cols[i].name, "pid") && cols[i].type == PQ_INT64)
+			pidcol = i;
+	}
+	/* one file per partition of the trace, made when a row needs it */
+	for (size_t i = 0; i < nranks; i++)
+		out[i].rank = ranks[i];
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t r = pidcol >= 0 ? rank_of(p, sqlite3_column_int64(st, pidcol)) : 0;
+
+		for (int i = 0; i < ncols; i++) {
+			struct pq_value *v = &row[i];
+
+			v->is_null = sqlite3_column_type(st, i) == SQLITE_NULL;
+			if (v->is_null)
+				continue;
+			if (cols[i].type == PQ_INT64) {
+				v->i = sqlite3_column_int64(st, i);
+			} else if (cols[i].type == PQ_DOUBLE) {
+				v->d = sqlite3_column_double(st, i);
+			} else {
+				v->s = (const char *)sqlite3_column_text(st, i);
+				v->len = (size_t)sqlite3_column_bytes(st, i);
+				if (!v->s)
+					v->s = "";
+			}
+		}
+		for (size_t i = 0; i < nranks && ret >= 0; i++) {
+			if (pidcol >= 0 && out[i].rank != r)
+				continue;
+			if (!out[i].w)
+				ret = part_open(p, out[i].rank, table, cols, (size_t)ncols,
+						&out[i].w);
+			if (ret >= 0)
+				ret = pq_add(out[i].w, row);
+		}
+		if (ret < 0)
+			break;
+	}
+	if (ret >= 0 && rc != SQLITE_DONE)
+		ret = sql_err(db, o);
+	/* a table with no row of a partition is still there, empty */
+	for (size_t i = 0; i < nranks && ret >= 0; i++)
+		if (!out[i].w)
+			ret = part_open(p, out[i].rank, table, cols, (size_t)ncols, &out[i].w);
+done:
+	for (size_t i = 0; out && i < nranks; i++) {
+		int r = pq_close(out[i].w, ret < 0);
+
+		if (ret >= 0 && r < 0)
+			ret = r;
+	}
+	sqlite3_finalize(st);
+	free(cols);
+	free(renamed);
+	free(row);
+	free(out);
+	return ret;
+}
+
+int ift_export_parquet(struct ift_trace *t, const char *dir, const struct ift_export_opts *o)
+{
+	struct parts p = { .dir = dir };
+	struct ift_query *q = NULL;
+	sqlite3_stmt *st = NULL;
+	int64_t *ranks = NULL;
+	size_t nranks = 0;
+	char **tables = NULL;
+	size_t ntables = 0;
+	sqlite3 *db;
+	int ret, rc;
+
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	if ((ret = ift_job_ranks(t, &p.ranks, &p.nranks)) < 0)
+		return ret;
+	host_part(p.host, sizeof(p.host), ift_trace_meta(t, "host.name"));
+	if ((ret = ift_query_open_trace(t, o, &q)) < 0)
+		goto out;
+	db = ift_query_db(q);
+	if ((ret = read_parents(db, &p, o)) < 0)
+		goto out;
+	/* the partitions: each rank's, and rank -1 */
+	if (p.nranks > MAX_PARTS) {
+		ret = -IFT_E_LIMIT;
+		goto out;
+	}
+	if (!(ranks = calloc(p.nranks + 1, sizeof(*ranks)))) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	ranks[nranks++] = -1;
+	for (size_t i = 0; i < p.nranks; i++) {
+		bool seen = false;
+
+		for (size_t k = 0; k < nranks; k++)
+			seen |= ranks[k] == p.ranks[i].rank;
+		if (!seen)
+			ranks[nranks++] = p.ranks[i].rank;
+	}
+	if (sqlite3_prepare_v2(db, "SELECT name FROM sqlite_master WHERE type = 'table' AND "
+			       "name NOT LIKE 'sqlite%' ORDER BY name", -1, &st, NULL)) {
+		ret = sql_err(db, o);
+		goto out;
+	}
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		char **v = realloc(tables, (ntables + 1) * sizeof(*v));
+
+		if (!v || !(v[ntables] = strdup((const char *)sqlite3_column_text(st, 0)))) {
+			if (v)
+				tables = v;
+			ret = -ENOMEM;
+			goto out;
+		}
+		tables = v;
+		ntables++;
+	}
+	if (rc != SQLITE_DONE) {
+		ret = sql_err(db, o);
+		goto out;
+	}
+	for (size_t i = 0; i < ntables && ret >= 0; i++)
+		ret = export_table(db, &p, tables[i], ranks, nranks, o);
+out:
+	sqlite3_finalize(st);
+	for (size_t i = 0; i < ntables; i++)
+		free(tables[i]);
+	free(tables);
+	free(ranks);
+	free(p.ranks);
+	free(p.par);
+	ift_query_free(q);
+	return ret;
+}
