@@ -120,6 +120,23 @@ int ift_out_job_text(FILE *f, const struct ift_job *j, const struct ift_job_inpu
 int ift_out_job_json(FILE *f, const struct ift_job *j, const struct ift_job_input *in,
 		     size_t n);
 
+/*
+ * ift_out_job_text_diff, ift_out_job_json_diff - the job of CUR's traces
+ * against BASE's (`report -i A -i B --diff C --diff D'): the ranks, the
+ * collectives, the waiting, each rank's waiting, lateness and cost, and
+ * each side's stragglers; JSON: { "baseline", "current" (job reports),
+ * "changes" } (docs/report.md "Diff").  As ift_out_text() for errors.
+ */
+struct ift_job_side {
+	const struct ift_job *job;	/* NULL: no job */
+	const struct ift_job_input *in;
+	size_t n;
+};
+int ift_out_job_text_diff(FILE *f, const struct ift_job_side *cur,
+			  const struct ift_job_side *base, const struct ift_text_opts *o);
+int ift_out_job_json_diff(FILE *f, const struct ift_job_side *cur,
+			  const struct ift_job_side *base);
+
 /* ---- the analysis as JSON (src/render/json.c) --------------------- */
 
 /*

@@ -25,7 +25,7 @@
 static const char usage[] =
 	"report [-i FILE|DIR]... [--json] [--per-process] [--threads] [--pid PID]...\n"
 	"       [--op NAME]... [--from T] [--to T] [--tail-ratio X] [--tail-floor DUR]\n"
-	"       [--diff BASELINE] [--html OUT.html]";
+	"       [--diff BASELINE]... [--html OUT.html]";
 
 #define MAX_FILTERS	256
 #define MAX_INPUTS	1024	/* traces of one job */
@@ -234,41 +234,74 @@ static int report_write(const char *path, const char *base_path,
 	return ret < 0 ? EXIT_RUNTIME : EXIT_OK;
 }
 
+/* The traces of a job, each analyzed, and their job. */
+struct side {
+	struct report *r;
+	struct ift_job_input *in;
+	struct ift_job *job;
+	size_t n, loaded;
+};
+
+static void side_release(struct side *s)
+{
+	ift_job_free(s->job);
+	for (size_t i = 0; i < s->loaded; i++)
+		report_release(&s->r[i]);
+	free(s->r);
+	free(s->in);
+	memset(s, 0, sizeof(*s));
+}
+
+/* The N traces of PATHS into S; prints a one-line error and returns -1 on failure. */
+static int side_load(struct side *s, const char *const *paths, size_t n,
+		     const struct ift_analyze_opts *opts, const struct ift_chain_opts *copts)
+{
+	memset(s, 0, sizeof(*s));
+	s->n = n;
+	if (!(s->r = calloc(n, sizeof(*s->r))) || !(s->in = calloc(n, sizeof(*s->in)))) {
+		error("cannot join the traces: %s", ift_strerror(-ENOMEM));
+		return -1;
+	}
+	for (; s->loaded < n; s->loaded++)
+		if (report_load(&s->r[s->loaded], paths[s->loaded], opts, copts) < 0)
+			return -1;
+	if (job_load(s->r, n, &s->job) < 0)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		s->in[i] = (struct ift_job_input){ s->r[i].path, s->r[i].t, &s->r[i].m };
+	return 0;
+}
+
 /*
  * The N traces of PATHS analyzed and joined into their job, written as OUT
- * asks (text or JSON); returns the command's exit code.
+ * asks (text or JSON), or against the NB traces of BASES when NB; returns
+ * the command's exit code.
  */
-static int report_write_job(const char *const *paths, size_t n, const struct report_out *out,
+static int report_write_job(const char *const *paths, size_t n, const char *const *bases,
+			    size_t nb, const struct report_out *out,
 			    const struct ift_analyze_opts *opts,
 			    const struct ift_chain_opts *copts)
 {
-	struct report *r = calloc(n, sizeof(*r));
-	struct ift_job_input *in = calloc(n, sizeof(*in));
-	struct ift_job *job = NULL;
-	size_t loaded = 0;
+	struct side cur, base = { 0 };
 	int ret = -1;
 
-	if (!r || !in) {
-		error("cannot join the traces: %s", ift_strerror(-ENOMEM));
+	if (side_load(&cur, paths, n, opts, copts) < 0 ||
+	    (nb && side_load(&base, bases, nb, opts, copts) < 0))
 		goto out;
+	if (nb) {
+		struct ift_job_side c = { cur.job, cur.in, cur.n }, b = { base.job, base.in, base.n };
+
+		ret = out->json ? ift_out_job_json_diff(stdout, &c, &b) :
+		      ift_out_job_text_diff(stdout, &c, &b, &out->text);
+	} else {
+		ret = out->json ? ift_out_job_json(stdout, cur.job, cur.in, n) :
+		      ift_out_job_text(stdout, cur.job, cur.in, n, &out->text);
 	}
-	for (; loaded < n; loaded++)
-		if (report_load(&r[loaded], paths[loaded], opts, copts) < 0)
-			goto out;
-	if (job_load(r, n, &job) < 0)
-		goto out;
-	for (size_t i = 0; i < n; i++)
-		in[i] = (struct ift_job_input){ r[i].path, r[i].t, &r[i].m };
-	ret = out->json ? ift_out_job_json(stdout, job, in, n) :
-	      ift_out_job_text(stdout, job, in, n, &out->text);
 	if (ret < 0)
 		error("cannot write the report: %s", ift_strerror(ret));
 out:
-	ift_job_free(job);
-	for (size_t i = 0; i < loaded && r; i++)
-		report_release(&r[i]);
-	free(r);
-	free(in);
+	side_release(&base);
+	side_release(&cur);
 	return ret < 0 ? EXIT_RUNTIME : EXIT_OK;
 }
 
@@ -372,9 +405,9 @@ static int report_cmd(int argc, char **argv, char ***owned, size_t *nowned)
 	struct ift_chain_opts copts = {
 		.tail_ratio = IFT_TAIL_RATIO_DEFAULT, .tail_floor_ns = IFT_TAIL_FLOOR_DEFAULT,
 	};
-	static const char *inputs[MAX_INPUTS];
-	const char *base_path = NULL, *html = NULL;
-	size_t ninputs = 0;
+	static const char *inputs[MAX_INPUTS], *bases[MAX_INPUTS];
+	const char *html = NULL;
+	size_t ninputs = 0, nbases = 0;
 	struct cli_options co = {
 		.usage = usage, .shortopts = "+i:h", .longopts = longopts,
 	};
@@ -439,9 +472,13 @@ static int report_cmd(int argc, char **argv, char ***owned, size_t *nowned)
 				return usage_error(usage, "bad duration '%s' (like 1ms, 500us)",
 						   optarg);
 			break;
-		case 'd':
-			base_path = optarg;
+		case 'd': {
+			int ret = add_input(optarg, bases, &nbases, owned, nowned);
+
+			if (ret)
+				return ret;
 			break;
+		}
 		case 'H':
 			html = optarg;
 			break;
@@ -451,11 +488,10 @@ static int report_cmd(int argc, char **argv, char ***owned, size_t *nowned)
 		return co.status;
 	if (opts.has_to && opts.to_ns <= opts.from_ns)
 		return usage_error(usage, "--to must be after --from");
-	if (html && (json || base_path))
+	if (html && (json || nbases))
 		return usage_error(usage, "--html does not go with %s", json ? "--json" : "--diff");
-	if (ninputs > 1 && (html || base_path))
-		return usage_error(usage, "%s takes one trace, not a job's %zu",
-				   html ? "--html" : "--diff", ninputs);
+	if (ninputs > 1 && html)
+		return usage_error(usage, "--html takes one trace, not a job's %zu", ninputs);
 	if (!ninputs)
 		inputs[ninputs++] = IFT_DEFAULT_TRACE;
 
@@ -465,9 +501,9 @@ static int report_cmd(int argc, char **argv, char ***owned, size_t *nowned)
 		.html = html, .json = json,
 		.text = { terminal_width(), per_process, threads },
 	};
-	if (ninputs > 1)
-		return report_write_job(inputs, ninputs, &out, &opts, &copts);
-	return report_write(inputs[0], base_path, &out, &opts, &copts);
+	if (ninputs > 1 || nbases > 1)
+		return report_write_job(inputs, ninputs, bases, nbases, &out, &opts, &copts);
+	return report_write(inputs[0], nbases ? bases[0] : NULL, &out, &opts, &copts);
 }
 
 int cmd_report(int argc, char **argv)

@@ -604,8 +604,8 @@ int ift_out_json(FILE *f, struct ift_trace *t, const struct ift_report *r)
 	return json_print(f, json_full(t, r));
 }
 
-int ift_out_job_json(FILE *f, const struct ift_job *j, const struct ift_job_input *in,
-		     size_t n)
+static json_object *json_job_report(const struct ift_job *j, const struct ift_job_input *in,
+				     size_t n)
 {
 	json_object *root = json_object_new_object(), *v = json_object_new_array();
 
@@ -620,7 +620,13 @@ int ift_out_job_json(FILE *f, const struct ift_job *j, const struct ift_job_inpu
 		json_object_array_add(v, x);
 	}
 	json_object_object_add(root, "traces", v);
-	return json_print(f, root);
+	return root;
+}
+
+int ift_out_job_json(FILE *f, const struct ift_job *j, const struct ift_job_input *in,
+		     size_t n)
+{
+	return json_print(f, json_job_report(j, in, n));
 }
 
 /* ---- --diff ------------------------------------------------------- */
@@ -634,6 +640,52 @@ static json_object *json_pair(uint64_t b, uint64_t c)
 	if (b)
 		json_object_object_add(o, "ratio", json_object_new_double((double)c / (double)b));
 	return o;
+}
+
+/* Rank R of job J (NULL: none, or no such rank). */
+static const struct ift_job_rank *job_rank(const struct ift_job *j, int32_t r)
+{
+	for (size_t i = 0; j && i < j->nranks; i++)
+		if (j->ranks[i].rank == r)
+			return &j->ranks[i];
+	return NULL;
+}
+
+int ift_out_job_json_diff(FILE *f, const struct ift_job_side *cur,
+			  const struct ift_job_side *base)
+{
+	static const struct ift_job_rank none;
+	const struct ift_job *b = base->job, *c = cur->job;
+	json_object *root = json_object_new_object(), *ch = json_object_new_object(), *v;
+	int32_t world = b && c ? (b->world > c->world ? b->world : c->world) :
+			b ? b->world : c ? c->world : 0;
+
+	json_object_object_add(root, "baseline", json_job_report(b, base->in, base->n));
+	json_object_object_add(root, "current", json_job_report(c, cur->in, cur->n));
+	json_object_object_add(ch, "ranks", json_pair(b ? b->nranks : 0, c ? c->nranks : 0));
+	json_object_object_add(ch, "collectives", json_pair(b ? b->collectives : 0,
+							    c ? c->collectives : 0));
+	json_object_object_add(ch, "waited_ns", json_pair(b ? b->waited_ns : 0,
+							  c ? c->waited_ns : 0));
+	v = json_object_new_array();
+	for (int32_t r = 0; r < world; r++) {
+		const struct ift_job_rank *x = job_rank(b, r), *y = job_rank(c, r);
+		json_object *o;
+
+		if (!x && !y)
+			continue;
+		x = x ? x : &none;
+		y = y ? y : &none;
+		o = json_object_new_object();
+		json_object_object_add(o, "rank", json_object_new_int(r));
+		json_object_object_add(o, "waited_ns", json_pair(x->waited_ns, y->waited_ns));
+		json_object_object_add(o, "late_ns", json_pair(x->late_ns, y->late_ns));
+		json_object_object_add(o, "cost_ns", json_pair(x->cost_ns, y->cost_ns));
+		json_object_array_add(v, o);
+	}
+	json_object_object_add(ch, "rank_changes", v);
+	json_object_object_add(root, "changes", ch);
+	return json_print(f, root);
 }
 
 int ift_out_json_diff(FILE *f, const struct ift_diff_side *cur,

@@ -1135,3 +1135,85 @@ int ift_out_text_diff(FILE *f, const struct ift_diff_side *cur,
 	}
 	return 0;
 }
+
+/* ---- --diff of jobs ------------------------------------------------ */
+
+/* "node0.trace", or "node0.trace and 3 more": the traces of a side. */
+static const char *side_name(char *buf, size_t len, const struct ift_job_side *s)
+{
+	char cut[WIDTH + 1];
+
+	safe(cut, sizeof(cut), s->n ? s->in[0].path : "", 60);
+	if (s->n > 1)
+		snprintf(buf, len, "%s and %zu more trace%s", cut, s->n - 1, s->n > 2 ? "s" : "");
+	else
+		snprintf(buf, len, "%s", cut);
+	return buf;
+}
+
+static const struct ift_job_rank *job_rank(const struct ift_job *j, int32_t r)
+{
+	for (size_t i = 0; j && i < j->nranks; i++)
+		if (j->ranks[i].rank == r)
+			return &j->ranks[i];
+	return NULL;
+}
+
+/* A side's first straggler in a few words, or "none". */
+static const char *straggler_word(char *buf, size_t len, const struct ift_job *j)
+{
+	char d[32];
+
+	if (!j || !j->nstragglers)
+		return "none";
+	snprintf(buf, len, "rank %d (%s, %s)", j->ranks[j->stragglers[0].rank].rank,
+		 fmt_dur(d, sizeof(d), j->stragglers[0].cost_ns),
+		 j->stragglers[0].cause ? ift_cause_name(j->stragglers[0].cause->cause) :
+		 "no host cause");
+	return buf;
+}
+
+int ift_out_job_text_diff(FILE *f, const struct ift_job_side *cur,
+			  const struct ift_job_side *base, const struct ift_text_opts *o)
+{
+	static const struct column heads[] = {
+		{ "rank", 8 }, { "waited", 28 }, { "late", 28 }, { "cost", 0 },
+	};
+	static const struct ift_job_rank none;
+	struct text text = { .f = f, .width = text_width(o) }, *tx = &text;
+	const struct ift_job *b = base->job, *c = cur->job;
+	char buf[160], x[64], y[64];
+	int32_t world = b && c ? (b->world > c->world ? b->world : c->world) :
+			b ? b->world : c ? c->world : 0;
+
+	fprintf(tx->f, "baseline   %s\n", side_name(buf, sizeof(buf), base));
+	fprintf(tx->f, "current    %s\n\n", side_name(buf, sizeof(buf), cur));
+	diff_row(tx, "", "baseline -> current");
+	diff_row(tx, "ranks", fmt_change_num(buf, sizeof(buf), b ? b->nranks : 0,
+					     c ? c->nranks : 0));
+	diff_row(tx, "collectives", fmt_change_num(buf, sizeof(buf), b ? b->collectives : 0,
+						   c ? c->collectives : 0));
+	diff_row(tx, "waiting in collectives",
+		 fmt_change_dur(buf, sizeof(buf), b ? b->waited_ns : 0, c ? c->waited_ns : 0, true));
+	snprintf(buf, sizeof(buf), "%s -> %s", straggler_word(x, sizeof(x), b),
+		 straggler_word(y, sizeof(y), c));
+	diff_row(tx, "first straggler", buf);
+	if (!world)
+		return 0;
+	fprintf(tx->f, "\n");
+	header(tx, heads, NCOLS(heads));
+	for (int32_t r = 0; r < world; r++) {
+		const struct ift_job_rank *p = job_rank(b, r), *q = job_rank(c, r);
+
+		if (!p && !q)
+			continue;
+		p = p ? p : &none;
+		q = q ? q : &none;
+		snprintf(buf, sizeof(buf), "%d", r);
+		cell(tx, buf, 8);
+		cell(tx, fmt_change_dur(buf, sizeof(buf), p->waited_ns, q->waited_ns, false), 28);
+		cell(tx, fmt_change_dur(buf, sizeof(buf), p->late_ns, q->late_ns, false), 28);
+		fprintf(tx->f, "%s\n", fmt_change_dur(buf, sizeof(buf), p->cost_ns, q->cost_ns, false));
+	}
+	return 0;
+}

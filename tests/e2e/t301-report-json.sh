@@ -213,7 +213,8 @@ for mode in "-i g.trace" "-i g.trace --threads" "-i g.trace --per-process" \
 	"-i g.trace --per-process --threads" "-i g.trace --op cudaMemcpyAsync" \
 	"-i g.trace --pid 4242 --from 10ms" "-i g.trace --diff starve.trace" "-i starve.trace" \
 	"-i starve.trace --diff g.trace" "-i py.trace" "-i py.trace --per-process --threads" \
-	"-i job.trace" "-i job.trace -i g.trace" "-i job.trace -i g.trace --per-process --threads"; do
+	"-i job.trace" "-i job.trace -i g.trace" "-i job.trace -i g.trace --per-process --threads" \
+	"-i job.trace -i g.trace --diff job.trace" "-i job.trace --diff job.trace --diff g.trace"; do
 	"$IFT" report $mode >text.txt 2>err.txt || fail "report $mode failed: $(cat err.txt)"
 	[ -s text.txt ] || fail "report $mode printed nothing"
 	python3 - text.txt "$mode" <<'PY' || fail "report $mode: lines wider than 100 columns"
@@ -243,7 +244,7 @@ grep -q '^cudaMemcpy: 50 calls, 50 with a stack; Python frames: 40 in flight, 10
 # usage errors exit 2, a missing file 1, each with one line on stderr
 for args in "--from abc" "--from 2s --to 1s" "--pid x" "--to" "--bogus" "extra" \
 	"--tail-ratio 0.5" "--tail-ratio x" "--tail-floor 1q" "--diff" \
-	"-i job.trace --diff g.trace" "-i job.trace --html x.html"; do
+	"-i job.trace --html x.html" "-i job.trace -i g.trace --html x.html"; do
 	"$IFT" report -i g.trace $args >/dev/null 2>err.txt; rc=$?
 	[ $rc = 2 ] || fail "report $args exited $rc, want 2"
 done
@@ -255,6 +256,24 @@ python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit([t["path"]
 	fail "report -i DIR: $(head -c 300 dir.json)"
 "$IFT" report -i empty -i g.trace >/dev/null 2>err.txt || fail "an empty directory beside a trace failed: $(cat err.txt)"
 grep -q "holds no \*.trace file" err.txt || fail "no warning of the empty directory: $(cat err.txt)"
+# --diff of jobs: the job of two traces against one trace's, the same ranks
+"$IFT" report -i job.trace -i g.trace --diff job.trace --json >jobdiff.json || fail "job --diff --json failed"
+python3 - jobdiff.json <<'PY' || fail "job --diff --json is not as documented"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert set(d) == {"baseline", "current", "changes"}, set(d)
+assert set(d["baseline"]) == {"job", "traces"} and len(d["current"]["traces"]) == 2, d.keys()
+c = d["changes"]
+assert set(c) == {"ranks", "collectives", "waited_ns", "rank_changes"}, set(c)
+w = 49 * (5000000 - 20000)
+assert c["waited_ns"] == {"baseline": w, "current": w, "ratio": 1.0}, c["waited_ns"]
+assert [(r["rank"], r["cost_ns"]["current"]) for r in c["rank_changes"]] == [(0, 0), (1, w)], \
+    c["rank_changes"]
+PY
+"$IFT" report -i job.trace -i g.trace --diff job.trace >jobdiff.txt || fail "job --diff failed"
+grep -q "^waiting in collectives  *244.0ms -> 244.0ms (1.00x)" jobdiff.txt &&
+	grep -q "^first straggler  *rank 1 (244.0ms, data_starvation) -> rank 1" jobdiff.txt ||
+	fail "job --diff: $(cat jobdiff.txt)"
 # two processes claiming one rank are not one job: an error, not a guess
 expect_one_line_error "$IFT" report -i job.trace -i jobdir/a.trace >/dev/null
 expect_one_line_error "$IFT" report -i missing.trace >/dev/null
