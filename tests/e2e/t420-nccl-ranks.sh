@@ -5,7 +5,8 @@
 # and the world's size, every ncclAllReduce of every rank is a row with its
 # count, datatype and op, inside the interval the rank logged around it and
 # with its duration; the ranks that waited for the slow one spent in their
-# all-reduces what they measured themselves, the slow one little.
+# all-reduces what they measured themselves (within 10%), the slow one
+# little.
 . "$IFT_SRC/tests/e2e/lib.sh"
 . "$IFT_SRC/tests/e2e/lib-record.sh"
 need_root
@@ -54,8 +55,10 @@ for r in truth["ranks"]:
     waits[r["rank"]] = (got, want)
     # the call lies inside the logged interval, which also holds the ctypes
     # call's way in and out and the probes' traps: a rank that waited for
-    # the slow one spent in its calls what it measured, to within 5%
-    if got > want or (r["rank"] != truth["slow"] and got < 0.95 * want):
+    # the slow one spent in its calls what it measured, to within 10% (the
+    # issue's; under emulation the traps and ctypes took 5.2% of a 5.10
+    # guest's all-reduces, 1 ms a call)
+    if got > want or (r["rank"] != truth["slow"] and got < 0.90 * want):
         err.append("rank %d: %d ns in ncclAllReduce, it measured %d" % (r["rank"], got, want))
 slow = truth["slow"]
 fast = [g for k, (g, w) in waits.items() if k != slow]
