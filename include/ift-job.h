@@ -11,10 +11,10 @@
  * the last one entered it, so:
  *
  * - the traces' clocks are aligned first by their wall-clock offsets
- *   (clock.wall_offset_ns), then refined by the collectives: every rank
- *   leaves one at about the same moment (the median difference of their
- *   returns), and none leaves before another entered (which bounds the
- *   refinement on both sides);
+ *   (clock.wall_offset_ns), then refined by the collectives: none leaves
+ *   one before every rank entered it, which bounds the refinement on both
+ *   sides, tightly (within a wake-up, measured on one clock) on the side
+ *   of the rank that entered last;
  * - the last rank into a collective made the others wait there: by how
  *   much each waited for it is the job's cost of that rank, and its own
  *   trace's chains say why it came late (a straggler).
