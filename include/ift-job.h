@@ -44,8 +44,9 @@ struct ift_job_clock {
 	int64_t shift_ns;		/* job ns = trace ns + wall offset + shift,
 					   less the first trace's wall offset */
 	int64_t lo_ns, hi_ns;		/* the shifts no collective contradicts */
-	uint64_t residual_ns;		/* median |return - the reference's return|
-					   after the shift */
+	uint64_t residual_ns;		/* median distance, after the shift, of
+					   the returns of ranks that waited from
+					   the first trace's */
 	uint64_t collectives;		/* collectives the refinement used */
 	bool refined;			/* by collectives; else the wall clock alone */
 };
