@@ -146,6 +146,18 @@ static int part_open(const struct parts *p, int64_t rank, const char *table,
 	return ret;
 }
 
+/*
+ * Rows that belong to another table's row go where it goes: a call's
+ * attribution with its call, a chain's task with its chain, whatever
+ * process they name.  The owner's pid comes as one more, last, column.
+ */
+static const struct {
+	const char *table, *sql;
+} owned[] = {
+	{ "call_attrs", "SELECT a.*, c.pid FROM call_attrs a LEFT JOIN calls c ON c.id = a.call_id" },
+	{ "chain_tasks", "SELECT t.*, c.pid FROM chain_tasks t LEFT JOIN chains c ON c.rank = t.chain" },
+};
+
 /* One partition's file of the table being written. */
 struct out {
 	int64_t rank;
@@ -162,11 +174,19 @@ static int export_table(sqlite3 *db, struct parts *p, const char *table,
 	struct pq_value *row = NULL;
 	struct out *out = NULL;
 	int ncols, pidcol = -1, rc, ret = 0;
+	bool owner = false;
 
 	snprintf(sql, sizeof(sql), "SELECT * FROM \"%s\"", table);
+	for (size_t i = 0; i < sizeof(owned) / sizeof(owned[0]); i++)
+		if (!strcmp(table, owned[i].table)) {
+			snprintf(sql, sizeof(sql), "%s", owned[i].sql);
+			owner = true;
+		}
 	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL))
 		return sql_err(db, o);
 	ncols = sqlite3_column_count(st);
+	if (owner)
+		pidcol = --ncols;	/* routes the row, not written */
 	if (!(cols = calloc((size_t)ncols, sizeof(*cols))) ||
 	    !(row = calloc((size_t)ncols, sizeof(*row))) ||
 	    !(renamed = calloc((size_t)ncols, sizeof(*renamed))) ||
@@ -187,7 +207,7 @@ static int export_table(sqlite3 *db, struct parts *p, const char *table,
 		cols[i].optional = true;
 		cols[i].type = decl && !strcasecmp(decl, "INTEGER") ? PQ_INT64 :
 			       decl && !strcasecmp(decl, "REAL") ? PQ_DOUBLE : PQ_STRING;
-		if (!strcmp(cols[i].name, "pid") && cols[i].type == PQ_INT64)
+		if (!owner && !strcmp(cols[i].name, "pid") && cols[i].type == PQ_INT64)
 			pidcol = i;
 	}
 	/* one file per partition of the trace, made when a row needs it */

@@ -9,7 +9,8 @@ two call sites (record --stack), every other copy from each (t301);
 through two native paths, every fifth copy's frames read too late (t520);
 "ranks" a NCCL job of two ranks: the thread is rank 1, which all-reduces
 just before each copy, and process 300 is rank 0, which enters each
-all-reduce at the start of the gap and waits there for rank 1 (t301)."""
+all-reduce at the start of the gap and sleeps there on CPU 1 until rank 1's
+entry wakes it (t301, t506)."""
 import sys
 
 T0 = 10**9
@@ -68,6 +69,10 @@ for i in range(50):
         for pid, tid, start in ((100, 101, t - 20000), (300, 300, t - 5000000)):
             calls.append((start, 1, pid, tid, "ncclAllReduce", t - 10000 - start, 0, 0, 0,
                           1 << 20, 7, 0, 0x7f00, 0, 0))
+        # rank 0 sleeps in its all-reduce; rank 1's entry wakes it
+        sw.append((t - 4995000, 1, 300, 300, 1, 120, 0, 0, 120))
+        wk.append((t - 15000, 0, 300, 300, 1, 120, 1, 100, 101))
+        sw.append((t - 12000, 1, 0, 0, 0, 120, 300, 300, 120))
     t += 200000
     if i == 49:
         break
@@ -76,9 +81,9 @@ for i in range(50):
     wk.append((t + 5008000, 1, 100, 101, 1, 120, 0, 200, 200))
     sw.append((t + 5010000, 0, w, w, 1 if w == 200 else 0, 120, 100, 101, 120))
     t += 5100000
-for r in sw:
+for r in sorted(sw, key=lambda r: r[0]):
     print("switches\t" + "\t".join(map(str, r)))
-for r in wk:
+for r in sorted(wk, key=lambda r: r[0]):
     print("wakeups\t" + "\t".join(map(str, r)))
 for r in sorted(calls, key=lambda r: r[0]):
     print("calls\t" + "\t".join(map(str, r)))
