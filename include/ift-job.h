@@ -48,6 +48,8 @@ struct ift_job_clock {
 					   the returns of ranks that waited from
 					   the first trace's */
 	uint64_t collectives;		/* collectives the refinement used */
+	uint64_t wake_ns;		/* the wake-up taken off the tight bound
+					   (the mean of both sides' when both) */
 	bool refined;			/* by collectives; else the wall clock alone */
 };
 

@@ -310,6 +310,7 @@ static int refine(struct ift_job_clock *clocks, size_t j, struct proc **rk, size
 
 		c->shift_ns = n0 && nj ? (lo + w0) + ((hi - wj) - (lo + w0)) / 2 :
 			      nj ? hi - wj : lo + w0;
+		c->wake_ns = (uint64_t)(n0 && nj ? (w0 + wj) / 2 : nj ? wj : w0);
 	}
 	if (lo <= hi && c->shift_ns < lo)
 		c->shift_ns = lo;

@@ -520,7 +520,7 @@ json_object *ift_json_job(const struct ift_job *j, const struct ift_job_input *i
 			add_i64(x, "lo_ns", c->lo_ns);
 			add_i64(x, "hi_ns", c->hi_ns);
 			add_u64s(x, { "residual_ns", c->residual_ns },
-				 { "collectives", c->collectives });
+				 { "collectives", c->collectives }, { "wake_ns", c->wake_ns });
 		}
 		json_object_array_add(v, x);
 	}

