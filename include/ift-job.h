@@ -61,7 +61,7 @@ struct ift_job_rank {
 	int32_t rank;
 	uint64_t collectives;		/* its collectives matched across ranks */
 	uint64_t in_ns;			/* time inside them */
-	uint64_t waited_ns;		/* of it, waiting for a later rank to enter */
+	uint64_t waited_ns;		/* of it, in those it did not enter last */
 	uint64_t last;			/* collectives it entered last (late) */
 	uint64_t late_ns;		/* after the rank before it, summed */
 	uint64_t cost_ns;		/* the others' waiting for it, summed */

@@ -176,24 +176,15 @@ static int write_stdout(const struct report *cur, const struct report *base,
 }
 
 /*
- * The job of the N reports R (their NCCL ranks) into *J; NULL when they
+ * The job of the N traces IN (their NCCL ranks) into *J; NULL when they
  * hold none.  Prints a one-line error and returns -1 on failure.
  */
-static int job_load(struct report *r, size_t n, struct ift_job **j)
+static int job_load(const struct ift_job_input *in, size_t n, struct ift_job **j)
 {
-	struct ift_job_input *in = calloc(n, sizeof(*in));
-	int ret;
+	int ret = ift_job_run(in, n, j);
 
-	if (!in) {
-		error("cannot join the traces: %s", ift_strerror(-ENOMEM));
-		return -1;
-	}
-	for (size_t i = 0; i < n; i++)
-		in[i] = (struct ift_job_input){ r[i].path, r[i].t, &r[i].m };
-	ret = ift_job_run(in, n, j);
-	free(in);
 	if (ret < 0) {
-		error("cannot join %s: %s", n > 1 ? "the traces" : r[0].path, ift_strerror(ret));
+		error("cannot join %s: %s", n > 1 ? "the traces" : in[0].path, ift_strerror(ret));
 		return -1;
 	}
 	return 0;
@@ -208,20 +199,20 @@ static int report_write(const char *path, const char *base_path,
 			const struct ift_chain_opts *copts)
 {
 	struct report cur, base = { 0 };
+	struct ift_job_input in;
 	struct ift_job *job = NULL;
 	int ret;
 
 	if (report_load(&cur, path, opts, copts) < 0)
 		return EXIT_RUNTIME;
-	if (job_load(&cur, 1, &job) < 0) {
+	in = (struct ift_job_input){ cur.path, cur.t, &cur.m };
+	if (job_load(&in, 1, &job) < 0 ||
+	    (base_path && report_load(&base, base_path, opts, copts) < 0)) {
 		report_release(&cur);
+		ift_job_free(job);
 		return EXIT_RUNTIME;
 	}
 	cur.m.job = job;
-	if (base_path && report_load(&base, base_path, opts, copts) < 0) {
-		report_release(&cur);
-		return EXIT_RUNTIME;
-	}
 	ret = out->html ? write_html(&cur, out->html) : write_stdout(&cur, &base, out);
 	if (ret < 0)
 		error("cannot write the report%s%s%s%s: %s", out->html ? " '" : "",
@@ -262,14 +253,14 @@ static int side_load(struct side *s, const char *const *paths, size_t n,
 		error("cannot join the traces: %s", ift_strerror(-ENOMEM));
 		return -1;
 	}
-	for (; s->loaded < n; s->loaded++)
-		if (report_load(&s->r[s->loaded], paths[s->loaded], opts, copts) < 0)
+	for (; s->loaded < n; s->loaded++) {
+		struct report *r = &s->r[s->loaded];
+
+		if (report_load(r, paths[s->loaded], opts, copts) < 0)
 			return -1;
-	if (job_load(s->r, n, &s->job) < 0)
-		return -1;
-	for (size_t i = 0; i < n; i++)
-		s->in[i] = (struct ift_job_input){ s->r[i].path, s->r[i].t, &s->r[i].m };
-	return 0;
+		s->in[s->loaded] = (struct ift_job_input){ r->path, r->t, &r->m };
+	}
+	return job_load(s->in, n, &s->job);
 }
 
 /*

@@ -405,9 +405,10 @@ static int stragglers(struct ift_job *j, const struct ift_job_input *in, struct 
 
 /*
  * Who waited for whom in each of the K collectives of ranks RK (by rank):
- * the last one in made every other wait from its own entry to the last's
- * (no longer than it stayed inside); LATE: the rank's lateness is noise
- * below this.
+ * every rank but the last one in waited there, its whole time inside (the
+ * wake-up after the release too: it slept because it came early); the
+ * last one made each wait from its own entry to the last's (no longer than
+ * it stayed inside), its cost; FLOOR_NS: a lateness below it is noise.
  */
 static int waits(struct ift_job *j, struct proc **rk, size_t k, uint64_t floor_ns,
 		 struct lates *l)
@@ -440,8 +441,8 @@ static int waits(struct ift_job *j, struct proc **rk, size_t k, uint64_t floor_n
 			w = e_last > e ? (uint64_t)(e_last - e) : 0;
 			if (w > in)
 				w = in;
-			x->waited_ns += w;
-			j->waited_ns += w;
+			x->waited_ns += in;
+			j->waited_ns += in;
 			j->ranks[last].cost_ns += w;
 		}
 		if (second != INT64_MIN && (uint64_t)(e_last - second) >= floor_ns) {

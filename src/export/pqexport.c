@@ -25,9 +25,9 @@
 #define MAX_PARTS	4096	/* ranks of one trace */
 #define PARENT_DEPTH	64	/* ancestors followed to a rank */
 
-/* A process and its parent, from the `processes' table. */
+/* A process, its parent (the `processes' table) and its rank, by pid. */
 struct parent {
-	int64_t pid, ppid;
+	int64_t pid, ppid, rank;
 };
 
 struct parts {
@@ -39,23 +39,56 @@ struct parts {
 	const char *dir;
 };
 
-/* The rank of PID: its own, or its nearest ancestor's; -1 none. */
+static int cmp_pid(const void *x, const void *y)
+{
+	int64_t a = ((const struct parent *)x)->pid, b = ((const struct parent *)y)->pid;
+
+	return a < b ? -1 : a > b;
+}
+
+static const struct parent *parent_of(const struct parts *p, int64_t pid)
+{
+	struct parent key = { .pid = pid };
+
+	return p->npar ? bsearch(&key, p->par, p->npar, sizeof(*p->par), cmp_pid) : NULL;
+}
+
+/* The rank PID made itself, or -1. */
+static int64_t own_rank(const struct parts *p, int64_t pid)
+{
+	for (size_t i = 0; i < p->nranks; i++)
+		if ((int64_t)p->ranks[i].pid == pid)
+			return p->ranks[i].rank;
+	return -1;
+}
+
+/*
+ * Each process's rank: its own, or its nearest ancestor's; -1 none.
+ * Once, after the parents are read and sorted: a row's is then a search.
+ */
+static void ranks_of_parents(struct parts *p)
+{
+	for (size_t i = 0; i < p->npar; i++) {
+		int64_t pid = p->par[i].pid, r = -1;
+
+		for (int depth = 0; depth < PARENT_DEPTH && pid > 0 && r < 0; depth++) {
+			const struct parent *up = parent_of(p, pid);
+
+			r = own_rank(p, pid);
+			if (!up || up->ppid == pid)
+				break;
+			pid = up->ppid;
+		}
+		p->par[i].rank = r;
+	}
+}
+
+/* The rank of the rows about PID. */
 static int64_t rank_of(const struct parts *p, int64_t pid)
 {
-	for (int depth = 0; depth < PARENT_DEPTH && pid > 0; depth++) {
-		int64_t up = 0;
+	const struct parent *x = parent_of(p, pid);
 
-		for (size_t i = 0; i < p->nranks; i++)
-			if ((int64_t)p->ranks[i].pid == pid)
-				return p->ranks[i].rank;
-		for (size_t i = 0; i < p->npar; i++)
-			if (p->par[i].pid == pid)
-				up = p->par[i].ppid;
-		if (up == pid)
-			break;
-		pid = up;
-	}
-	return -1;
+	return x ? x->rank : own_rank(p, pid);
 }
 
 static int sql_err(sqlite3 *db, const struct ift_export_opts *o)
@@ -86,10 +119,15 @@ static int read_parents(sqlite3 *db, struct parts *p, const struct ift_export_op
 			p->par = v;
 		}
 		p->par[p->npar++] = (struct parent){ sqlite3_column_int64(st, 0),
-						     sqlite3_column_int64(st, 1) };
+						     sqlite3_column_int64(st, 1), -1 };
 	}
 	sqlite3_finalize(st);
-	return rc == SQLITE_DONE ? 0 : sql_err(db, o);
+	if (rc != SQLITE_DONE)
+		return sql_err(db, o);
+	if (p->npar)
+		qsort(p->par, p->npar, sizeof(*p->par), cmp_pid);
+	ranks_of_parents(p);
+	return 0;
 }
 
 /* "host=NAME" of a partition: what a path may hold, never empty. */

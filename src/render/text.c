@@ -770,9 +770,9 @@ static void print_job_ranks(struct text *tx, const struct ift_job *j, bool all)
 	if (shown < j->nranks)
 		fprintf(tx->f, "(%zu more ranks: --per-process lists them all)\n",
 			j->nranks - shown);
-	fprintf(tx->f, "(inside: time in the collectives; waited: of it, for a later rank to "
-		"enter; last:\n collectives it entered last; late: after the rank before it; "
-		"cost: the others'\n waiting for it)\n");
+	fprintf(tx->f, "(inside: time in the collectives; waited: of it, in those it did not "
+		"enter last; last:\n collectives it entered last; late: after the rank before it; "
+		"cost: the others'\n waiting for it, from their entry to its own)\n");
 }
 
 /* The job section: ranks, clocks, stragglers (docs/report.md "Jobs"). */

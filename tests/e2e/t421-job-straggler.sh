@@ -52,7 +52,9 @@ for k, r in ranks.items():
     if abs(got["waited_ns"] - measured) > 0.10 * measured:
         err.append("rank %d waited %d ns by the report, it measured %d in its all-reduces"
                    % (k, got["waited_ns"], measured))
-if st and st[0]["rank"] == slow and st[0]["cost_ns"] != cost:
+# what it cost them is their waiting up to its entry: at most all of it, and
+# most of it (the rest is their wake-up after the release)
+if st and st[0]["rank"] == slow and not 0.8 * cost <= st[0]["cost_ns"] <= cost:
     err.append("the straggler cost %d ns, the others waited %d" % (st[0]["cost_ns"], cost))
 print(json.dumps({"stragglers": [(s["rank"], s["cost_ns"], s["share_permille"]) for s in st],
                   "waited": {k: r["waited_ns"] for k, r in byrank.items()}}))
