@@ -113,6 +113,9 @@ struct ift_rank {
 };
 int ift_job_ranks(struct ift_trace *t, struct ift_rank **out, size_t *n);
 
+/* Rank R of job J; NULL when J is NULL or has no rank R (a side of a diff). */
+const struct ift_job_rank *ift_job_rank_of(const struct ift_job *j, int32_t r);
+
 /* A collective's op name, as ift_job counts them (not Send/Recv/groups). */
 bool ift_job_collective(const char *op);
 

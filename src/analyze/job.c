@@ -591,6 +591,14 @@ int ift_job_ranks(struct ift_trace *t, struct ift_rank **out, size_t *n)
 	return ret;
 }
 
+const struct ift_job_rank *ift_job_rank_of(const struct ift_job *j, int32_t r)
+{
+	for (size_t i = 0; j && i < j->nranks; i++)
+		if (j->ranks[i].rank == r)
+			return &j->ranks[i];
+	return NULL;
+}
+
 void ift_job_free(struct ift_job *j)
 {
 	if (!j)

@@ -642,14 +642,6 @@ static json_object *json_pair(uint64_t b, uint64_t c)
 	return o;
 }
 
-/* Rank R of job J (NULL: none, or no such rank). */
-static const struct ift_job_rank *job_rank(const struct ift_job *j, int32_t r)
-{
-	for (size_t i = 0; j && i < j->nranks; i++)
-		if (j->ranks[i].rank == r)
-			return &j->ranks[i];
-	return NULL;
-}
 
 int ift_out_job_json_diff(FILE *f, const struct ift_job_side *cur,
 			  const struct ift_job_side *base)
@@ -669,7 +661,7 @@ int ift_out_job_json_diff(FILE *f, const struct ift_job_side *cur,
 							  c ? c->waited_ns : 0));
 	v = json_object_new_array();
 	for (int32_t r = 0; r < world; r++) {
-		const struct ift_job_rank *x = job_rank(b, r), *y = job_rank(c, r);
+		const struct ift_job_rank *x = ift_job_rank_of(b, r), *y = ift_job_rank_of(c, r);
 		json_object *o;
 
 		if (!x && !y)

@@ -1151,13 +1151,6 @@ static const char *side_name(char *buf, size_t len, const struct ift_job_side *s
 	return buf;
 }
 
-static const struct ift_job_rank *job_rank(const struct ift_job *j, int32_t r)
-{
-	for (size_t i = 0; j && i < j->nranks; i++)
-		if (j->ranks[i].rank == r)
-			return &j->ranks[i];
-	return NULL;
-}
 
 /* A side's first straggler in a few words, or "none". */
 static const char *straggler_word(char *buf, size_t len, const struct ift_job *j)
@@ -1203,7 +1196,7 @@ int ift_out_job_text_diff(FILE *f, const struct ift_job_side *cur,
 	fprintf(tx->f, "\n");
 	header(tx, heads, NCOLS(heads));
 	for (int32_t r = 0; r < world; r++) {
-		const struct ift_job_rank *p = job_rank(b, r), *q = job_rank(c, r);
+		const struct ift_job_rank *p = ift_job_rank_of(b, r), *q = ift_job_rank_of(c, r);
 
 		if (!p && !q)
 			continue;
