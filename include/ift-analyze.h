@@ -228,6 +228,7 @@ struct ift_interval {
 	enum ift_sched_state state;
 	uint64_t start_ts, end_ts;	/* trace clock */
 	uint32_t cpu;
+	bool io;			/* BLOCKED in uninterruptible sleep (D) */
 	/* RUNNABLE: the task switched in when it was preempted (0: woken);
 	   BLOCKED: the waker that ended it (0: an interrupt or unseen) */
 	uint32_t by_tid, by_pid;

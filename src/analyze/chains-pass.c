@@ -95,6 +95,7 @@ static int gap_account(const struct ift_chains *c, struct gapacc *acc,
 		x->oncpu += oncpu;
 		x->oncpu_gaps += oncpu > 0;
 		x->blocked += g->blocked;
+		x->blocked_io += g->blocked_io;
 		x->fed += g->fed;
 		x->fed_gaps += g->fed > 0;
 		x->runq += g->runq;
@@ -378,6 +379,8 @@ static void hook_interval(void *ctx, const struct ift_analysis *a,
 		return;
 	}
 	ct->cur.blocked += ns;
+	if (iv->io)
+		ct->cur.blocked_io += ns;
 	if (!iv->by_tid || iv->by_tid == iv->tid)
 		return;
 	ct->cur.fed += ns;

@@ -147,6 +147,7 @@ static int gap_chain(struct ift_chains *c, struct gapacc *g, enum ift_cause caus
 	ch_cb_num(&b, "gaps", g->gaps);
 	ch_cb_num(&b, "gaps_ns", g->len);
 	ch_cb_num(&b, "blocked_ns", g->blocked);
+	ch_cb_num(&b, "blocked_io_ns", g->blocked_io);
 	ch_cb_num(&b, "fed_ns", g->fed);
 	ch_cb_num(&b, "fed_gaps", g->fed_gaps);
 	ch_cb_num(&b, "on_cpu_ns", g->oncpu);
@@ -238,6 +239,7 @@ static int gap_chains(struct ift_chains *c, enum ift_stage stage, uint64_t wall,
 			x->gaps += y->gaps;
 			x->len += y->len;
 			x->blocked += y->blocked;
+			x->blocked_io += y->blocked_io;
 			x->fed += y->fed;
 			x->fed_gaps += y->fed_gaps;
 			x->oncpu += y->oncpu;

@@ -53,6 +53,7 @@ struct ch_sites {
 struct ch_gap {
 	uint64_t start, end;		/* trace clock */
 	uint64_t blocked, fed;		/* blocked; of it, ended by another task */
+	uint64_t blocked_io;		/* of blocked, in uninterruptible sleep (D) */
 	uint64_t runq;
 	uint64_t excused;		/* of runq, behind the idle task or the recorder */
 	uint64_t pages, page_bytes;
@@ -70,7 +71,7 @@ struct sysavg {
 
 /* One cause over a thread's gaps (or, merged, over the selected threads'). */
 struct gapacc {
-	uint64_t fed, runq, excused, pages, page_bytes, gaps, fed_gaps, blocked;
+	uint64_t fed, runq, excused, pages, page_bytes, gaps, fed_gaps, blocked, blocked_io;
 	uint64_t len;			/* the gaps' length in all */
 	uint64_t oncpu, oncpu_gaps;	/* on CPU in gaps over the floor, less page faults */
 	uint64_t cost;

@@ -396,6 +396,7 @@ static void th_close(struct ift_analysis *a, struct az_thread *th, uint64_t ts,
 		iv = (struct ift_interval){
 			.tid = th->tid, .pid = th->pid, .state = th->st,
 			.start_ts = from, .end_ts = ts, .cpu = th->cpu,
+			.io = th->st == IFT_SCHED_BLOCKED && th->io_sleep,
 			.by_tid = by->tid, .by_pid = by->pid,
 			.src_tid = by->src_tid, .src_pid = by->src_pid,
 			.relay_tid = by->relay_tid, .relay_pid = by->relay_pid,

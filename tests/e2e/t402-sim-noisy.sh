@@ -95,8 +95,12 @@ c = one_chain(chk, r, "cpu_contention", "before", "cudaLaunchKernel")
 if c:
     ev = c["evidence"]
     chk.ok(c["severity"] in ("HIGH", "MEDIUM"), "between the launches: %s" % c["severity"])
-    chk.ok(ev["blocked_ns"] <= 1 * MS, "blocked %s between calls in a loop that never sleeps there" %
-           fmt(ev["blocked_ns"]))
+    # it never sleeps there of its own: any wait in a sleep is the kernel's,
+    # uninterruptible (D: a page read in from a guest's 9p root, seen on
+    # 6.12 under emulation)
+    chk.ok(ev["blocked_ns"] - ev["blocked_io_ns"] <= 1 * MS,
+           "blocked %s between calls (%s of it uninterruptible) in a loop that never sleeps there" %
+           (fmt(ev["blocked_ns"]), fmt(ev["blocked_io_ns"])))
     chk.ok(c["cost_ns"] == ev["runqueue_wait_ns"], "cost %d != run-queue wait %d" %
            (c["cost_ns"], ev["runqueue_wait_ns"]))
     # the chain holds the steady state's gaps (where the first steps are

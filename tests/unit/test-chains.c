@@ -258,6 +258,7 @@ static void test_data_starvation(void **state)
 	assert_int_equal(num(ch, "gaps"), 49);
 	assert_int_equal(num(ch, "fed_gaps"), 49);
 	assert_int_equal(num(ch, "blocked_ns"), 49 * (5 * MS - 2 * US));
+	assert_int_equal(num(ch, "blocked_io_ns"), 0);
 	assert_int_equal(num(ch, "runqueue_wait_ns"), 49 * 2 * US);
 	assert_true(ch->ntasks >= 1);
 	assert_string_equal(ch->tasks[0].relation, "woke");
@@ -276,6 +277,47 @@ static void test_data_starvation(void **state)
 	assert_null(chain_of(c, IFT_CAUSE_CPU_CONTENTION));
 	assert_null(chain_of(c, IFT_CAUSE_PAGE_ALLOC));
 	assert_null(chain_of(c, IFT_CAUSE_GPU_BOUND));
+	ift_chains_free(c);
+	tb_end(&b);
+}
+
+/*
+ * Between 50 copies the feeding thread first sleeps 1 ms uninterruptibly
+ * (D: a page read in, ended by the disk's interrupt, no task's wake-up),
+ * then waits 5 ms for the worker: the gaps' blocked time holds both, the
+ * uninterruptible part apart, and only the worker's is waiting for input.
+ */
+static void test_io_sleep_in_gaps(void **state)
+{
+	const struct ift_chain *ch;
+	struct ift_chains *c;
+	struct tb b;
+	uint64_t t = 1 * MS;
+
+	(void)state;
+	tb_begin(&b, "iosleep", 1000 * MS);
+	names(&b);
+	sw(&b, 500 * US, 0, 0, 0, S_RUN, CUDA, CUDA);
+	for (int i = 0; i < 50; i++) {
+		call(&b, t, CUDA, CUDA, OP_MEMCPY, 200 * US, 0, 0, 1, 2, 1 << 20, 1, 0);
+		t += 200 * US;
+		if (i == 49)
+			break;
+		sw(&b, t + 10 * US, 0, CUDA, CUDA, S_IO, 0, 0);
+		sw(&b, t + 10 * US + 1 * MS, 0, 0, 0, S_RUN, CUDA, CUDA);
+		sw(&b, t + 20 * US + 1 * MS, 0, CUDA, CUDA, S_SLEEP, WORKER, WORKER);
+		wk(&b, t + 18 * US + 6 * MS, 0, CUDA, CUDA, IFT_WAKE_WAKING, 0, WORKER, WORKER);
+		sw(&b, t + 20 * US + 6 * MS, 0, WORKER, WORKER, S_SLEEP, CUDA, CUDA);
+		t += 20 * US + 6 * MS + 80 * US;
+	}
+	c = chains_run(&b, NULL);
+
+	ch = chain_of(c, IFT_CAUSE_DATA_STARVATION);
+	assert_non_null(ch);
+	assert_int_equal(num(ch, "gaps"), 49);
+	assert_int_equal(num(ch, "blocked_io_ns"), 49 * 1 * MS);
+	assert_int_equal(num(ch, "fed_ns"), 49 * (5 * MS - 2 * US));
+	assert_int_equal(num(ch, "blocked_ns"), 49 * (6 * MS - 2 * US));
 	ift_chains_free(c);
 	tb_end(&b);
 }
@@ -903,6 +945,7 @@ int main(void)
 		cmocka_unit_test(test_cpu_contention),
 		cmocka_unit_test(test_tail_under_floor),
 		cmocka_unit_test(test_data_starvation),
+		cmocka_unit_test(test_io_sleep_in_gaps),
 		cmocka_unit_test(test_page_alloc),
 		cmocka_unit_test(test_page_alloc_slow_host),
 		cmocka_unit_test(test_builds_own_input),

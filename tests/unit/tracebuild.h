@@ -18,6 +18,7 @@
 #define S_RUN	0ULL			/* prev_state R */
 #define S_PREEMPT 0x100ULL		/* R+ */
 #define S_SLEEP	1ULL			/* S */
+#define S_IO	2ULL			/* D */
 
 static char tmpdir[] = "/tmp/ift-tracebuild.XXXXXX";
 
