@@ -79,6 +79,11 @@ if c:
     others = [t for pid, t in woke.items() if pid not in want]
     chk.ok(sum(t["share_permille"] for t in others) <= 50,
            "woken by others than the workers: %s" % others)
+    # each wake-up ends later in the report than the worker's clock read
+    # before its post by the time the post takes to wake the thread: what
+    # the whole run's waits came out longer by, a share of it per batch (tens
+    # of us here, hundreds under emulation)
+    lag = max(0, ev["fed_ns"] - w["blocked_ns"]) / max(1, sum(x["batches"] for x in want.values()))
     for pid in sorted(set(woke) & set(want)):
         t, x = woke[pid], want[pid]
         chk.ok(t["role"] == "input worker" and not t["outside"],
@@ -87,7 +92,9 @@ if c:
         chk.ok(abs(t["count"] - x["batches"]) <= 2,
                "worker %d woke it %d times, handed over %d batches it waited for" %
                (pid, t["count"], x["batches"]))
-        chk.near("worker %d: wait it ended" % pid, t["ns"], x["blocked_ns"], 0.03, 2 * MS)
+        tol = 0.03 * x["blocked_ns"] + 2 * MS
+        chk.between("worker %d: wait it ended" % pid, t["ns"], x["blocked_ns"], tol,
+                    tol + lag * x["batches"])
     # any worker named as having taken the CPU from the feeding thread is
     # named as a worker (who else did depends on the machine's other load)
     for cc in chains(r, "cpu_contention"):
