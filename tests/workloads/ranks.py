@@ -17,7 +17,9 @@ that --make-id printed), starts the ranks (or those of --only: a node of a
 job whose other ranks another launcher starts) and prints one JSON object
 of their truth on stdout: per rank its pid,
 thread id and rank, the all-reduce's count and datatype, and per step the
-wait for its batch and the all-reduce's entry and return on
+wait for its batch, its run-queue wait from the step's start to the
+all-reduce (the scheduler's own count, /proc/thread-self/schedstat; -1
+where the kernel keeps none) and the all-reduce's entry and return on
 CLOCK_MONOTONIC (the trace clock).
 """
 import argparse
@@ -86,6 +88,7 @@ def rank_main(a):
         send.close()
     steps = []
     for _ in range(a.steps):
+        d0 = simrt.run_delay_ns()
         t0 = time.monotonic_ns()
         if slow:
             recv.recv_bytes()
@@ -93,11 +96,13 @@ def rank_main(a):
         rt.cudaLaunchKernel(kernel.func, kernel.grid, kernel.block, None, 0, None)
         rt.cudaStreamSynchronize(None)
         t2 = time.monotonic_ns()
+        d2 = simrt.run_delay_ns()
         ret = nc.ncclAllReduce(None, None, COUNT, NCCL_FLOAT32, NCCL_SUM, comm, None)
         t3 = time.monotonic_ns()
         if ret:
             sys.exit("rank %d: ncclAllReduce returned %d" % (a.rank, ret))
-        steps.append({"data_wait_ns": t1 - t0, "enter": t2, "exit": t3})
+        steps.append({"data_wait_ns": t1 - t0, "run_delay_ns": d2 - d0 if d0 >= 0 else -1,
+                      "enter": t2, "exit": t3})
     if slow:
         worker.join()
     nc.ncclCommDestroy(comm)
