@@ -45,11 +45,17 @@ for pid, log in ((target, "loop1.log"), (int(sys.argv[5]), "loop2.log")):
     forked = {e["child_pid"] for e in ev
               if e["event"] == "sched_process_fork" and e["pid"] == pid}
     # the first may have begun before the recording did
-    missing = [k for _, k in ended[1:] if k not in forked]
+    missing = [(i, k) for i, (_, k) in enumerate(ended) if i and k not in forked]
     if missing:
-        sys.exit("%d of the %d runs of %d that ended while recording have no fork row "
-                 "(%s); %d events, %d lost" % (len(missing), len(ended), pid, missing[:5],
-                                               trace["events"], trace["lost_events"]))
+        # which runs, when (ms from the start: it began about when the one
+        # before ended) and what the trace holds of them
+        sys.exit("%d of the %d runs of %d that ended while recording have no fork row: %s; "
+                 "%d events, %d lost" % (
+                     len(missing), len(ended), pid,
+                     ", ".join("run %d pid %d %.1f-%.1f ms, %d rows of it" % (
+                         i, k, (ended[i - 1][0] - start) / 1e6, (ended[i][0] - start) / 1e6,
+                         sum(e.get("pid") == k for e in ev)) for i, k in missing[:5]),
+                     trace["events"], trace["lost_events"]))
     if len(ended) < 2:
         sys.exit("the loop of %d ended %d runs in the %.2f s recorded: too few to judge"
                  % (pid, len(ended), (stop - start) / 1e9))
