@@ -55,7 +55,11 @@ for pid, log in ((target, "loop1.log"), (int(sys.argv[5]), "loop2.log")):
                      ", ".join("run %d pid %d %.1f-%.1f ms, %d rows of it" % (
                          i, k, (ended[i - 1][0] - start) / 1e6, (ended[i][0] - start) / 1e6,
                          sum(e.get("pid") == k for e in ev)) for i, k in missing[:5]),
-                     trace["events"], trace["lost_events"]))
+                     trace["events"], trace["lost_events"]) +
+                 "; the recording %.1f ms, each CPU's last row at %s ms" % (
+                     (stop - start) / 1e6, ", ".join(
+                         "%.1f" % ((max(e["ts"] for e in ev if e["cpu"] == c) - start) / 1e6)
+                         for c in sorted({e["cpu"] for e in ev}))))
     if len(ended) < 2:
         sys.exit("the loop of %d ended %d runs in the %.2f s recorded: too few to judge"
                  % (pid, len(ended), (stop - start) / 1e9))
