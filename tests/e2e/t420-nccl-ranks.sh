@@ -5,8 +5,9 @@
 # and the world's size, every ncclAllReduce of every rank is a row with its
 # count, datatype and op, inside the interval the rank logged around it and
 # with its duration; the ranks that waited for the slow one spent in their
-# all-reduces what they measured themselves (within 10%), the slow one
-# little.
+# all-reduces what they measured themselves (within 10%, or, where more,
+# the CPU time and run-queue wait each logged around its calls), the slow
+# one little.
 . "$IFT_SRC/tests/e2e/lib.sh"
 . "$IFT_SRC/tests/e2e/lib-record.sh"
 need_root
@@ -52,20 +53,25 @@ for r in truth["ranks"]:
             break
     got = sum(c["dur_ns"] for c in ar)
     want = sum(s["exit"] - s["enter"] for s in r["steps"])
-    waits[r["rank"]] = (got, want)
+    waits[r["rank"]] = (got, want, sum(s["call_cpu_ns"] + max(0, s["call_run_delay_ns"])
+                                       for s in r["steps"]))
     # the call lies inside the logged interval, which also holds the ctypes
     # call's way in and out and the probes' traps: a rank that waited for
     # the slow one spent in its calls what it measured, to within 10% (the
     # issue's; under emulation the traps and ctypes took 5.2% of a 5.10
-    # guest's all-reduces, 1 ms a call)
-    if got > want or (r["rank"] != truth["slow"] and got < 0.90 * want):
-        err.append("rank %d: %d ns in ncclAllReduce, it measured %d" % (r["rank"], got, want))
+    # guest's all-reduces, 1 ms a call), or within what it logged on CPU
+    # and waiting for one over its intervals, where that is more (a 5.10
+    # guest beside another: 7 ms a call, the ranks preempted on the way out)
+    around = sum(s["call_cpu_ns"] + max(0, s["call_run_delay_ns"]) for s in r["steps"])
+    if got > want or (r["rank"] != truth["slow"] and got < want - max(0.10 * want, around)):
+        err.append("rank %d: %d ns in ncclAllReduce, it measured %d (%d of it on or waiting "
+                   "for a CPU)" % (r["rank"], got, want, around))
 slow = truth["slow"]
-fast = [g for k, (g, w) in waits.items() if k != slow]
+fast = [g for k, (g, w, _) in waits.items() if k != slow]
 if slow in waits and fast and waits[slow][0] >= min(fast):
     err.append("the slow rank %d spent %d ns in its all-reduces, the others %s: it did not "
                "make them wait" % (slow, waits[slow][0], fast))
-print("waits (recorded, measured) per rank:", waits)
+print("waits (recorded, measured, on or waiting for a CPU) per rank:", waits)
 if err:
     sys.exit("; ".join(err[:5]))
 PY

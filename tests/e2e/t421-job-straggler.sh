@@ -6,7 +6,8 @@
 # as the straggler with its own host's cause (data starvation, or CPU
 # contention where its run-queue wait was half as long or more), and each
 # other rank's waiting for it is within 10% of the time it measured inside
-# its all-reduces.  Then the second trace's wall clock is shifted by a known
+# its all-reduces (or less by what it logged on or waiting for a CPU there,
+# where that is more).  Then the second trace's wall clock is shifted by a known
 # amount (tracemeta.py rewrites clock.wall_offset_ns): the collectives put it
 # back to within 100 us.
 . "$IFT_SRC/tests/e2e/lib.sh"
@@ -59,10 +60,13 @@ for k, r in ranks.items():
     if k == slow:
         continue
     measured = sum(s["exit"] - s["enter"] for s in r["steps"])
+    # less the way in and out of its calls, as t420: at most what it logged
+    # on or waiting for a CPU over its intervals
+    around = sum(s["call_cpu_ns"] + max(0, s["call_run_delay_ns"]) for s in r["steps"])
     cost += got["waited_ns"]
-    if abs(got["waited_ns"] - measured) > 0.10 * measured:
-        err.append("rank %d waited %d ns by the report, it measured %d in its all-reduces"
-                   % (k, got["waited_ns"], measured))
+    if not measured - max(0.10 * measured, around) <= got["waited_ns"] <= 1.10 * measured:
+        err.append("rank %d waited %d ns by the report, it measured %d in its all-reduces "
+                   "(%d of it on or waiting for a CPU)" % (k, got["waited_ns"], measured, around))
 # what it cost them is their waiting up to its entry: at most all of it, and
 # most of it (the rest is their wake-up after the release)
 if st and st[0]["rank"] == slow and not 0.8 * cost <= st[0]["cost_ns"] <= cost:

@@ -9,7 +9,7 @@ slow rank enters each all-reduce late and every other rank waits for it
 there.
 
   ranks.py --cudart LIBCUDART --nccl LIBNCCL [--ranks 4] [--steps 30]
-           [--slow 2] [--prep-ms 8] [--kernel-us 2000] [--id HEX --only R,...]
+           [--slow 2] [--prep-ms 40] [--kernel-us 2000] [--id HEX --only R,...]
   ranks.py --nccl LIBNCCL --make-id
 
 The launcher (no --rank) makes the communicator's id (or takes --id, one
@@ -19,8 +19,14 @@ of their truth on stdout: per rank its pid,
 thread id and rank, the all-reduce's count and datatype, and per step the
 wait for its batch, its run-queue wait from the step's start to the
 all-reduce (the scheduler's own count, /proc/thread-self/schedstat; -1
-where the kernel keeps none) and the all-reduce's entry and return on
-CLOCK_MONOTONIC (the trace clock).
+where the kernel keeps none), the all-reduce's entry and return on
+CLOCK_MONOTONIC (the trace clock) and, between those two, its CPU time and
+run-queue wait (at most what it spent around the call, outside the
+probes: the ctypes call's way in and out, a preemption there).
+
+A batch costs 40 ms of CPU by default: in an emulated guest a rank's own
+step takes over 10 ms, and with 8 ms batches the slow rank was not
+starved there.
 """
 import argparse
 import ctypes
@@ -95,14 +101,18 @@ def rank_main(a):
         t1 = time.monotonic_ns()
         rt.cudaLaunchKernel(kernel.func, kernel.grid, kernel.block, None, 0, None)
         rt.cudaStreamSynchronize(None)
-        t2 = time.monotonic_ns()
         d2 = simrt.run_delay_ns()
+        c2 = time.thread_time_ns()
+        t2 = time.monotonic_ns()
         ret = nc.ncclAllReduce(None, None, COUNT, NCCL_FLOAT32, NCCL_SUM, comm, None)
         t3 = time.monotonic_ns()
+        c3 = time.thread_time_ns()
+        d3 = simrt.run_delay_ns()
         if ret:
             sys.exit("rank %d: ncclAllReduce returned %d" % (a.rank, ret))
         steps.append({"data_wait_ns": t1 - t0, "run_delay_ns": d2 - d0 if d0 >= 0 else -1,
-                      "enter": t2, "exit": t3})
+                      "enter": t2, "exit": t3, "call_cpu_ns": c3 - c2,
+                      "call_run_delay_ns": d3 - d2 if d2 >= 0 else -1})
     if slow:
         worker.join()
     nc.ncclCommDestroy(comm)
@@ -143,7 +153,7 @@ def main():
     ap.add_argument("--ranks", type=int, default=4)
     ap.add_argument("--steps", type=int, default=30)
     ap.add_argument("--slow", type=int, default=2)
-    ap.add_argument("--prep-ms", type=int, default=8)
+    ap.add_argument("--prep-ms", type=int, default=40)
     ap.add_argument("--kernel-us", type=int, default=2000)
     ap.add_argument("--rank", type=int)
     ap.add_argument("--id")
