@@ -38,10 +38,14 @@ for pid in (target, int(sys.argv[5])):
 ev = [json.loads(l) for l in open(sys.argv[1])]
 trace = json.load(open(sys.argv[3]))["trace"]
 start, stop = trace["start_ts"], trace["start_ts"] + trace["duration_ns"]
+# the recording's end is stamped once tracing_on is 0, which a recorder
+# preempted there (a loaded guest) stamps late: only what ended before the
+# last row, while both loops kept writing, was surely traced
+last = max(e["ts"] for e in ev)
 for pid, log in ((target, "loop1.log"), (int(sys.argv[5]), "loop2.log")):
     # the loop's runs that ended while it recorded: "thread TID PID PPID tasks ... T0 T1"
     ended = sorted((int(f[10]), int(f[2])) for f in (l.split() for l in open(log))
-                   if f[4] == "tasks" and int(f[3]) == pid and start < int(f[10]) < stop)
+                   if f[4] == "tasks" and int(f[3]) == pid and start < int(f[10]) < min(stop, last))
     forked = {e["child_pid"] for e in ev
               if e["event"] == "sched_process_fork" and e["pid"] == pid}
     # the first may have begun before the recording did
