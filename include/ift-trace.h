@@ -113,6 +113,10 @@ struct ift_library {
 struct ift_loss {
 	uint32_t cpu;
 	uint64_t overrun, commit_overrun, dropped, read;
+	/* events still in the buffer (the kernel's "entries"): after the last
+	   read, what the recorder failed to read; not in the file's losses but
+	   in its meta, ring.unread_events */
+	uint64_t unread;
 };
 
 /* One task of the process/thread table. */

@@ -1286,9 +1286,14 @@ int ift_recorder_poll(struct ift_recorder *r, int timeout_ms)
 	return 0;
 }
 
+/*
+ * The kernel's count of the events it dropped.  With STORE (once the last
+ * page was read), also the losses per CPU and what the buffers still hold:
+ * an event left there is lost to the trace as surely as one dropped.
+ */
 static uint64_t lost_events(struct ift_recorder *r, bool store)
 {
-	uint64_t lost = 0;
+	uint64_t lost = 0, unread = 0;
 
 	for (int cpu = 0; cpu < ift_ring_ncpus(r->ring); cpu++) {
 		struct ift_loss l;
@@ -1296,10 +1301,13 @@ static uint64_t lost_events(struct ift_recorder *r, bool store)
 		if (ift_ring_stats(r->ring, cpu, &l) < 0)
 			continue;
 		lost += l.overrun + l.dropped;
+		unread += l.unread;
 		if (store)
 			ift_writer_loss(r->w, &l);
 	}
-	return lost;
+	if (store)
+		ift_writer_metaf(r->w, "ring.unread_events", "%" PRIu64, unread);
+	return lost + (store ? unread : 0);
 }
 
 void ift_recorder_status(struct ift_recorder *r, struct ift_record_status *st)

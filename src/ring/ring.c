@@ -183,6 +183,8 @@ int ift_ring_stats(struct ift_ring *r, int cpu, struct ift_loss *out)
 			out->dropped = v;
 		else if (sscanf(line, "read events: %llu", &v) == 1)
 			out->read = v;
+		else if (sscanf(line, "entries: %llu", &v) == 1)
+			out->unread = v;
 	}
 	free(text);
 	return 0;

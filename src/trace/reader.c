@@ -517,10 +517,14 @@ const struct ift_loss *ift_trace_loss(const struct ift_trace *t, size_t i)
 
 uint64_t ift_trace_lost_events(const struct ift_trace *t)
 {
+	const char *unread = ift_trace_meta(t, "ring.unread_events");
 	uint64_t n = 0;
 
 	for (size_t i = 0; i < t->nloss; i++)
 		n += t->loss[i].overrun + t->loss[i].dropped;
+	/* what the recorder left in the buffers is as lost as what was dropped */
+	if (unread)
+		n += strtoull(unread, NULL, 10);
 	return n;
 }
 

@@ -42,6 +42,9 @@ start, stop = trace["start_ts"], trace["start_ts"] + trace["duration_ns"]
 # preempted there (a loaded guest) stamps late: only what ended before the
 # last row, while both loops kept writing, was surely traced
 last = max(e["ts"] for e in ev)
+# and it read all the kernel kept: nothing dropped, nothing left unread
+if trace["lost_events"]:
+    sys.exit("the trace lost %d events (dropped, or left in the buffers)" % trace["lost_events"])
 for pid, log in ((target, "loop1.log"), (int(sys.argv[5]), "loop2.log")):
     # the loop's runs that ended while it recorded: "thread TID PID PPID tasks ... T0 T1"
     ended = sorted((int(f[10]), int(f[2])) for f in (l.split() for l in open(log))
