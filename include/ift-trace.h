@@ -114,8 +114,8 @@ struct ift_loss {
 	uint32_t cpu;
 	uint64_t overrun, commit_overrun, dropped, read;
 	/* events still in the buffer (the kernel's "entries"): after the last
-	   read, what the recorder failed to read; not in the file's losses but
-	   in its meta, ring.unread_events */
+	   read, what the recorder failed to read; not in the file's losses
+	   (0 when read back) but summed in its meta, ring.unread_events */
 	uint64_t unread;
 };
 

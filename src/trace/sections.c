@@ -283,7 +283,8 @@ static int parse_loss(struct ift_trace *t, struct rd *r)
 	if (!rd_varint_max(r, rd_left(r) / 5, &n))
 		return -IFT_E_CORRUPT;
 	while (n--) {
-		struct ift_loss l;
+		/* unread is not in the file (the meta's ring.unread_events) */
+		struct ift_loss l = { 0 };
 		size_t i;
 
 		for (int k = 0; k < 5; k++)
