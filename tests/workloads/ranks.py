@@ -3,10 +3,10 @@ them: each rank computes a step on the stand-in CUDA runtime (a kernel of
 --kernel-us, cudaStreamSynchronize) and then all-reduces its gradients
 through the stand-in NCCL (contrib/simcuda/simnccl.c), whose collectives
 return on no rank before every rank entered them.  Rank --slow gets its
-batches from a worker process that takes --prep-ms of CPU for each (a
-starved input pipeline); the others' batches are ready at once.  So the
-slow rank enters each all-reduce late and every other rank waits for it
-there.
+batches from a worker process that starts each when asked and takes
+--prep-ms of CPU for it (a starved input pipeline); the others' batches
+are ready at once.  So the slow rank enters each all-reduce late and every
+other rank waits for it there.
 
   ranks.py --cudart LIBCUDART --nccl LIBNCCL [--ranks 4] [--steps 30]
            [--slow 2] [--prep-ms 40] [--kernel-us 2000] [--id HEX --only R,...]
@@ -24,8 +24,10 @@ CLOCK_MONOTONIC (the trace clock) and, between those two, its CPU time and
 run-queue wait (at most what it spent around the call, outside the
 probes: the ctypes call's way in and out, a preemption there).
 
-A batch costs 40 ms of CPU by default: in an emulated guest a rank's own
-step takes over 10 ms, and with 8 ms batches the slow rank was not
+A batch costs 40 ms of CPU by default and is made on demand, not ahead:
+in an emulated guest a rank's own step takes tens of milliseconds, and a
+worker preparing the next batch meanwhile had it ready (with 8 ms batches,
+and in a 6.1 guest beside another with 40 ms ones): the slow rank was not
 starved there.
 """
 import argparse
@@ -70,8 +72,10 @@ def burn(ms):
 
 
 def feeder(conn, steps, prep_ms):
-    """The slow rank's input worker: a batch every PREP_MS of CPU."""
+    """The slow rank's input worker: each batch PREP_MS of CPU, begun when
+    the rank asks for it."""
     for _ in range(steps):
+        conn.recv_bytes()
         burn(prep_ms)
         conn.send_bytes(b"batch")
     conn.close()
@@ -88,16 +92,17 @@ def rank_main(a):
         sys.exit("rank %d: ncclCommInitRank failed" % a.rank)
     slow = a.rank == a.slow
     if slow:
-        recv, send = mp.get_context("fork").Pipe(duplex=False)
-        worker = mp.get_context("fork").Process(target=feeder, args=(send, a.steps, a.prep_ms))
+        conn, theirs = mp.get_context("fork").Pipe()
+        worker = mp.get_context("fork").Process(target=feeder, args=(theirs, a.steps, a.prep_ms))
         worker.start()
-        send.close()
+        theirs.close()
     steps = []
     for _ in range(a.steps):
         d0 = simrt.run_delay_ns()
         t0 = time.monotonic_ns()
         if slow:
-            recv.recv_bytes()
+            conn.send_bytes(b"next")
+            conn.recv_bytes()
         t1 = time.monotonic_ns()
         rt.cudaLaunchKernel(kernel.func, kernel.grid, kernel.block, None, 0, None)
         rt.cudaStreamSynchronize(None)
