@@ -642,7 +642,6 @@ static json_object *json_pair(uint64_t b, uint64_t c)
 	return o;
 }
 
-
 int ift_out_job_json_diff(FILE *f, const struct ift_job_side *cur,
 			  const struct ift_job_side *base)
 {

@@ -1151,7 +1151,6 @@ static const char *side_name(char *buf, size_t len, const struct ift_job_side *s
 	return buf;
 }
 
-
 /* A side's first straggler in a few words, or "none". */
 static const char *straggler_word(char *buf, size_t len, const struct ift_job *j)
 {

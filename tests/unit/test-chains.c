@@ -218,28 +218,49 @@ static void test_tail_under_floor(void **state)
  * 5 ms, less the 2 us from the worker's wake-up to its switch-in (the
  * worker runs meanwhile), then runs 90 us before the next copy.
  */
+/*
+ * 50 copies of 200 us; between them the feeding thread is 100 us on CPU
+ * and waits 5 ms for the worker, which wakes it 2 us before it runs.  With
+ * IO, it first sleeps IO uninterruptibly (D: a page read in, ended by the
+ * disk's interrupt, no task's wake-up).  Returns the end of the last copy.
+ */
+static uint64_t starve(struct tb *b, uint64_t io)
+{
+	uint64_t t = 1 * MS;
+
+	names(b);
+	sw(b, 500 * US, 0, 0, 0, S_RUN, CUDA, CUDA);
+	for (int i = 0; i < 50; i++) {
+		uint64_t s = t + 200 * US + 10 * US;	/* 10 us on CPU after the return */
+
+		call(b, t, CUDA, CUDA, OP_MEMCPY, 200 * US, 0, 0, 1, 2, 1 << 20, 1, 0);
+		t += 200 * US;
+		if (i == 49)
+			break;
+		if (io) {
+			sw(b, s, 0, CUDA, CUDA, S_IO, 0, 0);
+			sw(b, s + io, 0, 0, 0, S_RUN, CUDA, CUDA);
+			s += io + 10 * US;		/* and 10 us after the read */
+		}
+		sw(b, s, 0, CUDA, CUDA, S_SLEEP, WORKER, WORKER);
+		wk(b, s - 2 * US + 5 * MS, 0, CUDA, CUDA, IFT_WAKE_WAKING, 0, WORKER, WORKER);
+		sw(b, s + 5 * MS, 0, WORKER, WORKER, S_SLEEP, CUDA, CUDA);
+		/* the rest of its 100 us on CPU */
+		t = s + 5 * MS + (io ? 80 : 90) * US;
+	}
+	return t;
+}
+
 static void test_data_starvation(void **state)
 {
 	const struct ift_chain *ch;
 	struct ift_chains *c;
 	struct tb b;
-	uint64_t t = 1 * MS, wall;
+	uint64_t wall;
 
 	(void)state;
 	tb_begin(&b, "starve", 1000 * MS);
-	names(&b);
-	sw(&b, 500 * US, 0, 0, 0, S_RUN, CUDA, CUDA);
-	for (int i = 0; i < 50; i++) {
-		call(&b, t, CUDA, CUDA, OP_MEMCPY, 200 * US, 0, 0, 1, 2, 1 << 20, 1, 0);
-		t += 200 * US;
-		if (i == 49)
-			break;
-		sw(&b, t + 10 * US, 0, CUDA, CUDA, S_SLEEP, WORKER, WORKER);
-		wk(&b, t + 8 * US + 5 * MS, 0, CUDA, CUDA, IFT_WAKE_WAKING, 0, WORKER, WORKER);
-		sw(&b, t + 10 * US + 5 * MS, 0, WORKER, WORKER, S_SLEEP, CUDA, CUDA);
-		t += 10 * US + 5 * MS + 90 * US;
-	}
-	wall = t - 1 * MS;
+	wall = starve(&b, 0) - 1 * MS;
 	c = chains_run(&b, NULL);
 
 	ch = chain_of(c, IFT_CAUSE_DATA_STARVATION);
@@ -282,34 +303,19 @@ static void test_data_starvation(void **state)
 }
 
 /*
- * Between 50 copies the feeding thread first sleeps 1 ms uninterruptibly
- * (D: a page read in, ended by the disk's interrupt, no task's wake-up),
- * then waits 5 ms for the worker: the gaps' blocked time holds both, the
- * uninterruptible part apart, and only the worker's is waiting for input.
+ * The starving thread of test_data_starvation first sleeps 1 ms in D in
+ * each gap: the gaps' blocked time holds both waits, the uninterruptible
+ * part apart, and only the worker's is waiting for input.
  */
 static void test_io_sleep_in_gaps(void **state)
 {
 	const struct ift_chain *ch;
 	struct ift_chains *c;
 	struct tb b;
-	uint64_t t = 1 * MS;
 
 	(void)state;
 	tb_begin(&b, "iosleep", 1000 * MS);
-	names(&b);
-	sw(&b, 500 * US, 0, 0, 0, S_RUN, CUDA, CUDA);
-	for (int i = 0; i < 50; i++) {
-		call(&b, t, CUDA, CUDA, OP_MEMCPY, 200 * US, 0, 0, 1, 2, 1 << 20, 1, 0);
-		t += 200 * US;
-		if (i == 49)
-			break;
-		sw(&b, t + 10 * US, 0, CUDA, CUDA, S_IO, 0, 0);
-		sw(&b, t + 10 * US + 1 * MS, 0, 0, 0, S_RUN, CUDA, CUDA);
-		sw(&b, t + 20 * US + 1 * MS, 0, CUDA, CUDA, S_SLEEP, WORKER, WORKER);
-		wk(&b, t + 18 * US + 6 * MS, 0, CUDA, CUDA, IFT_WAKE_WAKING, 0, WORKER, WORKER);
-		sw(&b, t + 20 * US + 6 * MS, 0, WORKER, WORKER, S_SLEEP, CUDA, CUDA);
-		t += 20 * US + 6 * MS + 80 * US;
-	}
+	starve(&b, 1 * MS);
 	c = chains_run(&b, NULL);
 
 	ch = chain_of(c, IFT_CAUSE_DATA_STARVATION);
