@@ -102,6 +102,7 @@ struct ift_recorder {
 	bool mono;
 	bool started;
 	uint64_t start_ns, next_sample, next_flush, next_rescan;
+	uint64_t unread;		/* left in the buffers after the last read */
 	struct pagequeue q;
 };
 
@@ -1287,9 +1288,9 @@ int ift_recorder_poll(struct ift_recorder *r, int timeout_ms)
 }
 
 /*
- * The kernel's count of the events it dropped.  With STORE (once the last
- * page was read), also the losses per CPU and what the buffers still hold:
- * an event left there is lost to the trace as surely as one dropped.
+ * The events lost: the kernel's count of those it dropped and, once the
+ * last page was read, those the buffers still hold (lost to the trace as
+ * surely).  STORE, once then: the losses per CPU and what was left unread.
  */
 static uint64_t lost_events(struct ift_recorder *r, bool store)
 {
@@ -1305,9 +1306,11 @@ static uint64_t lost_events(struct ift_recorder *r, bool store)
 		if (store)
 			ift_writer_loss(r->w, &l);
 	}
-	if (store)
+	if (store) {
+		r->unread = unread;
 		ift_writer_metaf(r->w, "ring.unread_events", "%" PRIu64, unread);
-	return lost + (store ? unread : 0);
+	}
+	return lost + r->unread;
 }
 
 void ift_recorder_status(struct ift_recorder *r, struct ift_record_status *st)
