@@ -63,7 +63,10 @@ else
 	SUDO=
 fi
 export DEBIAN_FRONTEND=noninteractive
+# Another apt-get (a second make, unattended upgrades) holds dpkg's lock for
+# a while: wait for it rather than fail the build.
+apt="$SUDO apt-get -o DPkg::Lock::Timeout=600"
 # an old package list may not know the packages yet
-$SUDO apt-get install -y -q --no-install-recommends $missing >&2 ||
-	{ $SUDO apt-get update -q >&2 &&
-	  $SUDO apt-get install -y -q --no-install-recommends $missing >&2; }
+$apt install -y -q --no-install-recommends $missing >&2 ||
+	{ $apt update -q >&2 &&
+	  $apt install -y -q --no-install-recommends $missing >&2; }

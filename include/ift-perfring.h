@@ -58,6 +58,15 @@ int ift_perfring_attach(struct ift_perfring *p, pid_t tid, size_t from);
 /* Stops every event (tracing stopped): the rings keep what they hold. */
 void ift_perfring_disable(struct ift_perfring *p);
 
+/*
+ * ift_perfring_settle - once P is disabled and its rings read for the last
+ * time: the records the kernel dropped and never told of (a ring full at
+ * the last calls: it tells a loss only in front of the next record that
+ * fits) are counted lost, from what the events counted themselves.  0 or
+ * an error.
+ */
+int ift_perfring_settle(struct ift_perfring *p);
+
 /* One uprobe record: its CPU, trace-clock time and raw bytes (common fields first). */
 typedef int (*ift_perfring_fn)(void *ctx, int cpu, uint64_t ts, const void *raw,
 			       uint32_t size);

@@ -77,6 +77,22 @@ void ift_stacks_stop(struct ift_stacks *s);
 int ift_stacks_poll(struct ift_stacks *s);
 
 /*
+ * ift_stacks_disable - stop taking samples (changes the running system:
+ * every event, and the copies of it the traced tasks' children inherited,
+ * is off).  What the rings hold stays for the next ift_stacks_poll().
+ * NULL is fine.
+ */
+void ift_stacks_disable(struct ift_stacks *s);
+
+/*
+ * ift_stacks_settle - once S is disabled and polled for the last time:
+ * the samples the kernel dropped and never told of (a ring full at the
+ * last calls) are counted lost, from what the events counted themselves.
+ * 0 or an error.
+ */
+int ift_stacks_settle(struct ift_stacks *s);
+
+/*
  * ift_stacks_match - set ROW[IFT_CALL_STACK] of a `calls' row (written in
  * time order) to the call site of its sample, when one was taken.
  */
@@ -85,6 +101,7 @@ int ift_stacks_match(struct ift_stacks *s, uint64_t *row);
 struct ift_stack_stats {
 	uint64_t samples;	/* stacks copied by the kernel and read */
 	uint64_t lost;		/* samples the perf rings dropped */
+	uint64_t fired;		/* calls the events saw (settled; period 1: samples + lost) */
 	uint64_t sites;		/* distinct call sites */
 	uint64_t matched;	/* calls given a site */
 	uint64_t unmatched;	/* samples no call claimed */

@@ -1362,6 +1362,8 @@ int ift_recorder_finish(struct ift_recorder *r, int exit_status)
 	ift_probe_stop(r->probes);
 	if (r->iso)
 		ift_perfring_disable(r->iso);
+	/* no sample after this: the last poll (q_decode) takes them all */
+	ift_stacks_disable(r->stacks);
 	stop = ift_now_ns();
 	write_fault_cost(r->w, "host.page_fault_ns.stop");
 	/* what the reader queued, then what is left in the rings */
@@ -1371,10 +1373,14 @@ int ift_recorder_finish(struct ift_recorder *r, int exit_status)
 	ret = ift_ring_flush(r->ring, on_page, r->dec);
 	for (int cpu = 0; ret >= 0 && r->iso && cpu < ift_perfring_ncpus(r->iso); cpu++)
 		ret = ift_perfring_read(r->iso, cpu, on_perfrec, r->dec);
+	if (ret >= 0 && r->iso)
+		ret = ift_perfring_settle(r->iso);
 	if (ret < 0)
 		return fail(r, "read the ring buffers", ret);
 	if ((ret = ift_decoder_finish(r->dec, stop)) < 0)
 		return fail(r, "decode the events", ret);
+	if (r->stacks && (ret = ift_stacks_settle(r->stacks)) < 0)
+		return fail(r, "count the stack samples", ret);
 	lost_events(r, true);
 	{
 		const struct ift_decode_stats *ds = ift_decoder_stats(r->dec);
@@ -1390,6 +1396,7 @@ int ift_recorder_finish(struct ift_recorder *r, int exit_status)
 		ift_stacks_stats(r->stacks, &ss);
 		ift_writer_metaf(r->w, "stack.samples", "%" PRIu64, ss.samples);
 		ift_writer_metaf(r->w, "stack.lost", "%" PRIu64, ss.lost);
+		ift_writer_metaf(r->w, "stack.fired", "%" PRIu64, ss.fired);
 		ift_writer_metaf(r->w, "stack.sites", "%" PRIu64, ss.sites);
 		ift_writer_metaf(r->w, "stack.unmatched", "%" PRIu64,
 				 ss.samples - ss.matched);

@@ -1110,6 +1110,36 @@ int ift_stacks_start(struct ift_stacks *s)
 	return 0;
 }
 
+void ift_stacks_disable(struct ift_stacks *s)
+{
+	/* an event's ioctl reaches the copies its tasks' children inherited */
+	for (size_t i = 0; s && i < s->nfds; i++)
+		ioctl(s->fds[i], PERF_EVENT_IOC_DISABLE, 0);
+}
+
+/*
+ * A sample the kernel cannot fit in a full ring is counted in the ring and
+ * told as PERF_RECORD_LOST in front of the next sample that fits: the
+ * drops of the last calls, while the ring was full, are never told.  The
+ * events' own counts are every call they saw, sampled or dropped.
+ */
+int ift_stacks_settle(struct ift_stacks *s)
+{
+	uint64_t known = s->st.samples + s->st.lost;
+	int ret = ift_perfbuf_count(s->fds, s->nfds, &s->st.fired);
+
+	if (ret < 0)
+		return ret;
+	/*
+	 * One sample per call at period 1; at N, one in N per task and CPU,
+	 * which no sum of counts tells exactly.  A task still alive (a
+	 * daemon the command left) has not given its count yet: fewer.
+	 */
+	if (s->o.period == 1 && s->st.fired > known)
+		s->st.lost += s->st.fired - known;
+	return 0;
+}
+
 void ift_stacks_stop(struct ift_stacks *s)
 {
 	if (!s || !s->running)

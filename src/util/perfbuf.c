@@ -102,6 +102,20 @@ int ift_perfbuf_read(struct ift_perfbuf *b, ift_perfbuf_fn fn, void *ctx)
 	return ret < 0 ? ret : n;
 }
 
+int ift_perfbuf_count(const int *fds, size_t n, uint64_t *sum)
+{
+	*sum = 0;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t v;
+		ssize_t got = read(fds[i], &v, sizeof(v));
+
+		if (got != (ssize_t)sizeof(v))
+			return got < 0 ? -errno : -EIO;
+		*sum += v;
+	}
+	return 0;
+}
+
 size_t ift_perfbuf_pending(const struct ift_perfbuf *b)
 {
 	const struct perf_event_mmap_page *mp = b->base;

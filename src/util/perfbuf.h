@@ -49,6 +49,14 @@ typedef int (*ift_perfbuf_fn)(void *ctx, const struct perf_event_header *h);
  */
 int ift_perfbuf_read(struct ift_perfbuf *b, ift_perfbuf_fn fn, void *ctx);
 
+/*
+ * ift_perfbuf_count - what the N events FDS counted, summed into *SUM: at
+ * sample period 1, each record written and each one dropped.  A copy an
+ * event's task passed to a child adds its count to the event's only once
+ * that child exits.  0 or a negative error.
+ */
+int ift_perfbuf_count(const int *fds, size_t n, uint64_t *sum);
+
 /* The bytes written and not yet read (0 when nothing is mapped). */
 size_t ift_perfbuf_pending(const struct ift_perfbuf *b);
 

@@ -42,9 +42,11 @@ if len(calls) != len(order):
 def names(c):
     return [re.sub(r"\+0x[0-9a-f]+.*", "", f).replace("[python] ", "") for f in c.get("stack", [])]
 bad = nostack = 0
+where = []
 for i, (p, c) in enumerate(zip(order, calls)):
     if burst and "stack" not in c:
         nostack += 1
+        where.append(i)
         continue
     want = truth["paths"][p]
     got = names(c)
@@ -59,11 +61,15 @@ for i, (p, c) in enumerate(zip(order, calls)):
 if bad:
     sys.exit("%d of %d calls have the wrong stack" % (bad, len(calls)))
 if nostack != info["stack.lost"] + info["stack.unmatched"]:
-    sys.exit("%d calls have no stack, %d lost and %d unmatched" %
-             (nostack, info["stack.lost"], info["stack.unmatched"]))
+    sys.exit("%d calls have no stack (the first %s, the last %s of %d), %d lost and %d unmatched" %
+             (nostack, where[0], where[-1], len(calls), info["stack.lost"], info["stack.unmatched"]))
 if info["stack.samples"] + info["stack.lost"] != len(calls):
     sys.exit("%d stacks taken and %d lost of %d calls" %
              (info["stack.samples"], info["stack.lost"], len(calls)))
+# the events' own count of the calls they saw: each one sampled or lost
+if info["stack.fired"] != len(calls):
+    sys.exit("the events counted %d calls, the trace has %d" %
+             (info["stack.fired"], len(calls)))
 if burst:
     # The recorder drains the rings while the program runs: it keeps more
     # stacks than the rings could hold undrained (each sample holds at least
