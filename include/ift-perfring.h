@@ -62,10 +62,10 @@ void ift_perfring_disable(struct ift_perfring *p);
  * ift_perfring_settle - once P is disabled and its rings read for the last
  * time: the records the kernel dropped and never told of (a ring full at
  * the last calls: it tells a loss only in front of the next record that
- * fits) are counted lost, from what the events counted themselves.  0 or
- * an error.
+ * fits) are counted lost, from what the events counted themselves.  Where
+ * a count cannot be read, the losses stay as told.
  */
-int ift_perfring_settle(struct ift_perfring *p);
+void ift_perfring_settle(struct ift_perfring *p);
 
 /* One uprobe record: its CPU, trace-clock time and raw bytes (common fields first). */
 typedef int (*ift_perfring_fn)(void *ctx, int cpu, uint64_t ts, const void *raw,

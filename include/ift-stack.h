@@ -87,10 +87,10 @@ void ift_stacks_disable(struct ift_stacks *s);
 /*
  * ift_stacks_settle - once S is disabled and polled for the last time:
  * the samples the kernel dropped and never told of (a ring full at the
- * last calls) are counted lost, from what the events counted themselves.
- * 0 or an error.
+ * last calls) are counted lost, from what the events counted themselves
+ * (stats' FIRED; 0 where a count could not be read, the losses as told).
  */
-int ift_stacks_settle(struct ift_stacks *s);
+void ift_stacks_settle(struct ift_stacks *s);
 
 /*
  * ift_stacks_match - set ROW[IFT_CALL_STACK] of a `calls' row (written in

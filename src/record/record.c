@@ -1374,13 +1374,13 @@ int ift_recorder_finish(struct ift_recorder *r, int exit_status)
 	for (int cpu = 0; ret >= 0 && r->iso && cpu < ift_perfring_ncpus(r->iso); cpu++)
 		ret = ift_perfring_read(r->iso, cpu, on_perfrec, r->dec);
 	if (ret >= 0 && r->iso)
-		ret = ift_perfring_settle(r->iso);
+		ift_perfring_settle(r->iso);
 	if (ret < 0)
 		return fail(r, "read the ring buffers", ret);
 	if ((ret = ift_decoder_finish(r->dec, stop)) < 0)
 		return fail(r, "decode the events", ret);
-	if (r->stacks && (ret = ift_stacks_settle(r->stacks)) < 0)
-		return fail(r, "count the stack samples", ret);
+	if (r->stacks)
+		ift_stacks_settle(r->stacks);
 	lost_events(r, true);
 	{
 		const struct ift_decode_stats *ds = ift_decoder_stats(r->dec);

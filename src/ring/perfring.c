@@ -178,19 +178,17 @@ void ift_perfring_disable(struct ift_perfring *p)
 		ioctl(p->fds[i], PERF_EVENT_IOC_DISABLE, 0);
 }
 
-int ift_perfring_settle(struct ift_perfring *p)
+void ift_perfring_settle(struct ift_perfring *p)
 {
 	uint64_t fired;
-	int ret = ift_perfbuf_count(p->fds, p->nfds, &fired);
 
-	if (ret < 0)
-		return ret;
+	if (ift_perfbuf_count(p->fds, p->nfds, &fired) < 0)
+		return;
 	pthread_mutex_lock(&p->mu);
 	/* fewer where a child of a traced task lives on: its count is not in yet */
 	if (fired > p->st.records + p->st.lost)
 		p->st.lost = fired - p->st.records;
 	pthread_mutex_unlock(&p->mu);
-	return 0;
 }
 
 struct read_ctx {

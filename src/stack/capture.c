@@ -1119,17 +1119,20 @@ void ift_stacks_disable(struct ift_stacks *s)
 
 /*
  * A sample the kernel cannot fit in a full ring is counted in the ring and
- * told as PERF_RECORD_LOST in front of the next sample that fits: the
- * drops of the last calls, while the ring was full, are never told.  The
+ * told as PERF_RECORD_LOST in front of the next record that fits: the drops
+ * of the last calls, while the ring was full, are told only if some record
+ * comes after (a side-band one at a task's exit may, on its CPU).  The
  * events' own counts are every call they saw, sampled or dropped.
  */
-int ift_stacks_settle(struct ift_stacks *s)
+void ift_stacks_settle(struct ift_stacks *s)
 {
 	uint64_t known = s->st.samples + s->st.lost;
-	int ret = ift_perfbuf_count(s->fds, s->nfds, &s->st.fired);
 
-	if (ret < 0)
-		return ret;
+	/* a count that cannot be read leaves the losses as told */
+	if (ift_perfbuf_count(s->fds, s->nfds, &s->st.fired) < 0) {
+		s->st.fired = 0;
+		return;
+	}
 	/*
 	 * One sample per call at period 1; at N, one in N per task and CPU,
 	 * which no sum of counts tells exactly.  A task still alive (a
@@ -1137,7 +1140,6 @@ int ift_stacks_settle(struct ift_stacks *s)
 	 */
 	if (s->o.period == 1 && s->st.fired > known)
 		s->st.lost += s->st.fired - known;
-	return 0;
 }
 
 void ift_stacks_stop(struct ift_stacks *s)
