@@ -296,6 +296,15 @@ struct ift_analysis_summary {
 	uint64_t probe_ns;		/* what a call's entry and return probes
 					   cost its thread (meta host.probe_ns),
 					   or 0: not measured */
+	/*
+	 * record --page-allocs=count: the kernel counted each thread's page
+	 * allocations over the whole recording, none has a time.  They are
+	 * in the threads' and processes' figures when the window is the
+	 * whole recording (PAGE_COUNTS_IN), in no call, gap or chain.
+	 */
+	bool page_allocs_counted;
+	bool page_counts_in;
+	uint64_t page_count_dropped;	/* allocations the kernel's table had no room for */
 };
 
 /*

@@ -105,4 +105,11 @@ int ift_decoder_finish(struct ift_decoder *d, uint64_t stop_ts);
 
 const struct ift_decode_stats *ift_decoder_stats(const struct ift_decoder *d);
 
+/*
+ * Whether TID is one of the traced tasks as far as the decoder can tell (a
+ * kernel filter or -a kept only those: any; the user-space filter: the ones
+ * it follows), with its process in *TGID (TID when it never learnt it).
+ */
+bool ift_decoder_traced(struct ift_decoder *d, uint32_t tid, uint32_t *tgid);
+
 #endif

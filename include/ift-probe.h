@@ -52,6 +52,7 @@ struct ift_tracefs_caps {
 	bool sched_waking;		/* (4.3) */
 	bool task_events;		/* task_newtask (3.3) */
 	bool kmem_events;		/* kmem:mm_page_alloc */
+	bool hist_triggers;		/* an event's hist file (CONFIG_HIST_TRIGGERS, 4.7) */
 	/* perf's use_clockid (4.1), for --stack: seen as tracefs, its twin */
 	bool perf_clockid;
 	bool root;			/* can write tracefs */
@@ -88,6 +89,7 @@ enum {
 	IFT_KF_STACK = 8,
 	IFT_KF_PIDS = 16,
 	IFT_KF_ISOLATE = 32,
+	IFT_KF_PAGE_COUNT = 64,		/* record --page-allocs=count */
 };
 
 struct ift_kfeature {
@@ -137,6 +139,10 @@ struct ift_probe_opts {
 	/* --isolate: uprobes created, not enabled in the instance; the caller
 	   opens them as perf events (ift-perfring.h) */
 	bool perf_uprobes;
+	/* --page-allocs=count: kmem:mm_page_alloc not enabled, but counted per
+	   thread and order by a hist trigger of the instance, from
+	   ift_probe_start() (the pid filter is set by then) */
+	bool page_count;
 };
 
 struct ift_probe_session;
@@ -168,10 +174,29 @@ int ift_probe_add_twin(struct ift_probe_session *s, size_t i);
 /* Adds pids to the instance's set_event_pid (no-op without kernel filtering). */
 int ift_probe_add_pids(struct ift_probe_session *s, const pid_t *pids, size_t n);
 
-/* Turns tracing on in the instance. */
+/* Turns tracing on in the instance (and the page-allocation count, if asked). */
 int ift_probe_start(struct ift_probe_session *s);
-/* Turns tracing off (the buffers keep what they hold). */
+/* Turns tracing off (the buffers keep what they hold), the count paused. */
 int ift_probe_stop(struct ift_probe_session *s);
+
+/* One entry of a page-allocation count: HITS allocations of ORDER by TID. */
+typedef int (*ift_page_count_fn)(void *ctx, uint32_t tid, unsigned order, uint64_t hits);
+
+/*
+ * ift_probe_page_counts - the page_count session's counts (read from its
+ * hist file; call it after ift_probe_stop()): FN for each thread and order,
+ * the allocations the kernel's table had no room for in *DROPPED.  0, FN's
+ * negative return, or an error.  Changes nothing.
+ */
+int ift_probe_page_counts(struct ift_probe_session *s, ift_page_count_fn fn, void *ctx,
+			  uint64_t *dropped);
+
+/*
+ * ift_hist_parse - TEXT, a hist file of keys common_pid and order with
+ * hitcount: FN for each entry, the Dropped total in *DROPPED.  0, FN's
+ * negative return, or -IFT_E_CORRUPT for an entry it cannot read.
+ */
+int ift_hist_parse(const char *text, ift_page_count_fn fn, void *ctx, uint64_t *dropped);
 /*
  * How ift_probe_trap_cost() arms its pair when not in the instance: ARM
  * gets the tracepoint ids of the entry and return events and arms them as

@@ -31,6 +31,9 @@ struct ift_record_opts {
 	size_t npids;
 	bool all;			/* -a: the whole system */
 	bool no_host;			/* CUDA calls only: no sched/kmem events */
+	/* --page-allocs=count: page allocations counted per thread in the
+	   kernel (a hist trigger), no row each */
+	bool page_count;
 	bool user_filter;		/* filter tasks in user space (hidden flag) */
 	unsigned buffer_kb;		/* per-CPU ring buffer; 0 = kernel default */
 	bool stack;			/* --stack: the call site of each call */

@@ -19,7 +19,8 @@ extern char **environ;
 
 static const char usage[] =
 	"record [-o FILE] [--cuda-lib PATH]... [-p PID]... [-a] [--duration SECONDS]\n"
-	"       [--buffer-kb N] [--no-host] [--stack[=OP,...]] [--stack-size BYTES]\n"
+	"       [--buffer-kb N] [--no-host] [--page-allocs=rows|count]\n"
+	"       [--stack[=OP,...]] [--stack-size BYTES]\n"
 	"       [--stack-period N] [--py-stack[=OP,...]] [--isolate|--no-isolate]\n"
 	"       [--as-root] [-v|-q]\n"
 	"       -- CMD [ARGS...]";
@@ -210,7 +211,7 @@ struct record_run {
 
 enum { O_CUDA_LIB = 256, O_DURATION, O_BUFFER, O_NO_HOST, O_AS_ROOT,
        O_USER_FILTER, O_STACK, O_STACK_SIZE, O_STACK_PERIOD, O_PY_STACK, O_ISOLATE,
-       O_NO_ISOLATE };
+       O_NO_ISOLATE, O_PAGE_ALLOCS };
 
 static const struct option longopts[] = {
 	{ "output", required_argument, NULL, 'o' },
@@ -220,6 +221,7 @@ static const struct option longopts[] = {
 	{ "duration", required_argument, NULL, O_DURATION },
 	{ "buffer-kb", required_argument, NULL, O_BUFFER },
 	{ "no-host", no_argument, NULL, O_NO_HOST },
+	{ "page-allocs", required_argument, NULL, O_PAGE_ALLOCS },
 	{ "as-root", no_argument, NULL, O_AS_ROOT },
 	{ "stack", optional_argument, NULL, O_STACK },
 	{ "stack-size", required_argument, NULL, O_STACK_SIZE },
@@ -322,6 +324,12 @@ static int record_option(struct record_run *run, int c)
 	case O_NO_HOST:
 		o->no_host = true;
 		break;
+	case O_PAGE_ALLOCS:
+		if (strcmp(optarg, "rows") && strcmp(optarg, "count"))
+			return record_done(run, usage_error(usage, "bad --page-allocs '%s' "
+							    "(rows or count)", optarg));
+		o->page_count = !strcmp(optarg, "count");
+		break;
 	case O_AS_ROOT:
 		run->as_root = true;
 		break;
@@ -406,6 +414,9 @@ static int record_parse(struct record_run *run, int argc, char **argv)
 	if ((o->stack_bytes || o->stack_period) && !o->stack)
 		return record_done(run, usage_error(usage, "--stack-size and "
 						    "--stack-period go with --stack"));
+	if (o->page_count && o->no_host)
+		return record_done(run, usage_error(usage, "--page-allocs=count counts host "
+						    "events: not with --no-host"));
 	if (optind < argc)
 		o->argv = argv + optind;
 	o->envp = environ;

@@ -3,7 +3,9 @@
 # nearly all mm_page_alloc (contrib/bench/page-storm.c: 4 processes each
 # allocating, writing and freeing 50 MiB in a loop, on every CPU), against
 # no tracing and against trace-cmd recording the same command with the same
-# sched, task and kmem events (-F: the command's tasks; -c: its children).
+# sched, task and kmem events (-F: the command's tasks; -c: its children),
+# and, where the kernel has hist triggers, against `record
+# --page-allocs=count` (the allocations counted in the kernel, no row each).
 # Alternated in each repetition.  Prints a markdown section.  Needs root.
 #
 #   storm.sh BUILD_DIR [REPS] [ROUNDS]     (ROUNDS per process, default 40)
@@ -33,8 +35,9 @@ run() {
 	case $1 in
 	bare)
 		"${cmd[@]}" >"$work/out" ;;
-	ours)
-		"$ift" record -o "$work/o.trace" -- "${cmd[@]}" >"$work/out" 2>"$work/o.log"
+	ours|count)
+		"$ift" record -o "$work/o.trace" $([ "$1" = count ] && echo --page-allocs=count) \
+			-- "${cmd[@]}" >"$work/out" 2>"$work/o.log"
 		bench_await_helpers
 		echo "$(sed -n 's/^recorded .*: \([0-9,]*\) kernel events.*/\1/p' "$work/o.log" | tr -d ,)" \
 			"$(stat -c %s "$work/o.trace")" >"$work/e" ;;
@@ -48,12 +51,19 @@ run() {
 	grep -E '^[0-9.]+$' "$work/out" | tail -n 1 >"$work/r" || true
 }
 
-bench_alternate storm.sh "$reps" bare ours trace-cmd
+tools=(bare ours trace-cmd)
+hist=no
+if [ -e "$T/events/kmem/mm_page_alloc/hist" ]; then
+	tools+=(count)
+	hist=yes
+fi
+bench_alternate storm.sh "$reps" "${tools[@]}"
 
-python3 - "$work/results" "$reps" "$rounds" "$top/contrib/bench" <<'PY'
+python3 - "$work/results" "$reps" "$rounds" "$top/contrib/bench" "$hist" <<'PY'
 import sys
 path, reps, rounds = sys.argv[1:4]
 sys.path.insert(0, sys.argv[4])
+hist = sys.argv[5] == "yes"
 from benchstat import mmm, verdict
 res, ev = {}, {}
 for l in open(path):
@@ -69,7 +79,10 @@ print("| run | seconds min / median / max | slowdown min / median / max |")
 print("|---|---|---|")
 slow = {}
 for t, name in (("bare", "no tracing"), ("ours", "**`ingero-ftrace record`**"),
-                ("trace-cmd", "`trace-cmd record -F -c` the same events")):
+                ("trace-cmd", "`trace-cmd record -F -c` the same events"),
+                ("count", "`ingero-ftrace record --page-allocs=count`")):
+    if t not in res:
+        continue
     if t != "bare":
         slow[t] = [a / b for a, b in zip(res[t], res["bare"])]
     print("| %s | %s | %s |" % (name, mmm(res[t], "%.3f"),
@@ -77,6 +90,13 @@ for t, name in (("bare", "no tracing"), ("ours", "**`ingero-ftrace record`**"),
 r = [a / b for a, b in zip(slow["ours"], slow["trace-cmd"])]
 print("\nOurs against trace-cmd, slowdown ratio %s; target at most 1.0: %s." %
       (mmm(r, "%.3f"), verdict(r, lambda x: x <= 1.0)))
+if hist:
+    c = [a / b for a, b in zip(slow["count"], slow["trace-cmd"])]
+    print("`--page-allocs=count` against trace-cmd, slowdown ratio %s; target at most 1.0: %s."
+          % (mmm(c, "%.3f"), verdict(c, lambda x: x <= 1.0)))
+else:
+    print("`--page-allocs=count` not measured: this kernel has no hist triggers"
+          " (CONFIG_HIST_TRIGGERS).")
 if ev.get("ours"):
     e, b = ev["ours"][-1]
     print("Last run: ours kept %s events in %d bytes, trace-cmd's .dat %d bytes." %

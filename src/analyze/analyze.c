@@ -134,6 +134,7 @@ static int setup(struct ift_analysis *a)
 	uint64_t lo = ift_trace_ts_min(a->t), hi = ift_trace_ts_max(a->t), v;
 	const char *scope = ift_trace_meta(a->t, "record.scope");
 	const char *filter = ift_trace_meta(a->t, "record.filter");
+	const char *pages = ift_trace_meta(a->t, "record.page_allocs");
 	bool any = false;
 
 	for (unsigned tb = 1; tb < IFT_T_NR; tb++)
@@ -174,6 +175,10 @@ static int setup(struct ift_analysis *a)
 	a->stacks = ift_trace_stack_count(a->t) != 0;
 	a->py = az_py_trace(a->t);
 	s->duration_ns = a->hi - a->lo;
+	s->page_allocs_counted = pages && !strcmp(pages, "count");
+	s->page_counts_in = s->page_allocs_counted && a->lo == lo && a->hi == hi;
+	if (s->page_allocs_counted && meta_u64(a->t, "kmem.count_dropped", &v))
+		s->page_count_dropped = v;
 
 	/* without a filter every task is the recording's own */
 	a->all_followed = (scope && !strcmp(scope, "system")) || !filter ||
@@ -363,6 +368,28 @@ static int on_task(struct ift_analysis *a, const uint64_t *r)
 	}
 }
 
+/*
+ * record --page-allocs=count: a thread's allocations (kmem.page_allocs) and
+ * their bytes (kmem.page_alloc_bytes) over the whole recording, one row
+ * each at its end.
+ */
+static int on_page_count(struct ift_analysis *a, const uint64_t *r, const char *m)
+{
+	bool bytes = !strcmp(m, "kmem.page_alloc_bytes");
+	struct az_thread *th;
+
+	if (!a->sum.page_counts_in || r[IFT_C_TID] == 0)
+		return 0;
+	th = az_thread_at(a, (uint32_t)r[IFT_C_TID], (uint32_t)r[IFT_C_PID], r[IFT_C_TS]);
+	if (!th)
+		return -ENOMEM;
+	if (bytes)
+		th->info.sched.page_alloc_bytes += r[IFT_SM_VALUE];
+	else
+		th->info.sched.page_allocs += r[IFT_SM_VALUE];
+	return 0;
+}
+
 /* A system sample: the metrics of one moment, one row each. */
 static int on_sample(struct ift_analysis *a, const uint64_t *r)
 {
@@ -370,6 +397,8 @@ static int on_sample(struct ift_analysis *a, const uint64_t *r)
 	struct ift_sys_sample *s;
 	bool busy;
 
+	if (m && !strncmp(m, "kmem.page_alloc", 15))
+		return on_page_count(a, r, m);
 	if (r[IFT_SM_SCOPE] != 0 || !m)
 		return 0;
 	busy = !strcmp(m, "cpu.busy_permille");

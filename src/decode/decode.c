@@ -680,7 +680,14 @@ static struct task *task_lookup(struct ift_decoder *d, int32_t tid)
 	return ift_tidmap_get(&d->tids, (uint32_t)tid, &i) ? &d->tasks[i] : NULL;
 }
 
-/* Reads "Tgid:" of TID from /proc; TID itself when the task is gone. */
+bool ift_decoder_traced(struct ift_decoder *d, uint32_t tid, uint32_t *tgid)
+{
+	const struct task *t = task_lookup(d, (int32_t)tid);
+
+	*tgid = t && t->tgid > 0 ? (uint32_t)t->tgid : tid;
+	return !d->user_filter || (t && t->traced);
+}
+
 /*
  * TID's tgid (TID itself when /proc does not say) and its parent process'
  * tgid (0 when /proc does not say).  For a thread the kernel gives the

@@ -91,6 +91,13 @@ static const struct ift_kfeature features[] = {
 	  "no page allocations: page-fault storms go unseen",
 	  "a kernel with CONFIG_TRACEPOINTS",
 	  0, IFT_KF_HOST, CAP(kmem_events) },
+	{ "hist_triggers", "hist triggers", "4.7",
+	  "--page-allocs=count: page allocations counted per thread in the kernel, "
+	  "none written to the rings",
+	  "--page-allocs=count refuses (by default every allocation is a row, as "
+	  "without the option)",
+	  "a kernel with CONFIG_HIST_TRIGGERS=y",
+	  IFT_KF_PAGE_COUNT, IFT_KF_PAGE_COUNT, CAP(hist_triggers) },
 	{ "perf_clockid", "perf use_clockid", "4.1",
 	  "--stack's samples and --isolate's uprobe events on the trace clock",
 	  "--stack refuses; --isolate arms the uprobes in every process, as "

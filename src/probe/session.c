@@ -78,6 +78,31 @@ static int inst_write(struct ift_probe_session *s, const char *file, const char 
 	return tfs_instance_write(s->dir, s->name, file, str);
 }
 
+/*
+ * --page-allocs=count: a hist trigger on the instance's mm_page_alloc,
+ * which the instance leaves disabled.  The kernel builds each allocation's
+ * record in a per-CPU scratch buffer, counts it in the trigger's table and
+ * discards it: nothing reaches the ring.  The instance's pid filter applies
+ * before the trigger.  Removed with the instance (rmdir clears its
+ * triggers).  A table of 8,192 entries (threads x orders) is preallocated
+ * by the kernel; what finds it full is counted as dropped.
+ */
+#define PAGE_EVENT	"mm_page_alloc"
+#define PAGE_TRIGGER	"hist:keys=common_pid,order:vals=hitcount:size=8192"
+
+static int page_trigger(struct ift_probe_session *s, const char *suffix)
+{
+	char path[PATH_MAX], spec[160];
+	int ret;
+
+	ret = tfs_path(path, sizeof(path), "%s/instances/%s/events/kmem/" PAGE_EVENT "/trigger",
+		       s->dir, s->name);
+	if (ret)
+		return ret;
+	snprintf(spec, sizeof(spec), "%s%s", PAGE_TRIGGER, suffix);
+	return tfs_write(path, spec, true);
+}
+
 static int enable_event(struct ift_probe_session *s, const char *system,
 			const char *event, bool on)
 {
@@ -130,6 +155,9 @@ static int setup_instance(struct ift_probe_session *s)
 	}
 	if (s->opts.host_events) {
 		for (size_t i = 0; i < sizeof(host_events) / sizeof(host_events[0]); i++) {
+			/* counted by the trigger instead (ift_probe_start()) */
+			if (s->opts.page_count && !strcmp(host_events[i].event, PAGE_EVENT))
+				continue;
 			ret = enable_event(s, host_events[i].system, host_events[i].event, true);
 			if (ret == -ENOENT && host_events[i].optional)
 				continue;
@@ -440,12 +468,40 @@ int ift_probe_add_pids(struct ift_probe_session *s, const pid_t *pids, size_t n)
 
 int ift_probe_start(struct ift_probe_session *s)
 {
+	int ret;
+
+	/* a trigger counts whatever tracing_on says: only now are the pids set */
+	if (s->opts.page_count && (ret = page_trigger(s, "")) < 0)
+		return ret == -ENOENT || ret == -EINVAL ? -IFT_E_OLD_KERNEL : ret;
 	return inst_write(s, "tracing_on", "1");
 }
 
 int ift_probe_stop(struct ift_probe_session *s)
 {
-	return inst_write(s, "tracing_on", "0");
+	int ret = inst_write(s, "tracing_on", "0");
+
+	/* the table stays readable; a kernel that cannot pause counts a little on */
+	if (s->opts.page_count)
+		page_trigger(s, ":pause");
+	return ret;
+}
+
+int ift_probe_page_counts(struct ift_probe_session *s, ift_page_count_fn fn, void *ctx,
+			  uint64_t *dropped)
+{
+	char path[PATH_MAX], *text = NULL;
+	int ret;
+
+	*dropped = 0;
+	if (!s->opts.page_count)
+		return 0;
+	ret = tfs_path(path, sizeof(path), "%s/instances/%s/events/kmem/" PAGE_EVENT "/hist",
+		       s->dir, s->name);
+	if (ret || (ret = tfs_read(path, &text)) < 0)
+		return ret;
+	ret = ift_hist_parse(text, fn, ctx, dropped);
+	free(text);
+	return ret;
 }
 
 /* Names no probe_sym() event takes: theirs end in a digit or in "_ret". */

@@ -335,6 +335,7 @@ int ift_tracefs_probe_caps_at(const char *dir, bool debugfs,
 	caps->sched_waking = dir_has_events(dir, "sched", waking);
 	caps->task_events = dir_has_events(dir, "task", task);
 	caps->kmem_events = dir_has_events(dir, "kmem", kmem);
+	caps->hist_triggers = dir_has(dir, "events/kmem/mm_page_alloc/hist");
 	caps->root = !tfs_path(path, sizeof(path), "%s/%s", dir,
 			       caps->uprobes ? "uprobe_events" : "tracing_on") &&
 		     !access(path, W_OK);

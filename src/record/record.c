@@ -142,7 +142,8 @@ void ift_record_plan(const struct ift_record_opts *o, const struct ift_tracefs_c
 	memset(p, 0, sizeof(*p));
 	p->run = IFT_KF_ALL | (o->all ? 0 : IFT_KF_PIDS) | (probes ? IFT_KF_UPROBES : 0) |
 		 (o->no_host ? 0 : IFT_KF_HOST) | (o->stack ? IFT_KF_STACK : 0) |
-		 (o->isolate && !o->all && probes ? IFT_KF_ISOLATE : 0);
+		 (o->isolate && !o->all && probes ? IFT_KF_ISOLATE : 0) |
+		 (o->page_count && !o->no_host ? IFT_KF_PAGE_COUNT : 0);
 	p->refusal = ift_kfeature_refusal(caps, p->run);
 	/*
 	 * The kernel's pid filter needs set_event_pid, and event-fork to
@@ -370,6 +371,9 @@ static int write_metadata(struct ift_recorder *r)
 	ift_writer_meta(w, "clock.source", ift_probe_clock(r->probes));
 	/* where the uprobes were armed: the traced tasks only, or every process */
 	ift_writer_meta(w, "record.isolate", r->plan.isolate ? "1" : "0");
+	/* rows: one per allocation; count: per thread, from the kernel, at the end */
+	if (!r->opts.no_host)
+		ift_writer_meta(w, "record.page_allocs", r->opts.page_count ? "count" : "rows");
 	ift_writer_metaf(w, "clock.wall_offset_ns", "%" PRId64,
 			 ((int64_t)rt.tv_sec - (int64_t)mt.tv_sec) * (int64_t)1000000000 +
 			 ((int64_t)rt.tv_nsec - (int64_t)mt.tv_nsec));
@@ -528,6 +532,7 @@ int ift_recorder_create(const struct ift_record_opts *opts,
 	popts.kernel_filter = !r->opts.user_filter && !opts->all;
 	popts.all_tasks = opts->all || r->opts.user_filter;
 	popts.perf_uprobes = r->plan.isolate;
+	popts.page_count = opts->page_count && !opts->no_host;
 	if ((ret = ift_probe_session_create(&popts, &r->probes)) < 0)
 		return fail(r, "set up the tracefs instance", ret);
 	r->mono = !strcmp(ift_probe_clock(r->probes), "mono");
@@ -1153,6 +1158,86 @@ static int on_sample(void *ctx, const char *metric, unsigned scope, int64_t valu
 	return ift_writer_append(sc->w, IFT_T_SAMPLES, row);
 }
 
+/* --page-allocs=count: the kernel's table, an entry per thread and order */
+struct page_count {
+	uint32_t tid;
+	unsigned order;
+	uint64_t hits;
+};
+
+struct page_counts {
+	struct page_count *v;
+	size_t n, cap;
+};
+
+static int on_page_count(void *ctx, uint32_t tid, unsigned order, uint64_t hits)
+{
+	struct page_counts *pc = ctx;
+
+	if (ift_array_grow((void **)&pc->v, &pc->cap, pc->n + 1, sizeof(*pc->v)) < 0)
+		return -ENOMEM;
+	pc->v[pc->n++] = (struct page_count){ tid, order, hits };
+	return 0;
+}
+
+static int cmp_page_count(const void *a, const void *b)
+{
+	const struct page_count *x = a, *y = b;
+
+	return (x->tid > y->tid) - (x->tid < y->tid);
+}
+
+/*
+ * The counts as rows of `samples' at TS, two per traced thread that
+ * allocated (kmem.page_allocs, kmem.page_alloc_bytes), with its process
+ * and thread: what the report counts per thread instead of page_allocs
+ * rows.  The table's overflow goes to the metadata, and so does a table
+ * that cannot be read (the recording is kept without the counts).  0 or
+ * the writer's error.
+ */
+static int write_page_counts(struct ift_recorder *r, uint64_t ts)
+{
+	struct page_counts pc = { 0 };
+	uint64_t dropped;
+	int64_t m_n, m_b;
+	int ret;
+
+	ret = ift_probe_page_counts(r->probes, on_page_count, &pc, &dropped);
+	if (ret < 0) {
+		free(pc.v);
+		return ift_writer_metaf(r->w, "kmem.count_error", "%s", ift_strerror(ret));
+	}
+	qsort(pc.v, pc.n, sizeof(*pc.v), cmp_page_count);
+	m_n = ift_writer_string(r->w, "kmem.page_allocs");
+	m_b = ift_writer_string(r->w, "kmem.page_alloc_bytes");
+	if (m_n < 0 || m_b < 0)
+		ret = (int)(m_n < 0 ? m_n : m_b);
+	for (size_t i = 0, j; ret >= 0 && i < pc.n; i = j) {
+		uint64_t row[IFT_SM_NR] = { ts }, n = 0, bytes = 0;
+		uint32_t tgid;
+
+		for (j = i; j < pc.n && pc.v[j].tid == pc.v[i].tid; j++) {
+			n += pc.v[j].hits;
+			bytes += pc.v[j].hits * (4096ULL << pc.v[j].order);
+		}
+		if (!ift_decoder_traced(r->dec, pc.v[i].tid, &tgid))
+			continue;
+		row[IFT_C_PID] = tgid;
+		row[IFT_C_TID] = pc.v[i].tid;
+		row[IFT_SM_METRIC] = (uint64_t)m_n;
+		row[IFT_SM_VALUE] = n;
+		if ((ret = ift_writer_append(r->w, IFT_T_SAMPLES, row)) < 0)
+			break;
+		row[IFT_SM_METRIC] = (uint64_t)m_b;
+		row[IFT_SM_VALUE] = bytes;
+		ret = ift_writer_append(r->w, IFT_T_SAMPLES, row);
+	}
+	free(pc.v);
+	if (ret >= 0)
+		ift_writer_metaf(r->w, "kmem.count_dropped", "%" PRIu64, dropped);
+	return ret;
+}
+
 static bool have_lib(const struct ift_recorder *r, const struct ift_lib *lib)
 {
 	for (size_t i = 0; i < r->libs.n; i++)
@@ -1381,6 +1466,8 @@ int ift_recorder_finish(struct ift_recorder *r, int exit_status)
 		return fail(r, "decode the events", ret);
 	if (r->stacks)
 		ift_stacks_settle(r->stacks);
+	if (r->opts.page_count && (ret = write_page_counts(r, stop)) < 0)
+		return fail(r, "read the page-allocation counts", ret);
 	lost_events(r, true);
 	{
 		const struct ift_decode_stats *ds = ift_decoder_stats(r->dec);

@@ -480,6 +480,8 @@ json_object *ift_json_report(const struct ift_analysis *a,
 			       json_object_new_uint64(s->page_fault_ns) : NULL);
 	json_object_object_add(o, "probe_ns", s->probe_ns ?
 			       json_object_new_uint64(s->probe_ns) : NULL);
+	add_str(o, "page_allocs", s->page_allocs_counted ? "count" : "rows");
+	add_u64(o, "page_count_dropped", s->page_count_dropped);
 	json_object_object_add(root, "trace", o);
 	json_object_object_add(root, "ops", ift_json_ops(ift_analysis_op(a, 0),
 						     ift_analysis_op_count(a)));

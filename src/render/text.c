@@ -983,6 +983,12 @@ int ift_out_text(FILE *f, struct ift_trace *t, const struct ift_report *r,
 	if (s->lost_events)
 		fprintf(tx->f, "WARNING: the kernel dropped %s events: counts and times may be short\n",
 		       ift_fmt_count(b1, sizeof(b1), s->lost_events));
+	/* record --page-allocs=count: totals without times */
+	if (s->page_allocs_counted)
+		fprintf(tx->f, "pages      %s%s\n", s->page_counts_in ?
+			"per-thread totals counted by the kernel, none in a call or chain" :
+			"counted by the kernel for the whole recording: not in a window",
+			s->page_count_dropped ? " (some uncounted: its table was full)" : "");
 	print_chains(tx, r->c);
 	if (r->job) {
 		const struct ift_job_input in = { .path = "", .t = t, .r = r };

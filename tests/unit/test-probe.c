@@ -1206,26 +1206,26 @@ struct kernel_caps {
 	const char *version;
 	bool debugfs, uprobes, uretprobes, fetch_args, instances, pipe_raw;
 	bool set_event_pid, event_fork, mono_clock, sched_events, sched_waking;
-	bool task_events, kmem_events;
+	bool task_events, kmem_events, hist_triggers;
 };
 
 static const struct kernel_caps kernels[] = {
 	/* debugfs, no README probe syntax, no trigger files: fetch-args came later */
 	{ "3.10", true, true, true, false, true, true,
-	  false, false, false, true, false, true, true },
+	  false, false, false, true, false, true, true, false },
 	/* return probes and fetch-args known by instances/ and trigger files */
 	{ "4.4", false, true, true, true, true, true,
-	  true, false, true, true, true, true, true },
+	  true, false, true, true, true, true, true, false },
 	/* README: "p|r[:[<group>/]<event>]" */
 	{ "4.9", false, true, true, true, true, true,
-	  true, true, true, true, true, true, true },
+	  true, true, true, true, true, true, true, true },
 	/* README: "r[maxactive][:[<group>/]<event>]" */
 	{ "4.15", false, true, true, true, true, true,
-	  true, true, true, true, true, true, true },
+	  true, true, true, true, true, true, true, true },
 	{ "4.18", false, true, true, true, true, true,
-	  true, true, true, true, true, true, true },
+	  true, true, true, true, true, true, true, true },
 	{ "5.10", false, true, true, true, true, true,
-	  true, true, true, true, true, true, true },
+	  true, true, true, true, true, true, true, true },
 };
 
 /* The caps of VERSION's tree, built in TREE; the one before is removed. */
@@ -1261,6 +1261,79 @@ static void test_kernel_caps(void **state)
 		assert_int_equal(c.sched_waking, k->sched_waking);
 		assert_int_equal(c.task_events, k->task_events);
 		assert_int_equal(c.kmem_events, k->kmem_events);
+		assert_int_equal(c.hist_triggers, k->hist_triggers);
+	}
+}
+
+struct hist_seen {
+	uint32_t tid[8];
+	unsigned order[8];
+	uint64_t hits[8];
+	size_t n;
+};
+
+static int on_hist(void *ctx, uint32_t tid, unsigned order, uint64_t hits)
+{
+	struct hist_seen *h = ctx;
+
+	if (h->n == 8)
+		return -E2BIG;
+	h->tid[h->n] = tid;
+	h->order[h->n] = order;
+	h->hits[h->n++] = hits;
+	return 0;
+}
+
+/*
+ * record --page-allocs=count reads its trigger's table as the kernel prints
+ * it (fixtures/hist): every entry, the thread ids full width, Dropped; a
+ * line it cannot read is an error, never a count of 0.
+ */
+static void test_hist_parse(void **state)
+{
+	const char *dir = getenv("IFT_FIXTURES");
+	struct hist_seen h = { 0 };
+	uint64_t dropped = 1;
+	char path[PATH_MAX], *text;
+	static const char *const bad[] = {
+		"{ common_pid:        611, order:          0 } hitcount:\n",
+		"{ common_pid:        611 } hitcount:          5\n",
+		"{ common_pid:        611, order:         99 } hitcount:          5\n",
+		"{ common_pid: 99999999999, order:          0 } hitcount:          5\n",
+		"Totals:\n    Dropped: many\n",
+	};
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/hist/mm_page_alloc.hist", dir ? dir : "fixtures");
+	text = slurp(path);
+	if (!text)
+		fail_msg("cannot read '%s'", path);
+	assert_int_equal(ift_hist_parse(text, on_hist, &h, &dropped), 0);
+	assert_int_equal(h.n, 4);
+	assert_int_equal(h.tid[0], 611);
+	assert_int_equal(h.order[0], 0);
+	assert_int_equal(h.hits[0], 12800);
+	assert_int_equal(h.order[1], 9);
+	assert_int_equal(h.hits[1], 3);
+	assert_int_equal(h.tid[2], 612);
+	assert_int_equal(h.tid[3], 4194304000U);
+	assert_int_equal(h.order[3], 2);
+	assert_int_equal(h.hits[3], 40);
+	assert_int_equal(dropped, 7);
+	/* the callback's error ends the walk */
+	h.n = 8;
+	assert_int_equal(ift_hist_parse(text, on_hist, &h, &dropped), -E2BIG);
+	free(text);
+	/* an empty table (nothing allocated) */
+	h.n = 0;
+	assert_int_equal(ift_hist_parse("# event histogram\n\nTotals:\n    Hits: 0\n"
+					"    Entries: 0\n    Dropped: 0\n", on_hist, &h, &dropped), 0);
+	assert_int_equal(h.n, 0);
+	assert_int_equal(dropped, 0);
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		h.n = 0;
+		if (ift_hist_parse(bad[i], on_hist, &h, &dropped) != -IFT_E_CORRUPT)
+			fail_msg("read '%s' as a table", bad[i]);
 	}
 }
 
@@ -1324,8 +1397,8 @@ static void test_kernel_feature_text(void **state)
 		assert_non_null(strstr(buf, want));
 		assert_non_null(strstr(buf, f[k].without));
 	}
-	/* tracefs, fetch-args, set_event_pid, event-fork, mono, sched_waking, perf */
-	assert_int_equal(missing, 7);
+	/* tracefs, fetch-args, set_event_pid, event-fork, mono, sched_waking, hist, perf */
+	assert_int_equal(missing, 8);
 
 	ift_kfeature_str(ift_kfeature_find("mono_clock"), false, buf, sizeof(buf));
 	assert_non_null(strstr(buf, "mono clock: none; Linux 3.17 brought it; the local clock"));
@@ -1400,6 +1473,16 @@ static void test_kernel_refusal(void **state)
 	assert_string_equal(ift_kfeature_refusal(&c, plain)->id, "sched_events");
 	/* --no-host */
 	assert_null(ift_kfeature_refusal(&c, IFT_KF_ALL | IFT_KF_UPROBES | IFT_KF_STACK));
+
+	/* --page-allocs=count: the hist triggers of 4.7, asked only then */
+	caps_of("4.4", &c);
+	f = ift_kfeature_refusal(&c, plain | IFT_KF_PAGE_COUNT);
+	assert_non_null(f);
+	assert_string_equal(f->id, "hist_triggers");
+	assert_null(ift_kfeature_refusal(&c, plain));
+	assert_false(ift_kfeature_done_without(ift_kfeature_find("hist_triggers"), &c, plain));
+	caps_of("4.9", &c);
+	assert_null(ift_kfeature_refusal(&c, plain | IFT_KF_PAGE_COUNT));
 }
 
 /* Whether PLAN does without the feature ID. */
@@ -1420,6 +1503,15 @@ static void test_kernel_record_plan(void **state)
 
 	(void)state;
 	caps_of("3.10", &c);
+	/* counting page allocations: 3.10 has no hist triggers; --no-host asks none */
+	o.page_count = true;
+	ift_record_plan(&o, &c, false, &p);
+	assert_non_null(p.refusal);
+	assert_string_equal(p.refusal->id, "hist_triggers");
+	o.no_host = true;
+	ift_record_plan(&o, &c, false, &p);
+	assert_true(!p.refusal || strcmp(p.refusal->id, "hist_triggers"));
+	o.page_count = o.no_host = false;
 	/* CUDA functions to probe: no fetch-args, so no */
 	ift_record_plan(&o, &c, true, &p);
 	assert_non_null(p.refusal);
@@ -1553,6 +1645,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_kernel_refusal, tree_teardown),
 		cmocka_unit_test_teardown(test_kernel_record_plan, tree_teardown),
 		cmocka_unit_test(test_kernel_readme_table),
+		cmocka_unit_test(test_hist_parse),
 		cmocka_unit_test(test_kernel_no_dir),
 		cmocka_unit_test(test_caps),
 		cmocka_unit_test(test_mounts_tracefs),
