@@ -35,12 +35,17 @@ if c:
     only_contention_before(chk, r, c)
     # the severity the workload's own starvation share calls for (HIGH at
     # 20% of the active time, MEDIUM at 5%); on 2 CPUs it is HIGH, under
-    # emulation the device's modelled time weighs more
-    share = (steady.wait["blocked_ns"] + steady.gaps["all"]["over_floor_cpu_ns"]) / \
-        steady.active["active_ns"]
-    chk.ok(c["severity"] in severities(share),
-           "severity %s, the workload starved %.0f%% of its active time" %
-           (c["severity"], 100 * share))
+    # emulation the device's modelled time weighs more.  The report's cost
+    # is the share's: what the cost check below allows it (the probes'
+    # traps in its gaps, hundreds of us a call under emulation: a 6.1 guest
+    # counted 324 ms on CPU in gaps where the workload measured 96) moves
+    # the share within that bracket
+    own = steady.wait["blocked_ns"] + steady.gaps["all"]["over_floor_cpu_ns"]
+    act = steady.active["active_ns"]
+    hi = own + 0.03 * own + 5 * MS + slack.over_all()
+    chk.ok(c["severity"] in severities_between(own / act, hi / act),
+           "severity %s, the workload starved %.0f%% of its active time (%.0f%% with the "
+           "probes' cost)" % (c["severity"], 100 * own / act, 100 * hi / act))
     chk.ok((c["pid"], c["tid"]) == (truth.pid, truth.tid),
            "chain on pid %d tid %d, the feeding thread is %d/%d" %
            (c["pid"], c["tid"], truth.pid, truth.tid))

@@ -68,9 +68,22 @@ chk.note("duration %s -> %s (x%.2f; workloads x%.2f)" % (fmt(ch["duration_ns"]["
 # report says
 nb = neighbour_contention(chk, rb, base)
 high_nb = sum(c["cost_ns"] for c in nb if c["severity"] == "HIGH")
-chk.ok(ch["high_chain_cost_ns"]["baseline"] == high_nb,
-       "HIGH chains in the baseline beyond the neighbours' load: %s" %
-       [c["summary"] for c in rb["chains"] if c["severity"] == "HIGH"])
+# the fix builds each batch itself (direct indexing), on CPU between its
+# calls: where that is a fifth of its active time (an emulated CPU makes the
+# indexing 10-50x slower: a 5.10 guest's took 29%), the report rightly calls
+# it data starvation by the thread itself, HIGH where the workload's own CPU
+# time in its gaps, with the probes' cost the report's gaps also hold (t400's
+# bracket), says so
+bs = base.steady(rb)
+own, act = bs.gaps["all"]["over_floor_cpu_ns"], bs.active["active_ns"]
+hi = own + 0.03 * own + 5 * MS + slack["baseline"].over_all()
+self_fed = sum(c["cost_ns"] for c in chains(rb, "data_starvation", "before")
+               if c["severity"] == "HIGH" and "HIGH" in severities_between(own / act, hi / act))
+chk.ok(ch["high_chain_cost_ns"]["baseline"] == high_nb + self_fed,
+       "HIGH chains in the baseline beyond the neighbours' load and its own indexing (%.0f%% "
+       "of its active time on CPU in gaps, %.0f%% with the probes'): %s" %
+       (100 * own / act, 100 * hi / act,
+        [c["summary"] for c in rb["chains"] if c["severity"] == "HIGH"]))
 for sev in ("HIGH", "MEDIUM"):
     key = sev.lower() + "_chain_cost_ns"
     cost = sum(c["cost_ns"] for c in rc["chains"] if c["severity"] == sev)
@@ -80,7 +93,8 @@ for sev in ("HIGH", "MEDIUM"):
 # slower its workers' preemptions of the thread may cost more (t400)
 chk.ok(any(c["severity"] in ("HIGH", "MEDIUM") for c in rc["chains"]),
        "no HIGH or MEDIUM chain in the current report")
-chk.ok(high_nb or "ratio" not in ch["high_chain_cost_ns"], "a ratio against a baseline of 0")
+chk.ok(high_nb + self_fed or "ratio" not in ch["high_chain_cost_ns"],
+       "a ratio against a baseline of 0")
 # four busy workers: far more CPU and run-queue wait in all, more blocked
 # (the feeding thread waits for batches)
 for key in ("on_cpu_ns", "runqueue_wait_ns", "blocked_ns"):
