@@ -458,7 +458,9 @@ static void put_counter(struct px *x, const char *name, uint64_t ts, const char 
 }
 
 /* A sample: a *_permille metric as a percentage, the rest as it is; of the
-   per-CPU metrics only how busy each CPU was. */
+   per-CPU metrics only how busy each CPU was.  A task's (record
+   --page-allocs=count's totals, one instant for every thread) is no counter
+   of the system. */
 static void put_sample(struct px *x, const uint64_t *r)
 {
 	const char *m = ift_trace_string(x->t, r[IFT_SM_METRIC]);
@@ -466,7 +468,7 @@ static void put_sample(struct px *x, const uint64_t *r)
 	int64_t v = (int64_t)r[IFT_SM_VALUE];
 	char name[96];
 
-	if (!len)
+	if (!len || r[IFT_C_TID])
 		return;
 	if (r[IFT_SM_SCOPE]) {
 		if (strcmp(m, "cpu.busy_permille"))

@@ -450,6 +450,9 @@ static int ins_row(struct exp *x, unsigned table, const uint64_t *r)
 		b_str(st, &i, ift_trace_string(x->t, r[IFT_TK_FILE]));
 		break;
 	case IFT_T_SAMPLES:
+		/* a task's totals (--page-allocs=count) are its row of threads */
+		if (r[IFT_C_TID])
+			return 0;
 		b_u64(st, &i, r[IFT_C_TS]);
 		b_str(st, &i, ift_trace_string(x->t, r[IFT_SM_METRIC]));
 		b_u64(st, &i, r[IFT_SM_SCOPE]);
