@@ -45,8 +45,9 @@ assert_no_leftover_of $rp
 # a window of the recording: the counts have no time, so none
 "$IFT" report --json -i pc.trace --from 1ms >window.json || fail "report --from failed"
 "$IFT" report -i pc.trace --per-process >whole.txt || fail "report (text) failed"
-python3 - truth info whole.json window.json "$(cat bystander.out)" <<'PY' || fail "the counts are not the workload's"
-import json, re, sys
+"$IFT" export --format sqlite -i pc.trace -o pc.db || fail "export failed"
+python3 - truth info whole.json window.json "$(cat bystander.out)" pc.db <<'PY' || fail "the counts are not the workload's"
+import json, re, sqlite3, sys
 truth = dict(map(int, l.split()) for l in open(sys.argv[1]))
 info = open(sys.argv[2]).read()
 whole, window = json.load(open(sys.argv[3])), json.load(open(sys.argv[4]))
@@ -74,6 +75,15 @@ for p in window["processes"]:
     for t in p["threads"]:
         if t["page_allocs"]:
             sys.exit("a window has counts: thread %d, %d" % (t["tid"], t["page_allocs"]))
+# SQL: each thread's count in threads, none as a system sample
+db = sqlite3.connect(sys.argv[6])
+for tid in truth:
+    got = db.execute("SELECT page_allocs FROM threads WHERE tid = ?", (tid,)).fetchall()
+    if [g[0] for g in got] != [threads[tid]["page_allocs"]]:
+        sys.exit("threads in SQL: %s for %d, the report %d" % (got, tid, threads[tid]["page_allocs"]))
+n = db.execute("SELECT count(*) FROM samples WHERE metric LIKE 'kmem.%'").fetchone()[0]
+if n:
+    sys.exit("%d per-thread counts among SQL's system samples" % n)
 PY
 grep -q "^pages .*counted by the kernel" whole.txt || fail "the text does not say the pages were counted"
 assert_no_leftovers
