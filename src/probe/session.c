@@ -93,10 +93,8 @@ static int inst_write(struct ift_probe_session *s, const char *file, const char 
 static int page_trigger(struct ift_probe_session *s, const char *suffix)
 {
 	char path[PATH_MAX], spec[160];
-	int ret;
+	int ret = inst_path(s, path, sizeof(path), "events/kmem/" PAGE_EVENT "/trigger");
 
-	ret = tfs_path(path, sizeof(path), "%s/instances/%s/events/kmem/" PAGE_EVENT "/trigger",
-		       s->dir, s->name);
 	if (ret)
 		return ret;
 	snprintf(spec, sizeof(spec), "%s%s", PAGE_TRIGGER, suffix);
@@ -495,8 +493,7 @@ int ift_probe_page_counts(struct ift_probe_session *s, ift_page_count_fn fn, voi
 	*dropped = 0;
 	if (!s->opts.page_count)
 		return 0;
-	ret = tfs_path(path, sizeof(path), "%s/instances/%s/events/kmem/" PAGE_EVENT "/hist",
-		       s->dir, s->name);
+	ret = inst_path(s, path, sizeof(path), "events/kmem/" PAGE_EVENT "/hist");
 	if (ret || (ret = tfs_read(path, &text)) < 0)
 		return ret;
 	ret = ift_hist_parse(text, fn, ctx, dropped);

@@ -173,9 +173,7 @@ int ift_perfring_attach(struct ift_perfring *p, pid_t tid, size_t from)
 
 void ift_perfring_disable(struct ift_perfring *p)
 {
-	/* an inherited event goes with its parent */
-	for (size_t i = 0; i < p->nfds; i++)
-		ioctl(p->fds[i], PERF_EVENT_IOC_DISABLE, 0);
+	ift_perfbuf_disable(p->fds, p->nfds);
 }
 
 void ift_perfring_settle(struct ift_perfring *p)

@@ -1112,9 +1112,8 @@ int ift_stacks_start(struct ift_stacks *s)
 
 void ift_stacks_disable(struct ift_stacks *s)
 {
-	/* an event's ioctl reaches the copies its tasks' children inherited */
-	for (size_t i = 0; s && i < s->nfds; i++)
-		ioctl(s->fds[i], PERF_EVENT_IOC_DISABLE, 0);
+	if (s)
+		ift_perfbuf_disable(s->fds, s->nfds);
 }
 
 /*

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -100,6 +101,12 @@ int ift_perfbuf_read(struct ift_perfbuf *b, ift_perfbuf_fn fn, void *ctx)
 	/* our reads of the records are done before the kernel may reuse them */
 	__atomic_store_n(&mp->data_tail, tail, __ATOMIC_RELEASE);
 	return ret < 0 ? ret : n;
+}
+
+void ift_perfbuf_disable(const int *fds, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		ioctl(fds[i], PERF_EVENT_IOC_DISABLE, 0);
 }
 
 int ift_perfbuf_count(const int *fds, size_t n, uint64_t *sum)

@@ -50,6 +50,12 @@ typedef int (*ift_perfbuf_fn)(void *ctx, const struct perf_event_header *h);
 int ift_perfbuf_read(struct ift_perfbuf *b, ift_perfbuf_fn fn, void *ctx);
 
 /*
+ * Stops the N events FDS (and the copies their tasks' children inherited:
+ * an event's ioctl reaches them).  Changes the running system.
+ */
+void ift_perfbuf_disable(const int *fds, size_t n);
+
+/*
  * ift_perfbuf_count - what the N events FDS counted, summed into *SUM: at
  * sample period 1, each record written and each one dropped.  A copy an
  * event's task passed to a child adds its count to the event's only once
