@@ -89,7 +89,7 @@ struct ift_recorder {
 	/* libraries found while recording, one set each: the probes keep
 	   pointers into them, so they never move */
 	struct ift_libset **late;
-	size_t nlate;
+	size_t nlate, narmed;	/* libraries mapped while recording; those probed */
 	struct ift_probe_session *probes;
 	struct ift_writer *w;
 	struct ift_decoder *dec;
@@ -1286,6 +1286,7 @@ static int isolate_late(struct ift_recorder *r)
 static int probe_late(struct ift_recorder *r, struct ift_lib *lib)
 {
 	struct ift_libset *set, **v;
+	char key[48];
 	int ret;
 
 	v = realloc(r->late, (r->nlate + 1) * sizeof(*v));
@@ -1315,7 +1316,15 @@ static int probe_late(struct ift_recorder *r, struct ift_lib *lib)
 		return ret;
 	if ((ret = ift_decoder_sync_probes(r->dec, r->probes)) < 0)
 		return ret;
-	return r->iso ? isolate_late(r) : 0;
+	if (r->iso && (ret = isolate_late(r)) < 0)
+		return ret;
+	/* from here on every call of it is traced (isolated: armed in each
+	   task CPU by CPU, so its first trap came before this) */
+	snprintf(key, sizeof(key), "late.%zu.path", r->narmed);
+	if ((ret = ift_writer_meta(r->w, key, set->v[0].path)) < 0)
+		return ret;
+	snprintf(key, sizeof(key), "late.%zu.armed_ns", r->narmed++);
+	return ift_writer_metaf(r->w, key, "%" PRIu64, ift_now_ns());
 }
 
 static int rescan(struct ift_recorder *r)
