@@ -1,10 +1,11 @@
 # -p PID traces a running process and the children it starts from then on;
-# --duration ends the recording and leaves the process running.  The process's
-# parent, which no event of the trace shows, is in the task table as /proc
-# gave it.  -p given twice follows both processes.  What must be in the trace
-# comes from the workload's own log: every `tasks` run of a loop that ended
-# inside the recording, but the one already running when it began, was
-# forked inside it.
+# Ctrl-C, or --duration, ends the recording and leaves the process running.
+# The process's parent, which no event of the trace shows, is in the task
+# table as /proc gave it.  -p given twice follows both processes.  What must
+# be in the trace comes from the workload's own log: every `tasks` run of a
+# loop that ended inside the recording, but the one already running when it
+# began, was forked inside it.  The recording lasts until each loop ended
+# runs enough, however slowly the machine lets them run.
 . "$IFT_SRC/tests/e2e/lib.sh"
 . "$IFT_SRC/tests/e2e/lib-record.sh"
 need_root
@@ -15,13 +16,34 @@ sh -c 'while :; do ./tasks 1 1 50; done' >loop1.log &
 target=$!
 sh -c 'while :; do ./tasks 1 1 50; done' >loop2.log &
 second=$!
-sleep 0.3
+# runs (processes named tasks) a loop's log has ended
+runs() { awk '$5 == "tasks" && $4 == '"$2"' { n++ } END { print n + 0 }' "$1"; }
+# await COMMAND...: until it succeeds, the recorder alive; 120 s at most
+await() {
+	local i
+	for i in $(seq 1200); do
+		"$@" && return 0
+		kill -0 $rec 2>/dev/null || { wait $rec; fail "record -p ended by itself ($?)"; }
+		sleep 0.1
+	done
+	fail "waited 120 s for: $*"
+}
 # field 4 of stat, after the name in parentheses (which may hold anything)
 stat=$(cat /proc/$target/stat) || fail "cannot read /proc/$target/stat"
 parent=$(printf '%s\n' "${stat##*) }" | cut -d' ' -f2)
-"$IFT" -q record -p $target -p $second --duration 3 -o p.trace || fail "record -p failed"
+"$IFT" -q record -p $target -p $second -o p.trace &
+rec=$!
+inst=/sys/kernel/tracing/instances/ingero_$rec
+tracing() { [ "$(cat $inst/tracing_on 2>/dev/null)" = 1 ]; }
+await tracing
+# from tracing on: three runs of each loop more, so two at least ended inside
+n1=$(($(runs loop1.log $target) + 3)) n2=$(($(runs loop2.log $second) + 3))
+ran() { [ "$(runs loop1.log $target)" -ge $n1 ] && [ "$(runs loop2.log $second)" -ge $n2 ]; }
+await ran
+kill -INT $rec
+wait $rec || fail "record -p stopped by SIGINT exited $?"
 kill -0 $target 2>/dev/null || fail "the traced process should still run"
-kill $target $second; wait $target $second 2>/dev/null
+kill $target; wait $target 2>/dev/null
 "$IFT" dump --json -i p.trace --table tasks,switches >ev.json || fail "dump failed"
 "$IFT" report -i p.trace --json --per-process >report.json 2>report.err ||
 	fail "report failed: $(cat report.err)"
@@ -78,5 +100,16 @@ names = {e["comm"] for e in ev if e["pid"] in {g["child_pid"] for g in grandkids
 if "proc-0" not in names:
     sys.exit("renamed child missing: %s" % names)
 PY
+
+# --duration ends it alone, the process still running
+"$IFT" -q record -p $second --duration 0.5 -o d.trace || fail "record -p --duration failed"
+kill -0 $second 2>/dev/null || fail "the process traced for --duration should still run"
+"$IFT" report -i d.trace --json >d.json || fail "report of d.trace failed"
+python3 - d.json <<'PY' || fail "--duration 0.5 did not record 0.5 s"
+import json, sys
+d = json.load(open(sys.argv[1]))["trace"]["duration_ns"]
+sys.exit(0 if d >= 500000000 else "recorded %d ns" % d)
+PY
+kill $second; wait $second 2>/dev/null
 assert_no_leftovers
 exit 0
