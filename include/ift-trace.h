@@ -74,6 +74,16 @@ enum ift_sample_col {
 	IFT_SM_METRIC = IFT_C_COMMON_NR, IFT_SM_SCOPE, IFT_SM_VALUE, IFT_SM_NR
 };
 
+/*
+ * A samples row of one task (record --page-allocs=count's totals, written
+ * once at the end for each thread: its tid), not a counter of the system
+ * (tid 0, SCOPE 0 the whole system or 1 + a CPU).
+ */
+static inline bool ift_sample_of_task(const uint64_t *row)
+{
+	return row[IFT_C_TID] != 0;
+}
+
 enum ift_col_type { IFT_U64 = 1, IFT_I64, IFT_STR, IFT_TS };
 
 struct ift_column_def {

@@ -369,16 +369,16 @@ static int on_task(struct ift_analysis *a, const uint64_t *r)
 }
 
 /*
- * record --page-allocs=count: a thread's allocations (kmem.page_allocs) and
- * their bytes (kmem.page_alloc_bytes) over the whole recording, one row
- * each at its end.
+ * A task's sample: with record --page-allocs=count, a thread's allocations
+ * (kmem.page_allocs) and their bytes (kmem.page_alloc_bytes) over the whole
+ * recording, one row each at its end; other metrics are not known here.
  */
-static int on_page_count(struct ift_analysis *a, const uint64_t *r, const char *m)
+static int on_task_sample(struct ift_analysis *a, const uint64_t *r, const char *m)
 {
 	bool bytes = !strcmp(m, "kmem.page_alloc_bytes");
 	struct az_thread *th;
 
-	if (!a->sum.page_counts_in || r[IFT_C_TID] == 0)
+	if (!a->sum.page_counts_in || (!bytes && strcmp(m, "kmem.page_allocs")))
 		return 0;
 	th = az_thread_at(a, (uint32_t)r[IFT_C_TID], (uint32_t)r[IFT_C_PID], r[IFT_C_TS]);
 	if (!th)
@@ -397,9 +397,11 @@ static int on_sample(struct ift_analysis *a, const uint64_t *r)
 	struct ift_sys_sample *s;
 	bool busy;
 
-	if (m && !strncmp(m, "kmem.page_alloc", 15))
-		return on_page_count(a, r, m);
-	if (r[IFT_SM_SCOPE] != 0 || !m)
+	if (!m)
+		return 0;
+	if (ift_sample_of_task(r))
+		return on_task_sample(a, r, m);
+	if (r[IFT_SM_SCOPE] != 0)
 		return 0;
 	busy = !strcmp(m, "cpu.busy_permille");
 	if (!busy && strcmp(m, "procs.running"))

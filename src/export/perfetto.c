@@ -468,7 +468,7 @@ static void put_sample(struct px *x, const uint64_t *r)
 	int64_t v = (int64_t)r[IFT_SM_VALUE];
 	char name[96];
 
-	if (!len || r[IFT_C_TID])
+	if (!len || ift_sample_of_task(r))
 		return;
 	if (r[IFT_SM_SCOPE]) {
 		if (strcmp(m, "cpu.busy_permille"))

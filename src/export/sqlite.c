@@ -451,7 +451,7 @@ static int ins_row(struct exp *x, unsigned table, const uint64_t *r)
 		break;
 	case IFT_T_SAMPLES:
 		/* a task's totals (--page-allocs=count) are its row of threads */
-		if (r[IFT_C_TID])
+		if (ift_sample_of_task(r))
 			return 0;
 		b_u64(st, &i, r[IFT_C_TS]);
 		b_str(st, &i, ift_trace_string(x->t, r[IFT_SM_METRIC]));

@@ -295,6 +295,81 @@ static void test_window(void **state)
 	tb_end(&b);
 }
 
+/* A samples row of METRIC, VALUE: TID's own (--page-allocs=count), or the
+   system's with TID 0 */
+static void sample(struct tb *b, uint64_t t, uint64_t tid, uint64_t pid, const char *metric,
+		   uint64_t value)
+{
+	int64_t id = ift_writer_string(b->w, metric);
+	uint64_t r[IFT_SM_NR] = { T0 + t, 0, pid, tid, 0, 0, value };
+
+	assert_true(id >= 0);
+	r[IFT_SM_METRIC] = (uint64_t)id;
+	add(b, IFT_T_SAMPLES, r);
+}
+
+/*
+ * record --page-allocs=count: build_ab's two rows of thread 100 plus the
+ * kernel's counts at the end, 30 pages (20 order 0, 10 order 2: 245,760
+ * bytes) for thread 100 and 7 for 200, and a system sample of the same
+ * name, which is no thread's.  Over the whole recording each thread has
+ * its rows and its count; in a window the counts (of the whole recording)
+ * are left out and the summary says so.
+ */
+static void build_counted(struct tb *b)
+{
+	build_ab(b);
+	assert_int_equal(ift_writer_meta(b->w, "record.page_allocs", "count"), 0);
+	assert_int_equal(ift_writer_meta(b->w, "kmem.count_dropped", "3"), 0);
+	sample(b, 99 * MS, 0, 0, "kmem.page_allocs", 1000);
+	sample(b, 99 * MS, 0, 0, "cpu.busy_permille", 400);
+	sample(b, 100 * MS, 100, 100, "kmem.page_allocs", 30);
+	sample(b, 100 * MS, 100, 100, "kmem.page_alloc_bytes", 20 * 4096 + 10 * 16384);
+	sample(b, 100 * MS, 200, 200, "kmem.page_allocs", 7);
+	sample(b, 100 * MS, 200, 200, "kmem.page_alloc_bytes", 7 * 4096);
+	/* a task metric the analyzer does not know is no count */
+	sample(b, 100 * MS, 200, 200, "kmem.other", 500);
+}
+
+static void test_page_counts(void **state)
+{
+	struct ift_analyze_opts win = { .from_ns = 30 * MS, .to_ns = 60 * MS, .has_to = true };
+	const struct ift_analysis_summary *s;
+	const struct ift_thread_info *idle;
+	const struct ift_sys_sample *smp;
+	size_t nsmp;
+	struct tb b;
+
+	(void)state;
+	build_counted(&b);
+	tb_run(&b, NULL);
+	s = ift_analysis_summary(b.a);
+	assert_true(s->page_allocs_counted && s->page_counts_in);
+	assert_int_equal(s->page_count_dropped, 3);
+	assert_int_equal(thread(&b, 100)->sched.page_allocs, 2 + 30);
+	assert_int_equal(thread(&b, 100)->sched.page_alloc_bytes,
+			 16384 + 4096 + 20 * 4096 + 10 * 16384);
+	assert_int_equal(thread(&b, 200)->sched.page_allocs, 7);
+	assert_int_equal(thread(&b, 200)->sched.page_alloc_bytes, 7 * 4096);
+	assert_int_equal(ift_analysis_process_find(b.a, 200)->sched.page_allocs, 7);
+	/* the system's rows are no task's: the busy CPUs a sample, the count
+	   of tid 0 nobody's */
+	idle = ift_analysis_thread_find(b.a, 0);
+	assert_true(!idle || idle->sched.page_allocs == 0);
+	smp = ift_analysis_samples(b.a, &nsmp);
+	assert_int_equal(nsmp, 1);
+	assert_int_equal(smp[0].ts, T0 + 99 * MS);
+	tb_end(&b);
+
+	build_counted(&b);
+	tb_run(&b, &win);
+	s = ift_analysis_summary(b.a);
+	assert_true(s->page_allocs_counted && !s->page_counts_in);
+	assert_int_equal(thread(&b, 100)->sched.page_allocs, 1);
+	assert_int_equal(thread(&b, 200)->sched.page_allocs, 0);
+	tb_end(&b);
+}
+
 /* ---- nested calls ------------------------------------------------------ */
 
 static void test_nested_not_double_counted(void **state)
@@ -1074,6 +1149,7 @@ int main(void)
 		cmocka_unit_test(test_runqueue_vs_blocked),
 		cmocka_unit_test(test_idle_wake),
 		cmocka_unit_test(test_window),
+		cmocka_unit_test(test_page_counts),
 		cmocka_unit_test(test_nested_not_double_counted),
 		cmocka_unit_test(test_call_breakdown),
 		cmocka_unit_test(test_errors_by_code),
