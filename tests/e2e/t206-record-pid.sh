@@ -16,6 +16,9 @@ sh -c 'while :; do ./tasks 1 1 50; done' >loop1.log &
 target=$!
 sh -c 'while :; do ./tasks 1 1 50; done' >loop2.log &
 second=$!
+rec=
+# whatever ends the test: the loops (and a recorder still running) go with it
+trap 'kill $target $second $rec 2>/dev/null' EXIT
 # runs (processes named tasks) a loop's log has ended
 runs() { awk '$5 == "tasks" && $4 == '"$2"' { n++ } END { print n + 0 }' "$1"; }
 # await COMMAND...: until it succeeds, the recorder alive; 120 s at most
@@ -42,6 +45,7 @@ ran() { [ "$(runs loop1.log $target)" -ge $n1 ] && [ "$(runs loop2.log $second)"
 await ran
 kill -INT $rec
 wait $rec || fail "record -p stopped by SIGINT exited $?"
+rec=
 kill -0 $target 2>/dev/null || fail "the traced process should still run"
 kill $target; wait $target 2>/dev/null
 "$IFT" dump --json -i p.trace --table tasks,switches >ev.json || fail "dump failed"
