@@ -62,7 +62,7 @@ rec() {	# NAME CMD...: record CMD into OUT/NAME.trace
 rec dataloader-starvation "$sim" loader --workers 4 --steps 150 -o "$work/dataloader-starvation.jsonl"
 rec direct-indexing "$sim" direct --steps 150 -o "$work/direct-indexing.jsonl"
 for _ in 1 2 3 4 5 6; do
-	$pin "$sim" hog --seconds 60 &
+	$pin "$sim" hog --seconds 0 &	# until killed below
 	hogs="$hogs $!"
 done
 sleep 0.3

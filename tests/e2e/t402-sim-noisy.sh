@@ -25,7 +25,8 @@ stop_hogs() {
 }
 trap stop_hogs EXIT
 for i in 1 2 3 4 5 6; do
-	taskset -c 0,1 "$SIMTRAIN" hog --seconds 60 &
+	# until killed: an emulated guest's recorder may take a minute to start
+	taskset -c 0,1 "$SIMTRAIN" hog --seconds 0 &
 	hogs="$hogs $!"
 done
 # running, and renamed, before the recording starts
@@ -39,10 +40,24 @@ done
 
 # the hogs stop when the workload has logged its last line, not after the
 # recorder's teardown (slow with every CPU busy)
-(while ! grep -qs '"type":"run"' noisy.jsonl; do sleep 0.05; done; kill $hogs 2>/dev/null) &
+# (and say whether every one still ran then: not gone, not a zombie)
+alive() {
+	local p st
+	for p in $hogs; do
+		st=$(cut -d' ' -f3 /proc/$p/stat 2>/dev/null)
+		[ -n "$st" ] && [ "$st" != Z ] || return 1
+	done
+}
+(while ! grep -qs '"type":"run"' noisy.jsonl; do sleep 0.05; done
+ alive && echo all >hogs.alive; kill $hogs 2>/dev/null) &
 watcher=$!
 sim_record noisy healthy --steps 200 --host-us 150
+# the watcher is done once the workload's last line is there
+grep -qs '"type":"run"' noisy.jsonl || fail "the workload logged no run line"
+wait $watcher
+watcher=
 stop_hogs
+[ -f hogs.alive ] || fail "a hog had ended before the workload did"
 hogs_list=$(echo $hogs | tr ' ' ,)
 hogs=
 assert_no_leftovers

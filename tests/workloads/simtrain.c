@@ -21,7 +21,8 @@
  *   pagestorm  each step maps --mb MiB of fresh pageable memory, touches it,
  *              cudaMemcpy's it and unmaps it.
  *   gpubound   long kernels (20 ms by default): the host waits in synchronize.
- *   hog        a CPU hog named noisy_hog for --seconds (a noisy neighbour).
+ *   hog        a CPU hog named noisy_hog for --seconds, 0: until killed (a noisy
+ *              neighbour); it dies with its parent.
  *
  * A kernel takes --grid x SIMCUDA_BLOCK_NS (1 us by default) on the device.
  *
@@ -64,6 +65,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <semaphore.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -740,13 +742,18 @@ static void run_pagestorm(void)
 
 /* ---- hog ------------------------------------------------------------------ */
 
+/* Spins for --seconds, or with 0 until killed; never outlives its parent
+   (the test or script that started it, however that ends). */
 static void run_hog(void)
 {
 	uint64_t end = mono() + (uint64_t)(opt.seconds * 1e9);
+	pid_t parent = getppid();
 	volatile uint64_t x = 0;
 
 	prctl(PR_SET_NAME, "noisy_hog");
-	while (mono() < end)
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+		exit(1);
+	while (!opt.seconds || mono() < end)
 		for (int i = 0; i < 100000; i++)
 			x += (uint64_t)i;
 	exit(0);
