@@ -128,13 +128,24 @@ if c:
     # single hog).  How many hogs that is depends on how the load balancer
     # parted them between the CPUs: 3 and 3, or 4 and 2 with the loop
     # beside the 2, seen in CI; so at least one, and the share below.
+    # The kernel's own threads (children of kthreadd, as this machine's
+    # /proc has them) are not among the user load the hogs must outweigh:
+    # under emulation a 6.1 guest's rcu_preempt took 4.8 s of the 8.7 s.
+    def kthread(pid):
+        try:
+            stat = open("/proc/%d/stat" % pid).read()
+        except OSError:
+            return False
+        return pid == 2 or stat[stat.rindex(")") + 2:].split()[1] == "2"
     pre = tasks(c, "preempted")
     mine = [t for t in pre if t["pid"] in hogs]
+    users = [t for t in pre if not kthread(t["pid"])]
     chk.ok(len(mine) >= 1, "preempted by no hog: %s, started %s" %
            (["%s/%d" % (t["comm"], t["pid"]) for t in pre], sorted(hogs)))
-    chk.ok(sum(t["ns"] for t in mine) * 2 >= sum(t["ns"] for t in pre),
-           "the hogs took %s of the %s wait between launches" %
-           (fmt(sum(t["ns"] for t in mine)), fmt(sum(t["ns"] for t in pre))))
+    chk.ok(sum(t["ns"] for t in mine) * 2 >= sum(t["ns"] for t in users),
+           "the hogs took %s of the %s wait between launches that user tasks took (%s in all)" %
+           (fmt(sum(t["ns"] for t in mine)), fmt(sum(t["ns"] for t in users)),
+            fmt(sum(t["ns"] for t in pre))))
 chk.done()
 PY
 exit 0
