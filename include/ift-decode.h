@@ -77,8 +77,14 @@ uint64_t ift_decoder_probe_op(const struct ift_decoder *d, size_t i);
 /* The traced processes still alive as far as the events tell; owned by D. */
 size_t ift_decoder_processes(const struct ift_decoder *d, const pid_t **out);
 
-/* Parses one raw page of CPU into that CPU's queue. */
-int ift_decoder_page(struct ift_decoder *d, int cpu, void *page, int len);
+/*
+ * Parses the events of one raw page of CPU (LEN bytes readable) into that
+ * CPU's queue, those that start FROM bytes or more into its data: 0 for a
+ * page read once, more for one read in place while the kernel still fills
+ * it, whose first FROM bytes an earlier call parsed.  Returns the page's
+ * data size as parsed (the FROM of a next call on it), or a negative error.
+ */
+int ift_decoder_page(struct ift_decoder *d, int cpu, const void *page, int len, int from);
 
 /*
  * ift_decoder_record - one raw record REC (SIZE bytes, common fields first,

@@ -21,6 +21,13 @@
 #include "ift-discover.h"
 #include "ift-trace.h"
 
+/* How the tracefs rings are read (record --reader). */
+enum ift_reader {
+	IFT_READER_AUTO = 0,	/* mapped where the kernel maps them, else spliced */
+	IFT_READER_SPLICE,	/* spliced, copied once into a queue a thread fills */
+	IFT_READER_MMAP,	/* mapped and parsed in place (Linux 6.10), or refuse */
+};
+
 struct ift_record_opts {
 	const char *output;		/* trace file path */
 	char *const *argv;		/* the command (for discovery and metadata), or NULL */
@@ -36,6 +43,7 @@ struct ift_record_opts {
 	bool page_count;
 	bool user_filter;		/* filter tasks in user space (hidden flag) */
 	unsigned buffer_kb;		/* per-CPU ring buffer; 0 = kernel default */
+	enum ift_reader reader;		/* --reader */
 	bool stack;			/* --stack: the call site of each call */
 	const char *const *stack_ops;	/* only these ops (NULL: every op) */
 	size_t nstack_ops;

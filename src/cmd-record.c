@@ -19,7 +19,8 @@ extern char **environ;
 
 static const char usage[] =
 	"record [-o FILE] [--cuda-lib PATH]... [-p PID]... [-a] [--duration SECONDS]\n"
-	"       [--buffer-kb N] [--no-host] [--page-allocs=rows|count]\n"
+	"       [--buffer-kb N] [--reader=auto|splice|mmap] [--no-host]\n"
+	"       [--page-allocs=rows|count]\n"
 	"       [--stack[=OP,...]] [--stack-size BYTES]\n"
 	"       [--stack-period N] [--py-stack[=OP,...]] [--isolate|--no-isolate]\n"
 	"       [--as-root] [-v|-q]\n"
@@ -211,7 +212,7 @@ struct record_run {
 
 enum { O_CUDA_LIB = 256, O_DURATION, O_BUFFER, O_NO_HOST, O_AS_ROOT,
        O_USER_FILTER, O_STACK, O_STACK_SIZE, O_STACK_PERIOD, O_PY_STACK, O_ISOLATE,
-       O_NO_ISOLATE, O_PAGE_ALLOCS };
+       O_NO_ISOLATE, O_PAGE_ALLOCS, O_READER };
 
 static const struct option longopts[] = {
 	{ "output", required_argument, NULL, 'o' },
@@ -220,6 +221,7 @@ static const struct option longopts[] = {
 	{ "all", no_argument, NULL, 'a' },
 	{ "duration", required_argument, NULL, O_DURATION },
 	{ "buffer-kb", required_argument, NULL, O_BUFFER },
+	{ "reader", required_argument, NULL, O_READER },
 	{ "no-host", no_argument, NULL, O_NO_HOST },
 	{ "page-allocs", required_argument, NULL, O_PAGE_ALLOCS },
 	{ "as-root", no_argument, NULL, O_AS_ROOT },
@@ -321,6 +323,17 @@ static int record_option(struct record_run *run, int c)
 	case O_BUFFER:
 		return option_unsigned(run, optarg, 1, 4UL << 20, &o->buffer_kb,
 				       "buffer size", "");
+	case O_READER:
+		if (!strcmp(optarg, "auto"))
+			o->reader = IFT_READER_AUTO;
+		else if (!strcmp(optarg, "splice"))
+			o->reader = IFT_READER_SPLICE;
+		else if (!strcmp(optarg, "mmap"))
+			o->reader = IFT_READER_MMAP;
+		else
+			return record_done(run, usage_error(usage, "bad --reader '%s' "
+							    "(auto, splice or mmap)", optarg));
+		break;
 	case O_NO_HOST:
 		o->no_host = true;
 		break;

@@ -605,14 +605,14 @@ static int on_event(void *ctx, uint64_t ts, const uint8_t *data, int size)
 	return ret;
 }
 
-int ift_decoder_page(struct ift_decoder *d, int cpu, void *page, int len)
+int ift_decoder_page(struct ift_decoder *d, int cpu, const void *page, int len, int from)
 {
 	unsigned long long ts;
 	struct cpuq *q;
 	void *rec;
 	int ret, missed;
 
-	if (cpu < 0 || cpu > 65535)
+	if (cpu < 0 || cpu > 65535 || from < 0)
 		return -EINVAL;
 	if (!(q = queue_get(d, 0, cpu)))
 		return -ENOMEM;
@@ -621,18 +621,23 @@ int ift_decoder_page(struct ift_decoder *d, int cpu, void *page, int len)
 
 		d->cur_cpu = cpu;
 		d->cur_q = q;
-		ret = ift_page_walk(page, len, on_event, d, &lost);
+		ret = ift_page_walk(page, len, from, on_event, d, &lost);
 		if (lost > 0)
 			d->stats.missed += (uint64_t)lost;
 		return ret;
 	}
-	if (kbuffer_load_subbuffer(d->kbuf, page) < 0)
+	/* kbuffer reads the page, it does not write it */
+	if (kbuffer_load_subbuffer(d->kbuf, (void *)(uintptr_t)page) < 0 ||
+	    from > kbuffer_subbuffer_size(d->kbuf))
 		return -IFT_E_CORRUPT;
-	missed = kbuffer_missed_events(d->kbuf);
+	missed = from ? 0 : kbuffer_missed_events(d->kbuf);
 	if (missed > 0)
 		d->stats.missed += (uint64_t)missed;
-	for (rec = kbuffer_read_event(d->kbuf, &ts); rec;
-	     rec = kbuffer_next_event(d->kbuf, &ts)) {
+	/* kbuffer's offsets count from the page's start: the header's size first */
+	rec = from ? kbuffer_read_at_offset(d->kbuf, kbuffer_curr_offset(d->kbuf) -
+					    kbuffer_curr_index(d->kbuf) + from, &ts) :
+		     kbuffer_read_event(d->kbuf, &ts);
+	for (; rec; rec = kbuffer_next_event(d->kbuf, &ts)) {
 		int size = kbuffer_event_size(d->kbuf);
 
 		if ((ret = parse_record(d, q, cpu, ts, rec, size)) < 0)
@@ -640,7 +645,7 @@ int ift_decoder_page(struct ift_decoder *d, int cpu, void *page, int len)
 		if (ts > q->wm)
 			q->wm = ts;
 	}
-	return 0;
+	return kbuffer_subbuffer_size(d->kbuf);
 }
 
 int ift_decoder_record(struct ift_decoder *d, int cpu, uint64_t ts,

@@ -33,25 +33,32 @@ static uint64_t rd64(const uint8_t *p)
 	return v;
 }
 
-int ift_page_walk(const uint8_t *page, int len, ift_page_event_fn fn, void *ctx,
+int ift_page_walk(const uint8_t *page, int len, int from, ift_page_event_fn fn, void *ctx,
 		  int64_t *missed)
 {
 	uint64_t ts, commit;
-	const uint8_t *p, *end;
+	const uint8_t *p, *end, *first;
 	uint32_t size;
 	int ret;
 
 	*missed = 0;
-	if (len < PAGE_HDR)
+	if (len < PAGE_HDR || from < 0)
 		return -IFT_E_CORRUPT;
 	ts = rd64(page);
+	/*
+	 * Once: a page read in place may still be filling, and the kernel
+	 * writes an event before the commit that covers it.
+	 */
 	commit = rd64(page + 8);
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	size = (uint32_t)(commit & COMMIT_MASK);
-	if (size > (uint32_t)(len - PAGE_HDR))
+	if (size > (uint32_t)(len - PAGE_HDR) || (uint32_t)from > size)
 		return -IFT_E_CORRUPT;
 	p = page + PAGE_HDR;
 	end = p + size;
-	if (commit & MISSED_EVENTS) {
+	first = p + from;
+	/* the kernel marks a loss when it hands the page over: seen at its start only */
+	if ((commit & MISSED_EVENTS) && !from) {
 		/* the count follows the data when the kernel had room for it */
 		if ((commit & MISSED_STORED) && size + 8 <= (uint32_t)(len - PAGE_HDR))
 			*missed = (int64_t)rd64(end);
@@ -68,7 +75,7 @@ int ift_page_walk(const uint8_t *page, int len, ift_page_event_fn fn, void *ctx,
 		case TYPE_PADDING:
 			/* a null event pads the rest of the page */
 			if (!delta || end - data < 4)
-				return 0;
+				return (int)size;
 			length = rd32(data);
 			ts += delta;
 			break;
@@ -102,7 +109,8 @@ int ift_page_walk(const uint8_t *page, int len, ift_page_event_fn fn, void *ctx,
 			ts += delta;
 			if (length > (uint32_t)(end - data))
 				return -IFT_E_CORRUPT;
-			if ((ret = fn(ctx, ts, data, (int)length)) < 0)
+			/* one read before: its time counts, it is not called again */
+			if (p >= first && (ret = fn(ctx, ts, data, (int)length)) < 0)
 				return ret;
 			break;
 		}
@@ -110,5 +118,5 @@ int ift_page_walk(const uint8_t *page, int len, ift_page_event_fn fn, void *ctx,
 			return -IFT_E_CORRUPT;
 		p = data + length;
 	}
-	return 0;
+	return (int)size;
 }

@@ -18,12 +18,17 @@ typedef int (*ift_page_event_fn)(void *ctx, uint64_t ts, const uint8_t *data,
 				 int size);
 
 /*
- * ift_page_walk - call FN for each event of PAGE (LEN bytes read).
+ * ift_page_walk - call FN for each event of PAGE (LEN bytes readable) that
+ * starts FROM bytes or more into its data: the events before were seen by
+ * an earlier walk of the same page, read in place while the kernel still
+ * filled it (their times still count: each event's is a delta).  The commit
+ * is read once, so events written meanwhile wait for the next walk.
  * *MISSED gets the events the kernel lost before this page (-1: some, count
- * unknown; 0: none).  Returns 0, what FN returned if negative, or
+ * unknown; 0: none), at FROM 0 only.  Returns the page's data size as
+ * walked (the FROM of a next walk), what FN returned if negative, or
  * -IFT_E_CORRUPT for a page that does not hold together.
  */
-int ift_page_walk(const uint8_t *page, int len, ift_page_event_fn fn, void *ctx,
+int ift_page_walk(const uint8_t *page, int len, int from, ift_page_event_fn fn, void *ctx,
 		  int64_t *missed);
 
 #endif

@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -103,6 +104,8 @@ struct ift_recorder {
 	bool started;
 	uint64_t start_ns, next_sample, next_flush, next_rescan;
 	uint64_t unread;		/* left in the buffers after the last read */
+	int nice;			/* this thread's before it read mapped rings,
+					   INT_MIN when unchanged */
 	struct pagequeue q;
 };
 
@@ -366,6 +369,8 @@ static int write_metadata(struct ift_recorder *r)
 	ift_writer_meta(w, "host.name", host);
 	ift_writer_meta(w, "kernel.release", u.release);
 	ift_writer_metaf(w, "cpu.count", "%d", ift_ring_ncpus(r->ring));
+	/* how the rings were read: in place, or spliced and copied once */
+	ift_writer_meta(w, "ring.reader", ift_ring_mapped(r->ring) ? "mmap" : "splice");
 	write_fault_cost(w, "host.page_fault_ns.start");
 	write_probe_cost(r);
 	ift_writer_meta(w, "clock.source", ift_probe_clock(r->probes));
@@ -485,6 +490,7 @@ int ift_recorder_create(const struct ift_record_opts *opts,
 		return -ENOMEM;
 	*out = r;
 	r->opts = *opts;
+	r->nice = INT_MIN;
 	ift_libset_init(&r->libs);
 	pthread_mutex_init(&r->q.mu, NULL);
 	pthread_cond_init(&r->q.more, NULL);
@@ -571,8 +577,12 @@ int ift_recorder_create(const struct ift_record_opts *opts,
 		return ret;
 	}
 
-	if ((ret = ift_ring_open(ift_probe_instance(r->probes), &r->ring)) < 0)
+	if ((ret = ift_ring_open(ift_probe_instance(r->probes),
+				 opts->reader != IFT_READER_SPLICE, &r->ring)) < 0)
 		return fail(r, "open the ring buffers", ret);
+	if (opts->reader == IFT_READER_MMAP && !ift_ring_mapped(r->ring))
+		return fail(r, "read the ring buffers in place (--reader=mmap): this kernel "
+			    "maps no trace_pipe_raw (Linux 6.10 and later do)", -IFT_E_OLD_KERNEL);
 	if ((ret = write_metadata(r)) < 0)
 		return fail(r, "write the trace metadata", ret);
 
@@ -894,6 +904,7 @@ static void *reader_main(void *arg)
 	struct perfpack pk = { r, 0, 0, (size_t)ift_ring_page_size(r->ring), NULL };
 	uint64_t *plast = NULL;					/* its perf ring's */
 	const struct ift_page_sink sink = { q_buf, q_page, r };
+	bool mapped = ift_ring_mapped(r->ring);
 	struct pollfd *pf = NULL;
 	bool *hup = NULL;
 
@@ -929,7 +940,9 @@ static void *reader_main(void *arg)
 			 * event than the decoding (contrib/bench/cost.sh).
 			 */
 			bool partial = before - last[cpu] >= PARTIAL_EVERY_NS;
-			int n = ift_ring_drain(r->ring, cpu, PAGES_PER_ROUND, partial, &sink);
+			/* mapped rings are the decoding thread's to read */
+			int n = mapped ? 0 : ift_ring_drain(r->ring, cpu, PAGES_PER_ROUND, partial,
+							    &sink);
 
 			if (n < 0) {
 				ret = n;
@@ -939,7 +952,7 @@ static void *reader_main(void *arg)
 			if (n > 0 || partial)
 				last[cpu] = before;
 			/* empty at BEFORE: nothing older than that can still come */
-			if (n == 0 && partial && r->mono && before > IDLE_MARGIN_NS)
+			if (!mapped && n == 0 && partial && r->mono && before > IDLE_MARGIN_NS)
 				ret = q_idle(r, 0, cpu, before - IDLE_MARGIN_NS);
 			if (r->iso && ret >= 0 && cpu < ift_perfring_ncpus(r->iso)) {
 				n = perf_round(r, &pk, cpu, &plast[cpu], n > 0);
@@ -979,6 +992,9 @@ static int reader_start(struct ift_recorder *r)
 	sigset_t all, old;
 	int ret;
 
+	/* mapped rings and no perf rings: nothing for it to read */
+	if (ift_ring_mapped(r->ring) && !r->iso)
+		return 0;
 	/* signals are the main thread's: it stops the run */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
@@ -1065,7 +1081,8 @@ static int q_decode(struct ift_recorder *r, int timeout_ms, int *pages)
 				ret = decode_perfrecs(r, p->data, (size_t)p->len);
 				(*pages)++;
 			} else {
-				ret = ift_decoder_page(r->dec, p->cpu, p->data, p->len);
+				ret = ift_decoder_page(r->dec, p->cpu, p->data, p->len, 0);
+				ret = ret < 0 ? ret : 0;
 				(*pages)++;
 			}
 		}
@@ -1118,6 +1135,17 @@ int ift_recorder_start(struct ift_recorder *r)
 		return fail(r, "start tracing", ret);
 	if ((ret = reader_start(r)) < 0)
 		return fail(r, "start the ring-buffer reader", ret);
+	/*
+	 * Mapped, this thread reads the rings, and a ring is all the room its
+	 * events have until then: it jumps the queue as the reader thread
+	 * does (decoding and writing with it), until tracing stops.
+	 */
+	if (ift_ring_mapped(r->ring)) {
+		errno = 0;
+		r->nice = getpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid));
+		if (errno || setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), READER_NICE) < 0)
+			r->nice = INT_MIN;
+	}
 	if (r->stacks && (ret = ift_stacks_start(r->stacks)) < 0)
 		return fail(r, "start the stack reader", ret);
 	r->started = true;
@@ -1129,9 +1157,9 @@ int ift_recorder_start(struct ift_recorder *r)
 	return 0;
 }
 
-static int on_page(void *ctx, int cpu, void *page, int len)
+static int on_span(void *ctx, int cpu, const void *page, int len, int from)
 {
-	return ift_decoder_page(ctx, cpu, page, len);
+	return ift_decoder_page(ctx, cpu, page, len, from);
 }
 
 static int on_perfrec(void *ctx, int cpu, uint64_t ts, const void *raw, uint32_t size)
@@ -1347,13 +1375,43 @@ static int rescan(struct ift_recorder *r)
 	return ret;
 }
 
+/*
+ * Mapped: parses what every CPU's ring holds where it lies, up to
+ * PAGES_PER_ROUND pages each, and notes the CPUs found empty.  The pages
+ * parsed, or an error.
+ */
+static int read_mapped(struct ift_recorder *r)
+{
+	int pages = 0;
+
+	for (int cpu = 0; cpu < ift_ring_ncpus(r->ring); cpu++) {
+		uint64_t before = ift_now_ns();
+		int n = ift_ring_read_mapped(r->ring, cpu, PAGES_PER_ROUND, on_span, r->dec);
+
+		if (n < 0)
+			return n;
+		pages += n;
+		/* empty at BEFORE: nothing older than that can still come */
+		if (n == 0 && r->mono && before > IDLE_MARGIN_NS)
+			ift_decoder_cpu_idle(r->dec, 0, cpu, before - IDLE_MARGIN_NS);
+	}
+	return pages;
+}
+
 int ift_recorder_poll(struct ift_recorder *r, int timeout_ms)
 {
 	uint64_t now;
-	int ret, pages;
+	int ret, pages = 0;
 
+	if (ift_ring_mapped(r->ring)) {
+		if ((pages = read_mapped(r)) < 0)
+			return fail(r, "read the ring buffers", pages);
+		/* the rings were empty and no thread fills a queue: wait here */
+		if (!pages && !r->q.running && timeout_ms > 0)
+			poll(NULL, 0, timeout_ms);
+	}
 	/* waits for the reader up to TIMEOUT_MS when it has nothing */
-	if ((ret = q_decode(r, timeout_ms, &pages)) < 0)
+	if ((ret = q_decode(r, pages ? 0 : timeout_ms, &pages)) < 0)
 		return fail(r, "read the ring buffers", ret);
 	if ((ret = ift_decoder_advance(r->dec)) < 0)
 		return fail(r, "decode the events", ret);
@@ -1454,6 +1512,9 @@ int ift_recorder_finish(struct ift_recorder *r, int exit_status)
 	int ret, pages;
 
 	ift_probe_stop(r->probes);
+	if (r->nice != INT_MIN)
+		setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), r->nice);
+	r->nice = INT_MIN;
 	if (r->iso)
 		ift_perfring_disable(r->iso);
 	/* no sample after this: the last poll (q_decode) takes them all */
@@ -1464,7 +1525,7 @@ int ift_recorder_finish(struct ift_recorder *r, int exit_status)
 	reader_stop(r);
 	if ((ret = q_decode(r, 0, &pages)) < 0)
 		return fail(r, "read the ring buffers", ret);
-	ret = ift_ring_flush(r->ring, on_page, r->dec);
+	ret = ift_ring_flush(r->ring, on_span, r->dec);
 	for (int cpu = 0; ret >= 0 && r->iso && cpu < ift_perfring_ncpus(r->iso); cpu++)
 		ret = ift_perfring_read(r->iso, cpu, on_perfrec, r->dec);
 	if (ret >= 0 && r->iso)

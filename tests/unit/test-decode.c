@@ -131,7 +131,7 @@ static void flush_page(struct feed *f)
 		return;
 	memcpy(f->page, &f->page_ts, 8);
 	memcpy(f->page + 8, &commit, 8);
-	assert_int_equal(ift_decoder_page(f->d, f->cpu, f->page, PAGE), 0);
+	assert_int_equal(ift_decoder_page(f->d, f->cpu, f->page, PAGE, 0), (int)commit);
 	memset(f->page, 0, sizeof(f->page));
 	f->used = 0;
 }

@@ -114,7 +114,8 @@ static int collect(void *ctx, uint64_t ts, const uint8_t *data, int size)
 	return 0;
 }
 
-static void walk_kbuffer(uint8_t *page, struct list *l, int *missed)
+/* The events kbuffer finds in PAGE that start FROM bytes or more into its data. */
+static void walk_kbuffer(uint8_t *page, int from, struct list *l, int *missed)
 {
 	struct kbuffer *kb = kbuffer_alloc(KBUFFER_LSIZE_8, KBUFFER_ENDIAN_LITTLE);
 	unsigned long long ts;
@@ -124,9 +125,23 @@ static void walk_kbuffer(uint8_t *page, struct list *l, int *missed)
 	assert_int_equal(kbuffer_load_subbuffer(kb, page), 0);
 	*missed = kbuffer_missed_events(kb);
 	l->page = page;
-	for (rec = kbuffer_read_event(kb, &ts); rec; rec = kbuffer_next_event(kb, &ts))
+	/* its offsets count from the page's start: the header's size first */
+	rec = from ? kbuffer_read_at_offset(kb, kbuffer_curr_offset(kb) - kbuffer_curr_index(kb) +
+					    from, &ts) :
+		     kbuffer_read_event(kb, &ts);
+	for (; rec; rec = kbuffer_next_event(kb, &ts))
 		collect(l, ts, rec, kbuffer_event_size(kb));
 	kbuffer_free(kb);
+}
+
+static void same_events(const struct list *a, const struct list *b)
+{
+	assert_int_equal(a->n, b->n);
+	for (int i = 0; i < a->n; i++) {
+		assert_int_equal(a->v[i].ts, b->v[i].ts);
+		assert_int_equal(a->v[i].off, b->v[i].off);
+		assert_int_equal(a->v[i].size, b->v[i].size);
+	}
 }
 
 static void test_against_kbuffer(void **state)
@@ -140,18 +155,16 @@ static void test_against_kbuffer(void **state)
 		int64_t our_missed;
 		int kb_missed;
 
+		uint32_t size;
+		int from;
+
 		memset(page, 0, sizeof(page));
-		craft(page, missed, stored);
+		size = craft(page, missed, stored);
 		a.n = b.n = 0;
-		walk_kbuffer(page, &a, &kb_missed);
+		walk_kbuffer(page, 0, &a, &kb_missed);
 		b.page = page;
-		assert_int_equal(ift_page_walk(page, PAGE, collect, &b, &our_missed), 0);
-		assert_int_equal(a.n, b.n);
-		for (int i = 0; i < a.n; i++) {
-			assert_int_equal(a.v[i].ts, b.v[i].ts);
-			assert_int_equal(a.v[i].off, b.v[i].off);
-			assert_int_equal(a.v[i].size, b.v[i].size);
-		}
+		assert_int_equal(ift_page_walk(page, PAGE, 0, collect, &b, &our_missed), (int)size);
+		same_events(&a, &b);
 		if (!missed)
 			assert_int_equal(our_missed, 0);
 		else if (stored)
@@ -165,6 +178,61 @@ static void test_against_kbuffer(void **state)
 		 */
 		if (kb_missed)
 			assert_int_equal(our_missed, kb_missed);
+
+		/*
+		 * The same page walked again from anywhere in it, as a page
+		 * read in place is: the events from there on, at the same
+		 * times (the deltas before still count), and no loss again.
+		 */
+		from = 1 + (int)(rnd() % size);
+		a.n = b.n = 0;
+		walk_kbuffer(page, from, &a, &kb_missed);
+		assert_int_equal(ift_page_walk(page, PAGE, from, collect, &b, &our_missed),
+				 (int)size);
+		same_events(&a, &b);
+		assert_int_equal(our_missed, 0);
+	}
+}
+
+/*
+ * A page the kernel still fills, read in place: each walk takes what is
+ * committed, the next one starts where it ended, and together they give
+ * the page's events once each.
+ */
+static void test_growing_page(void **state)
+{
+	static uint8_t page[PAGE] __attribute__((aligned(8)));
+	static uint8_t part[PAGE] __attribute__((aligned(8)));
+	static struct list whole, pieces;
+
+	(void)state;
+	for (int round = 0; round < 500; round++) {
+		uint64_t commit;
+		uint32_t size;
+		int64_t missed;
+		int from = 0, kb_missed;
+
+		memset(page, 0, sizeof(page));
+		size = craft(page, false, false);
+		whole.n = pieces.n = 0;
+		walk_kbuffer(page, 0, &whole, &kb_missed);
+		/* the page as it was at each of a few commits: a prefix of events */
+		memcpy(part, page, sizeof(part));
+		pieces.page = part;
+		for (int k = 0; k < whole.n; k += 1 + (int)(rnd() % 9)) {
+			const struct ev *e = &whole.v[k];
+
+			/* committed up to the end of event K */
+			commit = (uint64_t)(e->off + e->size - 16);
+			memcpy(part + 8, &commit, 8);
+			from = ift_page_walk(part, PAGE, from, collect, &pieces, &missed);
+			assert_int_equal(from, (int)commit);
+		}
+		commit = size;
+		memcpy(part + 8, &commit, 8);
+		assert_int_equal(ift_page_walk(part, PAGE, from, collect, &pieces, &missed),
+				 (int)size);
+		same_events(&whole, &pieces);
 	}
 }
 
@@ -186,22 +254,25 @@ static void test_corrupt(void **state)
 	int n = 0;
 
 	(void)state;
-	assert_int_equal(ift_page_walk(page, 8, count, &n, &missed), -IFT_E_CORRUPT);
+	assert_int_equal(ift_page_walk(page, 8, 0, count, &n, &missed), -IFT_E_CORRUPT);
 	commit = PAGE;	/* more data than the page holds */
 	memcpy(page + 8, &commit, 8);
-	assert_int_equal(ift_page_walk(page, PAGE, count, &n, &missed), -IFT_E_CORRUPT);
+	assert_int_equal(ift_page_walk(page, PAGE, 0, count, &n, &missed), -IFT_E_CORRUPT);
 	commit = 8;	/* a long event whose length runs off the data */
 	memcpy(page + 8, &commit, 8);
 	put32(page + 16, 0);
 	put32(page + 20, 4000);
-	assert_int_equal(ift_page_walk(page, PAGE, count, &n, &missed), -IFT_E_CORRUPT);
+	assert_int_equal(ift_page_walk(page, PAGE, 0, count, &n, &missed), -IFT_E_CORRUPT);
+	commit = 0;	/* a walk from past the data */
+	memcpy(page + 8, &commit, 8);
+	assert_int_equal(ift_page_walk(page, PAGE, 4, count, &n, &missed), -IFT_E_CORRUPT);
 	for (int round = 0; round < 20000; round++) {
 		for (int i = 16; i < PAGE; i += 4)
 			put32(page + i, rnd());
 		commit = rnd() % (PAGE + 64);
 		memcpy(page + 8, &commit, 8);
 		/* any result but a crash (ASan checks the reads) */
-		ift_page_walk(page, PAGE, count, &n, &missed);
+		ift_page_walk(page, PAGE, (int)(rnd() % 64), count, &n, &missed);
 	}
 }
 
@@ -209,6 +280,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_against_kbuffer),
+		cmocka_unit_test(test_growing_page),
 		cmocka_unit_test(test_corrupt),
 	};
 
