@@ -43,10 +43,13 @@ run() {
 	(cd "$work" && exec ./workload $((secs + 3)) 50 4 1000 >/dev/null) &
 	wl=$!
 	sleep 0.5
-	if [ "$tool" = ours ]; then
+	if [ "$tool" != tracecmd ]; then
+		# ours-splice: the rings spliced and copied once, where ours maps them
 		/usr/bin/time -f "%U %S %M" -o "$work/time" \
 			"$top/ingero-ftrace" record -p $wl --duration "$secs" -o "$work/o.trace" \
-			>/dev/null 2>"$work/o.log"
+			$([ "$tool" = ours-splice ] && echo --reader=splice) >/dev/null 2>"$work/o.log"
+		[ "$tool" = ours ] && reader=$("$top/ingero-ftrace" info -i "$work/o.trace" |
+					       awk '$1 == "ring.reader" { print $2 }')
 		ev=$(sed -n 's/^recorded .*: \([0-9,]*\) kernel events.*/\1/p' "$work/o.log" | tr -d ,)
 		bench_await_helpers
 	else
@@ -62,27 +65,33 @@ run() {
 	echo "$(echo "$u + $s" | bc) $m $ev"
 }
 
-declare -a oc om oe tc tm te
+declare -a oc om oe tc tm te sc sm se
+reader=
 for i in $(seq "$reps"); do
 	run ours >"$work/r"
 	read -r c m e <"$work/r"; oc+=("$c") om+=("$m") oe+=("$e")
 	run tracecmd >"$work/r"
 	read -r c m e <"$work/r"; tc+=("$c") tm+=("$m") te+=("$e")
-	echo "run $i: ours ${oc[-1]} s, ${om[-1]} KB, ${oe[-1]} events; trace-cmd ${tc[-1]} s, ${tm[-1]} KB, ${te[-1]} events" >&2
+	run ours-splice >"$work/r"
+	read -r c m e <"$work/r"; sc+=("$c") sm+=("$m") se+=("$e")
+	echo "run $i: ours ${oc[-1]} s, ${om[-1]} KB, ${oe[-1]} events; trace-cmd ${tc[-1]} s, ${tm[-1]} KB, ${te[-1]} events; ours spliced ${sc[-1]} s, ${sm[-1]} KB, ${se[-1]} events" >&2
 done
 python3 - "${oc[*]}" "${om[*]}" "${oe[*]}" "${tc[*]}" "${tm[*]}" "${te[*]}" "$secs" \
-	"$top/contrib/bench" <<'PY'
+	"$top/contrib/bench" "${sc[*]}" "${sm[*]}" "${se[*]}" "${reader:-?}" <<'PY'
 import sys
 oc, om, oe, tc, tm, te = ([float(x) for x in a.split()] for a in sys.argv[1:7])
 secs = sys.argv[7]
 sys.path.insert(0, sys.argv[8])
+sc, sm, se = ([float(x) for x in a.split()] for a in sys.argv[9:12])
+reader = sys.argv[12]
 from benchstat import row, verdict
 # a run where either tool measured no CPU or no event (trace-cmd killed
 # before it started, on a loaded machine) says nothing of the cost: left out,
 # and said so
-keep = [i for i in range(len(oc)) if oc[i] > 0 and oe[i] > 0 and tc[i] > 0 and te[i] > 0]
+keep = [i for i in range(len(oc)) if oc[i] > 0 and oe[i] > 0 and tc[i] > 0 and te[i] > 0 and
+        sc[i] > 0 and se[i] > 0]
 dropped = len(oc) - len(keep)
-oc, om, oe, tc, tm, te = ([xs[i] for i in keep] for xs in (oc, om, oe, tc, tm, te))
+oc, om, oe, tc, tm, te, sc, sm, se = ([xs[i] for i in keep] for xs in (oc, om, oe, tc, tm, te, sc, sm, se))
 n = len(oc)
 if not n:
     print("## Recorder cost: CPU and memory of the recording process\n\nNo run measured both tools.")
@@ -92,8 +101,10 @@ tcpm = [tc[i] / te[i] * 1e6 for i in range(n)]
 print("## Recorder cost: CPU and memory of the recording process\n")
 print("Each tool attaches (`record -p PID --duration %s` / `trace-cmd record -d -c -P PID`, stopped by SIGINT"
       " after %s s) to a fresh `mixed-workload` (page-touching workers, a libcudart loop), alternately,"
-      " with the same tracepoints and uprobes. CPU is user+system of the recorder and its helpers"
+      " with the same tracepoints and uprobes; ours also with its rings spliced (`--reader=splice`)"
+      " (the default read them %s here). CPU is user+system of the recorder and its helpers"
       " (/usr/bin/time); events are what each recorded.%s\n" % (secs, secs,
+      "mapped, in place" if reader == "mmap" else "by " + reader,
       " %d of %d repetitions left out: a tool measured no CPU or no event there." % (dropped, dropped + n)
       if dropped else ""))
 print("| figure | min | median | max |\n|---|---|---|---|")
@@ -106,6 +117,12 @@ print(row("ingero-ftrace peak RSS (MiB)", [x / 1024 for x in om], "%.1f"))
 print(row("trace-cmd peak RSS (MiB)", [x / 1024 for x in tm], "%.1f"))
 rss = [om[i] / tm[i] for i in range(n)]
 print(row("ratio ours / trace-cmd, peak RSS", rss))
+scpm = [sc[i] / se[i] * 1e6 for i in range(n)]
+print(row("ingero-ftrace --reader=splice CPU s per million events", scpm))
+print(row("ingero-ftrace --reader=splice peak RSS (MiB)", [x / 1024 for x in sm], "%.1f"))
+print(row("ratio ours (rings %s) / --reader=splice, CPU per event" % reader,
+          [ocpm[i] / scpm[i] for i in range(n)]))
+print(row("ratio ours (rings %s) / --reader=splice, peak RSS" % reader, [om[i] / sm[i] for i in range(n)]))
 cpu = [ocpm[i] / tcpm[i] for i in range(n)]
 print("\nTargets, each repetition's pair (ours and the trace-cmd run after it): peak RSS at most"
       " trace-cmd's, %s; CPU per event at most trace-cmd's, %s." %

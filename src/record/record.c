@@ -6,7 +6,9 @@
  * memory (spliced a page at a time, it keeps up with the rates uprobes can
  * produce: the trap costs ~1 us per probed call), and the main thread
  * decodes and writes the pages it queued.  Only that queue is shared, under
- * its lock; decoding and writing stay on one thread and need none.
+ * its lock; decoding and writing stay on one thread and need none.  With
+ * the rings mapped (--reader, Linux 6.10) the main thread parses them in
+ * place itself, and the reader thread reads only the perf rings, if any.
  */
 #include <dirent.h>
 #include <errno.h>
