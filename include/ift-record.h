@@ -21,10 +21,14 @@
 #include "ift-discover.h"
 #include "ift-trace.h"
 
-/* How the tracefs rings are read (record --reader). */
+/*
+ * How the tracefs rings are read (record --reader).  Spliced by default:
+ * mapped, the recorder's peak RSS holds the rings' pages (3.9 MiB more
+ * here) and a probed call cost more (docs/benchmarks.md).
+ */
 enum ift_reader {
-	IFT_READER_AUTO = 0,	/* mapped where the kernel maps them, else spliced */
-	IFT_READER_SPLICE,	/* spliced, copied once into a queue a thread fills */
+	IFT_READER_SPLICE = 0,	/* spliced, copied once into a queue a thread fills */
+	IFT_READER_AUTO,	/* mapped where the kernel maps them, else spliced */
 	IFT_READER_MMAP,	/* mapped and parsed in place (Linux 6.10), or refuse */
 };
 

@@ -68,11 +68,16 @@ int ift_ring_drain(struct ift_ring *r, int cpu, int max_pages, bool partial,
 
 /*
  * ift_ring_read_mapped - mapped: FN parses what CPU's ring holds, in place,
- * up to MAX_PAGES calls.  Each page is given back to the kernel only
- * after FN returned, so FN must be done with it by then.  Returns the
- * calls made (0: the ring was empty) or a negative error.
+ * up to MAX_PAGES calls; *BYTES (if not NULL) gets the bytes of events
+ * they parsed added.  Each page is given back to the kernel only after FN
+ * returned, so FN must be done with it by then.  Returns the calls made
+ * (fewer than MAX_PAGES: the ring is read to its end; 0: it was empty) or
+ * a negative error.
  */
-int ift_ring_read_mapped(struct ift_ring *r, int cpu, int max_pages, ift_span_fn fn, void *ctx);
+int ift_ring_read_mapped(struct ift_ring *r, int cpu, int max_pages, ift_span_fn fn, void *ctx,
+			 uint64_t *bytes);
+/* Mapped: the bytes of one CPU's ring, its sub-buffers' data; else 0. */
+uint64_t ift_ring_cpu_bytes(const struct ift_ring *r);
 
 /* After tracing stopped: read everything left on every CPU. */
 int ift_ring_flush(struct ift_ring *r, ift_span_fn fn, void *ctx);

@@ -19,7 +19,7 @@ extern char **environ;
 
 static const char usage[] =
 	"record [-o FILE] [--cuda-lib PATH]... [-p PID]... [-a] [--duration SECONDS]\n"
-	"       [--buffer-kb N] [--reader=auto|splice|mmap] [--no-host]\n"
+	"       [--buffer-kb N] [--reader=splice|mmap|auto] [--no-host]\n"
 	"       [--page-allocs=rows|count]\n"
 	"       [--stack[=OP,...]] [--stack-size BYTES]\n"
 	"       [--stack-period N] [--py-stack[=OP,...]] [--isolate|--no-isolate]\n"
@@ -332,7 +332,7 @@ static int record_option(struct record_run *run, int c)
 			o->reader = IFT_READER_MMAP;
 		else
 			return record_done(run, usage_error(usage, "bad --reader '%s' "
-							    "(auto, splice or mmap)", optarg));
+							    "(splice, mmap or auto)", optarg));
 		break;
 	case O_NO_HOST:
 		o->no_host = true;

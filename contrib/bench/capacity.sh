@@ -50,8 +50,8 @@ mapfile -t perf_ev < <(ev_args "$group:tiny" "$group:tiny_ret")
 pages=$((buf / 4))
 
 # each prints "kept lost_reported", after the load wrote its calls to $work/calls
-# ours [--reader=splice]: the default (rings mapped where the kernel maps
-# them), or spliced and copied once
+# ours [--reader=mmap]: the default (the rings spliced, each page copied
+# once), or the rings mapped and parsed in place
 run_ours() {
 	local r=$1
 	shift
@@ -90,16 +90,14 @@ run_perf() {
 : >"$work/rows"
 k=0
 for r in "${rates[@]}"; do
-	tools=(ours ours-splice trace-cmd perf)
+	tools=(ours $(bench_maps && echo ours-mmap) trace-cmd perf)
 	# rotate the order at each rate, so none always runs first
-	for j in 0 1 2 3; do
-		t=${tools[$(((j + k) % 4))]}
+	for j in "${!tools[@]}"; do
+		t=${tools[$(((j + k) % ${#tools[@]}))]}
 		rm -f "$work/calls"
 		case $t in
-		ours) res=$(run_ours "$r")
-		      reader=$("$ift" info -i "$work/o.trace" 2>/dev/null |
-			       awk '$1 == "ring.reader" { print $2 }') ;;
-		ours-splice) res=$(run_ours "$r" --reader=splice) ;;
+		ours) res=$(run_ours "$r") ;;
+		ours-mmap) res=$(run_ours "$r" --reader=mmap) ;;
 		trace-cmd) res=$(run_tc "$r") ;;
 		perf) res=$(run_perf "$r") ;;
 		esac
@@ -111,9 +109,9 @@ for r in "${rates[@]}"; do
 done
 [ -n "$(grep -E "^[pr]:$group/" $T/uprobe_events | grep -v "$tiny" || true)" ] && echo "capacity.sh: stray probes" >&2
 
-python3 - "$work/rows" "$secs" "$buf" "${reader:-?}" <<'PY'
+python3 - "$work/rows" "$secs" "$buf" <<'PY'
 import sys
-path, secs, buf, reader = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+path, secs, buf = sys.argv[1], sys.argv[2], sys.argv[3]
 rows = {}
 order = []
 for line in open(path):
@@ -130,17 +128,15 @@ print("`hammer TINY %s 2 RATE 2`: 2 threads call a probed `cudaSetDevice` RATE t
       " arguments, sched and kmem:mm_page_alloc, with %s KiB per CPU (`record --buffer-kb %s`,"
       " `trace-cmd record -b %s`, `perf record -a -m %d`). Kept: the uprobe events in the file, against"
       " 2 x the calls the load counted itself; lost: what the tool reports (our lost_events, trace-cmd's"
-      " overrun, perf's LOST events). ours read its rings %s; ours-splice is the same with"
-      " `--reader=splice` (each page copied once into memory by a reader thread).\n" % (
-          secs, buf, buf, buf, int(buf) // 4,
-          "mapped (the default here)" if reader == "mmap" else "by " + reader))
+      " overrun, perf's LOST events). ours-mmap is ours with its rings mapped and parsed in place"
+      " (`--reader=mmap`, where the kernel maps them).\n" % (secs, buf, buf, buf, int(buf) // 4))
 print("| rate / thread | tool | calls | uprobe events/s | kept / 2 x calls | lost, as reported |")
 print("|---|---|---|---|---|---|")
 verdict = []
 splice_only = []
 for rate in order:
     full = {}
-    for tool in ("ours", "ours-splice", "trace-cmd", "perf"):
+    for tool in ("ours", "ours-mmap", "trace-cmd", "perf"):
         if tool not in rows[rate]:
             continue
         calls, kept, lost = rows[rate][tool]
@@ -152,12 +148,12 @@ for rate in order:
     peers = [t for t in ("trace-cmd", "perf") if full.get(t)]
     if peers and not full.get("ours"):
         verdict.append("at %s/thread ours lost events where %s lost none" % (rate, ", ".join(peers)))
-    if full.get("ours-splice") and not full.get("ours"):
+    if full.get("ours") and "ours-mmap" in rows[rate] and not full.get("ours-mmap"):
         splice_only.append(rate)
 print()
 print("Target: ours loses nothing at every rate where either peer loses nothing: %s." % (
     "met" if not verdict else "**missed** (" + "; ".join(verdict) + ")"))
 if splice_only:
-    print("\nSpliced, ours kept everything where its default reader lost events: at %s/thread." %
+    print("\nMapped (`--reader=mmap`), ours lost events where spliced it kept them all: at %s/thread." %
           ", ".join("flat out" if r == "0" else f"{int(r):,}" for r in splice_only))
 PY

@@ -44,12 +44,10 @@ run() {
 	wl=$!
 	sleep 0.5
 	if [ "$tool" != tracecmd ]; then
-		# ours-splice: the rings spliced and copied once, where ours maps them
+		# ours-mmap: the rings mapped and parsed in place
 		/usr/bin/time -f "%U %S %M" -o "$work/time" \
 			"$top/ingero-ftrace" record -p $wl --duration "$secs" -o "$work/o.trace" \
-			$([ "$tool" = ours-splice ] && echo --reader=splice) >/dev/null 2>"$work/o.log"
-		[ "$tool" = ours ] && reader=$("$top/ingero-ftrace" info -i "$work/o.trace" |
-					       awk '$1 == "ring.reader" { print $2 }')
+			$([ "$tool" = ours-mmap ] && echo --reader=mmap) >/dev/null 2>"$work/o.log"
 		ev=$(sed -n 's/^recorded .*: \([0-9,]*\) kernel events.*/\1/p' "$work/o.log" | tr -d ,)
 		bench_await_helpers
 	else
@@ -66,24 +64,29 @@ run() {
 }
 
 declare -a oc om oe tc tm te sc sm se
-reader=
+# the rings mapped too, where the kernel maps them
+bench_maps && mapped=1 || mapped=
 for i in $(seq "$reps"); do
 	run ours >"$work/r"
 	read -r c m e <"$work/r"; oc+=("$c") om+=("$m") oe+=("$e")
 	run tracecmd >"$work/r"
 	read -r c m e <"$work/r"; tc+=("$c") tm+=("$m") te+=("$e")
-	run ours-splice >"$work/r"
-	read -r c m e <"$work/r"; sc+=("$c") sm+=("$m") se+=("$e")
-	echo "run $i: ours ${oc[-1]} s, ${om[-1]} KB, ${oe[-1]} events; trace-cmd ${tc[-1]} s, ${tm[-1]} KB, ${te[-1]} events; ours spliced ${sc[-1]} s, ${sm[-1]} KB, ${se[-1]} events" >&2
+	if [ -n "$mapped" ]; then
+		run ours-mmap >"$work/r"
+		read -r c m e <"$work/r"; sc+=("$c") sm+=("$m") se+=("$e")
+	fi
+	echo "run $i: ours ${oc[-1]} s, ${om[-1]} KB, ${oe[-1]} events; trace-cmd ${tc[-1]} s, ${tm[-1]} KB, ${te[-1]} events${mapped:+; ours mapped ${sc[-1]} s, ${sm[-1]} KB, ${se[-1]} events}" >&2
 done
 python3 - "${oc[*]}" "${om[*]}" "${oe[*]}" "${tc[*]}" "${tm[*]}" "${te[*]}" "$secs" \
-	"$top/contrib/bench" "${sc[*]}" "${sm[*]}" "${se[*]}" "${reader:-?}" <<'PY'
+	"$top/contrib/bench" "${sc[*]}" "${sm[*]}" "${se[*]}" <<'PY'
 import sys
 oc, om, oe, tc, tm, te = ([float(x) for x in a.split()] for a in sys.argv[1:7])
 secs = sys.argv[7]
 sys.path.insert(0, sys.argv[8])
 sc, sm, se = ([float(x) for x in a.split()] for a in sys.argv[9:12])
-reader = sys.argv[12]
+mapped = bool(sc)
+if not mapped:
+    sc, sm, se = [1.0] * len(oc), [1.0] * len(oc), [1.0] * len(oc)
 from benchstat import row, verdict
 # a run where either tool measured no CPU or no event (trace-cmd killed
 # before it started, on a loaded machine) says nothing of the cost: left out,
@@ -101,10 +104,9 @@ tcpm = [tc[i] / te[i] * 1e6 for i in range(n)]
 print("## Recorder cost: CPU and memory of the recording process\n")
 print("Each tool attaches (`record -p PID --duration %s` / `trace-cmd record -d -c -P PID`, stopped by SIGINT"
       " after %s s) to a fresh `mixed-workload` (page-touching workers, a libcudart loop), alternately,"
-      " with the same tracepoints and uprobes; ours also with its rings spliced (`--reader=splice`)"
-      " (the default read them %s here). CPU is user+system of the recorder and its helpers"
+      " with the same tracepoints and uprobes%s. CPU is user+system of the recorder and its helpers"
       " (/usr/bin/time); events are what each recorded.%s\n" % (secs, secs,
-      "mapped, in place" if reader == "mmap" else "by " + reader,
+      "; ours also with its rings mapped (`--reader=mmap`)" if mapped else "",
       " %d of %d repetitions left out: a tool measured no CPU or no event there." % (dropped, dropped + n)
       if dropped else ""))
 print("| figure | min | median | max |\n|---|---|---|---|")
@@ -117,12 +119,12 @@ print(row("ingero-ftrace peak RSS (MiB)", [x / 1024 for x in om], "%.1f"))
 print(row("trace-cmd peak RSS (MiB)", [x / 1024 for x in tm], "%.1f"))
 rss = [om[i] / tm[i] for i in range(n)]
 print(row("ratio ours / trace-cmd, peak RSS", rss))
-scpm = [sc[i] / se[i] * 1e6 for i in range(n)]
-print(row("ingero-ftrace --reader=splice CPU s per million events", scpm))
-print(row("ingero-ftrace --reader=splice peak RSS (MiB)", [x / 1024 for x in sm], "%.1f"))
-print(row("ratio ours (rings %s) / --reader=splice, CPU per event" % reader,
-          [ocpm[i] / scpm[i] for i in range(n)]))
-print(row("ratio ours (rings %s) / --reader=splice, peak RSS" % reader, [om[i] / sm[i] for i in range(n)]))
+if mapped:
+    scpm = [sc[i] / se[i] * 1e6 for i in range(n)]
+    print(row("ingero-ftrace --reader=mmap CPU s per million events", scpm))
+    print(row("ingero-ftrace --reader=mmap peak RSS (MiB)", [x / 1024 for x in sm], "%.1f"))
+    print(row("ratio --reader=mmap / ours (spliced), CPU per event", [scpm[i] / ocpm[i] for i in range(n)]))
+    print(row("ratio --reader=mmap / ours (spliced), peak RSS", [sm[i] / om[i] for i in range(n)]))
 cpu = [ocpm[i] / tcpm[i] for i in range(n)]
 print("\nTargets, each repetition's pair (ours and the trace-cmd run after it): peak RSS at most"
       " trace-cmd's, %s; CPU per event at most trace-cmd's, %s." %

@@ -118,3 +118,9 @@ bench_alternate() {
 		echo "$line" >&2
 	done
 }
+
+# bench_maps: whether this kernel maps its rings (record --reader=mmap:
+# mmap of trace_pipe_raw, Linux 6.10 and later)
+bench_maps() {
+	uname -r | awk -F. '{ exit !($1 > 6 || ($1 == 6 && $2 + 0 >= 10)) }'
+}

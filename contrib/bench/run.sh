@@ -60,11 +60,22 @@ cat <<'MD'
   pages, or letting the rings fill to a quarter between rounds (the last
   two changed nothing measurable; the quarter was taken out again). trace-cmd, whose reader splices the
   pages straight to files and never copies them into its memory, does not
-  pay it, and comes out at or below the floor. What it would take: the
-  same zero-copy path (`tracefs_cpu_pipe()` into a pipe, or `mmap()` of
-  `trace_pipe_raw` on kernels that allow it, then decoding from there),
-  measured against this table. Tracefs has no per-process uprobe filter:
-  perf's per-task events arm the breakpoint only in the traced processes.
+  pay it, and comes out at or below the floor. On a faster machine
+  (2026-12-04: a probed call 0.8 µs) the spliced reader came out within
+  a few percent of trace-cmd (median overheads 840 and 827 ns against 785
+  and 757). The zero-copy path is built: `--reader=mmap` (Linux 6.10)
+  maps the rings and parses their pages in place, and was measured beside
+  the spliced reader in the same runs. It costs more, not less: a probed
+  call 1.09-1.11x the spliced reader's overhead (medians; 1.17-1.23x before
+  a caught-up ring was left alone until a quarter of it filled, or 10 ms),
+  1.41x the recorder's peak RSS (the mapped rings' pages count in it) and
+  1.11x its CPU per event, and it kept every event at every rate of the
+  capacity table, as spliced. The one copy spliced costs is not what the
+  overhead is made of: reading in place still pulls each line the writer
+  wrote to the reader's CPU, and the splice reader takes only full pages.
+  So splicing stays the default, `--reader=mmap|auto` the choice.
+  Tracefs has no per-process uprobe filter: perf's per-task events arm the
+  breakpoint only in the traced processes.
 - **Isolation** (`record --isolate`, the default with a command or `-p`;
   target: a traced call within 1.3x of the tracefs path, bystanders at
   their bare cost). The same per-task perf events as perf's spare every

@@ -45,6 +45,7 @@
 #define READER_NICE		(-10)
 #define PARTIAL_EVERY_NS	50000000ULL	/* a partly filled page, at most this often */
 #define IDLE_WAIT_MS		10	/* the reader's sleep when the rings gave nothing */
+#define MAPPED_EVERY_NS		10000000ULL	/* a mapped ring, at least this often */
 #define SPARE_PAGES		64	/* pages kept for the reader to reuse */
 #define QUEUE_MAX_BYTES		(256ULL << 20)	/* pages read, waiting to be decoded */
 
@@ -108,6 +109,9 @@ struct ift_recorder {
 	uint64_t unread;		/* left in the buffers after the last read */
 	int nice;			/* this thread's before it read mapped rings,
 					   INT_MIN when unchanged */
+	struct pace {			/* mapped: when each CPU is read next */
+		uint64_t due, last;	/* and when it was read to its end */
+	} *pace;
 	struct pagequeue q;
 };
 
@@ -585,6 +589,9 @@ int ift_recorder_create(const struct ift_record_opts *opts,
 	if (opts->reader == IFT_READER_MMAP && !ift_ring_mapped(r->ring))
 		return fail(r, "read the ring buffers in place (--reader=mmap): this kernel "
 			    "maps no trace_pipe_raw (Linux 6.10 and later do)", -IFT_E_OLD_KERNEL);
+	if (ift_ring_mapped(r->ring) &&
+	    !(r->pace = calloc((size_t)ift_ring_ncpus(r->ring), sizeof(*r->pace))))
+		return fail(r, "open the ring buffers", -ENOMEM);
 	if ((ret = write_metadata(r)) < 0)
 		return fail(r, "write the trace metadata", ret);
 
@@ -1378,24 +1385,55 @@ static int rescan(struct ift_recorder *r)
 }
 
 /*
- * Mapped: parses what every CPU's ring holds where it lies, up to
- * PAGES_PER_ROUND pages each, and notes the CPUs found empty.  The pages
- * parsed, or an error.
+ * Mapped: parses what each CPU's ring holds where it lies, up to
+ * PAGES_PER_ROUND pages, when the CPU is due, and notes it read to its end.
+ * A CPU read to the page its writer is filling is due again when, at the
+ * rate it was just written, a quarter of its ring has filled, and
+ * MAPPED_EVERY_NS later at most: read again and again as it fills, that
+ * page's lines bounce between the writer's CPU and ours (a probed call
+ * cost 10-20% more than spliced, which takes full pages only); the rest of
+ * the ring is room for a recorder held off its CPU, and for a burst after
+ * a quiet time, which MAPPED_EVERY_NS bounds (flat-out uprobes on a CPU
+ * write some 50 MB/s here: half a MiB in that time).  The pages parsed,
+ * or an error; *DUE gets the time the next CPU is due.
  */
-static int read_mapped(struct ift_recorder *r)
+static int read_mapped(struct ift_recorder *r, uint64_t *due)
 {
+	uint64_t quarter = ift_ring_cpu_bytes(r->ring) / 4;
 	int pages = 0;
 
+	*due = UINT64_MAX;
 	for (int cpu = 0; cpu < ift_ring_ncpus(r->ring); cpu++) {
-		uint64_t before = ift_now_ns();
-		int n = ift_ring_read_mapped(r->ring, cpu, PAGES_PER_ROUND, on_span, r->dec);
+		struct pace *pc = &r->pace[cpu];
+		uint64_t before = ift_now_ns(), bytes = 0, wait;
+		int n;
 
+		if (before < pc->due) {
+			if (pc->due < *due)
+				*due = pc->due;
+			continue;
+		}
+		n = ift_ring_read_mapped(r->ring, cpu, PAGES_PER_ROUND, on_span, r->dec, &bytes);
 		if (n < 0)
 			return n;
 		pages += n;
-		/* empty at BEFORE: nothing older than that can still come */
-		if (n == 0 && r->mono && before > IDLE_MARGIN_NS)
+		if (n == PAGES_PER_ROUND) {
+			pc->due = 0;	/* more waits: the next round */
+			*due = 0;
+			continue;
+		}
+		/* to its end at BEFORE: nothing older than that can still come */
+		if (r->mono && before > IDLE_MARGIN_NS)
 			ift_decoder_cpu_idle(r->dec, 0, cpu, before - IDLE_MARGIN_NS);
+		/* the first time, the next round: its rate is not known yet */
+		wait = pc->last ? MAPPED_EVERY_NS : 0;
+		if (bytes && pc->last && before > pc->last &&
+		    quarter * (before - pc->last) / bytes < wait)
+			wait = quarter * (before - pc->last) / bytes;
+		pc->last = before;
+		pc->due = before + wait;
+		if (pc->due < *due)
+			*due = pc->due;
 	}
 	return pages;
 }
@@ -1406,9 +1444,16 @@ int ift_recorder_poll(struct ift_recorder *r, int timeout_ms)
 	int ret, pages = 0;
 
 	if (ift_ring_mapped(r->ring)) {
-		if ((pages = read_mapped(r)) < 0)
+		uint64_t due, now0;
+
+		if ((pages = read_mapped(r, &due)) < 0)
 			return fail(r, "read the ring buffers", pages);
-		/* the rings were empty and no thread fills a queue: wait here */
+		/* no CPU had anything: wait, but not past the next one due */
+		now0 = ift_now_ns();
+		if (!pages && due != UINT64_MAX && due > now0 &&
+		    (due - now0) / 1000000 < (uint64_t)timeout_ms)
+			timeout_ms = (int)((due - now0 + 999999) / 1000000);
+		/* and here when no thread fills a queue */
 		if (!pages && !r->q.running && timeout_ms > 0)
 			poll(NULL, 0, timeout_ms);
 	}
@@ -1619,6 +1664,7 @@ static pid_t destroy(struct ift_recorder *r, bool behind)
 	pthread_mutex_destroy(&r->q.mu);
 	pthread_cond_destroy(&r->q.more);
 	ift_ring_close(r->ring);
+	free(r->pace);
 	/* our copies are closed: the helper may go on */
 	if (go >= 0)
 		close(go);

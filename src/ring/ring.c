@@ -45,6 +45,11 @@ struct trace_buffer_meta {
 
 #define TRACE_MMAP_IOCTL_GET_READER	_IO('R', 0x20)
 
+/* A sub-buffer: u64 timestamp, then the commit, whose low 27 bits are the
+   bytes of data that follow (events/header_page) */
+#define PAGE_HDR	16
+#define COMMIT_SIZE	((1U << 27) - 1)
+
 /*
  * One CPU's mapped ring.  The reader sub-buffer (meta->reader.id) is ours
  * until the next GET_READER: the kernel writes into it only while it is
@@ -219,8 +224,12 @@ int ift_ring_open(struct tracefs_instance *inst, bool map, struct ift_ring **out
 		free(r);
 		return -ENOMEM;
 	}
-	/* a kernel that cannot map its rings, or a CPU's that fails: spliced */
-	if (map && map_all(r) == 0) {
+	/*
+	 * A kernel that cannot map its rings, or a CPU's that fails: spliced.
+	 * Mapped, the pages are read as a 64-bit kernel lays them out (an
+	 * 8-byte commit): a 32-bit process may be on a 32-bit kernel.
+	 */
+	if (map && sizeof(void *) == 8 && map_all(r) == 0) {
 		*out = r;
 		return 0;
 	}
@@ -260,7 +269,16 @@ bool ift_ring_mapped(const struct ift_ring *r)
 	return r->map != NULL;
 }
 
-int ift_ring_read_mapped(struct ift_ring *r, int cpu, int max_pages, ift_span_fn fn, void *ctx)
+uint64_t ift_ring_cpu_bytes(const struct ift_ring *r)
+{
+	for (int cpu = 0; r->map && cpu < r->ncpus; cpu++)
+		if (r->map[cpu].fd >= 0)
+			return (uint64_t)r->map[cpu].nr_subbufs * (r->map[cpu].subbuf_size - PAGE_HDR);
+	return 0;
+}
+
+int ift_ring_read_mapped(struct ift_ring *r, int cpu, int max_pages, ift_span_fn fn, void *ctx,
+			 uint64_t *bytes)
 {
 	struct mcpu *m;
 	int calls = 0, asked = 0;
@@ -285,10 +303,12 @@ int ift_ring_read_mapped(struct ift_ring *r, int cpu, int max_pages, ift_span_fn
 		}
 		page = m->data + (size_t)id * m->subbuf_size;
 		memcpy(&commit, page + 8, sizeof(commit));
-		if ((int)(commit & ((1U << 27) - 1)) > m->read) {
+		if ((int)(commit & COMMIT_SIZE) > m->read) {
 			n = fn(ctx, cpu, page, (int)m->subbuf_size, m->read);
 			if (n < 0)
 				return n;
+			if (bytes)
+				*bytes += (uint64_t)(n - m->read);
 			m->read = n;
 			calls++;
 			asked = 0;
@@ -369,7 +389,7 @@ int ift_ring_flush(struct ift_ring *r, ift_span_fn fn, void *ctx)
 	for (int cpu = 0; r->map && cpu < r->ncpus; cpu++) {
 		/* read until GET_READER gives nothing more: the kernel then
 		   counts every event read, and none is left over as unread */
-		int n = ift_ring_read_mapped(r, cpu, 1 << 30, fn, ctx);
+		int n = ift_ring_read_mapped(r, cpu, 1 << 30, fn, ctx, NULL);
 
 		if (n < 0)
 			return n;

@@ -6,8 +6,8 @@
 # program measured around it, and nothing is lost or left unread.  The
 # uprobes go through the tracefs rings (--no-isolate), so the calls are
 # what the reader read: thousands of them, many pages, the page the
-# kernel is still filling read again and again.  auto maps where the
-# kernel can; mmap refuses, in one line, where it cannot.
+# kernel is still filling read again and again.  Spliced by default; auto
+# maps where the kernel can; mmap refuses, in one line, where it cannot.
 . "$IFT_SRC/tests/e2e/lib.sh"
 . "$IFT_SRC/tests/e2e/lib-record.sh"
 need_root
@@ -20,7 +20,7 @@ cc -O2 -o cuda-seq "$IFT_SRC/tests/workloads/cuda-seq.c" $lib -Wl,-rpath,"$(dirn
 rel=$(uname -r)
 maps=$(echo "$rel" | awk -F. '{ print ($1 > 6 || ($1 == 6 && $2 + 0 >= 10)) ? 1 : 0 }')
 
-for rd in splice mmap auto; do
+for rd in default splice mmap auto; do
 	if [ $rd = mmap ] && [ $maps = 0 ]; then
 		"$IFT" -q record --no-isolate --reader=mmap -o $rd.trace -- ./cuda-seq 10 \
 			>/dev/null 2>$rd.err && fail "--reader=mmap recorded on $rel, which maps no ring"
@@ -30,10 +30,11 @@ for rd in splice mmap auto; do
 		continue
 	fi
 	# 6 calls a round, ~70 bytes of ring each: some 300 pages
-	"$IFT" -q record --no-isolate --reader=$rd -o $rd.trace -- ./cuda-seq 3000 \
-		>$rd.tsv 2>$rd.err || fail "record --reader=$rd failed: $(cat $rd.err)"
+	"$IFT" -q record --no-isolate $([ $rd = default ] || echo --reader=$rd) -o $rd.trace \
+		-- ./cuda-seq 3000 >$rd.tsv 2>$rd.err || fail "record --reader=$rd failed: $(cat $rd.err)"
 	"$IFT" info -i $rd.trace >$rd.info || fail "info of $rd.trace failed"
 	want=$rd
+	[ $rd = default ] && want=splice
 	[ $rd = auto ] && want=$([ $maps = 1 ] && echo mmap || echo splice)
 	got=$(awk '$1 == "ring.reader" { print $2 }' $rd.info)
 	[ "$got" = "$want" ] || fail "--reader=$rd on $rel read the rings by '$got', not $want"
