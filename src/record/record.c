@@ -1391,7 +1391,8 @@ static int rescan(struct ift_recorder *r)
  * rate it was just written, a quarter of its ring has filled, and
  * MAPPED_EVERY_NS later at most: read again and again as it fills, that
  * page's lines bounce between the writer's CPU and ours (a probed call
- * cost 10-20% more than spliced, which takes full pages only); the rest of
+ * cost 1.17-1.23x the spliced reader's overhead, which takes full pages
+ * only, and 1.09-1.11x paced so: docs/benchmarks.md); the rest of
  * the ring is room for a recorder held off its CPU, and for a burst after
  * a quiet time, which MAPPED_EVERY_NS bounds (flat-out uprobes on a CPU
  * write some 50 MB/s here: half a MiB in that time).  The pages parsed,

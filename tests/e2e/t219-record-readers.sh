@@ -5,8 +5,8 @@
 # trace, with its arguments and return code, inside the interval the
 # program measured around it, and nothing is lost or left unread.  The
 # uprobes go through the tracefs rings (--no-isolate), so the calls are
-# what the reader read: thousands of them, many pages, the page the
-# kernel is still filling read again and again.  Spliced by default; auto
+# what the reader read: thousands of them, many pages, mapped the page
+# the kernel is still filling read more than once.  Spliced by default; auto
 # maps where the kernel can; mmap refuses, in one line, where it cannot.
 . "$IFT_SRC/tests/e2e/lib.sh"
 . "$IFT_SRC/tests/e2e/lib-record.sh"
