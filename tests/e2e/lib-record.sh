@@ -1,5 +1,20 @@
 # Helpers for record tests, sourced after lib.sh.
 
+# The real CUDA runtime the recording tests probe.
+cudart=/usr/local/cuda-13.0/lib/libcudart.so.13
+
+# build_cuda_seq: ./cuda-seq (tests/workloads/cuda-seq.c) linked to $cudart.
+build_cuda_seq() {
+	cc -O2 -o cuda-seq "$IFT_SRC/tests/workloads/cuda-seq.c" $cudart \
+		-Wl,-rpath,"$(dirname $cudart)" || fail "cannot build the CUDA workload"
+}
+
+# need_cuda_seq: $cudart, or the test skips (fails in CI); then build_cuda_seq.
+need_cuda_seq() {
+	[ -f $cudart ] || { [ "${CI:-}" = true ] && fail "no $cudart"; skip "no CUDA runtime at $cudart"; }
+	build_cuda_seq
+}
+
 # await_teardown DIR: record returns before its probes are gone; the helper
 # that removes them holds a lock on the instance's directory until it is
 # removed.  Waits for it (and fails the test after 120 s).

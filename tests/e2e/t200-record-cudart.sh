@@ -9,11 +9,7 @@
 . "$IFT_SRC/tests/e2e/lib.sh"
 . "$IFT_SRC/tests/e2e/lib-record.sh"
 need_root
-lib=/usr/local/cuda-13.0/lib/libcudart.so.13
-[ -f $lib ] || { [ "${CI:-}" = true ] && fail "no $lib"; skip "no CUDA runtime at $lib"; }
-
-cc -O2 -o cuda-seq "$IFT_SRC/tests/workloads/cuda-seq.c" $lib -Wl,-rpath,"$(dirname $lib)" ||
-	fail "cannot build the workload"
+need_cuda_seq
 ./cuda-seq 25 >bare0.tsv || fail "the workload failed alone"
 "$IFT" record -o seq.trace -- ./cuda-seq 25 >truth.tsv 2>record.err &
 rp=$!

@@ -11,11 +11,7 @@
 . "$IFT_SRC/tests/e2e/lib.sh"
 . "$IFT_SRC/tests/e2e/lib-record.sh"
 need_root
-lib=/usr/local/cuda-13.0/lib/libcudart.so.13
-[ -f $lib ] || { [ "${CI:-}" = true ] && fail "no $lib"; skip "no CUDA runtime at $lib"; }
-
-cc -O2 -o cuda-seq "$IFT_SRC/tests/workloads/cuda-seq.c" $lib -Wl,-rpath,"$(dirname $lib)" ||
-	fail "cannot build the workload"
+need_cuda_seq
 # this kernel's release: 6.10 brought the mapping
 rel=$(uname -r)
 maps=$(echo "$rel" | awk -F. '{ print ($1 > 6 || ($1 == 6 && $2 + 0 >= 10)) ? 1 : 0 }')

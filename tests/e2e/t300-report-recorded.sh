@@ -6,6 +6,7 @@
 # made inside runtime calls are listed under them and counted once; per-op
 # call counts, errors and bytes equal what the CUDA program logged.
 . "$IFT_SRC/tests/e2e/lib.sh"
+. "$IFT_SRC/tests/e2e/lib-record.sh"
 need_root
 command -v python3 >/dev/null || skip "needs python3 to parse JSON"
 
@@ -142,14 +143,12 @@ for b in bad:
 sys.exit(1 if bad else 0)
 PY
 
-lib=/usr/local/cuda-13.0/lib/libcudart.so.13
-if [ ! -f $lib ]; then
-	[ "${CI:-}" = true ] && fail "no $lib"
-	echo "note: no CUDA runtime at $lib, the CUDA half is skipped"
+if [ ! -f $cudart ]; then
+	[ "${CI:-}" = true ] && fail "no $cudart"
+	echo "note: no CUDA runtime at $cudart, the CUDA half is skipped"
 	exit 0
 fi
-cc -O2 -o cuda-seq "$IFT_SRC/tests/workloads/cuda-seq.c" $lib -Wl,-rpath,"$(dirname $lib)" ||
-	fail "cannot build the CUDA workload"
+build_cuda_seq
 "$IFT" record -o seq.trace -- ./cuda-seq 25 >truth.tsv 2>record.err ||
 	fail "record failed: $(cat record.err)"
 "$IFT" report -i seq.trace --json >seq.json 2>report.err || fail "report failed: $(cat report.err)"
