@@ -6,6 +6,8 @@
 # what contrib/kernels/check-kernels.sh runs in each guest kernel.
 # An e2e script exits 0 (pass), 77 (skip, with a reason on stdout) or anything else (fail);
 # each "skip-part: REASON" line it prints (lib.sh's skip_part) counts as one skip more.
+# IFT_TEST_KEEP=DIR keeps a failed e2e test's working directory (its traces,
+# the reports it checked) as DIR/NAME, for a failure seen once to be read.
 set -u
 cd "$(dirname "$0")/.."
 
@@ -86,7 +88,12 @@ for t in tests/e2e/t*.sh; do
 	0) pass=$((pass + 1)); status=ok ;;
 	77) skip=$((skip + 1)); status="skip: $(grep -m1 '^skip:' "$log/e2e.out" | sed 's/^skip: //')" ;;
 	*) fail=$((fail + 1)); status="FAIL ($rc)"; failed+=("e2e: $name")
-	   sed 's/^/    /' "$log/e2e.out" | tail -40 ;;
+	   sed 's/^/    /' "$log/e2e.out" | tail -40
+	   if [ -n "${IFT_TEST_KEEP:-}" ] && mkdir -p "$IFT_TEST_KEEP"; then
+		rm -rf "${IFT_TEST_KEEP:?}/$name"
+		cp -a "$work" "$IFT_TEST_KEEP/$name" && cp "$log/e2e.out" "$IFT_TEST_KEEP/$name/OUTPUT" &&
+			echo "    kept in $IFT_TEST_KEEP/$name"
+	   fi ;;
 	esac
 	printf '%-44s %s\n' "e2e: $name" "$status"
 	[ "$parts" = 0 ] || grep '^skip-part:' "$log/e2e.out" | sed 's/^skip-part: /    part skipped: /'

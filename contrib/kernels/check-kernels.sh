@@ -7,7 +7,9 @@
 #   NAME (uname -r, BPF: no, BTF: no): N passed, N failed, N skipped
 # and a last line "N passed, N failed, N skipped" over all of them; the
 # guests' whole output is in $IFT_KERNEL_LOGS (default build/kernels/NAME.log),
-# and each guest's console (the kernel's messages) in NAME.console there.
+# and each guest's console (the kernel's messages) in NAME.console there; a
+# failed test's working directory (its traces) in build/kernels/NAME.failed/,
+# in the tree, the one place the guest writes.
 # IFT_TEST_FILTER=PATTERN runs only the tests whose names contain it.
 # Run it on an otherwise idle host: under TCG the guest has no steal-time
 # accounting, so host CPU time another process takes from the guest reads,
@@ -27,7 +29,8 @@ for k in $kernels; do
 	log=$logs/$k.log
 	t0=$SECONDS
 	echo "== $k: booting (log: $log)"
-	CI=true IFT_GUEST_CONSOLE=$logs/$k.console \
+	rm -rf "build/kernels/$k.failed"
+	CI=true IFT_GUEST_CONSOLE=$logs/$k.console IFT_TEST_KEEP=$PWD/build/kernels/$k.failed \
 	contrib/kernels/run-in-guest.sh --kernel "$k" -- bash -c '
 		echo "guest: uname $(uname -r)"
 		# bpf(BPF_PROG_LOAD) with no attributes: ENOSYS where there is no bpf()

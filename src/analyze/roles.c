@@ -370,13 +370,15 @@ static uint64_t least_worker_cpu(struct ift_analysis *a, const struct az_thread 
 
 /*
  * The same for worker processes: a process forked by the parent of CT's
- * input workers, none of whose threads is one yet, that woke CT a few
- * times, under the share that makes a worker, yet is on a CPU (all its
- * threads) more than half as long as the least busy worker process, is one
- * of them (its batches were taken while CT was not waiting).  Seen in a
- * 6.12 guest's t400: one worker of four ended 0.13% of the waits, on a CPU
- * as long as the others.  A child that only wakes CT is none, and so is
- * one more thread of a known worker.
+ * input workers, none of whose threads is one yet, that woke CT at all,
+ * under the share or the count that makes a worker, yet is on a CPU (all
+ * its threads) more than half as long as the least busy worker process, is
+ * one of them (its batches were taken while CT was not waiting): its time
+ * on a CPU says it builds batches, where a thread of CT's own process could
+ * be handing the GIL back.  Seen in a 6.12 guest's t400: one worker of four
+ * ended 0.13% of the waits, on a CPU as long as the others; in CI's t411
+ * (persistent workers, beside another job) one ended 2 of them.  A child
+ * that only wakes CT is none, and so is one more thread of a known worker.
  */
 static void assign_worker_siblings(struct ift_analysis *a, struct az_thread *ct)
 {
@@ -386,8 +388,7 @@ static void assign_worker_siblings(struct ift_analysis *a, struct az_thread *ct)
 		uint64_t least, ns;
 		bool worker;
 
-		if (!src || src->pid == ct->pid || src->info.role ||
-		    ev.wakeups < FEED_MIN_WAKEUPS)
+		if (!src || src->pid == ct->pid || src->info.role || !ev.wakeups)
 			continue;
 		if (!(ev.forked_from = forked_from(a, src)))
 			continue;
