@@ -191,8 +191,16 @@ def starved(name):
                    % (name, [(x["cause"], x.get("stage"), x["summary"]) for x in r["chains"]]))
         return
     e = c["evidence"]
-    if c["severity"] not in ("HIGH", "MEDIUM"):
-        bad.append("%s: steady-state starvation is only %s" % (name, c["severity"]))
+    # HIGH or MEDIUM, unless the program's own account allows LOW: with the
+    # workers and the pin thread taking both CPUs, the CUDA thread may wait
+    # in next() mostly for a CPU (the run-queue wait the kernel counted),
+    # which the report gives to CPU contention
+    lo, hi, _, _ = starvation_bracket(truth)
+    allowed = {"HIGH", "MEDIUM"} | (severities_between(lo, hi) & {"LOW"})
+    if c["severity"] not in allowed:
+        bad.append("%s: steady-state starvation is %s, the program's own account makes it "
+                   "%s (%.0f-%.0f%% of the steady loop)"
+                   % (name, c["severity"], "/".join(sorted(allowed)), 100 * lo, 100 * hi))
     if c["tid"] != truth["tid"] or c["op"] != "cudaMemcpy":
         bad.append("%s: the chain is on tid %d before %s; the CUDA thread is %d, "
                    "before cudaMemcpy" % (name, c["tid"], c["op"], truth["tid"]))
@@ -205,7 +213,17 @@ def starved(name):
     want_t -= idle
     print("%s: woke by %s" % (name, [(t["pid"], t["tid"], t["comm"], t.get("role"),
                                       t["share_permille"]) for t in woke]))
-    if fpids != want_p:
+    # a worker may end none of the steady state's blocked gaps (where the
+    # CUDA thread mostly waits for a CPU, 11 ms blocked in 99 batches, one
+    # of four ended none): it is no waker there, and check_roles wants its
+    # role from the whole run's; every waker that is a worker is named one
+    procs = {p["pid"]: p for p in r["processes"]}
+    silent = {p for p in want_p - fpids
+              if p not in {t["pid"] for t in woke} and
+              procs.get(p, {}).get("role") == "input worker"}
+    if silent:
+        print("%s: workers %s ended no blocked gap of the steady state" % (name, sorted(silent)))
+    if fpids != want_p - silent:
         bad.append("%s: input workers named %s, the program's are %s"
                    % (name, sorted(fpids), sorted(want_p)))
     if ftids != want_t:
@@ -266,26 +284,34 @@ def starved(name):
     check_gaps(name, truth, r, c, not feeders)
 
 
-def healthy(name):
-    """The feeder keeps up: no HIGH or MEDIUM chain, but what the program's
-    own account allows on a slower machine (under emulation the 'healthy'
-    feeder waits most of its loop): starvation of the severity its share
-    of the steady loop calls for, and CPU contention within the run-queue
-    wait the kernel counted for the thread.  The steady loop is the
-    report's: from the first batch's arrival (the wait for it is start-up)
-    to the loop's end.  The program brackets the starvation's share of it
-    between its steady wait in next() less the run-queue wait the kernel
-    counted in the loop (the report gives that to CPU contention) and all
-    its gaps between CUDA calls of 1 ms or more (the report counts its time
-    on CPU in those, the loop's own Python too)."""
-    truth, r = load(name)
-    check_ops(name, truth, r)
+def starvation_bracket(truth):
+    """What the program's own account says of its starvation's share of the
+    steady loop (the report's: from the first batch's arrival, the wait for
+    it is start-up, to the loop's end): between its steady wait in next()
+    less the run-queue wait the kernel counted in the loop (the report gives
+    that to CPU contention) and all its gaps between CUDA calls of 1 ms or
+    more (the report counts its time on CPU in those, the loop's own Python
+    too); as (lo, hi, wait share, long gaps' share)."""
     steady = truth["steady_ns"]
     wait = truth["steady_wait"]["sum_ns"]
     share = wait / steady
     long_gaps = sum(g for g in truth["gaps_ns"] if g >= 1000000) / steady
     lo = max(0, min(wait, long_gaps * steady) - max(0, truth["steady_run_delay_ns"])) / steady
-    allowed = severities_between(lo, max(share, long_gaps))
+    return lo, max(share, long_gaps), share, long_gaps
+
+
+def healthy(name):
+    """The feeder keeps up: no HIGH or MEDIUM chain, but what the program's
+    own account allows on a slower machine (under emulation the 'healthy'
+    feeder waits most of its loop): starvation of the severity its share
+    of the steady loop calls for (starvation_bracket), and CPU contention
+    within the run-queue wait the kernel counted for the thread."""
+    truth, r = load(name)
+    check_ops(name, truth, r)
+    steady = truth["steady_ns"]
+    wait = truth["steady_wait"]["sum_ns"]
+    lo, hi, share, long_gaps = starvation_bracket(truth)
+    allowed = severities_between(lo, hi)
     load_ = neighbour_chains(r, truth["tid"], truth.get("run_delay_ns", -1))
     if sum(c["cost_ns"] for c in load_) > 1.03 * truth.get("run_delay_ns", -1) + 2e6:
         bad.append("%s: CPU contention %s, more than the kernel counted (%s)"
