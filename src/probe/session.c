@@ -758,10 +758,17 @@ static void __attribute__((noreturn)) helper_main(struct ift_probe_session *s, i
 	char c;
 
 	setsid();
+	/*
+	 * The stop signals are the caller's: a helper has the caller's command
+	 * line, and `pkill -f train.py` after the run ends must not leave its
+	 * probes behind.  It ends by itself when the caller lets go or dies (GO
+	 * closed either way), after a teardown of plain writes; SIGKILL still
+	 * ends it, leaving a leftover that the next record removes.
+	 */
 	signal(SIGINT, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);
 	signal(SIGPIPE, SIG_IGN);
-	signal(SIGTERM, SIG_DFL);
+	signal(SIGTERM, SIG_IGN);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	if (null >= 0)
