@@ -56,6 +56,12 @@ struct ift_tracefs_caps {
 	/* perf's use_clockid (4.1), for --stack: seen as tracefs, its twin */
 	bool perf_clockid;
 	bool root;			/* can write tracefs */
+	/*
+	 * The rings mapped (mmap of trace_pipe_raw, 6.10), for --reader: no
+	 * tracing file tells, only a mapping does, which the probe above does
+	 * not try (ift_record_probe_mapping() does: RING_MMAP_TRIED).
+	 */
+	bool ring_mmap, ring_mmap_tried;
 };
 
 /* Finds (mounting it if need be) the tracing directory and reads it. */

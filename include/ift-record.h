@@ -118,6 +118,15 @@ void ift_record_plan(const struct ift_record_opts *opts, const struct ift_tracef
  */
 const struct ift_kfeature *ift_recorder_without(const struct ift_recorder *r, size_t i);
 
+/*
+ * ift_record_probe_mapping - whether this kernel maps its rings (mmap of
+ * trace_pipe_raw, Linux 6.10), which no tracing file tells: tried on an
+ * instance of its own, created and removed here, into CAPS->ring_mmap
+ * (RING_MMAP_TRIED set).  0, or a negative error when it could not try
+ * (not root, no instances).
+ */
+int ift_record_probe_mapping(struct ift_tracefs_caps *caps);
+
 /* Adds a task (a child about to exec, a -p process) to the traced set. */
 int ift_recorder_add_pid(struct ift_recorder *r, pid_t pid);
 

@@ -20,6 +20,7 @@
 #include "ift-discover.h"
 #include "ift-error.h"
 #include "ift-probe.h"
+#include "ift-record.h"
 
 extern char **environ;
 
@@ -27,9 +28,9 @@ static const char usage[] = "check [--json] [--cleanup]";
 static const char help[] =
 	"Checks that this machine can record: each kernel feature recording\n"
 	"uses (tracefs, uprobes, instances, pid filtering, the trace clock, the\n"
-	"tracepoints) with the release of Linux that brought it and what a\n"
-	"recording does without it, privileges, the CUDA libraries found, and\n"
-	"what runs killed before their cleanup left in tracefs.\n\n"
+	"tracepoints, the mapped rings) with the release of Linux that brought\n"
+	"it and what a recording does without it, privileges, the CUDA libraries\n"
+	"found, and what runs killed before their cleanup left in tracefs.\n\n"
 	"    --json       one JSON object instead of lines\n"
 	"    --cleanup    remove the leftovers of dead runs\n"
 	"\nExits 0 when recording can work, 1 otherwise.\n";
@@ -99,9 +100,15 @@ static bool tracing_mounted(void)
 	return found;
 }
 
-/* What a plain record refuses without is a FAIL; --stack's needs and fallbacks warn. */
+/*
+ * What a plain record refuses without is a FAIL; --stack's needs and
+ * fallbacks warn; one that no recording needs or uses unasked (the mapped
+ * rings) is said, not warned of.
+ */
 static enum verdict missing_verdict(const struct ift_kfeature *f)
 {
+	if (!f->needs && !f->uses)
+		return V_OK;
 	return f->needs & (IFT_KF_ALL | IFT_KF_UPROBES | IFT_KF_HOST) ? V_FAIL : V_WARN;
 }
 
@@ -125,6 +132,9 @@ static void check_features(struct report *r, const struct ift_tracefs_caps *caps
 		else if (!strcmp(f[i].id, "tracefs"))
 			add(r, f[i].id, missing_verdict(&f[i]), f[i].fix, "%s (files at %s)",
 			    what, caps->dir);
+		else if (!strcmp(f[i].id, "ring_mmap") && !caps->ring_mmap_tried)
+			add(r, f[i].id, V_OK, NULL, "%s: not tried (only a mapping of a ring "
+			    "tells, on an instance of check's own: run as root)", f[i].name);
 		else
 			add(r, f[i].id, have ? V_OK : missing_verdict(&f[i]), f[i].fix, "%s",
 			    what);
@@ -154,6 +164,8 @@ static void check_kernel(struct report *r, struct ift_tracefs_caps *caps)
 		add(r, "features", V_WARN, "run as root",
 		    "kernel features: cannot look into %s (%s)", caps->dir, strerror(errno));
 	} else {
+		/* the one feature only a try shows: failing to try leaves it untold */
+		(void)ift_record_probe_mapping(caps);
 		check_features(r, caps, was_mounted);
 	}
 	add(r, "privileges", caps->root ? V_OK : V_FAIL,

@@ -104,6 +104,14 @@ static const struct ift_kfeature features[] = {
 	  "without it (seen as tracefs, which came in the same release)",
 	  "Linux 4.1 or later",
 	  IFT_KF_STACK, IFT_KF_STACK | IFT_KF_ISOLATE, CAP(perf_clockid) },
+	/* no recording needs or uses it unasked: --reader=mmap refuses and
+	   auto splices by what the mapping itself does, not by this table */
+	{ "ring_mmap", "mapped rings", "6.10",
+	  "--reader=mmap|auto parses each CPU's ring where it lies (mmap of trace_pipe_raw), "
+	  "no copy",
+	  "the rings are spliced, the default, for the same trace; --reader=mmap refuses",
+	  "Linux 6.10 or later, for --reader=mmap only",
+	  0, 0, CAP(ring_mmap) },
 };
 
 const struct ift_kfeature *ift_kfeatures(size_t *n)

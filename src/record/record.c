@@ -170,6 +170,29 @@ void ift_record_plan(const struct ift_record_opts *o, const struct ift_tracefs_c
 			p->without[p->nwithout++] = &f[i];
 }
 
+int ift_record_probe_mapping(struct ift_tracefs_caps *caps)
+{
+	/* the smallest rings: only the mapping is tried, nothing traced */
+	struct ift_probe_opts popts = { .buffer_kb = 4 };
+	struct ift_probe_session *s;
+	struct ift_ring *ring;
+	int ret;
+
+	caps->ring_mmap = caps->ring_mmap_tried = false;
+	if (!caps->root || !caps->instances || !caps->pipe_raw)
+		return -EPERM;
+	if ((ret = ift_probe_session_create(&popts, &s)) < 0)
+		return ret;
+	ret = ift_ring_open(ift_probe_instance(s), true, &ring);
+	if (!ret) {
+		caps->ring_mmap = ift_ring_mapped(ring);
+		caps->ring_mmap_tried = true;
+		ift_ring_close(ring);
+	}
+	ift_probe_session_destroy(s);
+	return ret;
+}
+
 /*
  * Plans the recording on what the kernel offers; refuses, naming the
  * feature and its release in check's words, when it lacks one needed.

@@ -48,6 +48,35 @@ for id in tracefs uprobes uretprobes instances set_event_pid event_fork mono_clo
 		fail "JSON check '$id' is not OK"
 done
 
+# the mapped rings, which no tracing file tells: check tries a mapping of
+# its own; the truth is a mapping of ours, of a ring of an instance made
+# for it (ENODEV before Linux 6.10)
+probe=ift_t120_$$
+mkdir "$T/instances/$probe" || fail "cannot make an instance to map"
+maps=$(python3 - "$T/instances/$probe/per_cpu/cpu0/trace_pipe_raw" <<'PY'
+import ctypes, mmap, os, sys
+# the C library's mmap: Python's own will not map past a file's size (0 here)
+libc = ctypes.CDLL(None, use_errno=True)
+libc.mmap.restype = ctypes.c_void_p
+libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
+                      ctypes.c_int, ctypes.c_long]
+fd = os.open(sys.argv[1], os.O_RDONLY | os.O_NONBLOCK)
+p = libc.mmap(None, mmap.PAGESIZE, mmap.PROT_READ, mmap.MAP_SHARED, fd, 0)
+if p != ctypes.c_void_p(-1).value:
+    print("yes")
+else:
+    e = ctypes.get_errno()
+    print("no" if e in (19, 22) else "error %s" % os.strerror(e))
+PY
+)
+rmdir "$T/instances/$probe" || fail "cannot remove $probe"
+case $maps in
+yes) want='^OK  *mapped rings: --reader=mmap|auto parses' ;;
+no) want='^OK  *mapped rings: none; Linux 6.10 brought it; the rings are spliced' ;;
+*) fail "cannot tell whether this kernel maps its rings: $maps" ;;
+esac
+grep -q "$want" check.out || fail "a mapping here says '$maps', check: $(grep 'mapped rings' check.out)"
+
 # ---- a killed run's leftovers ---------------------------------------------
 echo "p:$group/cudaMalloc_0 $CUDART:0x$off bytes=%si:u64" >>"$T/uprobe_events" ||
 	fail "cannot plant a uprobe"

@@ -1403,8 +1403,9 @@ static void test_kernel_feature_text(void **state)
 		assert_non_null(strstr(buf, want));
 		assert_non_null(strstr(buf, f[k].without));
 	}
-	/* tracefs, fetch-args, set_event_pid, event-fork, mono, sched_waking, hist, perf */
-	assert_int_equal(missing, 8);
+	/* tracefs, fetch-args, set_event_pid, event-fork, mono, sched_waking, hist,
+	   perf, the mapped rings */
+	assert_int_equal(missing, 9);
 
 	ift_kfeature_str(ift_kfeature_find("mono_clock"), false, buf, sizeof(buf));
 	assert_non_null(strstr(buf, "mono clock: none; Linux 3.17 brought it; the local clock"));
