@@ -111,6 +111,9 @@ run() {
 	fi
 }
 
+# a first measure, not kept: the process's first loops ran 1.3x slower
+# (8.1 ns against 10.9, the caches and the clock still warming)
+measure
 bench_alternate bystander.sh "$reps" none no-isolate isolate trace-cmd
 
 python3 - "$work/results" "$n" "$reps" "$batch" "$top/contrib/bench" "$rounds" <<'PY'
