@@ -88,6 +88,15 @@ cat <<'MD'
   that made isolation the default), the ranges not always: where a
   traced program's calls matter more than its neighbours', `--no-isolate`
   gives the tracefs path back.
+- **Bystanders** (target: with `--isolate` at most 1.05x their cost with
+  nothing recorded). The breakpoint is not in them (t213 reads the probed
+  function's first byte through `/proc/PID/mem`: `0xcc` in the traced
+  process only), so what the table measures is the machine. A 2 ns call
+  moved 1.6 to 2.0 ns from one process to the next with nothing traced (how
+  ld.so placed the loop's code), which read as 0.84-1.25x while each tool
+  had a bystander process of its own; one process now measures every tool,
+  and a tool's figure is the median of 9 measures spread over a third of a
+  second (0.98-1.03x beside a guest kernel using the other CPU).
 - **Capacity** (target: no loss where a peer loses none). With 2 threads
   calling flat out and 2 page-faulting processes on 2 CPUs, a recorder that
   read, decoded and compressed in one thread lost 1 to 7% of the events in
@@ -109,7 +118,8 @@ cat <<'MD'
   entries each the file is the same to 0.02% with 1.1 MB less. What remains
   (about 5 MB of heap): the writer's open chunks (4,096 rows of every column
   of six tables, 1.8 MB), zstd's context, the reader's pages not yet decoded,
-  the event formats, and the shared libraries' own pages.- **File size** (target: a quarter of trace-cmd's bytes for the same events,
+  the event formats, and the shared libraries' own pages.
+- **File size** (target: a quarter of trace-cmd's bytes for the same events,
   a fifth aimed for; 0.245-0.258 in the table above). Where the bytes go, on
   a recording of the mixed workload whose events are 94% `mm_page_alloc`
   (1,157,161 of them, 1.59 bytes each in our file, 2026-12-02): the
