@@ -73,6 +73,16 @@ struct az_thread {
 	   wait of it */
 	uint32_t xwoke_tid, xwoke_pid;
 	uint64_t xwokes;		/* how many times one did */
+	/* of those, the wake-ups that came in one stint of the waker's
+	   beside a wake-up of another thread of its process (two readers
+	   of one pipe), and that other thread, the latest */
+	uint64_t cowokes;
+	uint32_t cowoke_tid;
+	/* as a waker: the thread of another process it woke last, while
+	   on a CPU since xwake_since, and whether that one was co-woken */
+	uint32_t xwake_tid, xwake_pid;
+	uint64_t xwake_since;
+	bool xwake_shared;
 	struct az_feed *feeds;		/* between its calls, by source and relay */
 	uint32_t nfeeds, capfeeds;
 	struct az_by gap_by;		/* the longest such wait of the open gap */

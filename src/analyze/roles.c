@@ -13,7 +13,9 @@
  *   relay              a thread of the CUDA process that passes those
  *                      wake-ups on: woken by tasks of another traced
  *                      process, it then wakes the CUDA thread (Pool's
- *                      result handler reading the workers' pipe);
+ *                      result handler reading the workers' pipe; not
+ *                      a thread woken by the same writes beside one that
+ *                      passed on more, as Pool's worker handler is);
  *   pin-memory thread  a relay that also allocates or registers pinned
  *                      host memory (cudaHostAlloc ...), as the DataLoader's
  *                      pin-memory thread does; pt_data_pin confirms.
@@ -80,10 +82,37 @@ static int feed_add(struct az_thread *th, const struct az_by *by, uint64_t ns)
 	return 0;
 }
 
+/*
+ * W, of another process, wakes TH: when W woke another thread of TH's
+ * process earlier in the same stint on its CPU, one write of W's woke both
+ * (Pool's worker handler polls the workers' result pipe beside its result
+ * handler, which reads it), and each counts the wake-up as shared.
+ */
+static void cowoke(struct ift_analysis *a, struct az_thread *w, struct az_thread *th)
+{
+	bool same = w->xwake_tid && w->xwake_tid != th->tid && w->xwake_pid == th->pid &&
+		    w->st == IFT_SCHED_RUNNING && w->xwake_since == w->since;
+
+	if (same) {
+		struct az_thread *o = az_thread_lookup(a, w->xwake_tid);
+
+		th->cowokes++;
+		th->cowoke_tid = w->xwake_tid;
+		if (o && !w->xwake_shared) {
+			o->cowokes++;
+			o->cowoke_tid = th->tid;
+		}
+	}
+	w->xwake_tid = th->tid;
+	w->xwake_pid = th->pid;
+	w->xwake_since = w->since;
+	w->xwake_shared = same;
+}
+
 int az_roles_wake(struct ift_analysis *a, struct az_thread *th, uint64_t from,
 		  uint64_t ts, struct az_by *by)
 {
-	const struct az_thread *w = by->tid ? az_thread_lookup(a, by->tid) : NULL;
+	struct az_thread *w = by->tid ? az_thread_lookup(a, by->tid) : NULL;
 
 	by->src_tid = by->tid;
 	by->src_pid = by->pid;
@@ -110,6 +139,8 @@ int az_roles_wake(struct ift_analysis *a, struct az_thread *th, uint64_t from,
 		th->xwoke_tid = by->tid;
 		th->xwoke_pid = by->pid;
 		th->xwokes++;
+		if (w)
+			cowoke(a, w, th);
 	}
 	if (!th->called || th->nopen || !by->src_tid || by->src_tid == th->tid || ts <= from)
 		return 0;
@@ -234,6 +265,17 @@ static uint64_t direct_ns(const struct az_thread *ct, uint32_t tid)
 	return ns;
 }
 
+/* The blocked time of CT's gaps that TID passed on (as the relay). */
+static uint64_t relayed_ns(const struct az_thread *ct, uint32_t tid)
+{
+	uint64_t ns = 0;
+
+	for (uint32_t i = 0; i < ct->nfeeds; i++)
+		if (ct->feeds[i].relay_tid == tid)
+			ns += ct->feeds[i].ns;
+	return ns;
+}
+
 /* The relays of CUDA thread CT: threads that passed on more of its feeding
    than they did themselves (by the blocked time ended: a relay also hands
    the GIL back to it, often and briefly). */
@@ -259,6 +301,14 @@ static void assign_relays(struct ift_analysis *a, struct az_thread *ct, uint64_t
 		 * woken from outside once, then handing the GIL back, is none.
 		 */
 		if (!r || r == ct || r->xwokes * 2 < ev.wakeups)
+			continue;
+		/*
+		 * Woken mostly beside another thread of its process, by the
+		 * same writes, it is the reader only when it passed on more
+		 * than that one: the other wakes the CUDA thread handing the
+		 * GIL back (Pool's worker handler, 5-9% of the fed time).
+		 */
+		if (r->cowokes * 2 >= r->xwokes && relayed_ns(ct, r->cowoke_tid) > ev.ns)
 			continue;
 		ev.calls = r->host_alloc_calls;
 		if (has_name(r->info.task, "pt_data_pin"))

@@ -767,6 +767,85 @@ static void test_kthread_is_no_source(void **state)
 }
 
 /*
+ * multiprocessing.Pool: python3 (4242) has a CUDA thread 4243, a result
+ * handler 4244 and a worker handler 4245, both polling the pipe that the
+ * worker process 4250 writes its results to.  Ten times the CUDA thread
+ * sleeps after a launch until a batch comes: the worker, woken at 4 ms,
+ * wakes both handlers, then sleeps; 4244 reads the result and wakes the
+ * CUDA thread at 6 ms, but twice 4245 does (the GIL handed back, after
+ * 4244 slept).  The worker handler passes on 20% of the fed time, a
+ * relay's share, yet every write that woke it woke 4244 too, which passed
+ * on more: 4244 is the relay, 4245 none.  SHARED false wakes 4245 in a
+ * stint of the worker's of its own (it switches out in between): then 4245
+ * is a relay of its own, as a second loader's pin-memory thread is.
+ */
+static void build_pool(struct tb *b, bool shared)
+{
+	tb_begin(b, shared ? "pool" : "pool-apart", 130 * MS);
+	task(b, 1 * MS, 4242, 4242, IFT_TASK_COMM, 0, 0, "python3");
+	for (uint32_t t = 4243; t <= 4245; t++)
+		task(b, 2 * MS + (t - 4243) * US, 4242, 4242, IFT_TASK_CLONE, t, 4242, "python3");
+	task(b, 3 * MS, 4242, 4242, IFT_TASK_FORK, 4250, 4250, "python3");
+	sw(b, 4 * MS, 1, 4244, 4242, S_SLEEP, 4245, 4242);
+	sw(b, 5 * MS, 1, 4245, 4242, S_SLEEP, 0, 0);
+	for (uint64_t k = 0; k < 10; k++) {
+		uint64_t at = 20 * MS + k * 10 * MS;
+		bool gil = k % 5 == 4;
+		uint32_t first = gil ? 4244 : 4245, second = gil ? 4245 : 4244;
+
+		call(b, at, 4243, 4242, OP_LAUNCH, 1 * MS, 0, 0, 1, 2, 0, 0, 0);
+		sw(b, at + 1500 * US, 0, 4243, 4242, S_SLEEP, 0, 0);
+		wk(b, at + 3900 * US, 1, 4250, 4250, IFT_WAKE_WAKEUP, 1, 0, 0);
+		sw(b, at + 4 * MS, 1, 0, 0, S_RUN, 4250, 4250);
+		wk(b, at + 4500 * US, 1, 4245, 4242, IFT_WAKE_WAKEUP, 1, 4250, 4250);
+		if (!shared) {
+			sw(b, at + 4600 * US, 1, 4250, 4250, S_SLEEP, 0, 0);
+			wk(b, at + 4700 * US, 1, 4250, 4250, IFT_WAKE_WAKEUP, 1, 0, 0);
+			sw(b, at + 4800 * US, 1, 0, 0, S_RUN, 4250, 4250);
+		}
+		wk(b, at + 4900 * US, 1, 4244, 4242, IFT_WAKE_WAKEUP, 1, 4250, 4250);
+		sw(b, at + 5200 * US, 1, 4250, 4250, S_SLEEP, first, 4242);
+		sw(b, at + 5500 * US, 1, first, 4242, S_SLEEP, second, 4242);
+		wk(b, at + 6 * MS, 1, 4243, 4242, IFT_WAKE_WAKEUP, 0, second, 4242);
+		sw(b, at + 6200 * US, 0, 0, 0, S_RUN, 4243, 4242);
+		sw(b, at + 6500 * US, 1, second, 4242, S_SLEEP, 0, 0);
+	}
+}
+
+static void test_relay_beside_poller(void **state)
+{
+	const struct ift_role_evidence *ev;
+	struct tb b;
+
+	(void)state;
+	build_pool(&b, true);
+	tb_run(&b, NULL);
+	assert_string_equal(thread(&b, 4243)->role, "cuda thread");
+	assert_non_null(thread(&b, 4244)->role);
+	assert_string_equal(thread(&b, 4244)->role, "relay");
+	ev = thread(&b, 4244)->role_evidence;
+	assert_int_equal(ev->wakeups, 8);
+	assert_int_equal(ev->ns, 8 * 4500 * US);
+	assert_int_equal(ev->from_pid, 4250);
+	assert_null(thread(&b, 4245)->role);
+	/* the worker fed all ten waits, through either */
+	ev = ift_analysis_process_find(b.a, 4250)->role_evidence;
+	assert_non_null(ev);
+	assert_int_equal(ev->wakeups, 10);
+	assert_int_equal(ev->relayed_wakeups, 10);
+	assert_int_equal(ev->via_tid, 4244);
+	tb_end(&b);
+
+	build_pool(&b, false);
+	tb_run(&b, NULL);
+	assert_string_equal(thread(&b, 4244)->role, "relay");
+	assert_non_null(thread(&b, 4245)->role);
+	assert_string_equal(thread(&b, 4245)->role, "relay");
+	assert_int_equal(thread(&b, 4245)->role_evidence->wakeups, 2);
+	tb_end(&b);
+}
+
+/*
  * The shares that make a feeder are of the waits the program's own tasks
  * ended: of 64 waits khugepaged ends 61 and 4244 the other 3, 4.7% of all
  * of them but all that the program fed it.  Under emulation (a 6.1 guest's
@@ -1170,6 +1249,7 @@ int main(void)
 		cmocka_unit_test(test_processes_and_roles),
 		cmocka_unit_test(test_input_thread_beside_kthread),
 		cmocka_unit_test(test_kthread_is_no_source),
+		cmocka_unit_test(test_relay_beside_poller),
 		cmocka_unit_test(test_input_share_of_traced),
 		cmocka_unit_test(test_input_thread_sibling),
 		cmocka_unit_test(test_input_worker_sibling),
