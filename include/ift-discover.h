@@ -17,20 +17,23 @@
 /* ---- the catalog of traced functions -------------------------------- */
 
 /*
- * How to fetch one argument at function entry, in uprobe_events syntax for
- * x86-64 SysV: "%di", "%si", "%dx", "%cx", "%r8", "%r9" for the first six
- * integer arguments, "+8(%sp)", "+16(%sp)", ... for the 7th and later (the
- * return address is at 0(%sp) on entry), "+32(%di)" for a field of a struct
- * passed by pointer.  All fetched as u64.
+ * One argument kept of a traced call, by its parameter: PARAM (0-based) of
+ * the function's signature, eightbyte PART of it (a dim3 by value: 0 is x
+ * and y, 1 is z), or with DEREF >= 0 the u64 at that offset of the pointer
+ * it is.  Where that lies at the function's entry is the architecture's
+ * calling convention (ift_func_arg_fetch).  All fetched as u64.
  */
 struct ift_arg_spec {
 	const char *name;	/* as stored in the trace: "bytes", "kind", "stream" */
-	const char *fetch;
+	uint8_t param, part;
+	int16_t deref;
 };
 
 struct ift_func_spec {
 	const char *name;	/* base symbol name, e.g. "cudaMemcpyAsync" */
 	enum ift_api api;
+	/* its parameters' classes, in order (IFT_PARAM_* of ift-arch.h) */
+	const char *sig;
 	unsigned nargs;
 	struct ift_arg_spec args[IFT_CALL_MAX_ARGS];
 	/* also probe NAME_ptsz and NAME_ptds where the library has them */
@@ -40,6 +43,15 @@ struct ift_func_spec {
 /* The catalog: runtime and driver functions traced when a library has them. */
 extern const struct ift_func_spec ift_cuda_funcs[];
 extern const size_t ift_cuda_nfuncs;
+
+struct ift_arch;
+/*
+ * ift_func_arg_fetch - argument I of F as a uprobe fetch-arg on architecture
+ * A ("%si", "%x1", "+8(%sp)", "+32(%di)"), written into BUF (LEN bytes).
+ * 0, or -EINVAL (no such argument) or -E2BIG.
+ */
+int ift_func_arg_fetch(const struct ift_func_spec *f, unsigned i, const struct ift_arch *a,
+		       char *buf, size_t len);
 
 /* ---- libraries ------------------------------------------------------- */
 

@@ -150,17 +150,10 @@ int ift_unwinder_read_maps(struct ift_unwinder *u, pid_t pid);
 void ift_unwinder_fork(struct ift_unwinder *u, pid_t pid, pid_t ppid);
 void ift_unwinder_exec(struct ift_unwinder *u, pid_t pid);
 
-/* x86-64 user registers as perf samples them (PERF_REG_X86_*), in this order. */
-enum {
-	IFT_REG_AX, IFT_REG_BX, IFT_REG_CX, IFT_REG_DX, IFT_REG_SI, IFT_REG_DI,
-	IFT_REG_BP, IFT_REG_SP, IFT_REG_IP,
-	IFT_REG_R8, IFT_REG_R9, IFT_REG_R10, IFT_REG_R11, IFT_REG_R12,
-	IFT_REG_R13, IFT_REG_R14, IFT_REG_R15, IFT_REG_NR
-};
-
 /*
- * ift_unwind - unwind the stack of PID from REGS and the copy STACK (LEN
- * bytes from REGS[IFT_REG_SP]) with the unwind tables of the mapped ELF
+ * ift_unwind - unwind the stack of PID from REGS (the user registers as perf
+ * samples them on this machine: ift_arch_native's perf_regs_mask, in bit
+ * order) and the copy STACK (LEN bytes from its sp) with the unwind tables of the mapped ELF
  * files.  Fills up to MAX addresses (the pc, then return addresses);
  * returns how many (at least 1).
  */

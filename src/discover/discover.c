@@ -17,7 +17,9 @@
  * Nothing here changes the system; the only process started is the Python
  * interpreter asked for its sys.path, as the user the command runs as.
  */
+#if defined(__x86_64__)
 #include <cpuid.h>
+#endif
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
@@ -31,6 +33,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ift-arch.h"
 #include "ift-error.h"
 #include "internal.h"
 
@@ -43,18 +46,40 @@
 
 extern char **environ;
 
+/* ld.so's trusted directories after its cache: "%s" the multiarch triplet */
 static const char *const default_dirs[] = {
-	"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib", "/usr/lib",
+	"/lib/%s", "/usr/lib/%s", "/lib", "/usr/lib",
 };
 
+/* "%s" is the multiarch triplet; "%t" each of CUDA's targets/ of the machine */
 static const char *const cuda_dir_globs[] = {
 	"/usr/local/cuda*/lib",
 	"/usr/local/cuda*/lib64",
-	"/usr/local/cuda*/targets/x86_64-linux/lib",
+	"/usr/local/cuda*/targets/%t/lib",
 	"/usr/local/cuda*/compat",
-	"/usr/lib/x86_64-linux-gnu",
+	"/usr/lib/%s",
 	"/usr/lib64",	/* where RPM-based systems put the driver's libcuda.so */
 };
+
+/*
+ * PATTERN with "%s" put as this machine's multiarch triplet and "%t" as its
+ * Ith CUDA target, into BUF.  False when it has no Ith target (or no room).
+ */
+static bool arch_path(const char *pattern, size_t i, char *buf, size_t len)
+{
+	const struct ift_arch *a = ift_arch_native;
+	const char *t = strstr(pattern, "%t"), *s = strstr(pattern, "%s");
+	const char *at = t ? t : s, *put = t ? a->cuda_targets[i] : a->multiarch;
+	int n;
+
+	if (!at)
+		put = "";
+	if (!put || (!t && i > 0))
+		return false;
+	n = snprintf(buf, len, "%.*s%s%s", at ? (int)(at - pattern) : (int)strlen(pattern),
+		     pattern, put, at ? at + 2 : "");
+	return n > 0 && (size_t)n < len;
+}
 
 struct disc {
 	struct ift_libset *set;
@@ -141,13 +166,17 @@ static const char *dst_lib(void)
 {
 	struct stat st;
 
-	/* Debian's multiarch glibc expands $LIB to lib/x86_64-linux-gnu, others to lib64 */
-	return !stat("/lib/x86_64-linux-gnu", &st) && S_ISDIR(st.st_mode) ?
-	       "lib/x86_64-linux-gnu" : "lib64";
+	static char multi[64];
+
+	/* Debian's multiarch glibc expands $LIB to lib/<triplet>, others to lib64 */
+	snprintf(multi, sizeof(multi), "lib/%s", ift_arch_native->multiarch);
+	return !stat(multi + 3, &st) && S_ISDIR(st.st_mode) ? multi : "lib64";
 }
 
+/* aarch64's ld.so takes AT_PLATFORM as it is: no bits to read there */
 void ldso_cpu_read(struct ldso_cpu *cpu)
 {
+#if defined(__x86_64__)
 	unsigned max, a, b, c, d, c1, d1, b7 = 0;
 	uint64_t xcr0 = 0;
 	bool ymm, zmm;
@@ -180,6 +209,9 @@ void ldso_cpu_read(struct ldso_cpu *cpu)
 	cpu->avx512pf = zmm && (b7 & bit_AVX512PF);
 	if (__get_cpuid(0x80000001, &a, &b, &c, &d))
 		cpu->lzcnt = c & bit_LZCNT;
+#else
+	memset(cpu, 0, sizeof(*cpu));
+#endif
 }
 
 /*
@@ -200,7 +232,7 @@ const char *ldso_platform(const struct ldso_cpu *cpu, const char *at_platform)
 	}
 	if (p)
 		return p;
-	return at_platform ? at_platform : "x86_64";
+	return at_platform ? at_platform : ift_arch_native->name;
 }
 
 static const char *dst_platform(void)
@@ -373,7 +405,11 @@ static int search_needed(struct closure *c, size_t loader, const char *name,
 			return ret;
 	}
 	for (size_t i = 0; i < sizeof(default_dirs) / sizeof(default_dirs[0]); i++) {
-		ret = search_list(default_dirs[i], ":", NULL, name, path, dyn);
+		char dir[PATH_MAX];
+
+		if (!arch_path(default_dirs[i], 0, dir, sizeof(dir)))
+			continue;
+		ret = search_list(dir, ":", NULL, name, path, dyn);
 		if (ret)
 			return ret;
 	}
@@ -686,14 +722,15 @@ static int subdir_scan(struct disc *d, const char *dir, const char *sub, const c
 	return dir_scan(d, path, found_by);
 }
 
-/* A conda environment keeps its CUDA runtime in lib and targets/x86_64-linux/lib. */
+/* A conda environment keeps its CUDA runtime in lib and targets/<target>/lib. */
 static int conda_scan(struct disc *d, const char *prefix)
 {
+	char sub[PATH_MAX];
 	int ret = subdir_scan(d, prefix, "lib", "conda");
 
-	if (ret < 0)
-		return ret;
-	return subdir_scan(d, prefix, "targets/x86_64-linux/lib", "conda");
+	for (size_t k = 0; ret >= 0 && arch_path("targets/%t/lib", k, sub, sizeof(sub)); k++)
+		ret = subdir_scan(d, prefix, sub, "conda");
+	return ret;
 }
 
 static bool is_conda_prefix(const char *prefix)
@@ -959,8 +996,12 @@ int ift_discover(const struct ift_discover_opts *opts, struct ift_libset *set)
 	conda = env_get(d.envp, "CONDA_PREFIX");
 	if (ret >= 0 && conda && conda[0] == '/')
 		ret = conda_scan(&d, conda);
-	for (size_t i = 0; i < sizeof(cuda_dir_globs) / sizeof(cuda_dir_globs[0]) && ret >= 0; i++)
-		ret = glob_scan(&d, cuda_dir_globs[i], "cuda-dir");
+	for (size_t i = 0; i < sizeof(cuda_dir_globs) / sizeof(cuda_dir_globs[0]) && ret >= 0; i++) {
+		char pat[PATH_MAX];
+
+		for (size_t k = 0; ret >= 0 && arch_path(cuda_dir_globs[i], k, pat, sizeof(pat)); k++)
+			ret = glob_scan(&d, pat, "cuda-dir");
+	}
 	if (ret >= 0 && opts->all_procs)
 		ret = all_procs_scan(&d);
 	ldcache_release(&d.cache);

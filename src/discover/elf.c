@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ift-arch.h"
 #include "ift-error.h"
 #include "internal.h"
 
@@ -31,8 +32,6 @@
 
 /* The longest symbol name we can want: a catalog name plus "_ptsz". */
 #define WANT_NAME_MAX 64
-
-static const uint8_t endbr64[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
 
 /*
  * Opens FD as an ELF file of our machine.  Returns the handle or NULL with
@@ -58,7 +57,7 @@ static Elf *elf_open_native(int fd, int *err)
 		goto fail;
 	}
 	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB ||
-	    eh.e_machine != EM_X86_64 || (eh.e_type != ET_EXEC && eh.e_type != ET_DYN)) {
+	    eh.e_machine != ift_arch_native->elf_machine || (eh.e_type != ET_EXEC && eh.e_type != ET_DYN)) {
 		*err = -ENOEXEC;
 		goto fail;
 	}
@@ -430,14 +429,9 @@ int dso_lib_read(int fd, struct ift_lib *lib)
 
 		if (!w[i].rank || !vaddr_to_offset(load, nload, w[i].value, &off))
 			continue;
-		/*
-		 * CET builds start functions with endbr64, which a uprobe must
-		 * single-step (~14x the cost of what follows it); the probe
-		 * goes after it.
-		 */
-		if (pread(fd, head, sizeof(head), (off_t)off) == (ssize_t)sizeof(head) &&
-		    !memcmp(head, endbr64, sizeof(head)))
-			off += sizeof(head);
+		/* past a landing pad: x86-64's endbr64, aarch64's bti c */
+		if (pread(fd, head, sizeof(head), (off_t)off) == (ssize_t)sizeof(head))
+			off += ift_arch_entry_skip(ift_arch_native, head, sizeof(head));
 		s = &lib->syms[lib->nsyms];
 		s->name = strdup(w[i].name);
 		if (!s->name) {

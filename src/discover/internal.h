@@ -35,7 +35,7 @@ struct dso_dyn {
 };
 
 /*
- * dso_dyn_read - read PATH's dynamic section.  PATH must be a 64-bit x86-64
+ * dso_dyn_read - read PATH's dynamic section.  PATH must be a 64-bit native
  * ELF executable or shared object; one without a dynamic section (static)
  * gives an empty DYN.  Returns 0, -errno, -IFT_E_NOT_ELF, or -ENOEXEC for an
  * ELF file of another class or machine (ld.so skips those and searches on).
@@ -67,7 +67,7 @@ void ldso_cpu_read(struct ldso_cpu *cpu);
 
 /*
  * ldso_platform - what ld.so expands $PLATFORM to on CPU, where the kernel's
- * AT_PLATFORM is AT_PLATFORM (NULL: "x86_64").  A static string.
+ * AT_PLATFORM is AT_PLATFORM (NULL: the machine's name, "x86_64").  A static string.
  */
 const char *ldso_platform(const struct ldso_cpu *cpu, const char *at_platform);
 
@@ -78,6 +78,8 @@ struct ldcache {
 	uint8_t *data;
 	size_t len;
 	uint32_t nlibs;
+	/* the machine's flags an entry must have (ift_arch's ldcache_flags) */
+	uint32_t machine;
 };
 
 /*

@@ -11,7 +11,7 @@
  *   strings; key and value are offsets from the start of the file.
  *
  * Entry flags: the low byte is the kind (3: ELF for libc6), the next one the
- * architecture (0x0300: x86-64).  The 32-bit libraries of /lib32 share the
+ * architecture (0x0300: x86-64, 0x0a00: aarch64; ift-arch.h).  The 32-bit libraries of /lib32 share the
  * names of the 64-bit ones, so the flags matter.
  */
 #include <errno.h>
@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ift-arch.h"
 #include "internal.h"
 #include "util/buf.h"
 
@@ -33,7 +34,6 @@
 #define FLAG_TYPE_MASK		0x00ff
 #define FLAG_ELF_LIBC6		0x0003
 #define FLAG_REQUIRED_MASK	0xff00
-#define FLAG_X8664_LIB64	0x0300
 
 #define ENDIAN_UNSET		0
 #define ENDIAN_LITTLE		2
@@ -52,6 +52,7 @@ int ldcache_load(struct ldcache *c, const char *path)
 	int fd, ret = 0;
 
 	memset(c, 0, sizeof(*c));
+	c->machine = ift_arch_native->ldcache_flags;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
@@ -121,7 +122,7 @@ const char *ldcache_lookup(const struct ldcache *c, const char *name)
 		const char *key, *value;
 
 		if ((flags & FLAG_TYPE_MASK) != FLAG_ELF_LIBC6 ||
-		    (flags & FLAG_REQUIRED_MASK) != FLAG_X8664_LIB64)
+		    (flags & FLAG_REQUIRED_MASK) != c->machine)
 			continue;
 		key = cache_str(c, le32(e + 4));
 		if (!key || strcmp(key, name))

@@ -23,6 +23,7 @@
 #include <event-parse.h>
 #include <tracefs.h>
 
+#include "ift-arch.h"
 #include "ift-error.h"
 #include "ift-probe.h"
 #include "probe.h"
@@ -311,9 +312,14 @@ static int probe_sym(struct ift_probe_session *s, const struct ift_lib *lib,
 	make_names(s, sym->name, libidx, p);
 	if (sym->spec) {
 		for (unsigned a = 0; a < sym->spec->nargs && a < IFT_CALL_MAX_ARGS; a++) {
-			int n = snprintf(args + used, sizeof(args) - used, " %s=%s:u64",
-					 sym->spec->args[a].name, sym->spec->args[a].fetch);
+			char fetch[64];
+			int n;
 
+			ret = ift_func_arg_fetch(sym->spec, a, ift_arch_native, fetch, sizeof(fetch));
+			if (ret)
+				return ret;
+			n = snprintf(args + used, sizeof(args) - used, " %s=%s:u64",
+				     sym->spec->args[a].name, fetch);
 			if (n < 0 || (size_t)n >= sizeof(args) - used)
 				return -E2BIG;
 			used += (size_t)n;

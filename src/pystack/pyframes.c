@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/uio.h>
 
+#include "ift-arch.h"
 #include "ift-error.h"
 #include "ift-pystack.h"
 
@@ -29,8 +30,6 @@
 #define MAX_LINETABLE		(1U << 20)
 /* sizeof(_Py_CODEUNIT) */
 #define CODEUNIT		2
-/* struct pthread's tid in glibc on x86-64 (2.x: 720, nptl/descr.h) */
-#define GLIBC_PTHREAD_TID	720
 /* _PyInterpreterFrame.owner of the C stack's shim frames (3.12+) */
 #define FRAME_OWNED_BY_CSTACK	3
 
@@ -141,7 +140,7 @@ static int thread_tid(const struct ift_py_layout *l, ift_py_read_fn rd, void *ct
 	/* before 3.11, only pthread_self(): glibc keeps the tid in it */
 	ret = read_ptr(rd, ctx, ts + l->ts_pthread, &pt);
 	if (!ret && pt)
-		ret = rd(ctx, pt + GLIBC_PTHREAD_TID, &t32, sizeof(t32));
+		ret = rd(ctx, pt + ift_arch_native->glibc_pthread_tid, &t32, sizeof(t32));
 	*tid = (uint64_t)(int64_t)t32;
 	return ret;
 }

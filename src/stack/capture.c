@@ -51,14 +51,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ift-arch.h"
 #include "ift-pystack.h"
 #include "ift-stack.h"
 #include "util/array.h"
 #include "util/perfbuf.h"
 #include "util/timing.h"
 
-/* AX..IP and R8..R15 (PERF_REG_X86_*): what the unwinder reads */
-#define REGS_MASK	(0x1ffULL | (0xffULL << 16))
 /*
  * A sample and the call row it belongs to come from the same trap, and the
  * perf handler runs first: it reads the clock, copies the stack (3-4 us
@@ -307,7 +306,7 @@ int ift_stacks_attach(struct ift_stacks *s, pid_t pid, bool maps)
 			a.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID |
 					PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN |
 					PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
-			a.sample_regs_user = REGS_MASK;
+			a.sample_regs_user = ift_arch_native->perf_regs_mask;
 			a.sample_stack_user = s->o.stack_bytes;
 			a.exclude_callchain_kernel = 1;
 			if (s->py) {
@@ -690,7 +689,7 @@ static int on_sample(struct ift_stacks *s, const uint8_t *p, size_t len,
 	uint64_t read_end = 0;
 	int npy;
 	struct rd r = { p, p + len };
-	uint64_t id, ts, nr, abi, size, dyn = 0, regs[IFT_REG_NR];
+	uint64_t id, ts, nr, abi, size, dyn = 0, regs[IFT_ARCH_MAX_REGS];
 	uint64_t ips[IFT_STACK_MAX_FRAMES], fp[IFT_STACK_MAX_FRAMES];
 	const uint8_t *stack = NULL;
 	uint32_t pid, tid;
@@ -715,7 +714,7 @@ static int on_sample(struct ift_stacks *s, const uint8_t *p, size_t len,
 	memset(regs, 0, sizeof(regs));
 	if (!take(&r, &abi, 8))
 		return 0;
-	if (abi && !take(&r, regs, sizeof(regs)))
+	if (abi && !take(&r, regs, ift_arch_native->perf_nregs * 8))
 		return 0;
 	if (!take(&r, &size, 8))
 		return 0;
@@ -798,10 +797,11 @@ static size_t sample_cut(const uint8_t *rec, size_t len, size_t *stack_at,
 	if (r.p > r.end || !take(&r, &nr, 8) || nr > (size_t)(r.end - r.p) / 8)
 		return 0;
 	r.p += nr * 8;
-	if (!take(&r, &abi, 8) || (abi && (size_t)(r.end - r.p) < IFT_REG_NR * 8))
+	if (!take(&r, &abi, 8) ||
+	    (abi && (size_t)(r.end - r.p) < ift_arch_native->perf_nregs * 8))
 		return 0;
 	if (abi)
-		r.p += IFT_REG_NR * 8;
+		r.p += ift_arch_native->perf_nregs * 8;
 	*stack_at = (size_t)(r.p - rec);
 	if (!take(&r, &size, 8) || !size || size > (size_t)(r.end - r.p) ||
 	    (size_t)(r.end - r.p) - size < 8)

@@ -24,7 +24,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ift-arch.h"
 #include "ift-stack.h"
+
+/* ift_arch_native's unw_to_perf is indexed by this libunwind's numbers */
+#if defined(__x86_64__)
+_Static_assert(UNW_X86_64_RIP == 16 && UNW_X86_64_RSP == 7, "libunwind's x86-64 numbers");
+#elif defined(__aarch64__)
+_Static_assert(UNW_AARCH64_PC == 32 && UNW_AARCH64_SP == 31, "libunwind's aarch64 numbers");
+#endif
 
 /* Not in libunwind's headers, exported all the same (perf uses it too). */
 extern int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t as, unw_word_t ip,
@@ -622,23 +630,13 @@ static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val,
 static int access_reg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t *val,
 		      int write, void *arg)
 {
-	static const int8_t perf_of[] = {
-		[UNW_X86_64_RAX] = IFT_REG_AX, [UNW_X86_64_RDX] = IFT_REG_DX,
-		[UNW_X86_64_RCX] = IFT_REG_CX, [UNW_X86_64_RBX] = IFT_REG_BX,
-		[UNW_X86_64_RSI] = IFT_REG_SI, [UNW_X86_64_RDI] = IFT_REG_DI,
-		[UNW_X86_64_RBP] = IFT_REG_BP, [UNW_X86_64_RSP] = IFT_REG_SP,
-		[UNW_X86_64_R8] = IFT_REG_R8, [UNW_X86_64_R9] = IFT_REG_R9,
-		[UNW_X86_64_R10] = IFT_REG_R10, [UNW_X86_64_R11] = IFT_REG_R11,
-		[UNW_X86_64_R12] = IFT_REG_R12, [UNW_X86_64_R13] = IFT_REG_R13,
-		[UNW_X86_64_R14] = IFT_REG_R14, [UNW_X86_64_R15] = IFT_REG_R15,
-		[UNW_X86_64_RIP] = IFT_REG_IP,
-	};
+	const struct ift_arch *a = ift_arch_native;
 	struct uctx *c = arg;
 
 	(void)as;
-	if (write || reg < 0 || (size_t)reg >= sizeof(perf_of))
+	if (write || reg < 0 || (unsigned)reg >= a->nunw || a->unw_to_perf[reg] < 0)
 		return -UNW_EBADREG;
-	*val = c->regs[perf_of[reg]];
+	*val = c->regs[a->unw_to_perf[reg]];
 	return 0;
 }
 
@@ -731,14 +729,14 @@ int ift_unwind(struct ift_unwinder *u, pid_t pid, const uint64_t *regs,
 {
 	struct uctx c = {
 		.u = u, .p = proc_get(u, pid, false), .regs = regs,
-		.stack = stack, .sp = regs[IFT_REG_SP], .len = len,
+		.stack = stack, .sp = regs[ift_arch_native->perf_sp], .len = len,
 	};
 	unw_cursor_t cur;
 	int n = 0;
 
 	if (max <= 0)
 		return 0;
-	ips[n++] = regs[IFT_REG_IP];
+	ips[n++] = regs[ift_arch_native->perf_ip];
 	if (unw_init_remote(&cur, u->as, &c) < 0)
 		return n;
 	while (n < max && unw_step(&cur) > 0) {

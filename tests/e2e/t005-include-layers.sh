@@ -2,7 +2,7 @@
 # The halves meet only in the trace file (docs/architecture.md, "Which
 # header each may include"): over every #include "..." line of src/ and
 # include/, a file of the read half includes no header of the record half
-# (probe, ring, decode, record, discover, stack, sample, pystack) and the record half
+# (arch, probe, ring, decode, record, discover, stack, sample, pystack) and the record half
 # none of the read half's; in the read half the model (analyze) includes no
 # renderer's (render, export, mcp); the shared layer (trace, util, and the
 # headers ift-trace.h, ift-error.h, ift-words.h, ift-version.h) includes
@@ -16,12 +16,12 @@ check() {
 	python3 - "$1" <<'PY'
 import os, re, sys
 root = sys.argv[1]
-RECORD = {"probe", "ring", "decode", "record", "discover", "stack", "sample", "pystack"}
+RECORD = {"arch", "probe", "ring", "decode", "record", "discover", "stack", "sample", "pystack"}
 MODEL = {"analyze"}
 RENDER = {"render", "export", "mcp"}
 SHARED = {"trace", "util"}
 HEADERS = {
-    "ift-probe.h": "record", "ift-ring.h": "record", "ift-perfring.h": "record", "ift-decode.h": "record",
+    "ift-arch.h": "record", "ift-probe.h": "record", "ift-ring.h": "record", "ift-perfring.h": "record", "ift-decode.h": "record",
     "ift-record.h": "record", "ift-discover.h": "record", "ift-stack.h": "record",
     "ift-sample.h": "record", "ift-pystack.h": "record",
     "ift-analyze.h": "model", "ift-chains.h": "model", "ift-job.h": "model",

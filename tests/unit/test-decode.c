@@ -567,11 +567,12 @@ static char memcpy_name[] = "cudaMemcpy", dtoh_name[] = "cuMemcpyDtoH_v2",
 	    sync_name[] = "cuStreamSynchronize";
 
 static const struct ift_func_spec specs[NPROBES] = {
-	{ "cudaMemcpy", IFT_API_RUNTIME, 4, { { "dst", "%di" }, { "src", "%si" },
-					      { "bytes", "%dx" }, { "kind", "%cx" } } },
-	{ "cuMemcpyDtoH_v2", IFT_API_DRIVER, 3, { { "dst", "%di" }, { "src", "%si" },
-						  { "bytes", "%dx" } } },
-	{ "cuStreamSynchronize", IFT_API_DRIVER, 1, { { "stream", "%di" } } },
+	{ "cudaMemcpy", IFT_API_RUNTIME, "iiii", 4, { { "dst", 0, 0, -1 }, { "src", 1, 0, -1 },
+						      { "bytes", 2, 0, -1 },
+						      { "kind", 3, 0, -1 } } },
+	{ "cuMemcpyDtoH_v2", IFT_API_DRIVER, "iii", 3, { { "dst", 0, 0, -1 }, { "src", 1, 0, -1 },
+							 { "bytes", 2, 0, -1 } } },
+	{ "cuStreamSynchronize", IFT_API_DRIVER, "i", 1, { { "stream", 0, 0, -1 } } },
 };
 
 /* Every call row, in the order the decoder writes them (on_call). */

@@ -17,7 +17,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ift-arch.h"
 #include "ift-stack.h"
+
+/* the sample's registers on this machine (perf's order) */
+#define NREGS	((int)ift_arch_native->perf_nregs)
+#define SP	((int)ift_arch_native->perf_sp)
+#define IP	((int)ift_arch_native->perf_ip)
 #include "ift-words.h"
 #include "unwind-chain.h"
 
@@ -145,7 +151,7 @@ static void test_garbage(void **state)
 {
 	struct ift_unwinder *u = unwinder();
 	static uint64_t junk[CHAIN_STACK / 8];
-	uint64_t regs[IFT_REG_NR], ips[MAXF], x = 0x9e3779b97f4a7c15ull;
+	uint64_t regs[IFT_ARCH_MAX_REGS], ips[MAXF], x = 0x9e3779b97f4a7c15ull;
 	struct ift_frame f;
 	char buf[256];
 
@@ -160,26 +166,26 @@ static void test_garbage(void **state)
 		/* some words point back into the copy or at the chain's code */
 		for (int k = 0; k < 64; k++)
 			junk[rnd(&x) % (CHAIN_STACK / 8)] = rnd(&x) & 1 ?
-				snap.regs[IFT_REG_SP] + rnd(&x) % CHAIN_STACK :
-				snap.regs[IFT_REG_IP] + rnd(&x) % 4096 - 2048;
+				snap.regs[SP] + rnd(&x) % CHAIN_STACK :
+				snap.regs[IP] + rnd(&x) % 4096 - 2048;
 		memcpy(regs, snap.regs, sizeof(regs));
 		switch (round % 3) {
 		case 0:	/* the chain's registers, garbage stack */
 			break;
 		case 1:	/* garbage everything */
-			for (int r = 0; r < IFT_REG_NR; r++)
+			for (int r = 0; r < NREGS; r++)
 				regs[r] = rnd(&x);
 			break;
 		case 2:	/* a pc in the chain's code, the rest garbage */
-			for (int r = 0; r < IFT_REG_NR; r++)
-				if (r != IFT_REG_SP)
+			for (int r = 0; r < NREGS; r++)
+				if (r != SP)
 					regs[r] = rnd(&x);
-			regs[IFT_REG_IP] = snap.regs[IFT_REG_IP] + rnd(&x) % 512 - 256;
+			regs[IP] = snap.regs[IP] + rnd(&x) % 512 - 256;
 			break;
 		}
 		n = ift_unwind(u, getpid(), regs, junk, len, ips, MAXF);
 		assert_true(n >= 1 && n <= MAXF);
-		assert_true(ips[0] == regs[IFT_REG_IP]);
+		assert_true(ips[0] == regs[IP]);
 		for (int i = 0; i < n; i++) {
 			ift_unwinder_frame(u, getpid(), ips[i], i > 0, &f);
 			ift_frame_format(&f, buf, sizeof(buf));
@@ -242,10 +248,10 @@ static void test_unknown(void **state)
 	ift_frame_format(&f, buf, sizeof(buf));
 	assert_string_equal(buf, "status+0x10");
 	{
-		uint64_t regs[IFT_REG_NR] = { 0 }, ips[MAXF];
+		uint64_t regs[IFT_ARCH_MAX_REGS] = { 0 }, ips[MAXF];
 
-		regs[IFT_REG_IP] = 0x400010;
-		regs[IFT_REG_SP] = 0x7ff000;
+		regs[IP] = 0x400010;
+		regs[SP] = 0x7ff000;
 		assert_int_equal(ift_unwind(u, 4244, regs, snap.stack, 4096, ips, MAXF), 1);
 	}
 	ift_unwinder_free(u);

@@ -5,13 +5,13 @@
  * A known call chain for test-unwind, in a library of its own built with
  * -O2 -fomit-frame-pointer (tests/unit/unwind-chain.c): chain_a calls
  * chain_b calls chain_c, which saves the registers as perf samples them
- * (PERF_REG_X86_* order, as IFT_REG_*) and a copy of the stack from the
- * saved sp, as a uprobe's perf event would.
+ * on this machine (ift_arch_native's order: PERF_REG_X86_*, PERF_REG_ARM64_*)
+ * and a copy of the stack from the saved sp, as a uprobe's perf event would.
  */
 #include <stddef.h>
 #include <stdint.h>
 
-#define CHAIN_REGS	17		/* IFT_REG_NR */
+#define CHAIN_REGS	33		/* IFT_ARCH_MAX_REGS */
 #define CHAIN_STACK	16384
 
 struct chain_snap {
