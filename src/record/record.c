@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ift-arch.h"
 #include "ift-decode.h"
 #include "ift-perfring.h"
 #include "ift-probe.h"
@@ -397,6 +398,8 @@ static int write_metadata(struct ift_recorder *r)
 		ift_writer_meta(w, "record.scope", "system");
 	ift_writer_meta(w, "host.name", host);
 	ift_writer_meta(w, "kernel.release", u.release);
+	/* the machine the recorder was built for: the call arguments' ABI */
+	ift_writer_meta(w, "host.arch", ift_arch_native->name);
 	ift_writer_metaf(w, "cpu.count", "%d", ift_ring_ncpus(r->ring));
 	/* how the rings were read: in place, or spliced and copied once */
 	ift_writer_meta(w, "ring.reader", ift_ring_mapped(r->ring) ? "mmap" : "splice");
