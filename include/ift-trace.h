@@ -284,6 +284,15 @@ unsigned ift_trace_version(const struct ift_trace *t);
 
 /* The last value of KEY, or NULL.  Owned by the trace. */
 const char *ift_trace_meta(const struct ift_trace *t, const char *key);
+/*
+ * The recording machine's base page in bytes (host.page_size; 4096 when the
+ * trace does not say), and the bytes of a page allocation of ORDER there: 0
+ * for an order no allocator has (IFT_PAGE_ORDER_MAX and above: a corrupt
+ * row), which every output shows as nothing allocated.
+ */
+#define IFT_PAGE_ORDER_MAX	32
+uint64_t ift_trace_page_size(const struct ift_trace *t);
+uint64_t ift_trace_alloc_bytes(const struct ift_trace *t, uint64_t order);
 /* Iterates META entries (last value per key, in first-seen order). */
 size_t ift_trace_meta_count(const struct ift_trace *t);
 void ift_trace_meta_at(const struct ift_trace *t, size_t i,

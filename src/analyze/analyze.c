@@ -309,9 +309,8 @@ static int on_page(struct ift_analysis *a, const uint64_t *r, bool in)
 	ret = az_sched_running(a, th, ts, (uint32_t)r[IFT_C_CPU]);
 	if (ret < 0)
 		return ret;
-	/* the buddy allocator stops far below this; a corrupt order must not
-	   shift past the width */
-	bytes = 4096ULL << (order > 40 ? 40 : order);
+	/* the machine's pages: a corrupt order counts none */
+	bytes = ift_trace_alloc_bytes(a->t, order);
 	if (in) {
 		th->info.sched.page_allocs++;
 		th->info.sched.page_alloc_bytes += bytes;

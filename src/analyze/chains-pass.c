@@ -345,9 +345,9 @@ static void hook_event(void *ctx, const struct ift_analysis *a, const struct ift
 	case IFT_T_PAGE_ALLOCS:
 		ct = active_thread(c, a, r[IFT_C_TID]);
 		if (ct && ct->active && r[IFT_C_TS] >= ct->busy_until &&
-		    r[IFT_PG_ORDER] < 32) {
+		    r[IFT_PG_ORDER] < IFT_PAGE_ORDER_MAX) {
 			ct->cur.pages += 1ULL << r[IFT_PG_ORDER];
-			ct->cur.page_bytes += 4096ULL << r[IFT_PG_ORDER];
+			ct->cur.page_bytes += ift_trace_alloc_bytes(a->t, r[IFT_PG_ORDER]);
 		}
 		break;
 	default:
@@ -424,14 +424,14 @@ static int worst_keep(struct ch_call *w, const struct ift_call_info *cl,
  * Splits call C's excess over P50 between the causes.
  */
 static void split_call(const struct ift_call_info *cl, uint64_t p50, bool wait_op,
-		       uint64_t page_ns, uint64_t part[])
+		       uint64_t page_ns, uint64_t page_size, uint64_t part[])
 {
 	uint64_t e = cl->dur_ns - p50, rest, oc, pg;
 
 	part[IFT_CAUSE_CPU_CONTENTION] = az_min(e, cl->runqueue_ns);
 	rest = e - part[IFT_CAUSE_CPU_CONTENTION];
 	oc = cl->on_cpu_ns > p50 ? cl->on_cpu_ns - p50 : 0;
-	pg = cl->page_allocs ? az_min(az_min(rest, oc), cl->page_alloc_bytes / 4096 *
+	pg = cl->page_allocs ? az_min(az_min(rest, oc), cl->page_alloc_bytes / page_size *
 				     page_ns) : 0;
 	part[IFT_CAUSE_PAGE_ALLOC] = pg;
 	part[IFT_CAUSE_GPU_BOUND] = wait_op ? rest - pg : 0;
@@ -479,7 +479,7 @@ static int call_slow(struct ift_chains *c, struct opacc *o, const struct ift_cal
 	uint64_t part[IFT_CAUSE_GPU_BOUND + 1];
 	int ret;
 
-	split_call(cl, o->p50, c->waits[cl->op], c->page_ns, part);
+	split_call(cl, o->p50, c->waits[cl->op], c->page_ns, ift_trace_page_size(c->a->t), part);
 	o->slow++;
 	o->excess += cl->dur_ns - o->p50;
 	for (int k = IFT_CAUSE_PAGE_ALLOC; k <= IFT_CAUSE_GPU_BOUND; k++) {

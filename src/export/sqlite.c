@@ -434,8 +434,8 @@ static int ins_row(struct exp *x, unsigned table, const uint64_t *r)
 	case IFT_T_PAGE_ALLOCS:
 		b_common(x, st, &i, r, true);
 		b_u64(st, &i, r[IFT_PG_ORDER]);
-		if (r[IFT_PG_ORDER] < 32)
-			b_u64(st, &i, 4096ULL << r[IFT_PG_ORDER]);
+		if (r[IFT_PG_ORDER] < IFT_PAGE_ORDER_MAX)
+			b_u64(st, &i, ift_trace_alloc_bytes(x->t, r[IFT_PG_ORDER]));
 		else
 			b_null(st, &i);
 		b_u64(st, &i, r[IFT_PG_GFP]);

@@ -400,6 +400,8 @@ static int write_metadata(struct ift_recorder *r)
 	ift_writer_meta(w, "kernel.release", u.release);
 	/* the machine the recorder was built for: the call arguments' ABI */
 	ift_writer_meta(w, "host.arch", ift_arch_native->name);
+	/* a page allocation's order counts these: 4 KiB, or 16 or 64 on arm64 */
+	ift_writer_metaf(w, "host.page_size", "%ld", sysconf(_SC_PAGESIZE));
 	ift_writer_metaf(w, "cpu.count", "%d", ift_ring_ncpus(r->ring));
 	/* how the rings were read: in place, or spliced and copied once */
 	ift_writer_meta(w, "ring.reader", ift_ring_mapped(r->ring) ? "mmap" : "splice");
@@ -1281,7 +1283,7 @@ static int write_page_counts(struct ift_recorder *r, uint64_t ts)
 
 		for (j = i; j < pc.n && pc.v[j].tid == pc.v[i].tid; j++) {
 			n += pc.v[j].hits;
-			bytes += pc.v[j].hits * (4096ULL << pc.v[j].order);
+			bytes += pc.v[j].hits * ((uint64_t)sysconf(_SC_PAGESIZE) << pc.v[j].order);
 		}
 		if (!ift_decoder_traced(r->dec, pc.v[i].tid, &tgid))
 			continue;

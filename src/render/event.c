@@ -247,7 +247,7 @@ json_object *ift_event_json(const struct ift_trace *t, const struct ift_event *e
 		break;
 	case IFT_T_PAGE_ALLOCS:
 		add_u64(o, "order", r[IFT_PG_ORDER]);
-		add_u64(o, "bytes", r[IFT_PG_ORDER] < 52 ? 4096ULL << r[IFT_PG_ORDER] : 0);
+		add_u64(o, "bytes", ift_trace_alloc_bytes(t, r[IFT_PG_ORDER]));
 		add_u64(o, "gfp_flags", r[IFT_PG_GFP]);
 		add_u64(o, "migratetype", r[IFT_PG_MIGRATETYPE]);
 		break;

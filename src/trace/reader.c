@@ -334,6 +334,26 @@ static void reset_contents(struct ift_trace *t, struct taskmap *tasks)
 		taskmap_release(tasks);
 }
 
+/*
+ * The recording machine's base page: a power of two from 4 KiB (x86-64,
+ * most arm64 kernels) to 64 KiB (arm64 kernels built for it, as on Grace
+ * servers).  Anything else, or nothing (traces before host.page_size, all
+ * x86-64), reads as 4 KiB.
+ */
+static uint64_t page_size_of(const char *v)
+{
+	char *end;
+	unsigned long long n;
+
+	if (!v)
+		return 4096;
+	errno = 0;
+	n = strtoull(v, &end, 10);
+	if (errno || *end || n < 4096 || n > 65536 || (n & (n - 1)))
+		return 4096;
+	return n;
+}
+
 int ift_trace_open(const char *path, unsigned flags, struct ift_trace **out)
 {
 	struct ift_trace *t;
@@ -391,6 +411,7 @@ int ift_trace_open(const char *path, unsigned flags, struct ift_trace **out)
 	if (ret < 0)
 		goto fail;
 	taskmap_release(&tasks);
+	t->page_size = page_size_of(ift_trace_meta(t, "host.page_size"));
 	*out = t;
 	return 0;
 fail:
@@ -433,6 +454,16 @@ const char *ift_trace_meta(const struct ift_trace *t, const char *key)
 		if (!strcmp(t->meta[i].key, key))
 			return t->meta[i].value;
 	return NULL;
+}
+
+uint64_t ift_trace_page_size(const struct ift_trace *t)
+{
+	return t->page_size;
+}
+
+uint64_t ift_trace_alloc_bytes(const struct ift_trace *t, uint64_t order)
+{
+	return order < IFT_PAGE_ORDER_MAX ? t->page_size << order : 0;
 }
 
 size_t ift_trace_meta_count(const struct ift_trace *t)

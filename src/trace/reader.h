@@ -48,6 +48,7 @@ struct ift_trace {
 
 	struct meta_kv *meta;
 	size_t nmeta;
+	uint64_t page_size;	/* host.page_size, or 4096 */
 
 	char **strings;		/* id - 1 -> string */
 	size_t nstrings;

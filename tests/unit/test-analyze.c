@@ -267,6 +267,35 @@ static void test_runqueue_vs_blocked(void **state)
 	tb_end(&b);
 }
 
+/*
+ * A page allocation counts the recording machine's pages: host.page_size
+ * (64 KiB on arm64 kernels so built), 4 KiB where the trace has none or a
+ * value no kernel has.
+ */
+static void test_page_size(void **state)
+{
+	static const struct { const char *v; uint64_t page; } cases[] = {
+		{ "65536", 65536 }, { "16384", 16384 }, { "4096", 4096 }, { NULL, 4096 },
+		{ "12288", 4096 }, { "131072", 4096 }, { "64k", 4096 }, { "", 4096 },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct tb b;
+
+		build_ab(&b);
+		if (cases[i].v)
+			assert_int_equal(ift_writer_meta(b.w, "host.page_size", cases[i].v), 0);
+		tb_run(&b, NULL);
+		assert_int_equal(ift_trace_page_size(b.t), cases[i].page);
+		assert_int_equal(ift_trace_alloc_bytes(b.t, 3), cases[i].page << 3);
+		assert_int_equal(ift_trace_alloc_bytes(b.t, IFT_PAGE_ORDER_MAX), 0);
+		/* the orders 2 and 0 of build_ab */
+		assert_int_equal(thread(&b, 100)->sched.page_alloc_bytes, cases[i].page * 5);
+		tb_end(&b);
+	}
+}
+
 /* The same trace seen through --from 30ms --to 60ms. */
 static void test_window(void **state)
 {
@@ -1241,6 +1270,7 @@ int main(void)
 		cmocka_unit_test(test_runqueue_vs_blocked),
 		cmocka_unit_test(test_idle_wake),
 		cmocka_unit_test(test_window),
+		cmocka_unit_test(test_page_size),
 		cmocka_unit_test(test_page_counts),
 		cmocka_unit_test(test_nested_not_double_counted),
 		cmocka_unit_test(test_call_breakdown),
