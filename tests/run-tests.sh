@@ -6,6 +6,14 @@
 # what contrib/kernels/check-kernels.sh runs in each guest kernel.
 # An e2e script exits 0 (pass), 77 (skip, with a reason on stdout) or anything else (fail);
 # each "skip-part: REASON" line it prints (lib.sh's skip_part) counts as one skip more.
+# --cross-build DIR adds the unit tests of a build for another architecture
+# (make ARCH=aarch64 unit-tests), each run through --emulate's CMD
+# (qemu-aarch64: qemu-user, or qemu-user-static's qemu-aarch64-static, finding
+# the arm64 libraries of Debian's multiarch under QEMU_LD_PREFIX, / by default).
+# There IFT_TEST_EMULATOR names the emulator: a test that cannot work under
+# it (uprobes never fire in translated code; qemu-user 7.2 has no clone3 or
+# process_vm_readv) can skip with that reason.
+# --unit-only runs no e2e test; --build '' no unit test of a native build.
 # IFT_TEST_KEEP=DIR keeps a failed e2e test's working directory (its traces,
 # the reports it checked) as DIR/NAME, for a failure seen once to be read.
 set -u
@@ -15,13 +23,20 @@ build=build
 san=
 filter=
 kernel_only=
+cross=
+emulate=
+unit_only=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--build) build=$2; shift ;;
 	--san-build) san=$2; shift ;;
 	--filter) filter=$2; shift ;;
 	--needs-kernel) kernel_only=1 ;;
-	*) echo "usage: $0 [--build DIR] [--san-build DIR] [--filter PATTERN] [--needs-kernel]" >&2; exit 2 ;;
+	--cross-build) cross=$2; shift ;;
+	--emulate) emulate=$2; shift ;;
+	--unit-only) unit_only=1 ;;
+	*) echo "usage: $0 [--build DIR] [--san-build DIR] [--filter PATTERN] [--needs-kernel]" \
+		"[--cross-build DIR [--emulate CMD]] [--unit-only]" >&2; exit 2 ;;
 	esac
 	shift
 done
@@ -31,10 +46,22 @@ failed=()
 log=$(mktemp -d /tmp/ift-tests.XXXXXX)
 trap 'rm -rf "$log"' EXIT
 
-run_unit() {	# binary label
-	local bin=$1 label=$2 out rc line
+# qemu-aarch64 is qemu-user's; qemu-user-static names it qemu-aarch64-static
+emulate_label=${emulate%% *}
+if [ -n "$emulate" ] && ! command -v "$emulate" >/dev/null 2>&1 &&
+   command -v "$emulate-static" >/dev/null 2>&1; then
+	emulate=$emulate-static
+fi
+
+run_unit() {	# binary label [emulator]
+	local bin=$1 label=$2 emu=${3:-} out rc line
 	out=$log/unit.out
-	CMOCKA_MESSAGE_OUTPUT=TAP "$bin" >"$out" 2>&1
+	if [ -n "$emu" ]; then
+		CMOCKA_MESSAGE_OUTPUT=TAP IFT_TEST_EMULATOR=$emulate_label \
+			QEMU_LD_PREFIX=${QEMU_LD_PREFIX:-/} $emu "$bin" >"$out" 2>&1
+	else
+		CMOCKA_MESSAGE_OUTPUT=TAP "$bin" >"$out" 2>&1
+	fi
 	rc=$?
 	local before=$((pass + fail + skip))
 	while IFS= read -r line; do
@@ -56,23 +83,36 @@ run_unit() {	# binary label
 	printf '%-44s %s\n' "$label" "$(grep -c '^ok' "$out") ok, $(grep -v '# SKIP' "$out" | grep -c '^not ok') not ok, $(grep -c '# SKIP' "$out") skipped"
 }
 
-for dir in "$build" ${san:+"$san"}; do
-	[ -n "$kernel_only" ] && break
+run_units() {	# dir label [emulator]
+	local dir=$1 label=$2 emu=${3:-} bin name
 	for bin in "$dir"/tests/unit/test-*; do
 		[ -x "$bin" ] || continue
 		case $bin in *.d|*.o) continue ;; esac
 		name=$(basename "$bin")
 		[ -n "$filter" ] && [[ $name != *$filter* ]] && continue
-		run_unit "$bin" "unit${dir:+ ($dir)}: $name"
+		run_unit "$bin" "unit ($label): $name" "$emu"
 	done
-done
+}
 
-export IFT="$PWD/ingero-ftrace"
+if [ -z "$kernel_only" ]; then
+	for dir in ${build:+"$build"} ${san:+"$san"}; do
+		run_units "$dir" "$dir"
+	done
+	[ -z "$cross" ] || run_units "$cross" "$cross${emulate:+, ${emulate_label##*/}}" "$emulate"
+fi
+
+# ./ingero-ftrace is build/'s copy; another build's binary is its own
+if [ "$build" = build ]; then
+	export IFT="$PWD/ingero-ftrace"
+else
+	export IFT="$PWD/$build/ingero-ftrace"
+fi
 export IFT_BUILD="$PWD/$build"
 export IFT_TOOLS="$PWD/$build/tests/tools"
 export IFT_FIXTURES="$PWD/fixtures"
 export IFT_SRC="$PWD"
 for t in tests/e2e/t*.sh; do
+	[ -z "$unit_only" ] || break
 	[ -f "$t" ] || continue
 	name=$(basename "$t" .sh)
 	[ -n "$filter" ] && [[ $name != *$filter* ]] && continue

@@ -89,6 +89,7 @@ API cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int flags);
 API cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind);
 API cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count,
 				enum cudaMemcpyKind kind, cudaStream_t stream);
+API cudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStream_t stream);
 API cudaError_t cudaLaunchKernel(const void *func, dim3 gridDim, dim3 blockDim, void **args,
 				 size_t sharedMem, cudaStream_t stream);
 API cudaError_t cudaStreamCreate(cudaStream_t *pStream);
@@ -208,6 +209,16 @@ static uint64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return (uint64_t)t.tv_sec * 1000000000ULL + (uint64_t)t.tv_nsec;
+}
+
+/* a spinning waiter's hint to the core: pause on x86-64, yield on aarch64 */
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ volatile("yield" ::: "memory");
+#endif
 }
 
 /* Every error is the thread's last error too, as in the real runtime. */
@@ -572,7 +583,7 @@ static void wait_seq(uint64_t seq)
 	while (now_ns() - t0 < g.spin_ns) {
 		if (atomic_load_explicit(&g.done_seq, memory_order_acquire) >= seq)
 			goto done;
-		__builtin_ia32_pause();
+		cpu_relax();
 	}
 	pthread_mutex_lock(&g.lock);
 	g.waiters++;
@@ -906,6 +917,27 @@ cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count,
 			    enum cudaMemcpyKind kind, cudaStream_t stream)
 {
 	return fail(copy(dst, src, count, kind, stream, true));
+}
+
+/* The device writes COUNT bytes at its own bandwidth, in stream order. */
+cudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStream_t stream)
+{
+	struct op o = { .type = OP_COPY };
+	cudaError_t e = init();
+
+	(void)value;
+	if (e)
+		return fail(e);
+	if (!stream_valid(stream))
+		return fail(cudaErrorInvalidResourceHandle);
+	if (!count)
+		return cudaSuccess;
+	if (!devPtr || !in_device_space(devPtr) || !device_covers(devPtr, count))
+		return fail(cudaErrorInvalidValue);
+	o.dur_ns = copy_ns(count, g.d2d_gbps);
+	if (!submit(stream, &o))
+		return fail(cudaErrorInvalidResourceHandle);
+	return cudaSuccess;
 }
 
 cudaError_t cudaLaunchKernel(const void *func, dim3 gridDim, dim3 blockDim, void **args,

@@ -332,6 +332,22 @@ static void test_line_table(void **state)
 	Py_DECREF(mod);
 }
 
+/*
+ * The reader is process_vm_readv(); where the system has none (QEMU 7.2's
+ * user mode, which runs the arm64 build in make check: ENOSYS) the tests
+ * that read through it skip, saying so.  The arm64 guests run them.
+ */
+static void need_vm_readv(void)
+{
+	uint64_t x = 0x5eed, y = 0;
+	pid_t me = getpid();
+
+	if (ift_py_read_pid(&me, (uint64_t)(uintptr_t)&x, &y, sizeof(y)) != -ENOSYS)
+		return;
+	fprintf(stderr, "skip: process_vm_readv: ENOSYS here\n");
+	skip();
+}
+
 static void test_own_frames(void **state)
 {
 	const struct seen *s = &probe_seen;
@@ -348,6 +364,7 @@ static void test_own_frames(void **state)
 	};
 
 	(void)state;
+	need_vm_readv();
 	assert_int_equal(s->nours, s->napi);
 	assert_int_equal(s->nours, sizeof(want) / sizeof(want[0]));
 	for (int i = 0; i < s->nours; i++) {
@@ -376,6 +393,7 @@ static void test_code_cache(void **state)
 	const struct seen *s = &probe_seen;
 
 	(void)state;
+	need_vm_readv();
 	assert_int_equal(s->ncold, s->napi);
 	assert_int_equal(s->nwarm, s->napi);
 	for (int i = 0; i < s->napi; i++) {
@@ -405,6 +423,7 @@ static void test_threads(void **state)
 	uint64_t ts = 0;
 
 	(void)state;
+	need_vm_readv();
 	/* a thread that is not the interpreter's */
 	assert_non_null(runtime);
 	assert_int_equal(ift_py_thread(layout, ift_py_read_pid, &self, (uint64_t)(uintptr_t)runtime,
@@ -746,6 +765,7 @@ static void test_other_process(void **state)
 	pid_t pid;
 
 	(void)state;
+	need_vm_readv();
 	/* Debian's, the version this test embeds */
 	snprintf(version, sizeof(version), "%d.%d", PY_MAJOR_VERSION, PY_MINOR_VERSION);
 	assert_true(walk_child("/usr/bin/python3", version));
