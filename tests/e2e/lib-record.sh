@@ -1,7 +1,7 @@
 # Helpers for record tests, sourced after lib.sh.
 
-# The real CUDA runtime the recording tests probe.
-cudart=/usr/local/cuda-13.0/lib/libcudart.so.13
+# The CUDA runtime the recording tests probe (lib.sh: the real one on x86-64).
+cudart=$IFT_CUDART
 
 # build_cuda_seq: ./cuda-seq (tests/workloads/cuda-seq.c) linked to $cudart.
 build_cuda_seq() {

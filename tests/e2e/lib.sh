@@ -3,6 +3,24 @@
 # in an empty temporary directory.
 set -u
 
+# What a test must know of this machine.  IFT_CUDART: the CUDA runtime the
+# recording tests probe, the real libcudart.so.13 on x86-64; on aarch64,
+# where NVIDIA's runtime is in no package here, the arm64 build of
+# contrib/simcuda (the same functions with the same C signatures).
+# ift_breakpoint: what a uprobe writes over the first instruction (hex, in
+# memory order): int3, or BRK #5.  ift_argreg N: the Nth integer argument's
+# register at a function's entry, as uprobe_events names it.
+case $(uname -m) in
+aarch64)
+	IFT_CUDART=${IFT_BUILD:-${IFT_TOOLS%/tests/tools}}/simcuda/libcudart.so.12
+	ift_breakpoint=a00020d4
+	ift_argreg() { echo "%x$1"; } ;;
+*)
+	IFT_CUDART=/usr/local/cuda-13.0/lib/libcudart.so.13
+	ift_breakpoint=cc
+	ift_argreg() { local r=(di si dx cx r8 r9); echo "%${r[$1]}"; } ;;
+esac
+
 fail() {
 	echo "FAIL: $*"
 	exit 1
@@ -51,14 +69,14 @@ expect_one_line_error() {
 # the group's probe GROUP/cudaMalloc_0 enabled in it where the CUDA runtime
 # is (the instance alone is enough to be busy).  remove_planted undoes it.
 plant_run() {
-	local t=/sys/kernel/tracing cudart=/usr/local/cuda-13.0/lib/libcudart.so.13 off
+	local t=/sys/kernel/tracing cudart=$IFT_CUDART off
 	dead=$(sh -c 'echo $$')
 	[ -e "/proc/$dead" ] && fail "pid $dead should be gone"
 	group=ingero_$dead
 	mkdir "$t/instances/$group" || fail "cannot plant an instance"
 	echo 0 >"$t/instances/$group/tracing_on"
 	if [ -r "$cudart" ]; then
-		off=$(readelf -Ws "$cudart" | awk '$8 ~ /^cudaMalloc@/ { print $2; exit }')
+		off=$(readelf -Ws "$cudart" | awk '$8 ~ /^cudaMalloc(@|$)/ { print $2; exit }')
 		echo "p:$group/cudaMalloc_0 $cudart:0x$off" >>"$t/uprobe_events" ||
 			fail "cannot plant a uprobe"
 		echo 1 >"$t/instances/$group/events/$group/cudaMalloc_0/enable"

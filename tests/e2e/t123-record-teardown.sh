@@ -11,7 +11,7 @@
 . "$IFT_SRC/tests/e2e/lib-record.sh"
 need_root
 T=/sys/kernel/tracing
-CUDART=/usr/local/cuda-13.0/lib/libcudart.so.13
+CUDART=$IFT_CUDART
 locker=
 
 unplant() {

@@ -6,7 +6,7 @@
 . "$IFT_SRC/tests/e2e/lib.sh"
 . "$IFT_SRC/tests/e2e/lib-record.sh"
 need_root
-lib=/usr/local/cuda-13.0/lib/libcudart.so.13
+lib=$IFT_CUDART
 [ -f $lib ] || { [ "${CI:-}" = true ] && fail "no $lib"; skip "no CUDA runtime at $lib"; }
 
 mkdir -p hidden

@@ -8,7 +8,7 @@
 # that maps the library traps) at least K + 16,384: the check that the count
 # can tell.  Then, the probes still armed, it reads the first byte of
 # cudaGetDeviceCount through /proc/PID/mem in itself and in the bystander:
-# the breakpoint (0xcc) in itself in every mode, in the bystander with
+# the breakpoint (int3, BRK #5) in itself in every mode, in the bystander with
 # --no-isolate only.  Either way the trace holds the K calls and nothing of
 # the bystander.  A plain record isolates, as --isolate does.
 . "$IFT_SRC/tests/e2e/lib.sh"
@@ -68,18 +68,18 @@ for mode in isolate no-isolate default; do
 	read -r self other <$mode.profile.mem || fail "--$mode: no first bytes read"
 	echo "$mode: the entry probe fired $h times; the trace holds $mine calls, $theirs of the bystander;" \
 		"cudaGetDeviceCount begins with 0x$self here, 0x$other in the bystander"
-	[[ $self =~ ^[0-9a-f]{2}$ && $other =~ ^[0-9a-f]{2}$ ]] ||
+	[[ $self =~ ^[0-9a-f]{8}$ && $other =~ ^[0-9a-f]{8}$ ]] ||
 		fail "--$mode: cannot read the first bytes through /proc/PID/mem: '$self' '$other'"
-	[ "$self" = cc ] || fail "--$mode: no breakpoint in the traced process (0x$self)"
+	[[ $self == $ift_breakpoint* ]] || fail "--$mode: no breakpoint in the traced process (0x$self)"
 	[ "$mine" = $K ] || fail "--$mode: the trace holds $mine calls, the program made $K"
 	[ "$theirs" = 0 ] || fail "--$mode: the trace holds $theirs calls of the bystander"
 	case $mode in
 	isolate|default)
 		[ "$h" = $K ] || fail "$mode: the probe fired $h times for $K traced calls: the bystander trapped"
-		[ "$other" != cc ] || fail "$mode: the bystander's copy has the breakpoint" ;;
+		[[ $other != $ift_breakpoint* ]] || fail "$mode: the bystander's copy has the breakpoint" ;;
 	no-isolate)
 		[ "$h" -ge $((K + 16384)) ] || fail "--no-isolate: the probe fired $h times, not the bystander's too"
-		[ "$other" = cc ] || fail "--no-isolate: no breakpoint in the bystander (0x$other)" ;;
+		[[ $other == $ift_breakpoint* ]] || fail "--no-isolate: no breakpoint in the bystander (0x$other)" ;;
 	esac
 done
 for mode in isolate default; do

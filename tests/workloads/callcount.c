@@ -10,10 +10,11 @@
  *                              bystander provably called while this process's
  *                              probes were armed, then copies the kernel's
  *                              per-probe hit counts (uprobe_profile) to OUT,
- *                              and to OUT.mem the first byte of
- *                              cudaGetDeviceCount as /proc/PID/mem shows it
+ *                              and to OUT.mem the first 4 bytes of
+ *                              cudaGetDeviceCount as /proc/PID/mem shows them
  *                              in itself and in the bystander PID, in hex
- *                              ("cc" where a uprobe's breakpoint is)
+ *                              (a uprobe's breakpoint: "cc......" on x86-64,
+ *                              "a00020d4" on aarch64)
  *
  * The tracefs directory is $IFT_TRACEFS, else /sys/kernel/tracing.
  */
@@ -49,26 +50,31 @@ static uintptr_t base_in(const char *pid, const char *path)
 	return base;
 }
 
-/* The byte at ADDR in PID's memory through /proc/PID/mem, or -1. */
-static int peek(const char *pid, uintptr_t addr)
+/*
+ * The first 4 bytes at ADDR in PID's memory through /proc/PID/mem, as hex
+ * into HEX (9 bytes), "-" where they cannot be read: a uprobe's breakpoint
+ * is x86-64's int3 (cc) or aarch64's BRK #5 (a0 00 20 d4).
+ */
+static void peek(const char *pid, uintptr_t addr, char *hex)
 {
 	char path[64];
-	unsigned char b;
-	int fd, ret;
+	unsigned char b[4];
+	int fd;
 
+	strcpy(hex, "-");
 	snprintf(path, sizeof(path), "/proc/%s/mem", pid);
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return -1;
-	ret = pread(fd, &b, 1, (off_t)addr) == 1 ? b : -1;
+		return;
+	if (pread(fd, b, sizeof(b), (off_t)addr) == (ssize_t)sizeof(b))
+		snprintf(hex, 9, "%02x%02x%02x%02x", b[0], b[1], b[2], b[3]);
 	close(fd);
-	return ret;
 }
 
-/* cudaGetDeviceCount's first byte in this process and in PID, to OUT. */
+/* cudaGetDeviceCount's first bytes in this process and in PID, to OUT. */
 static int peek_both(const char *pid, const char *out)
 {
 	void *fn = dlsym(RTLD_DEFAULT, "cudaGetDeviceCount");
-	char lib[PATH_MAX];
+	char lib[PATH_MAX], mine[9], theirs[9];
 	uintptr_t them;
 	Dl_info info;
 	FILE *f;
@@ -76,8 +82,9 @@ static int peek_both(const char *pid, const char *out)
 	if (!fn || !dladdr(fn, &info) || !realpath(info.dli_fname, lib) ||
 	    !(them = base_in(pid, lib)) || !(f = fopen(out, "we")))
 		return 1;
-	fprintf(f, "%02x %02x\n", peek("self", (uintptr_t)fn),
-		peek(pid, them + ((uintptr_t)fn - (uintptr_t)info.dli_fbase)));
+	peek("self", (uintptr_t)fn, mine);
+	peek(pid, them + ((uintptr_t)fn - (uintptr_t)info.dli_fbase), theirs);
+	fprintf(f, "%s %s\n", mine, theirs);
 	return fclose(f) ? 1 : 0;
 }
 
