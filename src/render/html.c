@@ -603,7 +603,8 @@ static void task_head(struct html *h, bool threads)
 static void task_cells(struct html *h, uint64_t calls, uint64_t cuda,
 		       const struct ift_sched_stats *s)
 {
-	char b[10][32];
+	/* a buffer per cell: the arguments are formatted in no set order */
+	char b[12][32];
 
 	out(h, "<td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td>"
 	    "<td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td>"
@@ -613,8 +614,8 @@ static void task_cells(struct html *h, uint64_t calls, uint64_t cuda,
 	    dur(b[3], 32, s->runqueue_wait_ns), dur(b[4], 32, s->blocked_ns),
 	    num(b[5], 32, s->involuntary), num(b[6], 32, s->voluntary),
 	    dur(b[7], 32, s->max_off_cpu_ns), dur(b[8], 32, s->max_off_cpu_at),
-	    num(b[9], 32, s->wakeups), num(b[0], 32, s->page_allocs),
-	    bytes(b[1], 32, s->page_alloc_bytes));
+	    num(b[9], 32, s->wakeups), num(b[10], 32, s->page_allocs),
+	    bytes(b[11], 32, s->page_alloc_bytes));
 }
 
 static void task_tables(struct html *h)

@@ -326,6 +326,23 @@ def check(page, r, samples=False, name="page"):
     rows = [int(tr.attrs["data-pid"]) for tr in pt.find("tr") if "data-pid" in tr.attrs] if pt else []
     if rows != [p["pid"] for p in procs]:
         bad.append("process table: %d rows, %d processes" % (len(rows), len(procs)))
+    # each row's counts are its process's, cell by cell (the pages cell once
+    # showed the CUDA calls: its buffer was the calls cell's, formatted in
+    # whatever order the compiler evaluated the arguments)
+    by_pid = {p["pid"]: p for p in procs}
+    for tr in pt.find("tr") if pt else []:
+        p = by_pid.get(int(tr.attrs.get("data-pid", -1)))
+        if p is None:
+            continue
+        td = [c.text() for c in tr.find("td")]
+        want = {3: "{:,}".format(p["cuda_calls"]), 9: "{:,}".format(p["voluntary_switches"]),
+                12: "{:,}".format(p["wakeups"])}
+        for i, w in want.items():
+            if len(td) <= i or td[i] != w:
+                bad.append("process %d: cell %d is %r, not %r" % (p["pid"], i, td[i:i + 1], w))
+        if len(td) < 14 or not td[13].startswith("{:,} (".format(p["page_allocs"])):
+            bad.append("process %d: pages cell %r, not %d page allocations"
+                       % (p["pid"], td[13:14], p["page_allocs"]))
     summ = root.one("table", id="summary")
     ev = "{:,}".format(r["trace"]["events"])
     if summ is None or ev not in summ.text():
