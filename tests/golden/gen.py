@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 """The read half's outputs on every fixture trace, for the golden test (t030).
 
-  gen.py [--full] IFT FIXTURES OUTDIR
+  gen.py [--full] [--reports] IFT FIXTURES OUTDIR
   gen.py --pretty FILE              an MCP transcript made readable (for diffs)
 
 Runs, for each trace under FIXTURES/examples and FIXTURES/h200: info, report
@@ -13,7 +13,9 @@ report --diff on two pairs.  Everything goes into OUTDIR, which must not
 exist: an output of at most LIMIT bytes as a file, a larger one as a line of
 OUTDIR/SHA256SUMS ("HASH  NAME", the sha256 of what the file would hold), so
 that the goldens stay small; --full writes every output as a file (to read
-one that the sums only name).
+one that the sums only name); --reports only info's and report's (text,
+--json, --per-process --threads, --html, --diff), a subset of the goldens
+that an emulated build can make in seconds (t031).
 
 The commands run in a scratch directory where `fixtures' links to FIXTURES
 and outputs are written by relative name: the paths the outputs carry (the
@@ -317,7 +319,7 @@ def traces(fixtures):
                 yield "%s/%s" % (d, f[:-len(".trace")])
 
 
-def generate(ift, fixtures, root, full):
+def generate(ift, fixtures, root, full, reports_only=False):
     out = Out(root, full)
     os.makedirs(root)
     scratch = tempfile.mkdtemp(prefix="ift-golden.")
@@ -342,6 +344,8 @@ def generate(ift, fixtures, root, full):
             with open("report.html", "rb") as f:
                 out.write(p + "report.html", f.read())
             os.unlink("report.html")
+            if reports_only:
+                continue
             with out.sink(p + "dump.jsonl") as s:
                 run(ift, ["dump", "--json", "-i", t], s)
             with out.sink(p + "perfetto.json") as s:
@@ -405,15 +409,15 @@ def main():
     if args[:1] == ["--pretty"] and len(args) == 2:
         pretty_file(args[1])
         return
-    full = args[:1] == ["--full"]
-    if full:
-        args = args[1:]
+    full = "--full" in args[:2]
+    reports = "--reports" in args[:2]
+    args = [a for a in args if a not in ("--full", "--reports")]
     if len(args) != 3:
-        die("usage: gen.py [--full] IFT FIXTURES OUTDIR | gen.py --pretty FILE")
+        die("usage: gen.py [--full] [--reports] IFT FIXTURES OUTDIR | gen.py --pretty FILE")
     ift, fixtures, root = (os.path.abspath(a) for a in args)
     if os.path.exists(root):
         die("'%s' exists" % root)
-    generate(ift, fixtures, root, full)
+    generate(ift, fixtures, root, full, reports)
 
 
 if __name__ == "__main__":
