@@ -136,9 +136,13 @@ class Truth:
             by = {}
             for w in ws:
                 if w["blocked_ns"]:
-                    x = by.setdefault(w["pid"], {"pid": w["pid"], "batches": 0, "blocked_ns": 0})
+                    x = by.setdefault(w["pid"], {"pid": w["pid"], "batches": 0, "blocked_ns": 0,
+                                                 "spans": []})
                     x["batches"] += 1
                     x["blocked_ns"] += w["blocked_ns"]
+                    # from the clock read before the wait to the worker's before its post
+                    t0 = w["t1"] - w["wait_ns"]
+                    x["spans"].append((t0, t0 + w["blocked_ns"]))
             s.wait = dict(self.wait, batches=len(ws), wait_ns=sum(w["wait_ns"] for w in ws),
                           blocked_ns=sum(w["blocked_ns"] for w in ws),
                           woken_by=list(by.values()))
@@ -220,6 +224,29 @@ class Trace:
 
     def __init__(self, path):
         self.events = [json.loads(line) for line in open(path)]
+
+    def awake_in(self, tid, spans):
+        """The time TID was not blocked (on a CPU, or runnable waiting for one)
+        inside SPANS, [a, b) pairs in the trace clock, as its switches say."""
+        ev = sorted((e["ts"], e["next_tid"] == tid and e["tid"] != tid,
+                     e["prev_state"].startswith("R"))
+                    for e in self.events if e["event"] == "sched_switch" and
+                    tid in (e["tid"], e["next_tid"]))
+        ns = 0
+        for a, b in spans:
+            awake, last = True, a
+            for ts, switch_in, preempted in ev:
+                if ts <= a:
+                    awake = switch_in or preempted
+                    continue
+                if ts >= b:
+                    break
+                if awake:
+                    ns += ts - last
+                awake, last = switch_in or preempted, ts
+            if awake:
+                ns += b - last
+        return ns
 
     def switch_counts(self, tids, before=None):
         """Switch-outs of TIDS (before BEFORE, if given): (involuntary,

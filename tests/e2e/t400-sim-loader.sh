@@ -97,9 +97,13 @@ if c:
         chk.ok(abs(t["count"] - x["batches"]) <= 2,
                "worker %d woke it %d times, handed over %d batches it waited for" %
                (pid, t["count"], x["batches"]))
+        # the report's wait starts when the thread blocks, the workload's at
+        # its clock read: the thread's time on a CPU or queued for one in
+        # between is the workload's alone (a few us here; under an emulated
+        # arm64 guest, preempted there, 7 ms of 126)
         tol = 0.03 * x["blocked_ns"] + 2 * MS
-        chk.between("worker %d: wait it ended" % pid, t["ns"], x["blocked_ns"], tol,
-                    tol + lag * x["batches"])
+        chk.between("worker %d: wait it ended" % pid, t["ns"], x["blocked_ns"],
+                    tol + trace.awake_in(truth.tid, x["spans"]), tol + lag * x["batches"])
     # any worker named as having taken the CPU from the feeding thread is
     # named as a worker (who else did depends on the machine's other load)
     for cc in chains(r, "cpu_contention"):
