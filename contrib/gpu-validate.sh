@@ -303,6 +303,48 @@ while read -r _ path; do
 	fi
 done < <(grep '^mapped:' "$work/python.txt" 2>/dev/null)
 
+# What only a real arm64 machine (Jetson, Grace) can show, as docs/kernels.md
+# lists it: the base page (host.page_size: 64 KiB kernels count 16x the
+# bytes per page), and how NVIDIA's arm64 functions begin, where the entry
+# probe goes (past "bti c"; never past "paciasp", whose signed link register
+# the return probe would replace).
+say "page size: $(getconf PAGESIZE) bytes"
+if [ "$(uname -m)" = aarch64 ]; then
+	while IFS=$'\t' read -r lib _; do
+		for fn in cudaMalloc cudaMemcpyAsync cudaLaunchKernel cudaStreamSynchronize cuLaunchKernel; do
+			off=$(python3 - "$lib" "$fn" 2>/dev/null <<'PY'
+import struct, sys
+# the file offset of FN: its st_value within the PT_LOAD holding it
+f = open(sys.argv[1], "rb"); d = f.read()
+shoff, = struct.unpack_from("<Q", d, 0x28); shentsize, shnum = struct.unpack_from("<HH", d, 0x3a)
+phoff, = struct.unpack_from("<Q", d, 0x20); phentsize, phnum = struct.unpack_from("<HH", d, 0x36)
+secs = [struct.unpack_from("<IIQQQQIIQQ", d, shoff + i * shentsize) for i in range(shnum)]
+for s in secs:
+    if s[1] != 11:  # SHT_DYNSYM
+        continue
+    strtab = secs[s[6]]
+    for k in range(s[5] // 24):
+        name, info, _, shndx, value, size = struct.unpack_from("<IBBHQQ", d, s[4] + k * 24)
+        n = d[strtab[4] + name:d.index(b"\0", strtab[4] + name)].decode()
+        if n.split("@")[0] == sys.argv[2] and value:
+            for i in range(phnum):
+                t, _, off, va, _, fs, _, _ = struct.unpack_from("<IIQQQQQQ", d, phoff + i * phentsize)
+                if t == 1 and va <= value < va + fs:
+                    print(value - va + off); sys.exit(0)
+sys.exit(1)
+PY
+) || continue
+			w=$(od -An -tx4 -j "$off" -N8 "$lib" | awk '{print $1, $2}')
+			case ${w%% *} in
+			d503245f) what="bti c (the probe goes after it)" ;;
+			d503233f) what="paciasp (the probe stays on it)" ;;
+			*) what="no landing pad" ;;
+			esac
+			say "arm64 entry: $lib $fn: $w: $what"
+		done
+	done < <(cut -f1,2 "$work/discover.txt" 2>/dev/null | grep -E '	(runtime|driver)$')
+fi
+
 # ---- c. record and report each mode ----------------------------------------
 step c "record and report: direct, slice, loaderN, loader0 (batch $batch, $workers workers)"
 reserve=40 # for the reports, the cleanup check and the results
