@@ -13,6 +13,8 @@
 # EXAMPLES_TRUTH=DIR keeps each simulated workload's own log (NAME.jsonl:
 # its calls, waits and the run-queue wait the kernel counted) there, and
 # cuda-seq's calls with their clock reads (NAME.calls.tsv).
+# EXAMPLES="NAME ..." records those alone (fixtures/arm64: two of them, in an
+# arm64 guest, with CUDART the arm64 simcuda).
 set -euo pipefail
 build=${1:-build}
 out=${2:-fixtures/examples}
@@ -41,6 +43,7 @@ pin=
 rec() {	# NAME CMD...: record CMD into OUT/NAME.trace
 	local name=$1
 	shift
+	[ -z "${EXAMPLES:-}" ] || [[ " $EXAMPLES " == *" $name "* ]] || return 0
 	echo "examples: $name: record -- $*" >&2
 	$pin "$ift" record -q -o "$work/$name.trace" -- "$@" >"$work/$name.out" 2>"$work/$name.err" ||
 		{ echo "examples: $name: record failed: $(tail -3 "$work/$name.err")" >&2; exit 1; }

@@ -5,7 +5,7 @@
   gen.py [--full] [--reports] IFT FIXTURES OUTDIR
   gen.py --pretty FILE              an MCP transcript made readable (for diffs)
 
-Runs, for each trace under FIXTURES/examples and FIXTURES/h200: info, report
+Runs, for each trace under FIXTURES/examples, FIXTURES/h200 and FIXTURES/arm64: info, report
 (text, --json, --per-process --threads, --html), dump --json, export --format
 sqlite (the rows of every table and view, sorted, not the database file) and
 --format perfetto, and a scripted MCP session that calls every tool; and
@@ -38,7 +38,7 @@ import tempfile
 LIMIT = 100 * 1024      # bytes: an output above it is kept as its sha256
 
 # every trace under fixtures/ (tests read them all; a new one is a new golden)
-TRACE_DIRS = ["examples", "h200"]
+TRACE_DIRS = ["examples", "h200", "arm64"]
 # report -i A --diff B: the README's example, and the H200 pair
 DIFFS = [("examples/dataloader-starvation", "examples/direct-indexing"),
          ("h200/loaderN", "h200/direct")]
