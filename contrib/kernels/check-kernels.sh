@@ -3,12 +3,16 @@
 # kernel (default: every kernel of kernel.sh), `ingero-ftrace check` and every
 # e2e test that traces (tests/run-tests.sh --needs-kernel), then that
 # tracefs is left as the guest booted with it, against the
-# binaries already built in build/.  One line per kernel,
+# binaries already built in $IFT_BUILD_DIR (default build/: ./ingero-ftrace;
+# another build's binary is its own, as tests/run-tests.sh --build has it).
+# ARCH=aarch64 (what `make check-kernels ARCH=aarch64` passes, with
+# IFT_BUILD_DIR=build-aarch64): by default the arm64 kernels of kernel.sh,
+# booted in aarch64 guests on their own Debian arm64 root.  One line per kernel,
 #   NAME (uname -r, BPF: no, BTF: no): N passed, N failed, N skipped
 # and a last line "N passed, N failed, N skipped" over all of them; the
-# guests' whole output is in $IFT_KERNEL_LOGS (default build/kernels/NAME.log),
+# guests' whole output is in $IFT_KERNEL_LOGS (default BUILD/kernels/NAME.log),
 # and each guest's console (the kernel's messages) in NAME.console there; a
-# failed test's working directory (its traces) in build/kernels/NAME.failed/,
+# failed test's working directory (its traces) in BUILD/kernels/NAME.failed/,
 # in the tree, the one place the guest writes.
 # IFT_TEST_FILTER=PATTERN runs only the tests whose names contain it.
 # Run it on an otherwise idle host: under TCG the guest has no steal-time
@@ -19,25 +23,32 @@
 # CI=true in the guests: a test that would skip there fails instead.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-kernels=${*:-$(contrib/kernels/kernel.sh list)}
-logs=${IFT_KERNEL_LOGS:-build/kernels}
+kernels=${*:-$(contrib/kernels/kernel.sh list "${ARCH:-}")}
+build=${IFT_BUILD_DIR:-build}
+bin=./ingero-ftrace
+[ "$build" = build ] || bin=$build/ingero-ftrace
+logs=${IFT_KERNEL_LOGS:-$build/kernels}
 mkdir -p "$logs"
-[ -x ./ingero-ftrace ] && [ -d build/tests ] || { echo "check-kernels: build first (make all unit-tests workloads)" >&2; exit 2; }
+[ -x "$bin" ] && [ -d "$build/tests" ] ||
+	{ echo "check-kernels: build first (make${ARCH:+ ARCH=$ARCH} all unit-tests workloads)" >&2; exit 2; }
 
 tp=0 tf=0 ts=0 lines=()
 for k in $kernels; do
 	log=$logs/$k.log
 	t0=$SECONDS
 	echo "== $k: booting (log: $log)"
-	rm -rf "build/kernels/$k.failed"
-	CI=true IFT_GUEST_CONSOLE=$logs/$k.console IFT_TEST_KEEP=$PWD/build/kernels/$k.failed \
+	rm -rf "$build/kernels/$k.failed"
+	CI=true IFT_GUEST_CONSOLE=$logs/$k.console IFT_TEST_KEEP=$PWD/$build/kernels/$k.failed \
+	IFT_CK_BIN=$bin IFT_CK_BUILD=$build \
 	contrib/kernels/run-in-guest.sh --kernel "$k" -- bash -c '
 		echo "guest: uname $(uname -r)"
-		# bpf(BPF_PROG_LOAD) with no attributes: ENOSYS where there is no bpf()
-		python3 -c "import ctypes; l = ctypes.CDLL(None, use_errno=True); l.syscall(321, 5, None, 0); print(\"guest: bpf\", \"no\" if ctypes.get_errno() == 38 else \"yes\")"
+		# bpf(BPF_PROG_LOAD) with no attributes: ENOSYS where there is no
+		# bpf(); its number differs by architecture
+		case $(uname -m) in aarch64) nr=280 ;; *) nr=321 ;; esac
+		python3 -c "import ctypes; l = ctypes.CDLL(None, use_errno=True); l.syscall($nr, 5, None, 0); print(\"guest: bpf\", \"no\" if ctypes.get_errno() == 38 else \"yes\")"
 		echo "guest: btf $([ -e /sys/kernel/btf/vmlinux ] && echo yes || echo no)"
-		if ./ingero-ftrace check; then echo "guest: check ok"; else echo "guest: check FAILED"; fi
-		tests/run-tests.sh --build build --needs-kernel ${IFT_TEST_FILTER:+--filter "$IFT_TEST_FILTER"}
+		if "$IFT_CK_BIN" check; then echo "guest: check ok"; else echo "guest: check FAILED"; fi
+		tests/run-tests.sh --build "$IFT_CK_BUILD" --needs-kernel ${IFT_TEST_FILTER:+--filter "$IFT_TEST_FILTER"}
 		rc=$?
 		# nothing else traces in the guest: after the tests tracefs is as
 		# the guest booted with it, every instance and probe removed

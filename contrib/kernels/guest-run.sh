@@ -8,7 +8,8 @@
 # (9p tag "tree").  The exchange directory is 9p tag "xchg": `cmd` in,
 # `status` out.
 # The command's stdout is ttyS1 and its stderr ttyS2, which QEMU joins to
-# run-in-guest.sh's own.
+# run-in-guest.sh's own; IFT_GUEST_OUT and IFT_GUEST_ERR (kernel command
+# line) name others where the machine has one UART (aarch64: hvc0, hvc1).
 set -u
 PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export PATH
@@ -42,10 +43,24 @@ if [ -n "${IFT_TREE:-}" ]; then
 	mount -t 9p -o "$opts" tree "$IFT_TREE" || fail "mount $IFT_TREE writable (9p tag tree)"
 fi
 
-for t in /dev/ttyS1 /dev/ttyS2; do
+out=${IFT_GUEST_OUT:-/dev/ttyS1} err=${IFT_GUEST_ERR:-/dev/ttyS2}
+for t in "$out" "$err"; do
+	# a virtio console may still be probing: without the device, the
+	# redirection below would make a plain file in /dev
+	i=0
+	while [ ! -c "$t" ] && [ $i -lt 100 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	[ -c "$t" ] || fail "no $t"
+done
+# held open from here: a virtio console (hvc) forgets its settings at its
+# last close, so raw mode must be set on the open that the command writes to
+exec 3>"$out" 4>"$err"
+for t in "$out" "$err"; do
 	stty -F "$t" raw -echo 2>/dev/null
 done
 # the command, in its directory, with the host's environment (run-in-guest.sh)
-bash "$x/cmd" </dev/null >/dev/ttyS1 2>/dev/ttyS2
+bash "$x/cmd" </dev/null >&3 2>&4 3>&- 4>&-
 echo $? >"$x/status"
 sync

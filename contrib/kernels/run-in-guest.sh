@@ -17,6 +17,11 @@
 # $IFT_GUEST_CONSOLE when that is set.
 #
 # NAME is built or fetched first when it is not in the cache (kernel.sh).
+# An aarch64 kernel (kernel.sh's `arch` file says which) boots in
+# qemu-system-aarch64's virt machine on a Debian 12 arm64 root of its own
+# (rootfs.sh, made when missing) instead of this machine's root; the rest is
+# the same.  It has one UART: the command's stdout and stderr are virtio
+# consoles (hvc0, hvc1) rather than serial ports.
 # QEMU uses KVM where a probe boot shows KVM works on this machine (nested
 # KVM may not), else TCG; IFT_GUEST_ACCEL=kvm|tcg forces one.  TCG runs
 # every vCPU on one host thread (IFT_GUEST_TCG_THREAD=multi gives each its
@@ -49,10 +54,29 @@ done
 	die "--cpus, --mem and --timeout take positive numbers"
 [ -d "$tree" ] || die "--tree $tree: no such directory"
 tree=$(cd "$tree" && pwd)
-command -v qemu-system-x86_64 >/dev/null ||
-	die "no qemu-system-x86_64 (contrib/install-deps.sh kernels installs it)"
 
 kdir=$("$here/kernel.sh" build "$name") || die "kernel $name is not available (above)"
+# the guest's machine, as kernel.sh built NAME: what differs is chosen here
+arch=$(cat "$kdir/arch" 2>/dev/null || echo x86_64)
+case $arch in
+x86_64)
+	qemu_bin="qemu-system-x86_64"
+	root=/ ;;
+aarch64)
+	qemu_bin="qemu-system-aarch64"
+	root=$("$here/rootfs.sh" aarch64) || die "no arm64 root for $name (above)"
+	# the tree is mounted at its own path, and guest-init runs
+	# guest-run.sh before that: the root holds both (renamed into place,
+	# as another guest may be reading it)
+	mkdir -p "$root$tree" "$root/usr/local/lib/ingero-ftrace" || die "cannot write $root"
+	g=$root/usr/local/lib/ingero-ftrace/guest-run.sh
+	if ! cmp -s "$here/guest-run.sh" "$g"; then
+		cp "$here/guest-run.sh" "$g.$$" && mv "$g.$$" "$g" || die "cannot copy guest-run.sh to $root"
+	fi ;;
+*) die "$kdir/arch: no guests for '$arch'" ;;
+esac
+command -v "$qemu_bin" >/dev/null ||
+	die "no $qemu_bin (contrib/install-deps.sh kernels installs it)"
 
 x=$(mktemp -d /tmp/ift-guest.XXXXXX) || die "mktemp failed"
 pids=()
@@ -81,6 +105,11 @@ pids+=($!)
 
 # KVM when it boots a guest here, found once per kernel and kept
 accel=${IFT_GUEST_ACCEL:-}
+if [ "$arch" != "$(uname -m)" ]; then
+	# KVM runs the host's own architecture only
+	[ "${accel:-tcg}" = tcg ] || die "IFT_GUEST_ACCEL=$accel: $arch guests run under TCG here"
+	accel=tcg
+fi
 if [ -z "$accel" ]; then
 	accel=tcg
 	if [ -f "$kdir/accel" ]; then
@@ -93,24 +122,43 @@ if [ -z "$accel" ]; then
 		echo "$accel" >"$kdir/accel"
 	fi
 fi
+tcg_cpu=max
+# aarch64: pointer authentication with QEMU's own cipher rather than QARMA,
+# the same to the guest and much cheaper to emulate
+[ "$arch" = aarch64 ] && tcg_cpu=max,pauth-impdef=on
 case $accel in
 kvm) accel_args=(-accel kvm -cpu host) ;;
 # one host thread runs every vCPU: with a thread each (MTTCG), Linux 5.10
 # died twice of an int3 in __schedule, a jump label caught mid-patch as a
 # tracepoint was switched (QEMU 7.2; KVM and real CPUs synchronise that)
-tcg) accel_args=(-accel "tcg,thread=${IFT_GUEST_TCG_THREAD:-single}" -cpu max) ;;
+tcg) accel_args=(-accel "tcg,thread=${IFT_GUEST_TCG_THREAD:-single}" -cpu "$tcg_cpu") ;;
 *) die "IFT_GUEST_ACCEL=$accel: kvm or tcg" ;;
 esac
 
 console=${IFT_GUEST_CONSOLE:-$x/console.log}
-qemu=(qemu-system-x86_64 "${accel_args[@]}" -m "$mem" -smp "$cpus"
-	-display none -monitor none -no-reboot -nodefaults
-	-kernel "$kdir/bzImage" -initrd "$kdir/initrd"
-	-append "console=ttyS0 panic=-1 loglevel=4 IFT_GUEST=$here/guest-run.sh IFT_TREE=$tree"
-	-virtfs "local,path=/,mount_tag=root,security_model=none,readonly=on,multidevs=remap"
-	-virtfs "local,path=$x,mount_tag=xchg,security_model=none"
-	-virtfs "local,path=$tree,mount_tag=tree,security_model=none"
-	-serial "file:$console" -serial "file:$x/out" -serial "file:$x/err")
+case $arch in
+x86_64)
+	qemu=(qemu-system-x86_64 "${accel_args[@]}" -m "$mem" -smp "$cpus"
+		-display none -monitor none -no-reboot -nodefaults
+		-kernel "$kdir/bzImage" -initrd "$kdir/initrd"
+		-append "console=ttyS0 panic=-1 loglevel=4 IFT_GUEST=$here/guest-run.sh IFT_TREE=$tree"
+		-virtfs "local,path=/,mount_tag=root,security_model=none,readonly=on,multidevs=remap"
+		-virtfs "local,path=$x,mount_tag=xchg,security_model=none"
+		-virtfs "local,path=$tree,mount_tag=tree,security_model=none"
+		-serial "file:$console" -serial "file:$x/out" -serial "file:$x/err") ;;
+aarch64)
+	qemu=(qemu-system-aarch64 -M virt "${accel_args[@]}" -m "$mem" -smp "$cpus"
+		-display none -monitor none -no-reboot -nodefaults
+		-kernel "$kdir/Image" -initrd "$kdir/initrd"
+		-append "console=ttyAMA0 panic=-1 loglevel=4 IFT_GUEST=/usr/local/lib/ingero-ftrace/guest-run.sh IFT_TREE=$tree IFT_GUEST_OUT=/dev/hvc0 IFT_GUEST_ERR=/dev/hvc1"
+		-virtfs "local,path=$root,mount_tag=root,security_model=none,readonly=on,multidevs=remap"
+		-virtfs "local,path=$x,mount_tag=xchg,security_model=none"
+		-virtfs "local,path=$tree,mount_tag=tree,security_model=none"
+		-serial "file:$console"
+		-device virtio-serial-pci
+		-chardev "file,id=out,path=$x/out" -device "virtconsole,chardev=out"
+		-chardev "file,id=err,path=$x/err" -device "virtconsole,chardev=err") ;;
+esac
 t0=$SECONDS
 if [ "$limit" -gt 0 ]; then
 	timeout -k 5 "$limit" "${qemu[@]}" </dev/null
