@@ -169,8 +169,8 @@ static const char *dst_lib(void)
 	static char multi[64];
 
 	/* Debian's multiarch glibc expands $LIB to lib/<triplet>, others to lib64 */
-	snprintf(multi, sizeof(multi), "lib/%s", ift_arch_native->multiarch);
-	return !stat(multi + 3, &st) && S_ISDIR(st.st_mode) ? multi : "lib64";
+	snprintf(multi, sizeof(multi), "/lib/%s", ift_arch_native->multiarch);
+	return !stat(multi, &st) && S_ISDIR(st.st_mode) ? multi + 1 : "lib64";
 }
 
 /* aarch64's ld.so takes AT_PLATFORM as it is: no bits to read there */
