@@ -14,6 +14,8 @@
 # it (uprobes never fire in translated code; qemu-user 7.2 has no clone3 or
 # process_vm_readv) can skip with that reason.
 # --unit-only runs no e2e test; --build '' no unit test of a native build.
+# --units with --needs-kernel runs the build's unit tests too: in an arm64
+# guest, natively, those that qemu-user cannot run (check-kernels.sh).
 # IFT_TEST_KEEP=DIR keeps a failed e2e test's working directory (its traces,
 # the reports it checked) as DIR/NAME, for a failure seen once to be read.
 set -u
@@ -26,6 +28,7 @@ kernel_only=
 cross=
 emulate=
 unit_only=
+with_units=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--build) build=$2; shift ;;
@@ -35,8 +38,9 @@ while [ $# -gt 0 ]; do
 	--cross-build) cross=$2; shift ;;
 	--emulate) emulate=$2; shift ;;
 	--unit-only) unit_only=1 ;;
+	--units) with_units=1 ;;
 	*) echo "usage: $0 [--build DIR] [--san-build DIR] [--filter PATTERN] [--needs-kernel]" \
-		"[--cross-build DIR [--emulate CMD]] [--unit-only]" >&2; exit 2 ;;
+		"[--cross-build DIR [--emulate CMD]] [--unit-only] [--units]" >&2; exit 2 ;;
 	esac
 	shift
 done
@@ -94,7 +98,7 @@ run_units() {	# dir label [emulator]
 	done
 }
 
-if [ -z "$kernel_only" ]; then
+if [ -z "$kernel_only" ] || [ -n "$with_units" ]; then
 	for dir in ${build:+"$build"} ${san:+"$san"}; do
 		run_units "$dir" "$dir"
 	done

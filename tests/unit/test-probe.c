@@ -815,7 +815,7 @@ static void plant_group(const char *group)
 {
 	char cmd[PATH_MAX];
 
-	snprintf(cmd, sizeof(cmd), "p:%s/cudaMalloc_0 %s:0x%" PRIx64 " bytes=%%si:u64\n",
+	snprintf(cmd, sizeof(cmd), "p:%s/cudaMalloc_0 %s:0x%" PRIx64 " bytes=" BYTES_REG ":u64\n",
 		 group, CUDART, pl.off);
 	twrite(pl.dir, "uprobe_events", cmd, true);
 }

@@ -47,6 +47,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -521,15 +522,17 @@ static int child_line(const char *mark)
  */
 static bool blocked_in_read(pid_t pid)
 {
-	char path[64], buf[128];
+	char path[64], buf[128], want[32];
 
+	/* "NR fd ...": read(0, ...), by the machine's number for read */
+	snprintf(want, sizeof(want), "%d 0x0 ", (int)SYS_read);
 	snprintf(path, sizeof(path), "/proc/%d/syscall", (int)pid);
 	for (int i = 0; i < 10000; i++) {
 		FILE *f = fopen(path, "r");
 		bool in_read = false;
 
 		if (f) {
-			in_read = fgets(buf, sizeof(buf), f) && !strncmp(buf, "0 0x0 ", 6);
+			in_read = fgets(buf, sizeof(buf), f) && !strncmp(buf, want, strlen(want));
 			fclose(f);
 		}
 		if (in_read)
