@@ -1263,7 +1263,8 @@ static int cmp_page_count(const void *a, const void *b)
 static int write_page_counts(struct ift_recorder *r, uint64_t ts)
 {
 	struct page_counts pc = { 0 };
-	uint64_t dropped;
+	/* the bytes of an order: host.page_size's, as the reader counts them */
+	uint64_t dropped, page = (uint64_t)sysconf(_SC_PAGESIZE);
 	int64_t m_n, m_b;
 	int ret;
 
@@ -1283,7 +1284,7 @@ static int write_page_counts(struct ift_recorder *r, uint64_t ts)
 
 		for (j = i; j < pc.n && pc.v[j].tid == pc.v[i].tid; j++) {
 			n += pc.v[j].hits;
-			bytes += pc.v[j].hits * ((uint64_t)sysconf(_SC_PAGESIZE) << pc.v[j].order);
+			bytes += pc.v[j].hits * (page << pc.v[j].order);
 		}
 		if (!ift_decoder_traced(r->dec, pc.v[i].tid, &tgid))
 			continue;
