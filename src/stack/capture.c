@@ -89,9 +89,16 @@ struct qrec {
  * its file and function (uint16 each) and their bytes.
  */
 #define QREC_PY		0x7f00
-/* The lags of Python frames' reads (struct ift_stack_stats): 8 us steps to 2 ms */
-#define PY_LAG_STEP_NS	8000
-#define PY_LAG_STEPS	256
+/*
+ * The lags of Python frames' reads (struct ift_stack_stats), by microsecond:
+ * one bucket each below 2 * PY_LAG_SUB us, then PY_LAG_SUB buckets to each
+ * doubling (within 1/16), to 2^34 us; the last bucket holds the longer ones.
+ * A QEMU guest or a loaded board reads in milliseconds, and its median must
+ * not read as the longest lag.
+ */
+#define PY_LAG_SUB_BITS	4
+#define PY_LAG_SUB	(1u << PY_LAG_SUB_BITS)
+#define PY_LAG_STEPS	(PY_LAG_SUB * 30)
 /* PERF_RECORD_MMAP2: where the file name starts */
 #define MMAP2_NAME	64
 struct qpy {
@@ -869,6 +876,20 @@ static const struct evsel *sample_evsel(const struct ift_stacks *s, const uint8_
 	return NULL;
 }
 
+/* The bucket of a lag of NS in struct ift_stacks.py_lag. */
+static unsigned py_lag_bucket(uint64_t ns)
+{
+	uint64_t us = ns / 1000;
+	unsigned e;
+
+	if (us < 2 * PY_LAG_SUB)
+		return (unsigned)us;
+	e = 63 - (unsigned)__builtin_clzll(us) - PY_LAG_SUB_BITS; /* us >> e: [SUB, 2 SUB) */
+	if (e >= PY_LAG_STEPS / PY_LAG_SUB - 1)
+		return PY_LAG_STEPS - 1;
+	return PY_LAG_SUB * (e + 1) + (unsigned)(us >> e) - PY_LAG_SUB;
+}
+
 /*
  * After record HD (body REC, LEN bytes) was queued: for a sample of an op
  * that wants them, the calling thread's Python frames now, queued behind
@@ -926,8 +947,7 @@ static int py_after(struct ift_stacks *s, const struct perf_event_header *hd,
 	if (h.read_end > h.ts) {
 		uint64_t lag = h.read_end - h.ts;
 
-		s->py_lag[lag / PY_LAG_STEP_NS < PY_LAG_STEPS ? lag / PY_LAG_STEP_NS :
-			  PY_LAG_STEPS - 1]++;
+		s->py_lag[py_lag_bucket(lag)]++;
 		if (lag > s->st.py_lag_max_ns)
 			s->st.py_lag_max_ns = lag;
 	}
@@ -1276,9 +1296,20 @@ int ift_stacks_poll(struct ift_stacks *s)
 	return 0;
 }
 
+/* Bucket I's upper end (exclusive), in ns. */
+static uint64_t py_lag_top(unsigned i)
+{
+	unsigned e;
+
+	if (i < 2 * PY_LAG_SUB)
+		return (i + 1) * (uint64_t)1000;
+	e = i / PY_LAG_SUB - 1;
+	return ((uint64_t)(i % PY_LAG_SUB + PY_LAG_SUB + 1) << e) * 1000;
+}
+
 /*
- * The lag that P per cent of the reads took at most, rounded up to
- * PY_LAG_STEP_NS and never past the longest one.
+ * The lag that P per cent of the reads took at most, rounded up to its
+ * bucket's end and never past the longest one.
  */
 static uint64_t py_lag_at(const struct ift_stacks *s, unsigned p)
 {
@@ -1288,7 +1319,7 @@ static uint64_t py_lag_at(const struct ift_stacks *s, unsigned p)
 		n += s->py_lag[i];
 	for (unsigned i = 0; n && i < PY_LAG_STEPS - 1; i++)
 		if ((seen += s->py_lag[i]) * 100 >= n * p) {
-			uint64_t up = (i + 1) * (uint64_t)PY_LAG_STEP_NS;
+			uint64_t up = py_lag_top(i);
 
 			return up < max ? up : max;
 		}
