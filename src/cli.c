@@ -7,8 +7,6 @@
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
-#include <grp.h>
-#include <pwd.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -19,6 +17,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "util/account.h"
 #include "util/outfile.h"
 #include "ift-discover.h"
 
@@ -224,11 +223,12 @@ static bool parse_id(const char *s, unsigned long *v)
 int cli_sudo_user(struct ift_creds *as)
 {
 	const char *u = getenv("SUDO_UID"), *g = getenv("SUDO_GID"), *su = getenv("SUDO_USER");
+	const char *partial;
 	unsigned long uid, gid;
-	struct passwd *pw;
-	gid_t *groups = NULL;
-	char *name;
-	int n = 32;
+	gid_t *groups;
+	char *name = NULL, why[128];
+	uid_t su_uid;
+	int n;
 
 	memset(as, 0, sizeof(*as));
 	if (!u || geteuid() != 0)
@@ -241,42 +241,28 @@ int cli_sudo_user(struct ift_creds *as)
 		return error("SUDO_GID '%s' is not a group id: refusing to guess the user's group",
 			     g ? g : "");
 	/* the uid decides; SUDO_USER only names a user passwd does not know */
-	pw = getpwuid((uid_t)uid);
-	if (!pw && su && *su && (pw = getpwnam(su)) && pw->pw_uid != (uid_t)uid)
-		return error("SUDO_USER '%s' is not user %lu: refusing to guess its groups",
-			     su, uid);
-	name = strdup(pw ? pw->pw_name : su ? su : "");
-	if (!name)
-		return error("out of memory");
-	if (!*name) {
-		free(name);
+	n = ift_account_name((uid_t)uid, &name);
+	if (n == 0 && su && *su) {
+		if (ift_account_uid(su, &su_uid) > 0 && su_uid != (uid_t)uid)
+			return error("SUDO_USER '%s' is not user %lu: refusing to guess its groups",
+				     su, uid);
+		n = (name = strdup(su)) ? 1 : -ENOMEM;
+	}
+	if (n < 0)
+		return error("cannot look user %lu up: %s", uid, strerror(-n));
+	if (n == 0)
 		return error("user %lu has no name (no passwd entry, no SUDO_USER): "
 			     "refusing to guess its groups", uid);
-	}
-	for (;;) {
-		gid_t *v = realloc(groups, (size_t)n * sizeof(*v));
-		int want = n;
-
-		if (!v)
-			break;
-		groups = v;
-		if (getgrouplist(name, (gid_t)gid, groups, &want) >= 0) {
-			n = want;
-			break;
-		}
-		if (want <= n || want > 65536) {
-			free(groups);
-			groups = NULL;
-			errno = EINVAL;
-			break;
-		}
-		n = want;
-	}
-	if (!groups) {
-		error("cannot list the groups of user '%s': %s", name, strerror(errno));
+	n = ift_account_groups(name, (gid_t)gid, &groups, &partial, why, sizeof(why));
+	if (n < 0) {
+		error("cannot list the groups of user '%s': %s", name, strerror(-n));
 		free(name);
 		return -1;
 	}
+	if (partial)
+		warning("user '%s' runs the command with the %d groups /etc/group gives: this "
+			"static binary does not read the group database's %s, which may give more",
+			name, n, partial);
 	free(name);
 	as->uid = (uid_t)uid;
 	as->gid = (gid_t)gid;
