@@ -14,6 +14,9 @@
 #   install-deps.sh cross-aarch64  `make ARCH=aarch64` on x86-64 and its unit tests
 #                           under qemu-user: the cross compiler and Debian's
 #                           arm64 -dev packages (adds the arm64 architecture)
+#   install-deps.sh static, static-aarch64  `make STATIC=1` (make dist): on top
+#                           of build or cross-aarch64, libstdc++'s static archive
+#                           (the unwinder's C++ demangler, linked in)
 # Test-only packages are never installed by a plain `make`.
 set -eu
 
@@ -33,6 +36,10 @@ arm64/libunwind:libunwind-dev:arm64 arm64/sqlite3:libsqlite3-dev:arm64
 arm64/libzstd:libzstd-dev:arm64 arm64/zlib:zlib1g-dev:arm64 arm64/json-c:libjson-c-dev:arm64
 arm64/libelf:libelf-dev:arm64 arm64/cmocka:libcmocka-dev:arm64
 arm64/python3-embed:libpython3-dev:arm64"
+# gcc's major version names its libstdc++ package (Debian 12: 12)
+gcc_major=$(gcc -dumpversion 2>/dev/null | cut -d. -f1)
+static_pkgs="cxx-static:libstdc++-${gcc_major:-12}-dev"
+static_aarch64_pkgs="arm64-cxx-static:libstdc++-${gcc_major:-12}-dev-arm64-cross"
 fuzz_pkgs="clang:clang libclang_rt.fuzzer:libclang-rt-14-dev"
 kernel_pkgs="qemu-system-x86_64:qemu-system-x86 flex:flex bison:bison bc:bc xz:xz-utils
 libssl:libssl-dev qemu-system-aarch64:qemu-system-arm aarch64-linux-gnu-gcc:gcc-aarch64-linux-gnu
@@ -51,6 +58,10 @@ have() {
 	torch) /usr/bin/python3 -c 'import torch' >/dev/null 2>&1 ;;
 	aarch64-linux-gnu-gcc) command -v "$name" >/dev/null 2>&1 ;;
 	arm64-libc) [ -e /usr/aarch64-linux-gnu/include/stdio.h ] ;;
+	# a compiler that finds no file prints the bare name
+	cxx-static) [ "$(gcc -print-file-name=libstdc++.a)" != libstdc++.a ] ;;
+	arm64-cxx-static) command -v aarch64-linux-gnu-gcc >/dev/null 2>&1 &&
+		[ "$(aarch64-linux-gnu-gcc -print-file-name=libstdc++.a)" != libstdc++.a ] ;;
 	# qemu-user's, or qemu-user-static's
 	qemu-aarch64) command -v qemu-aarch64 >/dev/null 2>&1 || command -v qemu-aarch64-static >/dev/null 2>&1 ;;
 	arm64/*) command -v pkg-config >/dev/null 2>&1 &&
@@ -66,8 +77,10 @@ build) list=$build_pkgs ;;
 test) list="$build_pkgs $test_pkgs" ;;
 fuzz) list="$build_pkgs $fuzz_pkgs" ;;
 cross-aarch64) list=$cross_aarch64_pkgs ;;
+static) list="$build_pkgs $static_pkgs" ;;
+static-aarch64) list="$cross_aarch64_pkgs $static_aarch64_pkgs" ;;
 kernels) list="$build_pkgs $test_pkgs $kernel_pkgs" ;;
-*) echo "usage: $0 build|test|fuzz|kernels|cross-aarch64" >&2; exit 2 ;;
+*) echo "usage: $0 build|test|fuzz|kernels|cross-aarch64|static|static-aarch64" >&2; exit 2 ;;
 esac
 
 missing=
@@ -91,7 +104,7 @@ else
 fi
 # the arm64 packages install beside the host's once dpkg knows the
 # architecture; the install below then updates the package lists
-if [ "$what" = cross-aarch64 ] && ! dpkg --print-foreign-architectures | grep -qx arm64; then
+if { [ "$what" = cross-aarch64 ] || [ "$what" = static-aarch64 ]; } && ! dpkg --print-foreign-architectures | grep -qx arm64; then
 	$SUDO dpkg --add-architecture arm64
 fi
 export DEBIAN_FRONTEND=noninteractive

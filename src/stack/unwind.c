@@ -27,6 +27,11 @@
 #include "ift-arch.h"
 #include "ift-stack.h"
 
+#ifdef IFT_STATIC
+/* libstdc++'s demangler (cxxabi.h), which a static build links in */
+char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+#endif
+
 /* ift_arch_native's unw_to_perf is indexed by this libunwind's numbers */
 #if defined(__x86_64__)
 _Static_assert(UNW_X86_64_RIP == 16 && UNW_X86_64_RSP == 7, "libunwind's x86-64 numbers");
@@ -691,10 +696,15 @@ struct ift_unwinder *ift_unwinder_new(void)
 	 * rules up again each time, with file_read()'s segment hint.
 	 */
 	unw_set_caching_policy(u->as, UNW_CACHE_NONE);
+#ifdef IFT_STATIC
+	/* C++ names: a static build links libstdc++.a's demangler in */
+	u->demangle = __cxa_demangle;
+#else
 	/* C++ names, when libstdc++ is around; the recorder does not link it */
 	u->cxx = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
 	if (u->cxx)
 		*(void **)&u->demangle = dlsym(u->cxx, "__cxa_demangle");
+#endif
 	return u;
 }
 
