@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -228,15 +229,31 @@ int ift_query_open_db(const char *path, const struct ift_export_opts *opts,
 	return query_open(path, false, opts, out);
 }
 
+/*
+ * Where the private database goes: SQLite's own order for its temporary
+ * files (TMPDIR, /var/tmp, /usr/tmp, /tmp, then the current directory), the
+ * first that is a directory we may write.  A container or an empty root
+ * may have no /tmp.
+ */
+static const char *tmp_dir(void)
+{
+	const char *dirs[] = { getenv("TMPDIR"), "/var/tmp", "/usr/tmp", "/tmp" };
+	struct stat st;
+
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
+		if (dirs[i] && *dirs[i] && !stat(dirs[i], &st) && S_ISDIR(st.st_mode) &&
+		    !access(dirs[i], W_OK | X_OK))
+			return dirs[i];
+	return ".";
+}
+
 int ift_query_open_trace(struct ift_trace *t, const struct ift_export_opts *opts,
 			 struct ift_query **out)
 {
-	const char *tmp = getenv("TMPDIR");
+	const char *tmp = tmp_dir();
 	char *dir = NULL, *db = NULL;
 	int ret;
 
-	if (!tmp || !*tmp)
-		tmp = "/tmp";
 	if (asprintf(&dir, "%s/ingero-query.XXXXXX", tmp) < 0)
 		return -ENOMEM;
 	if (!mkdtemp(dir)) {
