@@ -112,6 +112,8 @@ else
 	export IFT="$PWD/$build/ingero-ftrace"
 fi
 export IFT_BUILD="$PWD/$build"
+# the static build of the same target (make STATIC=1), for t060
+export IFT_STATIC=${IFT_STATIC:-$PWD/$build-static/ingero-ftrace}
 export IFT_TOOLS="$PWD/$build/tests/tools"
 export IFT_FIXTURES="$PWD/fixtures"
 export IFT_SRC="$PWD"
