@@ -38,4 +38,19 @@ for op, c in line.items():
     if op != "cudaLaunchKernel" and (not s or (s["file"], s["function"], s["line"]) != want):
         sys.exit("%s: report's first Python site %s, the workload's line %s" % (op, s, want))
 PY
+python3 - report.json truth.json <<'PY' || fail "the report's roles are not the workload's"
+import json, sys
+rep = json.load(open(sys.argv[1]))
+truth = json.loads(open(sys.argv[2]).readline())
+chains = [c for c in rep["chains"] if c["cause"] == "data_starvation" and c["tid"] == truth["tid"]]
+if not chains:
+    sys.exit("no data starvation of the feeding thread %d: %s"
+             % (truth["tid"], [c["summary"] for c in rep["chains"]]))
+woke = [t for c in chains for t in c["evidence"]["tasks"] if t["relation"] == "woke"]
+workers = {t["pid"] for t in woke if t["role"] == "input worker"}
+if not 1 <= len(workers) <= truth["workers"] or truth["pid"] in workers:
+    sys.exit("input workers %s waking thread %d; the loader had %d workers: %s"
+             % (sorted(workers), truth["tid"], truth["workers"], woke[:6]))
+print("torch %s: %d input workers woke the feeding thread" % (truth["torch"], len(workers)))
+PY
 exit 0
