@@ -42,17 +42,21 @@ if c:
     first_chain_but_neighbours(chk, r, truth, c)
     chk.ok(c["severity"] == "LOW", "gpu_bound chain is %s" % c["severity"])
     chk.ok((c["pid"], c["tid"]) == (truth.pid, truth.tid), "gpu_bound on %d/%d" % (c["pid"], c["tid"]))
-    # of the active time the thread had a CPU for (other load's run-queue
-    # wait is not the device's)
-    th = [t for p in r["processes"] for t in p["threads"] if t["tid"] == truth.tid][0]
-    had = c["wall_ns"] - min(th["runqueue_wait_ns"], c["wall_ns"])
-    chk.ok(ev["device_wait_ns"] >= 0.9 * had,
-           "device wait %s is under 90%% of the active time %s less the thread's run-queue "
-           "wait %s" % (fmt(ev["device_wait_ns"]), fmt(c["wall_ns"]), fmt(th["runqueue_wait_ns"])))
     # over the steady state: on a loaded machine a slow first step is the
     # start-up's
     steady = truth.steady(r)
     ssync = steady_op(steady, "cudaStreamSynchronize")
+    # 90% of the active time the thread had a CPU for (other load's
+    # run-queue wait is not the device's) and spent in its synchronizes by
+    # its own clock: the host's work between them is the machine's (in an
+    # arm64 TCG guest 214 ms of 2111, its copies' p99 66 ms)
+    th = [t for p in r["processes"] for t in p["threads"] if t["tid"] == truth.tid][0]
+    had = c["wall_ns"] - min(th["runqueue_wait_ns"], c["wall_ns"])
+    host = max(0, steady.active["active_ns"] - ssync["sum_ns"])
+    chk.ok(ev["device_wait_ns"] >= 0.9 * (had - host),
+           "device wait %s is under 90%% of the active time %s less the thread's run-queue "
+           "wait %s and the workload's %s outside its synchronizes" %
+           (fmt(ev["device_wait_ns"]), fmt(c["wall_ns"]), fmt(th["runqueue_wait_ns"]), fmt(host)))
     check_device_wait(chk, ev, ssync)
     chk.near("device wait + run-queue wait in it", ev["device_wait_ns"] + ev["runqueue_wait_ns"],
              ssync["sum_ns"], 0.02, ssync["count"] * 30 * US)
