@@ -14,6 +14,7 @@
 #   install-deps.sh cross-aarch64  `make ARCH=aarch64` on x86-64 and its unit tests
 #                           under qemu-user: the cross compiler and Debian's
 #                           arm64 -dev packages (adds the arm64 architecture)
+#   install-deps.sh distros `make check-distros`: mmdebstrap for its roots
 #   install-deps.sh static, static-aarch64  `make STATIC=1` (make dist): on top
 #                           of build or cross-aarch64, libstdc++'s static archive
 #                           (the unwinder's C++ demangler, linked in)
@@ -78,9 +79,10 @@ test) list="$build_pkgs $test_pkgs" ;;
 fuzz) list="$build_pkgs $fuzz_pkgs" ;;
 cross-aarch64) list=$cross_aarch64_pkgs ;;
 static) list="$build_pkgs $static_pkgs" ;;
+distros) list="mmdebstrap:mmdebstrap" ;;
 static-aarch64) list="$cross_aarch64_pkgs $static_aarch64_pkgs" ;;
 kernels) list="$build_pkgs $test_pkgs $kernel_pkgs" ;;
-*) echo "usage: $0 build|test|fuzz|kernels|cross-aarch64|static|static-aarch64" >&2; exit 2 ;;
+*) echo "usage: $0 build|test|fuzz|kernels|distros|cross-aarch64|static|static-aarch64" >&2; exit 2 ;;
 esac
 
 missing=

@@ -16,6 +16,7 @@
 # --unit-only runs no e2e test; --build '' no unit test of a native build.
 # --units with --needs-kernel runs the build's unit tests too: in an arm64
 # guest, natively, those that qemu-user cannot run (check-kernels.sh).
+# --filter A|B runs the tests whose names hold A or B.
 # IFT_TEST_KEEP=DIR keeps a failed e2e test's working directory (its traces,
 # the reports it checked) as DIR/NAME, for a failure seen once to be read.
 set -u
@@ -57,6 +58,17 @@ if [ -n "$emulate" ] && ! command -v "$emulate" >/dev/null 2>&1 &&
 	emulate=$emulate-static
 fi
 
+# wanted NAME: no --filter, or NAME holds one of its |-separated parts
+wanted() {
+	local f parts
+	[ -z "$filter" ] && return 0
+	IFS='|' read -ra parts <<<"$filter"
+	for f in "${parts[@]}"; do
+		[[ $1 == *"$f"* ]] && return 0
+	done
+	return 1
+}
+
 run_unit() {	# binary label [emulator]
 	local bin=$1 label=$2 emu=${3:-} out rc line
 	out=$log/unit.out
@@ -93,7 +105,7 @@ run_units() {	# dir label [emulator]
 		[ -x "$bin" ] || continue
 		case $bin in *.d|*.o) continue ;; esac
 		name=$(basename "$bin")
-		[ -n "$filter" ] && [[ $name != *$filter* ]] && continue
+		wanted "$name" || continue
 		run_unit "$bin" "unit ($label): $name" "$emu"
 	done
 }
@@ -105,8 +117,12 @@ if [ -z "$kernel_only" ] || [ -n "$with_units" ]; then
 	[ -z "$cross" ] || run_units "$cross" "$cross${emulate:+, ${emulate_label##*/}}" "$emulate"
 fi
 
-# ./ingero-ftrace is build/'s copy; another build's binary is its own
-if [ "$build" = build ]; then
+# ./ingero-ftrace is build/'s copy; another build's binary is its own;
+# IFT_BIN names another binary to test with the build's workloads (the
+# release binary in check-distros' roots)
+if [ -n "${IFT_BIN:-}" ]; then
+	export IFT=$IFT_BIN
+elif [ "$build" = build ]; then
 	export IFT="$PWD/ingero-ftrace"
 else
 	export IFT="$PWD/$build/ingero-ftrace"
@@ -121,7 +137,7 @@ for t in tests/e2e/t*.sh; do
 	[ -z "$unit_only" ] || break
 	[ -f "$t" ] || continue
 	name=$(basename "$t" .sh)
-	[ -n "$filter" ] && [[ $name != *$filter* ]] && continue
+	wanted "$name" || continue
 	[ -n "$kernel_only" ] && ! grep -q '^need_root' "$t" && continue
 	work=$(mktemp -d /tmp/ift-e2e.XXXXXX)
 	(cd "$work" && bash "$IFT_SRC/$t") >"$log/e2e.out" 2>&1
