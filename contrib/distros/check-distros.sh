@@ -85,11 +85,12 @@ for suite in "$@"; do
 	step "$suite" "release binary: make simcuda" inroot "$root" 'make simcuda'
 	step "$suite" "release binary: t120 t410 t701 t702" inroot "$root" \
 		"IFT_BIN=/usr/local/bin/ingero-ftrace tests/run-tests.sh --build build --needs-kernel \
-			--filter 't120|t410|t701|t702' | tee /dev/stderr | tail -1 | grep -q ' 0 failed, 0 skipped'"
+			--filter 't120|t410|t701|t702' | tee /tmp/e2e.out; tail -1 /tmp/e2e.out |
+			grep -q ' 0 failed, 0 skipped'"
 	if [ "$(inroot "$root" 'pkg-config --atleast-version=1.6 libtracefs && echo new')" = new ]; then
 		step "$suite" "from source: make" inroot "$root" 'make -j"$(nproc)"'
 		step "$suite" "from source: make check" inroot "$root" \
-			'make check 2>&1 | tee /dev/stderr | tail -1 | grep -q " 0 failed"'
+			'make check 2>&1 | tee /tmp/check.out; tail -1 /tmp/check.out | grep -q " 0 failed"'
 	else
 		step "$suite" "from source: refuses its old libraries" refuses_old "$root"
 	fi

@@ -26,7 +26,7 @@ die() { echo "root.sh: $*" >&2; exit 1; }
 say() { echo "root.sh: $*" >&2; }
 
 packages="bash coreutils util-linux procps findutils grep sed gawk mount
-python3 python3-torch gcc libc6-dev make binutils pkg-config file git ca-certificates
+python3 python3-torch gcc libc6-dev make binutils pkg-config file git ca-certificates jq
 libtracefs-dev libtraceevent-dev libunwind-dev libsqlite3-dev libzstd-dev zlib1g-dev
 libjson-c-dev libelf-dev"
 
