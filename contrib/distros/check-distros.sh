@@ -7,10 +7,11 @@
 # probe it).  In each root, on a fresh clone of this tree's HEAD:
 #
 #  1. the release binary (IFT_DIST_BIN, make dist's x86-64 file) with the
-#     root's Python and PyTorch and the stand-in runtime built by the root's
-#     gcc (make simcuda): check (t120), a DataLoader run (t410), the Python
-#     frames of calls on real Python (t701) and of a DataLoader run with its
-#     roles (t702);
+#     root's Python and PyTorch, and the stand-in runtime and its programs
+#     built by the root's gcc (make workloads): the empty root (t060), check
+#     (t120), a DataLoader run (t410), --stack on the root's libraries
+#     (t700), the Python frames of calls on real Python (t701) and of a
+#     DataLoader run with its roles (t702);
 #  2. the build from source with the root's own packages: `make` then
 #     `make check` (CI=true).  Where the root's libraries are too old the
 #     build must refuse them in one line, and that is what is checked.
@@ -82,10 +83,11 @@ for suite in "$@"; do
 		echo "libtracefs $(pkg-config --modversion libtracefs)," \
 			"libtraceevent $(pkg-config --modversion libtraceevent), $(gcc --version | head -1)"' |
 		tee -a "$log" | sed "s/^/  $suite: /"
-	step "$suite" "release binary: make simcuda" inroot "$root" 'make simcuda'
-	step "$suite" "release binary: t120 t410 t701 t702" inroot "$root" \
-		"IFT_BIN=/usr/local/bin/ingero-ftrace tests/run-tests.sh --build build --needs-kernel \
-			--filter 't120|t410|t701|t702' | tee /tmp/e2e.out; tail -1 /tmp/e2e.out |
+	step "$suite" "release binary: make workloads" inroot "$root" 'make workloads'
+	step "$suite" "release binary: t060 t120 t410 t700 t701 t702" inroot "$root" \
+		"IFT_BIN=/usr/local/bin/ingero-ftrace IFT_STATIC=/usr/local/bin/ingero-ftrace \
+			tests/run-tests.sh --build build --needs-kernel --filter 't060|t120|t410|t700|t701|t702' |
+			tee /tmp/e2e.out; tail -1 /tmp/e2e.out |
 			grep -q ' 0 failed, 0 skipped'"
 	if [ "$(inroot "$root" 'pkg-config --atleast-version=1.6 libtracefs && echo new')" = new ]; then
 		step "$suite" "from source: make" inroot "$root" 'make -j"$(nproc)"'
