@@ -62,12 +62,22 @@ ifttwo:x:$g2:iftuser
 iftnot:x:$((g2 + 1)):someone
 EOF
 
+# The namespace's mounts must not reach the machine's: made private.  In a
+# chroot (check-distros' roots) "/" is no mount point and cannot be; there
+# the mounts are left as they are, which is safe where none is shared.
+prop=private
+if ! unshare -m --propagation private true 2>/dev/null; then
+	grep -q ' shared:' /proc/self/mountinfo &&
+		fail "cannot make a mount namespace private here, and some mounts are shared"
+	prop=unchanged
+fi
+
 # inroot [ENV=VALUE...] CMD...: CMD in the root, from /work, in a mount
 # namespace whose proc, sys and dev mounts go with it
 inroot() {
 	local envs=()
 	while [[ $1 == *=* ]]; do envs+=("$1"); shift; done
-	unshare -m --propagation private sh -c '
+	unshare -m --propagation $prop sh -c '
 		r=$1; shift
 		mount -t proc proc "$r/proc" && mount --rbind /sys "$r/sys" &&
 			mount --rbind /dev "$r/dev" || exit 125
