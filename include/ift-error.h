@@ -15,6 +15,7 @@
 	_PE(FEATURE,	"trace uses a required feature this version does not know"), \
 	_PE(HEADER,	"trace header is corrupt"),			\
 	_PE(EMPTY,	"trace file is empty"),				\
+	_PE(NOT_FILE,	"not a regular file"),				\
 	_PE(CORRUPT,	"trace data is corrupt"),			\
 	_PE(CHECKSUM,	"trace data failed its checksum"),		\
 	_PE(TRUNCATED,	"trace file is cut short"),			\

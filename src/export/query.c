@@ -282,12 +282,15 @@ bool ift_query_is_db(const char *path)
 {
 	static const char magic[16] = "SQLite format 3";	/* with its NUL */
 	char buf[16];
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO is no database, and must not hold the open */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	struct stat st;
 	bool is;
 
 	if (fd < 0)
 		return false;
-	is = read(fd, buf, sizeof(buf)) == (ssize_t)sizeof(buf) &&
+	is = !fstat(fd, &st) && S_ISREG(st.st_mode) &&
+	     read(fd, buf, sizeof(buf)) == (ssize_t)sizeof(buf) &&
 	     !memcmp(buf, magic, sizeof(buf));
 	close(fd);
 	return is;

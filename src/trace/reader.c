@@ -367,7 +367,8 @@ int ift_trace_open(const char *path, unsigned flags, struct ift_trace **out)
 		return -ENOMEM;
 	taskmap_init(&tasks);
 	t->flags = flags;
-	t->fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO opens at once, without a writer, to be refused */
+	t->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (t->fd < 0) {
 		ret = -errno;
 		goto fail;
@@ -376,8 +377,8 @@ int ift_trace_open(const char *path, unsigned flags, struct ift_trace **out)
 		ret = -errno;
 		goto fail;
 	}
-	if (S_ISDIR(st.st_mode)) {
-		ret = -EISDIR;
+	if (!S_ISREG(st.st_mode)) {
+		ret = S_ISDIR(st.st_mode) ? -EISDIR : -IFT_E_NOT_FILE;
 		goto fail;
 	}
 	t->rec.file_size = (uint64_t)st.st_size;

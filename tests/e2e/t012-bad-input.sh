@@ -45,6 +45,27 @@ refused header-cut.trace
 [[ $(expect_one_line_error "$IFT" info -i empty.trace) == *empty* ]] || fail "empty file: message does not say empty"
 [[ $(expect_one_line_error "$IFT" info -i text.trace) == *"not an ingero-ftrace trace"* ]] || fail "text file: message does not say it is not a trace"
 
+# what is not a regular file is refused at once, never waited on: a FIFO
+# would block an open for a writer, and reading /dev/zero never ends
+mkfifo fifo.trace
+mkdir fifodir && mkfifo fifodir/x.trace
+for args in "info -i fifo.trace" "dump -i fifo.trace" "report -i fifo.trace" \
+	    "report -i fifodir" "query -i fifo.trace SELECT" "info -i /dev/zero"; do
+	# shellcheck disable=SC2086
+	msg=$(timeout 20 "$IFT" $args 2>&1 >/dev/null)
+	rc=$?
+	[ $rc != 124 ] || fail "$args: still waiting after 20 s"
+	[ $rc != 0 ] && [ "$(printf '%s\n' "$msg" | grep -c .)" = 1 ] &&
+		[[ $msg == *"not a regular file"* ]] || fail "$args: exit $rc, $msg"
+done
+printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t012","version":"1"}}}' \
+	'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"get_trace_stats","arguments":{}}}' \
+	'{"jsonrpc":"2.0","id":3,"method":"ping"}' | timeout 20 "$IFT" mcp -i fifo.trace >mcp.out 2>mcp.err
+rc=$?
+[ $rc != 124 ] || fail "mcp -i FIFO: still waiting after 20 s"
+grep -q '"id":2,.*not a regular file' mcp.out && grep -q '"id":3,"result"' mcp.out ||
+	fail "mcp -i FIFO: the tool call did not say so, or ping went unanswered: $(cat mcp.out mcp.err)"
+
 # cut in the middle: what comes before the cut is read, with a warning
 head -c $((size / 2)) ingero.trace >cut.trace
 for cmd in info dump; do
