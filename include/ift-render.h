@@ -100,6 +100,12 @@ int ift_out_json_diff(FILE *f, const struct ift_diff_side *cur,
 		      const struct ift_diff_side *base);
 
 /*
+ * ift_json_print_pretty - ROOT pretty-printed on F and a newline, laid out
+ * alike by every json-c (an empty array is "[]").  Returns 0 or -ENOMEM.
+ */
+int ift_json_print_pretty(FILE *f, struct json_object *root);
+
+/*
  * ift_out_json - report R of trace T as the pretty-printed object of
  * `report --json' on F: ift_json_report() with the call sites (T is read
  * again for them).  As ift_out_text() for errors.

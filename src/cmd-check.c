@@ -21,6 +21,7 @@
 #include "ift-error.h"
 #include "ift-probe.h"
 #include "ift-record.h"
+#include "ift-render.h"
 
 extern char **environ;
 
@@ -264,7 +265,7 @@ static int print_json(const struct report *r, const struct ift_tracefs_caps *cap
 		      const struct ift_libset *set, bool ok, int cleaned)
 {
 	struct json_object *root, *arr, *o;
-	const char *s;
+	int ret;
 
 	root = json_object_new_object();
 	if (!root)
@@ -305,12 +306,9 @@ static int print_json(const struct report *r, const struct ift_tracefs_caps *cap
 	if (cleaned >= 0)
 		json_object_object_add(root, "cleaned", json_object_new_int(cleaned));
 
-	s = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY |
-					   JSON_C_TO_STRING_NOSLASHESCAPE);
-	if (s)
-		puts(s);
+	ret = ift_json_print_pretty(stdout, root);
 	json_object_put(root);
-	return s ? 0 : -ENOMEM;
+	return ret;
 }
 
 int cmd_check(int argc, char **argv)

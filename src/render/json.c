@@ -586,17 +586,40 @@ static json_object *json_full(struct ift_trace *t, const struct ift_report *r)
 	return root;
 }
 
-/* Prints ROOT pretty on F and releases it. */
-static int json_print(FILE *f, json_object *root)
+int ift_json_print_pretty(FILE *f, json_object *root)
 {
 	const char *text = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY |
 							  JSON_C_TO_STRING_NOSLASHESCAPE);
-	int ret = text ? 0 : -ENOMEM;
 
-	if (text) {
-		fputs(text, f);
-		fputc('\n', f);
+	if (!text)
+		return -ENOMEM;
+	/*
+	 * json-c before 0.17 prints an empty array or object pretty as "[",
+	 * a newline, the indent and "]"; later ones as "[]".  A string holds
+	 * no raw newline, so a newline after an opening bracket is layout:
+	 * the same bytes whichever json-c the binary was built with.
+	 */
+	for (const char *p = text; *p; p++) {
+		fputc(*p, f);
+		if (*p == '[' || *p == '{') {
+			const char *q = p + 1;
+
+			if (*q == '\n')
+				for (q++; *q == ' '; q++)
+					;
+			if (q > p + 1 && *q == (*p == '[' ? ']' : '}'))
+				p = q - 1;	/* the closer comes next */
+		}
 	}
+	fputc('\n', f);
+	return 0;
+}
+
+/* Prints ROOT pretty on F and releases it. */
+static int json_print(FILE *f, json_object *root)
+{
+	int ret = ift_json_print_pretty(f, root);
+
 	json_object_put(root);
 	return ret;
 }
