@@ -386,7 +386,11 @@ static int in_private_mounts(bool no_tracing_dir)
 	struct statfs sfs;
 	const char *dir, *want;
 
-	if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
+	/* in a chroot "/" is no mount point (EINVAL): every mount changed
+	   here is under /sys, made private instead */
+	if (unshare(CLONE_NEWNS) ||
+	    (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) &&
+	     (errno != EINVAL || mount(NULL, "/sys", NULL, MS_REC | MS_PRIVATE, NULL))))
 		return 10;
 	umount2("/sys/kernel/debug", MNT_DETACH);
 	if (umount2("/sys/kernel/tracing", MNT_DETACH))
