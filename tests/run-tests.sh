@@ -69,6 +69,9 @@ wanted() {
 	return 1
 }
 
+# the sanitizer build's leak reports, but for leaks inside libraries
+export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$PWD/tests/lsan.supp:print_suppressions=0}
+
 run_unit() {	# binary label [emulator]
 	local bin=$1 label=$2 emu=${3:-} out rc line
 	out=$log/unit.out

@@ -121,9 +121,11 @@ static sqlite3 *export(struct tb *b, const char *name, char *path, size_t len)
 	sqlite3 *db;
 
 	snprintf(path, len, "%s/%s.db", tmpdir, name);
+	/* B's name, for this export only: B lives in the caller's frame */
 	xopts.source = b->path;
 	if (ift_export_sqlite(b->t, path, &xopts) < 0)
 		fail_msg("export: %s", errbuf);
+	xopts.source = NULL;
 	assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
 	return db;
 }
