@@ -17,7 +17,10 @@ command -v python3 >/dev/null || skip "needs python3 to parse JSON"
 mkdir ex
 cp "$IFT_FIXTURES/examples/README.md" "$IFT_FIXTURES/examples/expect.tsv" ex/ ||
 	fail "cannot copy the examples' README and expect.tsv"
-EXAMPLES_TRUTH=$PWD/ex "$IFT_SRC/contrib/examples.sh" "$IFT_BUILD" "$PWD/ex" 2>examples.err ||
+# cuda-seq calls this machine's runtime (lib.sh: NVIDIA's, or simcuda where
+# NVIDIA's is x86-64 only)
+CUDART=$IFT_CUDART EXAMPLES_TRUTH=$PWD/ex "$IFT_SRC/contrib/examples.sh" "$IFT_BUILD" "$PWD/ex" \
+	2>examples.err ||
 	fail "contrib/examples.sh failed: $(tail -3 examples.err)"
 check_examples "$PWD/ex" recorded-here
 [ "$n" -ge 6 ] || fail "expect.tsv lists $n examples"

@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
+#include <inttypes.h>
 #include <stdint.h>
 #include <cmocka.h>
 
@@ -93,11 +94,22 @@ static void test_chain(void **state)
 	for (int i = 0; i < 4; i++)
 		if (strcmp(sym(u, ips, i), want[i]))
 			fail_msg("frame %d is '%s', want '%s'", i, sym(u, ips, i), want[i]);
-	/* the test's own caller is cmocka's, then main's: every frame named */
-	for (int i = 4; i < n; i++) {
+	/*
+	 * the test's own caller is cmocka's, then main's: every frame named,
+	 * up to main.  Past it is libc's start-up, whose outermost frame ends
+	 * the walk natively; under qemu-user 10 (Debian 13) one more address,
+	 * read from the stack QEMU built, follows (0x557f3dff235ed8: in no
+	 * mapping, past arm64's address space).
+	 */
+	bool main_seen = false;
+
+	for (int i = 4; i < n && !main_seen; i++) {
 		ift_unwinder_frame(u, getpid(), ips[i], true, &f);
-		assert_true(f.module[0] == '/');
+		if (f.module[0] != '/')
+			fail_msg("frame %d of %d (0x%" PRIx64 ") is in '%s'", i, n, ips[i], f.module);
+		main_seen = !strcmp(f.symbol, "main");
 	}
+	assert_true(main_seen);
 	/* formatted as report shows it */
 	ift_unwinder_frame(u, getpid(), ips[1], true, &f);
 	ift_frame_format(&f, buf, sizeof(buf));
