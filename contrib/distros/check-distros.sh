@@ -43,7 +43,8 @@ inroot() {
 			mkdir -p "$r$cuda" && mount --bind "$cuda" "$r$cuda" || exit 125
 		fi
 		exec chroot "$r" /usr/bin/env -i PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin \
-			HOME=/root LANG=C.UTF-8 CI=true /bin/bash -c "cd /work/ingero-ftrace && $c"
+			HOME=/root LANG=C.UTF-8 CI=true ${NODE_EXTRA_CA_CERTS:+NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt} \
+			/bin/bash -c "cd /work/ingero-ftrace && $c"
 	' sh "$r" "$*" "$cudart_dir"
 }
 
@@ -78,6 +79,12 @@ for suite in "$@"; do
 	mkdir -p "$root/work"
 	git clone -q "$top" "$root/work/ingero-ftrace" || { failed+=("$suite: clone"); continue; }
 	install -m 0755 "$bin" "$root/usr/local/bin/ingero-ftrace"
+	# the machine's own certificate authorities (a proxy's), for apt and npm
+	# in the root as on the machine
+	if ls /usr/local/share/ca-certificates/*.crt >/dev/null 2>&1; then
+		cp /usr/local/share/ca-certificates/*.crt "$root/usr/local/share/ca-certificates/" &&
+			chroot "$root" update-ca-certificates >>"$log" 2>&1
+	fi
 	inroot "$root" 'ldd --version | head -1; python3 --version;
 		python3 -c "import torch; print(\"torch\", torch.__version__)";
 		echo "libtracefs $(pkg-config --modversion libtracefs)," \

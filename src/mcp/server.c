@@ -481,6 +481,42 @@ static char *dispatch(struct ift_mcp *m, json_object *req, json_object *id)
 	return rpc_error(id, RPC_METHOD_NOT_FOUND, "method not found");
 }
 
+/*
+ * Whether a strict parse of MSG that stopped at END with ERR stopped inside
+ * an integer: json-c 0.17 and later refuse, in strict mode, an integer past
+ * the int64 range, which JSON allows and json-c 0.16 took saturated (an id
+ * of 20 digits; mcp echoes ids as they were written).
+ */
+static bool stopped_in_integer(const char *msg, size_t end, enum json_tokener_error err)
+{
+	size_t digits = 0;
+
+	if (err != json_tokener_error_parse_number)
+		return false;
+	while (end > 0 && digits <= 19 && msg[end - 1] >= '0' && msg[end - 1] <= '9') {
+		end--;
+		digits++;
+	}
+	return digits >= 19;
+}
+
+/* MSG[0, LEN) as one JSON value: strict (no comments, trailing commas or
+   single quotes) and UTF-8, but for integers past int64 (saturated) */
+static json_object *parse_msg(struct json_tokener *tok, const char *msg, size_t len)
+{
+	json_object *req;
+
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+	req = json_tokener_parse_ex(tok, msg, (int)len);
+	if (!req && stopped_in_integer(msg, json_tokener_get_parse_end(tok),
+				       json_tokener_get_error(tok))) {
+		json_tokener_reset(tok);
+		json_tokener_set_flags(tok, JSON_TOKENER_VALIDATE_UTF8);
+		req = json_tokener_parse_ex(tok, msg, (int)len);
+	}
+	return req;
+}
+
 int ift_mcp_handle(struct ift_mcp *m, const char *msg, size_t len, char **reply)
 {
 	struct json_tokener *tok = json_tokener_new();
@@ -490,15 +526,13 @@ int ift_mcp_handle(struct ift_mcp *m, const char *msg, size_t len, char **reply)
 	*reply = NULL;
 	if (!tok)
 		return -ENOMEM;
-	/* strict (no comments, trailing commas, single quotes) and UTF-8 */
-	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
 	while (len && (msg[len - 1] == '\r' || msg[len - 1] == ' ' || msg[len - 1] == '\t'))
 		len--;
 	if (!len) {
 		json_tokener_free(tok);
 		return 0;	/* a blank line is no message */
 	}
-	req = json_tokener_parse_ex(tok, msg, (int)len);
+	req = parse_msg(tok, msg, len);
 	jerr = json_tokener_get_error(tok);
 	/* a value followed by more bytes, or cut short, is not one message */
 	if (!req || jerr != json_tokener_success ||
