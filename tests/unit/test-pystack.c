@@ -364,23 +364,26 @@ static void test_own_frames(void **state)
 		{ "<module>", "# Lmodule" },
 	};
 
+	/* from 3.12 a comprehension runs in its function's frame (PEP 709) */
+	const int c = PY_VERSION_HEX >= 0x030c0000;
+
 	(void)state;
 	need_vm_readv();
 	assert_int_equal(s->nours, s->napi);
-	assert_int_equal(s->nours, sizeof(want) / sizeof(want[0]));
+	assert_int_equal(s->nours, sizeof(want) / sizeof(want[0]) - c);
 	for (int i = 0; i < s->nours; i++) {
 		assert_string_equal(s->ours[i].file, s->api[i].file);
 		assert_string_equal(s->ours[i].file, "/srv/app/train.py");
 		assert_string_equal(s->ours[i].func, s->api[i].func);
-		assert_string_equal(s->ours[i].func, want[i].func);
+		assert_string_equal(s->ours[i].func, want[i + c].func);
 		assert_int_equal(s->ours[i].line, s->api[i].line);
 	}
 	/* the source's own marks, besides the API: the comprehension's call
 	   is on its first line, the loader's next() on the call's last */
 	assert_int_equal(s->ours[0].line, line_of("# Lcomp"));
-	assert_int_equal(s->ours[2].line, line_of("# Lnext") - 1);
-	assert_int_equal(s->ours[4].line, line_of("# Lrecurse"));
-	assert_int_equal(s->ours[8].line, line_of("# Lmodule"));
+	assert_int_equal(s->ours[2 - c].line, line_of("# Lnext") - 1);
+	assert_int_equal(s->ours[4 - c].line, line_of("# Lrecurse"));
+	assert_int_equal(s->ours[8 - c].line, line_of("# Lmodule"));
 }
 
 /*
@@ -408,7 +411,9 @@ static void test_code_cache(void **state)
 	/* the frames hold fewer code objects than frames (recursion) */
 	assert_true(s->misses < (uint64_t)s->napi);
 	assert_int_equal(s->hits, (uint64_t)(2 * s->napi) - s->misses);
-	assert_true(s->rwarm <= (unsigned)(2 * s->napi + 2));
+	if (s->rwarm > (unsigned)(2 * s->napi + 2))
+		fail_msg("a warm walk of %d frames took %u reads, %u cold (%" PRIu64 " misses)",
+			 s->napi, s->rwarm, s->rcold, s->misses);
 	assert_true(s->rcold > s->rwarm + 3 * s->misses);
 	/* frame 0's code changed: read again, its name is now the file's str */
 	assert_int_equal(s->nchanged, s->napi);
