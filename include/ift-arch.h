@@ -71,6 +71,11 @@ struct ift_arch {
 	   (UNW_X86_64_*, UNW_AARCH64_*: the DWARF numbers), -1 for none */
 	const int8_t *unw_to_perf;
 	unsigned nunw;
+	/* pointer authentication (aarch64 PAC): the bits from here up of a
+	   return address signed by paciasp hold its code, not the address
+	   (Linux's user addresses are below 2^48 but where a process asked
+	   for more, up to 2^52); 0: none */
+	unsigned pac_va_bits;
 
 	/* glibc's struct pthread: offset of the thread id (nptl/descr.h) */
 	unsigned glibc_pthread_tid;

@@ -105,6 +105,7 @@ const struct ift_arch ift_arch_aarch64 = {
 	.perf_sp = 31,
 	.perf_ip = 32,
 	.unw_to_perf = aarch64_unw,
+	.pac_va_bits = 48,
 	.nunw = sizeof(aarch64_unw),
 	.glibc_pthread_tid = 208,
 };

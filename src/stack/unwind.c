@@ -665,6 +665,31 @@ static int get_proc_name(unw_addr_space_t as, unw_word_t addr, char *buf,
 	return -UNW_EINVAL;
 }
 
+/*
+ * libunwind 1.7 and later strip aarch64's pointer authentication codes
+ * from return addresses with the mask this gives.  Without it an arm64
+ * program built with branch protection (Debian 13's packages, Ubuntu's)
+ * stops the walk at its first signed return address.  Its user addresses
+ * are below 2^pac_va_bits unless a mapping of the process lies above.
+ * Debian 12's libunwind 1.6 has no such callback.
+ */
+#if UNW_VERSION_MAJOR > 1 || (UNW_VERSION_MAJOR == 1 && UNW_VERSION_MINOR >= 7)
+#define UNW_HAS_PTRAUTH 1
+static unw_word_t ptrauth_insn_mask(unw_addr_space_t as, void *arg)
+{
+	const struct uctx *c = arg;
+	unsigned bits = ift_arch_native->pac_va_bits;
+
+	(void)as;
+	if (!bits)
+		return 0;
+	for (size_t i = 0; c->p && i < c->p->n && bits < 52; i++)
+		if (c->p->maps[i].end > 1ULL << bits)
+			bits = 52;
+	return ~((1ULL << bits) - 1);
+}
+#endif
+
 static unw_accessors_t accessors = {
 	.find_proc_info = find_proc_info,
 	.put_unwind_info = put_unwind_info,
@@ -674,6 +699,9 @@ static unw_accessors_t accessors = {
 	.access_fpreg = access_fpreg,
 	.resume = resume,
 	.get_proc_name = get_proc_name,
+#ifdef UNW_HAS_PTRAUTH
+	.ptrauth_insn_mask = ptrauth_insn_mask,
+#endif
 };
 
 struct ift_unwinder *ift_unwinder_new(void)

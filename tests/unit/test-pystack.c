@@ -411,7 +411,9 @@ static void test_code_cache(void **state)
 	/* the frames hold fewer code objects than frames (recursion) */
 	assert_true(s->misses < (uint64_t)s->napi);
 	assert_int_equal(s->hits, (uint64_t)(2 * s->napi) - s->misses);
-	if (s->rwarm > (unsigned)(2 * s->napi + 2))
+	/* from 3.12 the interpreter also pushes a frame of its own where C
+	   called in (owned by the C stack): read, and skipped */
+	if (s->rwarm > (unsigned)(2 * s->napi + 2 + (PY_VERSION_HEX >= 0x030c0000)))
 		fail_msg("a warm walk of %d frames took %u reads, %u cold (%" PRIu64 " misses)",
 			 s->napi, s->rwarm, s->rcold, s->misses);
 	assert_true(s->rcold > s->rwarm + 3 * s->misses);
