@@ -304,6 +304,29 @@ static int is_trace(const struct dirent *d)
 	return d->d_name[0] != '.' && n > 6 && !strcmp(d->d_name + n - 6, ".trace");
 }
 
+/* A hidden one: ".*.trace", which a directory's inputs leave out. */
+static int is_hidden_trace(const struct dirent *d)
+{
+	size_t n = strlen(d->d_name);
+
+	return d->d_name[0] == '.' && n > 7 && !strcmp(d->d_name + n - 6, ".trace");
+}
+
+/* Says which hidden traces of the directory PATH are left out, if any. */
+static void warn_hidden(const char *path)
+{
+	struct dirent **d;
+	int m = scandir(path, &d, is_hidden_trace, alphasort);
+
+	if (m > 0)
+		warning("'%s': %d hidden trace%s left out (%s%s): give its path to read one",
+			path, m, m > 1 ? "s" : "", d[0]->d_name, m > 1 ? ", ..." : "");
+	for (int i = 0; i < m; i++)
+		free(d[i]);
+	if (m >= 0)
+		free(d);
+}
+
 /*
  * PATH into the inputs V (N of them, CAP at most): a directory as its
  * *.trace files in name order, anything else as itself.  Returns 0, or a
@@ -329,6 +352,7 @@ static int add_input(const char *path, const char **v, size_t *n, char ***owned,
 	}
 	if (!m)
 		warning("'%s' holds no *.trace file", path);
+	warn_hidden(path);
 	for (int i = 0; i < m; i++) {
 		char *p = NULL, **o = NULL;
 

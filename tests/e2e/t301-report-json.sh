@@ -251,7 +251,10 @@ done
 # a directory is its traces in name order; one that holds none is no job
 mkdir -p jobdir empty
 cp job.trace jobdir/a.trace && cp g.trace jobdir/b.trace && cp g.trace jobdir/.hidden.trace
-"$IFT" report --json -i jobdir >dir.json || fail "report -i DIR failed"
+"$IFT" report --json -i jobdir >dir.json 2>err.txt || fail "report -i DIR failed"
+# the hidden one is left out, and said to be
+grep -q "'jobdir': 1 hidden trace left out (.hidden.trace)" err.txt ||
+	fail "report -i DIR left .hidden.trace out without a word: $(cat err.txt)"
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit([t["path"] for t in d["traces"]] != ["jobdir/a.trace", "jobdir/b.trace"] or not d["job"])' dir.json ||
 	fail "report -i DIR: $(head -c 300 dir.json)"
 "$IFT" report -i empty -i g.trace >/dev/null 2>err.txt || fail "an empty directory beside a trace failed: $(cat err.txt)"
