@@ -1044,8 +1044,11 @@ int ift_export_sqlite(struct ift_trace *t, const char *path,
 	   cannot be written; SQLite would only say that it cannot open it) */
 	ret = ift_outfile_create(&of, path, false, 0, 0);
 	if (ret < 0) {
-		ret = of.part ? fail(&x, ret, "cannot create '%s': %s", of.part,
-				     strerror(-ret)) : ret;
+		/* what is at PATH itself, or the .part beside it */
+		if (ret == -IFT_E_NOT_FILE || ret == -EISDIR)
+			ret = fail(&x, ret, "cannot write '%s': %s", path, ift_strerror(ret));
+		else if (of.part)
+			ret = fail(&x, ret, "cannot create '%s': %s", of.part, ift_strerror(ret));
 		ift_outfile_release(&of);
 		return ret;
 	}

@@ -606,8 +606,12 @@ int ift_recorder_create(const struct ift_record_opts *opts,
 	r->w = ift_writer_create(opts->output, &wopts);
 	if (!r->w) {
 		ret = -errno;
-		snprintf(r->step, sizeof(r->step), "create '%s%s'", opts->output,
-			 IFT_PART_SUFFIX);
+		/* what is at the output itself, or the .part beside it */
+		if (ret == -IFT_E_NOT_FILE || ret == -EISDIR)
+			snprintf(r->step, sizeof(r->step), "write '%s'", opts->output);
+		else
+			snprintf(r->step, sizeof(r->step), "create '%s%s'", opts->output,
+				 IFT_PART_SUFFIX);
 		return ret;
 	}
 

@@ -102,6 +102,11 @@ int ift_outfile_create(struct ift_outfile *o, const char *path, bool give,
 	o->dirfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	ret = o->dirfd < 0 ? -errno : 0;
 	free(dir);
+	/* the file is renamed over PATH: never over a device, a FIFO, a
+	   socket or a directory (a link there is replaced, not followed) */
+	if (ret >= 0 && !fstatat(o->dirfd, o->base, &st, AT_SYMLINK_NOFOLLOW) &&
+	    !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
+		ret = S_ISDIR(st.st_mode) ? -EISDIR : -IFT_E_NOT_FILE;
 	if (ret >= 0)
 		ret = create_part(o, give ? uid : geteuid());
 	fs_leave(&fs);

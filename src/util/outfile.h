@@ -28,7 +28,9 @@ struct ift_outfile {
 
 /*
  * ift_outfile_create - create PATH.part for writing (mode 0644, O_CLOEXEC)
- * An existing PATH.part is removed first only when it is a regular file owned
+ * PATH, if it exists, must be a regular file or a link (replaced, not
+ * followed): a device, FIFO or socket gives -IFT_E_NOT_FILE, a directory
+ * -EISDIR, and nothing is made.  An existing PATH.part is removed first only when it is a regular file owned
  * by the file's owner (a killed run's); anything else there (a link, a
  * directory, someone else's file) gives -EEXIST and is left alone.  With
  * GIVE the file goes to UID:GID through fchown(), and every step on the

@@ -17,6 +17,21 @@ rc=$?
 [ "$(printf '%s\n' "$err" | grep -c .)" = 1 ] || fail "expected one line: $err"
 case $err in *"/no/such/libcudart.so"*) ;; *) fail "the message should name the library: $err" ;; esac
 
+# -o naming what is not a regular file: refused before anything runs, and
+# left as it was (the trace is renamed over its path)
+mkfifo fifo.trace
+mknod dev.trace c 1 7 || fail "cannot make a device node"
+for out in fifo.trace dev.trace; do
+	was=$(stat -c %F $out)
+	err=$(timeout 60 "$IFT" -q record -o $out -- touch ran 2>&1)
+	rc=$?
+	[ $rc = 1 ] || fail "record -o $out should exit 1, got $rc: $err"
+	[ "$(printf '%s\n' "$err" | grep -c .)" = 1 ] && [[ $err == *"cannot write '$out': not a regular file"* ]] ||
+		fail "record -o $out: expected one line saying so: $err"
+	[ "$(stat -c %F $out)" = "$was" ] && [ ! -e $out.part ] && [ ! -e ran ] ||
+		fail "record -o $out: the $was became a $(stat -c %F $out), or it ran, or left a .part"
+done
+
 "$IFT" record 2>/dev/null; [ $? = 2 ] || fail "record without a command is a usage error"
 "$IFT" record -p notapid -- true 2>/dev/null; [ $? = 2 ] || fail "a bad pid is a usage error"
 "$IFT" record -p 999999999 2>/dev/null; [ $? = 1 ] || fail "a dead pid is an error"

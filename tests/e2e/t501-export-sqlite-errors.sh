@@ -95,6 +95,26 @@ else
 	[ ! -e full.db ] || fail "export onto a full disk left full.db"
 fi
 
+# what is not a regular file at -o is refused, and stays what it was: the
+# database is renamed over its path, and a FIFO, a device (the review
+# replaced /dev/full) or a directory must not be replaced
+mkfifo fifo.db && mkdir dir.db
+outs="fifo.db dir.db"
+if [ "$(id -u)" = 0 ] && mknod full2.db c 1 7 2>/dev/null; then
+	outs="$outs full2.db"
+else
+	skip_part "a device at -o: mknod needs root"
+fi
+for n in $outs; do
+	was=$(stat -c %F $n)
+	run timeout 20 "$IFT" export -i g.trace --format sqlite -o $n
+	[ $rc -eq 1 ] || fail "export onto $n exited $rc: $(cat err)"
+	[ "$(grep -c . err)" = 1 ] && grep -qE "cannot write '$n': (not a regular file|Is a directory)" err ||
+		fail "export onto $n: want one line saying so, got: $(cat err)"
+	[ "$(stat -c %F $n)" = "$was" ] || fail "export replaced the $was $n with a $(stat -c %F $n)"
+	[ ! -e $n.part ] || fail "export onto $n left $n.part"
+done
+
 # usage errors exit 2
 for args in "--format sqlite" "--format nope -o x.db" "-o x.db" "--format sqlite -o x.db extra"; do
 	run "$IFT" export -i g.trace $args
