@@ -561,6 +561,26 @@ json_object *ift_json_job(const struct ift_job *j, const struct ift_job_input *i
 	return o;
 }
 
+/*
+ * A trace that is not whole: unfinished (the recorder died; every flushed
+ * event is there) or damaged (bytes past the last good section are lost).
+ */
+static json_object *json_damage(const struct ift_recovery *rec)
+{
+	json_object *o = json_object_new_object();
+
+	if (!o)
+		return NULL;
+	json_object_object_add(o, "finished", json_object_new_boolean(rec->finished));
+	json_object_object_add(o, "lost", json_object_new_boolean(rec->damaged &&
+				rec->reason != -IFT_E_TRUNCATED));
+	json_object_object_add(o, "reason", rec->damaged ?
+			       json_object_new_string(ift_strerror(rec->reason)) : NULL);
+	json_object_object_add(o, "read_bytes", json_object_new_int64((int64_t)rec->good_bytes));
+	json_object_object_add(o, "file_bytes", json_object_new_int64((int64_t)rec->file_size));
+	return o;
+}
+
 static json_object *json_full(struct ift_trace *t, const struct ift_report *r)
 {
 	json_object *root = ift_json_report(r->a, r->c);
@@ -583,6 +603,9 @@ static json_object *json_full(struct ift_trace *t, const struct ift_report *r)
 
 		json_object_object_add(root, "job", ift_json_job(r->job, &in));
 	}
+	/* only a trace not whole has the key: what the figures were made of */
+	if (t && (!ift_trace_recovery(t)->finished || ift_trace_recovery(t)->damaged))
+		json_object_object_add(root, "damage", json_damage(ift_trace_recovery(t)));
 	return root;
 }
 

@@ -75,6 +75,18 @@ for cmd in info dump; do
 	grep -q "^ingero-ftrace: warning: 'cut.trace' .*recovered [0-9]* of $((size / 2)) bytes" err ||
 		fail "$cmd on a trace cut short: the warning does not say how much was recovered: $(cat err)"
 done
+# report --json says so inside, with what it read; a whole trace has no key
+"$IFT" report --json -i cut.trace >cut.json 2>/dev/null || fail "report --json of a cut trace failed"
+"$IFT" report --json -i ingero.trace >whole.json || fail "report --json failed"
+python3 - cut.json whole.json $((size / 2)) <<'PY' || fail "report --json: the damage key is wrong"
+import json, sys
+d = json.load(open(sys.argv[1])).get("damage")
+if not d or d["finished"] or d["lost"] or d["reason"] != "trace file is cut short" or \
+        d["file_bytes"] != int(sys.argv[3]) or not 0 < d["read_bytes"] < d["file_bytes"]:
+    sys.exit("cut: damage %r" % d)
+if "damage" in json.load(open(sys.argv[2])):
+    sys.exit("a whole trace has a damage key")
+PY
 run "$IFT" info -i cut.trace
 grep -q '^format: .*DAMAGED' out || fail "info on a trace cut short does not say DAMAGED: $(grep ^format out)"
 grep -q '^recovered: *[0-9]* of '$((size / 2))' bytes' out || fail "info on a trace cut short does not say what it recovered"

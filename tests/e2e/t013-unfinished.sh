@@ -35,6 +35,16 @@ grep -q "unfinished" dump.err || fail "dump does not warn that the trace is unfi
 # the task table rebuilt from events names the threads as a finished trace would
 grep -q '^ *pt_data_worker-' dump.txt || fail "dump of the .part file does not name the workers"
 
+# report --json says so inside, not only on stderr: read in full, unfinished
+"$IFT" report --json -i ingero.trace.part >report.json 2>/dev/null || fail "report --json of the .part failed"
+python3 - report.json "$bytes" <<'PY' || fail "report --json of an unfinished trace has no right damage key"
+import json, sys
+d = json.load(open(sys.argv[1])).get("damage")
+b = int(sys.argv[2])
+if d != {"finished": False, "lost": False, "reason": None, "read_bytes": b, "file_bytes": b}:
+    sys.exit("damage: %r" % d)
+PY
+
 # -q silences the warning, not the events
 "$IFT" -q dump -i ingero.trace.part >quiet.txt 2>quiet.err || fail "-q dump failed"
 [ ! -s quiet.err ] || fail "-q still warns: $(cat quiet.err)"
