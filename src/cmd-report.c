@@ -296,20 +296,24 @@ out:
 	return ret < 0 ? EXIT_RUNTIME : EXIT_OK;
 }
 
+/* Whether NAME is "*.trace" with something before the suffix. */
+static bool trace_name(const char *name)
+{
+	size_t n = strlen(name);
+
+	return n > 6 && !strcmp(name + n - 6, ".trace");
+}
+
 /* A trace file's name: "*.trace". */
 static int is_trace(const struct dirent *d)
 {
-	size_t n = strlen(d->d_name);
-
-	return d->d_name[0] != '.' && n > 6 && !strcmp(d->d_name + n - 6, ".trace");
+	return d->d_name[0] != '.' && trace_name(d->d_name);
 }
 
 /* A hidden one: ".*.trace", which a directory's inputs leave out. */
 static int is_hidden_trace(const struct dirent *d)
 {
-	size_t n = strlen(d->d_name);
-
-	return d->d_name[0] == '.' && n > 7 && !strcmp(d->d_name + n - 6, ".trace");
+	return d->d_name[0] == '.' && trace_name(d->d_name + 1);
 }
 
 /* Says which hidden traces of the directory PATH are left out, if any. */
