@@ -1,7 +1,26 @@
 # Sourced by tests/e2e/t*.sh.  The runner sets IFT (the binary), IFT_TOOLS
 # (test tools such as gentrace), IFT_FIXTURES and IFT_SRC, and runs each test
-# in an empty temporary directory.
+# in an empty temporary directory.  Run on its own (bash tests/e2e/tNNN.sh),
+# a test takes the tree's default build and works in a new temporary
+# directory, which it names and leaves; without that build it refuses with
+# exit 2 and one line, never passing by not running.
 set -u
+if [ -z "${IFT:-}" ]; then
+	IFT_SRC=${IFT_SRC:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+	IFT_BUILD=${IFT_BUILD:-$IFT_SRC/build}
+	IFT=$IFT_SRC/ingero-ftrace
+	[ "$IFT_BUILD" = "$IFT_SRC/build" ] || IFT=$IFT_BUILD/ingero-ftrace
+	export IFT IFT_SRC IFT_BUILD IFT_TOOLS=${IFT_TOOLS:-$IFT_BUILD/tests/tools} \
+		IFT_FIXTURES=${IFT_FIXTURES:-$IFT_SRC/fixtures} \
+		IFT_STATIC=${IFT_STATIC:-$IFT_BUILD-static/ingero-ftrace}
+	if [ ! -x "$IFT" ] || [ ! -d "$IFT_TOOLS" ]; then
+		t=${0##*/}
+		echo "$t: no build at $IFT_BUILD: run make (or tests/run-tests.sh --filter ${t%.sh})" >&2
+		exit 2
+	fi
+	ift_alone=$(mktemp -d /tmp/ift-e2e.XXXXXX) && cd "$ift_alone" || exit 2
+	echo "${0##*/}: working in $ift_alone" >&2
+fi
 
 # What a test must know of this machine.  IFT_CUDART: the CUDA runtime the
 # recording tests probe, the real libcudart.so.13 on x86-64; on aarch64,

@@ -9,7 +9,7 @@
 # none of them; a folder's private header is included from that folder
 # only.  The commands (src/*.c) may include anything.
 # IFT_INCLUDE_ROOT=DIR checks another tree (the test's own failure case).
-. "$IFT_SRC/tests/e2e/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 command -v python3 >/dev/null || skip "needs python3"
 
 check() {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # info on a synthetic trace: the event total gentrace wrote, per-table counts
 # that add up to it, "finished", and ./ingero.trace as the default input.
-. "$IFT_SRC/tests/e2e/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 gen=$("$IFT_TOOLS/gentrace" -n 5000 -s 3) || fail "gentrace failed"
 read -r _ events _ bytes <<<"$gen"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # dump --json: one valid JSON object a line, one line an event, in time order,
 # with the fields each kind of event promises; the text dump and --table agree.
-. "$IFT_SRC/tests/e2e/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 command -v python3 >/dev/null || skip "needs python3 to parse JSON"
 

@@ -2,7 +2,7 @@
 # info and dump on input that is not a good trace: never a crash; a one-line
 # error and a non-zero exit, or, for a trace cut short, what could be read and
 # a warning saying how much.  Usage errors exit 2.
-. "$IFT_SRC/tests/e2e/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 command -v python3 >/dev/null || skip "needs python3 to find a chunk in the trace"
 

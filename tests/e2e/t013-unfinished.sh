@@ -2,7 +2,7 @@
 # A recording that was never finished (the recorder killed) leaves NAME.part:
 # info on NAME points at it in one line; info and dump on NAME.part read every
 # event that was flushed and warn that the trace is unfinished.
-. "$IFT_SRC/tests/e2e/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 gen=$("$IFT_TOOLS/gentrace" --unfinished -n 4000 --chunk-rows 300) || fail "gentrace failed"
 read -r _ events _ bytes <<<"$gen"

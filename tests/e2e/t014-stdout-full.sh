@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Output that cannot be written is an error, not silence: `dump > /dev/full`
 # (a full disk under `dump > file') exits non-zero and says so.
-. "$IFT_SRC/tests/e2e/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 [ -c /dev/full ] && [ -w /dev/full ] || skip "needs a writable /dev/full"
 

@@ -7,7 +7,7 @@
 # an existing OUT: a damaged trace leaves OUT as it was and exits non-zero.
 # The links are planted by another user (nobody), as an attacker would: root's
 # own links are followed, as protected_symlinks has it.
-. "$IFT_SRC/tests/e2e/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 [ "$(id -u)" = 0 ] || skip "needs root, to write as root where another user planted links"
 plant() { ln -s "$1" "$2" && chown -h 65534:65534 "$2"; }

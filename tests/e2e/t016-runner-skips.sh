@@ -2,7 +2,7 @@
 # The runner counts what a test could not check: a whole test that skips,
 # and each part of a passing test that could not run here (skip_part), are
 # counted as skipped with their reasons; a failing test still fails.
-. "$IFT_SRC/tests/e2e/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 mkdir -p tree/tests/e2e
 cp "$IFT_SRC/tests/run-tests.sh" tree/tests/

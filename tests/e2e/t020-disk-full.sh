@@ -1,6 +1,6 @@
 # A disk that fills up mid-recording: the writer reports ENOSPC, and what it
 # wrote before stays readable up to the last complete chunk.
-. "$IFT_SRC/tests/e2e/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 [ "$(id -u)" = 0 ] || skip "needs root to mount a small tmpfs"
 mkdir -p full

@@ -6,7 +6,7 @@
 # is never a side effect.  A small output that differs is shown as a diff
 # (40 lines at most), a large one (kept as its sha256) is named.  When the
 # change is meant: tests/golden/update.sh, and commit the goldens with it.
-. "$IFT_SRC/tests/e2e/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 command -v python3 >/dev/null || skip "needs python3 for tests/golden/gen.py"
 gen=$IFT_SRC/tests/golden/gen.py

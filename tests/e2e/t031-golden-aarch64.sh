@@ -6,7 +6,7 @@
 # the x86-64 build makes.  (The exports and MCP are the same code over the
 # same model; gen.py makes them too slowly under emulation for every run.)
 # On an arm64 machine t030 itself is this test.
-. "$IFT_SRC/tests/e2e/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 [ "$(uname -m)" = x86_64 ] || skip "the arm64 build is emulated on x86-64 only; natively t030 is this test"
 command -v python3 >/dev/null || skip "needs python3 for tests/golden/gen.py"

@@ -13,7 +13,7 @@
 #   only from the root's /etc/group runs the command with exactly them, and
 #   where nsswitch.conf names a source the binary does not read, with those
 #   groups and a warning that says so: fewer, never more.
-. "$IFT_SRC/tests/e2e/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 . "$IFT_SRC/tests/e2e/lib-record.sh"
 . "$IFT_SRC/tests/e2e/lib-sim.sh"
 need_root

@@ -1,7 +1,7 @@
 # discover follows an executable's DT_NEEDED closure as ld.so does, through
 # DT_RUNPATH: the program's own, and a library's for its own dependencies
 # (a RUNPATH does not reach the dependencies of dependencies).
-. "$IFT_SRC/tests/e2e/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 . "$IFT_SRC/tests/e2e/discover-lib.sh"
 unset LD_LIBRARY_PATH
 

@@ -1,6 +1,6 @@
 # discover finds a library only LD_LIBRARY_PATH leads to, in ld.so's order:
 # LD_LIBRARY_PATH before the program's RUNPATH, and not at all without it.
-. "$IFT_SRC/tests/e2e/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 . "$IFT_SRC/tests/e2e/discover-lib.sh"
 unset LD_LIBRARY_PATH
 

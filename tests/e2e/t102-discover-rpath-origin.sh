@@ -1,7 +1,7 @@
 # discover follows DT_RPATH with $ORIGIN as ld.so does: relative to the
 # object's directory, inherited by the libraries the program loads, and
 # searched before LD_LIBRARY_PATH.
-. "$IFT_SRC/tests/e2e/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 . "$IFT_SRC/tests/e2e/discover-lib.sh"
 unset LD_LIBRARY_PATH
 

@@ -1,7 +1,7 @@
 # discover puts a probe after endbr64 (single-stepping it costs ~14x) and
 # gives FILE offsets (sym - p_vaddr + p_offset of the PT_LOAD), checked here
 # against readelf on a library whose addresses differ from its offsets.
-. "$IFT_SRC/tests/e2e/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 . "$IFT_SRC/tests/e2e/discover-lib.sh"
 unset LD_LIBRARY_PATH
 

@@ -1,7 +1,7 @@
 # discover asks a Python command's interpreter for its sys.path and finds the
 # CUDA runtime of pip wheels there (nvidia/*/lib, torch/lib with a hashed
 # name), also for a script whose #! leads to Python; and conda environments.
-. "$IFT_SRC/tests/e2e/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 . "$IFT_SRC/tests/e2e/discover-lib.sh"
 unset LD_LIBRARY_PATH CONDA_PREFIX
 

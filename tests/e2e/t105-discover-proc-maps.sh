@@ -1,6 +1,6 @@
 # discover -p PID finds a CUDA library a running process dlopen()ed, which no
 # DT_NEEDED leads to; a process that is gone is an error.
-. "$IFT_SRC/tests/e2e/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 . "$IFT_SRC/tests/e2e/discover-lib.sh"
 unset LD_LIBRARY_PATH
 

@@ -2,7 +2,7 @@
 # interpreter asked for its sys.path (an executable named python*, or the
 # interpreter of a script's #!) runs as the invoking user, with that user's
 # groups, and its answer is still used.  record's discovery too.
-. "$IFT_SRC/tests/e2e/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 . "$IFT_SRC/tests/e2e/lib-record.sh"
 . "$IFT_SRC/tests/e2e/discover-lib.sh"
 unset LD_LIBRARY_PATH CONDA_PREFIX

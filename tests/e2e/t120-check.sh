@@ -1,6 +1,6 @@
 # check: the kernel features recording needs, the CUDA libraries found, and
 # the leftovers of a killed run, which --cleanup removes and nothing else.
-. "$IFT_SRC/tests/e2e/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 need_root
 T=/sys/kernel/tracing

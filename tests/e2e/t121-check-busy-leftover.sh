@@ -3,7 +3,7 @@
 # must not stop a new record (names are unique per run); check names the
 # process that holds it, and once that process is gone check --cleanup
 # removes it.
-. "$IFT_SRC/tests/e2e/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 . "$IFT_SRC/tests/e2e/lib-record.sh"
 need_root
 T=/sys/kernel/tracing

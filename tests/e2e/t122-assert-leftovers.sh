@@ -5,7 +5,7 @@
 # and live ones, are not this test's leftovers.  The check reads a tracefs
 # tree of the test's own: a real leftover would fail other runs' checks on a
 # shared machine, and a starting recorder removes dead runs' leftovers.
-. "$IFT_SRC/tests/e2e/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 mkdir -p tfs/instances/ingero_1234567 tfs/instances/other_1
 : >tfs/uprobe_events
 # the pid of a dead process: one of ours, reaped

@@ -7,7 +7,7 @@
 # killed half-way drops the lock, and what it leaves is a leftover like a
 # killed run's, which check names and --cleanup removes.  A real helper runs
 # in a session of its own with /dev/null for stdio, and leaves nothing.
-. "$IFT_SRC/tests/e2e/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 . "$IFT_SRC/tests/e2e/lib-record.sh"
 need_root
 T=/sys/kernel/tracing

@@ -6,7 +6,7 @@
 # intervals, against runs of the same program without the tracer before and
 # after (how far those two differ is the machine's noise, which a loaded host
 # or an emulated guest makes large).
-. "$IFT_SRC/tests/e2e/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 . "$IFT_SRC/tests/e2e/lib-record.sh"
 need_root
 need_cuda_seq

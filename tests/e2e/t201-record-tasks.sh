@@ -3,7 +3,7 @@
 # context switches equal the kernel's own counters (getrusage); every process
 # has its parent in the task table, the command too, though its fork came
 # before the trace: the recorder, as the command's own getppid() said.
-. "$IFT_SRC/tests/e2e/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 . "$IFT_SRC/tests/e2e/lib-record.sh"
 need_root
 

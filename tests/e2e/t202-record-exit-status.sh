@@ -1,6 +1,6 @@
 # record exits with the command's status (128 + signal when it died of one),
 # finishes the trace every time, and says clearly when the command is missing.
-. "$IFT_SRC/tests/e2e/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 . "$IFT_SRC/tests/e2e/lib-record.sh"
 need_root
 

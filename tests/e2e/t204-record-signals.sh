@@ -3,7 +3,7 @@
 # SIGKILL leaves a readable .part file, and the next record cleans up after it.
 # Signals are sent once the command runs (it says so), and only the pids the
 # test started are looked at or killed.
-. "$IFT_SRC/tests/e2e/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 . "$IFT_SRC/tests/e2e/lib-record.sh"
 need_root
 

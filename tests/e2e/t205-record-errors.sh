@@ -1,6 +1,6 @@
 # Errors a user meets: no permission, a missing --cuda-lib, bad options.
 # Each gives one clear line and a non-zero exit, and leaves nothing behind.
-. "$IFT_SRC/tests/e2e/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 . "$IFT_SRC/tests/e2e/lib-record.sh"
 need_root
 

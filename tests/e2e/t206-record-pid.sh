@@ -6,7 +6,7 @@
 # loop that ended inside the recording, but the one already running when it
 # began, was forked inside it.  The recording lasts until each loop ended
 # runs enough, however slowly the machine lets them run.
-. "$IFT_SRC/tests/e2e/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 . "$IFT_SRC/tests/e2e/lib-record.sh"
 need_root
 

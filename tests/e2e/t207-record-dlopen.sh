@@ -3,7 +3,7 @@
 # they were armed (late.N.armed_ns), and every call from then on is traced.
 # The workload waits for the probe itself (the breakpoint in its own copy of
 # cudaMalloc), so how long the recorder took to notice decides nothing.
-. "$IFT_SRC/tests/e2e/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 . "$IFT_SRC/tests/e2e/lib-record.sh"
 need_root
 lib=$IFT_CUDART

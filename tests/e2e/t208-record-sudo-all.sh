@@ -1,7 +1,7 @@
 # Under sudo the command runs as the invoking user, who also owns the trace;
 # --as-root keeps root.  -a records the whole system for --duration.  Every
 # recording samples the system ten times a second.
-. "$IFT_SRC/tests/e2e/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 . "$IFT_SRC/tests/e2e/lib-record.sh"
 need_root
 

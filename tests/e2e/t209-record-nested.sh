@@ -1,7 +1,7 @@
 # A runtime call that makes driver calls: the driver calls are recorded
 # nested inside it (flag, depth, times within), so no analysis counts the
 # same wait twice.  Uses stand-in libraries: this machine has no libcuda.
-. "$IFT_SRC/tests/e2e/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 . "$IFT_SRC/tests/e2e/lib-record.sh"
 need_root
 

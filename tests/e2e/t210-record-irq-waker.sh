@@ -3,7 +3,7 @@
 # sleeping loop share CPU 0; the hog is not traced, but its pid is what the
 # kernel's sched_waking reports as current for the timer's wake-ups.  A
 # wake-up made by a task (a pipe write) keeps its waker.
-. "$IFT_SRC/tests/e2e/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 need_root
 command -v python3 >/dev/null || skip "needs python3"
 

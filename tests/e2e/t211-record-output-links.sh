@@ -5,7 +5,7 @@
 # written nor chowned; the traced program (the sudo user) swapping a link in
 # for FILE.part while it runs gives nothing of root's to the user; a stale
 # regular FILE.part of the user's (a killed run's) is replaced.
-. "$IFT_SRC/tests/e2e/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 . "$IFT_SRC/tests/e2e/lib-record.sh"
 need_root
 

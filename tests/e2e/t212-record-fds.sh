@@ -3,7 +3,7 @@
 # file, pipes or perf events.  The command and a child it forks report their
 # pids and wait; the test reads their /proc/PID/fd while the recorder holds
 # its rings open.  They get stdin, stdout and stderr, as under sudo.
-. "$IFT_SRC/tests/e2e/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 . "$IFT_SRC/tests/e2e/lib-record.sh"
 need_root
 

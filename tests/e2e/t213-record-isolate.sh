@@ -11,7 +11,7 @@
 # the breakpoint (int3, BRK #5) in itself in every mode, in the bystander with
 # --no-isolate only.  Either way the trace holds the K calls and nothing of
 # the bystander.  A plain record isolates, as --isolate does.
-. "$IFT_SRC/tests/e2e/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 . "$IFT_SRC/tests/e2e/lib-record.sh"
 need_root
 command -v python3 >/dev/null || skip "needs python3 to parse JSON"

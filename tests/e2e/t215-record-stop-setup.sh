@@ -2,7 +2,7 @@
 # command's Python is asked for its sys.path) stops the run at once: the
 # command never runs, the interpreter asked is stopped, nothing is left in
 # tracefs, and the exit status is the signal's.
-. "$IFT_SRC/tests/e2e/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 . "$IFT_SRC/tests/e2e/lib-record.sh"
 need_root
 command -v setsid >/dev/null || fail "no setsid (util-linux)"

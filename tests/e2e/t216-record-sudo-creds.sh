@@ -2,7 +2,7 @@
 # groups.  When that cannot be done (SUDO_UID or SUDO_GID unparsable, a user
 # with no name: no passwd entry and no SUDO_USER) record refuses with one line
 # and runs nothing, rather than keep root's groups or take gid 0.
-. "$IFT_SRC/tests/e2e/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 . "$IFT_SRC/tests/e2e/lib-record.sh"
 need_root
 id nobody >/dev/null 2>&1 || skip "no user nobody"

@@ -5,7 +5,7 @@
 # code, its function named secretForRoot) and calls the probed
 # function.  The recorder must not name a frame from the file the user could
 # not read.  The control, run as root, does name it: the swap is real.
-. "$IFT_SRC/tests/e2e/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 . "$IFT_SRC/tests/e2e/lib-record.sh"
 need_root
 id nobody >/dev/null 2>&1 || skip "no user nobody"

@@ -8,7 +8,7 @@
 # Where the kernel has none (this host's own kernel, the 5.10 built without
 # them): record refuses in one line naming the feature and its release,
 # writes no trace, leaves nothing in tracefs, and check says the same.
-. "$IFT_SRC/tests/e2e/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 . "$IFT_SRC/tests/e2e/lib-record.sh"
 need_root
 command -v python3 >/dev/null || skip "needs python3 to parse JSON"

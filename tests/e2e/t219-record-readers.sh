@@ -8,7 +8,7 @@
 # what the reader read: thousands of them, many pages, mapped the page
 # the kernel is still filling read more than once.  Spliced by default; auto
 # maps where the kernel can; mmap refuses, in one line, where it cannot.
-. "$IFT_SRC/tests/e2e/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 . "$IFT_SRC/tests/e2e/lib-record.sh"
 need_root
 need_cuda_seq

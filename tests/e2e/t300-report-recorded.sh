@@ -5,7 +5,7 @@
 # voluntary = total, and each thread's time adds up to its life; driver calls
 # made inside runtime calls are listed under them and counted once; per-op
 # call counts, errors and bytes equal what the CUDA program logged.
-. "$IFT_SRC/tests/e2e/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 . "$IFT_SRC/tests/e2e/lib-record.sh"
 need_root
 command -v python3 >/dev/null || skip "needs python3 to parse JSON"

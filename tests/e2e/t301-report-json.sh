@@ -4,7 +4,7 @@
 # row by row; the Python call sites, only on the same thread recorded with
 # Python frames); the text report fits 100 columns in every mode, --diff too;
 # bad options are usage errors; report runs as an unprivileged user.
-. "$IFT_SRC/tests/e2e/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 command -v python3 >/dev/null || skip "needs python3 to parse JSON"
 

@@ -5,7 +5,7 @@
 # with the workload's own clocks: the time it was blocked until a worker
 # posted a batch, its time off CPU between calls, every op's calls and
 # percentiles, every process's context switches.
-. "$IFT_SRC/tests/e2e/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 . "$IFT_SRC/tests/e2e/lib-record.sh"
 . "$IFT_SRC/tests/e2e/lib-sim.sh"
 need_root

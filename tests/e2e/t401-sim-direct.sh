@@ -4,7 +4,7 @@
 # and say GPU-bound, and agree with the workload's own clocks: every op's
 # calls and percentiles, the bytes copied, the time spent waiting for the
 # device, the switches of the process and its feeding thread.
-. "$IFT_SRC/tests/e2e/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 . "$IFT_SRC/tests/e2e/lib-record.sh"
 . "$IFT_SRC/tests/e2e/lib-sim.sh"
 need_root

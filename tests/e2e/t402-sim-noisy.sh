@@ -5,7 +5,7 @@
 # and comm as outside the traced processes (most of the wait, together),
 # point its fix at the top outside preemptor, and cost what the workload
 # measured itself: its wall time minus its CPU time between calls.
-. "$IFT_SRC/tests/e2e/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 . "$IFT_SRC/tests/e2e/lib-record.sh"
 . "$IFT_SRC/tests/e2e/lib-sim.sh"
 need_root

@@ -3,7 +3,7 @@
 # page-allocation pressure before cudaMemcpy (and never data starvation: the
 # thread builds nothing, it faults), with the pages and bytes the workload
 # touched, the CPU time it spent between calls, and its run-queue wait there.
-. "$IFT_SRC/tests/e2e/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 . "$IFT_SRC/tests/e2e/lib-record.sh"
 . "$IFT_SRC/tests/e2e/lib-sim.sh"
 need_root

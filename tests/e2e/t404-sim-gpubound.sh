@@ -3,7 +3,7 @@
 # HIGH or MEDIUM cause on the host; its device wait must be the workload's own
 # time in synchronize, each wait the modelled kernel time (grid x
 # SIMCUDA_BLOCK_NS); calls, percentiles and switches as the workload counted.
-. "$IFT_SRC/tests/e2e/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 . "$IFT_SRC/tests/e2e/lib-record.sh"
 . "$IFT_SRC/tests/e2e/lib-sim.sh"
 need_root

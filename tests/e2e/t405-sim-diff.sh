@@ -3,7 +3,7 @@
 # the factor the workloads measured themselves, the HIGH chains' cost appear,
 # the scheduler's totals grow with the workers, and each op's calls, p50 and
 # p99 on each side be what that side's workload timed.
-. "$IFT_SRC/tests/e2e/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 . "$IFT_SRC/tests/e2e/lib-record.sh"
 . "$IFT_SRC/tests/e2e/lib-sim.sh"
 need_root

@@ -6,7 +6,7 @@
 # and in the 5.10 guest of make check-kernels; none only where that share
 # calls for LOW at most); the direct run gets none; the diff of the two runs
 # shows the report's chain.  Each guest of make check-kernels runs it too.
-. "$IFT_SRC/tests/e2e/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 . "$IFT_SRC/tests/e2e/lib-record.sh"
 . "$IFT_SRC/tests/e2e/lib-sim.sh"
 need_root

@@ -5,7 +5,7 @@
 # costing what the workload itself measured waiting in next(); the direct
 # run must have no HIGH or MEDIUM chain and be GPU-bound; --diff shows the
 # wall time and the chains that went away.
-. "$IFT_SRC/tests/e2e/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 need_root
 . "$IFT_SRC/tests/e2e/lib-record.sh"
 . "$IFT_SRC/tests/e2e/lib-feeders.sh"

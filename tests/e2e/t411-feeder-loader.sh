@@ -4,7 +4,7 @@
 # name), costing what the program measured waiting in next(); renamed
 # pt_data_worker, the same roles and count; the healthy twin (1 worker, a
 # long kernel) has no HIGH or MEDIUM chain.
-. "$IFT_SRC/tests/e2e/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 need_root
 . "$IFT_SRC/tests/e2e/lib-record.sh"
 . "$IFT_SRC/tests/e2e/lib-feeders.sh"

@@ -2,7 +2,7 @@
 # The steady state must be data starvation as on-CPU time in the gaps, with
 # no worker and nobody with a feeder role; the healthy twin (cheap batches,
 # a long kernel) has no HIGH or MEDIUM chain.
-. "$IFT_SRC/tests/e2e/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 need_root
 . "$IFT_SRC/tests/e2e/lib-record.sh"
 . "$IFT_SRC/tests/e2e/lib-feeders.sh"

@@ -3,7 +3,7 @@
 # data starvation woken by the 4 workers and relayed by the pin thread (role
 # pin-memory thread, its cudaHostAlloc calls its own); the healthy twin has
 # no HIGH or MEDIUM chain.
-. "$IFT_SRC/tests/e2e/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 need_root
 . "$IFT_SRC/tests/e2e/lib-record.sh"
 . "$IFT_SRC/tests/e2e/lib-feeders.sh"

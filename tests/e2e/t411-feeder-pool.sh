@@ -2,7 +2,7 @@
 # result-handler thread: the steady state must be data starvation woken by the
 # 4 pool worker processes (input worker), relayed by the handler (relay); the
 # healthy twin (1 worker, a long kernel) has no HIGH or MEDIUM chain.
-. "$IFT_SRC/tests/e2e/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 need_root
 . "$IFT_SRC/tests/e2e/lib-record.sh"
 . "$IFT_SRC/tests/e2e/lib-feeders.sh"

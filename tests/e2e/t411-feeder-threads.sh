@@ -2,7 +2,7 @@
 # (GIL contention): the steady state must be data starvation woken by exactly
 # the executor threads (input thread); the healthy twin has no HIGH or MEDIUM
 # chain.
-. "$IFT_SRC/tests/e2e/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 need_root
 . "$IFT_SRC/tests/e2e/lib-record.sh"
 . "$IFT_SRC/tests/e2e/lib-feeders.sh"

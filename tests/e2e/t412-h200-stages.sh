@@ -5,7 +5,7 @@
 # the start-up gap is a LOW chain of its own; no HIGH or MEDIUM chain owes
 # most of its cost to one gap; and the steady state's host-bound gather is
 # what it is: the feeding thread builds each batch itself on the CPU.
-. "$IFT_SRC/tests/e2e/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 trace=$IFT_SRC/fixtures/h200/direct.trace
 [ -r "$trace" ] || fail "no $trace"

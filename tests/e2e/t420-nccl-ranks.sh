@@ -8,7 +8,7 @@
 # all-reduces what they measured themselves (within 10%, or, where more,
 # the CPU time and run-queue wait each logged around its calls), the slow
 # one little.
-. "$IFT_SRC/tests/e2e/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 . "$IFT_SRC/tests/e2e/lib-record.sh"
 need_root
 py=/usr/bin/python3

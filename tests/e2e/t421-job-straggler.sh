@@ -10,7 +10,7 @@
 # where that is more).  Then the second trace's wall clock is shifted by a known
 # amount (tracemeta.py rewrites clock.wall_offset_ns): the collectives put it
 # back to within 100 us.
-. "$IFT_SRC/tests/e2e/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 . "$IFT_SRC/tests/e2e/lib-record.sh"
 need_root
 py=/usr/bin/python3

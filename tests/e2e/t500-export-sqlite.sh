@@ -4,7 +4,7 @@
 # info's task line; the views give the figures report --json gives (per op:
 # calls, errors, total, min, p50, p95, p99, max; per process: CUDA time and
 # the scheduler's split); the chains are report's; indexes on time and task.
-. "$IFT_SRC/tests/e2e/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 command -v python3 >/dev/null || skip "needs python3 (its sqlite3 module) to read the database"
 python3 -c 'import sqlite3' 2>/dev/null || skip "python3 has no sqlite3 module"

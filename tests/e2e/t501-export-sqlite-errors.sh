@@ -3,7 +3,7 @@
 # exit 1, never a crash, and no database (nor .part) left behind; a trace cut
 # short exports what info recovers of it, with the reader's warning; usage
 # errors exit 2.
-. "$IFT_SRC/tests/e2e/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 command -v python3 >/dev/null || skip "needs python3 to damage a trace and read the database"
 python3 -c 'import sqlite3' 2>/dev/null || skip "python3 has no sqlite3 module"

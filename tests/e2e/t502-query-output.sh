@@ -5,7 +5,7 @@
 # (RFC 4180: quotes, commas, newlines) and --json (an array of objects with
 # typed values).  A trace and its exported database answer alike; a query
 # on a trace leaves nothing in TMPDIR; usage errors exit 2.
-. "$IFT_SRC/tests/e2e/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 command -v python3 >/dev/null || skip "needs python3 to parse CSV and JSON"
 python3 -c 'import sqlite3' 2>/dev/null || skip "python3 has no sqlite3 module"

@@ -3,7 +3,7 @@
 # exported database, is refused before it runs with one clear line and exit
 # 1, and the database is byte for byte what it was; bad SQL is one line with
 # SQLite's message, exit 1; reading PRAGMAs and EXPLAIN work.
-. "$IFT_SRC/tests/e2e/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 "$IFT_TOOLS/gentrace" -o g.trace -n 20000 >/dev/null || fail "gentrace failed"
 "$IFT" export -i g.trace --format sqlite -o g.db 2>err || fail "export failed: $(cat err)"

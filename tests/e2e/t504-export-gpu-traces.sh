@@ -3,7 +3,7 @@
 # fixtures/h200): every table as many rows as info
 # counts, the per-op view what report --json says, and the starvation query
 # of docs/sql.md runs.
-. "$IFT_SRC/tests/e2e/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 dir=$IFT_FIXTURES/h200
 ls "$dir"/*.trace >/dev/null 2>&1 || fail "no recorded GPU traces in $dir"

@@ -5,7 +5,7 @@
 # answer as Python's sqlite3 does; values of 900 MB fail in little memory,
 # and a table past its cap stops while --csv streams; a TMPDIR holding %,
 # ? or # works (sql_guard.py).
-. "$IFT_SRC/tests/e2e/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 command -v python3 >/dev/null || skip "needs python3"
 "$IFT_TOOLS/gentrace" -o g.trace -n 5000 >/dev/null || fail "gentrace failed"

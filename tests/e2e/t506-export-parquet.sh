@@ -14,7 +14,7 @@
 #   recorded here, the H200's run given another host name (no root: the
 #   engine is what is tested, t421 records jobs).
 # Without node, npm or the network the test skips, except under CI=true.
-. "$IFT_SRC/tests/e2e/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 missing() {
 	[ "${CI:-}" = true ] && fail "$* (CI must run it: contrib/install-deps.sh test installs nodejs and npm)"

@@ -3,7 +3,7 @@
 # the Trace Event Format and of Perfetto's JSON importer (perfetto_check.py),
 # every call and every switch and wake-up of the trace is in it exactly once,
 # and the same trace always gives the same bytes, to a file or to stdout.
-. "$IFT_SRC/tests/e2e/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 command -v python3 >/dev/null || skip "needs python3 to parse JSON"
 

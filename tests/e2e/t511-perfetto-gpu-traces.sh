@@ -2,7 +2,7 @@
 # export --format perfetto on traces recorded on an H200 (PyTorch DataLoader,
 # direct and with N workers): format rules and exactly-once as in t510, and
 # the chains of the report as instants with the report's own summaries.
-. "$IFT_SRC/tests/e2e/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 command -v python3 >/dev/null || skip "needs python3 to parse JSON"
 dir=$IFT_FIXTURES/h200

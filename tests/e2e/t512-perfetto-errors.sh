@@ -3,7 +3,7 @@
 # not a trace, an output that cannot be created or written (one line on
 # stderr, exit 1); a trace cut short (a killed recorder's .part file) exports
 # what it holds, by the same rules.
-. "$IFT_SRC/tests/e2e/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 command -v python3 >/dev/null || skip "needs python3 to parse JSON"
 

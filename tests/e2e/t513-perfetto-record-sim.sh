@@ -4,7 +4,7 @@
 # and has every call, switch and wake-up once (perfetto_check.py); the feeding
 # thread the workload names has its calls as slices and its own switches as
 # ftrace lines on the same clock, so Perfetto draws its state under its calls.
-. "$IFT_SRC/tests/e2e/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 . "$IFT_SRC/tests/e2e/lib-record.sh"
 . "$IFT_SRC/tests/e2e/lib-sim.sh"
 need_root

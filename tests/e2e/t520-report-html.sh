@@ -10,7 +10,7 @@
 # recorded with --py-stack (none without Python frames).
 # Names are escaped; a bad destination is an error; --json and --diff do not go
 # with it.  t521 looks at the same pages in Chromium.
-. "$IFT_SRC/tests/e2e/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 . "$IFT_SRC/tests/e2e/lib-html.sh"
 
 command -v python3 >/dev/null || skip "needs python3 to parse HTML and JSON"

@@ -6,7 +6,7 @@
 # holds what report --json says (the checks of t520, on Chromium's DOM), the
 # page logs nothing to the console (no error, no blocked load), and a
 # 1280x4000 screenshot of each is saved here (and in IFT_TEST_OUT when set).
-. "$IFT_SRC/tests/e2e/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 . "$IFT_SRC/tests/e2e/lib-html.sh"
 
 command -v python3 >/dev/null || skip "needs python3 to parse HTML and JSON"

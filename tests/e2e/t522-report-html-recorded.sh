@@ -6,7 +6,7 @@
 # a bar per process); headless Chromium renders it without a console message
 # and a screenshot is saved here (and in IFT_TEST_OUT when set).  In CI a
 # missing chromium fails the test.
-. "$IFT_SRC/tests/e2e/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 . "$IFT_SRC/tests/e2e/lib-record.sh"
 . "$IFT_SRC/tests/e2e/lib-sim.sh"
 . "$IFT_SRC/tests/e2e/lib-html.sh"

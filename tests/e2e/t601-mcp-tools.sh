@@ -4,7 +4,7 @@
 # processes and threads; histograms that sum to the op's calls; slow calls,
 # a timeline and run_sql equal to the SQL export; limits and the SQL time
 # limit hold.  Prints the size and time of every answer.
-. "$IFT_SRC/tests/e2e/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 command -v python3 >/dev/null || skip "needs python3 for the scripted client"
 for t in ${IFT_GPU_TRACES:-$IFT_FIXTURES/h200/direct.trace $IFT_FIXTURES/h200/loaderN.trace}; do

@@ -6,7 +6,7 @@
 # (mcp_sdk_check.js).  The SDK is installed by this test into
 # $IFT_BUILD/npm (never by make); without node, npm or the network the test
 # skips, except under CI=true, where it fails.
-. "$IFT_SRC/tests/e2e/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 missing() {
 	if [ "${CI:-}" = true ]; then

@@ -5,7 +5,7 @@
 # frames innermost first; text alone before 2025-06-18; bad arguments as
 # isError; a trace without stacks lists the tool and says to record with
 # --stack.  Needs no root, no GPU.
-. "$IFT_SRC/tests/e2e/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 command -v python3 >/dev/null || skip "needs python3 for the scripted client"
 python3 "$IFT_SRC/tests/e2e/sites-tsv.py" sites.tsv expect.json || fail "sites-tsv.py failed"

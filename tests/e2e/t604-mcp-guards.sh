@@ -3,7 +3,7 @@
 # off the allow-list, fails cleanly and in little memory on 900 MB values;
 # request ids above int64 come back unchanged; tools and prompts before
 # initialize are refused (-32600) (sql_guard.py).
-. "$IFT_SRC/tests/e2e/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 command -v python3 >/dev/null || skip "needs python3"
 "$IFT_TOOLS/gentrace" -o g.trace -n 5000 >/dev/null || fail "gentrace failed"

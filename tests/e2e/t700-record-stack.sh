@@ -3,7 +3,7 @@
 # known paths (built without frame pointers, through a library of its own);
 # every call gets the stack of the path it took, in the program's order, and
 # a stripped copy of the library degrades to lib+offset without failing.
-. "$IFT_SRC/tests/e2e/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 . "$IFT_SRC/tests/e2e/lib-record.sh"
 need_root
 command -v python3 >/dev/null || skip "needs python3 to parse JSON"

@@ -9,7 +9,7 @@
 # 100 us or more (pysitescheck.py); the share of the faster ones is printed.
 # The recorder's counts agree with the calls' flags, and a trace without
 # --py-stack has no Python frame.
-. "$IFT_SRC/tests/e2e/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 . "$IFT_SRC/tests/e2e/lib-record.sh"
 need_root
 py=/usr/bin/python3

@@ -4,7 +4,7 @@
 # the stand-in runtime (tests/workloads/torch-loader.py --frames-log): the
 # Python frames of every op's calls against the frames the workload logged
 # at each (simrt.frames_here(), on the call's own line), as t701 checks them.
-. "$IFT_SRC/tests/e2e/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 need_root
 . "$IFT_SRC/tests/e2e/lib-record.sh"
 . "$IFT_SRC/tests/e2e/lib-feeders.sh"

@@ -5,7 +5,7 @@
 # cause, severity, phase and op of the first chain, or no HIGH/MEDIUM chain
 # at all, and the role of a named task); every file is under 1 MB and has
 # its line in the README; the README's MCP exchange with one of them holds.
-. "$IFT_SRC/tests/e2e/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 . "$IFT_SRC/tests/e2e/lib-examples.sh"
 
 command -v python3 >/dev/null || skip "needs python3 to parse JSON"

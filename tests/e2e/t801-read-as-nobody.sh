@@ -3,7 +3,7 @@
 # dump, report (text, --json, --per-process, --diff, --html), export (sqlite
 # and perfetto) and query, run as nobody on an example trace, with the same
 # output as root's where the output is the trace's alone.
-. "$IFT_SRC/tests/e2e/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 [ "$(id -u)" = 0 ] || skip "needs root to become nobody"
 command -v setpriv >/dev/null || fail "no setpriv (util-linux)"

@@ -6,7 +6,7 @@
 # check-kernels runs it in each guest), not only where they were recorded;
 # CPU contention from other load on the machine, within what the kernel
 # counted for the workload's thread, is left out.
-. "$IFT_SRC/tests/e2e/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 . "$IFT_SRC/tests/e2e/lib-record.sh"
 . "$IFT_SRC/tests/e2e/lib-sim.sh"
 . "$IFT_SRC/tests/e2e/lib-examples.sh"

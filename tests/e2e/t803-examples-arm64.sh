@@ -4,7 +4,7 @@
 # fixtures/arm64/expect.tsv documents, as t800 asks of x86-64's; each says
 # it was recorded on aarch64; and the calls of cuda-seq carry the
 # arguments the program passed, fetched from AAPCS64's registers.
-. "$IFT_SRC/tests/e2e/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 . "$IFT_SRC/tests/e2e/lib-examples.sh"
 
 command -v python3 >/dev/null || skip "needs python3 to parse JSON"
