@@ -248,6 +248,42 @@ class Trace:
                 ns += b - last
         return ns
 
+    def queued_in(self, tid, spans):
+        """The time TID was preempted (switched out runnable, not yet back on
+        a CPU) inside SPANS, [a, b) pairs in the trace clock."""
+        ev = sorted((e["ts"], e["tid"] == tid and e["next_tid"] != tid and
+                     e["prev_state"].startswith("R"))
+                    for e in self.events if e["event"] == "sched_switch" and
+                    tid in (e["tid"], e["next_tid"]))
+        ns = 0
+        for a, b in spans:
+            queued, last = False, a
+            for ts, out in ev:
+                if ts <= a:
+                    queued = out
+                    continue
+                if ts >= b:
+                    break
+                if queued:
+                    ns += ts - last
+                queued, last = out, ts
+            if queued:
+                ns += b - last
+        return ns
+
+    def queued_before_waking(self, waker, wakee, times):
+        """The time WAKER was preempted from each of TIMES (its clock read)
+        until it next woke WAKEE (sched_waking): what a wait that WAKER's
+        post ends holds in the trace beyond the workload's clock reads."""
+        wk = sorted(e["ts"] for e in self.events if e["event"] == "sched_waking" and
+                    e["tid"] == wakee and e.get("waker_tid") == waker)
+        spans = []
+        for t in times:
+            i = bisect.bisect_left(wk, t)
+            if i < len(wk):
+                spans.append((t, wk[i]))
+        return self.queued_in(waker, spans)
+
     def switch_counts(self, tids, before=None):
         """Switch-outs of TIDS (before BEFORE, if given): (involuntary,
         voluntary)."""

@@ -19,7 +19,9 @@ of their truth on stdout: per rank its pid,
 thread id and rank, the all-reduce's count and datatype, and per step the
 wait for its batch, its run-queue wait from the step's start to the
 all-reduce (the scheduler's own count, /proc/thread-self/schedstat; -1
-where the kernel keeps none), the all-reduce's entry and return on
+where the kernel keeps none), the same wait taken from the worker's post
+of the batch to the rank's clock read after it (woke_ns: the kernel's
+count misses a wait that a preempting wake-up ends), the all-reduce's entry and return on
 CLOCK_MONOTONIC (the trace clock) and, between those two, its CPU time and
 run-queue wait (at most what it spent around the call, outside the
 probes: the ctypes call's way in and out, a preemption there).
@@ -35,6 +37,7 @@ import ctypes
 import json
 import os
 import subprocess
+import struct
 import sys
 import time
 
@@ -77,7 +80,8 @@ def feeder(conn, steps, prep_ms):
     for _ in range(steps):
         conn.recv_bytes()
         burn(prep_ms)
-        conn.send_bytes(b"batch")
+        # when it posted, for the rank's own account of its wake-up
+        conn.send_bytes(struct.pack("<q", time.monotonic_ns()))
     conn.close()
 
 
@@ -100,10 +104,12 @@ def rank_main(a):
     for _ in range(a.steps):
         d0 = simrt.run_delay_ns()
         t0 = time.monotonic_ns()
+        posted = None
         if slow:
             conn.send_bytes(b"next")
-            conn.recv_bytes()
+            posted, = struct.unpack("<q", conn.recv_bytes())
         t1 = time.monotonic_ns()
+        d1 = simrt.run_delay_ns()
         rt.cudaLaunchKernel(kernel.func, kernel.grid, kernel.block, None, 0, None)
         rt.cudaStreamSynchronize(None)
         d2 = simrt.run_delay_ns()
@@ -115,7 +121,13 @@ def rank_main(a):
         d3 = simrt.run_delay_ns()
         if ret:
             sys.exit("rank %d: ncclAllReduce returned %d" % (a.rank, ret))
+        # its time from the batch's post to its own clock read after it (on
+        # the run queue, or on its way back from the read), and the kernel's
+        # run-queue wait after that to the collective: what the scheduler
+        # may have kept it from, where the kernel's count is short
+        woke = (t1 - posted) + (d2 - d1 if d1 >= 0 else 0) if posted else 0
         steps.append({"data_wait_ns": t1 - t0, "run_delay_ns": d2 - d0 if d0 >= 0 else -1,
+                      "woke_ns": woke,
                       "enter": t2, "exit": t3, "call_cpu_ns": c3 - c2,
                       "call_run_delay_ns": d3 - d2 if d2 >= 0 else -1})
     if slow:
