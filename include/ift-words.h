@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "ift-trace.h"
 
@@ -36,6 +37,40 @@ const char *ift_fmt_dur(char *buf, size_t len, uint64_t ns, bool spaced);
  * from the traced program are bytes, and JSON and HTML want text.
  */
 size_t ift_utf8_len(const unsigned char *s);
+
+/*
+ * Strings from the traced program (names, paths, argv, Python frames, and
+ * what SQL makes of them) as an output shows them, under one RULE for each
+ * kind of output (src/trace/untrusted.c; docs/security.md, "Untrusted
+ * strings"):
+ *   IFT_TEXT_TERM   for a terminal: control bytes (C0 and DEL), C1 controls
+ *                   (U+0080-U+009F), bidirectional overrides and isolates
+ *                   (U+202A-U+202E, U+2066-U+2069) and bytes that begin no
+ *                   valid UTF-8 sequence as \xNN, a byte each;
+ *   IFT_TEXT_FIELD  the same, and a space as \x20 (a field of a line that
+ *                   is split on spaces);
+ *   IFT_TEXT_UTF8   for JSON, Parquet, SQLite TEXT and HTML: each byte that
+ *                   begins no valid UTF-8 sequence as U+FFFD, the rest as is
+ *                   (each format escapes its own specials).
+ * At most IFT_TEXT_MAX bytes of a string are shown: a longer one is cut at a
+ * character and ends with "...[+N bytes]", N the bytes left out.
+ */
+#define IFT_TEXT_MAX	4096
+
+enum ift_text_rule { IFT_TEXT_TERM, IFT_TEXT_FIELD, IFT_TEXT_UTF8 };
+
+/* S (NULL: "") under RULE into BUF (LEN bytes, NUL included; cut to fit at a
+   character, the bound's mark left out).  Returns BUF. */
+const char *ift_text(char *buf, size_t len, const char *s, enum ift_text_rule rule);
+
+/* S under RULE as a string to free(), or NULL (out of memory). */
+char *ift_text_dup(const char *s, enum ift_text_rule rule);
+
+/* S under RULE to F.  Returns 0, or -1 when F has an error. */
+int ift_text_put(FILE *f, const char *s, enum ift_text_rule rule);
+
+/* Whether the LEN bytes at S are valid UTF-8 with no NUL. */
+bool ift_text_is_utf8(const char *s, size_t len);
 
 /* BYTES as "512 B", "1.2 MiB" (binary units), and N as "1,234,567". */
 const char *ift_fmt_bytes(char *buf, size_t len, double bytes);
