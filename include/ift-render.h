@@ -100,6 +100,16 @@ int ift_out_json_diff(FILE *f, const struct ift_diff_side *cur,
 		      const struct ift_diff_side *base);
 
 /*
+ * ift_json_text - a string of the trace (a name, a path, argv; or, as
+ * ift_json_text_len(), one of LEN bytes that SQL made of them) as a JSON
+ * string: valid UTF-8, IFT_TEXT_UTF8's rule (IFT_TEXT_UTF8_ALL's for
+ * _len()).  Every JSON output makes its strings of the trace here.  NULL
+ * for NULL S (JSON null) and when out of memory.
+ */
+struct json_object *ift_json_text(const char *s);
+struct json_object *ift_json_text_len(const char *s, size_t len);
+
+/*
  * ift_json_print_pretty - ROOT pretty-printed on F and a newline, laid out
  * alike by every json-c (an empty array is "[]").  Returns 0 or -ENOMEM.
  */

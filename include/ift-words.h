@@ -51,13 +51,17 @@ size_t ift_utf8_len(const unsigned char *s);
  *                   is split on spaces);
  *   IFT_TEXT_UTF8   for JSON, Parquet, SQLite TEXT and HTML: each byte that
  *                   begins no valid UTF-8 sequence as U+FFFD, the rest as is
- *                   (each format escapes its own specials).
+ *                   (each format escapes its own specials);
+ *   IFT_TEXT_UTF8_ALL IFT_TEXT_UTF8 without the bound below: a value of a
+ *                   query's result, which SQL may have built from many.
  * At most IFT_TEXT_MAX bytes of a string are shown: a longer one is cut at a
  * character and ends with "...[+N bytes]", N the bytes left out.
  */
 #define IFT_TEXT_MAX	4096
+/* room for any string under any rule: a byte becomes at most 4 */
+#define IFT_TEXT_BUF	(4 * IFT_TEXT_MAX + 32)
 
-enum ift_text_rule { IFT_TEXT_TERM, IFT_TEXT_FIELD, IFT_TEXT_UTF8 };
+enum ift_text_rule { IFT_TEXT_TERM, IFT_TEXT_FIELD, IFT_TEXT_UTF8, IFT_TEXT_UTF8_ALL };
 
 /* S (NULL: "") under RULE into BUF (LEN bytes, NUL included; cut to fit at a
    character, the bound's mark left out).  Returns BUF. */
@@ -68,6 +72,15 @@ char *ift_text_dup(const char *s, enum ift_text_rule rule);
 
 /* S under RULE to F.  Returns 0, or -1 when F has an error. */
 int ift_text_put(FILE *f, const char *s, enum ift_text_rule rule);
+
+/*
+ * Whether the valid UTF-8 sequence P (N bytes, from ift_utf8_len()) is one a
+ * terminal acts on or one that makes text read other than it is: C0, DEL, a
+ * C1 control (U+0080-U+009F; 0x9b is CSI to many terminals), or a
+ * bidirectional embedding, override or isolate (U+202A-U+202E,
+ * U+2066-U+2069).  IFT_TEXT_TERM escapes them; HTML shows U+FFFD.
+ */
+bool ift_text_control(const unsigned char *p, size_t n);
 
 /* Whether the LEN bytes at S are valid UTF-8 with no NUL. */
 bool ift_text_is_utf8(const char *s, size_t len);

@@ -31,11 +31,22 @@ const char *progname = "ingero-ftrace";
  */
 static bool trace_data_lost;
 
+/*
+ * One line on stderr.  A message often names a path or a name the traced
+ * program chose: it is shown as a terminal may show it (IFT_TEXT_TERM), so
+ * it stays one line and acts on nothing.
+ */
 static void vreport(const char *prefix, const char *fmt, va_list ap)
 {
+	char *msg = NULL;
+
 	fflush(stdout);
 	fprintf(stderr, "%s: %s", progname, prefix);
-	vfprintf(stderr, fmt, ap);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		fputs(fmt, stderr);	/* no memory: the message's shape at least */
+	else
+		ift_text_put(stderr, msg, IFT_TEXT_TERM);
+	free(msg);
 	fputc('\n', stderr);
 }
 

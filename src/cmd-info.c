@@ -96,7 +96,7 @@ int cmd_info(int argc, char **argv)
 	const struct ift_recovery *rec;
 	unsigned flags = 0;
 	struct ift_trace *t;
-	char a[32];
+	char a[32], key[256];
 	int c;
 
 	while ((c = cli_option_next(&co, argc, argv)) > 0)
@@ -109,8 +109,11 @@ int cmd_info(int argc, char **argv)
 	if (!t)
 		return EXIT_RUNTIME;
 	rec = ift_trace_recovery(t);
-	printf("file:           %s (%s)\n", path,
-	       ift_fmt_bytes(a, sizeof(a), (double)rec->file_size));
+	/* the path, META's values and the libraries' paths name what the
+	   traced program chose: shown as a terminal may show them */
+	printf("file:           ");
+	ift_text_put(stdout, path, IFT_TEXT_TERM);
+	printf(" (%s)\n", ift_fmt_bytes(a, sizeof(a), (double)rec->file_size));
 	printf("format:         version %u, %s\n", ift_trace_version(t),
 	       rec->finished ? "finished" :
 	       rec->damaged ? "DAMAGED: read up to the last complete section" :
@@ -123,13 +126,17 @@ int cmd_info(int argc, char **argv)
 		const char *k, *v;
 
 		ift_trace_meta_at(t, i, &k, &v);
-		printf("%-15s %s\n", k, v);
+		printf("%-15s ", ift_text(key, sizeof(key), k, IFT_TEXT_FIELD));
+		ift_text_put(stdout, v, IFT_TEXT_TERM);
+		putchar('\n');
 	}
 	for (size_t i = 0; i < ift_trace_library_count(t); i++) {
 		const struct ift_library *l = ift_trace_library(t, i);
 
-		printf("library:        %s (%s, %" PRIu64 " functions probed, build-id ",
-		       l->path, l->kind, l->functions);
+		printf("library:        ");
+		ift_text_put(stdout, l->path, IFT_TEXT_TERM);
+		printf(" (%s, %" PRIu64 " functions probed, build-id ",
+		       ift_text(key, sizeof(key), l->kind, IFT_TEXT_TERM), l->functions);
 		for (size_t b = 0; b < l->build_id_len; b++)
 			printf("%02x", l->build_id[b]);
 		printf(")\n");

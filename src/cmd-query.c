@@ -53,26 +53,16 @@ static int cols(const char *s)
 	return n;
 }
 
-/* A value for one cell of one line: control bytes shown, never obeyed. */
+/* A value for one cell of one line: what a terminal acts on shown as \xNN,
+   never obeyed (IFT_TEXT_TERM). */
 static char *cell_text(const char *s, size_t len)
 {
-	char *out = malloc(2 * len + 1), *p = out;
+	char *raw = strndup(s, len), *out;
 
-	if (!out)
+	if (!raw)
 		return NULL;
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		if (c == '\n') {
-			*p++ = '\\';
-			*p++ = 'n';
-		} else if (c == '\t') {
-			*p++ = ' ';
-		} else {
-			*p++ = c < 0x20 || c == 0x7f ? '?' : (char)c;
-		}
-	}
-	*p = 0;
+	out = ift_text_dup(raw, IFT_TEXT_TERM);
+	free(raw);
 	return out;
 }
 
@@ -145,23 +135,27 @@ static void table_free(struct table *t)
 
 /* ---- CSV and JSON, a row at a time --------------------------------- */
 
-static void csv_field(const char *s, size_t len)
+/* A field of RFC 4180, valid UTF-8 (IFT_TEXT_UTF8_ALL: a NUL inside ends it). */
+static void csv_field(const char *raw, size_t len)
 {
+	char *dup = strndup(raw, len), *s = dup ? ift_text_dup(dup, IFT_TEXT_UTF8_ALL) : NULL;
 	bool quote = false;
 
-	for (size_t i = 0; i < len && !quote; i++)
-		quote = s[i] == ',' || s[i] == '"' || s[i] == '\r' || s[i] == '\n';
-	if (!quote) {
-		fwrite(s, 1, len, stdout);
+	free(dup);
+	if (!s)
 		return;
-	}
-	putchar('"');
-	for (size_t i = 0; i < len; i++) {
-		if (s[i] == '"')
+	for (size_t i = 0; s[i] && !quote; i++)
+		quote = s[i] == ',' || s[i] == '"' || s[i] == '\r' || s[i] == '\n';
+	if (quote)
+		putchar('"');
+	for (size_t i = 0; s[i]; i++) {
+		if (quote && s[i] == '"')
 			putchar('"');
 		putchar(s[i]);
 	}
-	putchar('"');
+	if (quote)
+		putchar('"');
+	free(s);
 }
 
 /* ---- the command -------------------------------------------------- */

@@ -64,21 +64,20 @@ struct px {
 
 /*
  * S as the inside of a JSON string.  Names come from the traced program and
- * may hold any byte: invalid UTF-8 becomes '?'.  For a field of an ftrace
- * line (FIELD), spaces, '=' and control bytes become '_' too, as the line
- * is split on them; elsewhere control bytes are \u escapes.
+ * may hold any byte: they are made valid UTF-8 first (IFT_TEXT_UTF8).  For a
+ * field of an ftrace line (FIELD), spaces, '=' and control bytes become '_'
+ * too, as the line is split on them; elsewhere control bytes are \u escapes.
  */
 static void put_text(FILE *f, const char *s, bool field)
 {
-	const unsigned char *p = (const unsigned char *)s;
+	char clean[IFT_TEXT_BUF];
+	const unsigned char *p = (const unsigned char *)ift_text(clean, sizeof(clean), s,
+								IFT_TEXT_UTF8);
 
 	while (*p) {
 		size_t n = ift_utf8_len(p);
 
-		if (!n) {
-			fputc('?', f);
-			p++;
-		} else if (n > 1) {
+		if (n > 1) {
 			fwrite(p, 1, n, f);
 			p += n;
 		} else {
@@ -259,7 +258,8 @@ static int put_names(struct px *x)
 		free(procs);
 		return ret;
 	}
-	qsort(procs, np, sizeof(*procs), cmp_proc);
+	if (np > 1)	/* procs is NULL when there are none */
+		qsort(procs, np, sizeof(*procs), cmp_proc);
 	for (size_t i = 0; i < np;) {
 		uint32_t pid = procs[i].pid;
 		bool named = false, cuda = false;

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "ift-export.h"
+#include "ift-render.h"
 
 /*
  * Memory a query may take.  A value (a string, a blob, a row) is bounded by
@@ -431,6 +432,6 @@ struct json_object *ift_query_json(struct sqlite3_stmt *st, int c, size_t max)
 		len = (size_t)sqlite3_column_bytes(st, c);
 		if (max && len > max)
 			len = max;
-		return json_object_new_string_len((const char *)sqlite3_column_text(st, c), (int)len);
+		return ift_json_text_len((const char *)sqlite3_column_text(st, c), len);
 	}
 }

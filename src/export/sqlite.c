@@ -277,13 +277,31 @@ static void b_u64(sqlite3_stmt *st, int *i, uint64_t v)
 	sqlite3_bind_int64(st, ++*i, (int64_t)v);
 }
 
+/*
+ * A TEXT column holds valid UTF-8 (Parquet's string columns are read from
+ * these tables): a string of the trace is shown under IFT_TEXT_UTF8's rule,
+ * a copy only where the rule changes it.  KEEP: SQLITE_STATIC for a string
+ * that outlives the statement's step, else SQLITE_TRANSIENT.
+ */
+static void b_text(sqlite3_stmt *st, int *i, const char *s, sqlite3_destructor_type keep)
+{
+	size_t len = s ? strlen(s) : 0;
+	char *t;
+
+	if (!s)
+		sqlite3_bind_null(st, ++*i);
+	else if (len <= IFT_TEXT_MAX && ift_text_is_utf8(s, len))
+		sqlite3_bind_text(st, ++*i, s, (int)len, keep);
+	else if ((t = ift_text_dup(s, IFT_TEXT_UTF8)))
+		sqlite3_bind_text(st, ++*i, t, -1, free);
+	else	/* out of memory for a few KiB: the export fails soon after */
+		sqlite3_bind_null(st, ++*i);
+}
+
 /* Strings owned by the trace outlive the statement's step: no copy. */
 static void b_str(sqlite3_stmt *st, int *i, const char *s)
 {
-	if (s)
-		sqlite3_bind_text(st, ++*i, s, -1, SQLITE_STATIC);
-	else
-		sqlite3_bind_null(st, ++*i);
+	b_text(st, i, s, SQLITE_STATIC);
 }
 
 static void b_null(sqlite3_stmt *st, int *i)
@@ -506,7 +524,7 @@ static int ins_meta(struct exp *x, sqlite3_stmt *st, const char *key, const char
 	int i = 0;
 
 	b_str(st, &i, key);
-	sqlite3_bind_text(st, ++i, value, -1, SQLITE_TRANSIENT);
+	b_text(st, &i, value, SQLITE_TRANSIENT);
 	return step(x, st);
 }
 
@@ -582,7 +600,7 @@ static int export_ops(struct exp *x)
 		b_str(st, &i, op->name);
 		b_str(st, &i, ift_api_name(op->api));
 		b_u64(st, &i, op->nargs);
-		sqlite3_bind_text(st, ++i, args, -1, SQLITE_TRANSIENT);
+		b_text(st, &i, args, SQLITE_TRANSIENT);
 		ret = step(x, st);
 	}
 	sqlite3_finalize(st);
@@ -664,7 +682,7 @@ static int export_stacks(struct exp *x)
 				b_null(st, &i);
 			b_u64(st, &i, f->symoff);
 			b_u64(st, &i, f->flags);
-			sqlite3_bind_text(st, ++i, line, -1, SQLITE_TRANSIENT);
+			b_text(st, &i, line, SQLITE_TRANSIENT);
 			b_u64(st, &i, py);
 			if (py && f->offset)
 				b_u64(st, &i, f->offset);

@@ -14,6 +14,7 @@
 
 #include "mcp.h"
 #include "ift-version.h"
+#include "ift-words.h"
 
 #define SERVER_NAME	"ingero-ftrace"
 
@@ -63,11 +64,18 @@ void ift_mcp_free(struct ift_mcp *m)
 
 /* ---- building answers --------------------------------------------- */
 
+/*
+ * O as one line, valid UTF-8 whatever it holds: the trace's strings are made
+ * valid where they enter an answer (ift_json_text()), and an escape in a
+ * request ("\ud800" alone) decodes to bytes that are not; an id echoed back
+ * with them is made valid here.
+ */
 static char *to_line(json_object *o)
 {
 	const char *s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
 							  JSON_C_TO_STRING_NOSLASHESCAPE);
-	char *line = s ? strdup(s) : NULL;
+	char *line = !s ? NULL : ift_text_is_utf8(s, strlen(s)) ? strdup(s) :
+		     ift_text_dup(s, IFT_TEXT_UTF8_ALL);
 
 	json_object_put(o);
 	return line;
@@ -535,8 +543,10 @@ int ift_mcp_handle(struct ift_mcp *m, const char *msg, size_t len, char **reply)
 	req = parse_msg(tok, msg, len);
 	jerr = json_tokener_get_error(tok);
 	/* a value followed by more bytes, or cut short, is not one message */
+	/* json-c's own check lets overlong forms, surrogates and code points
+	   past U+10FFFF through */
 	if (!req || jerr != json_tokener_success ||
-	    json_tokener_get_parse_end(tok) != len || memchr(msg, 0, len)) {
+	    json_tokener_get_parse_end(tok) != len || !ift_text_is_utf8(msg, len)) {
 		json_object_put(req);
 		json_tokener_free(tok);
 		*reply = rpc_error(NULL, RPC_PARSE_ERROR, "parse error: not one JSON value");

@@ -264,7 +264,7 @@ static void add_u64(json_object *o, const char *k, uint64_t v)
 
 static void add_str(json_object *o, const char *k, const char *v)
 {
-	json_object_object_add(o, k, v ? json_object_new_string(v) : NULL);
+	json_object_object_add(o, k, ift_json_text(v));
 }
 
 /* "no op 'x' in the trace; its ops: a, b, ..." so a model can correct itself. */
@@ -826,7 +826,7 @@ static int run_sql(struct ift_mcp *m, const struct args *a, json_object **out,
 	for (int c = 0; c < ncols; c++) {
 		const char *name = sqlite3_column_name(st, c);
 
-		json_object_array_add(cols, json_object_new_string(name ? name : ""));
+		json_object_array_add(cols, ift_json_text(name ? name : ""));
 	}
 	rows = json_object_new_array();
 	ift_query_set_timeout(m->tr.q, SQL_TIMEOUT_MS);

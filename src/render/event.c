@@ -68,27 +68,16 @@ static const char *str_of(const struct ift_trace *t, uint64_t id)
 }
 
 /*
- * A string from the traced program, safe for one text line: control bytes
- * and spaces are escaped as \xNN.  Uses one of two rotating buffers, so two
- * calls can feed one printf.
+ * A string from the traced program as one field of a text line
+ * (IFT_TEXT_FIELD: what a terminal acts on and spaces as \xNN).  Uses one
+ * of two rotating buffers, so two calls can feed one printf.
  */
 static const char *printable(const char *s)
 {
-	static char bufs[2][256];
+	static char bufs[2][1024];
 	static int which;
-	char *out = bufs[which ^= 1];
-	size_t n = 0;
 
-	for (; *s && n + 5 < sizeof(bufs[0]); s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c <= ' ' || c == 0x7f)
-			n += (size_t)snprintf(out + n, 5, "\\x%02x", c);
-		else
-			out[n++] = (char)c;
-	}
-	out[n] = 0;
-	return out;
+	return ift_text(bufs[which ^= 1], sizeof(bufs[0]), s, IFT_TEXT_FIELD);
 }
 
 int ift_out_event_text(FILE *f, const struct ift_trace *t,
@@ -169,7 +158,7 @@ static void add_i64(json_object *o, const char *k, int64_t v)
 
 static void add_str(json_object *o, const char *k, const char *v)
 {
-	json_object_object_add(o, k, json_object_new_string(v));
+	json_object_object_add(o, k, ift_json_text(v));
 }
 
 json_object *ift_event_json(const struct ift_trace *t, const struct ift_event *ev)
@@ -223,7 +212,7 @@ json_object *ift_event_json(const struct ift_trace *t, const struct ift_event *e
 			for (unsigned k = 0; a && k < parts.nframes; k++) {
 				ift_frame_format(&sk->frames[ift_stack_chain_index(&parts, k)], buf,
 						 sizeof(buf));
-				json_object_array_add(a, json_object_new_string(buf));
+				json_object_array_add(a, ift_json_text(buf));
 			}
 			add_u64(o, "stack_id", r[IFT_CALL_STACK]);
 			if (a)

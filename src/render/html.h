@@ -46,13 +46,16 @@ static inline void out(struct html *h, const char *fmt, ...)
 }
 
 /*
- * S as HTML text or attribute value: markup characters as entities, control
- * bytes and bytes that are not UTF-8 (a comm or a command line can hold
- * anything) as '?'.
+ * S as HTML text or attribute value: made valid UTF-8 first (a comm or a
+ * command line can hold anything: IFT_TEXT_UTF8), then markup characters as
+ * entities, and controls and bidirectional overrides (ift_text_control())
+ * as U+FFFD.
  */
 static inline void esc(struct html *h, const char *s)
 {
-	const unsigned char *p = (const unsigned char *)(s ? s : "");
+	char clean[IFT_TEXT_BUF];
+	const unsigned char *p = (const unsigned char *)ift_text(clean, sizeof(clean), s,
+								IFT_TEXT_UTF8);
 
 	while (*p) {
 		size_t n = ift_utf8_len(p);
@@ -64,12 +67,10 @@ static inline void esc(struct html *h, const char *s)
 		case '"': fputs("&quot;", h->f); break;
 		case '\'': fputs("&#39;", h->f); break;
 		default:
-			if (!n || *p < 0x20 || *p == 0x7f) {
-				fputc('?', h->f);
-				n = 1;
-			} else {
+			if (!n || ift_text_control(p, n))
+				fputs("\xef\xbf\xbd", h->f);
+			else
 				fwrite(p, 1, n, h->f);
-			}
 		}
 		p += n ? n : 1;
 	}

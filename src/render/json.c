@@ -8,6 +8,7 @@
 #include <json.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "ift-analyze.h"
 #include "ift-chains.h"
@@ -29,6 +30,42 @@ const char *ift_thread_comm(const struct ift_thread_info *t)
 	return t->task && t->task->ncomms ? t->task->comms[t->task->ncomms - 1].comm : "";
 }
 
+json_object *ift_json_text(const char *s)
+{
+	size_t len = s ? strlen(s) : 0;
+	json_object *o;
+	char *t;
+
+	if (!s)
+		return NULL;
+	if (len <= IFT_TEXT_MAX && ift_text_is_utf8(s, len))
+		return json_object_new_string_len(s, (int)len);
+	if (!(t = ift_text_dup(s, IFT_TEXT_UTF8)))
+		return NULL;
+	o = json_object_new_string(t);
+	free(t);
+	return o;
+}
+
+json_object *ift_json_text_len(const char *s, size_t len)
+{
+	json_object *o;
+	char *t, *all;
+
+	if (!s)
+		return NULL;
+	if (len <= INT32_MAX && ift_text_is_utf8(s, len))
+		return json_object_new_string_len(s, (int)len);
+	/* a NUL inside ends what can be shown of it */
+	if (!(t = strndup(s, len)))
+		return NULL;
+	all = ift_text_dup(t, IFT_TEXT_UTF8_ALL);
+	free(t);
+	o = all ? json_object_new_string(all) : NULL;
+	free(all);
+	return o;
+}
+
 static void add_u64(json_object *o, const char *k, uint64_t v)
 {
 	json_object_object_add(o, k, json_object_new_uint64(v));
@@ -36,7 +73,7 @@ static void add_u64(json_object *o, const char *k, uint64_t v)
 
 static void add_str(json_object *o, const char *k, const char *v)
 {
-	json_object_object_add(o, k, v ? json_object_new_string(v) : NULL);
+	json_object_object_add(o, k, ift_json_text(v));
 }
 
 /* A key and its count, for add_u64s(). */
@@ -200,7 +237,7 @@ static json_object *json_names(const struct ift_task *task)
 	json_object *arr = json_object_new_array();
 
 	for (unsigned i = 0; task && i < task->ncomms; i++)
-		json_object_array_add(arr, json_object_new_string(task->comms[i].comm));
+		json_object_array_add(arr, ift_json_text(task->comms[i].comm));
 	return arr;
 }
 
@@ -244,7 +281,7 @@ json_object *ift_json_process(const struct ift_process_info *p)
 	add_str(o, "comm", p->comm);
 	v = json_object_new_array();
 	for (size_t i = 0; i < p->nnames; i++)
-		json_object_array_add(v, json_object_new_string(p->names[i]));
+		json_object_array_add(v, ift_json_text(p->names[i]));
 	json_object_object_add(o, "names", v);
 	add_str(o, "role", p->role);
 	json_object_object_add(o, "role_evidence", ift_json_role_evidence(p->role_evidence));
@@ -270,7 +307,7 @@ static json_object *json_frames(const struct ift_stack *st)
 	ift_stack_parts(st, &p);
 	for (unsigned k = 0; k < p.nframes; k++) {
 		ift_frame_format(&st->frames[ift_stack_chain_index(&p, k)], line, sizeof(line));
-		json_object_array_add(f, json_object_new_string(line));
+		json_object_array_add(f, ift_json_text(line));
 	}
 	return f;
 }
@@ -342,7 +379,7 @@ json_object *ift_json_chain(const struct ift_chain *ch)
 	json_object_object_add(o, "evidence", e);
 	v = json_object_new_array();
 	for (size_t i = 0; i < ch->nrecs; i++)
-		json_object_array_add(v, json_object_new_string(ch->recs[i]));
+		json_object_array_add(v, ift_json_text(ch->recs[i]));
 	json_object_object_add(o, "recommendations", v);
 	v = json_object_new_array();
 	for (size_t i = 0; i < ch->nsites; i++) {
@@ -429,7 +466,7 @@ json_object *ift_json_py_site(const struct ift_trace *t, const struct ift_py_sit
 	ift_stack_parts(st, &p);
 	for (unsigned k = p.native + 1; k < p.nframes; k++) {
 		ift_frame_format(&st->frames[k], line, sizeof(line));
-		json_object_array_add(v, json_object_new_string(line));
+		json_object_array_add(v, ift_json_text(line));
 	}
 	json_object_object_add(o, "callers", v);
 	return o;

@@ -18,6 +18,10 @@
 #include "ift-words.h"
 
 #define WIDTH		IFT_TEXT_WIDTH	/* the tables fit a terminal this wide */
+/* room for safe(): a cell of up to 36 columns, a line of WIDTH, each column
+   at most 4 bytes (a character, or a byte escaped as \xNN) */
+#define CELL_LEN	(4 * 36 + 2)
+#define LINE_LEN	(4 * WIDTH + 2)
 #define TOP		10	/* processes or threads per ranking */
 
 /* Where a text goes and how wide its free text may run. */
@@ -86,22 +90,24 @@ static void header(struct text *tx, const struct column *c, size_t n)
 #define NCOLS(c)	(sizeof(c) / sizeof((c)[0]))
 
 /*
- * A name from the traced program, safe for one aligned cell: control and
- * non-ASCII bytes become '?', and a name too long is cut with '~'.
+ * A name from the traced program, safe for one aligned cell: what a
+ * terminal would act on escaped (IFT_TEXT_TERM), and a name wider than W
+ * columns (W > 1) cut at a character with '~'.
  */
 static const char *safe(char *buf, size_t len, const char *s, int w)
 {
 	size_t n = 0;
+	int c = 0;
 
-	for (; *s && n + 1 < len; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		buf[n++] = c < 0x20 || c >= 0x7f ? '?' : (char)c;
-	}
-	buf[n] = 0;
-	if (w > 1 && n > (size_t)w) {
-		buf[w - 1] = '~';
-		buf[w] = 0;
+	ift_text(buf, len, s, IFT_TEXT_TERM);
+	if (w <= 1 || cols(buf) <= w)
+		return buf;
+	for (; buf[n]; n++)	/* the start of column W: the '~' goes there */
+		if (((unsigned char)buf[n] & 0xc0) != 0x80 && ++c == w)
+			break;
+	if (n + 2 <= len) {
+		buf[n] = '~';
+		buf[n + 1] = 0;
 	}
 	return buf;
 }
@@ -139,7 +145,7 @@ static void op_header(struct text *tx, const char *indent)
 
 static void op_row(struct text *tx, const char *indent, const struct ift_op_stats *s)
 {
-	char b[64], name[64];
+	char b[64], name[CELL_LEN];
 	int w = NAME_W - cols(indent);
 
 	fprintf(tx->f, "%s", indent);
@@ -187,7 +193,7 @@ static int print_ops(struct text *tx, const struct ift_op_stats *ops, size_t n,
 static void print_errors(struct text *tx, const struct ift_op_stats *ops, size_t n)
 {
 	bool any = false;
-	char name[64];
+	char name[CELL_LEN];
 
 	for (size_t i = 0; i < n; i++) {
 		const struct ift_op_stats *s = &ops[i];
@@ -221,7 +227,7 @@ static void print_copies(struct text *tx, const struct ift_op_stats *ops, size_t
 		{ "time", -10 }, { "bandwidth", -14 },
 	};
 	bool any = false;
-	char b[64], name[64];
+	char b[64], name[CELL_LEN];
 
 	for (size_t i = 0; i < n; i++) {
 		for (int d = 0; d < IFT_COPY_NR; d++) {
@@ -275,7 +281,7 @@ static void task_header(struct text *tx, bool threads)
 static void task_row(struct text *tx, bool threads, uint32_t tid, uint32_t pid, const char *comm,
 		     const char *role, uint64_t cuda, const struct ift_sched_stats *s)
 {
-	char b[64], name[64];
+	char b[64], name[CELL_LEN];
 
 	/* ids in full: pid_max is at most 4194304 */
 	if (threads) {
@@ -393,7 +399,7 @@ static int print_threads(struct text *tx, const struct ift_analysis *a)
 static void print_names(struct text *tx, const char *what, const char *const *names, size_t n)
 {
 	int used = fprintf(tx->f, "  %s", what);
-	char name[64];
+	char name[CELL_LEN];
 
 	for (size_t i = 0; i < n; i++) {
 		const char *s = safe(name, sizeof(name), names[i], 0);
@@ -437,7 +443,7 @@ static void print_role_evidence(struct text *tx, const struct ift_role_evidence 
 
 static int print_per_process(struct text *tx, const struct ift_analysis *a, bool threads)
 {
-	char b1[32], b2[32], b3[32], b4[32], b5[32], name[64];
+	char b1[32], b2[32], b3[32], b4[32], b5[32], name[CELL_LEN];
 
 	for (size_t i = 0; i < ift_analysis_process_count(a); i++) {
 		const struct ift_process_info *p = ift_analysis_process(a, i);
@@ -484,12 +490,13 @@ static int print_per_process(struct text *tx, const struct ift_analysis *a, bool
 /*
  * Prints TEXT after FIRST (already printed, FIRST_COLS wide), wrapped at
  * word boundaries to WIDTH, continuation lines indented by INDENT columns.
- * Bytes a terminal would act on become '?'.
+ * What a terminal would act on is escaped first (IFT_TEXT_TERM).
  */
 static void wrap(struct text *tx, int col, int indent, const char *text)
 {
 	bool line_start = true;
-	const char *p = text;
+	char *clean = ift_text_dup(text, IFT_TEXT_TERM);
+	const char *p = clean ? clean : "";
 
 	for (;;) {
 		const char *w = p;
@@ -510,15 +517,12 @@ static void wrap(struct text *tx, int col, int indent, const char *text)
 			fputc(' ', tx->f);
 			col++;
 		}
-		for (const char *q = w; q < p; q++) {
-			unsigned char c = (unsigned char)*q;
-
-			fputc(c < 0x20 || c == 0x7f ? '?' : c, tx->f);
-		}
+		fwrite(w, 1, (size_t)(p - w), tx->f);
 		col += wc;
 		line_start = false;
 	}
 	fputc('\n', tx->f);
+	free(clean);
 }
 
 #define CHAIN_SITES	3	/* text: a chain's sites shown */
@@ -533,7 +537,7 @@ static void print_chain_sites(struct text *tx, const struct ift_chain *ch)
 	for (size_t i = 0; i < ch->nsites && i < CHAIN_SITES; i++) {
 		const struct ift_chain_site *x = &ch->sites[i];
 		const struct ift_stack *st = x->frames;
-		char line[512], fr[256], cut[WIDTH + 1], b1[32];
+		char line[512], fr[256], cut[LINE_LEN], b1[32];
 		unsigned k0 = st && st->nframes > 1 ? 1 : 0;
 		struct ift_stack_parts parts;
 		int len, n;
@@ -566,7 +570,7 @@ static void print_chain_sites(struct text *tx, const struct ift_chain *ch)
 static void print_chain_py_sites(struct text *tx, const struct ift_chain *ch)
 {
 	const char *what = ch->phase == IFT_PHASE_BEFORE ? "gaps" : "calls";
-	char line[512], fr[256], cut[WIDTH + 1], b1[32], b2[32];
+	char line[512], fr[256], cut[LINE_LEN], b1[32], b2[32];
 	int len;
 
 	if (!ch->py || !ch->site_calls)
@@ -624,7 +628,7 @@ static void print_chain(struct text *tx, size_t n, const struct ift_chain *ch)
 	}
 	for (size_t i = 0; i < ch->ntasks; i++) {
 		const struct ift_chain_task *t = &ch->tasks[i];
-		char name[40], line[200];
+		char name[CELL_LEN], line[200];
 
 		if (i && !strcmp(t->relation, ch->tasks[i - 1].relation) && i >= 4)
 			continue;
@@ -746,7 +750,7 @@ static void print_job_ranks(struct text *tx, const struct ift_job *j, bool all)
 		{ "inside", -9 }, { "waited", -9 }, { "last", -6 }, { "late", -9 },
 		{ "cost", -9 },
 	};
-	char b[32], host[24];
+	char b[32], host[CELL_LEN];
 	size_t shown = all || j->nranks <= JOB_RANKS_SHOWN ? j->nranks : JOB_RANKS_SHOWN;
 
 	header(tx, c, sizeof(c) / sizeof(c[0]));
@@ -805,16 +809,14 @@ static void site_frames(struct text *tx, const struct ift_stack *st,
 			const struct ift_stack_parts *parts, unsigned from, unsigned to,
 			unsigned max, const char *what)
 {
-	char line[512], cut[WIDTH + 1];
+	char line[512], cut[LINE_LEN];
 
 	for (unsigned k = from; k < to && k < from + max; k++) {
 		const struct ift_frame *f = &st->frames[ift_stack_chain_index(parts, k)];
 
+		/* a module's path and a symbol are the program's to choose too */
 		ift_frame_format(f, line, sizeof(line));
-		if (f->flags & IFT_FRAME_F_PYSRC)	/* names from the program */
-			fprintf(tx->f, "        %s\n", safe(cut, sizeof(cut), line, WIDTH - 8));
-		else
-			fprintf(tx->f, "        %.*s\n", WIDTH - 8, line);
+		fprintf(tx->f, "        %s\n", safe(cut, sizeof(cut), line, WIDTH - 8));
 	}
 	if (to - from > max)
 		fprintf(tx->f, "        ... %u more%s\n", to - from - max, what);
@@ -963,7 +965,7 @@ int ift_out_text(FILE *f, struct ift_trace *t, const struct ift_report *r,
 	struct text text = { .f = f, .width = text_width(o) }, *tx = &text;
 	const struct ift_analysis *a = r->a;
 	const struct ift_analysis_summary *s = ift_analysis_summary(a);
-	char b1[32], b2[32], b3[32], cmd[WIDTH];
+	char b1[32], b2[32], b3[32], cmd[LINE_LEN];
 	uint64_t span = s->end_ts - s->start_ts;
 	size_t nops = ift_analysis_op_count(a);
 	int ret;
@@ -1035,7 +1037,7 @@ int ift_out_job_text(FILE *f, const struct ift_job *j, const struct ift_job_inpu
 			"size in the %zu traces\n", n);
 	for (size_t i = 0; i < n && ret >= 0; i++) {
 		const char *h = ift_trace_meta(in[i].t, "host.name");
-		char cut[WIDTH + 1];
+		char cut[LINE_LEN];
 
 		fprintf(tx->f, "\n==== %s", safe(cut, sizeof(cut), in[i].path, WIDTH - 30));
 		fprintf(tx->f, " (host %s) ====\n", safe(cut, sizeof(cut), h ? h : "?", 24));
@@ -1081,7 +1083,7 @@ int ift_out_text_diff(FILE *f, const struct ift_diff_side *cur,
 	struct ift_op_pair *pairs;
 	size_t npairs;
 	struct ift_report_totals b, c;
-	char buf[128], name[40], cmd[WIDTH];
+	char buf[128], name[CELL_LEN], cmd[LINE_LEN];
 	const char *bc = ift_analysis_summary(base->r->a)->command;
 	const char *cc = ift_analysis_summary(cur->r->a)->command;
 
@@ -1147,7 +1149,7 @@ int ift_out_text_diff(FILE *f, const struct ift_diff_side *cur,
 /* "node0.trace", or "node0.trace and 3 more": the traces of a side. */
 static const char *side_name(char *buf, size_t len, const struct ift_job_side *s)
 {
-	char cut[WIDTH + 1];
+	char cut[LINE_LEN];
 
 	safe(cut, sizeof(cut), s->n ? s->in[0].path : "", 60);
 	if (s->n > 1)
@@ -1180,7 +1182,7 @@ int ift_out_job_text_diff(FILE *f, const struct ift_job_side *cur,
 	static const struct ift_job_rank none;
 	struct text text = { .f = f, .width = text_width(o) }, *tx = &text;
 	const struct ift_job *b = base->job, *c = cur->job;
-	char buf[160], x[64], y[64];
+	char buf[LINE_LEN + 64], x[64], y[64];
 	int32_t world = b && c ? (b->world > c->world ? b->world : c->world) :
 			b ? b->world : c ? c->world : 0;
 

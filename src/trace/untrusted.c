@@ -46,13 +46,7 @@ static void emit_escaped(struct sink *k, const unsigned char *p, size_t n)
 	emit(k, esc, m);
 }
 
-/*
- * Whether the valid UTF-8 sequence P (N bytes) is one a terminal acts on or
- * one that reorders what follows it: a C1 control (U+0080-U+009F, 0x9b is
- * CSI to many terminals) or a bidirectional embedding, override or isolate
- * (U+202A-U+202E, U+2066-U+2069: text that reads other than it is).
- */
-static bool term_control(const unsigned char *p, size_t n)
+bool ift_text_control(const unsigned char *p, size_t n)
 {
 	if (n == 1)
 		return p[0] < 0x20 || p[0] == 0x7f;
@@ -73,19 +67,19 @@ static void render(struct sink *k, const char *s, enum ift_text_rule rule)
 		size_t n = ift_utf8_len(p);
 		size_t take = n ? n : 1;
 
-		if (used + take > IFT_TEXT_MAX) {
+		if (used + take > IFT_TEXT_MAX && rule != IFT_TEXT_UTF8_ALL) {
 			char more[48];
 
 			snprintf(more, sizeof(more), "...[+%zu bytes]", strlen((const char *)p));
 			emit(k, more, strlen(more));
 			return;
 		}
-		if (rule == IFT_TEXT_UTF8) {
+		if (rule == IFT_TEXT_UTF8 || rule == IFT_TEXT_UTF8_ALL) {
 			if (n)
 				emit(k, p, n);
 			else
 				emit(k, REPLACEMENT, sizeof(REPLACEMENT) - 1);
-		} else if (!n || term_control(p, n) || (rule == IFT_TEXT_FIELD && *p == ' ')) {
+		} else if (!n || ift_text_control(p, n) || (rule == IFT_TEXT_FIELD && *p == ' ')) {
 			emit_escaped(k, p, take);
 		} else {
 			emit(k, p, n);

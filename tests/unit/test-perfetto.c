@@ -143,7 +143,7 @@ static void test_slices(void **state)
 	e = event(evs, "M", "thread_name", 1, NULL);
 	assert_string_equal(json_object_get_string(get(get(e, "args"), "name")), "cuda \"main\" 1");
 	e = event(evs, "M", "process_name", 1, NULL);
-	assert_string_equal(json_object_get_string(get(get(e, "args"), "name")), "hog?=x");
+	assert_string_equal(json_object_get_string(get(get(e, "args"), "name")), "hog\xef\xbf\xbd=x");
 
 	/* the page rate: two allocations in the first 10 ms bin, then zero */
 	e = event(evs, "C", "page_allocs", 0, NULL);
@@ -175,12 +175,12 @@ static void test_sched_lines(void **state)
 	   (Preempted)"; names split on nothing: spaces and '=' are '_' */
 	assert_non_null(strstr(sys, "\ncuda_\"main\"_1-101 (100) [000] .... 1.001200000: "
 				    "sched_switch: prev_comm=cuda_\"main\"_1 prev_pid=101 "
-				    "prev_prio=120 prev_state=R+ ==> next_comm=hog?_x "
+				    "prev_prio=120 prev_state=R+ ==> next_comm=hog\xef\xbf\xbd" "_x "
 				    "next_pid=200 next_prio=120\n"));
-	assert_non_null(strstr(sys, "\nhog?_x-200 (200) [000] .... 1.001250000: "
+	assert_non_null(strstr(sys, "\nhog\xef\xbf\xbd" "_x-200 (200) [000] .... 1.001250000: "
 				    "sched_waking: comm=train pid=100 prio=120 target_cpu=001\n"));
-	assert_non_null(strstr(sys, "\nhog?_x-200 (200) [000] .... 1.000010000: sched_switch: "
-				    "prev_comm=hog?_x prev_pid=200 prev_prio=120 prev_state=S"));
+	assert_non_null(strstr(sys, "\nhog\xef\xbf\xbd" "_x-200 (200) [000] .... 1.000010000: sched_switch: "
+				    "prev_comm=hog\xef\xbf\xbd" "_x prev_pid=200 prev_prio=120 prev_state=S"));
 	/* three switches and a wake-up, once each */
 	{
 		int lines = 0;

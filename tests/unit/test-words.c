@@ -91,6 +91,7 @@ static void test_bound(void **state)
 	strcpy(want + IFT_TEXT_MAX, "...[+1000 bytes]");
 	expect(in, IFT_TEXT_TERM, want);
 	expect(in, IFT_TEXT_UTF8, want);
+	expect(in, IFT_TEXT_UTF8_ALL, in);
 	/* exactly the bound: whole */
 	in[IFT_TEXT_MAX] = 0;
 	want[IFT_TEXT_MAX] = 0;
