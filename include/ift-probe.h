@@ -180,7 +180,20 @@ int ift_probe_add_twin(struct ift_probe_session *s, size_t i);
 /* Adds pids to the instance's set_event_pid (no-op without kernel filtering). */
 int ift_probe_add_pids(struct ift_probe_session *s, const pid_t *pids, size_t n);
 
-/* Turns tracing on in the instance (and the page-allocation count, if asked). */
+/*
+ * ift_probe_setup_begin - this process sets up a recording: from now until
+ * ift_probe_start() (or the session's end) it holds the set-up lock, and
+ * other runs' teardowns step aside between probes (src/probe/probe.h says
+ * why).  Taken as early as possible, a teardown's probe in flight ends while
+ * the caller finds its libraries.  ift_probe_session_create() takes it too,
+ * where the caller did not.  Returns 0 or -IFT_E_NO_TRACEFS.
+ */
+int ift_probe_setup_begin(void);
+
+/*
+ * Turns tracing on in the instance (and the page-allocation count, if
+ * asked), and lets go of the set-up lock.
+ */
 int ift_probe_start(struct ift_probe_session *s);
 /* Turns tracing off (the buffers keep what they hold), the count paused. */
 int ift_probe_stop(struct ift_probe_session *s);

@@ -374,12 +374,18 @@ int ift_probe_cleanup_leftovers(void)
 	struct found f = { 0 };
 	const char *dir;
 	int ret, err = 0, removed = 0;
+	bool took;
 
 	dir = ift_tracefs_dir();
 	if (!dir)
 		return -IFT_E_NO_TRACEFS;
+	/* its reads of uprobe_events wait for event_mutex as a set-up does;
+	   record's set-up holds the lock already */
+	took = tfs_setup_hold(dir);
 	ret = find_all(dir, &f);
 	if (ret) {
+		if (took)
+			tfs_setup_release();
 		free(f.v);
 		return ret;
 	}
@@ -403,6 +409,8 @@ int ift_probe_cleanup_leftovers(void)
 				err = ret;
 		}
 	}
+	if (took)
+		tfs_setup_release();
 	free(f.v);
 	return err ? err : removed;
 }

@@ -75,6 +75,26 @@ bool tfs_instance_locked(const char *dir, const char *name);
 void tfs_instance_await(const char *dir, const char *name);
 
 /*
+ * The set-up lock, an flock(2) on DIR/instances: a recorder holds it
+ * exclusively from its session's creation until its probes are armed.
+ * Each probe a teardown unregisters holds the kernel's event_mutex for a
+ * grace period (88 ms on 6.18), and every probe a set-up writes needs that
+ * mutex: a set-up behind a teardown of 104 probes waited all of it, 9 s.  A
+ * teardown steps aside between probes while someone holds the lock
+ * (tfs_setup_busy()), so a set-up waits for one of them at most.
+ * tfs_setup_lock() returns the descriptor that holds it (close-on-exec;
+ * tfs_setup_unlock() lets go for every copy of it), or a negative errno.
+ * tfs_setup_hold() takes it for this process unless it holds it already
+ * (true: this call took it; false also where tracefs refuses flock, and a
+ * set-up then waits as it did), tfs_setup_release() lets go.
+ */
+int tfs_setup_lock(const char *dir);
+void tfs_setup_unlock(int fd);
+bool tfs_setup_hold(const char *dir);
+void tfs_setup_release(void);
+bool tfs_setup_busy(const char *dir);
+
+/*
  * cost.c: tfs_trap_target() is a function of this program's own, built as
  * the CUDA libraries' are (a frame pointer first, no endbr64), to time a
  * probe's traps on.  tfs_trap_target_where() gives the file it is mapped

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <event-parse.h>
@@ -41,7 +42,27 @@ struct ift_probe_session {
 	unsigned nlibs;
 	struct tep_handle *tep;
 	int lock;			/* holds the instance's flock, or -1 */
+	uint64_t aside_ns;		/* the teardown's waits for set-ups */
 };
+
+/* At most this long, in all, does a teardown wait for others' set-ups:
+   one that hangs must not keep our probes armed for ever. */
+#define ASIDE_MAX_NS	(10ULL * 1000000000)
+
+/*
+ * Before each probe a teardown unregisters: wait while a recorder sets up
+ * (tfs_setup_busy(), probe.h says why).
+ */
+static void step_aside(void *ctx)
+{
+	struct ift_probe_session *s = ctx;
+	const struct timespec pause = { 0, 5000000 };
+
+	while (s->aside_ns < ASIDE_MAX_NS && tfs_setup_busy(s->dir)) {
+		nanosleep(&pause, NULL);
+		s->aside_ns += 5000000;
+	}
+}
 
 /*
  * One session per process: a second one would take the same name, and its
@@ -208,7 +229,12 @@ int ift_probe_session_create(const struct ift_probe_opts *opts,
 	 * Objects under our name are stale: left by a dead run whose pid we
 	 * now have, or by a session of ours that was never destroyed.
 	 */
-	tfs_instance_await(s->dir, s->name);	/* a helper still at it */
+	if (tfs_instance_locked(s->dir, s->name)) {
+		/* a helper still at it, which steps aside for the set-up lock */
+		tfs_setup_release();
+		tfs_instance_await(s->dir, s->name);
+	}
+	tfs_setup_hold(s->dir);		/* unless ift_probe_setup_begin() took it */
 	tfs_instance_remove(s->dir, s->name);
 	ret = tfs_group_destroy(s->dir, s->name);
 	if (ret < 0)
@@ -470,6 +496,16 @@ int ift_probe_add_pids(struct ift_probe_session *s, const pid_t *pids, size_t n)
 	return ret;
 }
 
+int ift_probe_setup_begin(void)
+{
+	const char *dir = ift_tracefs_dir();
+
+	if (!dir)
+		return -IFT_E_NO_TRACEFS;
+	tfs_setup_hold(dir);
+	return 0;
+}
+
 int ift_probe_start(struct ift_probe_session *s)
 {
 	int ret;
@@ -477,7 +513,10 @@ int ift_probe_start(struct ift_probe_session *s)
 	/* a trigger counts whatever tracing_on says: only now are the pids set */
 	if (s->opts.page_count && (ret = page_trigger(s, "")) < 0)
 		return ret == -ENOENT || ret == -EINVAL ? -IFT_E_OLD_KERNEL : ret;
-	return inst_write(s, "tracing_on", "1");
+	ret = inst_write(s, "tracing_on", "1");
+	/* armed: the set-up is done, others' teardowns may go on */
+	tfs_setup_release();
+	return ret;
 }
 
 int ift_probe_stop(struct ift_probe_session *s)
@@ -723,6 +762,7 @@ const struct ift_probe *ift_probe_at(const struct ift_probe_session *s, size_t i
 
 static void session_free(struct ift_probe_session *s)
 {
+	tfs_setup_release();
 	if (s->lock >= 0)
 		close(s->lock);
 	tracefs_instance_free(s->inst);
@@ -739,6 +779,14 @@ void ift_probe_session_destroy(struct ift_probe_session *s)
 	if (s->dir) {
 		/* off and disabled first: an event enabled here cannot be deleted */
 		inst_write(s, "tracing_on", "0");
+		/* the probes one by one, each a grace period, stepping aside for
+		   set-ups between them; then the rest, tracepoints, in one write */
+		for (size_t i = 0; i < s->n; i++) {
+			step_aside(s);
+			enable_event(s, s->name, s->probes[i].entry_event, false);
+			step_aside(s);
+			enable_event(s, s->name, s->probes[i].ret_event, false);
+		}
 		inst_write(s, "events/enable", "0");
 		tfs_group_destroy(s->dir, s->name);
 		tfs_instance_remove(s->dir, s->name);
@@ -783,7 +831,8 @@ static void __attribute__((noreturn)) helper_main(struct ift_probe_session *s, i
 	close(ready);		/* detached: the caller may return */
 	while (read(go, &c, 1) < 0 && errno == EINTR)
 		;
-	ift_fds_above2(s->lock, false);
+	/* each close of a probe's perf event (record --isolate) unregisters it */
+	ift_fds_close_each(s->lock, step_aside, s);
 	ift_probe_session_destroy(s);
 	_exit(0);
 }

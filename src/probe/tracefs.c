@@ -594,6 +594,75 @@ bool tfs_instance_locked(const char *dir, const char *name)
 	return held;
 }
 
+static int setup_dir_open(const char *dir)
+{
+	char path[PATH_MAX];
+	int ret = tfs_path(path, sizeof(path), "%s/instances", dir), fd;
+
+	if (ret)
+		return ret;
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+int tfs_setup_lock(const char *dir)
+{
+	int fd = setup_dir_open(dir);
+
+	if (fd < 0)
+		return fd;
+	/* behind another recorder's set-up only: a teardown never holds it */
+	while (flock(fd, LOCK_EX) < 0) {
+		int e = errno;
+
+		if (e != EINTR) {
+			close(fd);
+			return -e;
+		}
+	}
+	return fd;
+}
+
+void tfs_setup_unlock(int fd)
+{
+	if (fd < 0)
+		return;
+	/* for a forked child's copy too, which shares the open file */
+	flock(fd, LOCK_UN);
+	close(fd);
+}
+
+/* This process's hold on the set-up lock, or -1 */
+static int setup_fd = -1;
+
+bool tfs_setup_hold(const char *dir)
+{
+	int fd;
+
+	if (setup_fd >= 0 || (fd = tfs_setup_lock(dir)) < 0)
+		return false;
+	setup_fd = fd;
+	return true;
+}
+
+void tfs_setup_release(void)
+{
+	tfs_setup_unlock(setup_fd);
+	setup_fd = -1;
+}
+
+bool tfs_setup_busy(const char *dir)
+{
+	int fd = setup_dir_open(dir);
+	bool held;
+
+	if (fd < 0)
+		return false;
+	held = flock(fd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK;
+	close(fd);
+	return held;
+}
+
 void tfs_instance_await(const char *dir, const char *name)
 {
 	int fd = instance_dir_open(dir, name);

@@ -544,6 +544,8 @@ int ift_recorder_create(const struct ift_record_opts *opts,
 			snprintf(r->step, sizeof(r->step), "write to tracefs at %s", dir);
 			return -errno;
 		}
+		/* others' teardowns step aside from here to the probes armed */
+		ift_probe_setup_begin();
 		/* an old kernel: what it lacks, before any file is missed */
 		if ((ret = ift_tracefs_probe_caps(&r->caps)) < 0)
 			return fail(r, "read what the kernel offers", ret);

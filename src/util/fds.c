@@ -45,17 +45,30 @@ static bool by_range(int keep, bool cloexec)
 }
 #endif
 
-void ift_fds_above2(int keep, bool cloexec)
+/* What is done to each descriptor: marked, closed, or closed after a call. */
+struct act {
+	bool cloexec;
+	void (*before)(void *ctx);
+	void *ctx;
+};
+
+static void act_on(const struct act *a, int fd)
+{
+	if (a->before) {
+		if (fcntl(fd, F_GETFD) < 0)
+			return;		/* not open: nothing to wait for */
+		a->before(a->ctx);
+	}
+	one(fd, a->cloexec);
+}
+
+static void each_fd(int keep, const struct act *a)
 {
 	char buf[1024];
 	struct rlimit rl;
 	long n, max;
 	int dir;
 
-#ifdef SYS_close_range
-	if (by_range(keep, cloexec))
-		return;
-#endif
 	dir = open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dir >= 0) {
 		/* closing while listing: getdents64 goes on from its offset */
@@ -71,7 +84,7 @@ void ift_fds_above2(int keep, bool cloexec)
 				for (; *p >= '0' && *p <= '9'; p++)
 					fd = fd * 10 + (*p - '0');
 				if (fd > 2 && fd != dir && fd != keep)
-					one(fd, cloexec);
+					act_on(a, fd);
 			}
 		}
 		close(dir);
@@ -82,5 +95,23 @@ void ift_fds_above2(int keep, bool cloexec)
 	      rl.rlim_cur < (1U << 20) ? (long)rl.rlim_cur : 1L << 20;
 	for (long fd = 3; fd < max; fd++)
 		if (fd != keep)
-			one((int)fd, cloexec);
+			act_on(a, (int)fd);
+}
+
+void ift_fds_above2(int keep, bool cloexec)
+{
+	const struct act a = { .cloexec = cloexec };
+
+#ifdef SYS_close_range
+	if (by_range(keep, cloexec))
+		return;
+#endif
+	each_fd(keep, &a);
+}
+
+void ift_fds_close_each(int keep, void (*before)(void *ctx), void *ctx)
+{
+	const struct act a = { .before = before, .ctx = ctx };
+
+	each_fd(keep, &a);
 }

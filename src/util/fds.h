@@ -16,4 +16,12 @@
  */
 void ift_fds_above2(int keep, bool cloexec);
 
+/*
+ * Every descriptor above 2 but KEEP closed one at a time, BEFORE(CTX)
+ * called before each: for a teardown whose every close may hold a kernel
+ * lock that others wait for (probe/session.c).  As ift_fds_above2() for
+ * where it may run, if BEFORE is.
+ */
+void ift_fds_close_each(int keep, void (*before)(void *ctx), void *ctx);
+
 #endif
