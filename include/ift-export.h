@@ -95,6 +95,12 @@ int ift_query_prepare(struct ift_query *q, const char *sql,
 		      const struct ift_export_opts *opts, struct sqlite3_stmt **out);
 
 /*
+ * What a statement may run by default, in `query' (--timeout) and in MCP's
+ * run_sql alike: an unbounded recursive CTE runs until stopped.
+ */
+#define IFT_QUERY_TIMEOUT_S	10
+
+/*
  * ift_query_set_timeout - statements of Q stepped from now on stop after MS
  * milliseconds: sqlite3_step() returns SQLITE_INTERRUPT (0: no limit).
  */

@@ -23,7 +23,7 @@
 #include "cli.h"
 #include "ift-export.h"
 
-static const char usage[] = "query [-i FILE] [--json|--csv] \"SELECT ...\"";
+static const char usage[] = "query [-i FILE] [--json|--csv] [--timeout SECONDS] \"SELECT ...\"";
 
 enum { OUT_TABLE, OUT_CSV, OUT_JSON };
 
@@ -160,8 +160,9 @@ static void csv_field(const char *raw, size_t len)
 
 /* ---- the command -------------------------------------------------- */
 
-/* Steps ST to the end, printing as FORMAT says.  Returns 0 or -1 (said why). */
-static int run(struct ift_query *q, sqlite3_stmt *st, int format)
+/* Steps ST to the end, printing as FORMAT says; TIMEOUT (s) names the limit
+   that stopped it.  Returns 0 or -1 (said why). */
+static int run(struct ift_query *q, sqlite3_stmt *st, int format, double timeout)
 {
 	int ncols = sqlite3_column_count(st), rc, ret = 0;
 	struct table t = { .ncols = ncols };
@@ -264,7 +265,10 @@ static int run(struct ift_query *q, sqlite3_stmt *st, int format)
 		}
 		nrows++;
 	}
-	if (!ret && rc != SQLITE_DONE)
+	if (!ret && rc == SQLITE_INTERRUPT)
+		ret = error("the query ran past %g s: stopped (--timeout SECONDS, 0 for none; "
+			    "or add a LIMIT or a WHERE on an indexed column)", timeout);
+	else if (!ret && rc != SQLITE_DONE)
 		ret = error("query failed: %s", ift_query_errmsg(q));
 	if (format == OUT_TABLE) {
 		if (!ret)
@@ -283,6 +287,7 @@ int cmd_query(int argc, char **argv)
 		{ "input", required_argument, NULL, 'i' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "csv", no_argument, NULL, 'c' },
+		{ "timeout", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -297,6 +302,8 @@ int cmd_query(int argc, char **argv)
 	struct ift_trace *t = NULL;
 	sqlite3_stmt *st;
 	int c, ret, format = OUT_TABLE;
+	double timeout = IFT_QUERY_TIMEOUT_S;
+	char *end;
 
 	while ((c = cli_option_next(&co, argc, argv)) > 0) {
 		switch (c) {
@@ -305,6 +312,13 @@ int cmd_query(int argc, char **argv)
 			if (format != OUT_TABLE)
 				return usage_error(usage, "--json and --csv exclude each other");
 			format = c == 'j' ? OUT_JSON : OUT_CSV;
+			break;
+		case 't':	/* 0: none; at most a day, in ms an unsigned */
+			errno = 0;
+			timeout = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !(timeout >= 0 && timeout <= 86400))
+				return usage_error(usage, "--timeout takes seconds, 0 to 86400: '%s'",
+						   optarg);
 			break;
 		}
 	}
@@ -336,7 +350,9 @@ int cmd_query(int argc, char **argv)
 		error("%s", *msg ? msg : ift_strerror(ret));
 		goto out;
 	}
-	ret = run(q, st, format);
+	/* a timeout that rounds to 0 ms would be none */
+	ift_query_set_timeout(q, timeout > 0 && timeout < 0.001 ? 1 : (unsigned)(timeout * 1000));
+	ret = run(q, st, format, timeout);
 	sqlite3_finalize(st);
 out:
 	ift_query_free(q);

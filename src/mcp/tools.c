@@ -28,7 +28,7 @@
 
 #define MAX_RESULT	(512 * 1024)	/* bytes of a result: its text and JSON */
 #define MAX_SQL		(64 * 1024)
-#define SQL_TIMEOUT_MS	10000
+#define SQL_TIMEOUT_MS	(IFT_QUERY_TIMEOUT_S * 1000)
 #define MAX_CELL	4096		/* bytes of one SQL value shown */
 #define MAX_ATTRS	5		/* preempted_by / woken_by per call */
 #define SCAN_LIMIT_NS	10000000000ULL	/* get_timeline stops reading after 10 s */
