@@ -52,4 +52,12 @@ enum ift_errno {
  */
 const char *ift_strerror(int err);
 
+/*
+ * ift_write_error - after a stdio write or flush of an output failed: the
+ * errno that says why where it is one a user acts on (ENOSPC, EDQUOT,
+ * EFBIG, EPIPE, EBADF), negated; else -EIO.  "No space left on device",
+ * not "Input/output error", for a full disk.
+ */
+int ift_write_error(void);
+
 #endif

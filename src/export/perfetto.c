@@ -612,14 +612,6 @@ static void put_wakeup(struct px *x, const uint64_t *r)
 /* ---- the passes ------------------------------------------------------- */
 
 /* A failed write: the errno stdio left, when it is one a write gives. */
-static int write_error(void)
-{
-	int e = errno;
-
-	return e == ENOSPC || e == EDQUOT || e == EFBIG || e == EPIPE || e == EBADF ?
-	       -e : -EIO;
-}
-
 static int pass(struct px *x, unsigned mask, bool sched)
 {
 	struct ift_cursor *cur = ift_cursor_new(x->t, mask, 0);
@@ -655,7 +647,7 @@ static int pass(struct px *x, unsigned mask, bool sched)
 		flush_bin(x, true);
 	}
 	if (ferror(x->f))
-		ret = write_error();
+		ret = ift_write_error();
 	return ret < 0 ? ret : 0;
 }
 
@@ -707,7 +699,7 @@ static int write_all(struct px *x, const struct ift_chains *chains)
 	fputs("\",\n", f);
 	put_other_data(x);
 	fputs("}\n", f);
-	return fflush(f) || ferror(f) ? write_error() : 0;
+	return fflush(f) || ferror(f) ? ift_write_error() : 0;
 }
 
 int ift_export_perfetto(struct ift_trace *t, FILE *out,

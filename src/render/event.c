@@ -143,7 +143,7 @@ int ift_out_event_text(FILE *f, const struct ift_trace *t,
 		break;
 	}
 	fputc('\n', f);
-	return ferror(f) ? -EIO : 0;
+	return ferror(f) ? ift_write_error() : 0;
 }
 
 static void add_u64(json_object *o, const char *k, uint64_t v)

@@ -704,6 +704,6 @@ int ift_out_html(FILE *f, struct ift_trace *t, const struct ift_report *r,
 	}
 	free(h.op_index);
 	if (ret >= 0 && (fflush(f) || ferror(f)))
-		ret = -EIO;
+		ret = ift_write_error();
 	return ret;
 }

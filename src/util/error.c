@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+#include <errno.h>
 #include <string.h>
 
 #include "ift-error.h"
@@ -17,4 +18,12 @@ const char *ift_strerror(int err)
 	if (err == 0)
 		return "success";
 	return strerror(err);
+}
+
+int ift_write_error(void)
+{
+	int e = errno;
+
+	return e == ENOSPC || e == EDQUOT || e == EFBIG || e == EPIPE || e == EBADF ?
+	       -e : -EIO;
 }

@@ -1,5 +1,7 @@
 # A disk that fills up mid-recording: the writer reports ENOSPC, and what it
-# wrote before stays readable up to the last complete chunk.
+# wrote before stays readable up to the last complete chunk.  An output that
+# fills it (report --html, export --format perfetto) says so in one line, "No
+# space left on device", not "Input/output error", and leaves no file.
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 [ "$(id -u)" = 0 ] || skip "needs root to mount a small tmpfs"
@@ -30,4 +32,16 @@ n=$("$IFT" dump -i full/t.trace.part 2>/dev/null | wc -l)
 	awk '{ $1 = ""; print }' >got.txt
 [ "$(wc -l <got.txt)" = 2000 ] || fail "fewer than 2000 page allocations recovered"
 cmp -s ref.txt got.txt || fail "recovered page allocations differ from the reference"
+
+# outputs onto the full disk: a page and a timeline far over 256 KiB
+rm -f full/t.trace.part
+"$IFT_TOOLS/gentrace" -o big.trace -n 200000 >/dev/null || fail "gentrace failed"
+for out in "report --html full/r.html -i big.trace" \
+	   "export --format perfetto -i big.trace -o full/p.json"; do
+	# shellcheck disable=SC2086
+	err=$(expect_one_line_error "$IFT" $out) || exit 1
+	case $err in *"No space left on device"*) ;;
+	*) fail "$out: $err" ;; esac
+	[ -z "$(ls full)" ] || fail "$out left $(ls full)"
+done
 exit 0
