@@ -365,6 +365,14 @@ int ift_trace_chunk_load(struct ift_trace *t, unsigned table, size_t i,
 void ift_chunk_release(struct ift_chunk *c);
 
 /*
+ * ift_trace_verify - decode every chunk of every table: what a checksum
+ * cannot vouch for (a column in an encoding this build does not know,
+ * values outside the time range the index gives).  Returns 0, or the first
+ * chunk's error with *TABLE and *CHUNK naming it.
+ */
+int ift_trace_verify(struct ift_trace *t, unsigned *table, size_t *chunk);
+
+/*
  * A cursor merges all tables (or those in MASK, bit N = table N) in time
  * order, from TS_FROM.  Rows with equal ts come in table order.
  */

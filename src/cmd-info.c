@@ -97,7 +97,9 @@ int cmd_info(int argc, char **argv)
 	unsigned flags = 0;
 	struct ift_trace *t;
 	char a[32], key[256];
-	int c;
+	unsigned tb = 0;
+	size_t chunk = 0;
+	int c, ret = 0;
 
 	while ((c = cli_option_next(&co, argc, argv)) > 0)
 		if (c == 'V')
@@ -145,6 +147,10 @@ int cmd_info(int argc, char **argv)
 	print_tasks(t);
 	print_loss(t);
 	print_tables(t, rec->file_size);
+	/* --verify: every chunk decoded too, beyond its checksum */
+	if ((flags & IFT_OPEN_VERIFY) && (ret = ift_trace_verify(t, &tb, &chunk)) < 0)
+		error("'%s': chunk %zu of table %s: %s", path, chunk, ift_table_def(tb)->name,
+		      ift_strerror(ret));
 	ift_trace_close(t);
-	return EXIT_OK;
+	return ret < 0 ? EXIT_RUNTIME : EXIT_OK;
 }

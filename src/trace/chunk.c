@@ -133,3 +133,22 @@ int ift_trace_chunk_load(struct ift_trace *t, unsigned table, size_t i,
 	t->raw = lc.raw;
 	return ret;
 }
+
+int ift_trace_verify(struct ift_trace *t, unsigned *table, size_t *chunk)
+{
+	struct ift_chunk c = { 0 };
+	int ret = 0;
+
+	for (unsigned tb = 1; tb < IFT_T_NR && !ret; tb++) {
+		for (size_t i = 0; i < ift_trace_chunk_count(t, tb); i++) {
+			ret = ift_trace_chunk_load(t, tb, i, &c);
+			if (ret < 0) {
+				*table = tb;
+				*chunk = i;
+				break;
+			}
+		}
+	}
+	ift_chunk_release(&c);
+	return ret;
+}
