@@ -297,9 +297,9 @@ static int trace_stats(struct ift_mcp *m, const struct args *a, json_object **ou
 {
 	const struct ift_analysis *an;
 	const struct ift_recovery *rec;
-	json_object *o, *r, *v;
+	size_t limit = (size_t)arg_int(a, "limit"), n;
+	json_object *o, *r, *v, *ops;
 
-	(void)a;
 	if (load(m, err, errlen) < 0)
 		return -1;
 	an = m->tr.rep.a;
@@ -318,7 +318,12 @@ static int trace_stats(struct ift_mcp *m, const struct args *a, json_object **ou
 	add_u64(o, "threads", ift_analysis_thread_count(an));
 	add_u64(o, "chains", ift_chains_count(m->tr.rep.c));
 	json_object_object_get_ex(r, "ops", &v);
-	json_object_object_add(o, "ops", json_object_get(v));
+	n = v ? json_object_array_length(v) : 0;
+	add_u64(o, "ops_total", n);
+	ops = json_object_new_array();
+	for (size_t i = 0; i < n && i < limit; i++)	/* most total time first */
+		json_object_array_add(ops, json_object_get(json_object_array_get_idx(v, i)));
+	json_object_object_add(o, "ops", ops);
 	json_object_put(r);
 	*out = o;
 	return 0;
@@ -428,6 +433,7 @@ static int op_latency(struct ift_mcp *m, const struct args *a, json_object **out
 	const char *name = arg_str(a, "op");
 	const struct ift_op_stats *s;
 	uint64_t count[NBUCKETS] = { 0 };
+	size_t limit = (size_t)arg_int(a, "limit"), nproc = 0;
 	unsigned lo = NBUCKETS, hi = 0;
 	json_object *o, *v, *e;
 
@@ -472,6 +478,8 @@ static int op_latency(struct ift_mcp *m, const struct args *a, json_object **out
 
 			if (strcmp(x->name, name))
 				continue;
+			if (nproc++ >= limit)
+				continue;	/* counted in processes_total */
 			e = json_object_new_object();
 			add_u64(e, "pid", p->pid);
 			add_str(e, "comm", p->comm);
@@ -479,6 +487,7 @@ static int op_latency(struct ift_mcp *m, const struct args *a, json_object **out
 			json_object_array_add(v, e);
 		}
 	}
+	add_u64(o, "processes_total", nproc);
 	json_object_object_add(o, "processes", v);
 	*out = o;
 	return 0;
@@ -693,7 +702,7 @@ static int timeline(struct ift_mcp *m, const struct args *a, json_object **out,
 		    char *err, size_t errlen)
 {
 	uint64_t start, dur, from = (uint64_t)arg_int(a, "from_ns"), to, t0 = mono_ns();
-	size_t limit = (size_t)arg_int(a, "limit"), n = 0;
+	size_t limit = (size_t)arg_int(a, "limit"), n = 0, bytes = 0, len;
 	bool by_tid = has(a, "tid"), by_pid = has(a, "pid"), truncated = false;
 	unsigned mask = (1U << IFT_T_CALLS) | (1U << IFT_T_SWITCHES) | (1U << IFT_T_WAKEUPS) |
 			(1U << IFT_T_PAGE_ALLOCS) | (1U << IFT_T_TASKS);
@@ -758,6 +767,17 @@ static int timeline(struct ift_mcp *m, const struct args *a, json_object **out,
 				json_object_object_add(e, k, json_object_get(val));
 		}
 		json_object_put(x);
+		/* bounded as it is built, at half the result's limit: the text
+		   form the model reads takes about as much again */
+		len = 0;
+		json_object_to_json_string_length(e, JSON_C_TO_STRING_PLAIN, &len);
+		if (n && bytes + len > MAX_RESULT / 2) {
+			json_object_put(e);
+			truncated = true;
+			next = t;
+			break;
+		}
+		bytes += len;
 		json_object_array_add(v, e);
 		n++;
 	}
@@ -915,8 +935,10 @@ static const struct tool tools[] = {
 	  "The trace: command, duration, events, lost events, CPUs, whether the file is "
 	  "complete, counts of processes, threads and causal chains, and every CUDA op "
 	  "with calls, errors, total/mean/min/p50/p95/p99/max ns, bytes, wall_share "
-	  "(the numbers of `report --json`). Call it first.",
-	  { { NULL } },
+	  "(the numbers of `report --json`), most total time first, at most `limit` "
+	  "(ops_total counts them all). Call it first.",
+	  { { "limit", A_INT, false, 1, 1000, 100, "ops to return, most total time first" },
+	    { NULL } },
 	  "{\"type\":\"object\",\"required\":[\"trace\",\"ops\"],\"properties\":{"
 	  "\"trace\":{\"type\":\"object\"},\"file\":{\"type\":\"object\"},"
 	  "\"ops\":{\"type\":\"array\",\"items\":{\"type\":\"object\"}}}}",
@@ -953,6 +975,8 @@ static const struct tool tools[] = {
 	  "1-2-5 ns, us, ms...; from_ns inclusive, to_ns exclusive) and the same "
 	  "figures per process.",
 	  { { "op", A_STR, true, 0, 256, 0, "the op's name, as get_trace_stats lists it" },
+	    { "limit", A_INT, false, 1, 1000, 20,
+	      "processes to return (processes_total counts them all)" },
 	    { NULL } },
 	  "{\"type\":\"object\",\"required\":[\"op\",\"histogram\",\"processes\"],"
 	  "\"properties\":{\"op\":{\"type\":\"object\"},"
