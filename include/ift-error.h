@@ -24,6 +24,7 @@
 	_PE(COMPRESS,	"cannot compress trace data"),			\
 	_PE(FINISHED,	"trace writer is already finished"),		\
 	_PE(REPLACED,	"the file was replaced while it was written"),	\
+	_PE(KEPT,	"a file is there, and an output of a damaged trace replaces none"), \
 	_PE(ORDER,	"rows must be appended in time order"),		\
 	_PE(LIMIT,	"trace exceeds a limit of the format"),		\
 	_PE(NOT_ELF,	"not an ELF file"),				\

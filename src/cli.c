@@ -211,6 +211,8 @@ int cli_output_close(struct ift_outfile *o, FILE *f, int ret)
 	errno = 0;
 	if (fclose(f) && ret >= 0)
 		ret = errno ? -errno : -EIO;
+	/* an output of what a damaged trace kept replaces nothing */
+	o->keep = trace_data_lost;
 	if (o->path && ret >= 0 && (err = ift_outfile_commit(o)) < 0)
 		ret = err;
 	if (o->path && ret < 0)

@@ -655,7 +655,13 @@ static void put_other_data(struct px *x)
 {
 	FILE *f = x->f;
 
-	fputs("\"otherData\":{\"generator\":\"ingero-ftrace export\"", f);
+	const struct ift_recovery *rec = ift_trace_recovery(x->t);
+
+	/* the file's own state: a timeline of what a damaged trace kept says so */
+	fprintf(f, "\"otherData\":{\"generator\":\"ingero-ftrace export\","
+		"\"trace.finished\":\"%d\",\"trace.damaged\":\"%d\","
+		"\"trace.read_bytes\":\"%" PRIu64 "\",\"trace.file_bytes\":\"%" PRIu64 "\"",
+		rec->finished, rec->damaged, rec->good_bytes, rec->file_size);
 	for (size_t i = 0; i < ift_trace_meta_count(x->t); i++) {
 		const char *k, *v;
 

@@ -1071,6 +1071,8 @@ int ift_export_sqlite(struct ift_trace *t, const char *path,
 		return ret;
 	}
 
+	/* what a damaged trace kept replaces nothing (trace.damaged says so) */
+	of.keep = ift_trace_recovery(t)->damaged;
 	ret = analyze(&x);
 	if (ret >= 0)
 		ret = export_all(&x, of.part, opts && opts->source ? opts->source : "");

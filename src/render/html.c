@@ -73,6 +73,7 @@ static const char css[] =
 static void head(struct html *h, const struct ift_html_opts *o)
 {
 	const struct ift_analysis_summary *s = h->s;
+	const struct ift_recovery *rec = ift_trace_recovery(h->t);
 	uint64_t span = s->end_ts - s->start_ts;
 	char b1[32], b2[32], b3[32];
 
@@ -110,6 +111,16 @@ static void head(struct html *h, const struct ift_html_opts *o)
 	if (s->lost_events)
 		out(h, "<p class=\"warning\">The kernel dropped %s events: counts and times "
 		    "may be short.</p>\n", num(b1, sizeof(b1), s->lost_events));
+	/* the file's own state, as info gives it: a page of what could be read */
+	if (rec->damaged)
+		out(h, "<p class=\"warning\" id=\"damaged\">The trace file is damaged (%s after "
+		    "byte %s): this page shows the %s of %s bytes before it; the rest is "
+		    "lost.</p>\n", ift_strerror(rec->reason), num(b1, sizeof(b1), rec->good_bytes),
+		    num(b2, sizeof(b2), rec->good_bytes), num(b3, sizeof(b3), rec->file_size));
+	else if (!rec->finished)
+		out(h, "<p class=\"warning\" id=\"unfinished\">The recording was not finished "
+		    "(no index): this page shows every section read, %s of %s bytes.</p>\n",
+		    num(b1, sizeof(b1), rec->good_bytes), num(b2, sizeof(b2), rec->file_size));
 	out(h, "<p class=\"note\">Times are offsets from the trace start. Sections: "
 	    "<a href=\"#chains\">why the GPU waits</a> &middot; <a href=\"#over-time\">"
 	    "over the run</a> &middot; <a href=\"#latency\">latency by op</a> &middot; "

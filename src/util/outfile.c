@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/fsuid.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "ift-error.h"
@@ -124,6 +125,27 @@ int ift_outfile_create(struct ift_outfile *o, const char *path, bool give,
 	return 0;
 }
 
+#ifndef RENAME_NOREPLACE
+#define RENAME_NOREPLACE	(1 << 0)
+#endif
+
+/* FROM to TO in DIRFD, where nothing is at TO: -EEXIST otherwise. */
+static int rename_noreplace(int dirfd, const char *from, const char *to)
+{
+#ifdef SYS_renameat2
+	if (syscall(SYS_renameat2, dirfd, from, dirfd, to, RENAME_NOREPLACE) == 0)
+		return 0;
+	if (errno != ENOSYS && errno != EINVAL)
+		return -errno;
+#endif
+	/* before 3.15, or a file system without it: a link to TO fails where
+	   something is there */
+	if (linkat(dirfd, from, dirfd, to, 0) < 0)
+		return -errno;
+	unlinkat(dirfd, from, 0);
+	return 0;
+}
+
 int ift_outfile_commit(struct ift_outfile *o)
 {
 	struct stat st;
@@ -149,9 +171,13 @@ int ift_outfile_commit(struct ift_outfile *o)
 		int ret = 0;
 
 		fs_enter(o, &fs);
-		if (renameat(o->dirfd, o->base_part, o->dirfd, o->base) < 0)
+		if (o->keep)
+			ret = rename_noreplace(o->dirfd, o->base_part, o->base);
+		else if (renameat(o->dirfd, o->base_part, o->dirfd, o->base) < 0)
 			ret = -errno;
 		fs_leave(&fs);
+		if (ret == -EEXIST)
+			ret = -IFT_E_KEPT;
 		if (ret < 0)
 			return ret;
 	}

@@ -21,6 +21,8 @@ struct ift_outfile {
 	dev_t dev;
 	ino_t ino;
 	bool done;		/* renamed over PATH */
+	bool keep;		/* an output of a damaged trace: renamed to PATH
+				   only where nothing is there */
 	bool give;		/* made for UID:GID, with their permissions */
 	uid_t uid;
 	gid_t gid;
@@ -46,6 +48,8 @@ int ift_outfile_create(struct ift_outfile *o, const char *path, bool give,
  * ift_outfile_commit - fsync and close O->fd (unless the caller closed it and
  * set it to -1), then rename PATH.part over PATH (a link at PATH is replaced,
  * not followed).  -IFT_E_REPLACED when PATH.part is no longer the file created.
+ * With O->keep, PATH is never replaced: -IFT_E_KEPT where something is there
+ * (the caller removes PATH.part; what was at PATH stays as it was).
  */
 int ift_outfile_commit(struct ift_outfile *o);
 

@@ -4,7 +4,9 @@
 # O_EXCL|O_NOFOLLOW, and rename it over OUT.  A link planted at OUT.part is
 # refused and its target left alone; a link at OUT is replaced, not followed; a
 # stale regular OUT.part of ours (a killed run's) is replaced.  Perfetto over
-# an existing OUT: a damaged trace leaves OUT as it was and exits non-zero.
+# an existing OUT: a damaged trace leaves OUT as it was and exits non-zero,
+# whether the damage stops the output or was found at open (what was read
+# is then made into OUT only where nothing is there, marked damaged).
 # The links are planted by another user (nobody), as an attacker would: root's
 # own links are followed, as protected_symlinks has it.
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -63,4 +65,45 @@ printf 'XXXXXXXXXXXXXXXX' | dd of=bad.trace bs=1 seek=$((size / 2)) conv=notrunc
 [ $rc -ne 0 ] || fail "perfetto export of a damaged trace exited 0: $(cat err)"
 [ "$(cat old.json)" = '{"old": true}' ] || fail "perfetto export of a damaged trace changed old.json ($(stat -c %s old.json) bytes)"
 [ ! -e old.json.part ] || fail "old.json.part left behind"
+
+# a trace that lost data at open (a corrupt chunk, the index cut off: read
+# up to the damage, exit 1): its outputs replace nothing that is there, and
+# where nothing is, they are made and say the trace was damaged
+python3 - bad.trace lost.trace <<'PY' || fail "cannot cut the index off"
+import struct, sys
+b = open(sys.argv[1], "rb").read()
+off, index = 64, None
+while off + 24 <= len(b) and b[off:off + 4] == b"ISEC":
+    typ, _, length = struct.unpack_from("<HHQ", b, off + 4)
+    index = off if typ == 9 else index
+    off += 24 + length
+open(sys.argv[2], "wb").write(b[:index])
+PY
+for out in l.db l.json l.html; do
+	case $out in
+	*.db) cmd=(export --format sqlite -o $out) ;;
+	*.json) cmd=(export --format perfetto -o $out) ;;
+	*.html) cmd=(report --html $out) ;;
+	esac
+	echo old >$out
+	"$IFT" "${cmd[@]}" -i lost.trace >/dev/null 2>err && fail "${cmd[*]} of a damaged trace exited 0"
+	[ "$(cat $out)" = old ] || fail "${cmd[*]} of a damaged trace replaced $out: $(cat err)"
+	grep -q "an output of a damaged trace replaces none" err || fail "${cmd[*]}: $(cat err)"
+	[ ! -e $out.part ] || fail "$out.part left behind"
+	rm $out
+	"$IFT" "${cmd[@]}" -i lost.trace >/dev/null 2>err && fail "${cmd[*]} of a damaged trace exited 0"
+	[ -s $out ] || fail "${cmd[*]} of a damaged trace made nothing where nothing was: $(cat err)"
+done
+python3 - <<'PY' || fail "an output of a damaged trace does not say so"
+import json, sqlite3, sys
+errs = []
+if sqlite3.connect("l.db").execute("SELECT damaged FROM trace").fetchone() != (1,):
+    errs.append("l.db: trace.damaged is not 1")
+if json.load(open("l.json"))["otherData"].get("trace.damaged") != "1":
+    errs.append("l.json: otherData has no trace.damaged 1")
+if 'id="damaged"' not in open("l.html", encoding="utf-8").read():
+    errs.append("l.html: no damage warning")
+if errs:
+    sys.exit("; ".join(errs))
+PY
 exit 0
