@@ -59,6 +59,8 @@ rec() {	# NAME CMD...: record CMD into OUT/NAME.trace
 	# and cuda-seq's: each call with its clock reads, on its stdout
 	if [ -n "${EXAMPLES_TRUTH:-}" ] && [ ! -f "$work/$name.jsonl" ] && [ -s "$work/$name.out" ]; then
 		cp "$work/$name.out" "$EXAMPLES_TRUTH/$name.calls.tsv"
+		# and the kernel's count of its wait for a CPU
+		[ ! -s "$work/$name.schedstat" ] || cp "$work/$name.schedstat" "$EXAMPLES_TRUTH/"
 	fi
 }
 
@@ -75,5 +77,5 @@ hogs=
 rec page-alloc-storm "$sim" pagestorm --steps 30 --mb 32 -o "$work/page-alloc-storm.jsonl"
 SIMCUDA_BLOCK_NS=1000 rec gpu-bound "$sim" gpubound --steps 60 --grid 20000 -o "$work/gpu-bound.jsonl"
 cc -O2 -o "$work/cuda-seq" tests/workloads/cuda-seq.c "$lib" -Wl,-rpath,"$(dirname "$lib")"
-rec cudart-sequence "$work/cuda-seq" 20
+CUDA_SEQ_SCHEDSTAT=$work/cudart-sequence.schedstat rec cudart-sequence "$work/cuda-seq" 20
 ls -l "$out"/*.trace >&2

@@ -53,8 +53,14 @@ if truth and first != "none" and first.split()[1] == "data_starvation":
     print("%s: the workload starved %.0f%% of its active time: %s" % (name, 100 * share, sorted(allowed)))
 # (the load the example is about, a noisy neighbour's, stays)
 if sys.argv[5] == "recorded-here" and (first == "none" or first.split()[1] != "cpu_contention"):
-    delay = (truth.schedstat or {}).get("run_delay_ns", -1) if truth else -1
-    load = neighbour_chains(r, truth.tid, delay) if truth else []
+    tid, delay = (truth.tid, (truth.schedstat or {}).get("run_delay_ns", -1)) if truth else \
+        (0, -1)
+    # cuda-seq's own count (CUDA_SEQ_SCHEDSTAT): in a guest of 2 CPUs the
+    # stand-in runtime's device thread takes the CPU from it
+    seq = os.path.join(sys.argv[7], name.replace(".trace", ".schedstat"))
+    if not truth and os.path.exists(seq):
+        tid, delay = (int(x) for x in open(seq).read().split()[:2])
+    load = neighbour_chains(r, tid, delay) if tid else []
     cost = sum(c["cost_ns"] for c in load)
     # a run with no host cause of its own waited for a CPU only as long as
     # the kernel counted; where the example has a cause (a loader's workers

@@ -7,6 +7,8 @@
  *
  * Output, one line per call:  name <TAB> ret <TAB> t_before <TAB> t_after
  *                             <TAB> arg=value ...
+ * With CUDA_SEQ_SCHEDSTAT=FILE, at its end it writes "TID RUN_DELAY_NS" there:
+ * the kernel's count of its wait for a CPU (/proc/thread-self/schedstat).
  *
  *   cuda-seq [ROUNDS]
  */
@@ -14,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 typedef struct { unsigned x, y, z; } dim3;
 
@@ -28,6 +31,25 @@ int cudaStreamSynchronize(void *stream);
 int cudaDeviceSynchronize(void);
 int cudaLaunchKernel(const void *func, dim3 grid, dim3 block, void **args,
 		     size_t shared, void *stream);
+
+/* "TID RUN_DELAY_NS" into PATH, if given and the kernel keeps the count. */
+static void schedstat(const char *path)
+{
+	unsigned long long on_cpu, delay;
+	FILE *f;
+
+	if (!path || !(f = fopen("/proc/thread-self/schedstat", "r")))
+		return;
+	if (fscanf(f, "%llu %llu", &on_cpu, &delay) == 2) {
+		FILE *o = fopen(path, "w");
+
+		if (o) {
+			fprintf(o, "%ld %llu\n", (long)getpid(), delay);
+			fclose(o);
+		}
+	}
+	fclose(f);
+}
 
 static uint64_t now(void)
 {
@@ -125,5 +147,6 @@ int main(int argc, char **argv)
 		printf("cudaDeviceSynchronize\t%d\t%llu\t%llu\n", r,
 		       (unsigned long long)t0, (unsigned long long)t1);
 	}
+	schedstat(getenv("CUDA_SEQ_SCHEDSTAT"));
 	return 0;
 }
