@@ -3,6 +3,23 @@
 # The CUDA runtime the recording tests probe (lib.sh: the real one on x86-64).
 cudart=$IFT_CUDART
 
+# need_debian_python: py=/usr/bin/python3, Debian's, whose packages (torch)
+# the Python workloads use; without it the test skips (fails in CI).
+need_debian_python() {
+	py=/usr/bin/python3
+	[ -x $py ] || { [ "${CI:-}" = true ] && fail "needs Debian's python3"; skip "needs Debian's python3"; }
+}
+
+# The stand-in CUDA runtime and NCCL (contrib/simcuda, make workloads).
+sim=$IFT_BUILD/simcuda/libcudart.so.12
+nccl=$IFT_BUILD/simcuda/libnccl.so.2
+
+# need_simcuda [nccl]: $sim (and $nccl), or the test fails.
+need_simcuda() {
+	[ -f "$sim" ] || fail "no stand-in runtime at $sim (make workloads)"
+	[ -z "${1:-}" ] || [ -f "$nccl" ] || fail "no stand-in NCCL at $nccl (make workloads)"
+}
+
 # build_cuda_seq: ./cuda-seq (tests/workloads/cuda-seq.c) linked to $cudart.
 build_cuda_seq() {
 	cc -O2 -o cuda-seq "$IFT_SRC/tests/workloads/cuda-seq.c" $cudart \
@@ -23,6 +40,18 @@ await_teardown() {
 	flock -s -w 120 "$1" true 2>/dev/null && return 0
 	[ -d "$1" ] || return 0
 	fail "the teardown of ${1##*/} did not finish in 120 s"
+}
+
+# helper_of DIR: the pid of the process that holds DIR open (a run's
+# teardown helper holds its instance's directory), or nothing.
+helper_of() {
+	local f pid
+	for f in /proc/[0-9]*/fd/*; do
+		[ "$(readlink "$f" 2>/dev/null)" = "$1" ] || continue
+		pid=${f#/proc/}
+		echo "${pid%%/*}"
+		return 0
+	done
 }
 
 # Only this test's leftovers count: others (helpers, other runs) may come and go.

@@ -225,51 +225,42 @@ class Trace:
     def __init__(self, path):
         self.events = [json.loads(line) for line in open(path)]
 
-    def awake_in(self, tid, spans):
-        """The time TID was not blocked (on a CPU, or runnable waiting for one)
-        inside SPANS, [a, b) pairs in the trace clock, as its switches say."""
-        ev = sorted((e["ts"], e["next_tid"] == tid and e["tid"] != tid,
-                     e["prev_state"].startswith("R"))
+    def _time_in(self, tid, spans, state, start):
+        """The time inside SPANS ([a, b) pairs, trace clock) that TID was in
+        the state STATE(switched_in, switched_out_runnable) gives after each
+        of its switches; START before the first."""
+        ev = sorted((e["ts"], state(e["next_tid"] == tid and e["tid"] != tid,
+                                    e["tid"] == tid and e["next_tid"] != tid and
+                                    e["prev_state"].startswith("R")))
                     for e in self.events if e["event"] == "sched_switch" and
                     tid in (e["tid"], e["next_tid"]))
         ns = 0
         for a, b in spans:
-            awake, last = True, a
-            for ts, switch_in, preempted in ev:
+            on, last = start, a
+            for ts, now in ev:
                 if ts <= a:
-                    awake = switch_in or preempted
+                    on = now
                     continue
                 if ts >= b:
                     break
-                if awake:
+                if on:
                     ns += ts - last
-                awake, last = switch_in or preempted, ts
-            if awake:
+                on, last = now, ts
+            if on:
                 ns += b - last
         return ns
+
+    def awake_in(self, tid, spans):
+        """The time TID was not blocked (on a CPU, or runnable waiting for one)
+        inside SPANS, [a, b) pairs in the trace clock, as its switches say;
+        awake where no switch says otherwise."""
+        return self._time_in(tid, spans, lambda switch_in, preempted: switch_in or preempted,
+                             True)
 
     def queued_in(self, tid, spans):
         """The time TID was preempted (switched out runnable, not yet back on
         a CPU) inside SPANS, [a, b) pairs in the trace clock."""
-        ev = sorted((e["ts"], e["tid"] == tid and e["next_tid"] != tid and
-                     e["prev_state"].startswith("R"))
-                    for e in self.events if e["event"] == "sched_switch" and
-                    tid in (e["tid"], e["next_tid"]))
-        ns = 0
-        for a, b in spans:
-            queued, last = False, a
-            for ts, out in ev:
-                if ts <= a:
-                    queued = out
-                    continue
-                if ts >= b:
-                    break
-                if queued:
-                    ns += ts - last
-                queued, last = out, ts
-            if queued:
-                ns += b - last
-        return ns
+        return self._time_in(tid, spans, lambda switch_in, preempted: preempted, False)
 
     def queued_before_waking(self, waker, wakee, times):
         """The time WAKER was preempted from each of TIMES (its clock read)

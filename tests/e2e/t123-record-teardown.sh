@@ -69,13 +69,7 @@ for try in 1 2 3 4 5; do
 	rp=$!
 	wait $rp || fail "record exited $?"
 	d=$T/instances/ingero_$rp
-	helper=
-	for f in /proc/[0-9]*/fd/*; do
-		[ "$(readlink "$f" 2>/dev/null)" = "$d" ] || continue
-		helper=${f#/proc/}
-		helper=${helper%%/*}
-		break
-	done
+	helper=$(helper_of "$d")
 	if [ -n "$helper" ]; then
 		caught=$helper
 		# record returns once the helper has left its session and stdio

@@ -35,13 +35,7 @@ flock -x 9 || fail "cannot take the set-up lock"
 echo >go
 wait $rp || fail "record exited $?: $(cat rec.err)"
 d=$T/instances/ingero_$rp
-helper=
-for f in /proc/[0-9]*/fd/*; do
-	[ "$(readlink "$f" 2>/dev/null)" = "$d" ] || continue
-	helper=${f#/proc/}
-	helper=${helper%%/*}
-	break
-done
+helper=$(helper_of "$d")
 if [ -z "$helper" ]; then
 	flock -u 9
 	fail "no helper holds $d after record returned (the teardown is the helper's)"

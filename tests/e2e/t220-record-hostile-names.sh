@@ -13,10 +13,8 @@
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 . "$IFT_SRC/tests/e2e/lib-record.sh"
 need_root
-py=/usr/bin/python3
-[ -x $py ] || { [ "${CI:-}" = true ] && fail "needs Debian's python3"; skip "needs Debian's python3"; }
-sim=$IFT_BUILD/simcuda/libcudart.so.12
-[ -f "$sim" ] || fail "no stand-in runtime in $IFT_BUILD/simcuda (make workloads)"
+need_debian_python
+need_simcuda
 
 libdir=$'lib\e[2J\xff'
 mkdir "$libdir" && cp "$sim" "$libdir/" || fail "cannot copy the runtime"

@@ -13,11 +13,8 @@
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 . "$IFT_SRC/tests/e2e/lib-record.sh"
 need_root
-py=/usr/bin/python3
-[ -x $py ] || { [ "${CI:-}" = true ] && fail "needs Debian's python3"; skip "needs Debian's python3"; }
-sim=$IFT_BUILD/simcuda/libcudart.so.12
-nccl=$IFT_BUILD/simcuda/libnccl.so.2
-[ -f "$sim" ] && [ -f "$nccl" ] || fail "no stand-in runtime or NCCL in $IFT_BUILD/simcuda (make workloads)"
+need_debian_python
+need_simcuda nccl
 ranks=$IFT_SRC/tests/workloads/ranks.py
 
 # jobcheck.py REPORT.json TRUTH.json...: the job's straggler, its cause and

@@ -12,10 +12,8 @@
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 . "$IFT_SRC/tests/e2e/lib-record.sh"
 need_root
-py=/usr/bin/python3
-[ -x $py ] || { [ "${CI:-}" = true ] && fail "needs Debian's python3"; skip "needs Debian's python3"; }
-sim=$IFT_BUILD/simcuda/libcudart.so.12
-[ -f "$sim" ] || fail "no stand-in runtime at $sim (make workloads)"
+need_debian_python
+need_simcuda
 work=$IFT_SRC/tests/workloads/pysites.py
 
 "$IFT" record -v --cuda-lib "$sim" --py-stack=cudaStreamSynchronize -o py.trace -- \
