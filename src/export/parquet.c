@@ -152,6 +152,7 @@ struct group_meta {
 
 struct pq_writer {
 	int fd;
+	int dirfd;		/* where PATH is: AT_FDCWD, or our copy */
 	char *path;
 	struct col *cols;
 	size_t ncols;
@@ -186,6 +187,12 @@ static int write_all(struct pq_writer *w, const void *p, size_t n)
 
 int pq_open(const char *path, const struct pq_column *cols, size_t n, struct pq_writer **out)
 {
+	return pq_openat(AT_FDCWD, path, cols, n, out);
+}
+
+int pq_openat(int dirfd, const char *path, const struct pq_column *cols, size_t n,
+	      struct pq_writer **out)
+{
 	struct pq_writer *w = calloc(1, sizeof(*w));
 
 	*out = NULL;
@@ -198,6 +205,9 @@ int pq_open(const char *path, const struct pq_column *cols, size_t n, struct pq_
 		free(w);
 		return -ENOMEM;
 	}
+	w->dirfd = dirfd == AT_FDCWD ? AT_FDCWD : fcntl(dirfd, F_DUPFD_CLOEXEC, 3);
+	if (w->dirfd == -1)
+		w->err = -errno;
 	w->ncols = n;
 	w->group_rows = PQ_GROUP_ROWS;
 	for (size_t i = 0; i < n; i++) {
@@ -205,8 +215,8 @@ int pq_open(const char *path, const struct pq_column *cols, size_t n, struct pq_
 		if (!(w->cols[i].c.name = strdup(cols[i].name)))
 			w->err = -ENOMEM;
 	}
-	w->fd = w->err ? -1 : open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-				   0644);
+	w->fd = w->err ? -1 : openat(w->dirfd, path,
+				     O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (w->fd < 0 || (w->err = write_all(w, "PAR1", 4)) < 0) {
 		int err = w->err ? w->err : -errno;
 
@@ -683,7 +693,9 @@ int pq_close(struct pq_writer *w, bool abort)
 	if (w->fd >= 0 && close(w->fd) < 0 && !ret)
 		ret = -errno;
 	if ((abort || ret) && w->fd >= 0)
-		unlink(w->path);
+		unlinkat(w->dirfd, w->path, 0);
+	if (w->dirfd >= 0)
+		close(w->dirfd);
 	for (size_t i = 0; i < w->ncols; i++) {
 		free((char *)w->cols[i].c.name);
 		buf_release(&w->cols[i].values);

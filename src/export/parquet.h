@@ -40,6 +40,9 @@ struct pq_writer;
  * with *OUT set, or a negative errno.
  */
 int pq_open(const char *path, const struct pq_column *cols, size_t n, struct pq_writer **out);
+/* The same for PATH in the directory DIRFD (AT_FDCWD: as pq_open()). */
+int pq_openat(int dirfd, const char *path, const struct pq_column *cols, size_t n,
+	      struct pq_writer **out);
 
 /* pq_add - one row: a value per column, in COLS' order.  0 or a negative error. */
 int pq_add(struct pq_writer *w, const struct pq_value *row);

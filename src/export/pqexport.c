@@ -15,7 +15,9 @@
 #include <string.h>
 #include <strings.h>
 #include <sqlite3.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "export/parquet.h"
 #include "ift-error.h"
@@ -37,6 +39,7 @@ struct parts {
 	size_t npar;
 	char host[128];
 	const char *dir;
+	const struct ift_export_opts *o;	/* its error buffer */
 };
 
 static int cmp_pid(const void *x, const void *y)
@@ -144,21 +147,44 @@ static void host_part(char *buf, size_t len, const char *host)
 	buf[n] = 0;
 }
 
-/* Creates DIR/host=H/rank=R (each level as needed); its path into BUF. */
-static int part_dir(const struct parts *p, int64_t rank, char *buf, size_t len)
+/*
+ * NAME in the directory AT, made if need be, opened without following a
+ * link there (a link planted at DIR/host=NAME would take the files
+ * elsewhere): a descriptor, or a negative errno (ENOTDIR or ELOOP for a
+ * link or a file).
+ */
+static int subdir(int at, const char *name)
 {
-	int n = snprintf(buf, len, "%s/host=%s", p->dir, p->host);
+	int fd;
 
-	if (n < 0 || (size_t)n >= len)
-		return -ENAMETOOLONG;
-	if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+	if (mkdirat(at, name, 0755) < 0 && errno != EEXIST)
 		return -errno;
-	n = snprintf(buf, len, "%s/host=%s/rank=%lld", p->dir, p->host, (long long)rank);
-	if (n < 0 || (size_t)n >= len)
-		return -ENAMETOOLONG;
-	if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+	fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+/* DIR/host=H/rank=R, each level made as needed: a descriptor of it.  What
+   is wrong with which level goes into P's error buffer. */
+static int part_dir(const struct parts *p, int64_t rank)
+{
+	char name[sizeof(p->host) + 8], rname[32];
+	int top, host, fd;
+
+	top = open(p->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);	/* the user's path */
+	if (top < 0)
 		return -errno;
-	return 0;
+	snprintf(name, sizeof(name), "host=%s", p->host);
+	host = subdir(top, name);
+	close(top);
+	snprintf(rname, sizeof(rname), "rank=%lld", (long long)rank);
+	fd = host < 0 ? host : subdir(host, rname);
+	if (host >= 0)
+		close(host);
+	if (fd < 0 && p->o && p->o->errbuf && p->o->errlen)
+		snprintf(p->o->errbuf, p->o->errlen, "'%s/%s%s%s': %s%s", p->dir, name,
+			 host < 0 ? "" : "/", host < 0 ? "" : rname, ift_strerror(fd),
+			 fd == -ENOTDIR || fd == -ELOOP ? " (a link there is not followed)" : "");
+	return fd;
 }
 
 /*
@@ -168,19 +194,19 @@ static int part_dir(const struct parts *p, int64_t rank, char *buf, size_t len)
 static int part_open(const struct parts *p, int64_t rank, const char *table,
 		     const struct pq_column *cols, size_t ncols, struct pq_writer **w)
 {
-	char dir[4096], path[4352];
-	int ret = part_dir(p, rank, dir, sizeof(dir));
+	char name[256];
+	int dir = part_dir(p, rank), ret = -EEXIST;
 
-	if (ret < 0)
-		return ret;
-	for (unsigned k = 0; k < 1000; k++) {
+	if (dir < 0)
+		return dir;
+	for (unsigned k = 0; k < 1000 && ret == -EEXIST; k++) {
 		if (k)
-			snprintf(path, sizeof(path), "%s/%s.%u.parquet", dir, table, k);
+			snprintf(name, sizeof(name), "%s.%u.parquet", table, k);
 		else
-			snprintf(path, sizeof(path), "%s/%s.parquet", dir, table);
-		if ((ret = pq_open(path, cols, ncols, w)) != -EEXIST)
-			break;
+			snprintf(name, sizeof(name), "%s.parquet", table);
+		ret = pq_openat(dir, name, cols, ncols, w);
 	}
+	close(dir);
 	return ret;
 }
 
@@ -306,7 +332,7 @@ done:
 
 int ift_export_parquet(struct ift_trace *t, const char *dir, const struct ift_export_opts *o)
 {
-	struct parts p = { .dir = dir };
+	struct parts p = { .dir = dir, .o = o };
 	struct ift_query *q = NULL;
 	sqlite3_stmt *st = NULL;
 	int64_t *ranks = NULL;

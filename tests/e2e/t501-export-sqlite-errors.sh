@@ -2,7 +2,7 @@
 # export --format sqlite on bad input and to bad places: a one-line error and
 # exit 1, never a crash, and no database (nor .part) left behind; a trace cut
 # short exports what info recovers of it, with the reader's warning; usage
-# errors exit 2.
+# errors exit 2.  Parquet follows no link planted at a partition's level.
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 command -v python3 >/dev/null || skip "needs python3 to damage a trace and read the database"
@@ -120,4 +120,20 @@ for args in "--format sqlite" "--format nope -o x.db" "-o x.db" "--format sqlite
 	run "$IFT" export -i g.trace $args
 	[ $rc -eq 2 ] || fail "'export $args' exited $rc, want 2: $(cat err)"
 done
+
+# parquet: a link planted at DIR/host=NAME (or its rank=R) is not followed:
+# one line naming it, and nothing written where it points
+host=$("$IFT" info -i g.trace | awk '$1 == "host.name" { print $2 }')
+mkdir -p victim pq/host=x
+ln -s "$PWD/victim" "pq/host=$host"
+ln -s "$PWD/victim" "pq/host=x/rank=-1"
+run "$IFT" export -i g.trace --format parquet -o pq
+[ $rc -eq 1 ] && [ "$(grep -c . err)" = 1 ] && grep -q "'pq/host=$host': .*link there is not followed" err ||
+	fail "parquet into a planted link at host=: exit $rc: $(cat err)"
+[ -z "$(ls victim)" ] || fail "parquet followed the link at host=: $(ls victim | head -3)"
+rm "pq/host=$host" && mv pq/host=x "pq/host=$host"
+run "$IFT" export -i g.trace --format parquet -o pq
+[ $rc -eq 1 ] && grep -q "'pq/host=$host/rank=-1': .*link there is not followed" err ||
+	fail "parquet into a planted link at rank=: exit $rc: $(cat err)"
+[ -z "$(ls victim)" ] || fail "parquet followed the link at rank=: $(ls victim | head -3)"
 exit 0
