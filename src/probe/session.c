@@ -776,6 +776,9 @@ void ift_probe_session_destroy(struct ift_probe_session *s)
 {
 	if (!s)
 		return;
+	/* a set-up that failed is over: its own lock would be a set-up that
+	   its teardown steps aside for */
+	tfs_setup_release();
 	if (s->dir) {
 		/* off and disabled first: an event enabled here cannot be deleted */
 		inst_write(s, "tracing_on", "0");
