@@ -32,6 +32,7 @@ done
 [ -e up ] || fail "the command did not start in 60 s"
 exec 9<"$T/instances"
 flock -x 9 || fail "cannot take the set-up lock"
+locked=${EPOCHREALTIME/./}
 echo >go
 wait $rp || fail "record exited $?: $(cat rec.err)"
 d=$T/instances/ingero_$rp
@@ -40,24 +41,30 @@ if [ -z "$helper" ]; then
 	flock -u 9
 	fail "no helper holds $d after record returned (the teardown is the helper's)"
 fi
-fds() { ls /proc/$helper/fd 2>/dev/null | wc -l; }
-n0=$(fds)
+# the helper's descriptors into n, spawning nothing: under emulation a
+# process takes a good part of a second to start
+fds() { local a=(/proc/$helper/fd/*); n=${#a[@]}; }
+fds
+n0=$n
 # its perf events (record --isolate, the default): one per probe and task
 [ "$n0" -gt 10 ] || { flock -u 9; fail "the helper holds $n0 descriptors, not its probes' perf events"; }
-# as long as the lock is held, none goes; 2 s, where one close takes tens
-# of ms and the old helper closed them all in one call
-for i in $(seq 1 20); do
-	n=$(fds)
+# as long as the lock is held, none goes: watched for 2 s (one close takes
+# tens of ms, and the old helper closed them all in one call), and within
+# 8 s of taking the lock, as a helper steps aside 10 s at most in all
+first=${EPOCHREALTIME/./}
+while now=${EPOCHREALTIME/./}; [ $((now - first)) -lt 2000000 ] && [ $((now - locked)) -lt 8000000 ]; do
+	fds
 	if [ "$n" -lt "$n0" ]; then
 		flock -u 9
 		fail "the helper closed $((n0 - n)) of $n0 descriptors while a set-up held the lock"
 	fi
 	sleep 0.1
 done
+[ $((now - first)) -ge 500000 ] || { flock -u 9; fail "the run took 8 s to end: nothing watched"; }
 [ -d "$d" ] || { flock -u 9; fail "the instance went while a set-up held the lock"; }
 flock -u 9
 exec 9<&-
-echo "    helper $helper held its $n0 descriptors for 2 s under the set-up lock"
+echo "    helper $helper held its $n0 descriptors for $(((now - first) / 1000)) ms under the set-up lock"
 # let go, it finishes
 assert_no_leftover_of $rp
 assert_no_leftovers
