@@ -82,6 +82,15 @@ int ift_text_put(FILE *f, const char *s, enum ift_text_rule rule);
  */
 bool ift_text_control(const unsigned char *p, size_t n);
 
+/*
+ * ift_text_utf8 - the LEN bytes at S under RULE (IFT_TEXT_UTF8 or _UTF8_ALL)
+ * for an output that takes a length: S itself where the rule changes
+ * nothing (valid UTF-8 within the bound, the common case: no copy, *COPY
+ * NULL), else a copy to free() in *COPY (a NUL inside ends it), returned.
+ * NULL when out of memory.
+ */
+const char *ift_text_utf8(const char *s, size_t len, enum ift_text_rule rule, char **copy);
+
 /* Whether the LEN bytes at S are valid UTF-8 with no NUL. */
 bool ift_text_is_utf8(const char *s, size_t len);
 

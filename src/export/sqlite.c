@@ -286,15 +286,14 @@ static void b_u64(sqlite3_stmt *st, int *i, uint64_t v)
 static void b_text(sqlite3_stmt *st, int *i, const char *s, sqlite3_destructor_type keep)
 {
 	size_t len = s ? strlen(s) : 0;
-	char *t;
+	char *copy = NULL;
+	const char *t = s ? ift_text_utf8(s, len, IFT_TEXT_UTF8, &copy) : NULL;
 
-	if (!s)
-		sqlite3_bind_null(st, ++*i);
-	else if (len <= IFT_TEXT_MAX && ift_text_is_utf8(s, len))
+	if (copy)
+		sqlite3_bind_text(st, ++*i, copy, -1, free);
+	else if (t)
 		sqlite3_bind_text(st, ++*i, s, (int)len, keep);
-	else if ((t = ift_text_dup(s, IFT_TEXT_UTF8)))
-		sqlite3_bind_text(st, ++*i, t, -1, free);
-	else	/* out of memory for a few KiB: the export fails soon after */
+	else	/* none, or out of memory for a few KiB: the export fails soon after */
 		sqlite3_bind_null(st, ++*i);
 }
 

@@ -74,8 +74,9 @@ static char *to_line(json_object *o)
 {
 	const char *s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
 							  JSON_C_TO_STRING_NOSLASHESCAPE);
-	char *line = !s ? NULL : ift_text_is_utf8(s, strlen(s)) ? strdup(s) :
-		     ift_text_dup(s, IFT_TEXT_UTF8_ALL);
+	char *copy = NULL;
+	const char *t = s ? ift_text_utf8(s, strlen(s), IFT_TEXT_UTF8_ALL, &copy) : NULL;
+	char *line = copy ? copy : t ? strdup(t) : NULL;
 
 	json_object_put(o);
 	return line;

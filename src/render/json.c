@@ -30,40 +30,28 @@ const char *ift_thread_comm(const struct ift_thread_info *t)
 	return t->task && t->task->ncomms ? t->task->comms[t->task->ncomms - 1].comm : "";
 }
 
+/* LEN bytes at S under RULE as a JSON string (ift_text_utf8()). */
+static json_object *json_text(const char *s, size_t len, enum ift_text_rule rule)
+{
+	char *copy;
+	const char *t = ift_text_utf8(s, len, rule, &copy);
+	json_object *o;
+
+	if (!t)
+		return NULL;
+	o = json_object_new_string_len(t, (int)(copy ? strlen(copy) : len));
+	free(copy);
+	return o;
+}
+
 json_object *ift_json_text(const char *s)
 {
-	size_t len = s ? strlen(s) : 0;
-	json_object *o;
-	char *t;
-
-	if (!s)
-		return NULL;
-	if (len <= IFT_TEXT_MAX && ift_text_is_utf8(s, len))
-		return json_object_new_string_len(s, (int)len);
-	if (!(t = ift_text_dup(s, IFT_TEXT_UTF8)))
-		return NULL;
-	o = json_object_new_string(t);
-	free(t);
-	return o;
+	return s ? json_text(s, strlen(s), IFT_TEXT_UTF8) : NULL;
 }
 
 json_object *ift_json_text_len(const char *s, size_t len)
 {
-	json_object *o;
-	char *t, *all;
-
-	if (!s)
-		return NULL;
-	if (len <= INT32_MAX && ift_text_is_utf8(s, len))
-		return json_object_new_string_len(s, (int)len);
-	/* a NUL inside ends what can be shown of it */
-	if (!(t = strndup(s, len)))
-		return NULL;
-	all = ift_text_dup(t, IFT_TEXT_UTF8_ALL);
-	free(t);
-	o = all ? json_object_new_string(all) : NULL;
-	free(all);
-	return o;
+	return s && len <= INT32_MAX ? json_text(s, len, IFT_TEXT_UTF8_ALL) : NULL;
 }
 
 static void add_u64(json_object *o, const char *k, uint64_t v)

@@ -123,6 +123,20 @@ int ift_text_put(FILE *f, const char *s, enum ift_text_rule rule)
 	return ferror(f) ? -1 : 0;
 }
 
+const char *ift_text_utf8(const char *s, size_t len, enum ift_text_rule rule, char **copy)
+{
+	char *cut;
+
+	*copy = NULL;
+	if ((rule == IFT_TEXT_UTF8_ALL || len <= IFT_TEXT_MAX) && ift_text_is_utf8(s, len))
+		return s;
+	if (!(cut = strndup(s, len)))
+		return NULL;
+	*copy = ift_text_dup(cut, rule);
+	free(cut);
+	return *copy;
+}
+
 bool ift_text_is_utf8(const char *s, size_t len)
 {
 	const unsigned char *p = (const unsigned char *)s;

@@ -78,6 +78,21 @@ static void test_utf8(void **state)
 	assert_false(ift_text_is_utf8("\xf0\x82\x82\xac", 4));	/* overlong */
 }
 
+static void test_utf8_as_is(void **state)
+{
+	const char *ok = "caf\xc3\xa9", *bad = "a\xff" "b\0c";
+	char *copy;
+
+	(void)state;
+	/* unchanged: S itself, no copy */
+	assert_ptr_equal(ift_text_utf8(ok, 5, IFT_TEXT_UTF8, &copy), ok);
+	assert_null(copy);
+	/* changed: the copy, returned; a NUL inside LEN ends it */
+	assert_string_equal(ift_text_utf8(bad, 5, IFT_TEXT_UTF8_ALL, &copy), "a\xef\xbf\xbd" "b");
+	assert_non_null(copy);
+	free(copy);
+}
+
 static void test_bound(void **state)
 {
 	char *in = malloc(IFT_TEXT_MAX + 1001), *want = malloc(IFT_TEXT_MAX + 64);
@@ -124,6 +139,7 @@ int main(void)
 		cmocka_unit_test(test_term_invalid),
 		cmocka_unit_test(test_field),
 		cmocka_unit_test(test_utf8),
+		cmocka_unit_test(test_utf8_as_is),
 		cmocka_unit_test(test_bound),
 		cmocka_unit_test(test_small_buffer),
 	};
