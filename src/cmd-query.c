@@ -138,24 +138,26 @@ static void table_free(struct table *t)
 /* A field of RFC 4180, valid UTF-8 (IFT_TEXT_UTF8_ALL: a NUL inside ends it). */
 static void csv_field(const char *raw, size_t len)
 {
-	char *dup = strndup(raw, len), *s = dup ? ift_text_dup(dup, IFT_TEXT_UTF8_ALL) : NULL;
+	char *copy;
+	const char *s = ift_text_utf8(raw, len, IFT_TEXT_UTF8_ALL, &copy);
 	bool quote = false;
 
-	free(dup);
 	if (!s)
 		return;
-	for (size_t i = 0; s[i] && !quote; i++)
+	if (copy)
+		len = strlen(copy);
+	for (size_t i = 0; i < len && !quote; i++)
 		quote = s[i] == ',' || s[i] == '"' || s[i] == '\r' || s[i] == '\n';
 	if (quote)
 		putchar('"');
-	for (size_t i = 0; s[i]; i++) {
+	for (size_t i = 0; i < len; i++) {
 		if (quote && s[i] == '"')
 			putchar('"');
 		putchar(s[i]);
 	}
 	if (quote)
 		putchar('"');
-	free(s);
+	free(copy);
 }
 
 /* ---- the command -------------------------------------------------- */
