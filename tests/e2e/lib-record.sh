@@ -94,8 +94,11 @@ assert_no_leftovers() {
 	# not a pipeline into the loop: fail must exit the test, not a subshell
 	for pid in $(sed -n 's/^[pr]:ingero_\([0-9]*\)\/.*/\1/p' "$IFT_TRACEFS/uprobe_events" | sort -u); do
 		[[ $ift_runs_before == *" $pid "* ]] && continue
-		kill -0 "$pid" 2>/dev/null ||
-			! grep -qE "^[pr]:ingero_${pid}/" "$IFT_TRACEFS/uprobe_events" ||
+		kill -0 "$pid" 2>/dev/null && continue
+		# a run that was live in the loop above may have ended since: its
+		# helper removes the probes before letting go of the instance
+		await_teardown "$IFT_TRACEFS/instances/ingero_$pid"
+		! grep -qE "^[pr]:ingero_${pid}/" "$IFT_TRACEFS/uprobe_events" ||
 			fail "uprobes of dead run $pid were left behind"
 	done
 }
