@@ -397,7 +397,7 @@ int ift_probe_cleanup_leftovers(void)
 			if (inst != !pass)
 				continue;
 			ret = inst ? tfs_instance_remove(dir, f.v[i].name)
-				   : tfs_group_destroy(dir, f.v[i].name);
+				   : tfs_group_destroy(dir, f.v[i].name, 1000);
 			/* gone meanwhile (ENOENT; ENODEV for a probe already
 			   deleted): another cleaner, running at the same
 			   time, was first */

@@ -47,10 +47,11 @@ int tfs_uprobe_walk(const char *dir,
 /*
  * tfs_group_destroy - delete every uprobe event of GROUP.  An event still
  * enabled somewhere cannot be deleted (EBUSY): it is then disabled at the top
- * level and in every instance, for that event only, and deleted again.
- * Returns how many events the group had (0: no such group) or an error.
+ * level and in every instance, for that event only, and deleted again; one
+ * still busy (a file of it open) is tried again for BUSY_MS.  Returns how
+ * many events the group had (0: no such group) or an error.
  */
-int tfs_group_destroy(const char *dir, const char *group);
+int tfs_group_destroy(const char *dir, const char *group, int busy_ms);
 
 /*
  * tfs_instance_remove - tracing off, every event off, then rmdir.  Returns 0,

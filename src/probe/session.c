@@ -236,7 +236,7 @@ int ift_probe_session_create(const struct ift_probe_opts *opts,
 	}
 	tfs_setup_hold(s->dir);		/* unless ift_probe_setup_begin() took it */
 	tfs_instance_remove(s->dir, s->name);
-	ret = tfs_group_destroy(s->dir, s->name);
+	ret = tfs_group_destroy(s->dir, s->name, 1000);
 	if (ret < 0)
 		goto fail;
 
@@ -791,7 +791,9 @@ void ift_probe_session_destroy(struct ift_probe_session *s)
 			enable_event(s, s->name, s->probes[i].ret_event, false);
 		}
 		inst_write(s, "events/enable", "0");
-		tfs_group_destroy(s->dir, s->name);
+		/* a helper's teardown waits for nobody: it can wait for a
+		   tool that reads an event's format */
+		tfs_group_destroy(s->dir, s->name, 5000);
 		tfs_instance_remove(s->dir, s->name);
 		session_live = false;
 	}

@@ -480,7 +480,7 @@ static int list_group(const char *dir, struct name_list *l)
 	return ret == -ENOENT ? 0 : ret;	/* no uprobe_events: no group either */
 }
 
-int tfs_group_destroy(const char *dir, const char *group)
+int tfs_group_destroy(const char *dir, const char *group, int busy_ms)
 {
 	struct name_list l = { .group = group };
 	char path[PATH_MAX], cmd[256];
@@ -504,17 +504,34 @@ int tfs_group_destroy(const char *dir, const char *group)
 	 */
 	if (!tfs_path(cmd, sizeof(cmd), "-:%s/\n", group))
 		tfs_write(path, cmd, true);
-	ret = list_group(dir, &l);
-	for (size_t i = 0; !ret && i < l.n; i++) {
-		err = tfs_path(cmd, sizeof(cmd), "-:%s/%s\n", group, l.v[i]);
-		if (!err)
-			err = tfs_write(path, cmd, true);
-		if (err == -EBUSY) {
-			disable_everywhere(dir, group, l.v[i]);
-			err = tfs_write(path, cmd, true);
+	/*
+	 * EBUSY also while anyone has a file of the event open (its format,
+	 * read by a tool walking the events), if only for a moment: what is
+	 * still busy is tried again every 50 ms for BUSY_MS.
+	 */
+	for (int tries = 0; (ret = list_group(dir, &l)) == 0; tries++) {
+		bool busy = false;
+
+		for (size_t i = 0; !ret && i < l.n; i++) {
+			err = tfs_path(cmd, sizeof(cmd), "-:%s/%s\n", group, l.v[i]);
+			if (!err)
+				err = tfs_write(path, cmd, true);
+			if (err == -EBUSY) {
+				disable_everywhere(dir, group, l.v[i]);
+				err = tfs_write(path, cmd, true);
+			}
+			if (err == -EBUSY)
+				busy = true;
+			else if (err && err != -ENOENT)	/* ENOENT: gone meanwhile */
+				ret = err;
 		}
-		if (err && err != -ENOENT)	/* ENOENT: gone meanwhile */
-			ret = err;
+		if (ret || !busy)
+			break;
+		if (tries >= busy_ms / 50) {
+			ret = -EBUSY;
+			break;
+		}
+		usleep(50 * 1000);
 	}
 	/* on an error, still try the rest: a leftover of ours is the worst */
 	if (ret) {
