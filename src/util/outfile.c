@@ -129,20 +129,29 @@ int ift_outfile_create(struct ift_outfile *o, const char *path, bool give,
 #define RENAME_NOREPLACE	(1 << 0)
 #endif
 
-/* FROM to TO in DIRFD, where nothing is at TO: -EEXIST otherwise. */
-static int rename_noreplace(int dirfd, const char *from, const char *to)
+int ift_rename_noreplace(int fromfd, const char *from, int tofd, const char *to)
 {
+	struct stat st;
+
 #ifdef SYS_renameat2
-	if (syscall(SYS_renameat2, dirfd, from, dirfd, to, RENAME_NOREPLACE) == 0)
+	if (syscall(SYS_renameat2, fromfd, from, tofd, to, RENAME_NOREPLACE) == 0)
 		return 0;
 	if (errno != ENOSYS && errno != EINVAL)
 		return -errno;
 #endif
 	/* before 3.15, or a file system without it: a link to TO fails where
-	   something is there */
-	if (linkat(dirfd, from, dirfd, to, 0) < 0)
+	   something is there; a directory, which has no links, is looked for
+	   first (a rename onto an empty directory would replace it) */
+	if (fstatat(fromfd, from, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return -errno;
-	unlinkat(dirfd, from, 0);
+	if (S_ISDIR(st.st_mode)) {
+		if (fstatat(tofd, to, &st, AT_SYMLINK_NOFOLLOW) == 0)
+			return -EEXIST;
+		return renameat(fromfd, from, tofd, to) < 0 ? -errno : 0;
+	}
+	if (linkat(fromfd, from, tofd, to, 0) < 0)
+		return -errno;
+	unlinkat(fromfd, from, 0);
 	return 0;
 }
 
@@ -172,7 +181,7 @@ int ift_outfile_commit(struct ift_outfile *o)
 
 		fs_enter(o, &fs);
 		if (o->keep)
-			ret = rename_noreplace(o->dirfd, o->base_part, o->base);
+			ret = ift_rename_noreplace(o->dirfd, o->base_part, o->dirfd, o->base);
 		else if (renameat(o->dirfd, o->base_part, o->dirfd, o->base) < 0)
 			ret = -errno;
 		fs_leave(&fs);

@@ -53,6 +53,14 @@ int ift_outfile_create(struct ift_outfile *o, const char *path, bool give,
  */
 int ift_outfile_commit(struct ift_outfile *o);
 
+/*
+ * ift_rename_noreplace - FROM (in FROMFD) to TO (in TOFD) where nothing is at
+ * TO, a file or a directory: 0, -EEXIST where something is, or a negative
+ * errno.  renameat2(RENAME_NOREPLACE); before Linux 3.15 a link (a file) or
+ * a look first (a directory).
+ */
+int ift_rename_noreplace(int fromfd, const char *from, int tofd, const char *to);
+
 /* Removes PATH.part unless committed, if it is still the file created. */
 void ift_outfile_remove(struct ift_outfile *o);
 
