@@ -36,16 +36,31 @@ int ift_export_perfetto(struct ift_trace *t, FILE *out,
 			const struct ift_export_opts *opts);
 
 /*
- * ift_export_parquet - every table of T's SQLite export (docs/sql.md) as
- * Parquet files under DIR (made if missing): DIR/host=HOST/rank=R/TABLE.parquet,
- * a table's rows about a process in the partition of its rank (or of the
- * rank that started it; -1: none), the tables without a pid copied into
- * each of the trace's partitions (docs/sql.md, "Parquet").  Files are
- * created exclusively; a name another trace wrote gets a number
- * (TABLE.1.parquet).  Returns 0 or a negative error, with a message in OPTS.
+ * A Parquet export into DIR, whole or nothing: ift_parquet_begin() makes a
+ * stage beside DIR (DIR itself is not touched), ift_export_parquet() writes
+ * traces into it, ift_parquet_commit() moves them into DIR (made where it is
+ * not there; into it where it is, never replacing a file), and
+ * ift_parquet_end() removes what is left of the stage: after a failure,
+ * nothing of the export is in DIR.  Each returns 0 or a negative error.
  */
-int ift_export_parquet(struct ift_trace *t, const char *dir,
+struct ift_parquet_dir;
+
+int ift_parquet_begin(const char *dir, struct ift_parquet_dir **out);
+
+/*
+ * ift_export_parquet - every table of T's SQLite export (docs/sql.md) as
+ * Parquet files: DIR/host=HOST/rank=R/TABLE.parquet, a table's rows about a
+ * process in the partition of its rank (or of the rank that started it; -1:
+ * none), the tables without a pid copied into each of the trace's partitions
+ * (docs/sql.md, "Parquet").  A name another trace has gets a number
+ * (TABLE.1.parquet); a partition that holds T already (its mark,
+ * _ingero.ID) is refused, -EEXIST.  The error's message is in OPTS.
+ */
+int ift_export_parquet(struct ift_parquet_dir *d, struct ift_trace *t,
 		       const struct ift_export_opts *opts);
+
+int ift_parquet_commit(struct ift_parquet_dir *d);
+void ift_parquet_end(struct ift_parquet_dir *d);
 
 /* ---- read-only SQL over a trace (docs/sql.md, `query') ---------------- */
 

@@ -22,26 +22,42 @@ static const char usage[] =
 
 #define MAX_INPUTS	1024
 
-/* The traces of PATHS as Parquet under DIR; the command's exit code. */
+/* The traces of PATHS as Parquet under DIR, all or none; the command's
+   exit code. */
 static int export_parquet(const char *const *paths, size_t n, const char *dir)
 {
+	struct ift_parquet_dir *d;
+	int ret = ift_parquet_begin(dir, &d);
+
+	if (ret < 0) {
+		error("cannot export to parquet '%s': %s", dir, ift_strerror(ret));
+		return EXIT_RUNTIME;
+	}
 	for (size_t i = 0; i < n; i++) {
-		char msg[256] = "";
+		char msg[512] = "";
 		struct ift_export_opts opts = {
 			.errbuf = msg, .errlen = sizeof(msg), .source = paths[i],
 		};
 		struct ift_trace *t = cli_open_trace(paths[i], 0);
-		int ret;
 
-		if (!t)
+		if (!t) {
+			ift_parquet_end(d);
 			return EXIT_RUNTIME;
-		ret = ift_export_parquet(t, dir, &opts);
+		}
+		ret = ift_export_parquet(d, t, &opts);
 		ift_trace_close(t);
 		if (ret < 0) {
 			error("cannot export '%s' to parquet '%s': %s", paths[i], dir,
 			      *msg ? msg : ift_strerror(ret));
+			ift_parquet_end(d);
 			return EXIT_RUNTIME;
 		}
+	}
+	ret = ift_parquet_commit(d);
+	ift_parquet_end(d);
+	if (ret < 0) {
+		error("cannot move the export into '%s': %s", dir, ift_strerror(ret));
+		return EXIT_RUNTIME;
 	}
 	return EXIT_OK;
 }

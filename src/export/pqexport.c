@@ -7,9 +7,12 @@
  * or one it started: its input workers); those of no rank to rank=-1.
  * The tables that are the trace's own (meta, ops, stacks, ...: no pid
  * column) are copied into each of its partitions, so that each one joins
- * on its own.
+ * on its own.  Each partition of a trace holds its mark, _ingero.ID (ID: a
+ * hash of the trace's META), and no partition takes one trace twice.  The
+ * files are written into a stage and moved into DIR whole (pqstage.h).
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +23,7 @@
 #include <unistd.h>
 
 #include "export/parquet.h"
+#include "export/pqstage.h"
 #include "ift-error.h"
 #include "ift-export.h"
 #include "ift-job.h"
@@ -38,8 +42,14 @@ struct parts {
 	struct parent *par;
 	size_t npar;
 	char host[128];
-	const char *dir;
+	char mark[32];			/* "_ingero.ID" */
+	struct ift_parquet_dir *d;
 	const struct ift_export_opts *o;	/* its error buffer */
+};
+
+struct ift_parquet_dir {
+	char *dir;			/* as the user named it */
+	struct pq_stage *stage;
 };
 
 static int cmp_pid(const void *x, const void *y)
@@ -147,67 +157,132 @@ static void host_part(char *buf, size_t len, const char *host)
 	buf[n] = 0;
 }
 
-/*
- * NAME in the directory AT, made if need be, opened without following a
- * link there (a link planted at DIR/host=NAME would take the files
- * elsewhere): a descriptor, or a negative errno (ENOTDIR or ELOOP for a
- * link or a file).
- */
-static int subdir(int at, const char *name)
-{
-	int fd;
-
-	if (mkdirat(at, name, 0755) < 0 && errno != EEXIST)
-		return -errno;
-	fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	return fd < 0 ? -errno : fd;
-}
-
-/* DIR/host=H/rank=R, each level made as needed: a descriptor of it.  What
-   is wrong with which level goes into P's error buffer. */
-static int part_dir(const struct parts *p, int64_t rank)
+/* The partition of RANK, in the stage and in DIR (-1: not there yet), each
+   level made as needed.  What is wrong with which level goes into P's error
+   buffer. */
+static int part_dirs(const struct parts *p, int64_t rank, int *staged, int *final)
 {
 	char name[sizeof(p->host) + 8], rname[32];
-	int top, host, fd;
+	int level, ret;
 
-	top = open(p->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);	/* the user's path */
-	if (top < 0)
-		return -errno;
 	snprintf(name, sizeof(name), "host=%s", p->host);
-	host = subdir(top, name);
-	close(top);
 	snprintf(rname, sizeof(rname), "rank=%lld", (long long)rank);
-	fd = host < 0 ? host : subdir(host, rname);
-	if (host >= 0)
-		close(host);
-	if (fd < 0 && p->o && p->o->errbuf && p->o->errlen)
-		snprintf(p->o->errbuf, p->o->errlen, "'%s/%s%s%s': %s%s", p->dir, name,
-			 host < 0 ? "" : "/", host < 0 ? "" : rname, ift_strerror(fd),
-			 fd == -ENOTDIR || fd == -ELOOP ? " (a link there is not followed)" : "");
-	return fd;
+	ret = pq_stage_part(p->d->stage, name, rname, staged, final, &level);
+	if (ret < 0 && p->o && p->o->errbuf && p->o->errlen)
+		snprintf(p->o->errbuf, p->o->errlen, "'%s/%s%s%s': %s%s", p->d->dir, name,
+			 level == 1 ? "" : "/", level == 1 ? "" : rname, ift_strerror(ret),
+			 ret == -ENOTDIR || ret == -ELOOP ? " (a link there is not followed)" : "");
+	return ret;
+}
+
+static void close_part(int staged, int final)
+{
+	close(staged);
+	if (final >= 0)
+		close(final);
+}
+
+/* NAME, a file of the trace's, in its mark in the partition STAGED: the
+   mark says which files to remove to take the trace out. */
+static int mark_file(const struct parts *p, int staged, const char *name)
+{
+	int fd = openat(staged, p->mark, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+	char line[300];
+	int len = snprintf(line, sizeof(line), "file %s\n", name), ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, line, (size_t)len) != len)
+		ret = errno ? -errno : -EIO;
+	if (close(fd) < 0 && !ret)
+		ret = -errno;
+	return ret;
 }
 
 /*
  * A new file for TABLE in partition RANK: TABLE.parquet, or TABLE.N.parquet
- * when another trace of the same host and rank wrote that name already.
+ * when another trace of the same host and rank has that name (in DIR, or
+ * earlier in this export).
  */
 static int part_open(const struct parts *p, int64_t rank, const char *table,
 		     const struct pq_column *cols, size_t ncols, struct pq_writer **w)
 {
 	char name[256];
-	int dir = part_dir(p, rank), ret = -EEXIST;
+	int staged, final, ret = part_dirs(p, rank, &staged, &final);
 
-	if (dir < 0)
-		return dir;
+	if (ret < 0)
+		return ret;
+	ret = -EEXIST;
 	for (unsigned k = 0; k < 1000 && ret == -EEXIST; k++) {
 		if (k)
 			snprintf(name, sizeof(name), "%s.%u.parquet", table, k);
 		else
 			snprintf(name, sizeof(name), "%s.parquet", table);
-		ret = pq_openat(dir, name, cols, ncols, w);
+		if (!pq_stage_taken(staged, final, name))
+			ret = pq_openat(staged, name, cols, ncols, w);
 	}
-	close(dir);
+	if (ret >= 0)
+		ret = mark_file(p, staged, name);
+	close_part(staged, final);
 	return ret;
+}
+
+/*
+ * The trace's mark in partition RANK, refused where the partition has it
+ * (the trace exported into DIR before, or named twice): its rows would be
+ * there twice.
+ */
+static int part_mark(const struct parts *p, int64_t rank)
+{
+	int staged, final, fd, ret = part_dirs(p, rank, &staged, &final);
+	FILE *f;
+
+	if (ret < 0)
+		return ret;
+	if (pq_stage_taken(staged, final, p->mark)) {
+		if (p->o && p->o->errbuf && p->o->errlen)
+			snprintf(p->o->errbuf, p->o->errlen,
+				 "'%s/host=%s/rank=%lld' holds this trace already (%s%s): "
+				 "its rows would be there twice",
+				 p->d->dir, p->host, (long long)rank, p->mark,
+				 final >= 0 && !faccessat(final, p->mark, F_OK, AT_SYMLINK_NOFOLLOW)
+					 ? "" : ", named twice");
+		close_part(staged, final);
+		return -EEXIST;
+	}
+	fd = openat(staged, p->mark, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		    0644);
+	ret = fd < 0 ? -errno : 0;
+	if (fd >= 0 && (f = fdopen(fd, "w"))) {
+		fprintf(f, "source %s\n", p->o && p->o->source ? p->o->source : "");
+		if (fclose(f))
+			ret = -errno;
+	} else if (fd >= 0) {
+		ret = -errno;
+		close(fd);
+	}
+	close_part(staged, final);
+	return ret;
+}
+
+/* A trace's identity: FNV-1a of its META, key by key (the host, the
+   recorder's pid, the start and the wall clock's offset among them). */
+static void trace_mark(const struct ift_trace *t, char *buf, size_t len)
+{
+	uint64_t h = 14695981039346656037ULL;
+	size_t n = ift_trace_meta_count(t);
+
+	for (size_t i = 0; i < n; i++) {
+		const char *kv[2];
+
+		ift_trace_meta_at(t, i, &kv[0], &kv[1]);
+		for (int k = 0; k < 2; k++) {
+			for (const char *c = kv[k] ? kv[k] : ""; *c; c++)
+				h = (h ^ (unsigned char)*c) * 1099511628211ULL;
+			h = (h ^ (unsigned char)(k ? '\n' : '=')) * 1099511628211ULL;
+		}
+	}
+	snprintf(buf, len, "_ingero.%016llx", (unsigned long long)h);
 }
 
 /*
@@ -330,9 +405,43 @@ done:
 	return ret;
 }
 
-int ift_export_parquet(struct ift_trace *t, const char *dir, const struct ift_export_opts *o)
+int ift_parquet_begin(const char *dir, struct ift_parquet_dir **out)
 {
-	struct parts p = { .dir = dir, .o = o };
+	struct ift_parquet_dir *d = calloc(1, sizeof(*d));
+	int ret;
+
+	*out = NULL;
+	if (!d || !(d->dir = strdup(dir))) {
+		free(d);
+		return -ENOMEM;
+	}
+	ret = pq_stage_begin(dir, &d->stage);
+	if (ret < 0) {
+		ift_parquet_end(d);
+		return ret;
+	}
+	*out = d;
+	return 0;
+}
+
+int ift_parquet_commit(struct ift_parquet_dir *d)
+{
+	return pq_stage_commit(d->stage);
+}
+
+void ift_parquet_end(struct ift_parquet_dir *d)
+{
+	if (!d)
+		return;
+	pq_stage_free(d->stage);
+	free(d->dir);
+	free(d);
+}
+
+int ift_export_parquet(struct ift_parquet_dir *d, struct ift_trace *t,
+		       const struct ift_export_opts *o)
+{
+	struct parts p = { .d = d, .o = o };
 	struct ift_query *q = NULL;
 	sqlite3_stmt *st = NULL;
 	int64_t *ranks = NULL;
@@ -342,8 +451,7 @@ int ift_export_parquet(struct ift_trace *t, const char *dir, const struct ift_ex
 	sqlite3 *db;
 	int ret, rc;
 
-	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-		return -errno;
+	trace_mark(t, p.mark, sizeof(p.mark));
 	if ((ret = ift_job_ranks(t, &p.ranks, &p.nranks)) < 0)
 		return ret;
 	host_part(p.host, sizeof(p.host), ift_trace_meta(t, "host.name"));
@@ -370,6 +478,10 @@ int ift_export_parquet(struct ift_trace *t, const char *dir, const struct ift_ex
 		if (!seen)
 			ranks[nranks++] = p.ranks[i].rank;
 	}
+	for (size_t i = 0; i < nranks && ret >= 0; i++)
+		ret = part_mark(&p, ranks[i]);
+	if (ret < 0)
+		goto out;
 	if (sqlite3_prepare_v2(db, "SELECT name FROM sqlite_master WHERE type = 'table' AND "
 			       "name NOT LIKE 'sqlite%' ORDER BY name", -1, &st, NULL)) {
 		ret = sql_err(db, o);
