@@ -133,6 +133,8 @@ fi
 export IFT_BUILD="$PWD/$build"
 # the static build of the same target (make STATIC=1), for t060
 export IFT_STATIC=${IFT_STATIC:-$PWD/$build-static/ingero-ftrace}
+# the sanitizer build's binary (make SAN=address,undefined all), for t017
+export IFT_SAN=${IFT_SAN:-${san:+$PWD/$san/ingero-ftrace}}
 export IFT_TOOLS="$PWD/$build/tests/tools"
 export IFT_FIXTURES="$PWD/fixtures"
 export IFT_SRC="$PWD"

@@ -12,7 +12,8 @@ if [ -z "${IFT:-}" ]; then
 	[ "$IFT_BUILD" = "$IFT_SRC/build" ] || IFT=$IFT_BUILD/ingero-ftrace
 	export IFT IFT_SRC IFT_BUILD IFT_TOOLS=${IFT_TOOLS:-$IFT_BUILD/tests/tools} \
 		IFT_FIXTURES=${IFT_FIXTURES:-$IFT_SRC/fixtures} \
-		IFT_STATIC=${IFT_STATIC:-$IFT_BUILD-static/ingero-ftrace}
+		IFT_STATIC=${IFT_STATIC:-$IFT_BUILD-static/ingero-ftrace} \
+		IFT_SAN=${IFT_SAN:-$IFT_SRC/build-san/ingero-ftrace}
 	if [ ! -x "$IFT" ] || [ ! -d "$IFT_TOOLS" ]; then
 		t=${0##*/}
 		echo "$t: no build at $IFT_BUILD: run make (or tests/run-tests.sh --filter ${t%.sh})" >&2
