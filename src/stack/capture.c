@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * Stacks at traced calls, captured through perf events on the uprobes.
+ * Stacks at traced calls, captured through perf events on the uprobes (the
+ * state in capture.h; the call sites and waiting samples in sites.c).
  *
  * Each chosen uprobe entry event is opened with perf_event_open() as a
  * tracepoint on each traced task, once per CPU, with inherit so the tasks it
@@ -57,152 +58,7 @@
 #include "util/array.h"
 #include "util/perfbuf.h"
 #include "util/timing.h"
-
-/*
- * A sample and the call row it belongs to come from the same trap, and the
- * perf handler runs first: it reads the clock, copies the stack (3-4 us
- * here, ~10 us on a process's first call), then ftrace reads the same clock
- * for the call's entry.  So a call's sample is the last one of its op on
- * its thread at or before the call's ts, and the next call's sample comes
- * strictly after it (one thread, one monotonic clock).  The window only
- * bounds how long a sample whose call we never see is kept, so it is wide:
- * in an emulated guest (QEMU TCG) the copy alone took over 1 ms, and a
- * window of 1 ms left the first calls of a process without their stacks.
- */
-#define MATCH_WINDOW_NS	1000000000ULL
-#define QUEUE_MAX_BYTES	(512ULL << 20)	/* samples copied out, not yet unwound */
-#define DRAIN_NICE	(-10)
-#define RING_DEFAULT_KB	16384
-#define RING_MIN_KB	1024
-#define RING_TOTAL_KB	(512 * 1024)
-#define DRAIN_IDLE_MS	5
-
-/* A record copied out of a ring, 8-aligned, the perf record's body after it. */
-struct qrec {
-	uint32_t size;		/* this header included */
-	uint16_t type, misc;
-};
-
-/*
- * The Python frames read for the sample queued just before, in a record of
- * type QREC_PY: struct qpy, then per frame its line (int32), the lengths of
- * its file and function (uint16 each) and their bytes.
- */
-#define QREC_PY		0x7f00
-/*
- * The lags of Python frames' reads (struct ift_stack_stats), by microsecond:
- * one bucket each below 2 * PY_LAG_SUB us, then PY_LAG_SUB buckets to each
- * doubling (within 1/16), to 2^34 us; the last bucket holds the longer ones.
- * A QEMU guest or a loaded board reads in milliseconds, and its median must
- * not read as the longest lag.
- */
-#define PY_LAG_SUB_BITS	4
-#define PY_LAG_SUB	(1u << PY_LAG_SUB_BITS)
-#define PY_LAG_STEPS	(PY_LAG_SUB * 30)
-/* PERF_RECORD_MMAP2: where the file name starts */
-#define MMAP2_NAME	64
-struct qpy {
-	uint64_t ts;		/* the sample's */
-	uint64_t read_end;	/* CLOCK_MONOTONIC when the read was done */
-	uint32_t tid;
-	int32_t n;		/* frames, or the read's error */
-};
-
-struct ring {
-	struct ift_perfbuf b;
-	bool hup;		/* its task is gone: read, no longer polled */
-};
-
-/* Bytes of records: the queue, or the batch being unwound. */
-struct qbuf {
-	uint8_t *data;
-	size_t len, cap;
-};
-
-struct evsel {
-	int tp_id;
-	uint64_t op;
-	bool py;		/* read the Python frames of its samples */
-};
-
-struct pending {
-	uint64_t ts, op, stack;
-	uint64_t py_stack;	/* the site with the Python frames; 0: none read */
-	uint64_t py_end;	/* when they were read */
-};
-
-/* A Python frame of a site, its strings interned in struct ift_stacks. */
-struct pyf {
-	const char *file, *func;
-	int line;
-};
-
-struct tidq {
-	uint32_t tid;		/* 0: free slot */
-	struct pending *v;	/* V[H..N): samples waiting for their call */
-	size_t h, n, cap;
-};
-
-/*
- * A distinct call site: frames as (module, offset), module "" = address;
- * a Python frame as (file, line) with its function in FUNCS (NULL for a
- * native frame).  Every string is interned: equal sites compare by pointer.
- */
-struct site {
-	uint32_t hash, n;
-	const char **mods, **funcs;
-	uint64_t *offs;
-};
-
-struct ift_stacks {
-	struct ift_stack_opts o;
-	struct ift_writer *w;
-	struct ift_unwinder *u;
-	int ncpus;
-	struct ring *rings;	/* per CPU */
-	struct evsel *ev;
-	size_t nev;
-	uint64_t *ids;		/* perf event id -> index into ev, pairs */
-	size_t nids;
-	int *fds;
-	size_t nfds, fdcap;
-
-	struct tidq *q;		/* open addressing by tid */
-	size_t nq, qcap;
-
-	struct site *sites;
-	size_t nsites, sitecap;
-	uint32_t *slot;		/* hash -> site index + 1 */
-	size_t nslot;
-
-	/* --py-stack: the reader (drain side, under MU), interned strings */
-	struct ift_py_reader *py;
-	struct ift_py_frame *pyframes;	/* IFT_STACK_MAX_PYTHON, the read's */
-	char **strs;			/* open addressing, NULL: free */
-	size_t nstrs, strcap;
-	uint32_t py_lag[PY_LAG_STEPS];	/* reads by lag, the last one: longer */
-
-	/* the queue: the rings' tails, QUEUE and ERR are under MU */
-	pthread_mutex_t mu;
-	struct qbuf queue, batch;
-	int err;			/* the drain thread's, once */
-	bool running, stop;
-	pthread_t th;
-	/*
-	 * With Python frames, only the drain thread reads the rings once it
-	 * runs: the main thread asks it (DRAIN_REQ, WAKE) and waits until a
-	 * pass that began after the asking is done (DRAIN_DONE, DONE_CV).  A
-	 * main thread draining itself would read frames holding MU at normal
-	 * priority; preempted there, it would keep the drain thread (nice -10)
-	 * from every other sample's frames.
-	 */
-	uint64_t drain_req, drain_done;
-	pthread_cond_t done_cv;
-	int wake;			/* eventfd: a drain is asked for */
-	bool running_drain;		/* the thread drains (under MU) */
-
-	struct ift_stack_stats st;
-};
+#include "stack/capture.h"
 
 static long perf_open(struct perf_event_attr *a, pid_t pid, int cpu, int group)
 {
@@ -371,277 +227,6 @@ int ift_stacks_attach(struct ift_stacks *s, pid_t pid, bool maps)
 	return 0;
 }
 
-/* ---- call sites ------------------------------------------------------- */
-
-static uint32_t site_hash(const char *const *mods, const char *const *funcs,
-			  const uint64_t *offs, unsigned n)
-{
-	uint64_t h = 1469598103934665603ULL;
-
-	for (unsigned i = 0; i < n; i++) {
-		h ^= (uint64_t)(uintptr_t)mods[i];
-		h *= 1099511628211ULL;
-		h ^= offs[i] ^ (uint64_t)(uintptr_t)funcs[i] << 1;
-		h *= 1099511628211ULL;
-	}
-	return (uint32_t)(h ^ (h >> 32));
-}
-
-/* STR (LEN bytes) as one string that equal ones share, owned by S. */
-static const char *intern(struct ift_stacks *s, const char *str, size_t len)
-{
-	uint64_t h = 1469598103934665603ULL;
-	size_t k;
-	char *v;
-
-	if ((s->nstrs + 1) * 2 > s->strcap) {
-		size_t cap = s->strcap ? s->strcap * 2 : 256;
-		char **t = calloc(cap, sizeof(*t));
-
-		if (!t)
-			return NULL;
-		for (size_t i = 0; i < s->strcap; i++) {
-			if (!s->strs[i])
-				continue;
-			h = 1469598103934665603ULL;
-			for (const char *c = s->strs[i]; *c; c++)
-				h = (h ^ (uint8_t)*c) * 1099511628211ULL;
-			for (k = h & (cap - 1); t[k]; k = (k + 1) & (cap - 1))
-				;
-			t[k] = s->strs[i];
-		}
-		free(s->strs);
-		s->strs = t;
-		s->strcap = cap;
-		h = 1469598103934665603ULL;
-	}
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ (uint8_t)str[i]) * 1099511628211ULL;
-	for (k = h & (s->strcap - 1); s->strs[k]; k = (k + 1) & (s->strcap - 1))
-		if (!strncmp(s->strs[k], str, len) && !s->strs[k][len])
-			return s->strs[k];
-	if (!(v = malloc(len + 1)))
-		return NULL;
-	memcpy(v, str, len);
-	v[len] = 0;
-	s->strs[k] = v;
-	s->nstrs++;
-	return v;
-}
-
-static int site_rehash(struct ift_stacks *s)
-{
-	size_t n = s->nslot ? s->nslot * 2 : 1024;
-	uint32_t *v = calloc(n, sizeof(*v));
-
-	if (!v)
-		return -ENOMEM;
-	for (size_t i = 0; i < s->nsites; i++) {
-		size_t h = s->sites[i].hash & (n - 1);
-
-		while (v[h])
-			h = (h + 1) & (n - 1);
-		v[h] = (uint32_t)i + 1;
-	}
-	free(s->slot);
-	s->slot = v;
-	s->nslot = n;
-	return 0;
-}
-
-/*
- * The id of the call site IPS[0..N) of PID followed by the Python frames
- * PY[0..NPY), a new one written to the file the first time it is seen.  The
- * module pointers are the unwinder's, one per file, and the Python strings
- * are interned, so equal sites in different processes compare equal.
- */
-static int64_t site_id(struct ift_stacks *s, pid_t pid, const uint64_t *ips,
-		       unsigned n, bool fp, const struct pyf *py, unsigned npy)
-{
-	struct ift_frame f[IFT_STACK_MAX_FRAMES];
-	const char *mods[IFT_STACK_MAX_FRAMES], *funcs[IFT_STACK_MAX_FRAMES];
-	uint64_t offs[IFT_STACK_MAX_FRAMES];
-	struct site *st;
-	uint32_t h;
-	size_t k;
-	int64_t id;
-	int ret;
-
-	if (n > IFT_STACK_MAX_NATIVE)
-		n = IFT_STACK_MAX_NATIVE;
-	for (unsigned i = 0; i < n; i++) {
-		ift_unwinder_frame(s->u, pid, ips[i], i > 0, &f[i]);
-		if (fp)
-			f[i].flags |= IFT_FRAME_F_FP;
-		mods[i] = f[i].module;
-		offs[i] = f[i].offset;
-		funcs[i] = NULL;
-	}
-	for (unsigned i = 0; i < npy && i < IFT_STACK_MAX_PYTHON; i++, n++) {
-		f[n] = (struct ift_frame){
-			.module = py[i].file, .symbol = py[i].func,
-			.offset = py[i].line > 0 ? (uint64_t)py[i].line : 0,
-			.flags = IFT_FRAME_F_PYSRC,
-		};
-		mods[n] = f[n].module;
-		funcs[n] = f[n].symbol;
-		offs[n] = f[n].offset;
-	}
-	h = site_hash(mods, funcs, offs, n);
-	if ((s->nsites + 1) * 2 > s->nslot && (ret = site_rehash(s)) < 0)
-		return ret;
-	for (k = h & (s->nslot - 1); s->slot[k]; k = (k + 1) & (s->nslot - 1)) {
-		st = &s->sites[s->slot[k] - 1];
-		if (st->hash == h && st->n == n &&
-		    !memcmp(st->mods, mods, n * sizeof(*mods)) &&
-		    !memcmp(st->funcs, funcs, n * sizeof(*funcs)) &&
-		    !memcmp(st->offs, offs, n * sizeof(*offs)))
-			return (int64_t)s->slot[k];
-	}
-	if (s->nsites == s->sitecap) {
-		size_t cap = s->sitecap ? s->sitecap * 2 : 256;
-		struct site *v = realloc(s->sites, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		s->sites = v;
-		s->sitecap = cap;
-	}
-	st = &s->sites[s->nsites];
-	st->hash = h;
-	st->n = n;
-	st->mods = malloc(n * sizeof(*mods) + 1);
-	st->funcs = malloc(n * sizeof(*funcs) + 1);
-	st->offs = malloc(n * sizeof(*offs) + 1);
-	if (!st->mods || !st->funcs || !st->offs) {
-		free(st->mods);
-		free(st->funcs);
-		free(st->offs);
-		return -ENOMEM;
-	}
-	memcpy(st->mods, mods, n * sizeof(*mods));
-	memcpy(st->funcs, funcs, n * sizeof(*funcs));
-	memcpy(st->offs, offs, n * sizeof(*offs));
-	/* the writer numbers sites 1, 2, ... in this same order */
-	id = ift_writer_stack(s->w, f, n);
-	if (id < 0) {
-		free(st->mods);
-		free(st->funcs);
-		free(st->offs);
-		return id;
-	}
-	s->nsites++;
-	s->slot[k] = (uint32_t)s->nsites;
-	s->st.sites++;
-	if (fp)
-		s->st.fp_fallback++;
-	return id;
-}
-
-/* ---- pending samples, by thread --------------------------------------- */
-
-static uint32_t hash_tid(uint32_t tid, size_t n)
-{
-	return (tid * 2654435761U) & (uint32_t)(n - 1);
-}
-
-static struct tidq *tidq_find(struct ift_stacks *s, uint32_t tid, bool create)
-{
-	size_t h;
-
-	if (!s->qcap && !create)
-		return NULL;
-	if (create && (s->nq + 1) * 2 > s->qcap) {
-		size_t cap = s->qcap ? s->qcap * 2 : 256;
-		struct tidq *v = calloc(cap, sizeof(*v));
-
-		if (!v)
-			return NULL;
-		for (size_t i = 0; i < s->qcap; i++) {
-			if (!s->q[i].tid)
-				continue;
-			for (h = hash_tid(s->q[i].tid, cap); v[h].tid; h = (h + 1) & (cap - 1))
-				;
-			v[h] = s->q[i];
-		}
-		free(s->q);
-		s->q = v;
-		s->qcap = cap;
-	}
-	for (h = hash_tid(tid, s->qcap); s->q[h].tid; h = (h + 1) & (s->qcap - 1))
-		if (s->q[h].tid == tid)
-			return &s->q[h];
-	if (!create)
-		return NULL;
-	s->q[h].tid = tid;
-	s->nq++;
-	return &s->q[h];
-}
-
-/* Keeps Q in time order: samples of one thread may come from two CPUs. */
-static int pending_add(struct tidq *q, const struct pending *p)
-{
-	size_t i;
-
-	if (q->n == q->cap && q->h) {
-		/* what the calls took leaves room at the front */
-		memmove(q->v, q->v + q->h, (q->n - q->h) * sizeof(*q->v));
-		q->n -= q->h;
-		q->h = 0;
-	}
-	if (q->n == q->cap) {
-		size_t cap = q->cap ? q->cap * 2 : 16;
-		struct pending *v = realloc(q->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		q->v = v;
-		q->cap = cap;
-	}
-	for (i = q->n; i > q->h && q->v[i - 1].ts > p->ts; i--)
-		q->v[i] = q->v[i - 1];
-	q->v[i] = *p;
-	q->n++;
-	return 0;
-}
-
-int ift_stacks_match(struct ift_stacks *s, uint64_t *row)
-{
-	struct tidq *q = tidq_find(s, (uint32_t)row[IFT_C_TID], false);
-	uint64_t ts = row[IFT_C_TS];
-	size_t drop, best = SIZE_MAX;
-
-	if (!q || q->h == q->n)
-		return 0;
-
-	/* samples too old for this call: calls we never saw written */
-	for (drop = q->h; drop < q->n && q->v[drop].ts + MATCH_WINDOW_NS < ts; drop++)
-		s->st.unmatched++;
-	q->h = drop;
-	/* the last sample of this op at or before the call */
-	for (size_t i = q->h; i < q->n && q->v[i].ts <= ts; i++)
-		if (q->v[i].op == row[IFT_CALL_OP])
-			best = i;
-	if (best != SIZE_MAX) {
-		const struct pending *pe = &q->v[best];
-
-		row[IFT_CALL_STACK] = pe->stack;
-		if (pe->py_stack && pe->py_end <= ts + row[IFT_CALL_DUR]) {
-			row[IFT_CALL_STACK] = pe->py_stack;
-			row[IFT_CALL_FLAGS] |= IFT_CALL_F_PY;
-			s->st.py_in_flight++;
-		} else if (pe->py_stack) {
-			row[IFT_CALL_FLAGS] |= IFT_CALL_F_PY_LATE;
-			s->st.py_late++;
-		}
-		s->st.matched++;
-		/* the ones before it move up one: it is most often the first */
-		memmove(&q->v[q->h + 1], &q->v[q->h], (best - q->h) * sizeof(*q->v));
-		q->h++;
-	}
-	return 0;
-}
-
 /* ---- reading the rings ------------------------------------------------ */
 
 struct rd {
@@ -679,8 +264,8 @@ static int py_frames_of(struct ift_stacks *s, const uint8_t *py, size_t len, uin
 		if (!take(&r, &line, 4) || !take(&r, &fl, 2) || !take(&r, &ql, 2) ||
 		    (size_t)(r.end - r.p) < (size_t)fl + ql)
 			break;
-		out[n].file = intern(s, (const char *)r.p, fl);
-		out[n].func = intern(s, (const char *)r.p + fl, ql);
+		out[n].file = ift_stk_intern(s, (const char *)r.p, fl);
+		out[n].func = ift_stk_intern(s, (const char *)r.p + fl, ql);
 		if (!out[n].file || !out[n].func)
 			return -ENOMEM;
 		out[n++].line = line;
@@ -755,9 +340,9 @@ static int on_sample(struct ift_stacks *s, const uint8_t *p, size_t len,
 		if (with && !npy)
 			break;
 		if (n <= 1 && nfp > n)
-			site = site_id(s, (pid_t)pid, fp, nfp, true, pyf, with ? (unsigned)npy : 0);
+			site = ift_stk_site_id(s, (pid_t)pid, fp, nfp, true, pyf, with ? (unsigned)npy : 0);
 		else
-			site = site_id(s, (pid_t)pid, ips, n, false, pyf, with ? (unsigned)npy : 0);
+			site = ift_stk_site_id(s, (pid_t)pid, ips, n, false, pyf, with ? (unsigned)npy : 0);
 		if (site < 0)
 			return (int)site;
 		if (with)
@@ -765,12 +350,12 @@ static int on_sample(struct ift_stacks *s, const uint8_t *p, size_t len,
 		else
 			pe.stack = (uint64_t)site;
 	}
-	if (!(q = tidq_find(s, tid, true)))
+	if (!(q = ift_stk_tidq_find(s, tid, true)))
 		return -ENOMEM;
 	pe.ts = ts;
 	pe.op = s->ev[ev].op;
 	pe.py_end = read_end;
-	return pending_add(q, &pe);
+	return ift_stk_pending_add(q, &pe);
 }
 
 static bool qbuf_reserve(struct qbuf *b, size_t n)

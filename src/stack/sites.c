@@ -1,0 +1,284 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Call sites and the samples waiting for their calls (capture.h): a site is
+ * a stack's frames, interned once (its modules and functions as strings of
+ * the trace); a sample waits in its thread's queue until the call it was
+ * taken at is decoded (ift_stacks_match), or MATCH_WINDOW_NS has passed.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stack/capture.h"
+#include "util/array.h"
+
+/* ---- call sites ------------------------------------------------------- */
+
+static uint32_t site_hash(const char *const *mods, const char *const *funcs,
+			  const uint64_t *offs, unsigned n)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (unsigned i = 0; i < n; i++) {
+		h ^= (uint64_t)(uintptr_t)mods[i];
+		h *= 1099511628211ULL;
+		h ^= offs[i] ^ (uint64_t)(uintptr_t)funcs[i] << 1;
+		h *= 1099511628211ULL;
+	}
+	return (uint32_t)(h ^ (h >> 32));
+}
+
+/* STR (LEN bytes) as one string that equal ones share, owned by S. */
+const char *ift_stk_intern(struct ift_stacks *s, const char *str, size_t len)
+{
+	uint64_t h = 1469598103934665603ULL;
+	size_t k;
+	char *v;
+
+	if ((s->nstrs + 1) * 2 > s->strcap) {
+		size_t cap = s->strcap ? s->strcap * 2 : 256;
+		char **t = calloc(cap, sizeof(*t));
+
+		if (!t)
+			return NULL;
+		for (size_t i = 0; i < s->strcap; i++) {
+			if (!s->strs[i])
+				continue;
+			h = 1469598103934665603ULL;
+			for (const char *c = s->strs[i]; *c; c++)
+				h = (h ^ (uint8_t)*c) * 1099511628211ULL;
+			for (k = h & (cap - 1); t[k]; k = (k + 1) & (cap - 1))
+				;
+			t[k] = s->strs[i];
+		}
+		free(s->strs);
+		s->strs = t;
+		s->strcap = cap;
+		h = 1469598103934665603ULL;
+	}
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (uint8_t)str[i]) * 1099511628211ULL;
+	for (k = h & (s->strcap - 1); s->strs[k]; k = (k + 1) & (s->strcap - 1))
+		if (!strncmp(s->strs[k], str, len) && !s->strs[k][len])
+			return s->strs[k];
+	if (!(v = malloc(len + 1)))
+		return NULL;
+	memcpy(v, str, len);
+	v[len] = 0;
+	s->strs[k] = v;
+	s->nstrs++;
+	return v;
+}
+
+static int site_rehash(struct ift_stacks *s)
+{
+	size_t n = s->nslot ? s->nslot * 2 : 1024;
+	uint32_t *v = calloc(n, sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->nsites; i++) {
+		size_t h = s->sites[i].hash & (n - 1);
+
+		while (v[h])
+			h = (h + 1) & (n - 1);
+		v[h] = (uint32_t)i + 1;
+	}
+	free(s->slot);
+	s->slot = v;
+	s->nslot = n;
+	return 0;
+}
+
+/*
+ * The id of the call site IPS[0..N) of PID followed by the Python frames
+ * PY[0..NPY), a new one written to the file the first time it is seen.  The
+ * module pointers are the unwinder's, one per file, and the Python strings
+ * are interned, so equal sites in different processes compare equal.
+ */
+int64_t ift_stk_site_id(struct ift_stacks *s, pid_t pid, const uint64_t *ips,
+		       unsigned n, bool fp, const struct pyf *py, unsigned npy)
+{
+	struct ift_frame f[IFT_STACK_MAX_FRAMES];
+	const char *mods[IFT_STACK_MAX_FRAMES], *funcs[IFT_STACK_MAX_FRAMES];
+	uint64_t offs[IFT_STACK_MAX_FRAMES];
+	struct site *st;
+	uint32_t h;
+	size_t k;
+	int64_t id;
+	int ret;
+
+	if (n > IFT_STACK_MAX_NATIVE)
+		n = IFT_STACK_MAX_NATIVE;
+	for (unsigned i = 0; i < n; i++) {
+		ift_unwinder_frame(s->u, pid, ips[i], i > 0, &f[i]);
+		if (fp)
+			f[i].flags |= IFT_FRAME_F_FP;
+		mods[i] = f[i].module;
+		offs[i] = f[i].offset;
+		funcs[i] = NULL;
+	}
+	for (unsigned i = 0; i < npy && i < IFT_STACK_MAX_PYTHON; i++, n++) {
+		f[n] = (struct ift_frame){
+			.module = py[i].file, .symbol = py[i].func,
+			.offset = py[i].line > 0 ? (uint64_t)py[i].line : 0,
+			.flags = IFT_FRAME_F_PYSRC,
+		};
+		mods[n] = f[n].module;
+		funcs[n] = f[n].symbol;
+		offs[n] = f[n].offset;
+	}
+	h = site_hash(mods, funcs, offs, n);
+	if ((s->nsites + 1) * 2 > s->nslot && (ret = site_rehash(s)) < 0)
+		return ret;
+	for (k = h & (s->nslot - 1); s->slot[k]; k = (k + 1) & (s->nslot - 1)) {
+		st = &s->sites[s->slot[k] - 1];
+		if (st->hash == h && st->n == n &&
+		    !memcmp(st->mods, mods, n * sizeof(*mods)) &&
+		    !memcmp(st->funcs, funcs, n * sizeof(*funcs)) &&
+		    !memcmp(st->offs, offs, n * sizeof(*offs)))
+			return (int64_t)s->slot[k];
+	}
+	if (s->nsites == s->sitecap) {
+		size_t cap = s->sitecap ? s->sitecap * 2 : 256;
+		struct site *v = realloc(s->sites, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		s->sites = v;
+		s->sitecap = cap;
+	}
+	st = &s->sites[s->nsites];
+	st->hash = h;
+	st->n = n;
+	st->mods = malloc(n * sizeof(*mods) + 1);
+	st->funcs = malloc(n * sizeof(*funcs) + 1);
+	st->offs = malloc(n * sizeof(*offs) + 1);
+	if (!st->mods || !st->funcs || !st->offs) {
+		free(st->mods);
+		free(st->funcs);
+		free(st->offs);
+		return -ENOMEM;
+	}
+	memcpy(st->mods, mods, n * sizeof(*mods));
+	memcpy(st->funcs, funcs, n * sizeof(*funcs));
+	memcpy(st->offs, offs, n * sizeof(*offs));
+	/* the writer numbers sites 1, 2, ... in this same order */
+	id = ift_writer_stack(s->w, f, n);
+	if (id < 0) {
+		free(st->mods);
+		free(st->funcs);
+		free(st->offs);
+		return id;
+	}
+	s->nsites++;
+	s->slot[k] = (uint32_t)s->nsites;
+	s->st.sites++;
+	if (fp)
+		s->st.fp_fallback++;
+	return id;
+}
+
+/* ---- pending samples, by thread --------------------------------------- */
+
+static uint32_t hash_tid(uint32_t tid, size_t n)
+{
+	return (tid * 2654435761U) & (uint32_t)(n - 1);
+}
+
+struct tidq *ift_stk_tidq_find(struct ift_stacks *s, uint32_t tid, bool create)
+{
+	size_t h;
+
+	if (!s->qcap && !create)
+		return NULL;
+	if (create && (s->nq + 1) * 2 > s->qcap) {
+		size_t cap = s->qcap ? s->qcap * 2 : 256;
+		struct tidq *v = calloc(cap, sizeof(*v));
+
+		if (!v)
+			return NULL;
+		for (size_t i = 0; i < s->qcap; i++) {
+			if (!s->q[i].tid)
+				continue;
+			for (h = hash_tid(s->q[i].tid, cap); v[h].tid; h = (h + 1) & (cap - 1))
+				;
+			v[h] = s->q[i];
+		}
+		free(s->q);
+		s->q = v;
+		s->qcap = cap;
+	}
+	for (h = hash_tid(tid, s->qcap); s->q[h].tid; h = (h + 1) & (s->qcap - 1))
+		if (s->q[h].tid == tid)
+			return &s->q[h];
+	if (!create)
+		return NULL;
+	s->q[h].tid = tid;
+	s->nq++;
+	return &s->q[h];
+}
+
+/* Keeps Q in time order: samples of one thread may come from two CPUs. */
+int ift_stk_pending_add(struct tidq *q, const struct pending *p)
+{
+	size_t i;
+
+	if (q->n == q->cap && q->h) {
+		/* what the calls took leaves room at the front */
+		memmove(q->v, q->v + q->h, (q->n - q->h) * sizeof(*q->v));
+		q->n -= q->h;
+		q->h = 0;
+	}
+	if (q->n == q->cap) {
+		size_t cap = q->cap ? q->cap * 2 : 16;
+		struct pending *v = realloc(q->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		q->v = v;
+		q->cap = cap;
+	}
+	for (i = q->n; i > q->h && q->v[i - 1].ts > p->ts; i--)
+		q->v[i] = q->v[i - 1];
+	q->v[i] = *p;
+	q->n++;
+	return 0;
+}
+
+int ift_stacks_match(struct ift_stacks *s, uint64_t *row)
+{
+	struct tidq *q = ift_stk_tidq_find(s, (uint32_t)row[IFT_C_TID], false);
+	uint64_t ts = row[IFT_C_TS];
+	size_t drop, best = SIZE_MAX;
+
+	if (!q || q->h == q->n)
+		return 0;
+
+	/* samples too old for this call: calls we never saw written */
+	for (drop = q->h; drop < q->n && q->v[drop].ts + MATCH_WINDOW_NS < ts; drop++)
+		s->st.unmatched++;
+	q->h = drop;
+	/* the last sample of this op at or before the call */
+	for (size_t i = q->h; i < q->n && q->v[i].ts <= ts; i++)
+		if (q->v[i].op == row[IFT_CALL_OP])
+			best = i;
+	if (best != SIZE_MAX) {
+		const struct pending *pe = &q->v[best];
+
+		row[IFT_CALL_STACK] = pe->stack;
+		if (pe->py_stack && pe->py_end <= ts + row[IFT_CALL_DUR]) {
+			row[IFT_CALL_STACK] = pe->py_stack;
+			row[IFT_CALL_FLAGS] |= IFT_CALL_F_PY;
+			s->st.py_in_flight++;
+		} else if (pe->py_stack) {
+			row[IFT_CALL_FLAGS] |= IFT_CALL_F_PY_LATE;
+			s->st.py_late++;
+		}
+		s->st.matched++;
+		/* the ones before it move up one: it is most often the first */
+		memmove(&q->v[q->h + 1], &q->v[q->h], (best - q->h) * sizeof(*q->v));
+		q->h++;
+	}
+	return 0;
+}
