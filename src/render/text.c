@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * The report as text, for a terminal 100 columns wide (docs/report.md
- * documents every figure), and the text of `report --diff'.  Tables keep
- * their columns whatever the width; free text (the chains' summaries)
- * wraps to the width the caller gives.
+ * documents every figure; --diff is text-diff.c's, the cells
+ * text-cells.c's).  Tables keep their columns whatever the width; free
+ * text (the chains' summaries) wraps to the width the caller gives.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -16,101 +16,7 @@
 #include "ift-job.h"
 #include "ift-render.h"
 #include "ift-words.h"
-
-#define WIDTH		IFT_TEXT_WIDTH	/* the tables fit a terminal this wide */
-/* room for safe(): a cell of up to 36 columns, a line of WIDTH, each column
-   at most 4 bytes (a character, or a byte escaped as \xNN) */
-#define CELL_LEN	(4 * 36 + 2)
-#define LINE_LEN	(4 * WIDTH + 2)
-#define TOP		10	/* processes or threads per ranking */
-
-/* Where a text goes and how wide its free text may run. */
-struct text {
-	FILE *f;
-	int width;		/* WIDTH, or a narrower terminal's width */
-};
-
-/* ---- text helpers ------------------------------------------------- */
-
-static const char *fmt_dur(char *buf, size_t len, uint64_t ns)
-{
-	return ift_fmt_dur(buf, len, ns, false);
-}
-
-/* "12345", "123k", "4.5M": counts in at most 6 columns. */
-static const char *fmt_num(char *buf, size_t len, uint64_t n)
-{
-	if (n < 100000)
-		snprintf(buf, len, "%" PRIu64, n);
-	else if (n < 1000000)
-		snprintf(buf, len, "%" PRIu64 "k", n / 1000);
-	else if (n < 1000000000)
-		snprintf(buf, len, "%.1fM", (double)(n / 100000) / 10);
-	else
-		snprintf(buf, len, "%.1fG", (double)(n / 100000000) / 10);
-	return buf;
-}
-
-/* Columns S takes on a terminal: UTF-8 continuation bytes take none. */
-static int cols(const char *s)
-{
-	int n = 0;
-
-	for (; *s; s++)
-		n += ((unsigned char)*s & 0xc0) != 0x80;
-	return n;
-}
-
-/* Prints S in W columns, right-aligned when W < 0 (printf counts bytes). */
-static void cell(struct text *tx, const char *s, int w)
-{
-	int pad = abs(w) - cols(s);
-
-	/* a value too wide still stays apart from the one before */
-	if (w < 0)
-		fprintf(tx->f, "%*s%s", pad > 0 ? pad : 1, "", s);
-	else
-		fprintf(tx->f, "%s%*s", s, pad > 0 ? pad : 0, "");
-}
-
-/* A table's column: its heading and its width, as cell() takes it. */
-struct column {
-	const char *head;
-	int w;
-};
-
-/* The headings of N columns, one line. */
-static void header(struct text *tx, const struct column *c, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		cell(tx, c[i].head, c[i].w);
-	fputc('\n', tx->f);
-}
-
-#define NCOLS(c)	(sizeof(c) / sizeof((c)[0]))
-
-/*
- * A name from the traced program, safe for one aligned cell: what a
- * terminal would act on escaped (IFT_TEXT_TERM), and a name wider than W
- * columns (W > 1) cut at a character with '~'.
- */
-static const char *safe(char *buf, size_t len, const char *s, int w)
-{
-	size_t n = 0;
-	int c = 0;
-
-	ift_text(buf, len, s, IFT_TEXT_TERM);
-	if (w <= 1 || cols(buf) <= w)
-		return buf;
-	for (; buf[n]; n++)	/* the start of column W: the '~' goes there */
-		if (((unsigned char)buf[n] & 0xc0) != 0x80 && ++c == w)
-			break;
-	if (n + 2 <= len) {
-		buf[n] = '~';
-		buf[n + 1] = 0;
-	}
-	return buf;
-}
+#include "render/text.h"
 
 static const char *short_role(const char *role)
 {
@@ -139,25 +45,25 @@ static void op_header(struct text *tx, const char *indent)
 	};
 
 	fprintf(tx->f, "%s", indent);
-	cell(tx, "op", NAME_W - cols(indent));
-	header(tx, heads, NCOLS(heads));
+	ift_txt_cell(tx, "op", NAME_W - ift_txt_cols(indent));
+	ift_txt_header(tx, heads, NCOLS(heads));
 }
 
 static void op_row(struct text *tx, const char *indent, const struct ift_op_stats *s)
 {
 	char b[64], name[CELL_LEN];
-	int w = NAME_W - cols(indent);
+	int w = NAME_W - ift_txt_cols(indent);
 
 	fprintf(tx->f, "%s", indent);
-	cell(tx, safe(name, sizeof(name), s->name, w - 1), w);
-	cell(tx, fmt_num(b, sizeof(b), s->calls), -8);
-	cell(tx, fmt_num(b, sizeof(b), s->errors), -7);
-	cell(tx, fmt_dur(b, sizeof(b), s->total_ns), -8);
-	cell(tx, fmt_dur(b, sizeof(b), s->mean_ns), -8);
-	cell(tx, fmt_dur(b, sizeof(b), s->p50_ns), -8);
-	cell(tx, fmt_dur(b, sizeof(b), s->p95_ns), -8);
-	cell(tx, fmt_dur(b, sizeof(b), s->p99_ns), -8);
-	cell(tx, fmt_dur(b, sizeof(b), s->max_ns), -8);
+	ift_txt_cell(tx, ift_txt_safe(name, sizeof(name), s->name, w - 1), w);
+	ift_txt_cell(tx, ift_txt_num(b, sizeof(b), s->calls), -8);
+	ift_txt_cell(tx, ift_txt_num(b, sizeof(b), s->errors), -7);
+	ift_txt_cell(tx, ift_txt_dur(b, sizeof(b), s->total_ns), -8);
+	ift_txt_cell(tx, ift_txt_dur(b, sizeof(b), s->mean_ns), -8);
+	ift_txt_cell(tx, ift_txt_dur(b, sizeof(b), s->p50_ns), -8);
+	ift_txt_cell(tx, ift_txt_dur(b, sizeof(b), s->p95_ns), -8);
+	ift_txt_cell(tx, ift_txt_dur(b, sizeof(b), s->p99_ns), -8);
+	ift_txt_cell(tx, ift_txt_dur(b, sizeof(b), s->max_ns), -8);
 	if (s->callers_wall_ns) {
 		double share = 100.0 * (double)s->total_ns / (double)s->callers_wall_ns;
 
@@ -166,7 +72,7 @@ static void op_row(struct text *tx, const char *indent, const struct ift_op_stat
 	} else {
 		snprintf(b, sizeof(b), "-");
 	}
-	cell(tx, b, -7);
+	ift_txt_cell(tx, b, -7);
 	fputc('\n', tx->f);
 }
 
@@ -204,7 +110,7 @@ static void print_errors(struct text *tx, const struct ift_op_stats *ops, size_t
 		if (!any)
 			fprintf(tx->f, "\nerrors by return code\n");
 		any = true;
-		used = fprintf(tx->f, "  %-22s", safe(name, sizeof(name), s->name, 22));
+		used = fprintf(tx->f, "  %-22s", ift_txt_safe(name, sizeof(name), s->name, 22));
 		for (size_t k = 0; k < s->nerrs; k++) {
 			char item[64];
 			int l = snprintf(item, sizeof(item), "%s ret=%" PRId64 " x%" PRIu64,
@@ -237,20 +143,20 @@ static void print_copies(struct text *tx, const struct ift_op_stats *ops, size_t
 				continue;
 			if (!any) {
 				fprintf(tx->f, "\n");
-				header(tx, heads, NCOLS(heads));
+				ift_txt_header(tx, heads, NCOLS(heads));
 			}
 			any = true;
 			/* a nested copy's bytes are the enclosing copy's too */
 			if (ops[i].nested_calls == ops[i].calls) {
 				fprintf(tx->f, "\xe2\x86\xb3 ");
-				cell(tx, safe(name, sizeof(name), ops[i].name, 21), 22);
+				ift_txt_cell(tx, ift_txt_safe(name, sizeof(name), ops[i].name, 21), 22);
 			} else {
-				cell(tx, safe(name, sizeof(name), ops[i].name, 23), 24);
+				ift_txt_cell(tx, ift_txt_safe(name, sizeof(name), ops[i].name, 23), 24);
 			}
-			cell(tx, ift_copy_dir_name(d), 9);
-			cell(tx, fmt_num(b, sizeof(b), c->calls), -9);
-			cell(tx, ift_fmt_bytes(b, sizeof(b), (double)c->bytes), -12);
-			cell(tx, fmt_dur(b, sizeof(b), c->total_ns), -10);
+			ift_txt_cell(tx, ift_copy_dir_name(d), 9);
+			ift_txt_cell(tx, ift_txt_num(b, sizeof(b), c->calls), -9);
+			ift_txt_cell(tx, ift_fmt_bytes(b, sizeof(b), (double)c->bytes), -12);
+			ift_txt_cell(tx, ift_txt_dur(b, sizeof(b), c->total_ns), -10);
 			if (c->total_ns) {
 				ift_fmt_bytes(b, sizeof(b), (double)c->bytes * 1e9 /
 					  (double)c->total_ns);
@@ -258,7 +164,7 @@ static void print_copies(struct text *tx, const struct ift_op_stats *ops, size_t
 			} else {
 				snprintf(b, sizeof(b), "-");
 			}
-			cell(tx, b, -14);
+			ift_txt_cell(tx, b, -14);
 			fputc('\n', tx->f);
 		}
 	}
@@ -275,7 +181,7 @@ static void task_header(struct text *tx, bool threads)
 	};
 
 	/* the tid column only for threads */
-	header(tx, heads + !threads, NCOLS(heads) - !threads);
+	ift_txt_header(tx, heads + !threads, NCOLS(heads) - !threads);
 }
 
 static void task_row(struct text *tx, bool threads, uint32_t tid, uint32_t pid, const char *comm,
@@ -286,21 +192,21 @@ static void task_row(struct text *tx, bool threads, uint32_t tid, uint32_t pid, 
 	/* ids in full: pid_max is at most 4194304 */
 	if (threads) {
 		snprintf(b, sizeof(b), "%" PRIu32, tid);
-		cell(tx, b, -8);
+		ift_txt_cell(tx, b, -8);
 	}
 	snprintf(b, sizeof(b), "%" PRIu32, pid);
-	cell(tx, b, -8);
+	ift_txt_cell(tx, b, -8);
 	fprintf(tx->f, " ");
-	cell(tx, safe(name, sizeof(name), comm, 15), 16);
-	cell(tx, short_role(role), 6);
-	cell(tx, fmt_dur(b, sizeof(b), cuda), -8);
-	cell(tx, fmt_dur(b, sizeof(b), s->on_cpu_ns), -8);
-	cell(tx, fmt_dur(b, sizeof(b), s->runqueue_wait_ns), -8);
-	cell(tx, fmt_dur(b, sizeof(b), s->blocked_ns), -8);
-	cell(tx, fmt_num(b, sizeof(b), s->involuntary), -7);
-	cell(tx, fmt_num(b, sizeof(b), s->voluntary), -7);
-	cell(tx, fmt_dur(b, sizeof(b), s->max_off_cpu_ns), -8);
-	cell(tx, fmt_num(b, sizeof(b), s->page_allocs), -7);
+	ift_txt_cell(tx, ift_txt_safe(name, sizeof(name), comm, 15), 16);
+	ift_txt_cell(tx, short_role(role), 6);
+	ift_txt_cell(tx, ift_txt_dur(b, sizeof(b), cuda), -8);
+	ift_txt_cell(tx, ift_txt_dur(b, sizeof(b), s->on_cpu_ns), -8);
+	ift_txt_cell(tx, ift_txt_dur(b, sizeof(b), s->runqueue_wait_ns), -8);
+	ift_txt_cell(tx, ift_txt_dur(b, sizeof(b), s->blocked_ns), -8);
+	ift_txt_cell(tx, ift_txt_num(b, sizeof(b), s->involuntary), -7);
+	ift_txt_cell(tx, ift_txt_num(b, sizeof(b), s->voluntary), -7);
+	ift_txt_cell(tx, ift_txt_dur(b, sizeof(b), s->max_off_cpu_ns), -8);
+	ift_txt_cell(tx, ift_txt_num(b, sizeof(b), s->page_allocs), -7);
 	fputc('\n', tx->f);
 }
 
@@ -402,9 +308,9 @@ static void print_names(struct text *tx, const char *what, const char *const *na
 	char name[CELL_LEN];
 
 	for (size_t i = 0; i < n; i++) {
-		const char *s = safe(name, sizeof(name), names[i], 0);
+		const char *s = ift_txt_safe(name, sizeof(name), names[i], 0);
 
-		if (used + cols(s) + 2 > WIDTH) {
+		if (used + ift_txt_cols(s) + 2 > WIDTH) {
 			fprintf(tx->f, ",\n   ");
 			used = 3;
 		} else if (i) {
@@ -429,7 +335,7 @@ static void print_role_evidence(struct text *tx, const struct ift_role_evidence 
 	}
 	fprintf(tx->f, "  role: %s thread %" PRIu32 ": %" PRIu64 " gap%s it waited in, %s",
 	       !strcmp(ev->behaviour, "fed") ? "fed CUDA" : "relayed to CUDA", ev->cuda_tid,
-	       ev->wakeups, ev->wakeups == 1 ? "" : "s", fmt_dur(b1, sizeof(b1), ev->ns));
+	       ev->wakeups, ev->wakeups == 1 ? "" : "s", ift_txt_dur(b1, sizeof(b1), ev->ns));
 	if (ev->relayed_wakeups)
 		fprintf(tx->f, ", %" PRIu64 " through thread %" PRIu32, ev->relayed_wakeups, ev->via_tid);
 	if (ev->from_pid)
@@ -451,20 +357,20 @@ static int print_per_process(struct text *tx, const struct ift_analysis *a, bool
 		int ret;
 
 		fprintf(tx->f, "\nprocess %" PRIu32 " %s%s%s%s, parent %" PRIu32 ", %zu thread%s\n",
-		       p->pid, safe(name, sizeof(name), p->comm, 0),
+		       p->pid, ift_txt_safe(name, sizeof(name), p->comm, 0),
 		       p->role ? " (" : "", p->role ? p->role : "", p->role ? ")" : "",
 		       p->ppid, p->nthreads, p->nthreads == 1 ? "" : "s");
 		print_names(tx, "names: ", p->names, p->nnames);
 		print_role_evidence(tx, p->role_evidence);
 		fprintf(tx->f, "  alive %s .. %s; cuda %s in %" PRIu64 " calls\n",
-		       fmt_dur(b1, sizeof(b1), p->start_ns), fmt_dur(b2, sizeof(b2), p->end_ns),
-		       fmt_dur(b3, sizeof(b3), p->cuda_ns), p->cuda_calls);
+		       ift_txt_dur(b1, sizeof(b1), p->start_ns), ift_txt_dur(b2, sizeof(b2), p->end_ns),
+		       ift_txt_dur(b3, sizeof(b3), p->cuda_ns), p->cuda_calls);
 		fprintf(tx->f, "  on-cpu %s, rq-wait %s, blocked %s, worst stall %s at %s\n",
-		       fmt_dur(b1, sizeof(b1), s->on_cpu_ns),
-		       fmt_dur(b2, sizeof(b2), s->runqueue_wait_ns),
-		       fmt_dur(b3, sizeof(b3), s->blocked_ns),
-		       fmt_dur(b4, sizeof(b4), s->max_off_cpu_ns),
-		       fmt_dur(b5, sizeof(b5), s->max_off_cpu_at));
+		       ift_txt_dur(b1, sizeof(b1), s->on_cpu_ns),
+		       ift_txt_dur(b2, sizeof(b2), s->runqueue_wait_ns),
+		       ift_txt_dur(b3, sizeof(b3), s->blocked_ns),
+		       ift_txt_dur(b4, sizeof(b4), s->max_off_cpu_ns),
+		       ift_txt_dur(b5, sizeof(b5), s->max_off_cpu_at));
 		fprintf(tx->f, "  switches %" PRIu64 " (involuntary %" PRIu64 ", voluntary %" PRIu64
 		       "), wake-ups %" PRIu64 "\n", s->involuntary + s->voluntary,
 		       s->involuntary, s->voluntary, s->wakeups);
@@ -486,44 +392,6 @@ static int print_per_process(struct text *tx, const struct ift_analysis *a, bool
 }
 
 /* ---- text: chains ------------------------------------------------- */
-
-/*
- * Prints TEXT after FIRST (already printed, FIRST_COLS wide), wrapped at
- * word boundaries to WIDTH, continuation lines indented by INDENT columns.
- * What a terminal would act on is escaped first (IFT_TEXT_TERM).
- */
-static void wrap(struct text *tx, int col, int indent, const char *text)
-{
-	bool line_start = true;
-	char *clean = ift_text_dup(text, IFT_TEXT_TERM);
-	const char *p = clean ? clean : "";
-
-	for (;;) {
-		const char *w = p;
-		int wc = 0;
-
-		while (*w == ' ')
-			w++;
-		if (!*w)
-			break;
-		for (p = w; *p && *p != ' '; p++)
-			wc += ((unsigned char)*p & 0xc0) != 0x80;
-		if (!line_start && col + 1 + wc > tx->width) {
-			fprintf(tx->f, "\n%*s", indent, "");
-			col = indent;
-			line_start = true;
-		}
-		if (!line_start) {
-			fputc(' ', tx->f);
-			col++;
-		}
-		fwrite(w, 1, (size_t)(p - w), tx->f);
-		col += wc;
-		line_start = false;
-	}
-	fputc('\n', tx->f);
-	free(clean);
-}
 
 #define CHAIN_SITES	3	/* text: a chain's sites shown */
 #define CHAIN_FRAMES	3	/* text: innermost frames of each */
@@ -557,7 +425,7 @@ static void print_chain_sites(struct text *tx, const struct ift_chain *ch)
 		if (!st && n > 0 && (size_t)n < sizeof(line))
 			snprintf(line + n, sizeof(line) - (size_t)n, "  (site not in the file)");
 		len = fprintf(tx->f, "    %s ", i ? "            " : "called from:");
-		fprintf(tx->f, "%s\n", safe(cut, sizeof(cut), line, tx->width - len));
+		fprintf(tx->f, "%s\n", ift_txt_safe(cut, sizeof(cut), line, tx->width - len));
 	}
 }
 
@@ -583,13 +451,13 @@ static void print_chain_py_sites(struct text *tx, const struct ift_chain *ch)
 			 ift_fmt_count(b1, sizeof(b1), x->calls),
 			 x->calls == 1 ? (ch->phase == IFT_PHASE_BEFORE ? "gap" : "call") : what);
 		len = fprintf(tx->f, "    %s ", i ? "            " : "in Python:  ");
-		fprintf(tx->f, "%s\n", safe(cut, sizeof(cut), line, tx->width - len));
+		fprintf(tx->f, "%s\n", ift_txt_safe(cut, sizeof(cut), line, tx->width - len));
 	}
 	snprintf(line, sizeof(line), "(Python frames read in flight for %s of the %s %s with "
 		 "a stack)", ift_fmt_count(b1, sizeof(b1), ch->py_calls),
 		 ift_fmt_count(b2, sizeof(b2), ch->site_calls), what);
 	len = fprintf(tx->f, "    %s ", ch->npy_sites ? "            " : "in Python:  ");
-	wrap(tx, len, len, line);
+	ift_txt_wrap(tx, len, len, line);
 }
 
 static void print_chain(struct text *tx, size_t n, const struct ift_chain *ch)
@@ -599,21 +467,21 @@ static void print_chain(struct text *tx, size_t n, const struct ift_chain *ch)
 
 	len = snprintf(head, sizeof(head), "%2zu. %-6s ", n, ift_severity_name(ch->severity));
 	fputs(head, tx->f);
-	wrap(tx, len, 4, ch->summary);
+	ift_txt_wrap(tx, len, 4, ch->summary);
 	{
 		char line[256];
 		int w;
 
 		w = snprintf(line, sizeof(line), "cost %s, %u%% of the CUDA threads' active time "
-			     "(%s)", fmt_dur(b1, sizeof(b1), ch->cost_ns),
+			     "(%s)", ift_txt_dur(b1, sizeof(b1), ch->cost_ns),
 			     (unsigned)((ch->cost_ns * 1000 / (ch->wall_ns ? ch->wall_ns : 1) + 5) /
-					10), fmt_dur(b2, sizeof(b2), ch->wall_ns));
+					10), ift_txt_dur(b2, sizeof(b2), ch->wall_ns));
 		if (ch->p50_ns && w > 0 && (size_t)w < sizeof(line))
 			snprintf(line + w, sizeof(line) - (size_t)w, "; %s p50 %s p99 %s", ch->op,
-				 fmt_dur(b1, sizeof(b1), ch->p50_ns),
-				 fmt_dur(b3, sizeof(b3), ch->p99_ns));
+				 ift_txt_dur(b1, sizeof(b1), ch->p50_ns),
+				 ift_txt_dur(b3, sizeof(b3), ch->p99_ns));
 		fputs("    ", tx->f);
-		wrap(tx, 4, 4, line);
+		ift_txt_wrap(tx, 4, 4, line);
 	}
 	if (ch->nsteps) {
 		fprintf(tx->f, "    worst occurrence:\n");
@@ -623,7 +491,7 @@ static void print_chain(struct text *tx, size_t n, const struct ift_chain *ch)
 
 			snprintf(at, sizeof(at), "%.3fs", (double)st->t_ns / 1e9);
 			fprintf(tx->f, "      %10s  %-6s ", at, st->layer);
-			wrap(tx, 6 + 10 + 2 + 7, 25, st->text);
+			ift_txt_wrap(tx, 6 + 10 + 2 + 7, 25, st->text);
 		}
 	}
 	for (size_t i = 0; i < ch->ntasks; i++) {
@@ -633,20 +501,20 @@ static void print_chain(struct text *tx, size_t n, const struct ift_chain *ch)
 		if (i && !strcmp(t->relation, ch->tasks[i - 1].relation) && i >= 4)
 			continue;
 		snprintf(line, sizeof(line), "%s (pid %u tid %u%s%s%s) %u%%, %s, %" PRIu64 "x",
-			 safe(name, sizeof(name), t->comm[0] ? t->comm : "?", 24), t->pid, t->tid,
+			 ift_txt_safe(name, sizeof(name), t->comm[0] ? t->comm : "?", 24), t->pid, t->tid,
 			 t->role ? ", " : "", t->role ? short_role(t->role) : "",
 			 t->outside ? ", not traced" : "", (t->share_permille + 5) / 10,
-			 fmt_dur(b1, sizeof(b1), t->ns), t->count);
+			 ift_txt_dur(b1, sizeof(b1), t->ns), t->count);
 		len = fprintf(tx->f, "    %s ", !i || strcmp(t->relation, ch->tasks[i - 1].relation) ?
 			     (!strcmp(t->relation, "woke") ? "woken by:   " : "preempted by:") :
 			     "             ");
-		wrap(tx, len, 18, line);
+		ift_txt_wrap(tx, len, 18, line);
 	}
 	print_chain_sites(tx, ch);
 	print_chain_py_sites(tx, ch);
 	for (size_t i = 0; i < ch->nrecs; i++) {
 		len = fprintf(tx->f, "    %s ", i ? "   " : "fix");
-		wrap(tx, len, 8, ch->recs[i]);
+		ift_txt_wrap(tx, len, 8, ch->recs[i]);
 	}
 }
 
@@ -675,7 +543,7 @@ static const char *fmt_sdur(char *buf, size_t len, int64_t ns)
 	char b[32];
 
 	snprintf(buf, len, "%s%s", ns < 0 ? "-" : ns > 0 ? "+" : "",
-		 fmt_dur(b, sizeof(b), ns < 0 ? (uint64_t)-(ns + 1) + 1 : (uint64_t)ns));
+		 ift_txt_dur(b, sizeof(b), ns < 0 ? (uint64_t)-(ns + 1) + 1 : (uint64_t)ns));
 	return buf;
 }
 
@@ -697,7 +565,7 @@ static void print_job_clocks(struct text *tx, const struct ift_job *j,
 				 in[i].path, c->host, fmt_sdur(b1, sizeof(b1), wall),
 				 fmt_sdur(b2, sizeof(b2), c->shift_ns),
 				 ift_fmt_count(b3, sizeof(b3), c->collectives),
-				 fmt_dur(b4, sizeof(b4), c->residual_ns),
+				 ift_txt_dur(b4, sizeof(b4), c->residual_ns),
 				 c->lo_ns <= c->hi_ns ? fmt_sdur(b5, sizeof(b5), c->lo_ns) : "none",
 				 c->lo_ns <= c->hi_ns ? fmt_sdur(b6, sizeof(b6), c->hi_ns) : "");
 		else
@@ -705,7 +573,7 @@ static void print_job_clocks(struct text *tx, const struct ift_job *j,
 				 "collective shared with the first trace)", in[i].path, c->host,
 				 fmt_sdur(b1, sizeof(b1), wall));
 		fputs("           ", tx->f);
-		wrap(tx, 11, 13, line);
+		ift_txt_wrap(tx, 11, 13, line);
 	}
 }
 
@@ -731,14 +599,14 @@ static void print_stragglers(struct text *tx, const struct ift_job *j)
 			 "the job's waiting) -> its own host: %s", r->rank, r->pid,
 			 r->host[0] ? r->host : "?", ift_fmt_count(b1, sizeof(b1), s->last),
 			 ift_fmt_count(b2, sizeof(b2), r->collectives), s->op,
-			 fmt_dur(b3, sizeof(b3), s->late_p50_ns), fmt_dur(b4, sizeof(b4), s->late_ns),
-			 fmt_dur(b5, sizeof(b5), s->cost_ns), (s->share_permille + 5) / 10,
+			 ift_txt_dur(b3, sizeof(b3), s->late_p50_ns), ift_txt_dur(b4, sizeof(b4), s->late_ns),
+			 ift_txt_dur(b5, sizeof(b5), s->cost_ns), (s->share_permille + 5) / 10,
 			 ch ? ch->summary : "nothing its trace explains (a slower device, or the "
 			 "program's own work)");
-		wrap(tx, len, 4, line);
+		ift_txt_wrap(tx, len, 4, line);
 		if (ch && ch->nrecs) {
 			fputs("    fix ", tx->f);
-			wrap(tx, 8, 8, ch->recs[0]);
+			ift_txt_wrap(tx, 8, 8, ch->recs[0]);
 		}
 	}
 }
@@ -753,22 +621,22 @@ static void print_job_ranks(struct text *tx, const struct ift_job *j, bool all)
 	char b[32], host[CELL_LEN];
 	size_t shown = all || j->nranks <= JOB_RANKS_SHOWN ? j->nranks : JOB_RANKS_SHOWN;
 
-	header(tx, c, sizeof(c) / sizeof(c[0]));
+	ift_txt_header(tx, c, sizeof(c) / sizeof(c[0]));
 	for (size_t i = 0; i < shown; i++) {
 		const struct ift_job_rank *r = &j->ranks[i];
 
 		snprintf(b, sizeof(b), "%d", r->rank);
-		cell(tx, b, c[0].w);
+		ift_txt_cell(tx, b, c[0].w);
 		fputc(' ', tx->f);
-		cell(tx, safe(host, sizeof(host), r->host, 16), c[1].w);
+		ift_txt_cell(tx, ift_txt_safe(host, sizeof(host), r->host, 16), c[1].w);
 		snprintf(b, sizeof(b), "%u", r->pid);
-		cell(tx, b, c[2].w);
-		cell(tx, fmt_num(b, sizeof(b), r->collectives), c[3].w);
-		cell(tx, fmt_dur(b, sizeof(b), r->in_ns), c[4].w);
-		cell(tx, fmt_dur(b, sizeof(b), r->waited_ns), c[5].w);
-		cell(tx, fmt_num(b, sizeof(b), r->last), c[6].w);
-		cell(tx, fmt_dur(b, sizeof(b), r->late_ns), c[7].w);
-		cell(tx, fmt_dur(b, sizeof(b), r->cost_ns), c[8].w);
+		ift_txt_cell(tx, b, c[2].w);
+		ift_txt_cell(tx, ift_txt_num(b, sizeof(b), r->collectives), c[3].w);
+		ift_txt_cell(tx, ift_txt_dur(b, sizeof(b), r->in_ns), c[4].w);
+		ift_txt_cell(tx, ift_txt_dur(b, sizeof(b), r->waited_ns), c[5].w);
+		ift_txt_cell(tx, ift_txt_num(b, sizeof(b), r->last), c[6].w);
+		ift_txt_cell(tx, ift_txt_dur(b, sizeof(b), r->late_ns), c[7].w);
+		ift_txt_cell(tx, ift_txt_dur(b, sizeof(b), r->cost_ns), c[8].w);
 		fputc('\n', tx->f);
 	}
 	if (shown < j->nranks)
@@ -791,7 +659,7 @@ static void print_job(struct text *tx, const struct ift_job *j, const struct ift
 	if (j->unmatched)
 		fprintf(tx->f, " (%s past the first that differed between ranks)",
 			ift_fmt_count(b2, sizeof(b2), j->unmatched));
-	fprintf(tx->f, ", %s waited in all\n", fmt_dur(b1, sizeof(b1), j->waited_ns));
+	fprintf(tx->f, ", %s waited in all\n", ift_txt_dur(b1, sizeof(b1), j->waited_ns));
 	print_job_clocks(tx, j, in);
 	print_stragglers(tx, j);
 	print_job_ranks(tx, j, all);
@@ -816,7 +684,7 @@ static void site_frames(struct text *tx, const struct ift_stack *st,
 
 		/* a module's path and a symbol are the program's to choose too */
 		ift_frame_format(f, line, sizeof(line));
-		fprintf(tx->f, "        %s\n", safe(cut, sizeof(cut), line, WIDTH - 8));
+		fprintf(tx->f, "        %s\n", ift_txt_safe(cut, sizeof(cut), line, WIDTH - 8));
 	}
 	if (to - from > max)
 		fprintf(tx->f, "        ... %u more%s\n", to - from - max, what);
@@ -865,7 +733,7 @@ static int print_sites(struct text *tx, struct ift_trace *t, const struct ift_re
 			fprintf(tx->f, "%s\n", v[i].op);
 		fprintf(tx->f, "  #%-4" PRIu64 " %s calls (%.1f%%)  %s total (%.1f%%)  tail %.1f%% (%s)\n",
 		       v[i].stack, ift_fmt_count(b1, sizeof(b1), v[i].calls),
-		       100 * v[i].share_calls, fmt_dur(b2, sizeof(b2), v[i].total_ns),
+		       100 * v[i].share_calls, ift_txt_dur(b2, sizeof(b2), v[i].total_ns),
 		       100 * v[i].share_time, 100 * v[i].share_tail,
 		       v[i].tail_calls == 1 ? "1 call" :
 		       (snprintf(line, sizeof(line), "%" PRIu64 " calls", v[i].tail_calls), line));
@@ -915,7 +783,7 @@ static void print_py_sites(struct text *tx, struct ift_trace *t, const struct if
 			 ift_fmt_count(b2, sizeof(b2), o->stack_calls),
 			 ift_fmt_count(b3, sizeof(b3), o->in_flight),
 			 ift_fmt_count(b4, sizeof(b4), o->late));
-		wrap(tx, 0, 2, line);
+		ift_txt_wrap(tx, 0, 2, line);
 		for (size_t j = 0; j < o->nsites; j++) {
 			const struct ift_py_site *x = &o->sites[j];
 			const struct ift_stack *st = ift_trace_stack(t, x->stack);
@@ -925,13 +793,13 @@ static void print_py_sites(struct text *tx, struct ift_trace *t, const struct if
 
 			ift_frame_format(x->frame, fr, sizeof(fr));
 			w = snprintf(line, sizeof(line), "%s: %s in %s (%.1f%%)", fr,
-				     fmt_dur(b1, sizeof(b1), x->total_ns),
+				     ift_txt_dur(b1, sizeof(b1), x->total_ns),
 				     fmt_calls(b2, sizeof(b2), x->calls), 100 * x->share_time);
 			if (x->tail_calls && w > 0 && (size_t)w < sizeof(line))
 				snprintf(line + w, sizeof(line) - (size_t)w, ", %s in the tail",
 					 ift_fmt_count(b3, sizeof(b3), x->tail_calls));
 			fputs("  ", tx->f);
-			wrap(tx, 2, 6, line);
+			ift_txt_wrap(tx, 2, 6, line);
 			/* the Python frames that called it, in its largest site */
 			ift_stack_parts(st, &p);
 			if (p.nframes - p.native < 2)
@@ -948,21 +816,15 @@ static void print_py_sites(struct text *tx, struct ift_trace *t, const struct if
 				snprintf(line + w, sizeof(line) - (size_t)w, " < ... %u more",
 					 p.nframes - last);
 			fputs("      ", tx->f);
-			wrap(tx, 6, 8, line);
+			ift_txt_wrap(tx, 6, 8, line);
 		}
 	}
-}
-
-/* The free text's width: O's when it is one a report can wrap to. */
-static int text_width(const struct ift_text_opts *o)
-{
-	return o && o->width >= IFT_TEXT_MIN_WIDTH && o->width < WIDTH ? o->width : WIDTH;
 }
 
 int ift_out_text(FILE *f, struct ift_trace *t, const struct ift_report *r,
 		 const struct ift_text_opts *o)
 {
-	struct text text = { .f = f, .width = text_width(o) }, *tx = &text;
+	struct text text = { .f = f, .width = ift_txt_width(o) }, *tx = &text;
 	const struct ift_analysis *a = r->a;
 	const struct ift_analysis_summary *s = ift_analysis_summary(a);
 	char b1[32], b2[32], b3[32], cmd[LINE_LEN];
@@ -971,13 +833,13 @@ int ift_out_text(FILE *f, struct ift_trace *t, const struct ift_report *r,
 	int ret;
 
 	fprintf(tx->f, "command    %s\n", s->command[0] ?
-	       safe(cmd, sizeof(cmd), s->command, WIDTH - 11) : "(not recorded)");
+	       ift_txt_safe(cmd, sizeof(cmd), s->command, WIDTH - 11) : "(not recorded)");
 	if (s->from_ns || s->to_ns != span)
 		fprintf(tx->f, "window     %s .. %s of a %s trace\n",
-		       fmt_dur(b1, sizeof(b1), s->from_ns), fmt_dur(b2, sizeof(b2), s->to_ns),
-		       fmt_dur(b3, sizeof(b3), span));
+		       ift_txt_dur(b1, sizeof(b1), s->from_ns), ift_txt_dur(b2, sizeof(b2), s->to_ns),
+		       ift_txt_dur(b3, sizeof(b3), span));
 	else
-		fprintf(tx->f, "duration   %s\n", fmt_dur(b1, sizeof(b1), s->duration_ns));
+		fprintf(tx->f, "duration   %s\n", ift_txt_dur(b1, sizeof(b1), s->duration_ns));
 	fprintf(tx->f, "events     %s (%s CUDA calls, %s host events), %u CPUs\n",
 	       ift_fmt_count(b1, sizeof(b1), s->events), ift_fmt_count(b2, sizeof(b2), s->calls),
 	       ift_fmt_count(b3, sizeof(b3), s->host_events), s->cpus);
@@ -1027,7 +889,7 @@ int ift_out_text(FILE *f, struct ift_trace *t, const struct ift_report *r,
 int ift_out_job_text(FILE *f, const struct ift_job *j, const struct ift_job_input *in,
 		     size_t n, const struct ift_text_opts *o)
 {
-	struct text text = { .f = f, .width = text_width(o) }, *tx = &text;
+	struct text text = { .f = f, .width = ift_txt_width(o) }, *tx = &text;
 	int ret = 0;
 
 	if (j)
@@ -1039,181 +901,9 @@ int ift_out_job_text(FILE *f, const struct ift_job *j, const struct ift_job_inpu
 		const char *h = ift_trace_meta(in[i].t, "host.name");
 		char cut[LINE_LEN];
 
-		fprintf(tx->f, "\n==== %s", safe(cut, sizeof(cut), in[i].path, WIDTH - 30));
-		fprintf(tx->f, " (host %s) ====\n", safe(cut, sizeof(cut), h ? h : "?", 24));
+		fprintf(tx->f, "\n==== %s", ift_txt_safe(cut, sizeof(cut), in[i].path, WIDTH - 30));
+		fprintf(tx->f, " (host %s) ====\n", ift_txt_safe(cut, sizeof(cut), h ? h : "?", 24));
 		ret = ift_out_text(f, in[i].t, in[i].r, o);
 	}
 	return ret;
-}
-
-/* ---- --diff ------------------------------------------------------- */
-
-/* "1.2ms -> 3.4ms" plus " (2.8x)" when RATIO. */
-static const char *fmt_change_dur(char *buf, size_t len, uint64_t b, uint64_t c, bool ratio)
-{
-	char x[32], y[32];
-	int n = snprintf(buf, len, "%s -> %s", fmt_dur(x, sizeof(x), b), fmt_dur(y, sizeof(y), c));
-
-	if (ratio && b && n > 0 && (size_t)n < len)
-		snprintf(buf + n, len - (size_t)n, " (%.2fx)", (double)c / (double)b);
-	return buf;
-}
-
-static const char *fmt_change_num(char *buf, size_t len, uint64_t b, uint64_t c)
-{
-	char x[32], y[32];
-
-	snprintf(buf, len, "%s -> %s", fmt_num(x, sizeof(x), b), fmt_num(y, sizeof(y), c));
-	return buf;
-}
-
-static void diff_row(struct text *tx, const char *what, const char *change)
-{
-	cell(tx, what, 28);
-	fprintf(tx->f, "%s\n", change);
-}
-
-int ift_out_text_diff(FILE *f, const struct ift_diff_side *cur,
-		      const struct ift_diff_side *base, const struct ift_text_opts *o)
-{
-	static const struct column heads[] = {
-		{ "CUDA op", 24 }, { "calls", 17 }, { "p50", 19 }, { "p99", 27 }, { "total", 0 },
-	};
-	struct text text = { .f = f, .width = text_width(o) }, *tx = &text;
-	struct ift_op_pair *pairs;
-	size_t npairs;
-	struct ift_report_totals b, c;
-	char buf[128], name[CELL_LEN], cmd[LINE_LEN];
-	const char *bc = ift_analysis_summary(base->r->a)->command;
-	const char *cc = ift_analysis_summary(cur->r->a)->command;
-
-	ift_report_totals(base->r, &b);
-	ift_report_totals(cur->r, &c);
-	fprintf(tx->f, "baseline   %s\n", safe(cmd, sizeof(cmd), bc[0] ? bc : base->name, WIDTH - 11));
-	fprintf(tx->f, "current    %s\n", safe(cmd, sizeof(cmd), cc[0] ? cc : cur->name, WIDTH - 11));
-	fprintf(tx->f, "\n");
-	diff_row(tx, "", "baseline -> current");
-	diff_row(tx, "wall time", fmt_change_dur(buf, sizeof(buf), b.wall_ns, c.wall_ns, true));
-	diff_row(tx, "CUDA calls", fmt_change_num(buf, sizeof(buf), b.cuda_calls, c.cuda_calls));
-	diff_row(tx, "time in CUDA calls", fmt_change_dur(buf, sizeof(buf), b.cuda_ns, c.cuda_ns, true));
-	diff_row(tx, "on-CPU, all tasks", fmt_change_dur(buf, sizeof(buf), b.on_cpu_ns, c.on_cpu_ns,
-						     true));
-	diff_row(tx, "run-queue wait", fmt_change_dur(buf, sizeof(buf), b.runq_ns, c.runq_ns, true));
-	diff_row(tx, "blocked", fmt_change_dur(buf, sizeof(buf), b.blocked_ns, c.blocked_ns, true));
-	diff_row(tx, "involuntary switches", fmt_change_num(buf, sizeof(buf), b.invol, c.invol));
-	diff_row(tx, "voluntary switches", fmt_change_num(buf, sizeof(buf), b.vol, c.vol));
-	diff_row(tx, "page allocations", fmt_change_num(buf, sizeof(buf), b.pages, c.pages));
-	diff_row(tx, "cost of HIGH chains", fmt_change_dur(buf, sizeof(buf), b.chain_ns[IFT_SEV_HIGH],
-						       c.chain_ns[IFT_SEV_HIGH], false));
-	diff_row(tx, "cost of MEDIUM chains", fmt_change_dur(buf, sizeof(buf),
-							 b.chain_ns[IFT_SEV_MEDIUM],
-							 c.chain_ns[IFT_SEV_MEDIUM], false));
-
-	fprintf(tx->f, "\n");
-	header(tx, heads, NCOLS(heads));
-	pairs = ift_report_op_pairs(cur->r, base->r, &npairs);
-	if (!pairs)
-		return -ENOMEM;
-	for (size_t i = 0; i < npairs; i++) {
-		const struct ift_op_stats *x = pairs[i].cur, *y = pairs[i].base;
-
-		cell(tx, safe(name, sizeof(name), pairs[i].name, 23), 24);
-		cell(tx, fmt_change_num(buf, sizeof(buf), y->calls, x->calls), 17);
-		cell(tx, fmt_change_dur(buf, sizeof(buf), y->p50_ns, x->p50_ns, false), 19);
-		cell(tx, fmt_change_dur(buf, sizeof(buf), y->p99_ns, x->p99_ns, true), 27);
-		fprintf(tx->f, "%s\n", fmt_change_dur(buf, sizeof(buf), y->total_ns, x->total_ns, false));
-	}
-	free(pairs);
-
-	for (int side = 0; side < 2; side++) {
-		const struct ift_report *r = side ? cur->r : base->r;
-		size_t n = ift_chains_count(r->c);
-
-		fprintf(tx->f, "\nchains, %s: %s\n", side ? "current" : "baseline", n ? "" : "none");
-		for (size_t i = 0; i < n; i++) {
-			const struct ift_chain *ch = ift_chains_get(r->c, i);
-			int len;
-
-			len = fprintf(tx->f, "  %-6s %s %s %s, %s: ", ift_severity_name(ch->severity),
-				     ift_cause_name(ch->cause), ift_phase_name(ch->phase),
-				     safe(name, sizeof(name), ch->op, 32),
-				     fmt_dur(buf, sizeof(buf), ch->cost_ns));
-			wrap(tx, len, 9, ch->summary);
-		}
-	}
-	return 0;
-}
-
-/* ---- --diff of jobs ------------------------------------------------ */
-
-/* "node0.trace", or "node0.trace and 3 more": the traces of a side. */
-static const char *side_name(char *buf, size_t len, const struct ift_job_side *s)
-{
-	char cut[LINE_LEN];
-
-	safe(cut, sizeof(cut), s->n ? s->in[0].path : "", 60);
-	if (s->n > 1)
-		snprintf(buf, len, "%s and %zu more trace%s", cut, s->n - 1, s->n > 2 ? "s" : "");
-	else
-		snprintf(buf, len, "%s", cut);
-	return buf;
-}
-
-/* A side's first straggler in a few words, or "none". */
-static const char *straggler_word(char *buf, size_t len, const struct ift_job *j)
-{
-	char d[32];
-
-	if (!j || !j->nstragglers)
-		return "none";
-	snprintf(buf, len, "rank %d (%s, %s)", j->ranks[j->stragglers[0].rank].rank,
-		 fmt_dur(d, sizeof(d), j->stragglers[0].cost_ns),
-		 j->stragglers[0].cause ? ift_cause_name(j->stragglers[0].cause->cause) :
-		 "no host cause");
-	return buf;
-}
-
-int ift_out_job_text_diff(FILE *f, const struct ift_job_side *cur,
-			  const struct ift_job_side *base, const struct ift_text_opts *o)
-{
-	static const struct column heads[] = {
-		{ "rank", 8 }, { "waited", 28 }, { "late", 28 }, { "cost", 0 },
-	};
-	static const struct ift_job_rank none;
-	struct text text = { .f = f, .width = text_width(o) }, *tx = &text;
-	const struct ift_job *b = base->job, *c = cur->job;
-	char buf[LINE_LEN + 64], x[64], y[64];
-	int32_t world = b && c ? (b->world > c->world ? b->world : c->world) :
-			b ? b->world : c ? c->world : 0;
-
-	fprintf(tx->f, "baseline   %s\n", side_name(buf, sizeof(buf), base));
-	fprintf(tx->f, "current    %s\n\n", side_name(buf, sizeof(buf), cur));
-	diff_row(tx, "", "baseline -> current");
-	diff_row(tx, "ranks", fmt_change_num(buf, sizeof(buf), b ? b->nranks : 0,
-					     c ? c->nranks : 0));
-	diff_row(tx, "collectives", fmt_change_num(buf, sizeof(buf), b ? b->collectives : 0,
-						   c ? c->collectives : 0));
-	diff_row(tx, "waiting in collectives",
-		 fmt_change_dur(buf, sizeof(buf), b ? b->waited_ns : 0, c ? c->waited_ns : 0, true));
-	snprintf(buf, sizeof(buf), "%s -> %s", straggler_word(x, sizeof(x), b),
-		 straggler_word(y, sizeof(y), c));
-	diff_row(tx, "first straggler", buf);
-	if (!world)
-		return 0;
-	fprintf(tx->f, "\n");
-	header(tx, heads, NCOLS(heads));
-	for (int32_t r = 0; r < world; r++) {
-		const struct ift_job_rank *p = ift_job_rank_of(b, r), *q = ift_job_rank_of(c, r);
-
-		if (!p && !q)
-			continue;
-		p = p ? p : &none;
-		q = q ? q : &none;
-		snprintf(buf, sizeof(buf), "%d", r);
-		cell(tx, buf, 8);
-		cell(tx, fmt_change_dur(buf, sizeof(buf), p->waited_ns, q->waited_ns, false), 28);
-		cell(tx, fmt_change_dur(buf, sizeof(buf), p->late_ns, q->late_ns, false), 28);
-		fprintf(tx->f, "%s\n", fmt_change_dur(buf, sizeof(buf), p->cost_ns, q->cost_ns, false));
-	}
-	return 0;
 }
