@@ -9,6 +9,7 @@
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,6 +91,20 @@ static int bad_option(const char *usage, char **argv)
 		return usage_error(usage, "unknown option or missing value: '-%c'", optopt);
 	return usage_error(usage, "unknown option or missing value: '%s'",
 			   argv[optind - 1]);
+}
+
+int cli_parse_pid(const char *s, pid_t *pid)
+{
+	uint64_t v = 0;
+
+	if (!*s || strspn(s, "0123456789") != strlen(s) || strlen(s) > 10)
+		return -1;
+	for (; *s; s++)
+		v = v * 10 + (uint64_t)(*s - '0');
+	if (v == 0 || v > INT32_MAX)
+		return -1;
+	*pid = (pid_t)v;
+	return 0;
 }
 
 int cli_option_next(struct cli_options *o, int argc, char **argv)

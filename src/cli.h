@@ -5,6 +5,7 @@
 /* Shared by main.c and the cmd-*.c files (cli.c): the only code that prints and exits. */
 #include <stdbool.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "ift-trace.h"
 #include "ift-version.h"
@@ -51,6 +52,13 @@ struct cli_options {
  * O->status now: EXIT_OK after --help, EXIT_USAGE after saying why.
  */
 int cli_option_next(struct cli_options *o, int argc, char **argv);
+
+/*
+ * A process id given on the command line (-p, --pid): decimal digits only
+ * (no sign, no blank), 1 to INT32_MAX.  0, or -1 for anything else; every
+ * command says "bad pid 'S'" for it.
+ */
+int cli_parse_pid(const char *s, pid_t *pid);
 
 /*
  * Opens a trace for a command, printing a one-line error on failure (with a

@@ -57,13 +57,11 @@ int cmd_discover_debug(int argc, char **argv)
 			syms = true;
 			break;
 		case 'p': {
-			char *end;
-			long pid = strtol(optarg, &end, 10);
-			pid_t *v;
+			pid_t pid, *v;
 
-			if (*end || end == optarg || pid <= 0 || pid > INT32_MAX) {
+			if (cli_parse_pid(optarg, &pid) < 0) {
 				free(pids);
-				return usage_error(usage, "invalid pid '%s'", optarg);
+				return usage_error(usage, "bad pid '%s'", optarg);
 			}
 			v = realloc(pids, (opts.npids + 1) * sizeof(*v));
 			if (!v) {
@@ -71,7 +69,7 @@ int cmd_discover_debug(int argc, char **argv)
 				return error("out of memory");
 			}
 			pids = v;
-			pids[opts.npids++] = (pid_t)pid;
+			pids[opts.npids++] = pid;
 			break;
 		}
 		}

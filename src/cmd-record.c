@@ -277,17 +277,15 @@ static int add_ops(struct record_run *run, const char ***v, size_t *n, char *ops
 
 static int add_pid(struct record_run *run, const char *arg)
 {
-	char *end;
-	long v = strtol(arg, &end, 10);
-	pid_t *pids;
+	pid_t v, *pids;
 
-	if (*end || v <= 0)
+	if (cli_parse_pid(arg, &v) < 0)
 		return record_done(run, usage_error(usage, "bad pid '%s'", arg));
 	pids = realloc(run->pids, (run->opts.npids + 1) * sizeof(*pids));
 	if (!pids)
 		return error("out of memory"), record_done(run, EXIT_RUNTIME);
 	run->pids = pids;
-	run->pids[run->opts.npids++] = (pid_t)v;
+	run->pids[run->opts.npids++] = v;
 	return STEP_GO;
 }
 

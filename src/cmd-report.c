@@ -400,6 +400,73 @@ static int parse_ratio(const char *s, double *out)
 }
 
 /* The command, the directories' trace names it made in *OWNED (*NOWNED). */
+/* What report's options asked for. */
+struct report_args {
+	struct ift_analyze_opts opts;
+	struct ift_chain_opts copts;
+	uint32_t *pids;			/* opts.pids, writable */
+	const char **ops;		/* opts.ops */
+	const char **inputs, **bases;
+	size_t ninputs, nbases;
+	const char *html;
+	bool json, per_process, threads;
+};
+
+/* One option C of getopt_long(), its argument in optarg: 0, or the exit
+   code of a usage error. */
+static int report_option(struct report_args *a, int c, char ***owned, size_t *nowned)
+{
+	struct ift_analyze_opts *o = &a->opts;
+	pid_t pid;
+
+	switch (c) {
+	case 'i':
+		return add_input(optarg, a->inputs, &a->ninputs, owned, nowned);
+	case 'd':
+		return add_input(optarg, a->bases, &a->nbases, owned, nowned);
+	case 'j':
+		a->json = true;
+		break;
+	case 'P':
+		a->per_process = true;
+		break;
+	case 'T':
+		a->threads = true;
+		break;
+	case 'H':
+		a->html = optarg;
+		break;
+	case 'p':
+		if (cli_parse_pid(optarg, &pid) < 0)
+			return usage_error(usage, "bad pid '%s'", optarg);
+		if (o->npids == MAX_FILTERS)
+			return usage_error(usage, "more than %d --pid", MAX_FILTERS);
+		a->pids[o->npids++] = (uint32_t)pid;
+		break;
+	case 'o':
+		if (o->nops == MAX_FILTERS)
+			return usage_error(usage, "more than %d --op", MAX_FILTERS);
+		a->ops[o->nops++] = optarg;
+		break;
+	case 'f':
+	case 't':
+		if (parse_time(optarg, c == 'f' ? &o->from_ns : &o->to_ns) < 0)
+			return usage_error(usage, "bad time '%s' (like 12s, 20.5s, 300ms)",
+					   optarg);
+		o->has_to |= c == 't';
+		break;
+	case 'r':
+		if (parse_ratio(optarg, &a->copts.tail_ratio) < 0)
+			return usage_error(usage, "bad ratio '%s' (a number, at least 1)", optarg);
+		break;
+	case 'F':
+		if (parse_time(optarg, &a->copts.tail_floor_ns) < 0)
+			return usage_error(usage, "bad duration '%s' (like 1ms, 500us)", optarg);
+		break;
+	}
+	return 0;
+}
+
 static int report_cmd(int argc, char **argv, char ***owned, size_t *nowned)
 {
 	static const struct option longopts[] = {
@@ -420,109 +487,44 @@ static int report_cmd(int argc, char **argv, char ***owned, size_t *nowned)
 	};
 	static uint32_t pids[MAX_FILTERS];
 	static const char *ops[MAX_FILTERS];
-	struct ift_analyze_opts opts = { .pids = pids, .ops = ops };
-	struct ift_chain_opts copts = {
-		.tail_ratio = IFT_TAIL_RATIO_DEFAULT, .tail_floor_ns = IFT_TAIL_FLOOR_DEFAULT,
-	};
 	static const char *inputs[MAX_INPUTS], *bases[MAX_INPUTS];
-	const char *html = NULL;
-	size_t ninputs = 0, nbases = 0;
+	struct report_args a = {
+		.opts = { .pids = pids, .ops = ops },
+		.copts = { .tail_ratio = IFT_TAIL_RATIO_DEFAULT,
+			   .tail_floor_ns = IFT_TAIL_FLOOR_DEFAULT },
+		.pids = pids, .ops = ops, .inputs = inputs, .bases = bases,
+	};
 	struct cli_options co = {
 		.usage = usage, .shortopts = "+i:h", .longopts = longopts,
 	};
-	bool json = false, per_process = false, threads = false;
 	struct report_out out;
-	int c;
+	int c, ret;
 
-	while ((c = cli_option_next(&co, argc, argv)) > 0) {
-		char *end;
-		unsigned long v;
-
-		switch (c) {
-		case 'i': {
-			int ret = add_input(optarg, inputs, &ninputs, owned, nowned);
-
-			if (ret)
-				return ret;
-			break;
-		}
-		case 'j':
-			json = true;
-			break;
-		case 'P':
-			per_process = true;
-			break;
-		case 'T':
-			threads = true;
-			break;
-		case 'p':
-			errno = 0;
-			v = strtoul(optarg, &end, 10);
-			if (errno || *end || !*optarg || v == 0 || v > UINT32_MAX ||
-			    optarg[0] == '-')
-				return usage_error(usage, "bad pid '%s'", optarg);
-			if (opts.npids == MAX_FILTERS)
-				return usage_error(usage, "more than %d --pid", MAX_FILTERS);
-			pids[opts.npids++] = (uint32_t)v;
-			break;
-		case 'o':
-			if (opts.nops == MAX_FILTERS)
-				return usage_error(usage, "more than %d --op", MAX_FILTERS);
-			ops[opts.nops++] = optarg;
-			break;
-		case 'f':
-			if (parse_time(optarg, &opts.from_ns) < 0)
-				return usage_error(usage, "bad time '%s' (like 12s, 20.5s, 300ms)",
-						   optarg);
-			break;
-		case 't':
-			if (parse_time(optarg, &opts.to_ns) < 0)
-				return usage_error(usage, "bad time '%s' (like 12s, 20.5s, 300ms)",
-						   optarg);
-			opts.has_to = true;
-			break;
-		case 'r':
-			if (parse_ratio(optarg, &copts.tail_ratio) < 0)
-				return usage_error(usage, "bad ratio '%s' (a number, at least 1)",
-						   optarg);
-			break;
-		case 'F':
-			if (parse_time(optarg, &copts.tail_floor_ns) < 0)
-				return usage_error(usage, "bad duration '%s' (like 1ms, 500us)",
-						   optarg);
-			break;
-		case 'd': {
-			int ret = add_input(optarg, bases, &nbases, owned, nowned);
-
-			if (ret)
-				return ret;
-			break;
-		}
-		case 'H':
-			html = optarg;
-			break;
-		}
-	}
+	while ((c = cli_option_next(&co, argc, argv)) > 0)
+		if ((ret = report_option(&a, c, owned, nowned)))
+			return ret;
 	if (c < 0)
 		return co.status;
-	if (opts.has_to && opts.to_ns <= opts.from_ns)
+	if (a.opts.has_to && a.opts.to_ns <= a.opts.from_ns)
 		return usage_error(usage, "--to must be after --from");
-	if (html && (json || nbases))
-		return usage_error(usage, "--html does not go with %s", json ? "--json" : "--diff");
-	if (ninputs > 1 && html)
-		return usage_error(usage, "--html takes one trace, not a job's %zu", ninputs);
-	if (!ninputs)
-		inputs[ninputs++] = IFT_DEFAULT_TRACE;
+	if (a.html && (a.json || a.nbases))
+		return usage_error(usage, "--html does not go with %s",
+				   a.json ? "--json" : "--diff");
+	if (a.ninputs > 1 && a.html)
+		return usage_error(usage, "--html takes one trace, not a job's %zu", a.ninputs);
+	if (!a.ninputs)
+		inputs[a.ninputs++] = IFT_DEFAULT_TRACE;
 
 	/* the HTML draws the calls one by one */
-	opts.keep_calls = html != NULL;
+	a.opts.keep_calls = a.html != NULL;
 	out = (struct report_out){
-		.html = html, .json = json,
-		.text = { terminal_width(), per_process, threads },
+		.html = a.html, .json = a.json,
+		.text = { terminal_width(), a.per_process, a.threads },
 	};
-	if (ninputs > 1 || nbases > 1)
-		return report_write_job(inputs, ninputs, bases, nbases, &out, &opts, &copts);
-	return report_write(inputs[0], nbases ? bases[0] : NULL, &out, &opts, &copts);
+	if (a.ninputs > 1 || a.nbases > 1)
+		return report_write_job(inputs, a.ninputs, bases, a.nbases, &out, &a.opts,
+					&a.copts);
+	return report_write(inputs[0], a.nbases ? bases[0] : NULL, &out, &a.opts, &a.copts);
 }
 
 int cmd_report(int argc, char **argv)

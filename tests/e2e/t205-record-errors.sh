@@ -33,7 +33,16 @@ for out in fifo.trace dev.trace; do
 done
 
 "$IFT" record 2>/dev/null; [ $? = 2 ] || fail "record without a command is a usage error"
-"$IFT" record -p notapid -- true 2>/dev/null; [ $? = 2 ] || fail "a bad pid is a usage error"
+# pids: digits only, 1 to INT32_MAX, the same in every command (4294967297
+# once became pid 1 in record, and " 5" or "+5" passed as 5)
+for p in notapid 0 -3 +5 " 5" 5x 2147483648 4294967297 ""; do
+	for cmd in "record -p" "report -i none.trace --pid" "discover -p"; do
+		out=$("$IFT" $cmd "$p" -- true 2>&1)
+		rc=$?
+		[ $rc = 2 ] && [[ $out == *"bad pid '$p'"* ]] ||
+			fail "'$cmd \"$p\"': not a usage error naming it (exit $rc): $out"
+	done
+done
 "$IFT" record -p 999999999 2>/dev/null; [ $? = 1 ] || fail "a dead pid is an error"
 assert_no_leftovers
 exit 0
