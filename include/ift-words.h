@@ -26,6 +26,22 @@ const char *ift_api_lib_kind(enum ift_api api);
 const char *ift_task_state_str(uint64_t state, char *buf, size_t len);
 
 /*
+ * A switch's prev_state says the task left the CPU still runnable: no
+ * TASK_REPORT bit set, R (yielded) or R+ (preempted), as the kernel counts
+ * nivcsw.  Every output's "preempted" is this.
+ */
+static inline bool ift_task_state_runnable(uint64_t state)
+{
+	return (state & 0xff) == 0;
+}
+
+/* TASK_UNINTERRUPTIBLE alone: D, waiting for I/O or a kernel lock. */
+static inline bool ift_task_state_io(uint64_t state)
+{
+	return (state & 0xff) == 0x2;
+}
+
+/*
  * NS as "850ns", "12.3µs", "4.5ms", "1.23s" (at most 8 columns, for tables),
  * or SPACED, in ASCII for running text: "850 ns", "12.3 us", "4.5 ms".
  */

@@ -108,7 +108,7 @@ int ch_window_usage(struct ift_chains *c, uint64_t from, uint64_t to, struct usa
 		last[cpu] = ts;
 		who[cpu][0] = (uint32_t)r[IFT_SW_NEXT_TID];
 		who[cpu][1] = (uint32_t)r[IFT_SW_NEXT_PID];
-		if ((r[IFT_SW_PREV_STATE] & 0xff) == 0 && r[IFT_C_TID] &&
+		if (ift_task_state_runnable(r[IFT_SW_PREV_STATE]) && r[IFT_C_TID] &&
 		    (ut = usage_task(u, (uint32_t)r[IFT_C_TID], (uint32_t)r[IFT_C_PID])))
 			ut->preempted++;
 	}

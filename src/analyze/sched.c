@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "analyze.h"
+#include "ift-words.h"
 
 /* ---- threads by tid ------------------------------------------------- */
 
@@ -602,11 +603,8 @@ int az_sched_switch(struct ift_analysis *a, const uint64_t *row)
 	uint32_t ptid = (uint32_t)row[IFT_C_TID], ppid = (uint32_t)row[IFT_C_PID];
 	uint32_t ntid = (uint32_t)row[IFT_SW_NEXT_TID];
 	uint32_t npid = (uint32_t)row[IFT_SW_NEXT_PID];
-	/* TASK_REPORT bits clear: R (yielded) or R+ (preempted), as the kernel
-	   counts nivcsw */
-	bool invol = (row[IFT_SW_PREV_STATE] & 0xff) == 0;
-	/* TASK_UNINTERRUPTIBLE alone: D, waiting for I/O or a kernel lock */
-	bool io = (row[IFT_SW_PREV_STATE] & 0xff) == 0x2;
+	bool invol = ift_task_state_runnable(row[IFT_SW_PREV_STATE]);
+	bool io = ift_task_state_io(row[IFT_SW_PREV_STATE]);
 	struct az_thread *p, *n;
 	int ret;
 

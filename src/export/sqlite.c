@@ -432,7 +432,7 @@ static int ins_row(struct exp *x, unsigned table, const uint64_t *r)
 		ift_task_state_str(r[IFT_SW_PREV_STATE], state, sizeof(state));
 		sqlite3_bind_text(st, ++i, state, -1, SQLITE_TRANSIENT);
 		/* as the state machine reads it: TASK_REPORT bits clear */
-		b_i64(st, &i, (r[IFT_SW_PREV_STATE] & 0xff) == 0);
+		b_i64(st, &i, ift_task_state_runnable(r[IFT_SW_PREV_STATE]));
 		b_u64(st, &i, r[IFT_SW_PREV_PRIO]);
 		b_u64(st, &i, r[IFT_SW_NEXT_PID]);
 		b_u64(st, &i, r[IFT_SW_NEXT_TID]);

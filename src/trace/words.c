@@ -58,7 +58,7 @@ const char *ift_task_state_str(uint64_t state, char *buf, size_t len)
 
 	if (!len)
 		return buf;
-	if ((state & 0xff) == 0) {
+	if (ift_task_state_runnable(state)) {
 		buf[n++] = 'R';
 		if (state & 0x100 && n + 1 < len)
 			buf[n++] = '+';
