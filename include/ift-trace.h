@@ -324,6 +324,10 @@ const struct ift_task *ift_trace_task_find(const struct ift_trace *t,
 					   uint32_t tid, uint64_t ts);
 /* The comm TASK had at TS (its first name if TS is before it). */
 const char *ift_task_comm_at(const struct ift_task *task, uint64_t ts);
+/* What every output calls tid 0, the CPU's idle task. */
+#define IFT_IDLE_COMM	"<idle>"
+/* The name TID had at TS: IFT_IDLE_COMM for 0, "" for a tid not in the table. */
+const char *ift_trace_comm(const struct ift_trace *t, uint32_t tid, uint64_t ts);
 /* True when the task table was rebuilt from the `tasks' rows. */
 bool ift_trace_tasks_rebuilt(const struct ift_trace *t);
 

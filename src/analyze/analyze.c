@@ -866,12 +866,7 @@ const struct ift_sys_sample *ift_analysis_samples(const struct ift_analysis *a, 
 const char *ift_analysis_comm(const struct ift_analysis *a, uint32_t tid,
 			      uint64_t ts)
 {
-	const struct ift_task *task;
-
-	if (!tid)
-		return "<idle>";
-	task = ift_trace_task_find(a->t, tid, ts);
-	return task ? ift_task_comm_at(task, ts) : "";
+	return ift_trace_comm(a->t, tid, ts);
 }
 
 enum ift_sched_state ift_analysis_state(const struct ift_analysis *a, uint32_t tid)

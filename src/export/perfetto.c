@@ -125,16 +125,6 @@ static void event_begin(struct px *x, char ph, const char *name, uint64_t ts,
 	fprintf(f, ",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32, pid, tid);
 }
 
-static const char *comm_at(const struct ift_trace *t, uint32_t tid, uint64_t ts)
-{
-	const struct ift_task *task;
-
-	if (tid == 0)
-		return "<idle>";
-	task = ift_trace_task_find(t, tid, ts);
-	return task ? ift_task_comm_at(task, ts) : "";
-}
-
 /* ---- threads ---------------------------------------------------------- */
 
 static struct thread *thread_get(struct px *x, uint32_t tid, uint32_t pid,
@@ -568,7 +558,7 @@ static void line_begin(struct px *x, uint32_t tid, uint32_t pid, uint64_t cpu, u
 {
 	FILE *f = x->f;
 
-	put_text(f, comm_at(x->t, tid, ts), true);
+	put_text(f, ift_trace_comm(x->t, tid, ts), true);
 	fprintf(f, "-%" PRIu32 " (%" PRIu32 ") [%03" PRIu64 "] .... %" PRIu64 ".%09" PRIu64 ": ",
 		tid, pid, cpu, ts / 1000000000, ts % 1000000000);
 }
@@ -582,11 +572,11 @@ static void put_switch(struct px *x, const uint64_t *r)
 
 	line_begin(x, (uint32_t)r[IFT_C_TID], (uint32_t)r[IFT_C_PID], r[IFT_C_CPU], ts);
 	fputs("sched_switch: prev_comm=", f);
-	put_text(f, comm_at(x->t, (uint32_t)r[IFT_C_TID], ts), true);
+	put_text(f, ift_trace_comm(x->t, (uint32_t)r[IFT_C_TID], ts), true);
 	fprintf(f, " prev_pid=%" PRIu64 " prev_prio=%" PRIu64 " prev_state=%s ==> next_comm=",
 		r[IFT_C_TID], r[IFT_SW_PREV_PRIO],
 		ift_task_state_str(r[IFT_SW_PREV_STATE], st, sizeof(st)));
-	put_text(f, comm_at(x->t, next, ts), true);
+	put_text(f, ift_trace_comm(x->t, next, ts), true);
 	fprintf(f, " next_pid=%" PRIu32 " next_prio=%" PRIu64 "\\n", next, r[IFT_SW_NEXT_PRIO]);
 }
 
@@ -604,7 +594,7 @@ static void put_wakeup(struct px *x, const uint64_t *r)
 		   r[IFT_C_CPU], ts);
 	fprintf(f, "%s: comm=", k >= IFT_WAKE_WAKING && k <= IFT_WAKE_WAKEUP_NEW ?
 		kinds[k] : "sched_wakeup");
-	put_text(f, comm_at(x->t, (uint32_t)r[IFT_C_TID], ts), true);
+	put_text(f, ift_trace_comm(x->t, (uint32_t)r[IFT_C_TID], ts), true);
 	fprintf(f, " pid=%" PRIu64 " prio=%" PRIu64 " target_cpu=%03" PRIu64 "\\n",
 		r[IFT_C_TID], r[IFT_WK_PRIO], r[IFT_WK_TARGET_CPU]);
 }

@@ -314,7 +314,7 @@ static const char *comm_at(struct exp *x, uint64_t tid, uint64_t ts)
 	const struct ift_task *task = x->last_task;
 
 	if (tid == 0)
-		return "<idle>";
+		return IFT_IDLE_COMM;
 	/* the task table is sorted by tid then start: a reused tid is another
 	   entry, so the cached one serves only while TS is inside its life */
 	if (!task || x->last_tid != tid || ts < task->start_ts ||

@@ -50,16 +50,6 @@ const char *ift_event_name(const struct ift_trace *t, const struct ift_event *ev
 	return "unknown";
 }
 
-static const char *comm_of(const struct ift_trace *t, uint64_t tid, uint64_t ts)
-{
-	const struct ift_task *task;
-
-	if (tid == 0)
-		return "<idle>";
-	task = ift_trace_task_find(t, (uint32_t)tid, ts);
-	return task ? ift_task_comm_at(task, ts) : "";
-}
-
 static const char *str_of(const struct ift_trace *t, uint64_t id)
 {
 	const char *s = ift_trace_string(t, id);
@@ -88,7 +78,7 @@ int ift_out_event_text(FILE *f, const struct ift_trace *t,
 	char st[32];
 
 	fprintf(f, "%16s-%-7" PRIu64 " %7" PRIu64 " [%03" PRIu64 "] %" PRIu64 ".%09" PRIu64 ": %s:",
-		printable(comm_of(t, r[IFT_C_TID], ts)), r[IFT_C_TID], r[IFT_C_PID],
+		printable(ift_trace_comm(t, (uint32_t)r[IFT_C_TID], ts)), r[IFT_C_TID], r[IFT_C_PID],
 		r[IFT_C_CPU], ts / 1000000000, ts % 1000000000,
 		printable(ift_event_name(t, ev)));
 	switch (ev->table) {
@@ -112,13 +102,13 @@ int ift_out_event_text(FILE *f, const struct ift_trace *t,
 	case IFT_T_SWITCHES:
 		fprintf(f, " prev_state=%s prev_prio=%" PRIu64 " ==> next=%s:%" PRIu64 " next_prio=%" PRIu64,
 			ift_task_state_str(r[IFT_SW_PREV_STATE], st, sizeof(st)),
-			r[IFT_SW_PREV_PRIO], printable(comm_of(t, r[IFT_SW_NEXT_TID], ts)),
+			r[IFT_SW_PREV_PRIO], printable(ift_trace_comm(t, (uint32_t)r[IFT_SW_NEXT_TID], ts)),
 			r[IFT_SW_NEXT_TID], r[IFT_SW_NEXT_PRIO]);
 		break;
 	case IFT_T_WAKEUPS:
 		fprintf(f, " prio=%" PRIu64 " target_cpu=%03" PRIu64 " waker=%s:%" PRIu64,
 			r[IFT_WK_PRIO], r[IFT_WK_TARGET_CPU],
-			printable(comm_of(t, r[IFT_WK_WAKER_TID], ts)), r[IFT_WK_WAKER_TID]);
+			printable(ift_trace_comm(t, (uint32_t)r[IFT_WK_WAKER_TID], ts)), r[IFT_WK_WAKER_TID]);
 		break;
 	case IFT_T_PAGE_ALLOCS:
 		fprintf(f, " order=%" PRIu64 " gfp_flags=0x%" PRIx64 " migratetype=%" PRIu64,
@@ -174,7 +164,7 @@ json_object *ift_event_json(const struct ift_trace *t, const struct ift_event *e
 	add_u64(o, "cpu", r[IFT_C_CPU]);
 	add_u64(o, "pid", r[IFT_C_PID]);
 	add_u64(o, "tid", r[IFT_C_TID]);
-	add_str(o, "comm", comm_of(t, r[IFT_C_TID], ts));
+	add_str(o, "comm", ift_trace_comm(t, (uint32_t)r[IFT_C_TID], ts));
 	add_str(o, "event", ift_event_name(t, ev));
 	switch (ev->table) {
 	case IFT_T_CALLS: {
@@ -225,7 +215,7 @@ json_object *ift_event_json(const struct ift_trace *t, const struct ift_event *e
 		add_u64(o, "prev_prio", r[IFT_SW_PREV_PRIO]);
 		add_u64(o, "next_pid", r[IFT_SW_NEXT_PID]);
 		add_u64(o, "next_tid", r[IFT_SW_NEXT_TID]);
-		add_str(o, "next_comm", comm_of(t, r[IFT_SW_NEXT_TID], ts));
+		add_str(o, "next_comm", ift_trace_comm(t, (uint32_t)r[IFT_SW_NEXT_TID], ts));
 		add_u64(o, "next_prio", r[IFT_SW_NEXT_PRIO]);
 		break;
 	case IFT_T_WAKEUPS:

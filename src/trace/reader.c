@@ -601,6 +601,16 @@ const char *ift_task_comm_at(const struct ift_task *task, uint64_t ts)
 	return comm ? comm : "";
 }
 
+const char *ift_trace_comm(const struct ift_trace *t, uint32_t tid, uint64_t ts)
+{
+	const struct ift_task *task;
+
+	if (!tid)
+		return IFT_IDLE_COMM;
+	task = ift_trace_task_find(t, tid, ts);
+	return task ? ift_task_comm_at(task, ts) : "";
+}
+
 bool ift_trace_tasks_rebuilt(const struct ift_trace *t)
 {
 	return t->tasks_rebuilt;
