@@ -82,7 +82,7 @@ def main():
                 yield torch.index_select(x, 0, j, out=buf[:len(j)])
         batches = gather()
 
-    waits, copies, launches, syncs = [], [], [], []
+    waits, copies, launches, syncs, sync_iv = [], [], [], [], []
     ru0 = resource.getrusage(resource.RUSAGE_SELF)
     t_loop = time.monotonic_ns()
     it = iter(batches)
@@ -102,6 +102,7 @@ def main():
         copies.append(t3 - t2)
         launches.append(t4 - t3)
         syncs.append(t5 - t4)
+        sync_iv.append((t4, t5))
     wall = time.monotonic_ns() - t_loop
     ru = resource.getrusage(resource.RUSAGE_SELF)
     print(json.dumps({
@@ -110,7 +111,7 @@ def main():
         "workers": args.workers if args.mode == "loader" else 0,
         "wall_ns": wall, "wait": stats(waits), "waits_ns": waits,
         "cudaMemcpy": stats(copies), "cudaLaunchKernel": stats(launches),
-        "cudaStreamSynchronize": stats(syncs),
+        "cudaStreamSynchronize": stats(syncs), "sync_iv": sync_iv,
         "nvcsw": ru.ru_nvcsw - ru0.ru_nvcsw, "nivcsw": ru.ru_nivcsw - ru0.ru_nivcsw,
         "torch": torch.__version__,
         "run_delay_ns": run_delay_ns(),
