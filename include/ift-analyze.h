@@ -372,6 +372,13 @@ const struct ift_loop_info *ift_analysis_loop(const struct ift_analysis *a, uint
 /* During the pass (in hooks): the state of TID now, UNKNOWN if never seen. */
 enum ift_sched_state ift_analysis_state(const struct ift_analysis *a, uint32_t tid);
 
+/*
+ * The nearest rank of percentile P among N values (N > 0), as an index from
+ * 0: the smallest value with at least P% of the values at or below it,
+ * ceil(P * N / 100), at least the first.  Every percentile of every output
+ * is this one (P above 100 is 100).
+ */
+size_t ift_nearest_rank(size_t n, unsigned p);
 /* Nearest-rank percentile P (0 < P <= 100) of N sorted values; 0 if N == 0. */
 uint64_t ift_percentile(const uint64_t *sorted, size_t n, unsigned p);
 

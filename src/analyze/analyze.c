@@ -876,16 +876,14 @@ enum ift_sched_state ift_analysis_state(const struct ift_analysis *a, uint32_t t
 	return th ? (enum ift_sched_state)th->st : IFT_SCHED_UNKNOWN;
 }
 
+size_t ift_nearest_rank(size_t n, unsigned p)
+{
+	uint64_t rank = ((uint64_t)(p > 100 ? 100 : p) * n + 99) / 100;
+
+	return rank ? (size_t)rank - 1 : 0;
+}
+
 uint64_t ift_percentile(const uint64_t *sorted, size_t n, unsigned p)
 {
-	size_t rank;
-
-	if (!n)
-		return 0;
-	if (p > 100)
-		p = 100;
-	/* nearest rank: the smallest value with at least P% of values at or
-	   below it, ceil(P * N / 100) */
-	rank = (size_t)(((uint64_t)p * n + 99) / 100);
-	return sorted[(rank ? rank : 1) - 1];
+	return n ? sorted[ift_nearest_rank(n, p)] : 0;
 }

@@ -150,14 +150,6 @@ static int cmp_u64(const void *x, const void *y)
 	return (p > q) - (p < q);
 }
 
-/* Nearest rank: the smallest value with at least P% of N at or below it. */
-static uint64_t rank_of(uint64_t n, unsigned p)
-{
-	uint64_t rank = (p * n + 99) / 100;
-
-	return rank ? rank - 1 : 0;
-}
-
 int az_quantiles(const struct az_seg *s, size_t ns, const unsigned *p, size_t np,
 		 uint64_t *out)
 {
@@ -181,12 +173,12 @@ int az_quantiles(const struct az_seg *s, size_t ns, const unsigned *p, size_t np
 		}
 		qsort(v, n, sizeof(*v), cmp_u64);
 		for (size_t i = 0; i < np; i++)
-			out[i] = v[rank_of(n, p[i])];
+			out[i] = v[ift_nearest_rank(n, p[i])];
 		free(v);
 		return 0;
 	}
 	for (size_t i = 0; i < np; i++)
-		out[i] = i && p[i] == p[i - 1] ? out[i - 1] : kth_radix(s, ns, rank_of(n, p[i]));
+		out[i] = i && p[i] == p[i - 1] ? out[i - 1] : kth_radix(s, ns, ift_nearest_rank(n, p[i]));
 	return 0;
 }
 

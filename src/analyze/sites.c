@@ -286,7 +286,7 @@ static int calls_read(struct ift_trace *t, uint64_t from_ts, uint64_t to_ts, uin
 /* The p99 (nearest rank) of V[0..N), sorted by duration. */
 static uint64_t crow_p99(const struct crow *v, size_t n)
 {
-	return v[(size_t)((n * 99 + 99) / 100) - 1].dur;
+	return v[ift_nearest_rank(n, 99)].dur;
 }
 
 int ift_sites_run(struct ift_trace *t, uint64_t from_ts, uint64_t to_ts,
