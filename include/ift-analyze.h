@@ -373,6 +373,16 @@ const struct ift_loop_info *ift_analysis_loop(const struct ift_analysis *a, uint
 enum ift_sched_state ift_analysis_state(const struct ift_analysis *a, uint32_t tid);
 
 /*
+ * The latency bins every output draws or lists (MCP get_op_latency, the
+ * HTML histograms): 1-2-5 steps, bin K from ift_lat_edge(K) up to
+ * ift_lat_edge(K + 1), K < IFT_LAT_BINS; the last edge, 10^19 ns, fits a
+ * u64, and a longer call counts in the last bin.
+ */
+#define IFT_LAT_BINS	57
+uint64_t ift_lat_edge(unsigned k);	/* 1, 2, 5, 10, 20, 50 ... ns; K <= IFT_LAT_BINS */
+unsigned ift_lat_bin(uint64_t ns);	/* the bin of NS: 0 for 0 and 1 */
+
+/*
  * The nearest rank of percentile P among N values (N > 0), as an index from
  * 0: the smallest value with at least P% of the values at or below it,
  * ceil(P * N / 100), at least the first.  Every percentile of every output

@@ -876,6 +876,28 @@ enum ift_sched_state ift_analysis_state(const struct ift_analysis *a, uint32_t t
 	return th ? (enum ift_sched_state)th->st : IFT_SCHED_UNKNOWN;
 }
 
+uint64_t ift_lat_edge(unsigned k)
+{
+	static const uint64_t m125[] = { 1, 2, 5 };
+	uint64_t v;
+
+	if (k > IFT_LAT_BINS)
+		k = IFT_LAT_BINS;
+	v = m125[k % 3];
+	for (unsigned d = 0; d < k / 3; d++)
+		v *= 10;
+	return v;
+}
+
+unsigned ift_lat_bin(uint64_t ns)
+{
+	unsigned k = 0;
+
+	while (k + 1 < IFT_LAT_BINS && ift_lat_edge(k + 1) <= ns)
+		k++;
+	return k;
+}
+
 size_t ift_nearest_rank(size_t n, unsigned p)
 {
 	uint64_t rank = ((uint64_t)(p > 100 ? 100 : p) * n + 99) / 100;

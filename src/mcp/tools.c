@@ -414,27 +414,14 @@ static int per_process(struct ift_mcp *m, const struct args *a, json_object **ou
 
 /* ---- get_op_latency ----------------------------------------------- */
 
-/* Bucket bounds 1, 2, 5, 10, 20, 50, ... ns: the I-th. */
-static uint64_t bound(unsigned i)
-{
-	static const unsigned m125[] = { 1, 2, 5 };
-	uint64_t v = m125[i % 3];
-
-	for (unsigned d = 0; d < i / 3; d++)
-		v *= 10;
-	return v;
-}
-
-#define NBUCKETS 58	/* bound(57) = 10^19 > UINT64_MAX / 2 */
-
 static int op_latency(struct ift_mcp *m, const struct args *a, json_object **out,
 		      char *err, size_t errlen)
 {
 	const char *name = arg_str(a, "op");
 	const struct ift_op_stats *s;
-	uint64_t count[NBUCKETS] = { 0 };
+	uint64_t count[IFT_LAT_BINS] = { 0 };
 	size_t limit = (size_t)arg_int(a, "limit"), nproc = 0;
-	unsigned lo = NBUCKETS, hi = 0;
+	unsigned lo = IFT_LAT_BINS, hi = 0;
 	json_object *o, *v, *e;
 
 	if (load(m, err, errlen) < 0)
@@ -449,21 +436,20 @@ static int op_latency(struct ift_mcp *m, const struct args *a, json_object **out
 
 	for (size_t i = 0; i < ift_analysis_call_count(m->tr.rep.a); i++) {
 		const struct ift_call_info *c = ift_analysis_call(m->tr.rep.a, i);
-		unsigned b = 0;
+		unsigned b;
 
 		if (!c->counted || c->op != s->op)
 			continue;
-		while (b + 1 < NBUCKETS && c->dur_ns >= bound(b + 1))
-			b++;
+		b = ift_lat_bin(c->dur_ns);
 		count[b]++;
 		lo = b < lo ? b : lo;
 		hi = b > hi ? b : hi;
 	}
 	v = json_object_new_array();
-	for (unsigned b = lo; b <= hi && lo < NBUCKETS; b++) {
+	for (unsigned b = lo; b <= hi && lo < IFT_LAT_BINS; b++) {
 		e = json_object_new_object();
-		add_u64(e, "from_ns", b ? bound(b) : 0);
-		add_u64(e, "to_ns", bound(b + 1));
+		add_u64(e, "from_ns", b ? ift_lat_edge(b) : 0);
+		add_u64(e, "to_ns", ift_lat_edge(b + 1));
 		add_u64(e, "calls", count[b]);
 		json_object_array_add(v, e);
 	}

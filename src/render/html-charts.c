@@ -426,29 +426,6 @@ done:
 
 /* ---- latency histograms ------------------------------------------- */
 
-/* Bin edges 1, 2, 5, 10, 20, 50 ... ns: edge K. */
-static uint64_t edge(int k)
-{
-	static const uint64_t m[] = { 1, 2, 5 };
-	uint64_t p = 1;
-
-	for (int i = 0; i < k / 3 && p <= UINT64_MAX / 10; i++)
-		p *= 10;
-	return m[k % 3] * p;
-}
-
-#define MAX_EDGE	58	/* edge(57) = 1e19 > UINT64_MAX would overflow */
-
-/* The bin of NS: the largest K with edge(K) <= NS (0 for 0 and 1). */
-static int bin_of(uint64_t ns)
-{
-	int k = 0;
-
-	while (k + 1 < MAX_EDGE - 1 && edge(k + 1) <= ns)
-		k++;
-	return k;
-}
-
 static double hx(uint64_t ns, double llo, double lhi, int x0, int w)
 {
 	double l = log10(ns ? (double)ns : 1);
@@ -461,7 +438,7 @@ int html_histograms(struct html *h)
 {
 	size_t nops = ift_analysis_op_count(h->a), ncalls = ift_analysis_call_count(h->a);
 	const int hw = 500, hh = 190, x0 = 46, w = hw - x0 - 12, y0 = 34, ph = hh - y0 - 36;
-	int kmin = MAX_EDGE, kmax = 0, nb;
+	int kmin = IFT_LAT_BINS, kmax = 0, nb;
 	uint64_t *cnt;
 	char b1[32], b2[32], b3[32];
 
@@ -472,7 +449,7 @@ int html_histograms(struct html *h)
 	}
 	for (size_t i = 0; i < nops; i++) {
 		const struct ift_op_stats *op = ift_analysis_op(h->a, i);
-		int a = bin_of(op->min_ns), z = bin_of(op->max_ns) + 1;
+		int a = (int)ift_lat_bin(op->min_ns), z = (int)ift_lat_bin(op->max_ns) + 1;
 
 		kmin = a < kmin ? a : kmin;
 		kmax = z > kmax ? z : kmax;
@@ -488,7 +465,7 @@ int html_histograms(struct html *h)
 
 		if (k < 0)
 			continue;
-		bin = bin_of(c->dur_ns) - kmin;
+		bin = (int)ift_lat_bin(c->dur_ns) - kmin;
 		bin = bin < 0 ? 0 : bin >= nb ? nb - 1 : bin;
 		cnt[(size_t)k * (size_t)nb + (size_t)bin]++;
 	}
@@ -498,7 +475,7 @@ int html_histograms(struct html *h)
 	for (size_t i = 0; i < nops; i++) {
 		const struct ift_op_stats *op = ift_analysis_op(h->a, i);
 		const uint64_t *v = cnt + i * (size_t)nb;
-		double llo = log10((double)edge(kmin)), lhi = log10((double)edge(kmax));
+		double llo = log10((double)ift_lat_edge(kmin)), lhi = log10((double)ift_lat_edge(kmax));
 		uint64_t maxn = 1;
 		double lmax;
 		size_t nbars = 0;
@@ -532,15 +509,15 @@ int html_histograms(struct html *h)
 
 			if (!v[k])
 				continue;
-			xa = hx(edge(kmin + k), llo, lhi, x0, w);
-			xb = hx(edge(kmin + k + 1), llo, lhi, x0, w);
+			xa = hx(ift_lat_edge(kmin + k), llo, lhi, x0, w);
+			xb = hx(ift_lat_edge(kmin + k + 1), llo, lhi, x0, w);
 			bh = (log10((double)v[k]) + 1) * ph / lmax;
 			out(h, "<rect class=\"bar\" data-lo-ns=\"%" PRIu64 "\" data-hi-ns=\"%" PRIu64
 			    "\" data-n=\"%" PRIu64 "\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
 			    "height=\"%.1f\" fill=\"#1f77b4\"><title>%s .. %s: %s calls</title></rect>\n",
-			    edge(kmin + k), edge(kmin + k + 1), v[k], xa + 0.5, y0 + ph - bh,
+			    ift_lat_edge(kmin + k), ift_lat_edge(kmin + k + 1), v[k], xa + 0.5, y0 + ph - bh,
 			    xb - xa - 1 > 1 ? xb - xa - 1 : 1, bh,
-			    dur(b1, sizeof(b1), edge(kmin + k)), dur(b2, sizeof(b2), edge(kmin + k + 1)),
+			    dur(b1, sizeof(b1), ift_lat_edge(kmin + k)), dur(b2, sizeof(b2), ift_lat_edge(kmin + k + 1)),
 			    num(b3, sizeof(b3), v[k]));
 		}
 		for (int q = 0; q < 2; q++) {
@@ -563,7 +540,7 @@ int html_histograms(struct html *h)
 
 			if (d > kmax)
 				break;
-			x = hx(edge(d), llo, lhi, x0, w);
+			x = hx(ift_lat_edge(d), llo, lhi, x0, w);
 			out(h, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s</text>\n",
 			    x, y0 + ph + 14, decade_label(b1, sizeof(b1), d / 3));
 			k = d;
