@@ -109,6 +109,12 @@ int ift_out_json_diff(FILE *f, const struct ift_diff_side *cur,
 struct json_object *ift_json_text(const char *s);
 struct json_object *ift_json_text_len(const char *s, size_t len);
 
+/* KEY: V into object O, as every JSON output adds its members (a text of
+   the trace through ift_json_text()). */
+void ift_json_add_u64(struct json_object *o, const char *key, uint64_t v);
+void ift_json_add_i64(struct json_object *o, const char *key, int64_t v);
+void ift_json_add_text(struct json_object *o, const char *key, const char *v);
+
 /*
  * ift_json_print_pretty - ROOT pretty-printed on F and a newline, laid out
  * alike by every json-c (an empty array is "[]").  Returns 0 or -ENOMEM.

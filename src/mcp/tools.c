@@ -257,16 +257,6 @@ fail:
 	return -1;
 }
 
-static void add_u64(json_object *o, const char *k, uint64_t v)
-{
-	json_object_object_add(o, k, json_object_new_uint64(v));
-}
-
-static void add_str(json_object *o, const char *k, const char *v)
-{
-	json_object_object_add(o, k, ift_json_text(v));
-}
-
 /* "no op 'x' in the trace; its ops: a, b, ..." so a model can correct itself. */
 static int no_op(const struct ift_analysis *a, const char *name, char *err, size_t errlen)
 {
@@ -309,17 +299,17 @@ static int trace_stats(struct ift_mcp *m, const struct args *a, json_object **ou
 	json_object_object_add(o, "trace", json_object_get(v));
 	rec = ift_trace_recovery(m->tr.t);
 	v = json_object_new_object();
-	add_str(v, "path", m->opts.trace);
+	ift_json_add_text(v, "path", m->opts.trace);
 	json_object_object_add(v, "finished", json_object_new_boolean(rec->finished));
 	json_object_object_add(v, "damaged", json_object_new_boolean(rec->damaged));
-	add_u64(v, "stacks", ift_trace_stack_count(m->tr.t));
+	ift_json_add_u64(v, "stacks", ift_trace_stack_count(m->tr.t));
 	json_object_object_add(o, "file", v);
-	add_u64(o, "processes", ift_analysis_process_count(an));
-	add_u64(o, "threads", ift_analysis_thread_count(an));
-	add_u64(o, "chains", ift_chains_count(m->tr.rep.c));
+	ift_json_add_u64(o, "processes", ift_analysis_process_count(an));
+	ift_json_add_u64(o, "threads", ift_analysis_thread_count(an));
+	ift_json_add_u64(o, "chains", ift_chains_count(m->tr.rep.c));
 	json_object_object_get_ex(r, "ops", &v);
 	n = v ? json_object_array_length(v) : 0;
-	add_u64(o, "ops_total", n);
+	ift_json_add_u64(o, "ops_total", n);
 	ops = json_object_new_array();
 	for (size_t i = 0; i < n && i < limit; i++)	/* most total time first */
 		json_object_array_add(ops, json_object_get(json_object_array_get_idx(v, i)));
@@ -341,9 +331,9 @@ static int causal_chains(struct ift_mcp *m, const struct args *a, json_object **
 		return -1;
 	n = ift_chains_count(m->tr.rep.c);
 	o = json_object_new_object();
-	add_u64(o, "chains_total", n);
+	ift_json_add_u64(o, "chains_total", n);
 	if (!n)
-		add_str(o, "note", "no host cause found: no op has a tail past the thresholds, "
+		ift_json_add_text(o, "note", "no host cause found: no op has a tail past the thresholds, "
 			"and the CUDA threads neither starve between calls nor mostly wait "
 			"for the device");
 	v = json_object_new_array();
@@ -369,14 +359,14 @@ static int per_process(struct ift_mcp *m, const struct args *a, json_object **ou
 	n = ift_analysis_process_count(m->tr.rep.a);
 	o = json_object_new_object();
 	if (!has(a, "pid")) {
-		add_u64(o, "processes_total", n);
+		ift_json_add_u64(o, "processes_total", n);
 		v = json_object_new_array();
 		for (size_t i = 0; i < n && i < limit; i++) {
 			p = ift_analysis_process(m->tr.rep.a, i);
 			e = ift_json_process(p);
 			json_object_object_del(e, "threads");
 			json_object_object_del(e, "ops");
-			add_u64(e, "thread_count", p->nthreads);
+			ift_json_add_u64(e, "thread_count", p->nthreads);
 			json_object_array_add(v, e);
 		}
 		json_object_object_add(o, "processes", v);
@@ -390,7 +380,7 @@ static int per_process(struct ift_mcp *m, const struct args *a, json_object **ou
 	}
 	e = ift_json_process(p);
 	json_object_object_del(e, "threads");
-	add_u64(e, "thread_count", p->nthreads);
+	ift_json_add_u64(e, "thread_count", p->nthreads);
 	json_object_object_add(o, "process", e);
 	th = malloc((p->nthreads + 1) * sizeof(*th));
 	if (!th) {
@@ -448,9 +438,9 @@ static int op_latency(struct ift_mcp *m, const struct args *a, json_object **out
 	v = json_object_new_array();
 	for (unsigned b = lo; b <= hi && lo < IFT_LAT_BINS; b++) {
 		e = json_object_new_object();
-		add_u64(e, "from_ns", b ? ift_lat_edge(b) : 0);
-		add_u64(e, "to_ns", ift_lat_edge(b + 1));
-		add_u64(e, "calls", count[b]);
+		ift_json_add_u64(e, "from_ns", b ? ift_lat_edge(b) : 0);
+		ift_json_add_u64(e, "to_ns", ift_lat_edge(b + 1));
+		ift_json_add_u64(e, "calls", count[b]);
 		json_object_array_add(v, e);
 	}
 	json_object_object_add(o, "histogram", v);
@@ -467,13 +457,13 @@ static int op_latency(struct ift_mcp *m, const struct args *a, json_object **out
 			if (nproc++ >= limit)
 				continue;	/* counted in processes_total */
 			e = json_object_new_object();
-			add_u64(e, "pid", p->pid);
-			add_str(e, "comm", p->comm);
+			ift_json_add_u64(e, "pid", p->pid);
+			ift_json_add_text(e, "comm", p->comm);
 			ift_json_op_latency(e, x);
 			json_object_array_add(v, e);
 		}
 	}
-	add_u64(o, "processes_total", nproc);
+	ift_json_add_u64(o, "processes_total", nproc);
 	json_object_object_add(o, "processes", v);
 	*out = o;
 	return 0;
@@ -505,11 +495,11 @@ static json_object *attrs(const struct ift_analysis *an, const struct ift_call_i
 		if (at[i].kind != kind)
 			continue;
 		e = json_object_new_object();
-		add_u64(e, "pid", at[i].pid);
-		add_u64(e, "tid", at[i].tid);
-		add_str(e, "comm", ift_analysis_comm(an, at[i].tid, c->ts));
-		add_u64(e, "count", at[i].count);
-		add_u64(e, "ns", at[i].ns);
+		ift_json_add_u64(e, "pid", at[i].pid);
+		ift_json_add_u64(e, "tid", at[i].tid);
+		ift_json_add_text(e, "comm", ift_analysis_comm(an, at[i].tid, c->ts));
+		ift_json_add_u64(e, "count", at[i].count);
+		ift_json_add_u64(e, "ns", at[i].ns);
 		json_object_array_add(v, e);
 		n++;
 	}
@@ -548,32 +538,32 @@ static int slow_calls(struct ift_mcp *m, const struct args *a, json_object **out
 	sort_a = an;
 	qsort(idx, n, sizeof(*idx), cmp_call);
 	o = json_object_new_object();
-	add_str(o, "op", s->name);
-	add_u64(o, "calls", n);
-	add_u64(o, "p50_ns", s->p50_ns);
-	add_u64(o, "p99_ns", s->p99_ns);
+	ift_json_add_text(o, "op", s->name);
+	ift_json_add_u64(o, "calls", n);
+	ift_json_add_u64(o, "p50_ns", s->p50_ns);
+	ift_json_add_u64(o, "p99_ns", s->p99_ns);
 	v = json_object_new_array();
 	for (size_t i = 0; i < n && i < limit; i++) {
 		const struct ift_call_info *c = ift_analysis_call(an, idx[i]);
 		const struct ift_call_attr *at = ift_analysis_call_attrs(an, c);
 		json_object *e = json_object_new_object();
 
-		add_u64(e, "t_ns", c->ts - start);
-		add_u64(e, "dur_ns", c->dur_ns);
-		add_u64(e, "pid", c->pid);
-		add_u64(e, "tid", c->tid);
-		add_str(e, "comm", ift_analysis_comm(an, c->tid, c->ts));
+		ift_json_add_u64(e, "t_ns", c->ts - start);
+		ift_json_add_u64(e, "dur_ns", c->dur_ns);
+		ift_json_add_u64(e, "pid", c->pid);
+		ift_json_add_u64(e, "tid", c->tid);
+		ift_json_add_text(e, "comm", ift_analysis_comm(an, c->tid, c->ts));
 		json_object_object_add(e, "ret", json_object_new_int64(c->ret));
-		add_u64(e, "depth", c->depth);
-		add_u64(e, "bytes", c->bytes);
-		add_u64(e, "on_cpu_ns", c->on_cpu_ns);
-		add_u64(e, "runqueue_ns", c->runqueue_ns);
-		add_u64(e, "blocked_ns", c->blocked_ns);
-		add_u64(e, "max_off_cpu_ns", c->max_off_cpu_ns);
-		add_u64(e, "involuntary", c->involuntary);
-		add_u64(e, "voluntary", c->voluntary);
-		add_u64(e, "page_allocs", c->page_allocs);
-		add_u64(e, "page_alloc_bytes", c->page_alloc_bytes);
+		ift_json_add_u64(e, "depth", c->depth);
+		ift_json_add_u64(e, "bytes", c->bytes);
+		ift_json_add_u64(e, "on_cpu_ns", c->on_cpu_ns);
+		ift_json_add_u64(e, "runqueue_ns", c->runqueue_ns);
+		ift_json_add_u64(e, "blocked_ns", c->blocked_ns);
+		ift_json_add_u64(e, "max_off_cpu_ns", c->max_off_cpu_ns);
+		ift_json_add_u64(e, "involuntary", c->involuntary);
+		ift_json_add_u64(e, "voluntary", c->voluntary);
+		ift_json_add_u64(e, "page_allocs", c->page_allocs);
+		ift_json_add_u64(e, "page_alloc_bytes", c->page_alloc_bytes);
 		json_object_object_add(e, "preempted_by", attrs(an, c, at, IFT_ATTR_RAN));
 		json_object_object_add(e, "woken_by", attrs(an, c, at, IFT_ATTR_WOKE));
 		json_object_array_add(v, e);
@@ -628,16 +618,16 @@ static int stacks(struct ift_mcp *m, const struct args *a, json_object **out,
 		if (name && strcmp(name, v[i].op))
 			continue;
 		e = json_object_new_object();
-		add_str(e, "op", v[i].op);
-		add_u64(e, "calls_with_stack", calls);
-		add_u64(e, "sites", k - i);
+		ift_json_add_text(e, "op", v[i].op);
+		ift_json_add_u64(e, "calls_with_stack", calls);
+		ift_json_add_u64(e, "sites", k - i);
 		json_object_array_add(ops, e);
 		for (size_t j = i; j < k && j < i + limit; j++)
 			json_object_array_add(sites, ift_json_site(m->tr.t, &v[j]));
 	}
 	free(v);
 	if (!json_object_array_length(sites))
-		add_str(o, "note", "no call of this op or process carries a stack (with "
+		ift_json_add_text(o, "note", "no call of this op or process carries a stack (with "
 			"--stack-period N, one call in N per op and CPU does; --stack=OP,... "
 			"chooses the ops)");
 	json_object_object_add(o, "ops", ops);
@@ -747,7 +737,7 @@ static int timeline(struct ift_mcp *m, const struct args *a, json_object **out,
 		if (!x)
 			break;
 		e = json_object_new_object();
-		add_u64(e, "t_ns", t);
+		ift_json_add_u64(e, "t_ns", t);
 		json_object_object_foreach(x, k, val) {
 			if (strcmp(k, "ts"))
 				json_object_object_add(e, k, json_object_get(val));
@@ -774,12 +764,12 @@ static int timeline(struct ift_mcp *m, const struct args *a, json_object **out,
 		return -1;
 	}
 	o = json_object_new_object();
-	add_u64(o, "from_ns", from);
-	add_u64(o, "to_ns", to);
-	add_u64(o, "returned", n);
+	ift_json_add_u64(o, "from_ns", from);
+	ift_json_add_u64(o, "to_ns", to);
+	ift_json_add_u64(o, "returned", n);
 	json_object_object_add(o, "truncated", json_object_new_boolean(truncated));
 	if (truncated)
-		add_u64(o, "next_from_ns", next);
+		ift_json_add_u64(o, "next_from_ns", next);
 	json_object_object_add(o, "events", v);
 	*out = o;
 	return 0;
@@ -869,7 +859,7 @@ static int run_sql(struct ift_mcp *m, const struct args *a, json_object **out,
 	sqlite3_finalize(st);
 	o = json_object_new_object();
 	json_object_object_add(o, "columns", cols);
-	add_u64(o, "row_count", n);
+	ift_json_add_u64(o, "row_count", n);
 	json_object_object_add(o, "truncated", json_object_new_boolean(truncated));
 	json_object_object_add(o, "rows", rows);
 	*out = o;

@@ -136,21 +136,6 @@ int ift_out_event_text(FILE *f, const struct ift_trace *t,
 	return ferror(f) ? ift_write_error() : 0;
 }
 
-static void add_u64(json_object *o, const char *k, uint64_t v)
-{
-	json_object_object_add(o, k, json_object_new_uint64(v));
-}
-
-static void add_i64(json_object *o, const char *k, int64_t v)
-{
-	json_object_object_add(o, k, json_object_new_int64(v));
-}
-
-static void add_str(json_object *o, const char *k, const char *v)
-{
-	json_object_object_add(o, k, ift_json_text(v));
-}
-
 json_object *ift_event_json(const struct ift_trace *t, const struct ift_event *ev)
 {
 	const uint64_t *r = ev->row;
@@ -160,20 +145,20 @@ json_object *ift_event_json(const struct ift_trace *t, const struct ift_event *e
 
 	if (!o)
 		return NULL;
-	add_u64(o, "ts", ts);
-	add_u64(o, "cpu", r[IFT_C_CPU]);
-	add_u64(o, "pid", r[IFT_C_PID]);
-	add_u64(o, "tid", r[IFT_C_TID]);
-	add_str(o, "comm", ift_trace_comm(t, (uint32_t)r[IFT_C_TID], ts));
-	add_str(o, "event", ift_event_name(t, ev));
+	ift_json_add_u64(o, "ts", ts);
+	ift_json_add_u64(o, "cpu", r[IFT_C_CPU]);
+	ift_json_add_u64(o, "pid", r[IFT_C_PID]);
+	ift_json_add_u64(o, "tid", r[IFT_C_TID]);
+	ift_json_add_text(o, "comm", ift_trace_comm(t, (uint32_t)r[IFT_C_TID], ts));
+	ift_json_add_text(o, "event", ift_event_name(t, ev));
 	switch (ev->table) {
 	case IFT_T_CALLS: {
 		const struct ift_op *op = ift_trace_op(t, r[IFT_CALL_OP]);
 
-		add_str(o, "api", ift_api_name(op ? op->api : IFT_API_RUNTIME));
-		add_u64(o, "dur_ns", r[IFT_CALL_DUR]);
-		add_i64(o, "ret", (int64_t)r[IFT_CALL_RET]);
-		add_u64(o, "depth", r[IFT_CALL_DEPTH]);
+		ift_json_add_text(o, "api", ift_api_name(op ? op->api : IFT_API_RUNTIME));
+		ift_json_add_u64(o, "dur_ns", r[IFT_CALL_DUR]);
+		ift_json_add_i64(o, "ret", (int64_t)r[IFT_CALL_RET]);
+		ift_json_add_u64(o, "depth", r[IFT_CALL_DEPTH]);
 		if (r[IFT_CALL_FLAGS] & IFT_CALL_F_NESTED)
 			json_object_object_add(o, "nested", json_object_new_boolean(1));
 		if (r[IFT_CALL_FLAGS] & IFT_CALL_F_NO_RETURN)
@@ -185,9 +170,9 @@ json_object *ift_event_json(const struct ift_trace *t, const struct ift_event *e
 			if (json_object_object_get_ex(o, op->args[a], NULL) ||
 			    !op->args[a][0]) {
 				snprintf(key, sizeof(key), "arg_%s", op->args[a]);
-				add_u64(o, key, r[IFT_CALL_A0 + a]);
+				ift_json_add_u64(o, key, r[IFT_CALL_A0 + a]);
 			} else {
-				add_u64(o, op->args[a], r[IFT_CALL_A0 + a]);
+				ift_json_add_u64(o, op->args[a], r[IFT_CALL_A0 + a]);
 			}
 		}
 		if (r[IFT_CALL_STACK]) {
@@ -204,54 +189,54 @@ json_object *ift_event_json(const struct ift_trace *t, const struct ift_event *e
 						 sizeof(buf));
 				json_object_array_add(a, ift_json_text(buf));
 			}
-			add_u64(o, "stack_id", r[IFT_CALL_STACK]);
+			ift_json_add_u64(o, "stack_id", r[IFT_CALL_STACK]);
 			if (a)
 				json_object_object_add(o, "stack", a);
 		}
 		break;
 	}
 	case IFT_T_SWITCHES:
-		add_str(o, "prev_state", ift_task_state_str(r[IFT_SW_PREV_STATE], st, sizeof(st)));
-		add_u64(o, "prev_prio", r[IFT_SW_PREV_PRIO]);
-		add_u64(o, "next_pid", r[IFT_SW_NEXT_PID]);
-		add_u64(o, "next_tid", r[IFT_SW_NEXT_TID]);
-		add_str(o, "next_comm", ift_trace_comm(t, (uint32_t)r[IFT_SW_NEXT_TID], ts));
-		add_u64(o, "next_prio", r[IFT_SW_NEXT_PRIO]);
+		ift_json_add_text(o, "prev_state", ift_task_state_str(r[IFT_SW_PREV_STATE], st, sizeof(st)));
+		ift_json_add_u64(o, "prev_prio", r[IFT_SW_PREV_PRIO]);
+		ift_json_add_u64(o, "next_pid", r[IFT_SW_NEXT_PID]);
+		ift_json_add_u64(o, "next_tid", r[IFT_SW_NEXT_TID]);
+		ift_json_add_text(o, "next_comm", ift_trace_comm(t, (uint32_t)r[IFT_SW_NEXT_TID], ts));
+		ift_json_add_u64(o, "next_prio", r[IFT_SW_NEXT_PRIO]);
 		break;
 	case IFT_T_WAKEUPS:
-		add_u64(o, "prio", r[IFT_WK_PRIO]);
-		add_u64(o, "target_cpu", r[IFT_WK_TARGET_CPU]);
-		add_u64(o, "waker_pid", r[IFT_WK_WAKER_PID]);
-		add_u64(o, "waker_tid", r[IFT_WK_WAKER_TID]);
+		ift_json_add_u64(o, "prio", r[IFT_WK_PRIO]);
+		ift_json_add_u64(o, "target_cpu", r[IFT_WK_TARGET_CPU]);
+		ift_json_add_u64(o, "waker_pid", r[IFT_WK_WAKER_PID]);
+		ift_json_add_u64(o, "waker_tid", r[IFT_WK_WAKER_TID]);
 		break;
 	case IFT_T_PAGE_ALLOCS:
-		add_u64(o, "order", r[IFT_PG_ORDER]);
-		add_u64(o, "bytes", ift_trace_alloc_bytes(t, r[IFT_PG_ORDER]));
-		add_u64(o, "gfp_flags", r[IFT_PG_GFP]);
-		add_u64(o, "migratetype", r[IFT_PG_MIGRATETYPE]);
+		ift_json_add_u64(o, "order", r[IFT_PG_ORDER]);
+		ift_json_add_u64(o, "bytes", ift_trace_alloc_bytes(t, r[IFT_PG_ORDER]));
+		ift_json_add_u64(o, "gfp_flags", r[IFT_PG_GFP]);
+		ift_json_add_u64(o, "migratetype", r[IFT_PG_MIGRATETYPE]);
 		break;
 	case IFT_T_TASKS:
 		if (r[IFT_TK_KIND] == IFT_TASK_FORK || r[IFT_TK_KIND] == IFT_TASK_CLONE) {
-			add_u64(o, "child_pid", r[IFT_TK_CHILD_PID]);
-			add_u64(o, "child_tid", r[IFT_TK_CHILD_TID]);
+			ift_json_add_u64(o, "child_pid", r[IFT_TK_CHILD_PID]);
+			ift_json_add_u64(o, "child_tid", r[IFT_TK_CHILD_TID]);
 			json_object_object_add(o, "thread", json_object_new_boolean(
 					       r[IFT_TK_KIND] == IFT_TASK_CLONE));
-			add_str(o, "child_comm", str_of(t, r[IFT_TK_COMM]));
+			ift_json_add_text(o, "child_comm", str_of(t, r[IFT_TK_COMM]));
 		} else if (r[IFT_TK_COMM]) {
-			add_str(o, "new_comm", str_of(t, r[IFT_TK_COMM]));
+			ift_json_add_text(o, "new_comm", str_of(t, r[IFT_TK_COMM]));
 		}
 		if (r[IFT_TK_FILE])
-			add_str(o, "filename", str_of(t, r[IFT_TK_FILE]));
+			ift_json_add_text(o, "filename", str_of(t, r[IFT_TK_FILE]));
 		if (r[IFT_TK_PPID])
-			add_u64(o, "ppid", r[IFT_TK_PPID]);
+			ift_json_add_u64(o, "ppid", r[IFT_TK_PPID]);
 		break;
 	case IFT_T_SAMPLES:
-		add_str(o, "metric", str_of(t, r[IFT_SM_METRIC]));
+		ift_json_add_text(o, "metric", str_of(t, r[IFT_SM_METRIC]));
 		if (r[IFT_SM_SCOPE])
-			add_u64(o, "scope_cpu", r[IFT_SM_SCOPE] - 1);
+			ift_json_add_u64(o, "scope_cpu", r[IFT_SM_SCOPE] - 1);
 		else
-			add_str(o, "scope", "system");
-		add_i64(o, "value", (int64_t)r[IFT_SM_VALUE]);
+			ift_json_add_text(o, "scope", "system");
+		ift_json_add_i64(o, "value", (int64_t)r[IFT_SM_VALUE]);
 		break;
 	}
 	return o;

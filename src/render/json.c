@@ -54,14 +54,19 @@ json_object *ift_json_text_len(const char *s, size_t len)
 	return s && len <= INT32_MAX ? json_text(s, len, IFT_TEXT_UTF8_ALL) : NULL;
 }
 
-static void add_u64(json_object *o, const char *k, uint64_t v)
+void ift_json_add_u64(json_object *o, const char *key, uint64_t v)
 {
-	json_object_object_add(o, k, json_object_new_uint64(v));
+	json_object_object_add(o, key, json_object_new_uint64(v));
 }
 
-static void add_str(json_object *o, const char *k, const char *v)
+void ift_json_add_i64(json_object *o, const char *key, int64_t v)
 {
-	json_object_object_add(o, k, ift_json_text(v));
+	json_object_object_add(o, key, json_object_new_int64(v));
+}
+
+void ift_json_add_text(json_object *o, const char *key, const char *v)
+{
+	json_object_object_add(o, key, ift_json_text(v));
 }
 
 /* A key and its count, for add_u64s(). */
@@ -73,7 +78,7 @@ struct json_u64 {
 static void add_u64_list(json_object *o, const struct json_u64 *kv, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		add_u64(o, kv[i].key, kv[i].v);
+		ift_json_add_u64(o, kv[i].key, kv[i].v);
 }
 
 /*
@@ -94,29 +99,29 @@ static void json_op_latency(json_object *o, const struct ift_op_stats *s, bool b
 {
 	json_object *v;
 
-	add_u64(o, "calls", s->calls);
+	ift_json_add_u64(o, "calls", s->calls);
 	if (!brief)
-		add_u64(o, "nested_calls", s->nested_calls);
-	add_u64(o, "errors", s->errors);
+		ift_json_add_u64(o, "nested_calls", s->nested_calls);
+	ift_json_add_u64(o, "errors", s->errors);
 	if (!brief) {
 		v = json_object_new_array();
 		for (size_t k = 0; k < s->nerrs; k++) {
 			json_object *e = json_object_new_object();
 
 			json_object_object_add(e, "ret", json_object_new_int64(s->errs[k].ret));
-			add_u64(e, "calls", s->errs[k].calls);
+			ift_json_add_u64(e, "calls", s->errs[k].calls);
 			json_object_array_add(v, e);
 		}
 		json_object_object_add(o, "error_codes", v);
 	}
-	add_u64(o, "total_ns", s->total_ns);
-	add_u64(o, "mean_ns", s->mean_ns);
+	ift_json_add_u64(o, "total_ns", s->total_ns);
+	ift_json_add_u64(o, "mean_ns", s->mean_ns);
 	if (!brief)
-		add_u64(o, "min_ns", s->min_ns);
-	add_u64(o, "p50_ns", s->p50_ns);
-	add_u64(o, "p95_ns", s->p95_ns);
-	add_u64(o, "p99_ns", s->p99_ns);
-	add_u64(o, "max_ns", s->max_ns);
+		ift_json_add_u64(o, "min_ns", s->min_ns);
+	ift_json_add_u64(o, "p50_ns", s->p50_ns);
+	ift_json_add_u64(o, "p95_ns", s->p95_ns);
+	ift_json_add_u64(o, "p99_ns", s->p99_ns);
+	ift_json_add_u64(o, "max_ns", s->max_ns);
 }
 
 void ift_json_op_latency(json_object *o, const struct ift_op_stats *s)
@@ -136,10 +141,10 @@ static json_object *json_copies(const struct ift_op_stats *s)
 		if (!c->calls)
 			continue;
 		e = json_object_new_object();
-		add_str(e, "direction", ift_copy_dir_name(d));
-		add_u64(e, "calls", c->calls);
-		add_u64(e, "bytes", c->bytes);
-		add_u64(e, "total_ns", c->total_ns);
+		ift_json_add_text(e, "direction", ift_copy_dir_name(d));
+		ift_json_add_u64(e, "calls", c->calls);
+		ift_json_add_u64(e, "bytes", c->bytes);
+		ift_json_add_u64(e, "total_ns", c->total_ns);
 		json_object_object_add(e, "bytes_per_s", json_object_new_double(
 			c->total_ns ? (double)c->bytes * 1e9 / (double)c->total_ns : 0));
 		json_object_array_add(v, e);
@@ -155,10 +160,10 @@ json_object *ift_json_ops(const struct ift_op_stats *ops, size_t n)
 		const struct ift_op_stats *s = &ops[i];
 		json_object *o = json_object_new_object(), *v;
 
-		add_str(o, "op", s->name);
-		add_str(o, "api", ift_api_name(s->api));
+		ift_json_add_text(o, "op", s->name);
+		ift_json_add_text(o, "api", ift_api_name(s->api));
 		json_op_latency(o, s, false);
-		add_u64(o, "bytes", s->bytes);
+		ift_json_add_u64(o, "bytes", s->bytes);
 		json_object_object_add(o, "wall_share", json_object_new_double(
 			s->callers_wall_ns ? (double)s->total_ns / (double)s->callers_wall_ns : 0));
 		json_object_object_add(o, "copies", json_copies(s));
@@ -166,9 +171,9 @@ json_object *ift_json_ops(const struct ift_op_stats *ops, size_t n)
 		for (size_t k = 0; k < s->ninner; k++) {
 			json_object *e = json_object_new_object();
 
-			add_str(e, "op", s->inner[k].name);
-			add_u64(e, "calls", s->inner[k].calls);
-			add_u64(e, "total_ns", s->inner[k].total_ns);
+			ift_json_add_text(e, "op", s->inner[k].name);
+			ift_json_add_u64(e, "calls", s->inner[k].calls);
+			ift_json_add_u64(e, "total_ns", s->inner[k].total_ns);
 			json_object_array_add(v, e);
 		}
 		json_object_object_add(o, "nested", v);
@@ -197,13 +202,13 @@ json_object *ift_json_role_evidence(const struct ift_role_evidence *ev)
 	if (!ev)
 		return NULL;
 	o = json_object_new_object();
-	add_str(o, "behaviour", ev->behaviour);
+	ift_json_add_text(o, "behaviour", ev->behaviour);
 	add_u64s(o, { "cuda_tid", ev->cuda_tid }, { "cuda_pid", ev->cuda_pid },
 		 { "wakeups", ev->wakeups }, { "ns", ev->ns },
 		 { "relayed_wakeups", ev->relayed_wakeups }, { "via_tid", ev->via_tid },
 		 { "from_pid", ev->from_pid }, { "calls", ev->calls },
 		 { "forked_from", ev->forked_from });
-	add_str(o, "name", ev->name);
+	ift_json_add_text(o, "name", ev->name);
 	return o;
 }
 
@@ -235,8 +240,8 @@ static void json_task_figures(json_object *o, const struct ift_sched_stats *s,
 			      const struct ift_op_stats *ops, size_t nops)
 {
 	ift_json_sched(o, s);
-	add_u64(o, "cuda_calls", cuda_calls);
-	add_u64(o, "cuda_ns", cuda_ns);
+	ift_json_add_u64(o, "cuda_calls", cuda_calls);
+	ift_json_add_u64(o, "cuda_ns", cuda_ns);
 	json_object_object_add(o, "ops", ift_json_ops(ops, nops));
 }
 
@@ -244,18 +249,18 @@ json_object *ift_json_thread(const struct ift_thread_info *t)
 {
 	json_object *o = json_object_new_object();
 
-	add_u64(o, "tid", t->tid);
-	add_str(o, "comm", ift_thread_comm(t));
+	ift_json_add_u64(o, "tid", t->tid);
+	ift_json_add_text(o, "comm", ift_thread_comm(t));
 	json_object_object_add(o, "names", json_names(t->task));
-	add_str(o, "role", t->role);
+	ift_json_add_text(o, "role", t->role);
 	json_object_object_add(o, "role_evidence", ift_json_role_evidence(t->role_evidence));
 	json_object_object_add(o, "loop", json_loop(&t->loop));
-	add_u64(o, "start_ns", t->start_ns);
-	add_u64(o, "end_ns", t->end_ns);
+	ift_json_add_u64(o, "start_ns", t->start_ns);
+	ift_json_add_u64(o, "end_ns", t->end_ns);
 	json_object_object_add(o, "started", json_object_new_boolean(t->started));
 	json_object_object_add(o, "exited", json_object_new_boolean(t->exited));
-	add_u64(o, "first_seen_ns", t->first_ns);
-	add_u64(o, "last_seen_ns", t->last_ns);
+	ift_json_add_u64(o, "first_seen_ns", t->first_ns);
+	ift_json_add_u64(o, "last_seen_ns", t->last_ns);
 	json_task_figures(o, &t->sched, t->cuda_calls, t->cuda_ns, t->ops, t->nops);
 	return o;
 }
@@ -264,17 +269,17 @@ json_object *ift_json_process(const struct ift_process_info *p)
 {
 	json_object *o = json_object_new_object(), *v;
 
-	add_u64(o, "pid", p->pid);
-	add_u64(o, "ppid", p->ppid);
-	add_str(o, "comm", p->comm);
+	ift_json_add_u64(o, "pid", p->pid);
+	ift_json_add_u64(o, "ppid", p->ppid);
+	ift_json_add_text(o, "comm", p->comm);
 	v = json_object_new_array();
 	for (size_t i = 0; i < p->nnames; i++)
 		json_object_array_add(v, ift_json_text(p->names[i]));
 	json_object_object_add(o, "names", v);
-	add_str(o, "role", p->role);
+	ift_json_add_text(o, "role", p->role);
 	json_object_object_add(o, "role_evidence", ift_json_role_evidence(p->role_evidence));
-	add_u64(o, "start_ns", p->start_ns);
-	add_u64(o, "end_ns", p->end_ns);
+	ift_json_add_u64(o, "start_ns", p->start_ns);
+	ift_json_add_u64(o, "end_ns", p->end_ns);
 	v = json_object_new_array();
 	for (size_t i = 0; i < p->nthreads; i++)
 		json_object_array_add(v, ift_json_thread(p->threads[i]));
@@ -307,60 +312,60 @@ static void add_py_frame(json_object *o, const struct ift_frame *f)
 	char line[512];
 
 	ift_frame_format(f, line, sizeof(line));
-	add_str(o, "file", f->module);
-	add_str(o, "function", f->symbol);
+	ift_json_add_text(o, "file", f->module);
+	ift_json_add_text(o, "function", f->symbol);
 	json_object_object_add(o, "line", f->offset ? json_object_new_uint64(f->offset) : NULL);
-	add_str(o, "frame", line);
+	ift_json_add_text(o, "frame", line);
 }
 
 json_object *ift_json_chain(const struct ift_chain *ch)
 {
 	json_object *o = json_object_new_object(), *v, *e, *x;
 
-	add_str(o, "severity", ift_severity_name(ch->severity));
-	add_str(o, "cause", ift_cause_name(ch->cause));
-	add_str(o, "phase", ift_phase_name(ch->phase));
-	add_str(o, "stage", ift_stage_name(ch->stage));
-	add_str(o, "op", ch->op);
-	add_u64(o, "pid", ch->pid);
-	add_u64(o, "tid", ch->tid);
-	add_u64(o, "p50_ns", ch->p50_ns);
-	add_u64(o, "p99_ns", ch->p99_ns);
+	ift_json_add_text(o, "severity", ift_severity_name(ch->severity));
+	ift_json_add_text(o, "cause", ift_cause_name(ch->cause));
+	ift_json_add_text(o, "phase", ift_phase_name(ch->phase));
+	ift_json_add_text(o, "stage", ift_stage_name(ch->stage));
+	ift_json_add_text(o, "op", ch->op);
+	ift_json_add_u64(o, "pid", ch->pid);
+	ift_json_add_u64(o, "tid", ch->tid);
+	ift_json_add_u64(o, "p50_ns", ch->p50_ns);
+	ift_json_add_u64(o, "p99_ns", ch->p99_ns);
 	json_object_object_add(o, "tail_ratio", json_object_new_double(ch->tail_ratio));
-	add_u64(o, "cost_ns", ch->cost_ns);
-	add_u64(o, "wall_ns", ch->wall_ns);
-	add_str(o, "summary", ch->summary);
+	ift_json_add_u64(o, "cost_ns", ch->cost_ns);
+	ift_json_add_u64(o, "wall_ns", ch->wall_ns);
+	ift_json_add_text(o, "summary", ch->summary);
 	v = json_object_new_array();
 	for (size_t i = 0; i < ch->nsteps; i++) {
 		x = json_object_new_object();
-		add_u64(x, "t_ns", ch->steps[i].t_ns);
-		add_str(x, "layer", ch->steps[i].layer);
-		add_str(x, "text", ch->steps[i].text);
+		ift_json_add_u64(x, "t_ns", ch->steps[i].t_ns);
+		ift_json_add_text(x, "layer", ch->steps[i].layer);
+		ift_json_add_text(x, "text", ch->steps[i].text);
 		json_object_array_add(v, x);
 	}
 	json_object_object_add(o, "timeline", v);
 	e = json_object_new_object();
 	for (size_t i = 0; i < ch->nnums; i++)
-		add_u64(e, ch->nums[i].key, ch->nums[i].value);
+		ift_json_add_u64(e, ch->nums[i].key, ch->nums[i].value);
 	v = json_object_new_array();
 	for (size_t i = 0; i < ch->ntasks; i++) {
 		const struct ift_chain_task *t = &ch->tasks[i];
 
 		x = json_object_new_object();
-		add_str(x, "relation", t->relation);
-		add_u64(x, "pid", t->pid);
-		add_u64(x, "tid", t->tid);
-		add_str(x, "comm", t->comm);
+		ift_json_add_text(x, "relation", t->relation);
+		ift_json_add_u64(x, "pid", t->pid);
+		ift_json_add_u64(x, "tid", t->tid);
+		ift_json_add_text(x, "comm", t->comm);
 		if (t->role)
-			add_str(x, "role", t->role);
+			ift_json_add_text(x, "role", t->role);
 		else
 			json_object_object_add(x, "role", NULL);
 		json_object_object_add(x, "role_evidence",
 				       ift_json_role_evidence(t->role_evidence));
 		json_object_object_add(x, "outside", json_object_new_boolean(t->outside));
-		add_u64(x, "count", t->count);
-		add_u64(x, "ns", t->ns);
-		add_u64(x, "share_permille", t->share_permille);
+		ift_json_add_u64(x, "count", t->count);
+		ift_json_add_u64(x, "ns", t->ns);
+		ift_json_add_u64(x, "share_permille", t->share_permille);
 		json_object_array_add(v, x);
 	}
 	json_object_object_add(e, "tasks", v);
@@ -374,28 +379,28 @@ json_object *ift_json_chain(const struct ift_chain *ch)
 		const struct ift_chain_site *cs = &ch->sites[i];
 
 		x = json_object_new_object();
-		add_u64(x, "stack_id", cs->stack);
-		add_u64(x, "calls", cs->calls);
-		add_u64(x, "cost_ns", cs->cost_ns);
-		add_u64(x, "share_permille", cs->share_permille);
+		ift_json_add_u64(x, "stack_id", cs->stack);
+		ift_json_add_u64(x, "calls", cs->calls);
+		ift_json_add_u64(x, "cost_ns", cs->cost_ns);
+		ift_json_add_u64(x, "share_permille", cs->share_permille);
 		json_object_object_add(x, "frames", json_frames(cs->frames));
 		json_object_array_add(v, x);
 	}
 	json_object_object_add(o, "sites", v);
 	if (!ch->py)
 		return o;
-	add_u64(o, "site_calls", ch->site_calls);
-	add_u64(o, "py_calls", ch->py_calls);
+	ift_json_add_u64(o, "site_calls", ch->site_calls);
+	ift_json_add_u64(o, "py_calls", ch->py_calls);
 	v = json_object_new_array();
 	for (size_t i = 0; i < ch->npy_sites; i++) {
 		const struct ift_chain_py_site *ps = &ch->py_sites[i];
 
 		x = json_object_new_object();
 		add_py_frame(x, ps->frame);
-		add_u64(x, "stack_id", ps->stack);
-		add_u64(x, "calls", ps->calls);
-		add_u64(x, "cost_ns", ps->cost_ns);
-		add_u64(x, "share_permille", ps->share_permille);
+		ift_json_add_u64(x, "stack_id", ps->stack);
+		ift_json_add_u64(x, "calls", ps->calls);
+		ift_json_add_u64(x, "cost_ns", ps->cost_ns);
+		ift_json_add_u64(x, "share_permille", ps->share_permille);
 		json_object_array_add(v, x);
 	}
 	json_object_object_add(o, "py_sites", v);
@@ -415,12 +420,12 @@ json_object *ift_json_site(const struct ift_trace *t, const struct ift_site *s)
 {
 	json_object *o = json_object_new_object();
 
-	add_str(o, "op", s->op);
-	add_u64(o, "stack_id", s->stack);
-	add_u64(o, "calls", s->calls);
-	add_u64(o, "total_ns", s->total_ns);
-	add_u64(o, "tail_calls", s->tail_calls);
-	add_u64(o, "tail_ns", s->tail_ns);
+	ift_json_add_text(o, "op", s->op);
+	ift_json_add_u64(o, "stack_id", s->stack);
+	ift_json_add_u64(o, "calls", s->calls);
+	ift_json_add_u64(o, "total_ns", s->total_ns);
+	ift_json_add_u64(o, "tail_calls", s->tail_calls);
+	ift_json_add_u64(o, "tail_ns", s->tail_ns);
 	json_object_object_add(o, "share_calls", json_object_new_double(s->share_calls));
 	json_object_object_add(o, "share_time", json_object_new_double(s->share_time));
 	json_object_object_add(o, "share_tail", json_object_new_double(s->share_tail));
@@ -448,8 +453,8 @@ json_object *ift_json_py_site(const struct ift_trace *t, const struct ift_py_sit
 	add_u64s(o, { "calls", s->calls }, { "total_ns", s->total_ns },
 		 { "tail_calls", s->tail_calls }, { "tail_ns", s->tail_ns });
 	json_object_object_add(o, "share_time", json_object_new_double(s->share_time));
-	add_u64(o, "stack_id", s->stack);
-	add_u64(o, "stacks", s->stacks);
+	ift_json_add_u64(o, "stack_id", s->stack);
+	ift_json_add_u64(o, "stacks", s->stacks);
 	/* the Python frames that called it, in its largest site */
 	ift_stack_parts(st, &p);
 	for (unsigned k = p.native + 1; k < p.nframes; k++) {
@@ -465,7 +470,7 @@ json_object *ift_json_py_op(const struct ift_trace *t, const struct ift_py_op *o
 {
 	json_object *o = json_object_new_object(), *v = json_object_new_array();
 
-	add_str(o, "op", op->op);
+	ift_json_add_text(o, "op", op->op);
 	add_u64s(o, { "calls", op->calls }, { "calls_with_stack", op->stack_calls },
 		 { "in_flight", op->in_flight }, { "in_flight_ns", op->in_flight_ns },
 		 { "late", op->late }, { "sites_total", op->all_sites });
@@ -491,22 +496,22 @@ json_object *ift_json_report(const struct ift_analysis *a,
 	json_object *root = json_object_new_object(), *o, *v;
 
 	o = json_object_new_object();
-	add_str(o, "command", s->command);
-	add_u64(o, "start_ts", s->start_ts);
-	add_u64(o, "duration_ns", s->duration_ns);
-	add_u64(o, "from_ns", s->from_ns);
-	add_u64(o, "to_ns", s->to_ns);
-	add_u64(o, "events", s->events);
-	add_u64(o, "calls", s->calls);
-	add_u64(o, "host_events", s->host_events);
-	add_u64(o, "lost_events", s->lost_events);
-	add_u64(o, "cpus", s->cpus);
+	ift_json_add_text(o, "command", s->command);
+	ift_json_add_u64(o, "start_ts", s->start_ts);
+	ift_json_add_u64(o, "duration_ns", s->duration_ns);
+	ift_json_add_u64(o, "from_ns", s->from_ns);
+	ift_json_add_u64(o, "to_ns", s->to_ns);
+	ift_json_add_u64(o, "events", s->events);
+	ift_json_add_u64(o, "calls", s->calls);
+	ift_json_add_u64(o, "host_events", s->host_events);
+	ift_json_add_u64(o, "lost_events", s->lost_events);
+	ift_json_add_u64(o, "cpus", s->cpus);
 	json_object_object_add(o, "page_fault_ns", s->page_fault_ns ?
 			       json_object_new_uint64(s->page_fault_ns) : NULL);
 	json_object_object_add(o, "probe_ns", s->probe_ns ?
 			       json_object_new_uint64(s->probe_ns) : NULL);
-	add_str(o, "page_allocs", s->page_allocs_counted ? "count" : "rows");
-	add_u64(o, "page_count_dropped", s->page_count_dropped);
+	ift_json_add_text(o, "page_allocs", s->page_allocs_counted ? "count" : "rows");
+	ift_json_add_u64(o, "page_count_dropped", s->page_count_dropped);
 	json_object_object_add(root, "trace", o);
 	json_object_object_add(root, "ops", ift_json_ops(ift_analysis_op(a, 0),
 						     ift_analysis_op_count(a)));
@@ -519,12 +524,7 @@ json_object *ift_json_report(const struct ift_analysis *a,
 }
 
 
-/* The report object with the call sites of its window (they need T). */
-static void add_i64(json_object *o, const char *k, int64_t v)
-{
-	json_object_object_add(o, k, json_object_new_int64(v));
-}
-
+/* The job J of the traces IN as `report --json''s "job" object. */
 json_object *ift_json_job(const struct ift_job *j, const struct ift_job_input *in)
 {
 	json_object *o = json_object_new_object(), *v, *x;
@@ -538,14 +538,14 @@ json_object *ift_json_job(const struct ift_job *j, const struct ift_job_input *i
 		const struct ift_job_clock *c = &j->clocks[i];
 
 		x = json_object_new_object();
-		add_str(x, "path", in[i].path);
-		add_str(x, "host", c->host);
-		add_i64(x, "wall_offset_ns", c->wall_offset_ns);
-		add_i64(x, "shift_ns", c->shift_ns);
+		ift_json_add_text(x, "path", in[i].path);
+		ift_json_add_text(x, "host", c->host);
+		ift_json_add_i64(x, "wall_offset_ns", c->wall_offset_ns);
+		ift_json_add_i64(x, "shift_ns", c->shift_ns);
 		json_object_object_add(x, "refined", json_object_new_boolean(c->refined));
 		if (c->refined) {
-			add_i64(x, "lo_ns", c->lo_ns);
-			add_i64(x, "hi_ns", c->hi_ns);
+			ift_json_add_i64(x, "lo_ns", c->lo_ns);
+			ift_json_add_i64(x, "hi_ns", c->hi_ns);
 			add_u64s(x, { "residual_ns", c->residual_ns },
 				 { "collectives", c->collectives }, { "wake_ns", c->wake_ns });
 		}
@@ -558,7 +558,7 @@ json_object *ift_json_job(const struct ift_job *j, const struct ift_job_input *i
 
 		x = json_object_new_object();
 		json_object_object_add(x, "rank", json_object_new_int(r->rank));
-		add_str(x, "host", r->host);
+		ift_json_add_text(x, "host", r->host);
 		add_u64s(x, { "trace", r->trace }, { "pid", r->pid }, { "tid", r->tid },
 			 { "collectives", r->collectives }, { "in_ns", r->in_ns },
 			 { "waited_ns", r->waited_ns }, { "last", r->last },
@@ -573,9 +573,9 @@ json_object *ift_json_job(const struct ift_job *j, const struct ift_job_input *i
 
 		x = json_object_new_object();
 		json_object_object_add(x, "rank", json_object_new_int(r->rank));
-		add_str(x, "host", r->host);
-		add_u64(x, "pid", r->pid);
-		add_str(x, "op", s->op);
+		ift_json_add_text(x, "host", r->host);
+		ift_json_add_u64(x, "pid", r->pid);
+		ift_json_add_text(x, "op", s->op);
 		add_u64s(x, { "last", s->last }, { "late_ns", s->late_ns },
 			 { "late_p50_ns", s->late_p50_ns }, { "cost_ns", s->cost_ns },
 			 { "share_permille", s->share_permille });
@@ -687,8 +687,8 @@ static json_object *json_job_report(const struct ift_job *j, const struct ift_jo
 		json_object *x = json_object_new_object();
 		const char *h = ift_trace_meta(in[i].t, "host.name");
 
-		add_str(x, "path", in[i].path);
-		add_str(x, "host", h ? h : "");
+		ift_json_add_text(x, "path", in[i].path);
+		ift_json_add_text(x, "host", h ? h : "");
 		json_object_object_add(x, "report", json_full(in[i].t, in[i].r));
 		json_object_array_add(v, x);
 	}
@@ -708,8 +708,8 @@ static json_object *json_pair(uint64_t b, uint64_t c)
 {
 	json_object *o = json_object_new_object();
 
-	add_u64(o, "baseline", b);
-	add_u64(o, "current", c);
+	ift_json_add_u64(o, "baseline", b);
+	ift_json_add_u64(o, "current", c);
 	if (b)
 		json_object_object_add(o, "ratio", json_object_new_double((double)c / (double)b));
 	return o;
@@ -785,7 +785,7 @@ int ift_out_json_diff(FILE *f, const struct ift_diff_side *cur,
 		const struct ift_op_stats *x = pairs[i].cur, *y = pairs[i].base;
 		json_object *e = json_object_new_object();
 
-		add_str(e, "op", pairs[i].name);
+		ift_json_add_text(e, "op", pairs[i].name);
 		json_object_object_add(e, "calls", json_pair(y->calls, x->calls));
 		json_object_object_add(e, "total_ns", json_pair(y->total_ns, x->total_ns));
 		json_object_object_add(e, "p50_ns", json_pair(y->p50_ns, x->p50_ns));
