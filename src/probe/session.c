@@ -65,6 +65,30 @@ static void step_aside(void *ctx)
 }
 
 /*
+ * A helper's first wait: the next record of a record-change-record cycle,
+ * started as this one returns, takes the set-up lock some 4 ms after its
+ * exec (strace here); a teardown begun before that would have a probe's
+ * grace period in flight when the set-up's first tracefs write comes.  So
+ * a helper gives a set-up HANDOFF_WAIT_NS to show up, and steps aside for
+ * all of it if one does; otherwise it begins, HANDOFF_WAIT_NS later than it
+ * could have, in the background.
+ */
+#define HANDOFF_WAIT_NS	(100ULL * 1000000)
+
+static void await_next_setup(struct ift_probe_session *s)
+{
+	const struct timespec pause = { 0, 5000000 };
+
+	for (uint64_t waited = 0; waited < HANDOFF_WAIT_NS; waited += 5000000) {
+		if (tfs_setup_busy(s->dir)) {
+			step_aside(s);
+			return;
+		}
+		nanosleep(&pause, NULL);
+	}
+}
+
+/*
  * One session per process: a second one would take the same name, and its
  * creation would remove the first one's objects as stale.
  */
@@ -836,6 +860,7 @@ static void __attribute__((noreturn)) helper_main(struct ift_probe_session *s, i
 	close(ready);		/* detached: the caller may return */
 	while (read(go, &c, 1) < 0 && errno == EINTR)
 		;
+	await_next_setup(s);
 	/* each close of a probe's perf event (record --isolate) unregisters it */
 	ift_fds_close_each(s->lock, step_aside, s);
 	ift_probe_session_destroy(s);
