@@ -13,6 +13,7 @@
 
 #include "chains.h"
 #include "util/array.h"
+#include "util/buf.h"
 
 /* ---- evidence helpers ----------------------------------------------- */
 
@@ -154,14 +155,12 @@ const char *ch_usage_text(struct ift_chains *c, const struct usage *u, uint64_t 
 		}
 		if (ch_permille(ns, u->known_ns) < 10)
 			break;
-		len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%s %u%%",
-					shown ? ", " : "", comm[0] ? comm : "?",
-					(ch_permille(ns, u->known_ns) + 5) / 10);
-		if (ntask > 1 && len < sizeof(buf))
-			len += (size_t)snprintf(buf + len, sizeof(buf) - len, " (%" PRIu64
-						" tasks)", ntask);
+		len = ift_appendf(buf, sizeof(buf), len, "%s%s %u%%", shown ? ", " : "",
+				  comm[0] ? comm : "?", (ch_permille(ns, u->known_ns) + 5) / 10);
+		if (ntask > 1)
+			len = ift_appendf(buf, sizeof(buf), len, " (%" PRIu64 " tasks)", ntask);
 		shown++;
-		if (len >= sizeof(buf))
+		if (len >= sizeof(buf) - 1)
 			break;
 	}
 	if (len < sizeof(buf) && u->idle_ns)

@@ -29,6 +29,7 @@
 #include "ift-chains.h"
 #include "ift-export.h"
 #include "ift-words.h"
+#include "util/buf.h"
 #include "util/outfile.h"
 
 /* Raised whenever a table, column or view changes meaning (meta export.schema). */
@@ -592,9 +593,8 @@ static int export_ops(struct exp *x)
 
 		if (!op)
 			continue;
-		for (unsigned k = 0; k < op->nargs && n < sizeof(args); k++)
-			n += (size_t)snprintf(args + n, sizeof(args) - n, "%s%s",
-					      k ? "," : "", op->args[k]);
+		for (unsigned k = 0; k < op->nargs; k++)
+			n = ift_appendf(args, sizeof(args), n, "%s%s", k ? "," : "", op->args[k]);
 		b_u64(st, &i, id);
 		b_str(st, &i, op->name);
 		b_str(st, &i, ift_api_name(op->api));

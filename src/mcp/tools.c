@@ -25,6 +25,7 @@
 #include "ift-render.h"
 #include "ift-trace.h"
 #include "mcp.h"
+#include "util/buf.h"
 
 #define MAX_RESULT	(512 * 1024)	/* bytes of a result: its text and JSON */
 #define MAX_SQL		(64 * 1024)
@@ -260,23 +261,22 @@ fail:
 /* "no op 'x' in the trace; its ops: a, b, ..." so a model can correct itself. */
 static int no_op(const struct ift_analysis *a, const char *name, char *err, size_t errlen)
 {
-	int n = snprintf(err, errlen, "no op '%.64s' in the trace; its ops:", name);
+	size_t n = ift_appendf(err, errlen, 0, "no op '%.64s' in the trace; its ops:", name);
 
-	for (size_t i = 0; i < ift_analysis_op_count(a) && n > 0 && (size_t)n < errlen; i++)
-		n += snprintf(err + n, errlen - (size_t)n, "%s %s", i ? "," : "",
-			      ift_analysis_op(a, i)->name);
+	for (size_t i = 0; i < ift_analysis_op_count(a); i++)
+		n = ift_appendf(err, errlen, n, "%s %s", i ? "," : "", ift_analysis_op(a, i)->name);
 	return -1;
 }
 
 /* "no process N in the trace; its pids: ..." (the first 20). */
 static int no_pid(const struct ift_analysis *a, int64_t pid, char *err, size_t errlen)
 {
-	int n = snprintf(err, errlen, "no process %" PRId64 " in the trace; its pids:", pid);
+	size_t n = ift_appendf(err, errlen, 0, "no process %" PRId64 " in the trace; its pids:",
+			       pid);
 
-	for (size_t i = 0; i < ift_analysis_process_count(a) && i < 20 && n > 0 &&
-	     (size_t)n < errlen; i++)
-		n += snprintf(err + n, errlen - (size_t)n, "%s %" PRIu32, i ? "," : "",
-			      ift_analysis_process(a, i)->pid);
+	for (size_t i = 0; i < ift_analysis_process_count(a) && i < 20; i++)
+		n = ift_appendf(err, errlen, n, "%s %" PRIu32, i ? "," : "",
+				ift_analysis_process(a, i)->pid);
 	return -1;
 }
 

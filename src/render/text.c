@@ -17,6 +17,7 @@
 #include "ift-render.h"
 #include "ift-words.h"
 #include "render/text.h"
+#include "util/buf.h"
 
 static const char *short_role(const char *role)
 {
@@ -408,22 +409,21 @@ static void print_chain_sites(struct text *tx, const struct ift_chain *ch)
 		char line[512], fr[256], cut[LINE_LEN], b1[32];
 		unsigned k0 = st && st->nframes > 1 ? 1 : 0;
 		struct ift_stack_parts parts;
-		int len, n;
+		size_t n;
+		int len;
 
 		ift_stack_parts(st, &parts);
-		n = snprintf(line, sizeof(line), "#%" PRIu64 " %u%% (%s %s)", x->stack,
+		n = ift_appendf(line, sizeof(line), 0, "#%" PRIu64 " %u%% (%s %s)", x->stack,
 			     (x->share_permille + 5) / 10, ift_fmt_count(b1, sizeof(b1), x->calls),
 			     ch->phase == IFT_PHASE_BEFORE ? (x->calls == 1 ? "gap" : "gaps") :
 			     (x->calls == 1 ? "call" : "calls"));
-		for (unsigned k = k0; st && k < st->nframes && k < k0 + CHAIN_FRAMES &&
-		     n > 0 && (size_t)n < sizeof(line); k++) {
+		for (unsigned k = k0; st && k < st->nframes && k < k0 + CHAIN_FRAMES; k++) {
 			ift_frame_format(&st->frames[ift_stack_chain_index(&parts, k)], fr,
 					 sizeof(fr));
-			n += snprintf(line + n, sizeof(line) - (size_t)n, "%s%s",
-				      k == k0 ? "  " : " < ", fr);
+			n = ift_appendf(line, sizeof(line), n, "%s%s", k == k0 ? "  " : " < ", fr);
 		}
-		if (!st && n > 0 && (size_t)n < sizeof(line))
-			snprintf(line + n, sizeof(line) - (size_t)n, "  (site not in the file)");
+		if (!st)
+			ift_appendf(line, sizeof(line), n, "  (site not in the file)");
 		len = fprintf(tx->f, "    %s ", i ? "            " : "called from:");
 		fprintf(tx->f, "%s\n", ift_txt_safe(cut, sizeof(cut), line, tx->width - len));
 	}

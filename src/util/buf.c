@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: MIT
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -207,4 +209,21 @@ void put_le64(uint8_t *p, uint64_t v)
 {
 	for (int i = 0; i < 8; i++)
 		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+size_t ift_appendf(char *buf, size_t len, size_t at, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (at >= len - 1) {
+		buf[len - 1] = 0;
+		return len - 1;
+	}
+	va_start(ap, fmt);
+	n = vsnprintf(buf + at, len - at, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return at;
+	return (size_t)n >= len - at ? len - 1 : at + (size_t)n;
 }

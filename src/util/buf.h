@@ -30,6 +30,14 @@ void buf_svarint(struct buf *b, int64_t v);
 void buf_str(struct buf *b, const char *s);
 void buf_bytes(struct buf *b, const void *p, size_t n);	/* varint length + bytes */
 
+/*
+ * ift_appendf - printf at AT into the fixed BUF of LEN bytes (LEN > 0), cut
+ * to fit, always NUL-ended: the new end, LEN - 1 once full (so a caller
+ * appends in a loop while the end is below LEN - 1, and never past it).
+ */
+size_t ift_appendf(char *buf, size_t len, size_t at, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
 static inline uint64_t zigzag(int64_t v)
 {
 	return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);

@@ -396,6 +396,36 @@ static void test_buf_growth(void **state)
 	assert_int_equal(b.cap, 0);
 }
 
+/* ift_appendf: cut to fit, NUL-ended, the end saturating at LEN - 1, and
+   not a byte past the buffer (the guard bytes after it stay). */
+static void test_appendf(void **state)
+{
+	char mem[16 + 4];
+	char *b = mem;
+	size_t n;
+
+	(void)state;
+	memset(mem, 'G', sizeof(mem));
+	n = ift_appendf(b, 16, 0, "%s", "abc");
+	assert_int_equal(n, 3);
+	assert_string_equal(b, "abc");
+	n = ift_appendf(b, 16, n, "-%d-", 12345);
+	assert_int_equal(n, 10);
+	assert_string_equal(b, "abc-12345-");
+	n = ift_appendf(b, 16, n, "%s", "0123456789");
+	assert_int_equal(n, 15);
+	assert_string_equal(b, "abc-12345-01234");
+	for (int k = 0; k < 3; k++) {
+		n = ift_appendf(b, 16, n, "%s", "more");
+		assert_int_equal(n, 15);
+	}
+	assert_string_equal(b, "abc-12345-01234");
+	assert_memory_equal(mem + 16, "GGGG", 4);
+	n = ift_appendf(b, 1, 0, "%s", "x");
+	assert_int_equal(n, 0);
+	assert_int_equal(b[0], 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -412,6 +442,7 @@ int main(void)
 		cmocka_unit_test(test_rd_u8_skip),
 		cmocka_unit_test(test_fixed_le),
 		cmocka_unit_test(test_buf_growth),
+		cmocka_unit_test(test_appendf),
 	};
 
 	return cmocka_run_group_tests_name("buf", tests, NULL, NULL);
