@@ -16,6 +16,7 @@
  */
 #include <getopt.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,54 +63,25 @@ static uint64_t str(struct ift_writer *w, const char *s)
 	return (uint64_t)id;
 }
 
-int main(int argc, char **argv)
-{
-	static const struct option longopts[] = {
-		{ "chunk-rows", required_argument, NULL, 'c' },
-		{ "unfinished", no_argument, NULL, 'u' },
-		{ "level", required_argument, NULL, 'l' },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct ift_writer_opts opts = { 0 };
-	const char *path = "ingero.trace";
-	uint64_t target = 100000, seed = 1, nworkers = 4, n = 0;
-	bool unfinished = false;
+/* The generator's state: the writer, the clock, the tasks and the ops. */
+struct gen {
 	struct ift_writer *w;
-	int c, op_memcpy, op_launch, op_sync, op_culaunch;
-	uint64_t ts = 1000000000ULL, pid = 4242, worker_tid[64], noisy = 9999;
+	uint64_t ts, pid, noisy, nworkers, worker_tid[64], n;
 	uint64_t m_busy, m_run;
+	int op_memcpy, op_launch, op_sync, op_culaunch;
+};
 
-	while ((c = getopt_long(argc, argv, "o:n:s:w:", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'o': path = optarg; break;
-		case 'n': target = strtoull(optarg, NULL, 0); break;
-		case 's': seed = strtoull(optarg, NULL, 0); break;
-		case 'w': nworkers = strtoull(optarg, NULL, 0); break;
-		case 'c': opts.chunk_rows = (unsigned)strtoul(optarg, NULL, 0); break;
-		case 'l': opts.zstd_level = atoi(optarg); break;
-		case 'u': unfinished = true; break;
-		default:
-			fprintf(stderr, "usage: gentrace [-o FILE] [-n EVENTS] [-s SEED] [-w WORKERS] [--chunk-rows N] [--level N] [--unfinished]\n");
-			return 2;
-		}
-	}
-	if (nworkers < 1 || nworkers > 64)
-		nworkers = 4;
-	rng_state = seed;
-
-	w = ift_writer_create(path, &opts);
-	if (!w) {
-		perror("gentrace: create");
-		return 1;
-	}
-	ift_writer_meta(w, "tool.version", "gentrace");
-	ift_writer_meta(w, "cmdline", "python3 train.py --workers 4 (synthetic)");
-	ift_writer_meta(w, "host.name", "synthetic");
-	ift_writer_meta(w, "kernel.release", "6.18.0-synthetic");
-	ift_writer_meta(w, "cpu.count", "2");
-	ift_writer_meta(w, "clock.source", "mono");
-	ift_writer_meta(w, "clock.wall_offset_ns", "1764000000000000000");
-	ift_writer_metaf(w, "record.start_ns", "%" PRIu64, ts);
+/* META, the library, the ops and the metrics' names. */
+static void gen_header(struct gen *g)
+{
+	ift_writer_meta(g->w, "tool.version", "gentrace");
+	ift_writer_meta(g->w, "cmdline", "python3 train.py --workers 4 (synthetic)");
+	ift_writer_meta(g->w, "host.name", "synthetic");
+	ift_writer_meta(g->w, "kernel.release", "6.18.0-synthetic");
+	ift_writer_meta(g->w, "cpu.count", "2");
+	ift_writer_meta(g->w, "clock.source", "mono");
+	ift_writer_meta(g->w, "clock.wall_offset_ns", "1764000000000000000");
+	ift_writer_metaf(g->w, "record.start_ns", "%" PRIu64, g->ts);
 
 	{
 		static const uint8_t bid[20] = { 0xde, 0xad, 0xbe, 0xef };
@@ -127,152 +99,210 @@ int main(int argc, char **argv)
 		struct ift_op o4 = { "cuLaunchKernel", IFT_API_DRIVER, 2,
 				     { "func", "stream" } };
 
-		ift_writer_library(w, &lib);
-		op_memcpy = ift_writer_op(w, &o1);
-		op_launch = ift_writer_op(w, &o2);
-		op_sync = ift_writer_op(w, &o3);
-		op_culaunch = ift_writer_op(w, &o4);
-		if (op_memcpy < 0 || op_launch < 0 || op_sync < 0 || op_culaunch < 0)
+		ift_writer_library(g->w, &lib);
+		g->op_memcpy = ift_writer_op(g->w, &o1);
+		g->op_launch = ift_writer_op(g->w, &o2);
+		g->op_sync = ift_writer_op(g->w, &o3);
+		g->op_culaunch = ift_writer_op(g->w, &o4);
+		if (g->op_memcpy < 0 || g->op_launch < 0 || g->op_sync < 0 || g->op_culaunch < 0)
 			die("op", -1);
 	}
-	m_busy = str(w, "cpu.busy_permille");
-	m_run = str(w, "procs.running");
+	g->m_busy = str(g->w, "cpu.busy_permille");
+	g->m_run = str(g->w, "procs.running");
+}
 
-	/* the process tree: python3 -> launch thread, workers */
+/* The process tree: python3 -> launch thread, workers; a noisy task. */
+static void gen_tasks(struct gen *g)
+{
 	{
-		uint64_t r[IFT_TK_NR] = { ts, 0, pid, pid, IFT_TASK_COMM, 0, 0,
-					  str(w, "python3"), 0 };
+		uint64_t r[IFT_TK_NR] = { g->ts, 0, g->pid, g->pid, IFT_TASK_COMM, 0, 0,
+					  str(g->w, "python3"), 0 };
 
-		add(w, IFT_T_TASKS, r);
+		add(g->w, IFT_T_TASKS, r);
 		/* the launch thread, which makes the CUDA calls */
-		r[IFT_C_TS] = ++ts;
+		r[IFT_C_TS] = ++g->ts;
 		r[IFT_TK_KIND] = IFT_TASK_CLONE;
-		r[IFT_TK_CHILD_PID] = pid;
-		r[IFT_TK_CHILD_TID] = pid + 1;
-		add(w, IFT_T_TASKS, r);
-		r[IFT_C_TS] = ++ts;
+		r[IFT_TK_CHILD_PID] = g->pid;
+		r[IFT_TK_CHILD_TID] = g->pid + 1;
+		add(g->w, IFT_T_TASKS, r);
+		r[IFT_C_TS] = ++g->ts;
 		r[IFT_TK_KIND] = IFT_TASK_COMM;
 		r[IFT_TK_CHILD_PID] = r[IFT_TK_CHILD_TID] = 0;
-		r[IFT_C_PID] = r[IFT_C_TID] = noisy;
-		r[IFT_TK_COMM] = str(w, "stress-ng-cpu");
-		add(w, IFT_T_TASKS, r);
-		for (uint64_t k = 0; k < nworkers; k++) {
-			worker_tid[k] = pid + 10 + k;
-			r[IFT_C_TS] = ++ts;
-			r[IFT_C_PID] = r[IFT_C_TID] = pid;
+		r[IFT_C_PID] = r[IFT_C_TID] = g->noisy;
+		r[IFT_TK_COMM] = str(g->w, "stress-ng-cpu");
+		add(g->w, IFT_T_TASKS, r);
+		for (uint64_t k = 0; k < g->nworkers; k++) {
+			g->worker_tid[k] = g->pid + 10 + k;
+			r[IFT_C_TS] = ++g->ts;
+			r[IFT_C_PID] = r[IFT_C_TID] = g->pid;
 			r[IFT_TK_KIND] = IFT_TASK_FORK;
-			r[IFT_TK_CHILD_PID] = r[IFT_TK_CHILD_TID] = worker_tid[k];
-			r[IFT_TK_COMM] = str(w, "python3");
-			add(w, IFT_T_TASKS, r);
-			r[IFT_C_TS] = ++ts;
-			r[IFT_C_PID] = r[IFT_C_TID] = worker_tid[k];
+			r[IFT_TK_CHILD_PID] = r[IFT_TK_CHILD_TID] = g->worker_tid[k];
+			r[IFT_TK_COMM] = str(g->w, "python3");
+			add(g->w, IFT_T_TASKS, r);
+			r[IFT_C_TS] = ++g->ts;
+			r[IFT_C_PID] = r[IFT_C_TID] = g->worker_tid[k];
 			r[IFT_TK_KIND] = IFT_TASK_COMM;
 			r[IFT_TK_CHILD_PID] = r[IFT_TK_CHILD_TID] = 0;
-			r[IFT_TK_COMM] = str(w, "pt_data_worker");
-			add(w, IFT_T_TASKS, r);
+			r[IFT_TK_COMM] = str(g->w, "pt_data_worker");
+			add(g->w, IFT_T_TASKS, r);
 		}
-		n += 3 + 2 * nworkers;
+		g->n += 3 + 2 * g->nworkers;
 	}
+}
 
-	while (n < target) {
-		uint64_t cpu = below(2), x = below(1000);
+/* One event (two for a launch with its driver call, or a sample pair). */
+static void gen_event(struct gen *g)
+{
+	uint64_t cpu = below(2), x = below(1000);
 
-		ts += 200 + below(3000);
-		if (x < 550) {	/* page allocations dominate a DataLoader */
-			uint64_t k = below(nworkers);
-			uint64_t r[IFT_PG_NR] = { ts, cpu, worker_tid[k], worker_tid[k],
-						  below(10) < 9 ? 0 : below(4),
-						  0x100cca, 1 };
-			add(w, IFT_T_PAGE_ALLOCS, r);
-		} else if (x < 800) {
-			uint64_t k = below(nworkers + 1);
-			uint64_t prev = k < nworkers ? worker_tid[k] : pid;
-			uint64_t next = below(5) ? (below(2) ? pid : worker_tid[below(nworkers)]) :
-				        below(2) ? 0 : noisy;
-			uint64_t r[IFT_SW_NR] = { ts, cpu, prev, prev, below(3) ? 0 : 1, 120,
-						  next == worker_tid[0] || next == pid ? next : next,
-						  next, next ? 120 : 120 };
+	g->ts += 200 + below(3000);
+	if (x < 550) {	/* page allocations dominate a DataLoader */
+		uint64_t k = below(g->nworkers);
+		uint64_t r[IFT_PG_NR] = { g->ts, cpu, g->worker_tid[k], g->worker_tid[k],
+					  below(10) < 9 ? 0 : below(4),
+					  0x100cca, 1 };
+		add(g->w, IFT_T_PAGE_ALLOCS, r);
+	} else if (x < 800) {
+		uint64_t k = below(g->nworkers + 1);
+		uint64_t prev = k < g->nworkers ? g->worker_tid[k] : g->pid;
+		uint64_t next = below(5) ? (below(2) ? g->pid : g->worker_tid[below(g->nworkers)]) :
+			        below(2) ? 0 : g->noisy;
+		uint64_t r[IFT_SW_NR] = { g->ts, cpu, prev, prev, below(3) ? 0 : 1, 120,
+					  next == g->worker_tid[0] || next == g->pid ? next : next,
+					  next, next ? 120 : 120 };
 
-			if (next == noisy)
-				r[IFT_SW_NEXT_PID] = noisy;
-			add(w, IFT_T_SWITCHES, r);
-		} else if (x < 930) {
-			uint64_t k = below(nworkers + 1);
-			uint64_t t = k < nworkers ? worker_tid[k] : pid;
-			uint64_t waker = below(2) ? pid : 0;
-			uint64_t r[IFT_WK_NR] = { ts, cpu, t, t, 1 + below(2), 120, below(2),
-						  waker, waker };
-			add(w, IFT_T_WAKEUPS, r);
-		} else if (x < 995) {
-			uint64_t kind = below(3), dur = kind == 2 ? 40000 + below(4000000) :
-							3000 + below(20000);
-			uint64_t r[IFT_CALL_NR] = { ts, cpu, pid, pid + 1 };
+		if (next == g->noisy)
+			r[IFT_SW_NEXT_PID] = g->noisy;
+		add(g->w, IFT_T_SWITCHES, r);
+	} else if (x < 930) {
+		uint64_t k = below(g->nworkers + 1);
+		uint64_t t = k < g->nworkers ? g->worker_tid[k] : g->pid;
+		uint64_t waker = below(2) ? g->pid : 0;
+		uint64_t r[IFT_WK_NR] = { g->ts, cpu, t, t, 1 + below(2), 120, below(2),
+					  waker, waker };
+		add(g->w, IFT_T_WAKEUPS, r);
+	} else if (x < 995) {
+		uint64_t kind = below(3), dur = kind == 2 ? 40000 + below(4000000) :
+						3000 + below(20000);
+		uint64_t r[IFT_CALL_NR] = { g->ts, cpu, g->pid, g->pid + 1 };
 
-			r[IFT_CALL_DUR] = dur;
-			r[IFT_CALL_RET] = below(50) ? 0 : (uint64_t)(int64_t)-1 + 2;
-			if (kind == 0) {
-				r[IFT_CALL_OP] = (uint64_t)op_memcpy;
-				r[IFT_CALL_A0] = 0x7f0000000000ULL + below(1 << 20) * 4096;
-				r[IFT_CALL_A1] = 0x560000000000ULL + below(1 << 20) * 4096;
-				r[IFT_CALL_A2] = 4 << 20;
-				r[IFT_CALL_A3] = 1;
-				r[IFT_CALL_A4] = 0x5555deadb000ULL;
-			} else if (kind == 1) {
-				r[IFT_CALL_OP] = (uint64_t)op_launch;
-				r[IFT_CALL_A0] = 0x7f12340000ULL + below(8) * 0x100;
-				r[IFT_CALL_A1] = 0x5555deadb000ULL;
-				add(w, IFT_T_CALLS, r);
-				n++;
-				/* the driver call nested inside it */
-				r[IFT_C_TS] = ts + 300;
-				r[IFT_CALL_OP] = (uint64_t)op_culaunch;
-				r[IFT_CALL_DUR] = dur - 600;
-				r[IFT_CALL_FLAGS] = IFT_CALL_F_NESTED;
-				r[IFT_CALL_DEPTH] = 1;
-			} else {
-				r[IFT_CALL_OP] = (uint64_t)op_sync;
-				r[IFT_CALL_A0] = 0x5555deadb000ULL;
-			}
-			add(w, IFT_T_CALLS, r);
-			/* one thread: its next call starts after this one returns */
-			ts += dur + 400;
+		r[IFT_CALL_DUR] = dur;
+		r[IFT_CALL_RET] = below(50) ? 0 : (uint64_t)(int64_t)-1 + 2;
+		if (kind == 0) {
+			r[IFT_CALL_OP] = (uint64_t)g->op_memcpy;
+			r[IFT_CALL_A0] = 0x7f0000000000ULL + below(1 << 20) * 4096;
+			r[IFT_CALL_A1] = 0x560000000000ULL + below(1 << 20) * 4096;
+			r[IFT_CALL_A2] = 4 << 20;
+			r[IFT_CALL_A3] = 1;
+			r[IFT_CALL_A4] = 0x5555deadb000ULL;
+		} else if (kind == 1) {
+			r[IFT_CALL_OP] = (uint64_t)g->op_launch;
+			r[IFT_CALL_A0] = 0x7f12340000ULL + below(8) * 0x100;
+			r[IFT_CALL_A1] = 0x5555deadb000ULL;
+			add(g->w, IFT_T_CALLS, r);
+			g->n++;
+			/* the driver call nested inside it */
+			r[IFT_C_TS] = g->ts + 300;
+			r[IFT_CALL_OP] = (uint64_t)g->op_culaunch;
+			r[IFT_CALL_DUR] = dur - 600;
+			r[IFT_CALL_FLAGS] = IFT_CALL_F_NESTED;
+			r[IFT_CALL_DEPTH] = 1;
 		} else {
-			uint64_t r[IFT_SM_NR] = { ts, 0, 0, 0, m_busy, below(3),
-						  (uint64_t)(800 + below(200)) };
-			add(w, IFT_T_SAMPLES, r);
-			r[IFT_SM_METRIC] = m_run;
-			r[IFT_SM_SCOPE] = 0;
-			r[IFT_SM_VALUE] = nworkers + 1 + below(2);
-			add(w, IFT_T_SAMPLES, r);
-			n++;
+			r[IFT_CALL_OP] = (uint64_t)g->op_sync;
+			r[IFT_CALL_A0] = 0x5555deadb000ULL;
 		}
-		n++;
+		add(g->w, IFT_T_CALLS, r);
+		/* one thread: its next call starts after this one returns */
+		g->ts += dur + 400;
+	} else {
+		uint64_t r[IFT_SM_NR] = { g->ts, 0, 0, 0, g->m_busy, below(3),
+					  (uint64_t)(800 + below(200)) };
+		add(g->w, IFT_T_SAMPLES, r);
+		r[IFT_SM_METRIC] = g->m_run;
+		r[IFT_SM_SCOPE] = 0;
+		r[IFT_SM_VALUE] = g->nworkers + 1 + below(2);
+		add(g->w, IFT_T_SAMPLES, r);
+		g->n++;
 	}
-	/* workers exit */
-	for (uint64_t k = 0; k < nworkers; k++) {
-		uint64_t r[IFT_TK_NR] = { ++ts, 0, worker_tid[k], worker_tid[k],
-					  IFT_TASK_EXIT };
-		add(w, IFT_T_TASKS, r);
-		n++;
-	}
-	ift_writer_metaf(w, "record.stop_ns", "%" PRIu64, ts);
-	for (uint32_t cpu = 0; cpu < 2; cpu++) {
-		struct ift_loss l = { cpu, 0, 0, 0, n / 2 };
+	g->n++;
+}
 
-		ift_writer_loss(w, &l);
+/* The workers' exits, the losses, and the end: finished, or left as a
+   killed recorder leaves it.  The exit code. */
+static int gen_end(struct gen *g, bool unfinished)
+{
+	int c;
+
+	/* workers exit */
+	for (uint64_t k = 0; k < g->nworkers; k++) {
+		uint64_t r[IFT_TK_NR] = { ++g->ts, 0, g->worker_tid[k], g->worker_tid[k],
+					  IFT_TASK_EXIT };
+		add(g->w, IFT_T_TASKS, r);
+		g->n++;
+	}
+	ift_writer_metaf(g->w, "record.stop_ns", "%" PRIu64, g->ts);
+	for (uint32_t cpu = 0; cpu < 2; cpu++) {
+		struct ift_loss l = { cpu, 0, 0, 0, g->n / 2 };
+
+		ift_writer_loss(g->w, &l);
 	}
 	if (unfinished) {
-		c = ift_writer_flush(w);
+		c = ift_writer_flush(g->w);
 		if (c < 0)
 			die("flush", c);
-		printf("events %" PRIu64 " bytes %" PRIu64 "\n", n, ift_writer_bytes(w));
-		ift_writer_free(w);
+		printf("events %" PRIu64 " bytes %" PRIu64 "\n", g->n, ift_writer_bytes(g->w));
+		ift_writer_free(g->w);
 		return 0;
 	}
-	c = ift_writer_finish(w);
+	c = ift_writer_finish(g->w);
 	if (c < 0)
 		die("finish", c);
-	printf("events %" PRIu64 " bytes %" PRIu64 "\n", n, ift_writer_bytes(w));
-	ift_writer_free(w);
+	printf("events %" PRIu64 " bytes %" PRIu64 "\n", g->n, ift_writer_bytes(g->w));
+	ift_writer_free(g->w);
 	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "chunk-rows", required_argument, NULL, 'c' },
+		{ "unfinished", no_argument, NULL, 'u' },
+		{ "level", required_argument, NULL, 'l' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct ift_writer_opts opts = { 0 };
+	const char *path = "ingero.trace";
+	uint64_t target = 100000, seed = 1;
+	struct gen g = { .ts = 1000000000ULL, .pid = 4242, .noisy = 9999, .nworkers = 4 };
+	bool unfinished = false;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "o:n:s:w:", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o': path = optarg; break;
+		case 'n': target = strtoull(optarg, NULL, 0); break;
+		case 's': seed = strtoull(optarg, NULL, 0); break;
+		case 'w': g.nworkers = strtoull(optarg, NULL, 0); break;
+		case 'c': opts.chunk_rows = (unsigned)strtoul(optarg, NULL, 0); break;
+		case 'l': opts.zstd_level = atoi(optarg); break;
+		case 'u': unfinished = true; break;
+		default:
+			fprintf(stderr, "usage: gentrace [-o FILE] [-n EVENTS] [-s SEED] [-w WORKERS] [--chunk-rows N] [--level N] [--unfinished]\n");
+			return 2;
+		}
+	}
+	if (g.nworkers < 1 || g.nworkers > 64)
+		g.nworkers = 4;
+	rng_state = seed;
+
+	g.w = ift_writer_create(path, &opts);
+	if (!g.w) {
+		perror("gentrace: create");
+		return 1;
+	}
+	gen_header(&g);
+	gen_tasks(&g);
+	while (g.n < target)
+		gen_event(&g);
+	return gen_end(&g, unfinished);
 }
