@@ -528,38 +528,12 @@ static long read_number(const char *dir, const char *name, const char *file)
 	return v;
 }
 
-static void test_session_traces_child(void **state)
+/* A new session's instance: off, with what was asked, and the top
+   level's own settings untouched (TOP_BEFORE, freed here). */
+static void check_instance(const char *dir, const char *name, struct ift_probe_session *s,
+			   char *top_before)
 {
-	struct ift_probe_opts opts = { .buffer_kb = 1024, .host_events = true,
-				       .kernel_filter = true };
-	struct ift_probe_session *s = NULL, *second = NULL;
-	struct ift_sym syms[ARRAY_SIZE(traced)];
-	struct child_result r;
-	struct ift_lib lib;
-	struct seen sn = { 0 };
-	struct tep_handle *tep;
-	struct tep_event *ev;
-	char name[32], libpath[] = CUDART, rel[PATH_MAX], want[PATH_MAX];
-	char *text, *top_before, *top_after;
-	int go[2], res[2], status, ret;
-	const char *dir;
-	pid_t child;
-
-	(void)state;
-	dir = need_root();
-	need_cudart();
-	need_native("a uprobe's trap never fires in the code it translates");
-	make_lib(&lib, syms, libpath);
-	own_name(name, sizeof(name));
-	top_before = tfile(dir, "events/sched/sched_switch/enable");
-	assert_non_null(top_before);
-
-	ret = create(&opts, &s);
-	assert_int_equal(ret, 0);
-	assert_non_null(s);
-	/* one session per process: a second would take the same name */
-	assert_int_equal(create(&opts, &second), -EBUSY);
-	assert_null(second);
+	char rel[PATH_MAX], *text, *top_after;
 
 	/* the instance, off, with what was asked */
 	assert_true(instance_exists(dir, name));
@@ -580,6 +554,64 @@ static void test_session_traces_child(void **state)
 	assert_string_equal(top_before, top_after);
 	free(top_before);
 	free(top_after);
+}
+
+/* What the kernel recorded of the child: each call once, with what it
+   passed, returning what it got, and nobody else's. */
+static void check_seen(const struct seen *sn, const struct child_result *r)
+{
+	/* each call once, with what the child passed, returning what it got */
+	for (size_t k = 0; k < 3; k++) {
+		assert_int_equal(sn->entries[k], 1);
+		assert_int_equal(sn->returns[k], 1);
+	}
+	assert_int_equal(sn->bytes, MALLOC_BYTES);
+	assert_int_equal(sn->ptr, r->ptr);
+	assert_true(sn->stream_seen);
+	assert_int_equal(sn->stream, 0);
+	assert_int_equal(sn->ret[0], r->rc_malloc);
+	assert_int_equal(sn->ret[1], r->rc_free);
+	assert_int_equal(sn->ret[2], r->rc_sync);
+	/* set_event_pid kept everyone else's calls out */
+	assert_int_equal(sn->others, 0);
+	/* and the host events came along */
+	assert_int_equal(sn->exits, 1);
+}
+
+static void test_session_traces_child(void **state)
+{
+	struct ift_probe_opts opts = { .buffer_kb = 1024, .host_events = true,
+				       .kernel_filter = true };
+	struct ift_probe_session *s = NULL, *second = NULL;
+	struct ift_sym syms[ARRAY_SIZE(traced)];
+	struct child_result r;
+	struct ift_lib lib;
+	struct seen sn = { 0 };
+	struct tep_handle *tep;
+	struct tep_event *ev;
+	char name[32], libpath[] = CUDART, rel[PATH_MAX], want[PATH_MAX];
+	char *text, *top_before;
+	int go[2], res[2], status, ret;
+	const char *dir;
+	pid_t child;
+
+	(void)state;
+	dir = need_root();
+	need_cudart();
+	need_native("a uprobe's trap never fires in the code it translates");
+	make_lib(&lib, syms, libpath);
+	own_name(name, sizeof(name));
+	top_before = tfile(dir, "events/sched/sched_switch/enable");
+	assert_non_null(top_before);
+
+	ret = create(&opts, &s);
+	assert_int_equal(ret, 0);
+	assert_non_null(s);
+	/* one session per process: a second would take the same name */
+	assert_int_equal(create(&opts, &second), -EBUSY);
+	assert_null(second);
+
+	check_instance(dir, name, s, top_before);
 
 	ret = ift_probe_add_lib(s, &lib);
 	assert_int_equal(ret, 3);
@@ -655,22 +687,7 @@ static void test_session_traces_child(void **state)
 	assert_int_equal(tracefs_iterate_raw_events(tep, ift_probe_instance(s), NULL, 0,
 						    on_event, &sn), 0);
 
-	/* each call once, with what the child passed, returning what it got */
-	for (size_t k = 0; k < 3; k++) {
-		assert_int_equal(sn.entries[k], 1);
-		assert_int_equal(sn.returns[k], 1);
-	}
-	assert_int_equal(sn.bytes, MALLOC_BYTES);
-	assert_int_equal(sn.ptr, r.ptr);
-	assert_true(sn.stream_seen);
-	assert_int_equal(sn.stream, 0);
-	assert_int_equal(sn.ret[0], r.rc_malloc);
-	assert_int_equal(sn.ret[1], r.rc_free);
-	assert_int_equal(sn.ret[2], r.rc_sync);
-	/* set_event_pid kept everyone else's calls out */
-	assert_int_equal(sn.others, 0);
-	/* and the host events came along */
-	assert_int_equal(sn.exits, 1);
+	check_seen(&sn, &r);
 
 	destroy(s);
 	assert_clean(dir);

@@ -1379,6 +1379,38 @@ static void test_writer_api_edges(void **state)
  * exit, tid reuse, a task seen only by its exec and seen again after its
  * exit, an unknown kind.
  */
+/* test_task_table's trace: which record of a reused tid, and which name,
+   at a time; tid 0 is every output's IFT_IDLE_COMM. */
+static void check_task_lookups(const struct ift_trace *t)
+{
+	const struct ift_task *k;
+
+	k = ift_trace_task_find(t, 201, 45);
+	assert_non_null(k);
+	assert_int_equal(k->pid, 200);
+	assert_string_equal(ift_task_comm_at(k, 49), "python3");
+	assert_string_equal(ift_task_comm_at(k, 50), "pt_data_worker");
+	assert_string_equal(ift_task_comm_at(k, 1000), "pt_data_worker");
+	assert_string_equal(ift_task_comm_at(k, 0), "python3");
+	k = ift_trace_task_find(t, 201, 75);
+	assert_non_null(k);
+	assert_int_equal(k->pid, 201);
+	k = ift_trace_task_find(t, 200, 25);
+	assert_string_equal(ift_task_comm_at(k, 25), "bash");
+	assert_string_equal(ift_task_comm_at(k, 30), "python3");
+	k = ift_trace_task_find(t, 300, 100);
+	assert_non_null(k);
+	assert_int_equal(k->flags & IFT_TASK_F_EXITED, 0);
+	k = ift_trace_task_find(t, 400, 5);
+	assert_non_null(k);
+	assert_string_equal(ift_task_comm_at(k, 500), "");
+	assert_null(ift_trace_task_find(t, 999, 10));
+	assert_null(ift_trace_task_find(t, 0, 10));
+	assert_string_equal(ift_trace_comm(t, 0, 10), IFT_IDLE_COMM);
+	assert_string_equal(ift_trace_comm(t, 201, 55), "pt_data_worker");
+	assert_string_equal(ift_trace_comm(t, 999, 10), "");
+}
+
 static void test_task_table(void **state)
 {
 	enum { BASH = 1, PY, WORKER, FILE_PY, KWORKER };
@@ -1486,28 +1518,7 @@ static void test_task_table(void **state)
 		}
 		assert_null(ift_trace_task(t, nwant));
 
-		/* which record of a reused tid, and which name, at a time */
-		k = ift_trace_task_find(t, 201, 45);
-		assert_non_null(k);
-		assert_int_equal(k->pid, 200);
-		assert_string_equal(ift_task_comm_at(k, 49), "python3");
-		assert_string_equal(ift_task_comm_at(k, 50), "pt_data_worker");
-		assert_string_equal(ift_task_comm_at(k, 1000), "pt_data_worker");
-		assert_string_equal(ift_task_comm_at(k, 0), "python3");
-		k = ift_trace_task_find(t, 201, 75);
-		assert_non_null(k);
-		assert_int_equal(k->pid, 201);
-		k = ift_trace_task_find(t, 200, 25);
-		assert_string_equal(ift_task_comm_at(k, 25), "bash");
-		assert_string_equal(ift_task_comm_at(k, 30), "python3");
-		k = ift_trace_task_find(t, 300, 100);
-		assert_non_null(k);
-		assert_int_equal(k->flags & IFT_TASK_F_EXITED, 0);
-		k = ift_trace_task_find(t, 400, 5);
-		assert_non_null(k);
-		assert_string_equal(ift_task_comm_at(k, 500), "");
-		assert_null(ift_trace_task_find(t, 999, 10));
-		assert_null(ift_trace_task_find(t, 0, 10));
+		check_task_lookups(t);
 		ift_trace_close(t);
 		assert_int_equal(unlink(finish ? path : part), 0);
 	}
