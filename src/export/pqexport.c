@@ -240,13 +240,15 @@ static int part_mark(const struct parts *p, int64_t rank)
 	if (ret < 0)
 		return ret;
 	if (pq_stage_taken(staged, final, p->mark)) {
+		/* in DIR: exported before; else only in the stage: named twice */
+		bool before = pq_stage_taken(-1, final, p->mark);
+
 		if (p->o && p->o->errbuf && p->o->errlen)
 			snprintf(p->o->errbuf, p->o->errlen,
 				 "'%s/host=%s/rank=%lld' holds this trace already (%s%s): "
 				 "its rows would be there twice",
 				 p->d->dir, p->host, (long long)rank, p->mark,
-				 final >= 0 && !faccessat(final, p->mark, F_OK, AT_SYMLINK_NOFOLLOW)
-					 ? "" : ", named twice");
+				 before ? "" : ", named twice");
 		close_part(staged, final);
 		return -EEXIST;
 	}

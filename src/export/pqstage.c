@@ -22,6 +22,8 @@
 struct pq_stage {
 	int parent;		/* the directory DIR is (or will be) in */
 	char *base;		/* DIR's name there */
+	int at;			/* the directory the stage is in: PARENT, or DIR */
+	bool inside;		/* in DIR (AT is then a descriptor of its own) */
 	char name[NAME_MAX + 1];	/* the stage's name there */
 	int fd;			/* the stage; -1 once it became DIR */
 	char **moved;		/* what moved into DIR, in order: to put back */
@@ -77,41 +79,73 @@ static int split_dir(const char *dir, char **parent, char **base)
 	return 0;
 }
 
+/*
+ * Makes the stage from TMPL (PATH/.NAME-XXXXXX): beside DIR, in PARENT, or
+ * INSIDE it, DIR_PATH.  0, or a negative errno with nothing made.
+ */
+static int make_stage(struct pq_stage *s, char *tmpl, bool inside, const char *dir_path)
+{
+	int ret = 0;
+
+	if (!mkdtemp(tmpl))
+		return -errno;
+	s->inside = inside;
+	s->at = inside ? open(dir_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : s->parent;
+	if (s->at < 0)
+		ret = -errno;
+	if (!ret) {
+		snprintf(s->name, sizeof(s->name), "%s", strrchr(tmpl, '/') + 1);
+		s->fd = open_dir(s->at, s->name);
+		ret = s->fd < 0 ? s->fd : 0;
+	}
+	if (ret < 0) {
+		rmdir(tmpl);	/* empty yet */
+		if (inside && s->at >= 0)
+			close(s->at);
+		s->at = s->fd = -1;
+		s->inside = false;
+	}
+	return ret;
+}
+
 int pq_stage_begin(const char *dir, struct pq_stage **out)
 {
 	struct pq_stage *s = calloc(1, sizeof(*s));
-	char *parent = NULL, tmpl[PATH_MAX];
-	bool made = false;
+	char *parent = NULL, tmpl[PATH_MAX], inside[PATH_MAX];
+	struct stat st;
 	int ret;
 
 	*out = NULL;
 	if (!s)
 		return -ENOMEM;
-	s->parent = s->fd = -1;
+	s->parent = s->at = s->fd = -1;
 	ret = split_dir(dir, &parent, &s->base);
 	if (ret < 0) {
 		free(s);
 		return ret;
 	}
-	if (snprintf(tmpl, sizeof(tmpl), "%s/.%.200s.ingero-XXXXXX", parent, s->base) >=
-	    (int)sizeof(tmpl))
+	if ((s->parent = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		ret = -errno;
+	else if (snprintf(tmpl, sizeof(tmpl), "%s/.%.200s.ingero-XXXXXX", parent, s->base) >=
+		 (int)sizeof(tmpl))
 		ret = -ENAMETOOLONG;
-	else if (!(made = mkdtemp(tmpl) != NULL))
-		ret = -errno;
-	else if ((s->parent = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
-		ret = -errno;
-	if (ret >= 0) {
-		snprintf(s->name, sizeof(s->name), "%s", strrchr(tmpl, '/') + 1);
-		s->fd = open_dir(s->parent, s->name);
-		ret = s->fd < 0 ? s->fd : 0;
+	else
+		ret = make_stage(s, tmpl, false, NULL);
+	/*
+	 * A DIR of the user's in a directory they cannot write (a mount point,
+	 * a shared tree): the stage goes inside DIR, hidden, where no engine's
+	 * DIR/x=/y=/ pattern reaches, and still on DIR's file system.
+	 */
+	if ((ret == -EACCES || ret == -EPERM) && !fstatat(s->parent, s->base, &st, 0) &&
+	    S_ISDIR(st.st_mode)) {
+		if (snprintf(inside, sizeof(inside), "%s/%s", parent, s->base) >= (int)sizeof(inside) ||
+		    snprintf(tmpl, sizeof(tmpl), "%s/.ingero-XXXXXX", inside) >= (int)sizeof(tmpl))
+			ret = -ENAMETOOLONG;
+		else
+			ret = make_stage(s, tmpl, true, inside);
 	}
 	free(parent);
 	if (ret < 0) {
-		if (made)
-			rmdir(tmpl);	/* empty yet */
-		if (s->fd >= 0)
-			close(s->fd);
-		s->fd = -1;
 		pq_stage_free(s);
 		return ret;
 	}
@@ -171,7 +205,7 @@ bool pq_stage_taken(int staged, int final, const char *name)
 {
 	struct stat st;
 
-	return !fstatat(staged, name, &st, AT_SYMLINK_NOFOLLOW) ||
+	return (staged >= 0 && !fstatat(staged, name, &st, AT_SYMLINK_NOFOLLOW)) ||
 	       (final >= 0 && !fstatat(final, name, &st, AT_SYMLINK_NOFOLLOW));
 }
 
@@ -331,7 +365,8 @@ int pq_stage_commit(struct pq_stage *s)
 	/* as mkdir(DIR, 0755) would have made it */
 	if (fchmod(s->fd, 0755 & ~mask) < 0)
 		return -errno;
-	ret = ift_rename_noreplace(s->parent, s->name, s->parent, s->base);
+	ret = !s->inside ? ift_rename_noreplace(s->at, s->name, s->parent, s->base)
+			 : -EEXIST;	/* inside DIR: into it */
 	if (!ret) {
 		close(s->fd);
 		s->fd = -1;
@@ -374,11 +409,13 @@ void pq_stage_free(struct pq_stage *s)
 		return;
 	if (s->fd >= 0) {
 		close(s->fd);
-		remove_tree(s->parent, s->name, 0);
+		remove_tree(s->at, s->name, 0);
 	}
 	while (s->nmoved)
 		free(s->moved[--s->nmoved]);
 	free(s->moved);
+	if (s->inside && s->at >= 0)
+		close(s->at);
 	if (s->parent >= 0)
 		close(s->parent);
 	free(s->base);

@@ -5,8 +5,9 @@
 /*
  * A Parquet export is whole or nothing (docs/sql.md, docs/security.md): its
  * files are written into a stage, a directory of its own beside DIR
- * (.BASE.ingero-XXXXXX, mode 0700), and moved into DIR only once every one
- * of them is written.  Where DIR is not there, the stage becomes DIR in one
+ * (.BASE.ingero-XXXXXX, mode 0700; inside an existing DIR, .ingero-XXXXXX,
+ * where DIR's parent cannot be written), and moved into DIR only once every
+ * one of them is written.  Where DIR is not there, the stage becomes DIR in one
  * rename.  Where it is, each partition (host=H, then rank=R) that DIR lacks
  * moves in one rename, and into a partition DIR has, each file moves by
  * itself, never replacing one (RENAME_NOREPLACE), the trace's marks last; a
@@ -32,7 +33,7 @@ int pq_stage_begin(const char *dir, struct pq_stage **out);
 int pq_stage_part(struct pq_stage *s, const char *host, const char *rank, int *staged,
 		  int *final, int *level);
 
-/* Whether NAME is taken in either directory of a partition (-1: none). */
+/* Whether NAME is taken in either directory of a partition (-1: not that one). */
 bool pq_stage_taken(int staged, int final, const char *name);
 
 /* Moves the stage's files into DIR as above: 0 or a negative errno. */

@@ -83,6 +83,22 @@ listed=$(cat $part/_ingero.* | sed -n 's/^file //p' | sort)
 grep -qx "source $B" $part/_ingero.* || fail "no mark names its source $B"
 no_stage pq
 
+# ---- a DIR of the user's in a directory they cannot write (a mount point) --
+if [ "$(id -u)" != 0 ] || ! command -v setpriv >/dev/null; then
+	skip_part "a DIR in a directory its user cannot write: needs root and setpriv"
+else
+	mkdir -p shut/pq && chmod 755 shut && chown nobody shut/pq
+	chmod 755 .
+	setpriv --reuid=nobody --regid=nogroup --clear-groups "$IFT" export --format parquet \
+		-i "$A" -o shut/pq >out 2>err
+	rc=$?
+	[ $rc = 0 ] || fail "export into nobody's DIR in root's directory: exit $rc: $(cat err)"
+	[ -f shut/$part/calls.parquet ] || fail "no calls.parquet in nobody's DIR: $(find shut | head)"
+	left=$(find shut -name '.*ingero-*')
+	[ -z "$left" ] || fail "a stage was left: $left"
+	[ "$(stat -c %U shut/$part/calls.parquet)" = nobody ] || fail "the files are not nobody's"
+fi
+
 # ---- a full disk: the export fails, DIR stays as it was -----------------------
 if [ "$(id -u)" != 0 ]; then
 	skip_part "a full disk: mounting a small tmpfs needs root"
