@@ -21,7 +21,9 @@ for d in "$T"/instances/ingero_*; do
 done
 
 mkfifo go
-"$IFT" -q record -o run.trace -- sh -c 'echo >up; read x <go' 2>rec.err &
+# the runtime named: a machine with no CUDA in the usual places gives a
+# run with no probes, whose helper has nothing to step aside between
+"$IFT" -q record --cuda-lib "$IFT_CUDART" -o run.trace -- sh -c 'echo >up; read x <go' 2>rec.err &
 rp=$!
 # the command runs: record's set-up is done and its lock let go
 for i in $(seq 1 600); do
