@@ -188,10 +188,10 @@ static json_object *input_schema(const struct tool *t)
 		json_object_object_add(p, "type", json_object_new_string(
 			s->type == A_INT ? "integer" : s->type == A_STR ? "string" : "boolean"));
 		if (s->type == A_INT) {
-			json_object_object_add(p, "minimum", json_object_new_int64(s->min));
-			json_object_object_add(p, "maximum", json_object_new_int64(s->max));
+			ift_json_add_i64(p, "minimum", s->min);
+			ift_json_add_i64(p, "maximum", s->max);
 			if (!s->required && s->def)
-				json_object_object_add(p, "default", json_object_new_int64(s->def));
+				ift_json_add_i64(p, "default", s->def);
 		} else if (s->type == A_STR) {
 			json_object_object_add(p, "maxLength", json_object_new_int64(s->max));
 		}
@@ -553,7 +553,7 @@ static int slow_calls(struct ift_mcp *m, const struct args *a, json_object **out
 		ift_json_add_u64(e, "pid", c->pid);
 		ift_json_add_u64(e, "tid", c->tid);
 		ift_json_add_text(e, "comm", ift_analysis_comm(an, c->tid, c->ts));
-		json_object_object_add(e, "ret", json_object_new_int64(c->ret));
+		ift_json_add_i64(e, "ret", c->ret);
 		ift_json_add_u64(e, "depth", c->depth);
 		ift_json_add_u64(e, "bytes", c->bytes);
 		ift_json_add_u64(e, "on_cpu_ns", c->on_cpu_ns);

@@ -108,7 +108,7 @@ static void json_op_latency(json_object *o, const struct ift_op_stats *s, bool b
 		for (size_t k = 0; k < s->nerrs; k++) {
 			json_object *e = json_object_new_object();
 
-			json_object_object_add(e, "ret", json_object_new_int64(s->errs[k].ret));
+			ift_json_add_i64(e, "ret", s->errs[k].ret);
 			ift_json_add_u64(e, "calls", s->errs[k].calls);
 			json_object_array_add(v, e);
 		}
@@ -601,8 +601,8 @@ static json_object *json_damage(const struct ift_recovery *rec)
 				rec->reason != -IFT_E_TRUNCATED));
 	json_object_object_add(o, "reason", rec->damaged ?
 			       json_object_new_string(ift_strerror(rec->reason)) : NULL);
-	json_object_object_add(o, "read_bytes", json_object_new_int64((int64_t)rec->good_bytes));
-	json_object_object_add(o, "file_bytes", json_object_new_int64((int64_t)rec->file_size));
+	ift_json_add_i64(o, "read_bytes", (int64_t)rec->good_bytes);
+	ift_json_add_i64(o, "file_bytes", (int64_t)rec->file_size);
 	return o;
 }
 
