@@ -111,6 +111,15 @@ struct ift_op {
 	const char *args[IFT_CALL_MAX_ARGS];
 };
 
+/*
+ * Whether the LEN bytes at S may name an op's argument: a C identifier of at
+ * most IFT_ARG_NAME_MAX bytes, as the catalog's names are.  Outputs take the
+ * names as keys (JSON members, SQL columns): the writer writes no other, and
+ * the reader calls a file with another damaged.
+ */
+#define IFT_ARG_NAME_MAX	63
+bool ift_arg_name_ok(const char *s, size_t len);
+
 struct ift_library {
 	const char *path;
 	const uint8_t *build_id;

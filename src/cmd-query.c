@@ -22,6 +22,7 @@
 
 #include "cli.h"
 #include "ift-export.h"
+#include "ift-words.h"
 
 static const char usage[] = "query [-i FILE] [--json|--csv] [--timeout SECONDS] \"SELECT ...\"";
 
@@ -257,9 +258,15 @@ static int run(struct ift_query *q, sqlite3_stmt *st, int format, double timeout
 		} else {
 			json_object *o = json_object_new_object();
 
-			for (int c = 0; c < ncols; c++)
-				json_object_object_add(o, sqlite3_column_name(st, c),
+			/* a column's name is the query's words: valid UTF-8 as a key */
+			for (int c = 0; c < ncols; c++) {
+				char *key = ift_text_dup(sqlite3_column_name(st, c),
+							 IFT_TEXT_UTF8_ALL);
+
+				json_object_object_add(o, key ? key : "?",
 						       ift_query_json(st, c, 0));
+				free(key);
+			}
 			printf("%s\n  %s", nrows ? "," : "",
 			       json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
 							      JSON_C_TO_STRING_NOSLASHESCAPE));

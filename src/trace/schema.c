@@ -66,3 +66,14 @@ int ift_table_by_name(const char *name)
 			return (int)t;
 	return -IFT_E_NO_TABLE;
 }
+
+bool ift_arg_name_ok(const char *s, size_t len)
+{
+	if (!len || len > IFT_ARG_NAME_MAX || (s[0] >= '0' && s[0] <= '9'))
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (!(s[i] == '_' || (s[i] >= '0' && s[i] <= '9') ||
+		      (s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z')))
+			return false;
+	return true;
+}

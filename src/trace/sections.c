@@ -175,10 +175,49 @@ static int parse_stacks(struct ift_trace *t, struct rd *r)
 	return 0;
 }
 
+/* Frees the ops from FROM on: a section that fails adds none. */
+static void drop_ops(struct ift_trace *t, size_t from)
+{
+	while (t->nops > from) {
+		struct ift_op *op = &t->ops[--t->nops];
+
+		free((char *)op->name);
+		for (unsigned a = 0; a < op->nargs; a++)
+			free((char *)op->args[a]);
+	}
+}
+
+static int parse_op(struct rd *r, struct ift_op *op)
+{
+	uint64_t api, nargs;
+	const uint8_t *name;
+	size_t len;
+	char *s;
+
+	memset(op, 0, sizeof(*op));
+	if (!rd_strdup(r, &s))
+		return -IFT_E_CORRUPT;
+	op->name = s;
+	if (!rd_varint(r, &api) || !rd_varint_max(r, IFT_CALL_MAX_ARGS, &nargs))
+		return -IFT_E_CORRUPT;
+	op->api = (enum ift_api)api;
+	for (unsigned i = 0; i < nargs; i++) {
+		if (!rd_str(r, &name, &len) || !ift_arg_name_ok((const char *)name, len))
+			return -IFT_E_CORRUPT;
+		if (!(s = dup_bytes(name, len)))
+			return -ENOMEM;
+		op->args[i] = s;
+		op->nargs++;
+	}
+	return 0;
+}
+
 static int parse_ops(struct ift_trace *t, struct rd *r)
 {
-	uint64_t first, n, api, nargs;
+	size_t before = t->nops;
+	uint64_t first, n;
 	struct ift_op *v;
+	int ret = 0;
 
 	if (!rd_varint(r, &first) || first != t->nops + 1 ||
 	    !rd_varint_max(r, rd_left(r) / 3, &n))
@@ -187,27 +226,13 @@ static int parse_ops(struct ift_trace *t, struct rd *r)
 	if (!v)
 		return -ENOMEM;
 	t->ops = v;
-	while (n--) {
-		struct ift_op *op = &t->ops[t->nops];
-		char *s;
-
-		memset(op, 0, sizeof(*op));
-		if (!rd_strdup(r, &s))
-			return -IFT_E_CORRUPT;
-		op->name = s;
-		t->nops++;	/* owned from here on, freed with the trace */
-		if (!rd_varint(r, &api) ||
-		    !rd_varint_max(r, IFT_CALL_MAX_ARGS, &nargs))
-			return -IFT_E_CORRUPT;
-		op->api = (enum ift_api)api;
-		for (unsigned i = 0; i < nargs; i++) {
-			if (!rd_strdup(r, &s))
-				return -IFT_E_CORRUPT;
-			op->args[i] = s;
-			op->nargs++;
-		}
+	while (n-- && !ret) {
+		/* owned from here on, freed with the trace or by drop_ops() */
+		ret = parse_op(r, &t->ops[t->nops++]);
 	}
-	return 0;
+	if (ret < 0)
+		drop_ops(t, before);
+	return ret;
 }
 
 static int parse_schema(struct ift_trace *t, struct rd *r)

@@ -560,6 +560,9 @@ int ift_writer_op(struct ift_writer *w, const struct ift_op *op)
 		return -IFT_E_FINISHED;
 	if (op->nargs > IFT_CALL_MAX_ARGS || !op->name || !*op->name)
 		return -EINVAL;
+	for (unsigned i = 0; i < op->nargs; i++)
+		if (!op->args[i] || !ift_arg_name_ok(op->args[i], strlen(op->args[i])))
+			return -EINVAL;
 	buf_str(&w->ops, op->name);
 	buf_varint(&w->ops, op->api);
 	buf_varint(&w->ops, op->nargs);

@@ -4,8 +4,9 @@
 # sanitizer build: no crash, hang or sanitizer report, exit 0 or 1 with its
 # one-line error, strict JSON, no unfinished output left
 # (tests/fuzz/fuzz-cli.sh).  IFT_FUZZ_CLI_TIME seconds, 120 by default;
-# `make fuzz-cli` runs longer campaigns.  The seed is printed: a failure is
-# run again with FUZZ_CLI_SEED=N, and its input is kept beside the test.
+# The inputs that once failed (tests/fuzz/cli-regress) run first, then those
+# of one fixed seed (IFT_FUZZ_CLI_SEED, 1 by default), so that a run finds
+# what an earlier one did: `make fuzz-cli` runs new seeds, for longer.
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 san=${IFT_SAN:-}
 if [ -z "$san" ] || [ ! -x "$san" ]; then
@@ -14,6 +15,7 @@ if [ -z "$san" ] || [ ! -x "$san" ]; then
 	exit 2
 fi
 bash "$IFT_SRC/tests/fuzz/fuzz-cli.sh" --bin "$san" --time "${IFT_FUZZ_CLI_TIME:-120}" \
+	--seed "${IFT_FUZZ_CLI_SEED:-1}" \
 	--keep "$PWD/kept" >fuzz.out 2>&1
 rc=$?
 grep '^FAIL' fuzz.out | head -10

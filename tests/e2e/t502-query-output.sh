@@ -106,6 +106,11 @@ cmp -s q.csv want.csv || fail "csv quoting: got $(od -c q.csv | head -5)"
 "$IFT" query -i g.db --json "SELECT 'a\"b' AS s, 1.5 AS f, NULL AS z, -3 AS i" >q.json
 python3 -c 'import json, sys; v = json.load(open(sys.argv[1])); sys.exit(v != [{"s": "a\"b", "f": 1.5, "z": None, "i": -3}])' q.json ||
 	fail "json values: $(cat q.json)"
+# a column named in bytes that are no UTF-8: still a key a strict parser reads
+"$IFT" query -i g.db --json "$(printf 'SELECT 1 AS "k\377\376", 2 AS "\303\251"')" >keys.json ||
+	fail "query --json with a column name of bad UTF-8 failed"
+python3 -c 'import json, sys; v = json.loads(open(sys.argv[1], "rb").read().decode()); sys.exit(v != [{"k\ufffd\ufffd": 1, "\u00e9": 2}])' keys.json ||
+	fail "json keys of bad UTF-8: $(od -c keys.json | head -3)"
 "$IFT" query -i g.db --json "SELECT 1 WHERE 0" >empty.json
 python3 -c 'import json, sys; sys.exit(json.load(open(sys.argv[1])) != [])' empty.json || fail "json of no rows: $(cat empty.json)"
 # a control character in the table does not break the line

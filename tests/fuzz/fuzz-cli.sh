@@ -12,8 +12,9 @@
 #   - writes JSON (report, dump, Perfetto, MCP) that a strict parser refuses;
 #   - leaves an unfinished output (FILE.part) or an export's stage behind.
 # Each failing input is kept in DIR (default build-fuzz/cli-crashes) with the
-# command that failed on it.  The seed is printed: --seed N runs the same
-# inputs again.  Exit 0 when nothing failed, 1 otherwise, 2 when it cannot
+# command that failed on it, and named by its fixture and R: a line "FIXTURE R"
+# in tests/fuzz/cli-regress runs it first in every later run.  The seed is
+# printed: --seed N runs the same inputs again.  Exit 0 when nothing failed, 1 otherwise, 2 when it cannot
 # run.
 set -u
 src=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -32,6 +33,7 @@ while [ $# -gt 0 ]; do
 	shift
 done
 [ -x "$bin" ] || { echo "fuzz-cli: no binary $bin (make SAN=address,undefined all)" >&2; exit 2; }
+bin=$(realpath "$bin")	# the commands run in a work directory
 command -v python3 >/dev/null || { echo "fuzz-cli: needs python3" >&2; exit 2; }
 
 seeds=()
@@ -83,15 +85,13 @@ failed() {	# input name why
 	n=$keep/$2-$seed-$inputs
 	cp "$1" "$n.trace"
 	printf '%s %s\n# %s\n' "$bin" "$args" "$3" >"$n.cmd"
-	echo "FAIL: $2 on a mutation of ${from##*/} ($what): $3 (kept: $n.trace)"
+	echo "FAIL: $2 on mutation $r of ${from#"$src"/} ($what): $3 (kept: $n.trace)"
 }
 
-start=$SECONDS
-while [ $((SECONDS - start)) -lt "$time_s" ]; do
+# try_input FROM R: the mutation R of trace FROM through every command
+try_input() {
+	local from=$1 r=$2 d=$work/in what k c name rc bad left
 	inputs=$((inputs + 1))
-	r=$((seed + inputs))
-	from=${seeds[$((r % ${#seeds[@]}))]}
-	d=$work/in
 	rm -rf "$d" && mkdir "$d" && cd "$d" || exit 2
 	what=$(python3 "$src/tests/fuzz/mutate.py" "$from" t.trace "$r") || exit 2
 	IFS=+ read -ra ks <<<"${what%% *}"
@@ -148,7 +148,21 @@ PY
 	args="(outputs)"
 	[ -z "$left" ] || failed t.trace leftovers "unfinished outputs left: $left"
 	cd "$work" || exit 2
+}
+
+# first the inputs that once failed (cli-regress: a fixture and its R each),
+# then new ones for TIME seconds
+start=$SECONDS
+while read -r f r _; do
+	case $f in ''|'#'*) continue ;; esac
+	[ -f "$src/$f" ] || { echo "fuzz-cli: cli-regress names $f: no such fixture" >&2; exit 2; }
+	try_input "$src/$f" "$r"
+done <"$src/tests/fuzz/cli-regress"
+regressions=$inputs
+while [ $((SECONDS - start)) -lt "$time_s" ]; do
+	r=$((seed + inputs - regressions + 1))
+	try_input "${seeds[$((r % ${#seeds[@]}))]}" "$r"
 done
-echo "fuzz-cli: seed $seed: $inputs inputs ($damaged read as damaged; mutations:" \
+echo "fuzz-cli: seed $seed: $inputs inputs ($regressions from cli-regress, $damaged read as damaged; mutations:" \
 	"$(echo "${!kinds[@]}" | tr ' ' '\n' | sort | tr '\n' ' ')), $runs commands in $((SECONDS - start)) s, $failures failed"
 [ $failures = 0 ]

@@ -33,6 +33,7 @@
 #define HDR		64	/* file header */
 #define SHDR		24	/* section header */
 #define TRAILER		16
+#define SEC_OPS		6
 #define SEC_TASKS	8
 #define SEC_CHUNK	4
 #define SEC_INDEX	9
@@ -865,6 +866,63 @@ static void test_unknown_sections(void **state)
 	}
 }
 
+/*
+ * An op's argument names become keys (JSON members, SQL columns): a name
+ * that is no identifier is damage, though its checksums hold, and the writer
+ * writes none.
+ */
+static void test_arg_names(void **state)
+{
+	static const char *bad[] = { "\xfftr", "1st", "a b", "d\"y", "", "dst\n",
+		"x123456789012345678901234567890123456789012345678901234567890123" };
+	struct ift_writer_opts opts = { 0 };
+	struct ift_op op = { "cudaFree", IFT_API_RUNTIME, 1, { "ptr" } };
+	const struct section *ops = NULL;
+	char part[PATH_MAX + 8];
+	struct ift_writer *w;
+
+	(void)state;
+	w = ift_writer_create(work_path, &opts);
+	assert_non_null(w);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		op.args[0] = bad[i];
+		assert_int_equal(ift_writer_op(w, &op), -EINVAL);
+	}
+	op.args[0] = "x12345678901234567890123456789012345678901234567890123456789012";
+	assert_int_equal(ift_writer_op(w, &op), 1);
+	ift_writer_free(w);	/* unfinished: leaves PATH.part */
+	snprintf(part, sizeof(part), "%s.part", work_path);
+	assert_int_equal(unlink(part), 0);
+
+	/* "dst" in the original's ops section, each bad byte with CRCs redone */
+	for (size_t i = 0; i < O.nsecs && !ops; i++)
+		if (O.secs[i].type == SEC_OPS)
+			ops = &O.secs[i];
+	assert_non_null(ops);
+	for (const char *c = "\xff \"/.-\x80\x01"; *c; c++) {
+		uint8_t *b = malloc(O.size), *h = NULL, *p;
+		size_t plen = (size_t)(ops->end - ops->off - SHDR);
+		struct ift_trace *t;
+
+		assert_non_null(b);
+		memcpy(b, O.bytes, O.size);
+		h = b + ops->off;
+		p = memmem(h + SHDR, plen, "\003dst", 4);
+		assert_non_null(p);
+		p[2] = (uint8_t)*c;
+		put_le32(h + 16, (uint32_t)crc32(0, h + SHDR, (uInt)plen));
+		put_le32(h + 20, (uint32_t)crc32(0, h, 20));
+		write_file(work_path, b, O.size);
+		free(b);
+		assert_int_equal(ift_trace_open(work_path, IFT_OPEN_VERIFY, &t), 0);
+		assert_true(ift_trace_recovery(t)->damaged);
+		assert_int_equal(ift_trace_recovery(t)->good_bytes, ops->off);
+		assert_int_equal(ift_trace_recovery(t)->reason, -IFT_E_CORRUPT);
+		assert_null(ift_trace_op(t, 1));
+		ift_trace_close(t);
+	}
+}
+
 static int setup(void **state)
 {
 	size_t n;
@@ -916,6 +974,7 @@ int main(void)
 		cmocka_unit_test(test_header_versions),
 		cmocka_unit_test(test_header_size),
 		cmocka_unit_test(test_unknown_sections),
+		cmocka_unit_test(test_arg_names),
 	};
 
 	return cmocka_run_group_tests_name("damage", tests, setup, teardown);
