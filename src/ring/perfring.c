@@ -203,6 +203,7 @@ static int on_record(void *arg, const struct perf_event_header *h)
 	size_t len = h->size - sizeof(*h);
 	uint64_t ts, lost;
 	uint32_t size;
+	int ret;
 
 	switch (h->type) {
 	case PERF_RECORD_SAMPLE:
@@ -212,8 +213,12 @@ static int on_record(void *arg, const struct perf_event_header *h)
 		memcpy(&size, b + 8, 4);
 		if (size > len - 12)
 			return 0;
-		rc->p->st.records++;
-		return rc->fn(rc->ctx, rc->cpu, ts, b + 12, size);
+		/* a record FN refuses stays in the ring, handed again: counted
+		   once, when taken */
+		ret = rc->fn(rc->ctx, rc->cpu, ts, b + 12, size);
+		if (ret == 0)
+			rc->p->st.records++;
+		return ret;
 	case PERF_RECORD_LOST:
 		/* u64 id, u64 lost */
 		if (len >= 16) {
