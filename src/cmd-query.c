@@ -165,6 +165,44 @@ static void csv_field(const char *raw, size_t len)
 
 /* Steps ST to the end, printing as FORMAT says; TIMEOUT (s) names the limit
    that stopped it.  Returns 0 or -1 (said why). */
+/* The row at ST as a CSV line (RFC 4180), blobs as hex. */
+static void put_csv_row(sqlite3_stmt *st, int ncols)
+{
+	for (int c = 0; c < ncols; c++) {
+		if (c)
+			putchar(',');
+		if (sqlite3_column_type(st, c) == SQLITE_BLOB) {
+			char *hex = ift_query_hex(sqlite3_column_blob(st, c),
+						  (size_t)sqlite3_column_bytes(st, c));
+
+			fputs(hex ? hex : "", stdout);
+			free(hex);
+		} else if (sqlite3_column_type(st, c) != SQLITE_NULL) {
+			csv_field((const char *)sqlite3_column_text(st, c),
+				  (size_t)sqlite3_column_bytes(st, c));
+		}
+	}
+	fputs("\r\n", stdout);
+}
+
+/* The row at ST as one member of the JSON array, row NROWS from 0. */
+static void put_json_row(sqlite3_stmt *st, int ncols, size_t nrows)
+{
+	json_object *o = json_object_new_object();
+
+	/* a column's name is the query's words: valid UTF-8 as a key */
+	for (int c = 0; c < ncols; c++) {
+		char *key = ift_text_dup(sqlite3_column_name(st, c), IFT_TEXT_UTF8_ALL);
+
+		json_object_object_add(o, key ? key : "?", ift_query_json(st, c, 0));
+		free(key);
+	}
+	printf("%s\n  %s", nrows ? "," : "",
+	       json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+					      JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(o);
+}
+
 static int run(struct ift_query *q, sqlite3_stmt *st, int format, double timeout)
 {
 	int ncols = sqlite3_column_count(st), rc, ret = 0;
@@ -240,37 +278,9 @@ static int run(struct ift_query *q, sqlite3_stmt *st, int format, double timeout
 				ret = error("query: %s", strerror(ENOMEM));
 			}
 		} else if (format == OUT_CSV) {
-			for (int c = 0; c < ncols; c++) {
-				if (c)
-					putchar(',');
-				if (sqlite3_column_type(st, c) == SQLITE_BLOB) {
-					char *hex = ift_query_hex(sqlite3_column_blob(st, c),
-							     (size_t)sqlite3_column_bytes(st, c));
-
-					fputs(hex ? hex : "", stdout);
-					free(hex);
-				} else if (sqlite3_column_type(st, c) != SQLITE_NULL) {
-					csv_field((const char *)sqlite3_column_text(st, c),
-						  (size_t)sqlite3_column_bytes(st, c));
-				}
-			}
-			fputs("\r\n", stdout);
+			put_csv_row(st, ncols);
 		} else {
-			json_object *o = json_object_new_object();
-
-			/* a column's name is the query's words: valid UTF-8 as a key */
-			for (int c = 0; c < ncols; c++) {
-				char *key = ift_text_dup(sqlite3_column_name(st, c),
-							 IFT_TEXT_UTF8_ALL);
-
-				json_object_object_add(o, key ? key : "?",
-						       ift_query_json(st, c, 0));
-				free(key);
-			}
-			printf("%s\n  %s", nrows ? "," : "",
-			       json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
-							      JSON_C_TO_STRING_NOSLASHESCAPE));
-			json_object_put(o);
+			put_json_row(st, ncols, nrows);
 		}
 		nrows++;
 	}
