@@ -184,7 +184,7 @@ struct ift_process_info {
 
 /*
  * One CUDA call with what happened to its thread inside it.  on_cpu_ns +
- * runqueue_ns + blocked_ns is dur_ns but for time the state machine could
+ * runqueue_wait_ns + blocked_ns is dur_ns but for time the state machine could
  * not tell (lost events).
  */
 struct ift_call_info {
@@ -192,7 +192,7 @@ struct ift_call_info {
 	uint64_t dur_ns;
 	int64_t ret;
 	uint64_t bytes;
-	uint64_t on_cpu_ns, runqueue_ns, blocked_ns;
+	uint64_t on_cpu_ns, runqueue_wait_ns, blocked_ns;
 	uint64_t max_off_cpu_ns;	/* longest single stall inside it */
 	uint64_t page_alloc_bytes;	/* by its own thread, inside it */
 	uint32_t tid, pid, op;

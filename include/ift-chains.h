@@ -48,6 +48,8 @@ struct ift_chain_step {
 struct ift_chain_num {
 	const char *key;		/* a documented evidence key */
 	uint64_t value;
+	bool old;			/* KEY's name of 0.1, beside the new one until
+					   0.2 (docs/report.md, Names): data only */
 };
 
 /* A task named by the evidence, with what it did to the CUDA thread. */

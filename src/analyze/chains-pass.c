@@ -428,7 +428,7 @@ static void split_call(const struct ift_call_info *cl, uint64_t p50, bool wait_o
 {
 	uint64_t e = cl->dur_ns - p50, rest, oc, pg;
 
-	part[IFT_CAUSE_CPU_CONTENTION] = az_min(e, cl->runqueue_ns);
+	part[IFT_CAUSE_CPU_CONTENTION] = az_min(e, cl->runqueue_wait_ns);
 	rest = e - part[IFT_CAUSE_CPU_CONTENTION];
 	oc = cl->on_cpu_ns > p50 ? cl->on_cpu_ns - p50 : 0;
 	pg = cl->page_allocs ? az_min(az_min(rest, oc), cl->page_alloc_bytes / page_size *
@@ -459,8 +459,8 @@ static int call_waited(struct ift_chains *c, struct opacc *o, const struct ift_c
 	}
 	if (ret < 0)
 		return ret;
-	rq = cl->runqueue_ns - az_min(cl->runqueue_ns, exc);
-	o->excused += cl->runqueue_ns - rq;
+	rq = cl->runqueue_wait_ns - az_min(cl->runqueue_wait_ns, exc);
+	o->excused += cl->runqueue_wait_ns - rq;
 	if (!rq)
 		return 0;
 	o->waiting++;
@@ -512,10 +512,10 @@ static int call_device(struct ift_chains *c, const struct ift_analysis *a,
 		ct->ndev--;
 	}
 	v = end > from ? end - from : 0;
-	v = v > cl->runqueue_ns ? v - cl->runqueue_ns : 0;
+	v = v > cl->runqueue_wait_ns ? v - cl->runqueue_wait_ns : 0;
 	c->dev.wait[cl->op] += v;
 	c->dev.total += v;
-	c->dev.runq += cl->runqueue_ns;
+	c->dev.runq += cl->runqueue_wait_ns;
 	return worst_keep(&c->dev.worst, cl, NULL, seq, v);
 }
 
@@ -530,7 +530,7 @@ static void hook_call(void *ctx, const struct ift_analysis *a, const struct ift_
 	    !a->opq[cl->op].calls || !ch_steady(a, cl->tid, cl->ts))
 		return;
 	o = &c->opacc[cl->op];
-	if (cl->runqueue_ns)
+	if (cl->runqueue_wait_ns)
 		ret = call_waited(c, o, cl, at, seq);
 	if (ret >= 0 && o->flagged && cl->dur_ns >= o->thr)
 		ret = call_slow(c, o, cl, at, seq);

@@ -186,7 +186,13 @@ void ch_cb_step(struct cb *b, uint64_t ts, const char *layer, const char *text)
 void ch_cb_num(struct cb *b, const char *key, uint64_t v)
 {
 	if (b->nnums < 32)
-		b->nums[b->nnums++] = (struct ift_chain_num){ key, v };
+		b->nums[b->nnums++] = (struct ift_chain_num){ key, v, false };
+}
+
+void ch_cb_old_num(struct cb *b, const char *key, uint64_t v)
+{
+	if (b->nnums < 32)
+		b->nums[b->nnums++] = (struct ift_chain_num){ key, v, true };
 }
 
 void ch_cb_rec(struct cb *b, const char *text)
@@ -831,7 +837,7 @@ int ch_slow_steps(struct cb *b, const struct opacc *o, enum ift_cause cause)
 	free(u.v);
 	if (ut)
 		ch_cb_step(b, w->ts, "system", ch_printf(c, "on the CPUs meanwhile: %s", ut));
-	if (w->involuntary || w->runqueue_ns) {
+	if (w->involuntary || w->runqueue_wait_ns) {
 		const struct ift_call_attr *at = o->worst[cause].at;
 		const char *by = NULL;
 
@@ -844,13 +850,13 @@ int ch_slow_steps(struct cb *b, const struct opacc *o, enum ift_cause cause)
 			ch_cb_step(b, w->ts, "host", ch_printf(c, "preempted %u time%s, %s waiting "
 						     "for a CPU%s%s%s", w->involuntary,
 						     w->involuntary > 1 ? "s" : "",
-						     ch_dur(d1, sizeof(d1), w->runqueue_ns),
+						     ch_dur(d1, sizeof(d1), w->runqueue_wait_ns),
 						     by ? " while " : "", by ? by : "",
 						     by ? " ran" : ""));
 		else
 			ch_cb_step(b, w->ts, "host", ch_printf(c, "woken, then %s waiting for a "
 						     "CPU%s%s%s", ch_dur(d1, sizeof(d1),
-								     w->runqueue_ns),
+								     w->runqueue_wait_ns),
 						     by ? " while " : "", by ? by : "",
 						     by ? " ran" : ""));
 	}

@@ -63,7 +63,8 @@ static int slow_chain(struct ift_chains *c, struct opacc *o, enum ift_cause caus
 		ch_cb_num(&b, "cause_ns", o->part[cause]);
 		ch_cb_num(&b, "runqueue_wait_ns", o->runq);
 		ch_cb_num(&b, "excused_ns", o->excused);
-		ch_cb_num(&b, "preemptions", o->preempt);
+		ch_cb_num(&b, "involuntary_switches", o->preempt);
+		ch_cb_old_num(&b, "preemptions", o->preempt);
 		ch_cb_num(&b, "page_allocs", o->pages);
 		ch_cb_num(&b, "page_alloc_bytes", o->page_bytes);
 		ch_cb_num(&b, "page_fault_ns", c->page_ns);
@@ -357,7 +358,7 @@ static int gpu_bound_chain(struct ift_chains *c, uint64_t wall)
 		ch_cb_step(&b, worst->ts + worst->dur_ns, "cuda",
 			ch_printf(c, "%s returns after %s, %s of it waiting for a CPU",
 				  ch_op_name(c, worst->op), ch_dur(d1, sizeof(d1), worst->dur_ns),
-				  worst->runqueue_ns ? "some" : "none"));
+				  worst->runqueue_wait_ns ? "some" : "none"));
 		ch->summary = ch_printf(c, "GPU-bound -> the CUDA threads spent %u%% of their "
 					"active time waiting for the device in %s, the CPUs %u%% "
 					"busy -> the host keeps the GPU fed; nothing to fix on "

@@ -306,6 +306,8 @@ int ch_cb_finish(struct cb *b);
 
 /* ---- chains-text.c: a chain in words: steps, numbers, tasks, advice */
 void ch_cb_num(struct cb *b, const char *key, uint64_t v);
+/* KEY, a name of 0.1 that a figure had, beside its new one until 0.2 */
+void ch_cb_old_num(struct cb *b, const char *key, uint64_t v);
 
 /* ---- chains-text.c: a chain in words: steps, numbers, tasks, advice */
 void ch_cb_rec(struct cb *b, const char *text);

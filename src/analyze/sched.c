@@ -114,7 +114,7 @@ static void call_add(struct ift_call_info *c, unsigned st, uint64_t ns)
 		c->on_cpu_ns += ns;
 		break;
 	case IFT_SCHED_RUNNABLE:
-		c->runqueue_ns += ns;
+		c->runqueue_wait_ns += ns;
 		break;
 	case IFT_SCHED_BLOCKED:
 		c->blocked_ns += ns;

@@ -372,10 +372,15 @@ static int put_call(struct px *x, const uint64_t *r)
 			fprintf(f, ",\"direction\":\"%s\"", dir_name[c->copy_dir]);
 		/* what did not happen is left out: most calls never leave the CPU */
 		const struct { const char *key; uint64_t v; } opt[] = {
-			{ "runqueue_ns", c->runqueue_ns }, { "blocked_ns", c->blocked_ns },
+			{ "runqueue_wait_ns", c->runqueue_wait_ns },
+			{ "blocked_ns", c->blocked_ns },
 			{ "max_off_cpu_ns", c->max_off_cpu_ns },
-			{ "involuntary", c->involuntary }, { "voluntary", c->voluntary },
+			{ "involuntary_switches", c->involuntary },
+			{ "voluntary_switches", c->voluntary },
 			{ "page_allocs", c->page_allocs },
+			/* the names of 0.1, kept until 0.2 (docs/report.md, Names) */
+			{ "runqueue_ns", c->runqueue_wait_ns },
+			{ "involuntary", c->involuntary }, { "voluntary", c->voluntary },
 		};
 
 		fprintf(f, ",\"on_cpu_ns\":%" PRIu64, c->on_cpu_ns);

@@ -51,9 +51,11 @@ static const char schema[] =
 	" ret INTEGER, flags INTEGER, no_return INTEGER, depth INTEGER,"
 	" parent_id INTEGER, a0 INTEGER, a1 INTEGER, a2 INTEGER, a3 INTEGER,"
 	" a4 INTEGER, a5 INTEGER, bytes INTEGER, on_cpu_ns INTEGER,"
-	" runqueue_ns INTEGER, blocked_ns INTEGER, max_off_cpu_ns INTEGER,"
-	" involuntary INTEGER, voluntary INTEGER, page_allocs INTEGER,"
-	" page_alloc_bytes INTEGER, stack_id INTEGER);\n"
+	" runqueue_wait_ns INTEGER, blocked_ns INTEGER, max_off_cpu_ns INTEGER,"
+	" involuntary_switches INTEGER, voluntary_switches INTEGER,"
+	" page_allocs INTEGER, page_alloc_bytes INTEGER, stack_id INTEGER,"
+	/* the names of 0.1, kept until 0.2 (docs/report.md, Names) */
+	" runqueue_ns INTEGER, involuntary INTEGER, voluntary INTEGER);\n"
 	"CREATE TABLE stacks(stack_id INTEGER, depth INTEGER, module TEXT,"
 	" offset INTEGER, symbol TEXT, symoff INTEGER, flags INTEGER, frame TEXT,"
 	" python INTEGER, line INTEGER, PRIMARY KEY(stack_id, depth));\n"
@@ -75,11 +77,14 @@ static const char schema[] =
 	" value INTEGER);\n"
 	"CREATE TABLE threads(tid INTEGER, pid INTEGER, ppid INTEGER, comm TEXT,"
 	" is_thread INTEGER, start_ts INTEGER, exit_ts INTEGER, role TEXT,"
-	" first_ts INTEGER, last_ts INTEGER, on_cpu_ns INTEGER,"
-	" runqueue_wait_ns INTEGER, blocked_ns INTEGER, involuntary INTEGER,"
-	" voluntary INTEGER, wakeups INTEGER, max_off_cpu_ns INTEGER,"
-	" max_off_cpu_ts INTEGER, page_allocs INTEGER, page_alloc_bytes INTEGER,"
-	" cuda_calls INTEGER, cuda_ns INTEGER);\n"
+	" first_seen_ts INTEGER, last_seen_ts INTEGER, on_cpu_ns INTEGER,"
+	" runqueue_wait_ns INTEGER, blocked_ns INTEGER,"
+	" involuntary_switches INTEGER, voluntary_switches INTEGER,"
+	" wakeups INTEGER, max_off_cpu_ns INTEGER, max_off_cpu_at_ts INTEGER,"
+	" page_allocs INTEGER, page_alloc_bytes INTEGER, cuda_calls INTEGER,"
+	" cuda_ns INTEGER,"
+	" first_ts INTEGER, last_ts INTEGER, involuntary INTEGER, voluntary INTEGER,"
+	" max_off_cpu_ts INTEGER);\n"
 	"CREATE TABLE thread_names(tid INTEGER, pid INTEGER, ts INTEGER, comm TEXT);\n"
 	"CREATE TABLE processes(pid INTEGER, ppid INTEGER, comm TEXT, names TEXT,"
 	" start_ts INTEGER, exit_ts INTEGER, role TEXT);\n"
@@ -129,12 +134,15 @@ static const char views[] =
 	"  ORDER BY p.start_ts DESC LIMIT 1) AS comm,"
 	" (SELECT role FROM processes p WHERE p.pid = t.pid"
 	"  ORDER BY p.start_ts DESC LIMIT 1) AS role,"
-	" COUNT(*) AS threads, SUM(cuda_calls) AS cuda_calls, SUM(cuda_ns) AS cuda_ns,"
-	" SUM(on_cpu_ns) AS on_cpu_ns, SUM(runqueue_wait_ns) AS runqueue_wait_ns,"
-	" SUM(blocked_ns) AS blocked_ns, SUM(involuntary) AS involuntary,"
-	" SUM(voluntary) AS voluntary, SUM(wakeups) AS wakeups,"
+	" COUNT(*) AS thread_count, SUM(cuda_calls) AS cuda_calls,"
+	" SUM(cuda_ns) AS cuda_ns, SUM(on_cpu_ns) AS on_cpu_ns,"
+	" SUM(runqueue_wait_ns) AS runqueue_wait_ns, SUM(blocked_ns) AS blocked_ns,"
+	" SUM(involuntary_switches) AS involuntary_switches,"
+	" SUM(voluntary_switches) AS voluntary_switches, SUM(wakeups) AS wakeups,"
 	" MAX(max_off_cpu_ns) AS max_off_cpu_ns, SUM(page_allocs) AS page_allocs,"
-	" SUM(page_alloc_bytes) AS page_alloc_bytes\n"
+	" SUM(page_alloc_bytes) AS page_alloc_bytes,"
+	" COUNT(*) AS threads, SUM(involuntary_switches) AS involuntary,"
+	" SUM(voluntary_switches) AS voluntary\n"
 	"FROM threads t WHERE t.on_cpu_ns IS NOT NULL GROUP BY t.pid\n"
 	"ORDER BY cuda_ns DESC, runqueue_wait_ns + blocked_ns DESC, t.pid;\n"
 	/* each op's call sites (record --stack), as report lists them: the
@@ -198,7 +206,7 @@ static const char indexes[] =
 /* The insert of each trace table: as many ?s as ins_*() binds. */
 static const char *const insert_sql[IFT_T_NR] = {
 	[IFT_T_CALLS] = "INSERT INTO calls VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
-			"?,?,?,?,?,?,?,?,?,?,?,?)",
+			"?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 	[IFT_T_SWITCHES] = "INSERT INTO switches VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)",
 	[IFT_T_WAKEUPS] = "INSERT INTO wakeups VALUES(?,?,?,?,?,?,?,?,?,?,?)",
 	[IFT_T_PAGE_ALLOCS] = "INSERT INTO page_allocs VALUES(?,?,?,?,?,?,?,?,?)",
@@ -378,7 +386,7 @@ static int ins_call(struct exp *x, sqlite3_stmt *st, const uint64_t *r)
 	if (c) {
 		b_u64(st, &i, c->bytes);
 		b_u64(st, &i, c->on_cpu_ns);
-		b_u64(st, &i, c->runqueue_ns);
+		b_u64(st, &i, c->runqueue_wait_ns);
 		b_u64(st, &i, c->blocked_ns);
 		b_u64(st, &i, c->max_off_cpu_ns);
 		b_u64(st, &i, c->involuntary);
@@ -393,6 +401,15 @@ static int ins_call(struct exp *x, sqlite3_stmt *st, const uint64_t *r)
 		b_u64(st, &i, r[IFT_CALL_STACK]);
 	else
 		b_null(st, &i);
+	/* the old names: runqueue_ns, involuntary, voluntary */
+	if (c) {
+		b_u64(st, &i, c->runqueue_wait_ns);
+		b_u64(st, &i, c->involuntary);
+		b_u64(st, &i, c->voluntary);
+	} else {
+		for (int k = 0; k < 3; k++)
+			b_null(st, &i);
+	}
 	ret = step(x, st);
 	if (ret < 0 || !c)
 		return ret;
@@ -735,6 +752,7 @@ static int ins_thread(struct exp *x, sqlite3_stmt *st, const struct ift_task *tk
 		      const struct ift_thread_info *th)
 {
 	const struct ift_analysis_summary *s = ift_analysis_summary(x->m.a);
+	uint64_t first, last;
 	int i = 0;
 
 	b_u64(st, &i, tk ? tk->tid : th->tid);
@@ -751,13 +769,15 @@ static int ins_thread(struct exp *x, sqlite3_stmt *st, const struct ift_task *tk
 	else
 		b_null(st, &i);
 	if (!th) {
-		for (int k = 0; k < 15; k++)
+		for (int k = 0; k < 15 + 5; k++)
 			b_null(st, &i);
 		return step(x, st);
 	}
+	first = s->start_ts + th->first_ns;
+	last = s->start_ts + th->last_ns;
 	b_str(st, &i, th->role);
-	b_u64(st, &i, s->start_ts + th->first_ns);
-	b_u64(st, &i, s->start_ts + th->last_ns);
+	b_u64(st, &i, first);
+	b_u64(st, &i, last);
 	b_u64(st, &i, th->sched.on_cpu_ns);
 	b_u64(st, &i, th->sched.runqueue_wait_ns);
 	b_u64(st, &i, th->sched.blocked_ns);
@@ -773,6 +793,16 @@ static int ins_thread(struct exp *x, sqlite3_stmt *st, const struct ift_task *tk
 	b_u64(st, &i, th->sched.page_alloc_bytes);
 	b_u64(st, &i, th->cuda_calls);
 	b_u64(st, &i, th->cuda_ns);
+	/* the old names: first_ts, last_ts, involuntary, voluntary,
+	   max_off_cpu_ts */
+	b_u64(st, &i, first);
+	b_u64(st, &i, last);
+	b_u64(st, &i, th->sched.involuntary);
+	b_u64(st, &i, th->sched.voluntary);
+	if (th->sched.max_off_cpu_ns)
+		b_u64(st, &i, s->start_ts + th->sched.max_off_cpu_at);
+	else
+		b_null(st, &i);
 	return step(x, st);
 }
 
@@ -850,7 +880,8 @@ static int export_tasks(struct exp *x)
 	}
 	qsort(bt, nbt, sizeof(*bt), cmp_by_task);
 
-	ret = prepare(x, "INSERT INTO threads VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+	ret = prepare(x, "INSERT INTO threads VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
+		      "?,?,?,?,?)",
 		      &th);
 	if (ret >= 0)
 		ret = prepare(x, "INSERT INTO thread_names VALUES(?,?,?,?)", &nm);

@@ -304,6 +304,10 @@ static int trace_stats(struct ift_mcp *m, const struct args *a, json_object **ou
 	json_object_object_add(v, "damaged", json_object_new_boolean(rec->damaged));
 	ift_json_add_u64(v, "stacks", ift_trace_stack_count(m->tr.t));
 	json_object_object_add(o, "file", v);
+	ift_json_add_u64(o, "processes_total", ift_analysis_process_count(an));
+	ift_json_add_u64(o, "threads_total", ift_analysis_thread_count(an));
+	ift_json_add_u64(o, "chains_total", ift_chains_count(m->tr.rep.c));
+	/* the names of 0.1, kept until 0.2 (docs/report.md, Names) */
 	ift_json_add_u64(o, "processes", ift_analysis_process_count(an));
 	ift_json_add_u64(o, "threads", ift_analysis_thread_count(an));
 	ift_json_add_u64(o, "chains", ift_chains_count(m->tr.rep.c));
@@ -557,13 +561,17 @@ static int slow_calls(struct ift_mcp *m, const struct args *a, json_object **out
 		ift_json_add_u64(e, "depth", c->depth);
 		ift_json_add_u64(e, "bytes", c->bytes);
 		ift_json_add_u64(e, "on_cpu_ns", c->on_cpu_ns);
-		ift_json_add_u64(e, "runqueue_ns", c->runqueue_ns);
+		ift_json_add_u64(e, "runqueue_wait_ns", c->runqueue_wait_ns);
 		ift_json_add_u64(e, "blocked_ns", c->blocked_ns);
 		ift_json_add_u64(e, "max_off_cpu_ns", c->max_off_cpu_ns);
-		ift_json_add_u64(e, "involuntary", c->involuntary);
-		ift_json_add_u64(e, "voluntary", c->voluntary);
+		ift_json_add_u64(e, "involuntary_switches", c->involuntary);
+		ift_json_add_u64(e, "voluntary_switches", c->voluntary);
 		ift_json_add_u64(e, "page_allocs", c->page_allocs);
 		ift_json_add_u64(e, "page_alloc_bytes", c->page_alloc_bytes);
+		/* the names of 0.1, kept until 0.2 (docs/report.md, Names) */
+		ift_json_add_u64(e, "runqueue_ns", c->runqueue_wait_ns);
+		ift_json_add_u64(e, "involuntary", c->involuntary);
+		ift_json_add_u64(e, "voluntary", c->voluntary);
 		json_object_object_add(e, "preempted_by", attrs(an, c, at, IFT_ATTR_RAN));
 		json_object_object_add(e, "woken_by", attrs(an, c, at, IFT_ATTR_WOKE));
 		json_object_array_add(v, e);
@@ -880,8 +888,8 @@ static const char sql_desc[] =
 	"trace(path,command,start_ts,end_ts,duration_ns,events,calls,lost_events,cpus,"
 	"finished,damaged); meta(key,value); ops(id,name,api,nargs,args); "
 	"calls(id,ts,dur_ns,cpu,pid,tid,comm,op_id,op,ret,flags,no_return,depth,parent_id,"
-	"a0..a5,bytes,on_cpu_ns,runqueue_ns,blocked_ns,max_off_cpu_ns,involuntary,voluntary,"
-	"page_allocs,page_alloc_bytes,stack_id); stacks(stack_id,depth,module,offset,symbol,"
+	"a0..a5,bytes,on_cpu_ns,runqueue_wait_ns,blocked_ns,max_off_cpu_ns,involuntary_switches,"
+	"voluntary_switches,page_allocs,page_alloc_bytes,stack_id); stacks(stack_id,depth,module,offset,symbol,"
 	"symoff,flags,frame,python,line): call sites, a row a frame, innermost first; "
 	"call_attrs(call_id,relation['ran'|'woke'],pid,tid,"
 	"comm,count,ns); switches(ts,cpu,pid,tid,comm,prev_state,state,preempted,prev_prio,"
@@ -889,19 +897,21 @@ static const char sql_desc[] =
 	"target_cpu,waker_pid,waker_tid,waker_comm); page_allocs(ts,cpu,pid,tid,comm,"
 	"\"order\",bytes,gfp_flags,migratetype); task_events(ts,cpu,pid,tid,kind,child_pid,"
 	"child_tid,comm,file); samples(ts,metric,scope,cpu,value); threads(tid,pid,ppid,comm,"
-	"is_thread,start_ts,exit_ts,role,first_ts,last_ts,on_cpu_ns,runqueue_wait_ns,"
-	"blocked_ns,involuntary,voluntary,wakeups,max_off_cpu_ns,max_off_cpu_ts,page_allocs,"
+	"is_thread,start_ts,exit_ts,role,first_seen_ts,last_seen_ts,on_cpu_ns,runqueue_wait_ns,"
+	"blocked_ns,involuntary_switches,voluntary_switches,wakeups,max_off_cpu_ns,"
+	"max_off_cpu_at_ts,page_allocs,"
 	"page_alloc_bytes,cuda_calls,cuda_ns); thread_names(tid,pid,ts,comm); processes(pid,"
 	"ppid,comm,names,start_ts,exit_ts,role); chains(rank,severity,cause,phase,op,pid,tid,"
-	"comm,p50_ns,p99_ns,tail_ratio,cost_ns,wall_ns,summary,recommendations); "
+	"comm,p50_ns,p99_ns,tail_ratio,cost_ns,wall_ns,summary,recommendations,stage); "
 	"chain_steps(chain,seq,t_ns,ts,layer,text); chain_evidence(chain,key,value); "
 	"chain_tasks(chain,relation,pid,tid,comm,role,outside,count,ns,share_permille); "
 	"chain_recommendations(chain,seq,text); libraries(path,kind,build_id,dev,ino,"
 	"functions); losses(cpu,overrun,commit_overrun,dropped,read). Views: "
 	"op_summary(op,api,calls,nested_calls,errors,total_ns,mean_ns,min_ns,p50_ns,p95_ns,"
 	"p99_ns,max_ns); process_op_summary(pid,op,...as op_summary); thread_op_summary(pid,"
-	"tid,op,...); process_summary(pid,comm,role,threads,cuda_calls,cuda_ns,on_cpu_ns,"
-	"runqueue_wait_ns,blocked_ns,involuntary,voluntary,wakeups,max_off_cpu_ns,page_allocs,"
+	"tid,op,...); process_summary(pid,comm,role,thread_count,cuda_calls,cuda_ns,on_cpu_ns,"
+	"runqueue_wait_ns,blocked_ns,involuntary_switches,voluntary_switches,wakeups,"
+	"max_off_cpu_ns,page_allocs,"
 	"page_alloc_bytes); call_sites(op,stack_id,calls,total_ns,frames); "
 	"py_call_sites(op,file,function,line,frame,calls,total_ns,sites); "
 	"events(ts,t_ns,type,cpu,pid,tid,comm,what).";

@@ -355,6 +355,8 @@ static void chain(struct html *h, size_t k, const struct ift_chain *ch)
 	if (ch->nnums) {
 		out(h, "<details><summary>evidence</summary>\n<table class=\"evidence\">\n");
 		for (size_t i = 0; i < ch->nnums; i++) {
+			if (ch->nums[i].old)
+				continue;	/* a reader sees the new name once */
 			evidence_value(b1, sizeof(b1), ch->nums[i].key, ch->nums[i].value);
 			out(h, "<tr><td><code>");
 			esc(h, ch->nums[i].key);

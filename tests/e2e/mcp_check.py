@@ -338,10 +338,10 @@ def tools(ift, trace, report_path):
         sl = res["slowest"]
         if res["calls"] != op["calls"] or sl[0]["dur_ns"] != op["max_ns"]:
             fail("get_slow_calls %s: calls %d max %d" % (op["op"], res["calls"], sl[0]["dur_ns"]))
-        _, rows = sql(s, "SELECT dur_ns, tid, on_cpu_ns, runqueue_ns, blocked_ns, "
+        _, rows = sql(s, "SELECT dur_ns, tid, on_cpu_ns, runqueue_wait_ns, blocked_ns, "
                          "ts - (SELECT start_ts FROM trace) FROM calls WHERE op = '%s' "
                          "ORDER BY dur_ns DESC, ts LIMIT 5" % op["op"])
-        got = [[c["dur_ns"], c["tid"], c["on_cpu_ns"], c["runqueue_ns"], c["blocked_ns"],
+        got = [[c["dur_ns"], c["tid"], c["on_cpu_ns"], c["runqueue_wait_ns"], c["blocked_ns"],
                 c["t_ns"]] for c in sl]
         if got != rows:
             fail("get_slow_calls %s != the SQL export: %r != %r" % (op["op"], got, rows))

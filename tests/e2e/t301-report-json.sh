@@ -42,9 +42,9 @@ import json, re, sys
 # the key tables of docs/report.md: "### kind", then "| `key` | type | meaning |"
 spec, kind = {}, None
 for line in open(sys.argv[1], encoding="utf-8"):
-    m = re.match(r"^### (.+?)\s*$", line)
+    m = re.match(r"^(##|###) (.+?)\s*$", line)
     if m:
-        kind = m.group(1)
+        kind = m.group(2) if m.group(1) == "###" else None  # a section ends them
         continue
     m = re.match(r"^\| `([a-z0-9_]+)` \| ([a-z ]+?) \|", line)
     if m and kind:

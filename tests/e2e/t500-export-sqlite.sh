@@ -64,10 +64,11 @@ for r, o in zip(rows, report["ops"]):
 # per process
 keys = [("cuda_calls", "cuda_calls"), ("cuda_ns", "cuda_ns"), ("on_cpu_ns", "on_cpu_ns"),
         ("runqueue_wait_ns", "runqueue_wait_ns"), ("blocked_ns", "blocked_ns"),
-        ("involuntary", "involuntary_switches"), ("voluntary", "voluntary_switches"),
+        ("involuntary_switches", "involuntary_switches"),
+        ("voluntary_switches", "voluntary_switches"),
         ("wakeups", "wakeups"), ("max_off_cpu_ns", "max_off_cpu_ns"),
         ("page_allocs", "page_allocs"), ("page_alloc_bytes", "page_alloc_bytes")]
-rows = q("SELECT pid, comm, role, threads, %s FROM process_summary" % ", ".join(k for k, _ in keys))
+rows = q("SELECT pid, comm, role, thread_count, %s FROM process_summary" % ", ".join(k for k, _ in keys))
 same("processes in process_summary", [r[0] for r in rows], [p["pid"] for p in report["processes"]])
 for r, p in zip(rows, report["processes"]):
     same("%d comm" % p["pid"], r[1], p["comm"])
@@ -92,9 +93,21 @@ if not report["chains"]:
 # one call's split adds up, and the trace row is report's
 same("trace start", q("SELECT start_ts FROM trace")[0][0], report["trace"]["start_ts"])
 same("trace duration", q("SELECT duration_ns FROM trace")[0][0], report["trace"]["duration_ns"])
-over = q("SELECT count(*) FROM calls WHERE on_cpu_ns + runqueue_ns + blocked_ns > dur_ns")[0][0]
+over = q("SELECT count(*) FROM calls WHERE on_cpu_ns + runqueue_wait_ns + blocked_ns > dur_ns")[0][0]
 same("calls whose split exceeds their duration", over, 0)
 same("calls without a split", q("SELECT count(*) FROM calls WHERE on_cpu_ns IS NULL")[0][0], 0)
+
+# the names of 0.1 (docs/report.md, Names) hold the same values until 0.2
+for table, pairs in (("calls", ("runqueue_ns runqueue_wait_ns", "involuntary involuntary_switches",
+                                "voluntary voluntary_switches")),
+                     ("threads", ("first_ts first_seen_ts", "last_ts last_seen_ts",
+                                  "involuntary involuntary_switches", "voluntary voluntary_switches",
+                                  "max_off_cpu_ts max_off_cpu_at_ts")),
+                     ("process_summary", ("threads thread_count", "involuntary involuntary_switches",
+                                          "voluntary voluntary_switches"))):
+    differ = " OR ".join("%s IS NOT %s" % tuple(p.split()) for p in pairs)
+    n, odd = q("SELECT count(*), sum(%s) FROM %s" % (differ, table))[0]
+    same("%s rows whose 0.1 names differ from the new" % table, (n > 0, odd), (True, 0))
 
 # indexes on time and on task, used by the planner
 idx = {r[0]: r[1] for r in q("SELECT name, sql FROM sqlite_master WHERE type = 'index'")}

@@ -494,7 +494,7 @@ static void test_call_breakdown(void **state)
 	c = ift_analysis_call(b.a, 0);
 	assert_int_equal(c->dur_ns, 10 * MS);
 	assert_int_equal(c->on_cpu_ns, 4 * MS);
-	assert_int_equal(c->runqueue_ns, 4400 * US);
+	assert_int_equal(c->runqueue_wait_ns, 4400 * US);
 	assert_int_equal(c->blocked_ns, 1600 * US);
 	assert_int_equal(c->involuntary, 1);
 	assert_int_equal(c->voluntary, 1);
@@ -523,7 +523,7 @@ static void test_call_breakdown(void **state)
 	assert_int_equal(at[4].ns, 1600 * US);
 	assert_int_equal(at[4].count, 1);
 	/* the shares of the run-queue wait add up to all of it */
-	assert_int_equal(at[0].ns + at[1].ns + at[2].ns + at[3].ns, c->runqueue_ns);
+	assert_int_equal(at[0].ns + at[1].ns + at[2].ns + at[3].ns, c->runqueue_wait_ns);
 	tb_end(&b);
 }
 

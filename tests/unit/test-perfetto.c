@@ -119,7 +119,9 @@ static void test_slices(void **state)
 	assert_string_equal(json_object_get_string(get(get(e, "args"), "direction")), "H2D");
 	assert_string_equal(json_object_get_string(get(e, "cat")), "cuda.runtime");
 	/* preempted 100 us inside it, as the analysis counts it */
-	assert_int_equal(arg_int(e, "runqueue_ns"), 100 * US);
+	assert_int_equal(arg_int(e, "runqueue_wait_ns"), 100 * US);
+	assert_int_equal(arg_int(e, "involuntary_switches"), 1);
+	assert_int_equal(arg_int(e, "runqueue_ns"), 100 * US);	/* names of 0.1 */
 	assert_int_equal(arg_int(e, "involuntary"), 1);
 	e = event(evs, "X", "cuMemcpyHtoD_v2", 0, NULL);
 	assert_string_equal(json_object_get_string(get(e, "cat")), "cuda.driver");

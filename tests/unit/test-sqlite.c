@@ -166,9 +166,11 @@ static void test_rows(void **state)
 	assert_int_equal(q_int(db, "SELECT depth FROM calls WHERE op = 'cuLaunchKernel'"), 1);
 
 	/* the first call's split: 3 ms waiting for the CPU the hog had */
+	assert_int_equal(q_int(db, "SELECT runqueue_wait_ns FROM calls WHERE id = 1"), 3 * MS);
 	assert_int_equal(q_int(db, "SELECT runqueue_ns FROM calls WHERE id = 1"), 3 * MS);
 	assert_int_equal(q_int(db, "SELECT on_cpu_ns FROM calls WHERE id = 1"), 7 * MS);
 	assert_int_equal(q_int(db, "SELECT blocked_ns FROM calls WHERE id = 1"), 0);
+	assert_int_equal(q_int(db, "SELECT involuntary_switches FROM calls WHERE id = 1"), 1);
 	assert_int_equal(q_int(db, "SELECT involuntary FROM calls WHERE id = 1"), 1);
 	assert_int_equal(q_int(db, "SELECT count(*) FROM call_attrs WHERE call_id = 1"), 1);
 	assert_string_equal(q_str(db, "SELECT relation || ' ' || tid || ' ' || comm || ' ' || ns"
@@ -232,6 +234,7 @@ static void test_tasks(void **state)
 	assert_string_equal(q_str(db, "SELECT role FROM threads WHERE tid = 101"), "cuda thread");
 	assert_int_equal(q_int(db, "SELECT runqueue_wait_ns FROM threads WHERE tid = 101"),
 			 3 * MS);
+	assert_int_equal(q_int(db, "SELECT involuntary_switches FROM threads WHERE tid = 101"), 1);
 	assert_int_equal(q_int(db, "SELECT involuntary FROM threads WHERE tid = 101"), 1);
 	assert_int_equal(q_int(db, "SELECT page_allocs FROM threads WHERE tid = 700"), 2);
 
