@@ -19,7 +19,7 @@
 
 #define ALL_TABLES	(((1U << IFT_T_NR) - 1) & ~1U)
 
-void *az_alloc(struct ift_analysis *a, size_t n, size_t size)
+void *ift_az_alloc(struct ift_analysis *a, size_t n, size_t size)
 {
 	void *p;
 
@@ -113,7 +113,7 @@ static int setup_ops(struct ift_analysis *a)
 	return 0;
 }
 
-bool az_pid_match(const struct ift_analysis *a, uint32_t pid, uint32_t tid)
+bool ift_az_pid_match(const struct ift_analysis *a, uint32_t pid, uint32_t tid)
 {
 	if (!a->opts.npids)
 		return true;
@@ -167,13 +167,13 @@ static int setup(struct ift_analysis *a)
 
 	if (a->opts.has_to && a->opts.to_ns < a->opts.from_ns)
 		return -EINVAL;
-	a->lo = lo + az_min(a->opts.from_ns, hi - lo);
-	a->hi = a->opts.has_to ? lo + az_min(a->opts.to_ns, hi - lo) : hi;
+	a->lo = lo + ift_az_min(a->opts.from_ns, hi - lo);
+	a->hi = a->opts.has_to ? lo + ift_az_min(a->opts.to_ns, hi - lo) : hi;
 	s->from_ns = a->lo - lo;
 	s->to_ns = a->hi - lo;
 	a->site_open = a->hi >= hi;
 	a->stacks = ift_trace_stack_count(a->t) != 0;
-	a->py = az_py_trace(a->t);
+	a->py = ift_az_py_trace(a->t);
 	s->duration_ns = a->hi - a->lo;
 	s->page_allocs_counted = pages && !strcmp(pages, "count");
 	s->page_counts_in = s->page_allocs_counted && a->lo == lo && a->hi == hi;
@@ -244,27 +244,27 @@ static int on_call(struct ift_analysis *a, const uint64_t *r, bool in)
 	uint32_t seq;
 	int ret;
 
-	th = az_thread_at(a, tid, pid, ts);
+	th = ift_az_thread_at(a, tid, pid, ts);
 	if (!th)
 		return -ENOMEM;
 	th->subject = true;
 	th->called = true;
-	if (!th->nopen && (ret = az_roles_gap_end(th)) < 0)
+	if (!th->nopen && (ret = ift_az_roles_gap_end(th)) < 0)
 		return ret;
-	ret = az_sched_running(a, th, ts, (uint32_t)r[IFT_C_CPU]);
+	ret = ift_az_sched_running(a, th, ts, (uint32_t)r[IFT_C_CPU]);
 	if (ret < 0)
 		return ret;
 	if (m->host_alloc)
 		th->host_alloc_calls++;
 	if (!in)
-		return az_calls_expire(a, th, ts);
+		return ift_az_calls_expire(a, th, ts);
 	if (a->ncalls >= UINT32_MAX - 1)
 		return -IFT_E_LIMIT;
 	c = (struct ift_call_info){
-		.ts = ts, .dur_ns = az_call_dur(r), .ret = (int64_t)r[IFT_CALL_RET],
+		.ts = ts, .dur_ns = ift_az_call_dur(r), .ret = (int64_t)r[IFT_CALL_RET],
 		.tid = tid, .pid = pid, .op = (uint32_t)op,
 		.flags = (uint32_t)r[IFT_CALL_FLAGS], .depth = (uint32_t)r[IFT_CALL_DEPTH],
-		.selected = az_call_selected(a, r),
+		.selected = ift_az_call_selected(a, r),
 		.bytes = call_bytes(m, r),
 		.copy_dir = copy_dir(m, r),
 		.stack = r[IFT_CALL_STACK],
@@ -276,7 +276,7 @@ static int on_call(struct ift_analysis *a, const uint64_t *r, bool in)
 		a->call_th[seq] = th->idx;
 	}
 	a->sum.calls++;
-	a->max_end = az_max(a->max_end, ts + c.dur_ns);
+	a->max_end = ift_az_max(a->max_end, ts + c.dur_ns);
 	if (!c.depth && !(c.flags & IFT_CALL_F_NESTED)) {
 		th->cuda_ns_all += c.dur_ns;
 		th->cuda_calls_all++;
@@ -286,12 +286,12 @@ static int on_call(struct ift_analysis *a, const uint64_t *r, bool in)
 			th->info.cuda_ns += c.dur_ns;
 		}
 	}
-	if (az_site_window(a, r) && (ret = az_sites_call(a, &c, r)) < 0)
+	if (ift_az_site_window(a, r) && (ret = ift_az_sites_call(a, &c, r)) < 0)
 		return ret;
-	ret = az_call_open(a, th, &c, seq);
+	ret = ift_az_call_open(a, th, &c, seq);
 	if (ret < 0)
 		return ret;
-	return az_stats_call(a, th, &th->open[th->nopen - 1].c,
+	return ift_az_stats_call(a, th, &th->open[th->nopen - 1].c,
 			     th->open[th->nopen - 1].c.parent ? &th->open[th->nopen - 2].c :
 								 NULL);
 }
@@ -302,11 +302,11 @@ static int on_page(struct ift_analysis *a, const uint64_t *r, bool in)
 	struct az_thread *th;
 	int ret;
 
-	th = az_thread_at(a, (uint32_t)r[IFT_C_TID], (uint32_t)r[IFT_C_PID], ts);
+	th = ift_az_thread_at(a, (uint32_t)r[IFT_C_TID], (uint32_t)r[IFT_C_PID], ts);
 	if (!th)
 		return -ENOMEM;
 	th->subject = true;
-	ret = az_sched_running(a, th, ts, (uint32_t)r[IFT_C_CPU]);
+	ret = ift_az_sched_running(a, th, ts, (uint32_t)r[IFT_C_CPU]);
 	if (ret < 0)
 		return ret;
 	/* the machine's pages: a corrupt order counts none */
@@ -315,7 +315,7 @@ static int on_page(struct ift_analysis *a, const uint64_t *r, bool in)
 		th->info.sched.page_allocs++;
 		th->info.sched.page_alloc_bytes += bytes;
 	}
-	az_call_page(th, ts, bytes);
+	ift_az_call_page(th, ts, bytes);
 	return 0;
 }
 
@@ -330,13 +330,13 @@ static int on_task(struct ift_analysis *a, const uint64_t *r)
 
 	if (!tid)
 		return 0;
-	th = az_thread_at(a, tid, pid, ts);
+	th = ift_az_thread_at(a, tid, pid, ts);
 	if (!th)
 		return -ENOMEM;
 	switch (r[IFT_TK_KIND]) {
 	case IFT_TASK_FORK:
 	case IFT_TASK_CLONE:
-		ret = az_sched_running(a, th, ts, (uint32_t)r[IFT_C_CPU]);
+		ret = ift_az_sched_running(a, th, ts, (uint32_t)r[IFT_C_CPU]);
 		if (ret < 0 || !ctid)
 			return ret;
 		/*
@@ -346,21 +346,21 @@ static int on_task(struct ift_analysis *a, const uint64_t *r)
 		 * committed late (a preempted vCPU) at the merge point, and the
 		 * parent's fork may be one.
 		 */
-		child = az_thread_lookup(a, ctid);
+		child = ift_az_thread_lookup(a, ctid);
 		if (child && child->seen && child->exited)
-			child = az_thread_new(a, ctid, cpid);
+			child = ift_az_thread_new(a, ctid, cpid);
 		else if (!child)
-			child = az_thread_new(a, ctid, cpid);
+			child = ift_az_thread_new(a, ctid, cpid);
 		if (!child)
 			return -ENOMEM;
 		child->pid = cpid;
-		az_thread_seen(child, ts);
+		ift_az_thread_seen(child, ts);
 		return 0;
 	case IFT_TASK_EXEC:
 		th->execed = true;
-		return az_sched_running(a, th, ts, (uint32_t)r[IFT_C_CPU]);
+		return ift_az_sched_running(a, th, ts, (uint32_t)r[IFT_C_CPU]);
 	case IFT_TASK_EXIT:
-		return az_sched_exit(a, th, ts);
+		return ift_az_sched_exit(a, th, ts);
 	default:
 		/* a name given at first sight or on a rename: no running proof */
 		return 0;
@@ -379,7 +379,7 @@ static int on_task_sample(struct ift_analysis *a, const uint64_t *r, const char 
 
 	if (!a->sum.page_counts_in || (!bytes && strcmp(m, "kmem.page_allocs")))
 		return 0;
-	th = az_thread_at(a, (uint32_t)r[IFT_C_TID], (uint32_t)r[IFT_C_PID], r[IFT_C_TS]);
+	th = ift_az_thread_at(a, (uint32_t)r[IFT_C_TID], (uint32_t)r[IFT_C_PID], r[IFT_C_TS]);
 	if (!th)
 		return -ENOMEM;
 	if (bytes)
@@ -450,10 +450,10 @@ static int run_pass(struct ift_analysis *a)
 			ret = on_call(a, r, in);
 			break;
 		case IFT_T_SWITCHES:
-			ret = az_sched_switch(a, r);
+			ret = ift_az_sched_switch(a, r);
 			break;
 		case IFT_T_WAKEUPS:
-			ret = az_sched_wakeup(a, r);
+			ret = ift_az_sched_wakeup(a, r);
 			break;
 		case IFT_T_PAGE_ALLOCS:
 			ret = on_page(a, r, in);
@@ -477,8 +477,8 @@ static int run_pass(struct ift_analysis *a)
 	if (ret < 0)
 		return ret;
 	if (!a->sum.cpus && a->sum.events)
-		a->sum.cpus = (unsigned)az_min(maxcpu + 1, AZ_MAX_CPUS);
-	return az_sched_finish(a, az_max(stop, a->hi));
+		a->sum.cpus = (unsigned)ift_az_min(maxcpu + 1, AZ_MAX_CPUS);
+	return ift_az_sched_finish(a, ift_az_max(stop, a->hi));
 }
 
 /* ---- results ------------------------------------------------------ */
@@ -507,7 +507,7 @@ static bool followed(const struct ift_analysis *a, const struct az_thread *th,
 	return false;
 }
 
-bool az_thread_followed(const struct ift_analysis *a, const struct az_thread *th,
+bool ift_az_thread_followed(const struct ift_analysis *a, const struct az_thread *th,
 			uint64_t ts)
 {
 	return followed(a, th, ift_trace_task_find(a->t, th->tid, ts));
@@ -531,10 +531,10 @@ static bool thread_info(struct ift_analysis *a, struct az_thread *th)
 	ti->task = task;
 	ti->started = task && (task->flags & IFT_TASK_F_STARTED);
 	ti->exited = th->exited || (task && (task->flags & IFT_TASK_F_EXITED));
-	s = ti->started ? az_max(task->start_ts, a->lo) : a->lo;
+	s = ti->started ? ift_az_max(task->start_ts, a->lo) : a->lo;
 	e = th->exited ? th->exit_ts :
 	    task && (task->flags & IFT_TASK_F_EXITED) ? task->exit_ts : a->hi;
-	e = az_min(e, a->hi);
+	e = ift_az_min(e, a->hi);
 	ti->first_ns = th->first_ts - start;
 	if ((loop = ift_analysis_loop(a, th->tid)))
 		ti->loop = *loop;
@@ -544,7 +544,7 @@ static bool thread_info(struct ift_analysis *a, struct az_thread *th)
 	ti->start_ns = s - start;
 	ti->end_ns = e - start;
 	th->followed = followed(a, th, task);
-	return th->followed && az_pid_match(a, ti->pid, ti->tid);
+	return th->followed && ift_az_pid_match(a, ti->pid, ti->tid);
 }
 
 static int cmp_thread(const void *x, const void *y)
@@ -583,7 +583,7 @@ static int process_info(struct ift_analysis *a, struct ift_process_info *p,
 	const struct ift_thread_info **tv;
 	uint64_t first = UINT64_MAX;
 
-	tv = az_alloc(a, n, sizeof(*tv));
+	tv = ift_az_alloc(a, n, sizeof(*tv));
 	if (!tv)
 		return -ENOMEM;
 	p->pid = th[0]->pid;
@@ -596,9 +596,9 @@ static int process_info(struct ift_analysis *a, struct ift_process_info *p,
 		sched_sum(&p->sched, &ti->sched);
 		p->cuda_calls += ti->cuda_calls;
 		p->cuda_ns += ti->cuda_ns;
-		p->start_ns = az_min(p->start_ns, ti->start_ns);
-		p->end_ns = az_max(p->end_ns, ti->end_ns);
-		first = az_min(first, th[i]->first_ts);
+		p->start_ns = ift_az_min(p->start_ns, ti->start_ns);
+		p->end_ns = ift_az_max(p->end_ns, ti->end_ns);
+		first = ift_az_min(first, th[i]->first_ts);
 		if (ti->tid == p->pid)
 			task = ti->task;
 		if (th[i]->cuda_ns_all && (!cuda || th[i]->cuda_ns_all > cuda->cuda_ns_all))
@@ -613,7 +613,7 @@ static int process_info(struct ift_analysis *a, struct ift_process_info *p,
 	if (!task)
 		task = th[0]->info.task;
 	if (task && task->ncomms) {
-		const char **names = az_alloc(a, task->ncomms, sizeof(*names));
+		const char **names = ift_az_alloc(a, task->ncomms, sizeof(*names));
 
 		if (!names)
 			return -ENOMEM;
@@ -684,8 +684,8 @@ static int build_results(struct ift_analysis *a)
 			np++;
 		i = j;
 	}
-	a->procs = az_alloc(a, np, sizeof(*a->procs));
-	a->sel = az_alloc(a, n, sizeof(*a->sel));
+	a->procs = ift_az_alloc(a, np, sizeof(*a->procs));
+	a->sel = ift_az_alloc(a, n, sizeof(*a->sel));
 	if (!a->procs || !a->sel) {
 		free(v);
 		return -ENOMEM;
@@ -706,15 +706,15 @@ static int build_results(struct ift_analysis *a)
 	}
 	free(v);
 	if (ret >= 0)
-		ret = az_roles_assign(a);
+		ret = ift_az_roles_assign(a);
 	if (ret < 0)
 		return ret;
 	/* the calls the op tables count, for outputs that draw them one by one */
 	for (size_t i = 0; a->opts.keep_calls && i < a->ncalls; i++)
 		a->calls[i].counted = a->calls[i].selected && a->th[a->call_th[i]]->listed;
-	ret = az_build_ops(a);
+	ret = ift_az_build_ops(a);
 	if (ret >= 0)
-		ret = az_sites_build(a);
+		ret = ift_az_sites_build(a);
 	if (ret < 0)
 		return ret;
 	/* sorted after the op tables, which index processes by position */
@@ -737,9 +737,9 @@ int ift_analysis_run(struct ift_trace *t, const struct ift_analyze_opts *opts,
 		a->opts = *opts;
 	ret = setup(a);
 	if (ret >= 0)
-		ret = az_durs_find(a);
+		ret = ift_az_durs_find(a);
 	if (ret >= 0)
-		ret = az_phases_find(a);
+		ret = ift_az_phases_find(a);
 	if (ret >= 0)
 		ret = run_pass(a);
 	if (ret >= 0)
@@ -756,8 +756,8 @@ void ift_analysis_free(struct ift_analysis *a)
 {
 	if (!a)
 		return;
-	az_sched_release(a);
-	az_durs_release(a);
+	ift_az_sched_release(a);
+	ift_az_durs_release(a);
 	for (size_t i = 0; i < a->nblocks; i++)
 		free(a->blocks[i]);
 	free(a->blocks);
@@ -871,7 +871,7 @@ const char *ift_analysis_comm(const struct ift_analysis *a, uint32_t tid,
 
 enum ift_sched_state ift_analysis_state(const struct ift_analysis *a, uint32_t tid)
 {
-	const struct az_thread *th = az_thread_lookup(a, tid);
+	const struct az_thread *th = ift_az_thread_lookup(a, tid);
 
 	return th ? (enum ift_sched_state)th->st : IFT_SCHED_UNKNOWN;
 }

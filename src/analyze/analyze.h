@@ -257,80 +257,80 @@ struct ift_analysis {
 #define AZ_TCACHE	256
 
 /* sched.c */
-struct az_thread *az_thread_get(struct ift_analysis *a, uint32_t tid, uint32_t pid);
-struct az_thread *az_thread_new(struct ift_analysis *a, uint32_t tid, uint32_t pid);
-struct az_thread *az_thread_lookup(const struct ift_analysis *a, uint32_t tid);
+struct az_thread *ift_az_thread_get(struct ift_analysis *a, uint32_t tid, uint32_t pid);
+struct az_thread *ift_az_thread_new(struct ift_analysis *a, uint32_t tid, uint32_t pid);
+struct az_thread *ift_az_thread_lookup(const struct ift_analysis *a, uint32_t tid);
 /* A row about TH at TS: its first and last event. */
-void az_thread_seen(struct az_thread *th, uint64_t ts);
-/* az_thread_get(), then seen at TS; NULL: no memory. */
-struct az_thread *az_thread_at(struct ift_analysis *a, uint32_t tid, uint32_t pid,
+void ift_az_thread_seen(struct az_thread *th, uint64_t ts);
+/* ift_az_thread_get(), then seen at TS; NULL: no memory. */
+struct az_thread *ift_az_thread_at(struct ift_analysis *a, uint32_t tid, uint32_t pid,
 			       uint64_t ts);
-int az_sched_switch(struct ift_analysis *a, const uint64_t *row);
-int az_sched_wakeup(struct ift_analysis *a, const uint64_t *row);
-int az_sched_running(struct ift_analysis *a, struct az_thread *th, uint64_t ts,
+int ift_az_sched_switch(struct ift_analysis *a, const uint64_t *row);
+int ift_az_sched_wakeup(struct ift_analysis *a, const uint64_t *row);
+int ift_az_sched_running(struct ift_analysis *a, struct az_thread *th, uint64_t ts,
 		     uint32_t cpu);
-int az_sched_exit(struct ift_analysis *a, struct az_thread *th, uint64_t ts);
+int ift_az_sched_exit(struct ift_analysis *a, struct az_thread *th, uint64_t ts);
 /* Opens CALL (the SEQ-th of the window) on TH, whose earlier calls that ended
    by its entry close first. */
-int az_call_open(struct ift_analysis *a, struct az_thread *th,
+int ift_az_call_open(struct ift_analysis *a, struct az_thread *th,
 		 const struct ift_call_info *call, uint32_t seq);
-int az_calls_expire(struct ift_analysis *a, struct az_thread *th, uint64_t ts);
-void az_call_page(struct az_thread *th, uint64_t ts,
+int ift_az_calls_expire(struct ift_analysis *a, struct az_thread *th, uint64_t ts);
+void ift_az_call_page(struct az_thread *th, uint64_t ts,
 		  uint64_t bytes);
-int az_sched_finish(struct ift_analysis *a, uint64_t stop);
-void az_sched_release(struct ift_analysis *a);
+int ift_az_sched_finish(struct ift_analysis *a, uint64_t stop);
+void ift_az_sched_release(struct ift_analysis *a);
 
 /* roles.c */
 /* TH, blocked since FROM, is woken at TS by BY->tid: fills the rest of BY
    (the task behind the waker) and tallies it when TH was between calls. */
-int az_roles_wake(struct ift_analysis *a, struct az_thread *th, uint64_t from,
+int ift_az_roles_wake(struct ift_analysis *a, struct az_thread *th, uint64_t from,
 		  uint64_t ts, struct az_by *by);
 /* TH makes a call (or the pass ends): its gap is closed, its feeder
    tallied. */
-int az_roles_gap_end(struct az_thread *th);
+int ift_az_roles_gap_end(struct az_thread *th);
 /* Roles from the tallies, once the processes are built. */
-int az_roles_assign(struct ift_analysis *a);
+int ift_az_roles_assign(struct ift_analysis *a);
 
 /* phases.c: each calling thread's loop, before the pass */
-int az_phases_find(struct ift_analysis *a);
+int ift_az_phases_find(struct ift_analysis *a);
 
 /* durs.c */
 /* The row R of the calls table passes the pid and op filters. */
-bool az_call_selected(const struct ift_analysis *a, const uint64_t *r);
+bool ift_az_call_selected(const struct ift_analysis *a, const uint64_t *r);
 /* Its duration, kept inside the clock. */
-uint64_t az_call_dur(const uint64_t *r);
+uint64_t ift_az_call_dur(const uint64_t *r);
 /* Before the pass: the durations and a->opq. */
-int az_durs_find(struct ift_analysis *a);
+int ift_az_durs_find(struct ift_analysis *a);
 /* TID's durations of OP, or NULL when it made no selected call of it. */
-struct az_durs *az_durs_of(struct ift_analysis *a, uint32_t tid, uint32_t op);
+struct az_durs *ift_az_durs_of(struct ift_analysis *a, uint32_t tid, uint32_t op);
 /* Percentiles P[0..NP) (nearest rank, ascending P) of the values of S into
    OUT; 0s for no value.  0 or -ENOMEM. */
-int az_quantiles(const struct az_seg *s, size_t ns, const unsigned *p, size_t np,
+int ift_az_quantiles(const struct az_seg *s, size_t ns, const unsigned *p, size_t np,
 		 uint64_t *out);
-void az_durs_release(struct ift_analysis *a);
+void ift_az_durs_release(struct ift_analysis *a);
 
 /* sites.c */
 /* Call C (its row R) in the sites' window: the Python frames' coverage of
    its op, and its site when it has one. */
-int az_sites_call(struct ift_analysis *a, const struct ift_call_info *c,
+int ift_az_sites_call(struct ift_analysis *a, const struct ift_call_info *c,
 		  const uint64_t *r);
 /* The tallies become a->sites: per op in op id order, most time first. */
-int az_sites_build(struct ift_analysis *a);
+int ift_az_sites_build(struct ift_analysis *a);
 /* The shares and the order of SITES[FIRST, NS), one op's, from NCALLS
    calls with stacks taking TOTAL, TAIL of it at or above the p99; the top
    TOP (0: all) are kept.  Returns the new end. */
-size_t az_sites_finish(struct ift_site *sites, size_t first, size_t ns, uint64_t ncalls,
+size_t ift_az_sites_finish(struct ift_site *sites, size_t first, size_t ns, uint64_t ncalls,
 		       uint64_t total, uint64_t tail, unsigned top);
 /* Row R is in the call sites' window. */
-static inline bool az_site_window(const struct ift_analysis *a, const uint64_t *r)
+static inline bool ift_az_site_window(const struct ift_analysis *a, const uint64_t *r)
 {
 	return r[IFT_C_TS] >= a->lo && (a->site_open || r[IFT_C_TS] < a->hi);
 }
 
 /* Row R counts for the call sites. */
-static inline bool az_site_call(const struct ift_analysis *a, const uint64_t *r)
+static inline bool ift_az_site_call(const struct ift_analysis *a, const uint64_t *r)
 {
-	return a->stacks && r[IFT_CALL_STACK] && az_site_window(a, r);
+	return a->stacks && r[IFT_CALL_STACK] && ift_az_site_window(a, r);
 }
 
 /* pysites.c */
@@ -341,12 +341,12 @@ static inline bool az_site_call(const struct ift_analysis *a, const uint64_t *r)
  * most TOP sites each (0: all), into one block *OUT of *NOUT ops that the
  * caller frees with free().  0 or -ENOMEM.
  */
-int az_py_build(struct ift_trace *t, struct az_pyrow *rows, size_t n,
+int ift_az_py_build(struct ift_trace *t, struct az_pyrow *rows, size_t n,
 		const struct az_pycov *cov, size_t ncov, unsigned top,
 		struct ift_py_op **out, size_t *nout);
 /* Counts a call with FLAGS, site STACK (0: none) and duration DUR into the
    coverage V of its op. */
-static inline void az_py_cover(struct az_pycov *v, uint32_t flags, uint64_t stack,
+static inline void ift_az_py_cover(struct az_pycov *v, uint32_t flags, uint64_t stack,
 			       uint64_t dur)
 {
 	v->calls++;
@@ -359,16 +359,16 @@ static inline void az_py_cover(struct az_pycov *v, uint32_t flags, uint64_t stac
 	}
 }
 /* The trace holds Python frames by its meta or its sites (setup). */
-bool az_py_trace(struct ift_trace *t);
+bool ift_az_py_trace(struct ift_trace *t);
 
 /* stats.c */
 /* Call C, opened on TH inside the window, counts for TH's op table (when
    selected) and for its PARENT's inner ops (the call it was made in, or
    NULL). */
-int az_stats_call(struct ift_analysis *a, struct az_thread *th,
+int ift_az_stats_call(struct ift_analysis *a, struct az_thread *th,
 		  const struct ift_call_info *c, const struct ift_call_info *parent);
-int az_build_ops(struct ift_analysis *a);
-void az_stats_release(struct az_thread *th);
+int ift_az_build_ops(struct ift_analysis *a);
+void ift_az_stats_release(struct az_thread *th);
 
 /* loop.c */
 /* A thread's training loop: the stretch of its outermost CUDA calls that
@@ -386,7 +386,7 @@ struct az_loop {
    them).  0 with *OUT set (period 0 when there is no loop, and then
    everything 0), or -ENOMEM.  Pure: reads OPS only; O(n) time for a
    fixed period cap, O(AZ_LOOP_MAX_PERIOD) memory. */
-int az_loop_find(const uint32_t *ops, size_t n, struct az_loop *out);
+int ift_az_loop_find(const uint32_t *ops, size_t n, struct az_loop *out);
 
 /* analyze.c */
 /*
@@ -394,28 +394,28 @@ int az_loop_find(const uint32_t *ops, size_t n, struct az_loop *out);
  * table says at TS: a task outside it (a kernel thread) is no part of the
  * program however often it wakes one.
  */
-bool az_thread_followed(const struct ift_analysis *a, const struct az_thread *th,
+bool ift_az_thread_followed(const struct ift_analysis *a, const struct az_thread *th,
 			uint64_t ts);
 /* PID or TID is one the analysis was asked for (all without --pid). */
-bool az_pid_match(const struct ift_analysis *a, uint32_t pid, uint32_t tid);
+bool ift_az_pid_match(const struct ift_analysis *a, uint32_t pid, uint32_t tid);
 /* Zeroed memory that lives as long as the analysis (the results). */
-void *az_alloc(struct ift_analysis *a, size_t n, size_t size);
+void *ift_az_alloc(struct ift_analysis *a, size_t n, size_t size);
 
-static inline uint64_t az_min(uint64_t x, uint64_t y)
+static inline uint64_t ift_az_min(uint64_t x, uint64_t y)
 {
 	return x < y ? x : y;
 }
 
-static inline uint64_t az_max(uint64_t x, uint64_t y)
+static inline uint64_t ift_az_max(uint64_t x, uint64_t y)
 {
 	return x > y ? x : y;
 }
 
 /* Length of [s, e] inside [lo, hi]. */
-static inline uint64_t az_overlap(uint64_t s, uint64_t e, uint64_t lo, uint64_t hi)
+static inline uint64_t ift_az_overlap(uint64_t s, uint64_t e, uint64_t lo, uint64_t hi)
 {
-	s = az_max(s, lo);
-	e = az_min(e, hi);
+	s = ift_az_max(s, lo);
+	e = ift_az_min(e, hi);
 	return e > s ? e - s : 0;
 }
 

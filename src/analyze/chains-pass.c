@@ -18,7 +18,7 @@
 
 /* ---- during the pass ------------------------------------------------ */
 
-struct ch_thread *ch_thread(struct ift_chains *c, uint32_t idx)
+struct ift_ch_thread *ift_ch_thread(struct ift_chains *c, uint32_t idx)
 {
 	if (idx >= c->nth) {
 		size_t cap = c->nth;
@@ -34,7 +34,7 @@ struct ch_thread *ch_thread(struct ift_chains *c, uint32_t idx)
 
 /* The CUDA thread TID, or NULL: most events are other tasks', and there
    are few CUDA threads, so a scan beats a lookup. */
-static struct ch_thread *active_thread(struct ift_chains *c, const struct ift_analysis *a,
+static struct ift_ch_thread *active_thread(struct ift_chains *c, const struct ift_analysis *a,
 				       uint64_t tid)
 {
 	for (size_t i = 0; i < c->nactive; i++)
@@ -65,17 +65,17 @@ static void gap_costs(const struct ch_gap *g, uint64_t floor, uint64_t page_ns,
 {
 	uint64_t len = g->end - g->start;
 	uint64_t on = len > g->blocked + g->runq ? len - g->blocked - g->runq : 0;
-	uint64_t probes = az_min(on, probe_ns), pg;
+	uint64_t probes = ift_az_min(on, probe_ns), pg;
 
 	on -= probes;
 	len -= probes;
-	pg = az_min(on, g->pages * page_ns);
+	pg = ift_az_min(on, g->pages * page_ns);
 	if (pg * 4 >= on)
 		pg = on;
 	memset(v, 0, (IFT_CAUSE_GPU_BOUND + 1) * sizeof(*v));
 	*oncpu = len >= floor ? on - pg : 0;
 	v[IFT_CAUSE_DATA_STARVATION] = g->fed + *oncpu;
-	v[IFT_CAUSE_CPU_CONTENTION] = g->runq - az_min(g->runq, g->excused);
+	v[IFT_CAUSE_CPU_CONTENTION] = g->runq - ift_az_min(g->runq, g->excused);
 	v[IFT_CAUSE_PAGE_ALLOC] = pg;
 }
 
@@ -105,7 +105,7 @@ static int gap_account(const struct ift_chains *c, struct gapacc *acc,
 		if (!v[k])
 			continue;
 		x->cost += v[k];
-		if (ch_site_add(&x->sites, g->next_stack, 1, v[k]) < 0)
+		if (ift_ch_site_add(&x->sites, g->next_stack, 1, v[k]) < 0)
 			return -ENOMEM;
 		if (!x->op_cost) {
 			x->op_cost = calloc(nops, sizeof(uint64_t));
@@ -131,7 +131,7 @@ static int gap_account(const struct ift_chains *c, struct gapacc *acc,
 }
 
 static void gap_close(struct ift_chains *c, const struct ift_analysis *a,
-		      struct ch_thread *ct, uint32_t idx, uint64_t ts, uint32_t op,
+		      struct ift_ch_thread *ct, uint32_t idx, uint64_t ts, uint32_t op,
 		      uint64_t stack)
 {
 	struct ch_gap *g = &ct->cur;
@@ -139,9 +139,9 @@ static void gap_close(struct ift_chains *c, const struct ift_analysis *a,
 	   the loop's first batch is the start-up's */
 	struct ch_stage *st = &ct->stage[ift_loop_stage(ct->loop, ts)];
 
-	if (ch_peers_merge(&st->wakers, &ct->gw) < 0 ||
-	    ch_peers_merge(&st->preemptors, &ct->gp) < 0 ||
-	    ch_peers_merge(&st->relays, &ct->gr) < 0) {
+	if (ift_ch_peers_merge(&st->wakers, &ct->gw) < 0 ||
+	    ift_ch_peers_merge(&st->preemptors, &ct->gp) < 0 ||
+	    ift_ch_peers_merge(&st->relays, &ct->gr) < 0) {
 		c->err = -ENOMEM;
 		return;
 	}
@@ -163,7 +163,7 @@ static void gap_close(struct ift_chains *c, const struct ift_analysis *a,
 }
 
 /* What the chains need before the first event: the metadata, the ops. */
-int ch_start(struct ift_chains *c, const struct ift_analysis *a)
+int ift_ch_start(struct ift_chains *c, const struct ift_analysis *a)
 {
 	const char *v = ift_trace_meta(a->t, "recorder.pid");
 	size_t nops = ift_trace_op_count(a->t) + 1;
@@ -180,7 +180,7 @@ int ch_start(struct ift_chains *c, const struct ift_analysis *a)
 		return -ENOMEM;
 	c->nopacc = nops;
 	for (size_t i = 1; i < nops; i++)
-		c->waits[i] = ift_trace_op(a->t, i) && ch_waits_for_device(ift_trace_op(a->t, i)->name);
+		c->waits[i] = ift_trace_op(a->t, i) && ift_ch_waits_for_device(ift_trace_op(a->t, i)->name);
 	for (size_t op = 0; op < nops && op < a->nopm; op++) {
 		const struct az_opq *q = &a->opq[op];
 		struct opacc *o = &c->opacc[op];
@@ -194,14 +194,14 @@ int ch_start(struct ift_chains *c, const struct ift_analysis *a)
 			continue;
 		o->flagged = true;
 		thr = c->o.tail_ratio * (double)q->p50_ns;
-		o->thr = az_max((uint64_t)thr, q->p50_ns + c->o.tail_floor_ns);
+		o->thr = ift_az_max((uint64_t)thr, q->p50_ns + c->o.tail_floor_ns);
 	}
 	return 0;
 }
 
 /* TS of TID's calls is in its loop's steady state: the calls outside it
    are start-up or tail, which rank no chain. */
-bool ch_steady(const struct ift_analysis *a, uint32_t tid, uint64_t ts)
+bool ift_ch_steady(const struct ift_analysis *a, uint32_t tid, uint64_t ts)
 {
 	return ift_loop_stage(ift_analysis_loop(a, tid), ts) == IFT_STAGE_STEADY;
 }
@@ -219,19 +219,19 @@ static bool dev_call(const struct ift_chains *c, const struct ift_analysis *a,
 	uint64_t op = r[IFT_CALL_OP];
 
 	return outermost_call((uint32_t)r[IFT_CALL_DEPTH], (uint32_t)r[IFT_CALL_FLAGS]) &&
-	       op < c->nopacc && c->waits[op] && az_call_selected(a, r) &&
-	       ch_steady(a, (uint32_t)r[IFT_C_TID], r[IFT_C_TS]);
+	       op < c->nopacc && c->waits[op] && ift_az_call_selected(a, r) &&
+	       ift_ch_steady(a, (uint32_t)r[IFT_C_TID], r[IFT_C_TS]);
 }
 
 /* Calls of one thread that overlap (lost returns) count once: each from
    the end of the one before, in entry order, which is known only here. */
-static int dev_open(struct ift_chains *c, struct ch_thread *ct, size_t seq, uint64_t ts,
+static int dev_open(struct ift_chains *c, struct ift_ch_thread *ct, size_t seq, uint64_t ts,
 		    uint64_t end)
 {
 	if (ift_array_grow((void **)&ct->dev, &ct->capdev, ct->ndev + 1, sizeof(*ct->dev)) < 0)
 		return c->err = -ENOMEM;
-	ct->dev[ct->ndev++] = (struct ch_devcall){ seq, az_max(ts, ct->dev_until) };
-	ct->dev_until = az_max(ct->dev_until, end);
+	ct->dev[ct->ndev++] = (struct ch_devcall){ seq, ift_az_max(ts, ct->dev_until) };
+	ct->dev_until = ift_az_max(ct->dev_until, end);
 	return 0;
 }
 
@@ -239,18 +239,18 @@ static void on_call(struct ift_chains *c, const struct ift_analysis *a, const ui
 {
 	uint64_t ts = r[IFT_C_TS], end = ts + r[IFT_CALL_DUR];
 	const struct az_thread *th;
-	struct ch_thread *ct;
+	struct ift_ch_thread *ct;
 
 	if (ts < a->lo || ts > a->hi)
 		return;
-	th = az_thread_lookup(a, (uint32_t)r[IFT_C_TID]);
-	if (!th || !(ct = ch_thread(c, th->idx)))
+	th = ift_az_thread_lookup(a, (uint32_t)r[IFT_C_TID]);
+	if (!th || !(ct = ift_ch_thread(c, th->idx)))
 		return;
 	if (dev_call(c, a, r) && dev_open(c, ct, a->ncalls - 1, ts, end) < 0)
 		return;
 	if (ct->active && ts < ct->busy_until) {
 		/* made inside the call before it (nested), or overlapping it */
-		ct->busy_until = az_max(ct->busy_until, end);
+		ct->busy_until = ift_az_max(ct->busy_until, end);
 		ct->last_end = ct->busy_until;
 		return;
 	}
@@ -276,7 +276,7 @@ static void on_call(struct ift_chains *c, const struct ift_analysis *a, const ui
 
 /* CT waited for CPU CPU in [from, to] (clipped to its open gap): whoever was
    running there took that time from it. */
-static void credit_wait(struct ift_chains *c, struct ch_thread *ct, uint32_t cpu,
+static void credit_wait(struct ift_chains *c, struct ift_ch_thread *ct, uint32_t cpu,
 			uint64_t from, uint64_t to)
 {
 	const struct ch_cpu *k;
@@ -284,12 +284,12 @@ static void credit_wait(struct ift_chains *c, struct ch_thread *ct, uint32_t cpu
 	if (cpu >= c->ncpu || !c->cpu[cpu].known)
 		return;
 	k = &c->cpu[cpu];
-	from = az_max(az_max(from, k->since), ct->busy_until);
+	from = ift_az_max(ift_az_max(from, k->since), ct->busy_until);
 	if (to <= from)
 		return;
-	if (ch_excused(c, k->tid, k->pid))
+	if (ift_ch_excused(c, k->tid, k->pid))
 		ct->cur.excused += to - from;
-	else if (ch_peer_add(&ct->gp, k->tid, k->pid, to - from, 1) < 0)
+	else if (ift_ch_peer_add(&ct->gp, k->tid, k->pid, to - from, 1) < 0)
 		c->err = -ENOMEM;
 }
 
@@ -328,11 +328,11 @@ static void hook_event(void *ctx, const struct ift_analysis *a, const struct ift
 {
 	struct ift_chains *c = ctx;
 	const uint64_t *r = ev->row;
-	struct ch_thread *ct;
+	struct ift_ch_thread *ct;
 
 	if (c->err)
 		return;
-	if (!c->meta_read && (c->err = ch_start(c, a)) < 0)
+	if (!c->meta_read && (c->err = ift_ch_start(c, a)) < 0)
 		return;
 	switch (ev->table) {
 	case IFT_T_CALLS:
@@ -359,7 +359,7 @@ static void hook_interval(void *ctx, const struct ift_analysis *a,
 			  const struct ift_interval *iv)
 {
 	struct ift_chains *c = ctx;
-	struct ch_thread *ct;
+	struct ift_ch_thread *ct;
 	uint64_t s, ns;
 
 	if (c->err || (iv->state != IFT_SCHED_BLOCKED && iv->state != IFT_SCHED_RUNNABLE))
@@ -367,7 +367,7 @@ static void hook_interval(void *ctx, const struct ift_analysis *a,
 	ct = active_thread(c, a, iv->tid);
 	if (!ct)
 		return;
-	s = az_max(iv->start_ts, ct->busy_until);
+	s = ift_az_max(iv->start_ts, ct->busy_until);
 	if (iv->end_ts <= s)
 		return;
 	ns = iv->end_ts - s;
@@ -392,9 +392,9 @@ static void hook_interval(void *ctx, const struct ift_analysis *a,
 	}
 	/* another process fed it as a whole: a DataLoader worker's wake-ups
 	   come from its queue's feeder thread and others, not its main one */
-	if (ch_peer_add(&ct->gw, iv->src_pid && iv->src_pid != iv->pid ? iv->src_pid : iv->src_tid,
+	if (ift_ch_peer_add(&ct->gw, iv->src_pid && iv->src_pid != iv->pid ? iv->src_pid : iv->src_tid,
 		     iv->src_pid, ns, 1) < 0 ||
-	    (iv->relay_tid && ch_peer_add(&ct->gr, iv->relay_tid, iv->relay_pid, ns, 1) < 0))
+	    (iv->relay_tid && ift_ch_peer_add(&ct->gr, iv->relay_tid, iv->relay_pid, ns, 1) < 0))
 		c->err = -ENOMEM;
 }
 
@@ -428,10 +428,10 @@ static void split_call(const struct ift_call_info *cl, uint64_t p50, bool wait_o
 {
 	uint64_t e = cl->dur_ns - p50, rest, oc, pg;
 
-	part[IFT_CAUSE_CPU_CONTENTION] = az_min(e, cl->runqueue_wait_ns);
+	part[IFT_CAUSE_CPU_CONTENTION] = ift_az_min(e, cl->runqueue_wait_ns);
 	rest = e - part[IFT_CAUSE_CPU_CONTENTION];
 	oc = cl->on_cpu_ns > p50 ? cl->on_cpu_ns - p50 : 0;
-	pg = cl->page_allocs ? az_min(az_min(rest, oc), cl->page_alloc_bytes / page_size *
+	pg = cl->page_allocs ? ift_az_min(ift_az_min(rest, oc), cl->page_alloc_bytes / page_size *
 				     page_ns) : 0;
 	part[IFT_CAUSE_PAGE_ALLOC] = pg;
 	part[IFT_CAUSE_GPU_BOUND] = wait_op ? rest - pg : 0;
@@ -452,24 +452,24 @@ static int call_waited(struct ift_chains *c, struct opacc *o, const struct ift_c
 	for (uint32_t k = 0; at && k < cl->nattr && ret == 0; k++) {
 		if (at[k].kind != IFT_ATTR_RAN)
 			continue;
-		if (ch_excused(c, at[k].tid, at[k].pid))
+		if (ift_ch_excused(c, at[k].tid, at[k].pid))
 			exc += at[k].ns;
 		else
-			ret = ch_peer_add(&o->ran, at[k].tid, at[k].pid, at[k].ns, at[k].count);
+			ret = ift_ch_peer_add(&o->ran, at[k].tid, at[k].pid, at[k].ns, at[k].count);
 	}
 	if (ret < 0)
 		return ret;
-	rq = cl->runqueue_wait_ns - az_min(cl->runqueue_wait_ns, exc);
+	rq = cl->runqueue_wait_ns - ift_az_min(cl->runqueue_wait_ns, exc);
 	o->excused += cl->runqueue_wait_ns - rq;
 	if (!rq)
 		return 0;
 	o->waiting++;
 	o->runq += rq;
 	o->preempt += cl->involuntary;
-	if ((ret = ch_site_add(&o->sites[IFT_CAUSE_CPU_CONTENTION], cl->stack, 1, rq)) < 0 ||
+	if ((ret = ift_ch_site_add(&o->sites[IFT_CAUSE_CPU_CONTENTION], cl->stack, 1, rq)) < 0 ||
 	    (ret = worst_keep(&o->worst[IFT_CAUSE_CPU_CONTENTION], cl, at, seq, rq)) < 0)
 		return ret;
-	return ch_sys_defer(c, cl->ts, cl->ts + cl->dur_ns, &o->sys_wait);
+	return ift_ch_sys_defer(c, cl->ts, cl->ts + cl->dur_ns, &o->sys_wait);
 }
 
 /* A call in the long tail of its op: its excess over p50, split. */
@@ -484,14 +484,14 @@ static int call_slow(struct ift_chains *c, struct opacc *o, const struct ift_cal
 	o->excess += cl->dur_ns - o->p50;
 	for (int k = IFT_CAUSE_PAGE_ALLOC; k <= IFT_CAUSE_GPU_BOUND; k++) {
 		/* every slow call counts for the sites, its cost as split */
-		if ((ret = ch_site_add(&o->sites[k], cl->stack, 1, part[k])) < 0 ||
+		if ((ret = ift_ch_site_add(&o->sites[k], cl->stack, 1, part[k])) < 0 ||
 		    (ret = worst_keep(&o->worst[k], cl, at, seq, part[k])) < 0)
 			return ret;
 		o->part[k] += part[k];
 	}
 	o->pages += cl->page_allocs;
 	o->page_bytes += cl->page_alloc_bytes;
-	return ch_sys_defer(c, cl->ts, cl->ts + cl->dur_ns, &o->sys);
+	return ift_ch_sys_defer(c, cl->ts, cl->ts + cl->dur_ns, &o->sys);
 }
 
 /* A call that waits for the device, for the GPU-bound chain: its time but
@@ -499,8 +499,8 @@ static int call_slow(struct ift_chains *c, struct opacc *o, const struct ift_cal
 static int call_device(struct ift_chains *c, const struct ift_analysis *a,
 		       const struct ift_call_info *cl, size_t seq)
 {
-	const struct az_thread *th = az_thread_lookup(a, cl->tid);
-	struct ch_thread *ct = th && th->idx < c->nth ? &c->th[th->idx] : NULL;
+	const struct az_thread *th = ift_az_thread_lookup(a, cl->tid);
+	struct ift_ch_thread *ct = th && th->idx < c->nth ? &c->th[th->idx] : NULL;
 	uint64_t end = cl->ts + cl->dur_ns, from = cl->ts, v;
 	size_t k;
 
@@ -527,7 +527,7 @@ static void hook_call(void *ctx, const struct ift_analysis *a, const struct ift_
 	int ret = 0;
 
 	if (c->err || !cl->selected || cl->op >= c->nopacc || cl->op >= a->nopm ||
-	    !a->opq[cl->op].calls || !ch_steady(a, cl->tid, cl->ts))
+	    !a->opq[cl->op].calls || !ift_ch_steady(a, cl->tid, cl->ts))
 		return;
 	o = &c->opacc[cl->op];
 	if (cl->runqueue_wait_ns)

@@ -17,7 +17,7 @@
 /* ---- memory --------------------------------------------------------- */
 
 /* Zeroed memory that lives as long as the collector. */
-void *ch_alloc(struct ift_chains *c, size_t n, size_t size)
+void *ift_ch_alloc(struct ift_chains *c, size_t n, size_t size)
 {
 	void *p;
 
@@ -30,7 +30,7 @@ void *ch_alloc(struct ift_chains *c, size_t n, size_t size)
 }
 
 __attribute__((format(printf, 2, 3)))
-const char *ch_printf(struct ift_chains *c, const char *fmt, ...)
+const char *ift_ch_printf(struct ift_chains *c, const char *fmt, ...)
 {
 	va_list ap;
 	char *s;
@@ -41,7 +41,7 @@ const char *ch_printf(struct ift_chains *c, const char *fmt, ...)
 	va_end(ap);
 	if (n < 0)
 		return NULL;
-	s = ch_alloc(c, (size_t)n + 1, 1);
+	s = ift_ch_alloc(c, (size_t)n + 1, 1);
 	if (!s)
 		return NULL;
 	va_start(ap, fmt);
@@ -50,7 +50,7 @@ const char *ch_printf(struct ift_chains *c, const char *fmt, ...)
 	return s;
 }
 
-int ch_peer_add(struct ch_peers *p, uint32_t tid, uint32_t pid, uint64_t ns,
+int ift_ch_peer_add(struct ch_peers *p, uint32_t tid, uint32_t pid, uint64_t ns,
 		    uint64_t count)
 {
 	size_t i;
@@ -75,10 +75,10 @@ int ch_peer_add(struct ch_peers *p, uint32_t tid, uint32_t pid, uint64_t ns,
 	return 0;
 }
 
-int ch_peers_merge(struct ch_peers *d, const struct ch_peers *s)
+int ift_ch_peers_merge(struct ch_peers *d, const struct ch_peers *s)
 {
 	for (size_t i = 0; i < s->n; i++)
-		if (ch_peer_add(d, s->v[i].tid, s->v[i].pid, s->v[i].ns, s->v[i].count) < 0)
+		if (ift_ch_peer_add(d, s->v[i].tid, s->v[i].pid, s->v[i].ns, s->v[i].count) < 0)
 			return -ENOMEM;
 	return 0;
 }
@@ -91,7 +91,7 @@ static int cmp_site_id(const void *x, const void *y)
 }
 
 /* One entry per site again: sorted by id, duplicates summed. */
-void ch_sites_compact(struct ch_sites *s)
+void ift_ch_sites_compact(struct ch_sites *s)
 {
 	size_t n = 0;
 
@@ -114,7 +114,7 @@ void ch_sites_compact(struct ch_sites *s)
  * counted).  Appended, and compacted when full, so the tally holds at most
  * twice the distinct sites: calls of one site often come in runs.
  */
-int ch_site_add(struct ch_sites *s, uint64_t stack, uint64_t calls, uint64_t cost)
+int ift_ch_site_add(struct ch_sites *s, uint64_t stack, uint64_t calls, uint64_t cost)
 {
 	if (!stack)
 		return 0;
@@ -124,7 +124,7 @@ int ch_site_add(struct ch_sites *s, uint64_t stack, uint64_t calls, uint64_t cos
 		return 0;
 	}
 	if (s->n == s->cap) {
-		ch_sites_compact(s);
+		ift_ch_sites_compact(s);
 		if ((!s->cap || s->n * 2 > s->cap) &&
 		    ift_array_grow((void **)&s->v, &s->cap, s->cap * 2 + 1, sizeof(*s->v)) < 0)
 			return -ENOMEM;
@@ -133,15 +133,15 @@ int ch_site_add(struct ch_sites *s, uint64_t stack, uint64_t calls, uint64_t cos
 	return 0;
 }
 
-int ch_sites_merge(struct ch_sites *d, const struct ch_sites *s)
+int ift_ch_sites_merge(struct ch_sites *d, const struct ch_sites *s)
 {
 	for (size_t i = 0; i < s->n; i++)
-		if (ch_site_add(d, s->v[i].stack, s->v[i].calls, s->v[i].cost) < 0)
+		if (ift_ch_site_add(d, s->v[i].stack, s->v[i].calls, s->v[i].cost) < 0)
 			return -ENOMEM;
 	return 0;
 }
 
-int ch_cmp_peer(const void *x, const void *y)
+int ift_ch_cmp_peer(const void *x, const void *y)
 {
 	const struct ch_peer *p = x, *q = y;
 
@@ -155,7 +155,7 @@ int ch_cmp_peer(const void *x, const void *y)
  * wake-up, or a switch-in the kernel did not write (some VMs' idle CPUs).
  * One behind the recorder is the tracer's own cost, not the workload's.
  */
-bool ch_excused(const struct ift_chains *c, uint32_t tid, uint32_t pid)
+bool ift_ch_excused(const struct ift_chains *c, uint32_t tid, uint32_t pid)
 {
 	return !tid || (c->recorder && pid == c->recorder);
 }
@@ -190,9 +190,9 @@ static void sys_sample(const struct ift_sys_sample *m, uint64_t n, struct sysavg
 	}
 }
 
-/* The samples of [S, E] and the first after it (as ch_sys_add()), of a call
+/* The samples of [S, E] and the first after it (as ift_ch_sys_add()), of a call
    that closed now. */
-int ch_sys_defer(struct ift_chains *c, uint64_t s, uint64_t e, struct sysdefer *d)
+int ift_ch_sys_defer(struct ift_chains *c, uint64_t s, uint64_t e, struct sysdefer *d)
 {
 	size_t i = sample_at(c, s);
 
@@ -209,7 +209,7 @@ int ch_sys_defer(struct ift_chains *c, uint64_t s, uint64_t e, struct sysdefer *
 }
 
 /* The pass is over: the samples counted by index are all read. */
-void ch_sys_resolve(const struct ift_chains *c, struct sysdefer *d)
+void ift_ch_sys_resolve(const struct ift_chains *c, struct sysdefer *d)
 {
 	for (size_t k = 0; k < d->npend; k++)
 		if (d->pend[k].idx < c->a->nsmp)
@@ -221,12 +221,12 @@ void ch_sys_resolve(const struct ift_chains *c, struct sysdefer *d)
 
 /* ---- formatting ----------------------------------------------------- */
 
-const char *ch_dur(char *buf, size_t len, uint64_t ns)
+const char *ift_ch_dur(char *buf, size_t len, uint64_t ns)
 {
 	return ift_fmt_dur(buf, len, ns, true);
 }
 
-const char *ch_bytes_str(char *buf, size_t len, uint64_t b)
+const char *ift_ch_bytes_str(char *buf, size_t len, uint64_t b)
 {
 	if (b < (1ULL << 20))
 		snprintf(buf, len, "%.1f KiB", (double)b / 1024);
@@ -237,27 +237,27 @@ const char *ch_bytes_str(char *buf, size_t len, uint64_t b)
 	return buf;
 }
 
-unsigned ch_permille(uint64_t part, uint64_t whole)
+unsigned ift_ch_permille(uint64_t part, uint64_t whole)
 {
 	return whole ? (unsigned)((part * 1000 + whole / 2) / whole) : 0;
 }
 
 /* The ops that wait for the device: time in them past the run-queue is the
    GPU's, not the host's. */
-bool ch_waits_for_device(const char *name)
+bool ift_ch_waits_for_device(const char *name)
 {
 	return strstr(name, "Synchronize") || strstr(name, "Synchronise") ||
 	       !strcmp(name, "cudaStreamWaitEvent") || !strcmp(name, "cuStreamWaitEvent");
 }
 
-const char *ch_op_name(const struct ift_chains *c, uint32_t op)
+const char *ift_ch_op_name(const struct ift_chains *c, uint32_t op)
 {
 	const struct ift_op *o = ift_trace_op(c->t, op);
 
 	return o ? o->name : "?";
 }
 
-void ch_sys_add(const struct ift_chains *c, uint64_t s, uint64_t e, struct sysavg *v)
+void ift_ch_sys_add(const struct ift_chains *c, uint64_t s, uint64_t e, struct sysavg *v)
 {
 	for (size_t i = sample_at(c, s); i < c->a->nsmp; i++) {
 		sys_sample(&c->a->smp[i], 1, v);

@@ -77,7 +77,7 @@ static int cmp_usage(const void *x, const void *y)
 	return p->tid < q->tid ? -1 : p->tid > q->tid;
 }
 
-int ch_window_usage(struct ift_chains *c, uint64_t from, uint64_t to, struct usage *u)
+int ift_ch_window_usage(struct ift_chains *c, uint64_t from, uint64_t to, struct usage *u)
 {
 	struct ift_cursor *cur;
 	struct ift_event ev;
@@ -129,7 +129,7 @@ out:
 }
 
 /* "pt_data_worker 71% (4 tasks), train 20%, idle 9%" */
-const char *ch_usage_text(struct ift_chains *c, const struct usage *u, uint64_t ts)
+const char *ift_ch_usage_text(struct ift_chains *c, const struct usage *u, uint64_t ts)
 {
 	char buf[512];
 	size_t len = 0;
@@ -153,10 +153,10 @@ const char *ch_usage_text(struct ift_chains *c, const struct usage *u, uint64_t 
 			ns += u->v[j].ns;
 			ntask++;
 		}
-		if (ch_permille(ns, u->known_ns) < 10)
+		if (ift_ch_permille(ns, u->known_ns) < 10)
 			break;
 		len = ift_appendf(buf, sizeof(buf), len, "%s%s %u%%", shown ? ", " : "",
-				  comm[0] ? comm : "?", (ch_permille(ns, u->known_ns) + 5) / 10);
+				  comm[0] ? comm : "?", (ift_ch_permille(ns, u->known_ns) + 5) / 10);
 		if (ntask > 1)
 			len = ift_appendf(buf, sizeof(buf), len, " (%" PRIu64 " tasks)", ntask);
 		shown++;
@@ -165,49 +165,49 @@ const char *ch_usage_text(struct ift_chains *c, const struct usage *u, uint64_t 
 	}
 	if (len < sizeof(buf) && u->idle_ns)
 		snprintf(buf + len, sizeof(buf) - len, "%sidle %u%%", shown ? ", " : "",
-			 (ch_permille(u->idle_ns, u->known_ns) + 5) / 10);
-	return ch_printf(c, "%s", buf);
+			 (ift_ch_permille(u->idle_ns, u->known_ns) + 5) / 10);
+	return ift_ch_printf(c, "%s", buf);
 }
 
 /* ---- building a chain ----------------------------------------------- */
 
-bool ch_is_role(const char *role, const char *want)
+bool ift_ch_is_role(const char *role, const char *want)
 {
 	return role && !strcmp(role, want);
 }
 
-void ch_cb_step(struct cb *b, uint64_t ts, const char *layer, const char *text)
+void ift_ch_cb_step(struct cb *b, uint64_t ts, const char *layer, const char *text)
 {
 	if (text && b->nsteps < 16)
 		b->steps[b->nsteps++] = (struct ift_chain_step){
 			ts > b->c->start_ts ? ts - b->c->start_ts : 0, layer, text };
 }
 
-void ch_cb_num(struct cb *b, const char *key, uint64_t v)
+void ift_ch_cb_num(struct cb *b, const char *key, uint64_t v)
 {
 	if (b->nnums < 32)
 		b->nums[b->nnums++] = (struct ift_chain_num){ key, v, false };
 }
 
-void ch_cb_old_num(struct cb *b, const char *key, uint64_t v)
+void ift_ch_cb_old_num(struct cb *b, const char *key, uint64_t v)
 {
 	if (b->nnums < 32)
 		b->nums[b->nnums++] = (struct ift_chain_num){ key, v, true };
 }
 
-void ch_cb_rec(struct cb *b, const char *text)
+void ift_ch_cb_rec(struct cb *b, const char *text)
 {
 	if (text && b->nrecs < 8)
 		b->recs[b->nrecs++] = text;
 }
 
 /* Peers P (sorted here) become tasks of RELATION, the top MAX of them. */
-void ch_cb_tasks(struct cb *b, const char *relation, struct ch_peers *p, size_t max)
+void ift_ch_cb_tasks(struct cb *b, const char *relation, struct ch_peers *p, size_t max)
 {
 	uint64_t total = 0;
 
 	if (p->n > 1)
-		qsort(p->v, p->n, sizeof(*p->v), ch_cmp_peer);
+		qsort(p->v, p->n, sizeof(*p->v), ift_ch_cmp_peer);
 	for (size_t i = 0; i < p->n; i++)
 		total += p->v[i].ns;
 	for (size_t i = 0; i < p->n && i < max && b->ntasks < 16; i++) {
@@ -229,20 +229,20 @@ void ch_cb_tasks(struct cb *b, const char *relation, struct ch_peers *p, size_t 
 		t->outside = q->tid && q->tid != UINT32_MAX && !pi;
 		t->count = q->count;
 		t->ns = q->ns;
-		t->share_permille = ch_permille(q->ns, total);
+		t->share_permille = ift_ch_permille(q->ns, total);
 	}
 }
 
 /* The relays among peers P: those that pass on enough to be one (roles.c);
    a thread that relayed a wake-up now and then is none. */
-void ch_cb_relays(struct cb *b, struct ch_peers *p)
+void ift_ch_cb_relays(struct cb *b, struct ch_peers *p)
 {
 	size_t n = b->ntasks, k = n;
 
-	ch_cb_tasks(b, "relayed", p, 3);
+	ift_ch_cb_tasks(b, "relayed", p, 3);
 	for (size_t i = n; i < b->ntasks; i++)
-		if (ch_is_role(b->tasks[i].role, "relay") ||
-		    ch_is_role(b->tasks[i].role, "pin-memory thread"))
+		if (ift_ch_is_role(b->tasks[i].role, "relay") ||
+		    ift_ch_is_role(b->tasks[i].role, "pin-memory thread"))
 			b->tasks[k++] = b->tasks[i];
 	b->ntasks = k;
 }
@@ -331,19 +331,19 @@ static void cb_py_sites(struct cb *b, const struct ch_sites *s)
 		struct ift_chain_py_site *x = &b->py_sites[b->npy_sites++];
 
 		*x = v[i];
-		x->share_permille = cost ? ch_permille(v[i].cost_ns, cost) :
-				    ch_permille(v[i].calls, calls);
+		x->share_permille = cost ? ift_ch_permille(v[i].cost_ns, cost) :
+				    ift_ch_permille(v[i].calls, calls);
 	}
 	free(v);
 }
 
 /* The top sites of tally S (sorted here) become the chain's, and its
    Python call sites. */
-void ch_cb_sites(struct cb *b, struct ch_sites *s)
+void ift_ch_cb_sites(struct cb *b, struct ch_sites *s)
 {
 	uint64_t cost = 0, calls = 0;
 
-	ch_sites_compact(s);
+	ift_ch_sites_compact(s);
 	if (s->n > 1)
 		qsort(s->v, s->n, sizeof(*s->v), cmp_site_cost);
 	for (size_t i = 0; i < s->n; i++) {
@@ -357,13 +357,13 @@ void ch_cb_sites(struct cb *b, struct ch_sites *s)
 		x->frames = ift_trace_stack(b->c->t, x->stack);
 		x->calls = s->v[i].calls;
 		x->cost_ns = s->v[i].cost;
-		x->share_permille = cost ? ch_permille(s->v[i].cost, cost) :
-				    ch_permille(s->v[i].calls, calls);
+		x->share_permille = cost ? ift_ch_permille(s->v[i].cost, cost) :
+				    ift_ch_permille(s->v[i].calls, calls);
 	}
 	cb_py_sites(b, s);
 }
 
-int ch_cb_finish(struct cb *b)
+int ift_ch_cb_finish(struct cb *b)
 {
 	struct ift_chains *c = b->c;
 	struct ift_chain *ch = b->ch;
@@ -373,25 +373,25 @@ int ch_cb_finish(struct cb *b)
 	ch->nnums = b->nnums;
 	ch->ntasks = b->ntasks;
 	ch->nrecs = b->nrecs;
-	if (!(p = ch_alloc(c, b->nsteps, sizeof(*b->steps))))
+	if (!(p = ift_ch_alloc(c, b->nsteps, sizeof(*b->steps))))
 		return -ENOMEM;
 	memcpy(p, b->steps, b->nsteps * sizeof(*b->steps));
 	ch->steps = p;
-	if (!(p = ch_alloc(c, b->nnums, sizeof(*b->nums))))
+	if (!(p = ift_ch_alloc(c, b->nnums, sizeof(*b->nums))))
 		return -ENOMEM;
 	memcpy(p, b->nums, b->nnums * sizeof(*b->nums));
 	ch->nums = p;
-	if (!(p = ch_alloc(c, b->ntasks, sizeof(*b->tasks))))
+	if (!(p = ift_ch_alloc(c, b->ntasks, sizeof(*b->tasks))))
 		return -ENOMEM;
 	memcpy(p, b->tasks, b->ntasks * sizeof(*b->tasks));
 	ch->tasks = p;
-	if (!(p = ch_alloc(c, b->nrecs, sizeof(*b->recs))))
+	if (!(p = ift_ch_alloc(c, b->nrecs, sizeof(*b->recs))))
 		return -ENOMEM;
 	memcpy(p, b->recs, b->nrecs * sizeof(*b->recs));
 	ch->recs = p;
 	ch->nsites = b->nsites;
 	if (b->nsites) {
-		if (!(p = ch_alloc(c, b->nsites, sizeof(*b->sites))))
+		if (!(p = ift_ch_alloc(c, b->nsites, sizeof(*b->sites))))
 			return -ENOMEM;
 		memcpy(p, b->sites, b->nsites * sizeof(*b->sites));
 		ch->sites = p;
@@ -400,7 +400,7 @@ int ch_cb_finish(struct cb *b)
 	ch->py_calls = b->py_calls;
 	ch->npy_sites = b->npy_sites;
 	if (b->npy_sites) {
-		if (!(p = ch_alloc(c, b->npy_sites, sizeof(*b->py_sites))))
+		if (!(p = ift_ch_alloc(c, b->npy_sites, sizeof(*b->py_sites))))
 			return -ENOMEM;
 		memcpy(p, b->py_sites, b->npy_sites * sizeof(*b->py_sites));
 		ch->py_sites = p;
@@ -413,12 +413,12 @@ int ch_cb_finish(struct cb *b)
 }
 
 /* Severity is the steady state's: a start-up or tail chain is LOW. */
-struct ift_chain *ch_chain_new(struct ift_chains *c, enum ift_cause cause,
+struct ift_chain *ift_ch_chain_new(struct ift_chains *c, enum ift_cause cause,
 				   enum ift_phase phase, enum ift_stage stage,
 				   const char *op, uint64_t cost, uint64_t wall)
 {
 	struct ift_chain *ch;
-	unsigned share = ch_permille(cost, wall);
+	unsigned share = ift_ch_permille(cost, wall);
 
 	if (ift_array_grow((void **)&c->chains, &c->capchains, c->nchains + 1, sizeof(*c->chains)) < 0)
 		return NULL;
@@ -444,16 +444,16 @@ static void who_of(const struct cb *b, const char *relation, uint32_t cuda_pid,
 
 	memset(w, 0, sizeof(*w));
 	for (size_t i = 0; i < ift_analysis_process_count(a); i++)
-		w->workers += ch_is_role(ift_analysis_process(a, i)->role, "input worker");
+		w->workers += ift_ch_is_role(ift_analysis_process(a, i)->role, "input worker");
 	for (size_t i = 0; i < b->ntasks; i++) {
 		const struct ift_chain_task *t = &b->tasks[i];
 
 		if (strcmp(t->relation, relation))
 			continue;
-		if (ch_is_role(t->role, "input worker") || ch_is_role(t->role, "input thread") ||
-		    ch_is_role(t->role, "pin-memory thread")) {
+		if (ift_ch_is_role(t->role, "input worker") || ift_ch_is_role(t->role, "input thread") ||
+		    ift_ch_is_role(t->role, "pin-memory thread")) {
 			w->worker_share += t->share_permille;
-			w->threads += ch_is_role(t->role, "input thread");
+			w->threads += ift_ch_is_role(t->role, "input thread");
 		} else if (t->outside) {
 			w->outside_share += t->share_permille;
 			w->noutside++;
@@ -467,7 +467,7 @@ static void who_of(const struct cb *b, const char *relation, uint32_t cuda_pid,
 	}
 }
 
-void ch_recommend_cpu(struct cb *b, uint32_t cuda_pid)
+void ift_ch_recommend_cpu(struct cb *b, uint32_t cuda_pid)
 {
 	struct ift_chains *c = b->c;
 	struct who w;
@@ -475,39 +475,39 @@ void ch_recommend_cpu(struct cb *b, uint32_t cuda_pid)
 
 	who_of(b, "preempted", cuda_pid, &w);
 	if (w.worker_share >= 300 && w.workers) {
-		ch_cb_rec(b, ch_printf(c, "%u input workers + 1 feeding thread on %u CPUs: use "
+		ift_ch_cb_rec(b, ift_ch_printf(c, "%u input workers + 1 feeding thread on %u CPUs: use "
 				    "num_workers=%u and persistent_workers=True",
 				    w.workers, cpus, cpus > 1 ? cpus - 1 : 1));
-		ch_cb_rec(b, ch_printf(c, "for a dataset already in memory as a tensor, index it "
+		ift_ch_cb_rec(b, ift_ch_printf(c, "for a dataset already in memory as a tensor, index it "
 				    "directly (x[idx[i:i+batch]]) instead of a DataLoader"));
 	}
 	if (w.outside_share >= 300 && w.outside && w.noutside == 1)
-		ch_cb_rec(b, ch_printf(c, "pid %u (%s), outside the traced processes, took %u%% of "
+		ift_ch_cb_rec(b, ift_ch_printf(c, "pid %u (%s), outside the traced processes, took %u%% of "
 				    "the wait: move it off these CPUs (taskset -acp, a cpuset "
 				    "cgroup) or lower its priority (renice -n 19 -p %u)",
 				    w.outside->pid, w.outside->comm,
 				    (w.outside_share + 5) / 10, w.outside->pid));
 	else if (w.outside_share >= 300 && w.outside)
-		ch_cb_rec(b, ch_printf(c, "%u tasks outside the traced processes took %u%% of the "
+		ift_ch_cb_rec(b, ift_ch_printf(c, "%u tasks outside the traced processes took %u%% of the "
 				    "wait, pid %u (%s) the most (%u%%): move them off these CPUs "
 				    "(taskset -acp, a cpuset cgroup) or lower their priority "
 				    "(renice -n 19 -p %u ...)", w.noutside,
 				    (w.outside_share + 5) / 10, w.outside->pid, w.outside->comm,
 				    (w.outside->share_permille + 5) / 10, w.outside->pid));
 	if (w.same_share >= 300 && w.same)
-		ch_cb_rec(b, ch_printf(c, "threads of the CUDA process (%s) compete with the launch "
+		ift_ch_cb_rec(b, ift_ch_printf(c, "threads of the CUDA process (%s) compete with the launch "
 				    "thread: cap them at %u (torch.set_num_threads(%u), "
 				    "OMP_NUM_THREADS=%u)", w.same->comm, cpus > 1 ? cpus - 1 : 1,
 				    cpus > 1 ? cpus - 1 : 1, cpus > 1 ? cpus - 1 : 1));
 	if (!b->nrecs)
-		ch_cb_rec(b, ch_printf(c, "keep the CUDA-calling thread on a CPU of its own: fewer "
+		ift_ch_cb_rec(b, ift_ch_printf(c, "keep the CUDA-calling thread on a CPU of its own: fewer "
 				    "busy tasks than the %u CPUs, or a higher priority for it "
 				    "(renice -n -5, chrt)", cpus));
 }
 
 /* ---- chains from the gaps ------------------------------------------- */
 
-uint32_t ch_top_op(const struct gapacc *g)
+uint32_t ift_ch_top_op(const struct gapacc *g)
 {
 	uint32_t best = 0;
 
@@ -521,7 +521,7 @@ uint32_t ch_top_op(const struct gapacc *g)
  * The fix for data starvation, chosen by what the feeders did (docs/report.md,
  * "How a fix is chosen"), each quoting the figures that chose it.
  */
-void ch_recommend_data(struct cb *b, uint32_t cuda_pid, uint64_t fed, uint64_t oncpu,
+void ift_ch_recommend_data(struct cb *b, uint32_t cuda_pid, uint64_t fed, uint64_t oncpu,
 			   uint64_t wall)
 {
 	struct ift_chains *c = b->c;
@@ -541,7 +541,7 @@ void ch_recommend_data(struct cb *b, uint32_t cuda_pid, uint64_t fed, uint64_t o
 		const struct ift_process_info *p = ift_analysis_process(a, i);
 		const struct ift_sched_stats *bt = NULL;
 
-		if (!ch_is_role(p->role, "input worker"))
+		if (!ift_ch_is_role(p->role, "input worker"))
 			continue;
 		for (size_t k = 0; k < p->nthreads; k++)
 			if (!bt || p->threads[k]->sched.on_cpu_ns > bt->on_cpu_ns)
@@ -553,66 +553,66 @@ void ch_recommend_data(struct cb *b, uint32_t cuda_pid, uint64_t fed, uint64_t o
 		wblk += bt->blocked_ns;
 		wio += bt->blocked_io_ns;
 	}
-	ch_cb_num(b, "workers", w.workers);
-	ch_cb_num(b, "input_threads", w.threads);
-	ch_cb_num(b, "workers_on_cpu_ns", won);
-	ch_cb_num(b, "workers_runqueue_wait_ns", wrq);
-	ch_cb_num(b, "workers_blocked_ns", wblk);
-	ch_cb_num(b, "workers_blocked_io_ns", wio);
+	ift_ch_cb_num(b, "workers", w.workers);
+	ift_ch_cb_num(b, "input_threads", w.threads);
+	ift_ch_cb_num(b, "workers_on_cpu_ns", won);
+	ift_ch_cb_num(b, "workers_runqueue_wait_ns", wrq);
+	ift_ch_cb_num(b, "workers_blocked_ns", wblk);
+	ift_ch_cb_num(b, "workers_blocked_io_ns", wio);
 	all = won + wrq + wblk;
-	rq_pct = (ch_permille(wrq, won + wrq) + 5) / 10;	/* of the time they wanted a CPU */
-	blk_pct = (ch_permille(wblk, all) + 5) / 10;
-	io_pct = (ch_permille(wio, all) + 5) / 10;
-	on_pct = (ch_permille(won, all) + 5) / 10;
+	rq_pct = (ift_ch_permille(wrq, won + wrq) + 5) / 10;	/* of the time they wanted a CPU */
+	blk_pct = (ift_ch_permille(wblk, all) + 5) / 10;
+	io_pct = (ift_ch_permille(wio, all) + 5) / 10;
+	on_pct = (ift_ch_permille(won, all) + 5) / 10;
 	if (oncpu > fed) {
-		ch_cb_rec(b, ch_printf(c, "the thread feeding the GPU builds each batch itself (%u%% "
+		ift_ch_cb_rec(b, ift_ch_printf(c, "the thread feeding the GPU builds each batch itself (%u%% "
 				    "of its active time on CPU between calls, no worker feeds it): "
 				    "build batches in parallel with a loader that has workers "
 				    "(DataLoader num_workers=%u, persistent_workers=True); for a "
 				    "tensor already in memory, index a whole batch at once "
 				    "(x[idx[i:i+batch]]) instead of per-sample __getitem__",
-				    (ch_permille(oncpu, wall) + 5) / 10, want));
+				    (ift_ch_permille(oncpu, wall) + 5) / 10, want));
 	} else if (w.workers && io_pct >= 20) {
-		ch_cb_rec(b, ch_printf(c, "the %u input workers spend %u%% of their time blocked in "
+		ift_ch_cb_rec(b, ift_ch_printf(c, "the %u input workers spend %u%% of their time blocked in "
 				    "I/O (uninterruptible sleep): raise num_workers or "
 				    "prefetch_factor so more reads are in flight, or move the data "
 				    "to faster storage or memory", w.workers, io_pct));
 	} else if (w.workers && rq_pct >= 20) {
-		ch_cb_rec(b, ch_printf(c, "%u input workers + 1 feeding thread on %u CPUs: the "
+		ift_ch_cb_rec(b, ift_ch_printf(c, "%u input workers + 1 feeding thread on %u CPUs: the "
 				    "workers wait for a CPU %u%% of the time they want one; use "
 				    "num_workers=%u and persistent_workers=True", w.workers, cpus,
 				    rq_pct, want));
-		ch_cb_rec(b, ch_printf(c, "make each batch cheaper to build: for a dataset already "
+		ift_ch_cb_rec(b, ift_ch_printf(c, "make each batch cheaper to build: for a dataset already "
 				    "in memory as a tensor, index a batch at once (x[idx[i:i+batch]], "
 				    "a sampler yielding index batches with batch_size=None, or "
 				    "__getitems__): no per-sample __getitem__ and collate"));
 	} else if (w.workers && on_pct >= 50) {
-		ch_cb_rec(b, ch_printf(c, "the %u input workers are on CPU %u%% of their time and "
+		ift_ch_cb_rec(b, ift_ch_printf(c, "the %u input workers are on CPU %u%% of their time and "
 				    "blocked in I/O %u%%: the per-sample work is the cost; index a "
 				    "batch at once (an in-memory tensor indexed per batch, a sampler "
 				    "yielding index batches with batch_size=None, or __getitems__)",
 				    w.workers, on_pct, io_pct));
 		if (w.workers < want)
-			ch_cb_rec(b, ch_printf(c, "then raise num_workers from %u towards %u (CPUs - 1) "
+			ift_ch_cb_rec(b, ift_ch_printf(c, "then raise num_workers from %u towards %u (CPUs - 1) "
 					    "and prefetch_factor", w.workers, want));
 	} else if (w.workers) {
-		ch_cb_rec(b, ch_printf(c, "the %u input workers are blocked %u%% of their time, not "
+		ift_ch_cb_rec(b, ift_ch_printf(c, "the %u input workers are blocked %u%% of their time, not "
 				    "in I/O (waiting for work, or for a socket), on CPU %u%%: they "
 				    "are not short of CPU; raise prefetch_factor so more batches are "
 				    "in flight, and see what the feeding thread does between batches "
 				    "(%u%% of its active time on CPU there)", w.workers, blk_pct,
-				    on_pct, (ch_permille(oncpu, wall) + 5) / 10));
+				    on_pct, (ift_ch_permille(oncpu, wall) + 5) / 10));
 	} else if (w.threads) {
-		ch_cb_rec(b, ch_printf(c, "%u thread%s of the training process build%s its batches "
+		ift_ch_cb_rec(b, ift_ch_printf(c, "%u thread%s of the training process build%s its batches "
 				    "and share its GIL with the feeding thread: build them in worker "
 				    "processes instead (DataLoader num_workers=%u, or a "
 				    "multiprocessing pool)", w.threads, w.threads == 1 ? "" : "s",
 				    w.threads == 1 ? "s" : "", want));
 	} else {
-		ch_cb_rec(b, ch_printf(c, "the thread feeding the GPU waits %u%% of its time for "
+		ift_ch_cb_rec(b, ift_ch_printf(c, "the thread feeding the GPU waits %u%% of its time for "
 				    "input: prepare the next batch ahead (a prefetching loader "
 				    "or a second stream) so the wait overlaps GPU work",
-				    (ch_permille(fed, wall) + 5) / 10));
+				    (ift_ch_permille(fed, wall) + 5) / 10));
 	}
 }
 
@@ -621,7 +621,7 @@ void ch_recommend_data(struct cb *b, uint32_t cuda_pid, uint64_t fed, uint64_t o
  * its training loop began, or after it ended.  It is paid once, not every
  * step, so it says so instead of a fix for the steady state.
  */
-int ch_stage_chain(struct cb *b, const struct gapacc *g, enum ift_cause cause,
+int ift_ch_stage_chain(struct cb *b, const struct gapacc *g, enum ift_cause cause,
 		       enum ift_stage stage, const struct az_thread *th, const char *tcomm,
 		       const char *op, uint64_t cost, uint64_t wall)
 {
@@ -636,53 +636,53 @@ int ch_stage_chain(struct cb *b, const struct gapacc *g, enum ift_cause cause,
 	switch (cause) {
 	case IFT_CAUSE_DATA_STARVATION:
 		what = g->fed >= g->oncpu ?
-		       ch_printf(c, "blocked %s waiting for input%s%s", ch_dur(d1, sizeof(d1), g->fed),
+		       ift_ch_printf(c, "blocked %s waiting for input%s%s", ift_ch_dur(d1, sizeof(d1), g->fed),
 				 top ? " from " : "", top ? top->comm : "") :
-		       ch_printf(c, "%s on CPU between CUDA calls (building its input, the "
-				 "dataset, the model)", ch_dur(d1, sizeof(d1), g->oncpu));
+		       ift_ch_printf(c, "%s on CPU between CUDA calls (building its input, the "
+				 "dataset, the model)", ift_ch_dur(d1, sizeof(d1), g->oncpu));
 		break;
 	case IFT_CAUSE_CPU_CONTENTION:
-		what = ch_printf(c, "waited %s for a CPU%s%s", ch_dur(d1, sizeof(d1), cost),
+		what = ift_ch_printf(c, "waited %s for a CPU%s%s", ift_ch_dur(d1, sizeof(d1), cost),
 				 top ? ", preempted by " : "", top ? top->comm : "");
 		break;
 	default:
-		what = ch_printf(c, "faulted in %" PRIu64 " fresh pages (%s)", g->pages,
-				 ch_bytes_str(d1, sizeof(d1), g->page_bytes));
+		what = ift_ch_printf(c, "faulted in %" PRIu64 " fresh pages (%s)", g->pages,
+				 ift_ch_bytes_str(d1, sizeof(d1), g->page_bytes));
 		break;
 	}
 	if (!l || !l->period) {
-		b->ch->summary = ch_printf(c, "start-up (no training loop found) -> %s (tid %u) "
+		b->ch->summary = ift_ch_printf(c, "start-up (no training loop found) -> %s (tid %u) "
 					   "%s, %u%% of its active time -> %s issued late",
 					   tcomm, th->tid, what ? what : "",
-					   (ch_permille(cost, wall) + 5) / 10, op);
-		ch_cb_rec(b, ch_printf(c, "no repeating sequence of CUDA calls: the run is all "
+					   (ift_ch_permille(cost, wall) + 5) / 10, op);
+		ift_ch_cb_rec(b, ift_ch_printf(c, "no repeating sequence of CUDA calls: the run is all "
 				    "start-up, paid once; record a longer run to see its steady "
 				    "state"));
-		return ch_cb_finish(b);
+		return ift_ch_cb_finish(b);
 	}
-	at = (double)((startup ? l->from_ts : l->to_ts) - az_min(c->start_ts,
+	at = (double)((startup ? l->from_ts : l->to_ts) - ift_az_min(c->start_ts,
 			startup ? l->from_ts : l->to_ts)) / 1e9;
-	b->ch->summary = ch_printf(c, "%s -> %s (tid %u) %s %s the training loop %s at "
+	b->ch->summary = ift_ch_printf(c, "%s -> %s (tid %u) %s %s the training loop %s at "
 				   "%.3f s (%s, %u%% of the time %s it) -> %s issued late",
 				   startup ? "start-up" : "tail", tcomm, th->tid, what ? what : "",
 				   startup ? "before" : "after", startup ? "began" : "ended", at,
-				   ch_dur(d2, sizeof(d2), cost), (ch_permille(cost, wall) + 5) / 10,
+				   ift_ch_dur(d2, sizeof(d2), cost), (ift_ch_permille(cost, wall) + 5) / 10,
 				   startup ? "before" : "after", op);
-	ch_cb_num(b, startup ? "loop_from_ns" : "loop_to_ns",
+	ift_ch_cb_num(b, startup ? "loop_from_ns" : "loop_to_ns",
 	       (uint64_t)(at * 1e9 + 0.5));
-	ch_cb_rec(b, ch_printf(c, "paid once %s the training loop, not at every step: the "
+	ift_ch_cb_rec(b, ift_ch_printf(c, "paid once %s the training loop, not at every step: the "
 			    "steady state is judged apart; %s",
 			    startup ? "before" : "after",
 			    startup ? "to start sooner, cache what is built before the loop (the "
 				      "dataset as a saved tensor, compiled kernels) between runs" :
 				      "to end sooner, make the work after the loop (evaluation, "
 				      "saving) cheaper or less frequent"));
-	return ch_cb_finish(b);
+	return ift_ch_cb_finish(b);
 }
 
 /* The steps of gap W of thread TH (named TCOMM then), the worst of its
    chain. */
-int ch_gap_steps(struct cb *b, const struct ch_gap *w, const struct az_thread *th,
+int ift_ch_gap_steps(struct cb *b, const struct ch_gap *w, const struct az_thread *th,
 		 const char *tcomm)
 {
 	struct ift_chains *c = b->c;
@@ -694,58 +694,58 @@ int ch_gap_steps(struct cb *b, const struct ch_gap *w, const struct az_thread *t
 	unsigned busy;
 	int ret;
 
-	ch_cb_step(b, w->start, "cuda", ch_printf(c, "%s returns; %s (tid %u) issues no CUDA "
-						"work", ch_op_name(c, w->prev_op), tcomm, th->tid));
-	ch_sys_add(c, w->start, w->end, &sv);
+	ift_ch_cb_step(b, w->start, "cuda", ift_ch_printf(c, "%s returns; %s (tid %u) issues no CUDA "
+						"work", ift_ch_op_name(c, w->prev_op), tcomm, th->tid));
+	ift_ch_sys_add(c, w->start, w->end, &sv);
 	busy = sv.nbusy ? (unsigned)(sv.busy_sum / sv.nbusy) : 0;
 	if (sv.nbusy || sv.nrun)
-		ch_cb_step(b, w->start, "system", ch_printf(c, "CPUs %u%% busy, %.1f tasks "
+		ift_ch_cb_step(b, w->start, "system", ift_ch_printf(c, "CPUs %u%% busy, %.1f tasks "
 					      "runnable on %u CPUs", (busy + 5) / 10,
 					      sv.nrun ? (double)sv.run_sum / (double)sv.nrun : 0.0,
 					      c->cpus));
-	ret = ch_window_usage(c, w->start, w->end, &u);
+	ret = ift_ch_window_usage(c, w->start, w->end, &u);
 	if (ret < 0)
 		return ret;
-	ut = ch_usage_text(c, &u, w->end);
+	ut = ift_ch_usage_text(c, &u, w->end);
 	if (ut) {
 		uint64_t pre = 0;
 
 		for (size_t i = 0; i < u.n; i++) {
 			const struct ift_process_info *pi = ift_analysis_process_find(a, u.v[i].pid);
 
-			if (pi && ch_is_role(pi->role, "input worker"))
+			if (pi && ift_ch_is_role(pi->role, "input worker"))
 				pre += u.v[i].preempted;
 		}
-		ch_cb_step(b, w->start, "system", ch_printf(c, "on the CPUs meanwhile: %s", ut));
+		ift_ch_cb_step(b, w->start, "system", ift_ch_printf(c, "on the CPUs meanwhile: %s", ut));
 		if (pre)
-			ch_cb_step(b, w->start, "host", ch_printf(c, "input workers preempted %"
+			ift_ch_cb_step(b, w->start, "host", ift_ch_printf(c, "input workers preempted %"
 						      PRIu64 " time%s in this gap", pre,
 						      pre == 1 ? "" : "s"));
 	}
 	free(u.v);
 	if (w->runq)
-		ch_cb_step(b, w->start, "host", ch_printf(c, "%s waits %s for a CPU", tcomm,
-							ch_dur(d1, sizeof(d1), w->runq)));
+		ift_ch_cb_step(b, w->start, "host", ift_ch_printf(c, "%s waits %s for a CPU", tcomm,
+							ift_ch_dur(d1, sizeof(d1), w->runq)));
 	if (w->pages)
-		ch_cb_step(b, w->start, "host", ch_printf(c, "%s faults in %" PRIu64 " pages (%s)",
+		ift_ch_cb_step(b, w->start, "host", ift_ch_printf(c, "%s faults in %" PRIu64 " pages (%s)",
 							tcomm, w->pages,
-							ch_bytes_str(d1, sizeof(d1), w->page_bytes)));
+							ift_ch_bytes_str(d1, sizeof(d1), w->page_bytes)));
 	if (w->fed)
-		ch_cb_step(b, w->end, "host", ch_printf(c, "%s blocked %s, woken by %s (pid %u)",
-						      tcomm, ch_dur(d1, sizeof(d1), w->blocked),
+		ift_ch_cb_step(b, w->end, "host", ift_ch_printf(c, "%s blocked %s, woken by %s (pid %u)",
+						      tcomm, ift_ch_dur(d1, sizeof(d1), w->blocked),
 						      ift_analysis_comm(a, w->waker_tid, w->end),
 						      w->waker_pid));
-	ch_cb_step(b, w->end, "cuda", ch_printf(c, "%s issued %s after the previous call "
+	ift_ch_cb_step(b, w->end, "cuda", ift_ch_printf(c, "%s issued %s after the previous call "
 					      "returned: no work from this thread meanwhile",
-					      ch_op_name(c, w->next_op),
-					      ch_dur(d1, sizeof(d1), w->end - w->start)));
+					      ift_ch_op_name(c, w->next_op),
+					      ift_ch_dur(d1, sizeof(d1), w->end - w->start)));
 
 	return 0;
 }
 
 /* What data starvation, CPU contention or page-allocation pressure in
    the gaps of TH comes to, and what to do. */
-void ch_gap_summary(struct cb *b, const struct gapacc *g, enum ift_cause cause,
+void ift_ch_gap_summary(struct cb *b, const struct gapacc *g, enum ift_cause cause,
 		    const struct az_thread *th, const char *tcomm, const char *op,
 		    uint64_t cost, uint64_t wall)
 {
@@ -758,48 +758,48 @@ void ch_gap_summary(struct cb *b, const struct gapacc *g, enum ift_cause cause,
 		const struct ift_chain_task *top = b->ntasks ? &b->tasks[0] : NULL;
 
 		if (g->fed >= g->oncpu)
-			ch->summary = ch_printf(c, "data starvation -> %s (tid %u) blocked %s "
+			ch->summary = ift_ch_printf(c, "data starvation -> %s (tid %u) blocked %s "
 						"in %" PRIu64 " gaps waiting for input%s%s%s%s "
 						"(%u%% of its active time in all) -> no CUDA work "
 						"issued before %s", tcomm, th->tid,
-						ch_dur(d1, sizeof(d1), g->fed), g->fed_gaps,
+						ift_ch_dur(d1, sizeof(d1), g->fed), g->fed_gaps,
 						top ? " from " : "", top ? top->comm : "",
 						g->oncpu ? ", and " : "",
-						g->oncpu ? ch_printf(c, "%s on CPU building it",
-								     ch_dur(d2, sizeof(d2),
+						g->oncpu ? ift_ch_printf(c, "%s on CPU building it",
+								     ift_ch_dur(d2, sizeof(d2),
 									 g->oncpu)) : "",
-						(ch_permille(cost, wall) + 5) / 10, op);
+						(ift_ch_permille(cost, wall) + 5) / 10, op);
 		else
-			ch->summary = ch_printf(c, "data starvation -> %s (tid %u) built its input "
+			ch->summary = ift_ch_printf(c, "data starvation -> %s (tid %u) built its input "
 						"itself: %s on CPU between CUDA calls (%u%% of its "
 						"active time, %" PRIu64 " gaps over %s) -> no CUDA "
 						"work issued before %s", tcomm, th->tid,
-						ch_dur(d1, sizeof(d1), g->oncpu),
-						(ch_permille(g->oncpu, wall) + 5) / 10, g->oncpu_gaps,
-						ch_dur(d2, sizeof(d2), c->o.tail_floor_ns), op);
-		ch_recommend_data(b, th->pid, g->fed, g->oncpu, wall);
+						ift_ch_dur(d1, sizeof(d1), g->oncpu),
+						(ift_ch_permille(g->oncpu, wall) + 5) / 10, g->oncpu_gaps,
+						ift_ch_dur(d2, sizeof(d2), c->o.tail_floor_ns), op);
+		ift_ch_recommend_data(b, th->pid, g->fed, g->oncpu, wall);
 		break;
 	}
 	case IFT_CAUSE_CPU_CONTENTION: {
 		const struct ift_chain_task *top = b->ntasks ? &b->tasks[0] : NULL;
 
-		ch->summary = ch_printf(c, "CPU contention -> %s (tid %u) waited %s for a CPU "
+		ch->summary = ift_ch_printf(c, "CPU contention -> %s (tid %u) waited %s for a CPU "
 					"between CUDA calls%s%s -> %s issued late",
-					tcomm, th->tid, ch_dur(d1, sizeof(d1), cost),
+					tcomm, th->tid, ift_ch_dur(d1, sizeof(d1), cost),
 					top ? ", preempted by " : "", top ? top->comm : "", op);
-		ch_recommend_cpu(b, th->pid);
+		ift_ch_recommend_cpu(b, th->pid);
 		break;
 	}
 	default:
-		ch->summary = ch_printf(c, "page-allocation pressure -> %s (tid %u) faulted in "
+		ch->summary = ift_ch_printf(c, "page-allocation pressure -> %s (tid %u) faulted in "
 					"%" PRIu64 " fresh pages (%s) between CUDA calls, about "
 					"%s -> %s issued late", tcomm, th->tid, g->pages,
-					ch_bytes_str(d1, sizeof(d1), g->page_bytes),
-					ch_dur(d2, sizeof(d2), cost), op);
-		ch_cb_rec(b, ch_printf(c, "allocate the host buffers once and reuse them "
+					ift_ch_bytes_str(d1, sizeof(d1), g->page_bytes),
+					ift_ch_dur(d2, sizeof(d2), cost), op);
+		ift_ch_cb_rec(b, ift_ch_printf(c, "allocate the host buffers once and reuse them "
 				     "(%s of fresh pages per gap now)",
-				     ch_bytes_str(d3, sizeof(d3), g->gaps ? g->page_bytes / g->gaps : 0)));
-		ch_cb_rec(b, ch_printf(c, "keep freed memory in the process instead of returning "
+				     ift_ch_bytes_str(d3, sizeof(d3), g->gaps ? g->page_bytes / g->gaps : 0)));
+		ift_ch_cb_rec(b, ift_ch_printf(c, "keep freed memory in the process instead of returning "
 				     "it to the kernel (MALLOC_TRIM_THRESHOLD_ and "
 				     "MALLOC_MMAP_THRESHOLD_ above the buffer size)"));
 		break;
@@ -807,7 +807,7 @@ void ch_gap_summary(struct cb *b, const struct gapacc *g, enum ift_cause cause,
 }
 
 /* The steps of the worst call of op O for CAUSE. */
-int ch_slow_steps(struct cb *b, const struct opacc *o, enum ift_cause cause)
+int ift_ch_slow_steps(struct cb *b, const struct opacc *o, enum ift_cause cause)
 {
 	struct ift_chains *c = b->c;
 	const struct ift_analysis *a = c->a;
@@ -821,22 +821,22 @@ int ch_slow_steps(struct cb *b, const struct opacc *o, enum ift_cause cause)
 	unsigned busy;
 	int ret;
 
-	ch_sys_add(c, w->ts, w->ts + w->dur_ns, &sv);
+	ift_ch_sys_add(c, w->ts, w->ts + w->dur_ns, &sv);
 	busy = sv.nbusy ? (unsigned)(sv.busy_sum / sv.nbusy) : 0;
 	if (sv.nbusy || sv.nrun)
-		ch_cb_step(b, w->ts, "system", ch_printf(c, "CPUs %u%% busy, %.1f tasks runnable "
+		ift_ch_cb_step(b, w->ts, "system", ift_ch_printf(c, "CPUs %u%% busy, %.1f tasks runnable "
 					     "on %u CPUs", (busy + 5) / 10,
 					     sv.nrun ? (double)sv.run_sum / (double)sv.nrun : 0.0,
 					     c->cpus));
-	ch_cb_step(b, w->ts, "cuda", ch_printf(c, "%s (tid %u) enters %s", tcomm, w->tid,
+	ift_ch_cb_step(b, w->ts, "cuda", ift_ch_printf(c, "%s (tid %u) enters %s", tcomm, w->tid,
 					     st->name));
-	ret = ch_window_usage(c, w->ts, w->ts + w->dur_ns, &u);
+	ret = ift_ch_window_usage(c, w->ts, w->ts + w->dur_ns, &u);
 	if (ret < 0)
 		return ret;
-	ut = ch_usage_text(c, &u, w->ts + w->dur_ns);
+	ut = ift_ch_usage_text(c, &u, w->ts + w->dur_ns);
 	free(u.v);
 	if (ut)
-		ch_cb_step(b, w->ts, "system", ch_printf(c, "on the CPUs meanwhile: %s", ut));
+		ift_ch_cb_step(b, w->ts, "system", ift_ch_printf(c, "on the CPUs meanwhile: %s", ut));
 	if (w->involuntary || w->runqueue_wait_ns) {
 		const struct ift_call_attr *at = o->worst[cause].at;
 		const char *by = NULL;
@@ -847,35 +847,35 @@ int ch_slow_steps(struct cb *b, const struct opacc *o, enum ift_cause cause)
 				break;
 			}
 		if (w->involuntary)
-			ch_cb_step(b, w->ts, "host", ch_printf(c, "preempted %u time%s, %s waiting "
+			ift_ch_cb_step(b, w->ts, "host", ift_ch_printf(c, "preempted %u time%s, %s waiting "
 						     "for a CPU%s%s%s", w->involuntary,
 						     w->involuntary > 1 ? "s" : "",
-						     ch_dur(d1, sizeof(d1), w->runqueue_wait_ns),
+						     ift_ch_dur(d1, sizeof(d1), w->runqueue_wait_ns),
 						     by ? " while " : "", by ? by : "",
 						     by ? " ran" : ""));
 		else
-			ch_cb_step(b, w->ts, "host", ch_printf(c, "woken, then %s waiting for a "
-						     "CPU%s%s%s", ch_dur(d1, sizeof(d1),
+			ift_ch_cb_step(b, w->ts, "host", ift_ch_printf(c, "woken, then %s waiting for a "
+						     "CPU%s%s%s", ift_ch_dur(d1, sizeof(d1),
 								     w->runqueue_wait_ns),
 						     by ? " while " : "", by ? by : "",
 						     by ? " ran" : ""));
 	}
 	if (w->page_allocs)
-		ch_cb_step(b, w->ts, "host", ch_printf(c, "%u page allocations (%s) by the calling "
+		ift_ch_cb_step(b, w->ts, "host", ift_ch_printf(c, "%u page allocations (%s) by the calling "
 					     "thread", w->page_allocs,
-					     ch_bytes_str(d1, sizeof(d1), w->page_alloc_bytes)));
+					     ift_ch_bytes_str(d1, sizeof(d1), w->page_alloc_bytes)));
 	if (w->blocked_ns)
-		ch_cb_step(b, w->ts, "host", ch_printf(c, "blocked %s", ch_dur(d1, sizeof(d1),
+		ift_ch_cb_step(b, w->ts, "host", ift_ch_printf(c, "blocked %s", ift_ch_dur(d1, sizeof(d1),
 								       w->blocked_ns)));
-	ch_cb_step(b, w->ts + w->dur_ns, "cuda",
-		ch_printf(c, "%s returns after %s (p50 %s)", st->name,
-			  ch_dur(d1, sizeof(d1), w->dur_ns), ch_dur(d2, sizeof(d2), st->p50_ns)));
+	ift_ch_cb_step(b, w->ts + w->dur_ns, "cuda",
+		ift_ch_printf(c, "%s returns after %s (p50 %s)", st->name,
+			  ift_ch_dur(d1, sizeof(d1), w->dur_ns), ift_ch_dur(d2, sizeof(d2), st->p50_ns)));
 
 	return 0;
 }
 
 /* What CAUSE in the calls of op O comes to, and what to do. */
-void ch_slow_summary(struct cb *b, const struct opacc *o, enum ift_cause cause)
+void ift_ch_slow_summary(struct cb *b, const struct opacc *o, enum ift_cause cause)
 {
 	struct ift_chains *c = b->c;
 	struct ift_chain *ch = b->ch;
@@ -889,36 +889,36 @@ void ch_slow_summary(struct cb *b, const struct opacc *o, enum ift_cause cause)
 	case IFT_CAUSE_CPU_CONTENTION: {
 		const struct ift_chain_task *top = b->ntasks ? &b->tasks[0] : NULL;
 
-		ch->summary = ch_printf(c, "CPU contention -> %s (tid %u) waited %s for a CPU "
+		ch->summary = ift_ch_printf(c, "CPU contention -> %s (tid %u) waited %s for a CPU "
 					"inside %" PRIu64 " calls (%" PRIu64 " preemption%s)%s%s "
 					"-> %s p99 %s (%u.%ux p50)", tcomm, w->tid,
-					ch_dur(d3, sizeof(d3), o->runq), o->waiting, o->preempt,
+					ift_ch_dur(d3, sizeof(d3), o->runq), o->waiting, o->preempt,
 					o->preempt == 1 ? "" : "s",
 					top ? ", the CPU taken by " : "", top ? top->comm : "",
-					st->name, ch_dur(d1, sizeof(d1), st->p99_ns), ratio10 / 10,
+					st->name, ift_ch_dur(d1, sizeof(d1), st->p99_ns), ratio10 / 10,
 					ratio10 % 10);
-		ch_recommend_cpu(b, w->pid);
+		ift_ch_recommend_cpu(b, w->pid);
 		break;
 	}
 	case IFT_CAUSE_PAGE_ALLOC:
-		ch->summary = ch_printf(c, "page-allocation pressure -> %" PRIu64 " pages (%s) "
+		ch->summary = ift_ch_printf(c, "page-allocation pressure -> %" PRIu64 " pages (%s) "
 					"faulted in by %s inside slow calls -> %s p99 %s "
 					"(%u.%ux p50), about %s lost", o->pages,
-					ch_bytes_str(d1, sizeof(d1), o->page_bytes), tcomm, st->name,
-					ch_dur(d2, sizeof(d2), st->p99_ns), ratio10 / 10, ratio10 % 10,
-					ch_dur(d3, sizeof(d3), o->part[cause]));
-		ch_cb_rec(b, ch_printf(c, "allocate the host buffers once and reuse them: %s "
-				     "of fresh pages per slow call", ch_bytes_str(d4, sizeof(d4),
+					ift_ch_bytes_str(d1, sizeof(d1), o->page_bytes), tcomm, st->name,
+					ift_ch_dur(d2, sizeof(d2), st->p99_ns), ratio10 / 10, ratio10 % 10,
+					ift_ch_dur(d3, sizeof(d3), o->part[cause]));
+		ift_ch_cb_rec(b, ift_ch_printf(c, "allocate the host buffers once and reuse them: %s "
+				     "of fresh pages per slow call", ift_ch_bytes_str(d4, sizeof(d4),
 				     o->slow ? o->page_bytes / o->slow : 0)));
-		ch_cb_rec(b, ch_printf(c, "copy from pinned memory (cudaMallocHost, "
+		ift_ch_cb_rec(b, ift_ch_printf(c, "copy from pinned memory (cudaMallocHost, "
 				     "pin_memory=True): no staging through pageable pages"));
 		break;
 	default:
-		ch->summary = ch_printf(c, "GPU-bound -> %s waits for the device: its tail "
+		ch->summary = ift_ch_printf(c, "GPU-bound -> %s waits for the device: its tail "
 					"(p99 %s, %u.%ux p50) is device time, the host was not "
-					"in the way", st->name, ch_dur(d1, sizeof(d1), st->p99_ns),
+					"in the way", st->name, ift_ch_dur(d1, sizeof(d1), st->p99_ns),
 					ratio10 / 10, ratio10 % 10);
-		ch_cb_rec(b, ch_printf(c, "nothing to change on the host: to go faster, make the "
+		ift_ch_cb_rec(b, ift_ch_printf(c, "nothing to change on the host: to go faster, make the "
 				     "GPU work cheaper (kernels, precision, batch size)"));
 		break;
 	}

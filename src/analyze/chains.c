@@ -37,7 +37,7 @@ static int slow_chain(struct ift_chains *c, struct opacc *o, enum ift_cause caus
 {
 	const struct ift_call_info *w = &o->worst[cause].c;
 	const struct ift_op_stats *st = o->st;
-	struct ift_chain *ch = ch_chain_new(c, cause, IFT_PHASE_INSIDE, IFT_STAGE_STEADY,
+	struct ift_chain *ch = ift_ch_chain_new(c, cause, IFT_PHASE_INSIDE, IFT_STAGE_STEADY,
 					 st->name, o->part[cause], wall);
 	struct cb b = { .c = c, .ch = ch };
 	int ret;
@@ -55,32 +55,32 @@ static int slow_chain(struct ift_chains *c, struct opacc *o, enum ift_cause caus
 		const struct sysavg *sy = cause == IFT_CAUSE_CPU_CONTENTION ? &o->sys_wait.v :
 					  &o->sys.v;
 
-		ch_cb_num(&b, "calls", st->calls);
-		ch_cb_num(&b, "waiting_calls", o->waiting);
-		ch_cb_num(&b, "slow_calls", o->slow);
-		ch_cb_num(&b, "slow_threshold_ns", o->thr);
-		ch_cb_num(&b, "excess_ns", o->excess);
-		ch_cb_num(&b, "cause_ns", o->part[cause]);
-		ch_cb_num(&b, "runqueue_wait_ns", o->runq);
-		ch_cb_num(&b, "excused_ns", o->excused);
-		ch_cb_num(&b, "involuntary_switches", o->preempt);
-		ch_cb_old_num(&b, "preemptions", o->preempt);
-		ch_cb_num(&b, "page_allocs", o->pages);
-		ch_cb_num(&b, "page_alloc_bytes", o->page_bytes);
-		ch_cb_num(&b, "page_fault_ns", c->page_ns);
+		ift_ch_cb_num(&b, "calls", st->calls);
+		ift_ch_cb_num(&b, "waiting_calls", o->waiting);
+		ift_ch_cb_num(&b, "slow_calls", o->slow);
+		ift_ch_cb_num(&b, "slow_threshold_ns", o->thr);
+		ift_ch_cb_num(&b, "excess_ns", o->excess);
+		ift_ch_cb_num(&b, "cause_ns", o->part[cause]);
+		ift_ch_cb_num(&b, "runqueue_wait_ns", o->runq);
+		ift_ch_cb_num(&b, "excused_ns", o->excused);
+		ift_ch_cb_num(&b, "involuntary_switches", o->preempt);
+		ift_ch_cb_old_num(&b, "preemptions", o->preempt);
+		ift_ch_cb_num(&b, "page_allocs", o->pages);
+		ift_ch_cb_num(&b, "page_alloc_bytes", o->page_bytes);
+		ift_ch_cb_num(&b, "page_fault_ns", c->page_ns);
 		if (sy->nbusy)
-			ch_cb_num(&b, "cpu_busy_permille", sy->busy_sum / sy->nbusy);
+			ift_ch_cb_num(&b, "cpu_busy_permille", sy->busy_sum / sy->nbusy);
 		if (sy->nrun)
-			ch_cb_num(&b, "runnable_milli", sy->run_sum * 1000 / sy->nrun);
+			ift_ch_cb_num(&b, "runnable_milli", sy->run_sum * 1000 / sy->nrun);
 	}
-	ch_cb_num(&b, "cpus", c->cpus);
-	ch_cb_tasks(&b, "preempted", &o->ran, 6);
-	ch_cb_sites(&b, &o->sites[cause]);
+	ift_ch_cb_num(&b, "cpus", c->cpus);
+	ift_ch_cb_tasks(&b, "preempted", &o->ran, 6);
+	ift_ch_cb_sites(&b, &o->sites[cause]);
 
-	if ((ret = ch_slow_steps(&b, o, cause)) < 0)
+	if ((ret = ift_ch_slow_steps(&b, o, cause)) < 0)
 		return ret;
-	ch_slow_summary(&b, o, cause);
-	return ch_cb_finish(&b);
+	ift_ch_slow_summary(&b, o, cause);
+	return ift_ch_cb_finish(&b);
 }
 
 /* The chains inside the calls of each op, from what the calls added up to
@@ -99,19 +99,19 @@ static int slow_chains(struct ift_chains *c, uint64_t wall)
 	for (size_t op = 0; op < c->nopacc && ret >= 0; op++) {
 		struct opacc *o = &c->opacc[op];
 
-		ch_sys_resolve(c, &o->sys_wait);
-		ch_sys_resolve(c, &o->sys);
+		ift_ch_sys_resolve(c, &o->sys_wait);
+		ift_ch_sys_resolve(c, &o->sys);
 		if (!o->st)
 			continue;
 		if (o->runq && o->runq >= c->o.tail_floor_ns &&
-		    ch_permille(o->runq, wall) >= GAP_MIN_PERMILLE) {
+		    ift_ch_permille(o->runq, wall) >= GAP_MIN_PERMILLE) {
 			o->part[IFT_CAUSE_CPU_CONTENTION] = o->runq;
 			ret = slow_chain(c, o, IFT_CAUSE_CPU_CONTENTION, wall);
 		}
 		if (!o->flagged || !o->slow)
 			continue;
 		for (int k = IFT_CAUSE_PAGE_ALLOC; k <= IFT_CAUSE_GPU_BOUND && ret >= 0; k++) {
-			if (ch_permille(o->part[k], o->excess) < PART_MIN_PERMILLE ||
+			if (ift_ch_permille(o->part[k], o->excess) < PART_MIN_PERMILLE ||
 			    o->part[k] < c->o.tail_floor_ns)
 				continue;
 			ret = slow_chain(c, o, (enum ift_cause)k, wall);
@@ -126,9 +126,9 @@ static int gap_chain(struct ift_chains *c, struct gapacc *g, enum ift_cause caus
 	const struct ift_analysis *a = c->a;
 	const struct ch_gap *w = &g->worst;
 	const struct az_thread *th = a->th[w->th];
-	const char *op = ch_op_name(c, ch_top_op(g));
+	const char *op = ift_ch_op_name(c, ift_ch_top_op(g));
 	const char *tcomm = ift_analysis_comm(a, th->tid, w->start);
-	struct ift_chain *ch = ch_chain_new(c, cause, IFT_PHASE_BEFORE, stage, op, cost, wall);
+	struct ift_chain *ch = ift_ch_chain_new(c, cause, IFT_PHASE_BEFORE, stage, op, cost, wall);
 	struct cb b = { .c = c, .ch = ch };
 	const struct ift_op_stats *st = NULL;
 	int ret;
@@ -145,33 +145,33 @@ static int gap_chain(struct ift_chains *c, struct gapacc *g, enum ift_cause caus
 		ch->p99_ns = st->p99_ns;
 		ch->tail_ratio = st->p50_ns ? (double)st->p99_ns / (double)st->p50_ns : 0;
 	}
-	ch_cb_num(&b, "gaps", g->gaps);
-	ch_cb_num(&b, "gaps_ns", g->len);
-	ch_cb_num(&b, "blocked_ns", g->blocked);
-	ch_cb_num(&b, "blocked_io_ns", g->blocked_io);
-	ch_cb_num(&b, "fed_ns", g->fed);
-	ch_cb_num(&b, "fed_gaps", g->fed_gaps);
-	ch_cb_num(&b, "on_cpu_ns", g->oncpu);
-	ch_cb_num(&b, "on_cpu_gaps", g->oncpu_gaps);
-	ch_cb_num(&b, "runqueue_wait_ns", g->runq - az_min(g->runq, g->excused));
-	ch_cb_num(&b, "excused_ns", g->excused);
-	ch_cb_num(&b, "page_allocs", g->pages);
-	ch_cb_num(&b, "page_alloc_bytes", g->page_bytes);
-	ch_cb_num(&b, "page_fault_ns", c->page_ns);
+	ift_ch_cb_num(&b, "gaps", g->gaps);
+	ift_ch_cb_num(&b, "gaps_ns", g->len);
+	ift_ch_cb_num(&b, "blocked_ns", g->blocked);
+	ift_ch_cb_num(&b, "blocked_io_ns", g->blocked_io);
+	ift_ch_cb_num(&b, "fed_ns", g->fed);
+	ift_ch_cb_num(&b, "fed_gaps", g->fed_gaps);
+	ift_ch_cb_num(&b, "on_cpu_ns", g->oncpu);
+	ift_ch_cb_num(&b, "on_cpu_gaps", g->oncpu_gaps);
+	ift_ch_cb_num(&b, "runqueue_wait_ns", g->runq - ift_az_min(g->runq, g->excused));
+	ift_ch_cb_num(&b, "excused_ns", g->excused);
+	ift_ch_cb_num(&b, "page_allocs", g->pages);
+	ift_ch_cb_num(&b, "page_alloc_bytes", g->page_bytes);
+	ift_ch_cb_num(&b, "page_fault_ns", c->page_ns);
 	if (c->probe_ns)
-		ch_cb_num(&b, "probe_ns", c->probe_ns);
-	ch_cb_num(&b, "cause_ns", cost);
+		ift_ch_cb_num(&b, "probe_ns", c->probe_ns);
+	ift_ch_cb_num(&b, "cause_ns", cost);
 	if (g->sys.nbusy)
-		ch_cb_num(&b, "cpu_busy_permille", g->sys.busy_sum / g->sys.nbusy);
+		ift_ch_cb_num(&b, "cpu_busy_permille", g->sys.busy_sum / g->sys.nbusy);
 	if (g->sys.nrun)
-		ch_cb_num(&b, "runnable_milli", g->sys.run_sum * 1000 / g->sys.nrun);
-	ch_cb_num(&b, "cpus", c->cpus);
-	ch_cb_tasks(&b, cause == IFT_CAUSE_CPU_CONTENTION ? "preempted" : "woke", &g->peers, 6);
+		ift_ch_cb_num(&b, "runnable_milli", g->sys.run_sum * 1000 / g->sys.nrun);
+	ift_ch_cb_num(&b, "cpus", c->cpus);
+	ift_ch_cb_tasks(&b, cause == IFT_CAUSE_CPU_CONTENTION ? "preempted" : "woke", &g->peers, 6);
 	if (cause == IFT_CAUSE_DATA_STARVATION)
-		ch_cb_relays(&b, &g->relays);
-	ch_cb_sites(&b, &g->sites);
+		ift_ch_cb_relays(&b, &g->relays);
+	ift_ch_cb_sites(&b, &g->sites);
 
-	if ((ret = ch_gap_steps(&b, w, th, tcomm)) < 0)
+	if ((ret = ift_ch_gap_steps(&b, w, th, tcomm)) < 0)
 		return ret;
 	/*
 	 * One gap that holds most of the cost is often no steady state at all
@@ -179,22 +179,22 @@ static int gap_chain(struct ift_chains *c, struct gapacc *g, enum ift_cause caus
 	 * to the device): seen on the H200 (docs/gpu-validation.md).  Say so,
 	 * and how to look past it, before any fix.
 	 */
-	ch_cb_num(&b, "worst_gap_ns", g->worst_v);
+	ift_ch_cb_num(&b, "worst_gap_ns", g->worst_v);
 	if (stage != IFT_STAGE_STEADY)
-		return ch_stage_chain(&b, g, cause, stage, th, tcomm, op, cost, wall);
+		return ift_ch_stage_chain(&b, g, cause, stage, th, tcomm, op, cost, wall);
 	if (g->worst_v * 2 > cost) {
 		uint64_t end = w->end > c->start_ts ? w->end - c->start_ts : 0;
 
-		ch_cb_rec(&b, ch_printf(c, "one gap (%.3f s to %.3f s) holds %u%% of this cost: if "
+		ift_ch_cb_rec(&b, ift_ch_printf(c, "one gap (%.3f s to %.3f s) holds %u%% of this cost: if "
 				     "that is the start-up (imports, loading the dataset), see the "
 				     "steady state alone with --from %.3fs",
 				     (double)(w->start > c->start_ts ? w->start - c->start_ts : 0) / 1e9,
-				     (double)end / 1e9, (ch_permille(g->worst_v, cost) + 5) / 10,
+				     (double)end / 1e9, (ift_ch_permille(g->worst_v, cost) + 5) / 10,
 				     (double)((end + 999999) / 1000000) / 1e3));
 	}
 
-	ch_gap_summary(&b, g, cause, th, tcomm, op, cost, wall);
-	return ch_cb_finish(&b);
+	ift_ch_gap_summary(&b, g, cause, th, tcomm, op, cost, wall);
+	return ift_ch_cb_finish(&b);
 }
 
 static bool thread_selected(const struct ift_chains *c, size_t idx)
@@ -222,14 +222,14 @@ static int gap_chains(struct ift_chains *c, enum ift_stage stage, uint64_t wall,
 	}
 	/* the selected CUDA threads' gaps, and who woke or preempted them */
 	for (size_t i = 0; i < a->nth && i < c->nth; i++) {
-		const struct ch_thread *ct = &c->th[i];
+		const struct ift_ch_thread *ct = &c->th[i];
 		const struct ch_stage *st = &ct->stage[stage];
 
 		if (!ct->active || !thread_selected(c, i))
 			continue;
-		if (ch_peers_merge(&acc[IFT_CAUSE_DATA_STARVATION].peers, &st->wakers) < 0 ||
-		    ch_peers_merge(&acc[IFT_CAUSE_DATA_STARVATION].relays, &st->relays) < 0 ||
-		    ch_peers_merge(&acc[IFT_CAUSE_CPU_CONTENTION].peers, &st->preemptors) < 0) {
+		if (ift_ch_peers_merge(&acc[IFT_CAUSE_DATA_STARVATION].peers, &st->wakers) < 0 ||
+		    ift_ch_peers_merge(&acc[IFT_CAUSE_DATA_STARVATION].relays, &st->relays) < 0 ||
+		    ift_ch_peers_merge(&acc[IFT_CAUSE_CPU_CONTENTION].peers, &st->preemptors) < 0) {
 			ret = -ENOMEM;
 			goto out;
 		}
@@ -256,7 +256,7 @@ static int gap_chains(struct ift_chains *c, enum ift_stage stage, uint64_t wall,
 			x->sys.nrun += y->sys.nrun;
 			for (size_t op = 0; op < y->nops && op < nops; op++)
 				x->op_cost[op] += y->op_cost[op];
-			if (ch_sites_merge(&x->sites, &y->sites) < 0) {
+			if (ift_ch_sites_merge(&x->sites, &y->sites) < 0) {
 				ret = -ENOMEM;
 				goto out;
 			}
@@ -276,7 +276,7 @@ static int gap_chains(struct ift_chains *c, enum ift_stage stage, uint64_t wall,
 			struct gapacc *x = &acc[cause];
 
 			if (!x->worst_v || x->cost < c->o.tail_floor_ns ||
-			    ch_permille(x->cost, gate) < GAP_MIN_PERMILLE)
+			    ift_ch_permille(x->cost, gate) < GAP_MIN_PERMILLE)
 				continue;
 			ret = gap_chain(c, x, cause, stage, x->cost, wall);
 			if (ret < 0)
@@ -307,7 +307,7 @@ static int gpu_bound_chain(struct ift_chains *c, uint64_t wall)
 	for (size_t i = 1; i < c->nopacc; i++)
 		if (c->dev.wait[i] > c->dev.wait[best])
 			best = (uint32_t)i;
-	if (!worst || ch_permille(total, wall) < GPU_BOUND_PERMILLE)
+	if (!worst || ift_ch_permille(total, wall) < GPU_BOUND_PERMILLE)
 		return 0;
 
 	/*
@@ -318,11 +318,11 @@ static int gpu_bound_chain(struct ift_chains *c, uint64_t wall)
 	 */
 	for (size_t i = 0; i < c->nchains; i++)
 		if (c->chains[i].cause == IFT_CAUSE_GPU_BOUND &&
-		    !strcmp(c->chains[i].op, ch_op_name(c, best)))
+		    !strcmp(c->chains[i].op, ift_ch_op_name(c, best)))
 			tail = i + 1;
 	{
-		const char *op = ch_op_name(c, best);
-		struct ift_chain *ch = ch_chain_new(c, IFT_CAUSE_GPU_BOUND, IFT_PHASE_INSIDE,
+		const char *op = ift_ch_op_name(c, best);
+		struct ift_chain *ch = ift_ch_chain_new(c, IFT_CAUSE_GPU_BOUND, IFT_PHASE_INSIDE,
 						 IFT_STAGE_STEADY, op, total, wall);
 		struct cb b = { .c = c, .ch = ch };
 		struct sysavg sv = { 0 };
@@ -345,29 +345,29 @@ static int gpu_bound_chain(struct ift_chains *c, uint64_t wall)
 		ch->tid = worst->tid;
 		for (size_t i = 0; i < c->nth && i < a->nth; i++)
 			if (c->th[i].active && thread_selected(c, i))
-				ch_sys_add(c, c->th[i].first_call, c->th[i].last_end, &sv);
+				ift_ch_sys_add(c, c->th[i].first_call, c->th[i].last_end, &sv);
 		busy = sv.nbusy ? (unsigned)(sv.busy_sum / sv.nbusy) : 0;
-		ch_cb_num(&b, "device_wait_ns", total);
-		ch_cb_num(&b, "runqueue_wait_ns", runq);
+		ift_ch_cb_num(&b, "device_wait_ns", total);
+		ift_ch_cb_num(&b, "runqueue_wait_ns", runq);
 		if (sv.nbusy)
-			ch_cb_num(&b, "cpu_busy_permille", busy);
-		ch_cb_num(&b, "cpus", c->cpus);
-		ch_cb_step(&b, worst->ts, "cuda", ch_printf(c, "%s enters %s",
+			ift_ch_cb_num(&b, "cpu_busy_permille", busy);
+		ift_ch_cb_num(&b, "cpus", c->cpus);
+		ift_ch_cb_step(&b, worst->ts, "cuda", ift_ch_printf(c, "%s enters %s",
 					      ift_analysis_comm(a, worst->tid, worst->ts),
-					      ch_op_name(c, worst->op)));
-		ch_cb_step(&b, worst->ts + worst->dur_ns, "cuda",
-			ch_printf(c, "%s returns after %s, %s of it waiting for a CPU",
-				  ch_op_name(c, worst->op), ch_dur(d1, sizeof(d1), worst->dur_ns),
+					      ift_ch_op_name(c, worst->op)));
+		ift_ch_cb_step(&b, worst->ts + worst->dur_ns, "cuda",
+			ift_ch_printf(c, "%s returns after %s, %s of it waiting for a CPU",
+				  ift_ch_op_name(c, worst->op), ift_ch_dur(d1, sizeof(d1), worst->dur_ns),
 				  worst->runqueue_wait_ns ? "some" : "none"));
-		ch->summary = ch_printf(c, "GPU-bound -> the CUDA threads spent %u%% of their "
+		ch->summary = ift_ch_printf(c, "GPU-bound -> the CUDA threads spent %u%% of their "
 					"active time waiting for the device in %s, the CPUs %u%% "
 					"busy -> the host keeps the GPU fed; nothing to fix on "
-					"the host", (ch_permille(total, wall) + 5) / 10, op,
+					"the host", (ift_ch_permille(total, wall) + 5) / 10, op,
 					(busy + 5) / 10);
-		ch_cb_rec(&b, ch_printf(c, "to go faster, make the GPU work cheaper (kernels, "
+		ift_ch_cb_rec(&b, ift_ch_printf(c, "to go faster, make the GPU work cheaper (kernels, "
 				     "mixed precision, fused ops) or use a faster GPU; more "
 				     "loader workers or CPU will not help"));
-		if ((ret = ch_cb_finish(&b)) < 0 || !tail)
+		if ((ret = ift_ch_cb_finish(&b)) < 0 || !tail)
 			return ret;
 		ch->sites = c->chains[tail - 1].sites;
 		ch->nsites = c->chains[tail - 1].nsites;
@@ -413,7 +413,7 @@ int ift_chains_build(struct ift_chains *c, const struct ift_analysis *a,
 	c->sel = calloc(a->nth + 1, sizeof(*c->sel));
 	if (!c->sel)
 		return -ENOMEM;
-	if (!c->meta_read && (ret = ch_start(c, a)) < 0)
+	if (!c->meta_read && (ret = ift_ch_start(c, a)) < 0)
 		return ret;
 	for (size_t i = 0; i < ift_analysis_thread_count(a); i++) {
 		/* the public part is the first member of the analyzer's thread */
@@ -431,7 +431,7 @@ int ift_chains_build(struct ift_chains *c, const struct ift_analysis *a,
 	/* the active time of the selected CUDA threads, first call to last
 	   end, by stage */
 	for (size_t i = 0; i < c->nth && i < a->nth; i++) {
-		const struct ch_thread *ct = &c->th[i];
+		const struct ift_ch_thread *ct = &c->th[i];
 		const struct ift_loop_info *l = ct->loop;
 
 		if (!ct->active || !thread_selected(c, i))
@@ -440,10 +440,10 @@ int ift_chains_build(struct ift_chains *c, const struct ift_analysis *a,
 			wall[IFT_STAGE_STARTUP] += ct->last_end - ct->first_call;
 			continue;
 		}
-		wall[IFT_STAGE_STARTUP] += az_overlap(ct->first_call, ct->last_end, 0, l->from_ts);
-		wall[IFT_STAGE_STEADY] += az_overlap(ct->first_call, ct->last_end, l->from_ts,
+		wall[IFT_STAGE_STARTUP] += ift_az_overlap(ct->first_call, ct->last_end, 0, l->from_ts);
+		wall[IFT_STAGE_STEADY] += ift_az_overlap(ct->first_call, ct->last_end, l->from_ts,
 						     l->to_ts);
-		wall[IFT_STAGE_TAIL] += az_overlap(ct->first_call, ct->last_end, l->to_ts,
+		wall[IFT_STAGE_TAIL] += ift_az_overlap(ct->first_call, ct->last_end, l->to_ts,
 						   UINT64_MAX);
 	}
 	if (wall[IFT_STAGE_STEADY]) {

@@ -53,15 +53,15 @@ static struct az_tdurs *tdurs(struct ift_analysis *a, uint32_t tid, bool create)
 	return d;
 }
 
-bool az_call_selected(const struct ift_analysis *a, const uint64_t *r)
+bool ift_az_call_selected(const struct ift_analysis *a, const uint64_t *r)
 {
 	uint64_t op = r[IFT_CALL_OP];
 	uint32_t pid = (uint32_t)r[IFT_C_PID], tid = (uint32_t)r[IFT_C_TID];
 
-	return op < a->nopm && a->opm[op].selected && az_pid_match(a, pid, tid);
+	return op < a->nopm && a->opm[op].selected && ift_az_pid_match(a, pid, tid);
 }
 
-uint64_t az_call_dur(const uint64_t *r)
+uint64_t ift_az_call_dur(const uint64_t *r)
 {
 	/* a duration past the end of the clock is corrupt: keep it in range */
 	return r[IFT_CALL_DUR] > UINT64_MAX - r[IFT_C_TS] ? UINT64_MAX - r[IFT_C_TS] :
@@ -86,15 +86,15 @@ static int durs_read(struct ift_analysis *a, bool fill)
 			break;
 		if (r[IFT_C_TS] < a->lo)
 			continue;
-		if (az_site_call(a, r) && r[IFT_CALL_OP] < a->nopm) {
+		if (ift_az_site_call(a, r) && r[IFT_CALL_OP] < a->nopm) {
 			struct az_opq *q = &a->opq[r[IFT_CALL_OP]];
 
 			if (!fill)
 				q->stack_calls++;
 			else if (q->nsv < q->stack_calls)
-				q->sv[q->nsv++] = az_call_dur(r);
+				q->sv[q->nsv++] = ift_az_call_dur(r);
 		}
-		if (!az_call_selected(a, r))
+		if (!ift_az_call_selected(a, r))
 			continue;
 		td = tdurs(a, (uint32_t)r[IFT_C_TID], !fill);
 		if (!td) {
@@ -106,7 +106,7 @@ static int durs_read(struct ift_analysis *a, bool fill)
 			d->n++;
 			a->opq[r[IFT_CALL_OP]].calls++;
 		} else if (d->used < d->n) {
-			d->v[d->used++] = az_call_dur(r);
+			d->v[d->used++] = ift_az_call_dur(r);
 		} else {
 			/* the table changed between two reads of it */
 			ret = -IFT_E_CORRUPT;
@@ -150,7 +150,7 @@ static int cmp_u64(const void *x, const void *y)
 	return (p > q) - (p < q);
 }
 
-int az_quantiles(const struct az_seg *s, size_t ns, const unsigned *p, size_t np,
+int ift_az_quantiles(const struct az_seg *s, size_t ns, const unsigned *p, size_t np,
 		 uint64_t *out)
 {
 	uint64_t n = 0;
@@ -182,7 +182,7 @@ int az_quantiles(const struct az_seg *s, size_t ns, const unsigned *p, size_t np
 	return 0;
 }
 
-int az_durs_find(struct ift_analysis *a)
+int ift_az_durs_find(struct ift_analysis *a)
 {
 	static const unsigned pct[] = { 50, 99 };
 	struct az_seg *segs;
@@ -212,7 +212,7 @@ int az_durs_find(struct ift_analysis *a)
 		struct az_seg seg = { q->sv, q->nsv };
 
 		if (q->stack_calls)
-			ret = az_quantiles(&seg, 1, &pct[1], 1, &q->stack_p99);
+			ret = ift_az_quantiles(&seg, 1, &pct[1], 1, &q->stack_p99);
 		free(q->sv);
 		q->sv = NULL;
 	}
@@ -238,7 +238,7 @@ int az_durs_find(struct ift_analysis *a)
 			if (d->n)
 				segs[ns++] = (struct az_seg){ d->v, d->n };
 		}
-		if (ret >= 0 && (ret = az_quantiles(segs, ns, pct, 2, q)) >= 0) {
+		if (ret >= 0 && (ret = ift_az_quantiles(segs, ns, pct, 2, q)) >= 0) {
 			a->opq[op].p50_ns = q[0];
 			a->opq[op].p99_ns = q[1];
 		}
@@ -247,14 +247,14 @@ int az_durs_find(struct ift_analysis *a)
 	return ret;
 }
 
-struct az_durs *az_durs_of(struct ift_analysis *a, uint32_t tid, uint32_t op)
+struct az_durs *ift_az_durs_of(struct ift_analysis *a, uint32_t tid, uint32_t op)
 {
 	struct az_tdurs *td = op < a->nopm ? tdurs(a, tid, false) : NULL;
 
 	return td ? &td->op[op] : NULL;
 }
 
-void az_durs_release(struct ift_analysis *a)
+void ift_az_durs_release(struct ift_analysis *a)
 {
 	for (size_t i = 0; i < a->ntdurs; i++) {
 		for (size_t op = 0; op < a->nopm; op++)

@@ -351,7 +351,7 @@ static void score_lags(const uint32_t *ops, size_t n, uint32_t pmax, uint32_t *s
 	}
 }
 
-int az_loop_find(const uint32_t *ops, size_t n, struct az_loop *out)
+int ift_az_loop_find(const uint32_t *ops, size_t n, struct az_loop *out)
 {
 	uint32_t pmax = (uint32_t)(n / AZ_LOOP_MIN_ITERS < AZ_LOOP_MAX_PERIOD ?
 				   n / AZ_LOOP_MIN_ITERS : AZ_LOOP_MAX_PERIOD);

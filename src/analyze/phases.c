@@ -2,7 +2,7 @@
 /*
  * Start-up, steady state and tail: before the analysis pass, one read of
  * the calls table gives each calling thread's sequence of outermost ops in
- * the window; az_loop_find() (loop.c) finds its training loop in it.  A
+ * the window; ift_az_loop_find() (loop.c) finds its training loop in it.  A
  * second read takes the entry of each iteration's first call, so that
  * warm-up iterations (warmup()) go to the start-up.  The pass and its hooks
  * can then tell, for any moment of a thread, which stage it belongs to.
@@ -118,7 +118,7 @@ static int warmup(struct ift_loop_info *l, const uint64_t *starts)
 
 /* Reads the window's calls twice: their ops, then the times of the calls
    that bound each loop. */
-int az_phases_find(struct ift_analysis *a)
+int ift_az_phases_find(struct ift_analysis *a)
 {
 	struct seq *v = NULL;
 	size_t n = 0, cap = 0, last = 0;
@@ -157,7 +157,7 @@ int az_phases_find(struct ift_analysis *a)
 	for (size_t i = 0; i < n; i++) {
 		struct az_loop l;
 
-		ret = az_loop_find(v[i].ops, v[i].n, &l);
+		ret = ift_az_loop_find(v[i].ops, v[i].n, &l);
 		if (ret < 0)
 			goto out;
 		a->loops[i].tid = v[i].tid;
@@ -219,8 +219,8 @@ int az_phases_find(struct ift_analysis *a)
 
 		if (li->period && (ret = warmup(li, v[i].starts)) < 0)
 			goto out;
-		li->from_ns = li->from_ts - az_min(li->from_ts, a->sum.start_ts);
-		li->to_ns = li->to_ts - az_min(li->to_ts, a->sum.start_ts);
+		li->from_ns = li->from_ts - ift_az_min(li->from_ts, a->sum.start_ts);
+		li->to_ns = li->to_ts - ift_az_min(li->to_ts, a->sum.start_ts);
 	}
 out:
 	for (size_t i = 0; i < n; i++) {

@@ -19,7 +19,7 @@
 #include "ift-words.h"
 #include "analyze.h"
 
-bool az_py_trace(struct ift_trace *t)
+bool ift_az_py_trace(struct ift_trace *t)
 {
 	size_t n = ift_trace_stack_count(t);
 
@@ -124,7 +124,7 @@ static int keyed_rows(struct ift_trace *t, struct az_pyrow *rows, size_t n,
 	return 0;
 }
 
-int az_py_build(struct ift_trace *t, struct az_pyrow *rows, size_t n,
+int ift_az_py_build(struct ift_trace *t, struct az_pyrow *rows, size_t n,
 		const struct az_pycov *cov, size_t ncov, unsigned top,
 		struct ift_py_op **out, size_t *nout)
 {

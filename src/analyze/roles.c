@@ -94,7 +94,7 @@ static void cowoke(struct ift_analysis *a, struct az_thread *w, struct az_thread
 		    w->st == IFT_SCHED_RUNNING && w->xwake_since == w->since;
 
 	if (same) {
-		struct az_thread *o = az_thread_lookup(a, w->xwake_tid);
+		struct az_thread *o = ift_az_thread_lookup(a, w->xwake_tid);
 
 		th->cowokes++;
 		th->cowoke_tid = w->xwake_tid;
@@ -109,10 +109,10 @@ static void cowoke(struct ift_analysis *a, struct az_thread *w, struct az_thread
 	w->xwake_shared = same;
 }
 
-int az_roles_wake(struct ift_analysis *a, struct az_thread *th, uint64_t from,
+int ift_az_roles_wake(struct ift_analysis *a, struct az_thread *th, uint64_t from,
 		  uint64_t ts, struct az_by *by)
 {
-	struct az_thread *w = by->tid ? az_thread_lookup(a, by->tid) : NULL;
+	struct az_thread *w = by->tid ? ift_az_thread_lookup(a, by->tid) : NULL;
 
 	by->src_tid = by->tid;
 	by->src_pid = by->pid;
@@ -135,7 +135,7 @@ int az_roles_wake(struct ift_analysis *a, struct az_thread *th, uint64_t from,
 	/* a task outside the trace (khugepaged giving back the mmap lock a
 	   fault waited for) passes on no input */
 	if (by->tid && by->pid && th->pid && by->pid != th->pid &&
-	    (!w || az_thread_followed(a, w, ts))) {
+	    (!w || ift_az_thread_followed(a, w, ts))) {
 		th->xwoke_tid = by->tid;
 		th->xwoke_pid = by->pid;
 		th->xwokes++;
@@ -145,21 +145,21 @@ int az_roles_wake(struct ift_analysis *a, struct az_thread *th, uint64_t from,
 	if (!th->called || th->nopen || !by->src_tid || by->src_tid == th->tid || ts <= from)
 		return 0;
 	if (by->pid != th->pid)
-		return feed_add(th, by, az_overlap(from, ts, a->lo, a->hi));
+		return feed_add(th, by, ift_az_overlap(from, ts, a->lo, a->hi));
 	/*
 	 * Woken by its own process (a relay too), one feeder a gap: the one
 	 * behind its longest wait.  The others hand the GIL or a lock back in
 	 * passing (a Python thread blocked again right after it was fed), not
 	 * input.
 	 */
-	if (az_overlap(from, ts, a->lo, a->hi) > th->gap_ns) {
-		th->gap_ns = az_overlap(from, ts, a->lo, a->hi);
+	if (ift_az_overlap(from, ts, a->lo, a->hi) > th->gap_ns) {
+		th->gap_ns = ift_az_overlap(from, ts, a->lo, a->hi);
 		th->gap_by = *by;
 	}
 	return 0;
 }
 
-int az_roles_gap_end(struct az_thread *th)
+int ift_az_roles_gap_end(struct az_thread *th)
 {
 	int ret = 0;
 
@@ -181,7 +181,7 @@ static bool has_name(const struct ift_task *task, const char *name)
 
 static struct az_thread *thread_of(struct ift_analysis *a, uint32_t tid, uint32_t pid)
 {
-	struct az_thread *th = az_thread_lookup(a, tid);
+	struct az_thread *th = ift_az_thread_lookup(a, tid);
 
 	return th && (!pid || !th->pid || th->pid == pid) ? th : NULL;
 }
@@ -458,7 +458,7 @@ static void assign_feeders(struct ift_analysis *a, struct az_thread *ct)
 	uint64_t total = 0, wakeups = 0, own = 0, traced = 0;
 
 	for (uint32_t i = 0; i < ct->nfeeds; i++) {
-		const struct az_thread *src = az_thread_lookup(a, ct->feeds[i].src_tid);
+		const struct az_thread *src = ift_az_thread_lookup(a, ct->feeds[i].src_tid);
 
 		total += ct->feeds[i].ns;
 		wakeups += ct->feeds[i].count;
@@ -510,7 +510,7 @@ static void assign_feeders(struct ift_analysis *a, struct az_thread *ct)
 	assign_worker_siblings(a, ct);
 }
 
-int az_roles_assign(struct ift_analysis *a)
+int ift_az_roles_assign(struct ift_analysis *a)
 {
 	for (size_t i = 0; i < a->nth; i++) {
 		struct az_thread *th = a->th[i];

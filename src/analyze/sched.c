@@ -32,7 +32,7 @@
 
 /* ---- threads by tid ------------------------------------------------- */
 
-struct az_thread *az_thread_lookup(const struct ift_analysis *a, uint32_t tid)
+struct az_thread *ift_az_thread_lookup(const struct ift_analysis *a, uint32_t tid)
 {
 	struct az_thread *th = a->tcache[tid & (AZ_TCACHE - 1)];
 	size_t i;
@@ -47,7 +47,7 @@ struct az_thread *az_thread_lookup(const struct ift_analysis *a, uint32_t tid)
 	return th;
 }
 
-struct az_thread *az_thread_new(struct ift_analysis *a, uint32_t tid, uint32_t pid)
+struct az_thread *ift_az_thread_new(struct ift_analysis *a, uint32_t tid, uint32_t pid)
 {
 	struct az_thread *th;
 
@@ -74,19 +74,19 @@ struct az_thread *az_thread_new(struct ift_analysis *a, uint32_t tid, uint32_t p
 	return th;
 }
 
-struct az_thread *az_thread_get(struct ift_analysis *a, uint32_t tid, uint32_t pid)
+struct az_thread *ift_az_thread_get(struct ift_analysis *a, uint32_t tid, uint32_t pid)
 {
-	struct az_thread *th = az_thread_lookup(a, tid);
+	struct az_thread *th = ift_az_thread_lookup(a, tid);
 
 	if (!th)
-		return az_thread_new(a, tid, pid);
+		return ift_az_thread_new(a, tid, pid);
 	/* a row naming only the tid (pid 0) must not erase what we know */
 	if (pid && !th->pid)
 		th->pid = pid;
 	return th;
 }
 
-void az_thread_seen(struct az_thread *th, uint64_t ts)
+void ift_az_thread_seen(struct az_thread *th, uint64_t ts)
 {
 	if (!th->seen) {
 		th->seen = true;
@@ -95,13 +95,13 @@ void az_thread_seen(struct az_thread *th, uint64_t ts)
 	th->last_ts = ts;
 }
 
-struct az_thread *az_thread_at(struct ift_analysis *a, uint32_t tid, uint32_t pid,
+struct az_thread *ift_az_thread_at(struct ift_analysis *a, uint32_t tid, uint32_t pid,
 			       uint64_t ts)
 {
-	struct az_thread *th = az_thread_get(a, tid, pid);
+	struct az_thread *th = ift_az_thread_get(a, tid, pid);
 
 	if (th)
-		az_thread_seen(th, ts);
+		ift_az_thread_seen(th, ts);
 	return th;
 }
 
@@ -201,7 +201,7 @@ static void wait_del(struct ift_analysis *a, struct az_thread *th);
  * Calls of TH that ended by TS get the part of the current state up to their
  * end, and are done.  The state itself goes on.
  */
-int az_calls_expire(struct ift_analysis *a, struct az_thread *th, uint64_t ts)
+int ift_az_calls_expire(struct ift_analysis *a, struct az_thread *th, uint64_t ts)
 {
 	uint32_t k = 0;
 	int ret;
@@ -216,7 +216,7 @@ int az_calls_expire(struct ift_analysis *a, struct az_thread *th, uint64_t ts)
 			th->open[k++] = *o;
 			continue;
 		}
-		call_add(&o->c, th->st, az_overlap(th->since, o->end, o->ts, o->end));
+		call_add(&o->c, th->st, ift_az_overlap(th->since, o->end, o->ts, o->end));
 		ret = call_finish(a, o);
 		if (ret < 0)
 			return ret;
@@ -227,12 +227,12 @@ int az_calls_expire(struct ift_analysis *a, struct az_thread *th, uint64_t ts)
 	return 0;
 }
 
-int az_call_open(struct ift_analysis *a, struct az_thread *th,
+int ift_az_call_open(struct ift_analysis *a, struct az_thread *th,
 		 const struct ift_call_info *call, uint32_t seq)
 {
 	int ret;
 
-	ret = az_calls_expire(a, th, call->ts);
+	ret = ift_az_calls_expire(a, th, call->ts);
 	if (ret < 0)
 		return ret;
 	if (th->nopen == th->capopen) {
@@ -253,7 +253,7 @@ int az_call_open(struct ift_analysis *a, struct az_thread *th,
 	return 0;
 }
 
-void az_call_page(struct az_thread *th, uint64_t ts,
+void ift_az_call_page(struct az_thread *th, uint64_t ts,
 		  uint64_t bytes)
 {
 	for (uint32_t i = 0; i < th->nopen; i++) {
@@ -341,7 +341,7 @@ static int credit(struct az_thread *th, uint64_t ts, uint32_t tid, uint32_t pid)
 	th->credited = ts;
 	for (uint32_t i = 0; i < th->nopen; i++) {
 		struct az_open *o = &th->open[i];
-		uint64_t ns = az_overlap(s, ts, o->ts, o->end);
+		uint64_t ns = ift_az_overlap(s, ts, o->ts, o->end);
 
 		if (ns && (ret = attr_add(o, tid, pid, IFT_ATTR_RAN, ns)) < 0)
 			return ret;
@@ -367,7 +367,7 @@ static void th_close(struct ift_analysis *a, struct az_thread *th, uint64_t ts,
 	if (ts <= from)
 		return;
 	th->since = ts;
-	ns = az_overlap(from, ts, a->lo, a->hi);
+	ns = ift_az_overlap(from, ts, a->lo, a->hi);
 	switch (th->st) {
 	case IFT_SCHED_RUNNING:
 		s->on_cpu_ns += ns;
@@ -387,7 +387,7 @@ static void th_close(struct ift_analysis *a, struct az_thread *th, uint64_t ts,
 	for (uint32_t i = 0; i < th->nopen; i++) {
 		struct az_open *o = &th->open[i];
 
-		call_add(&o->c, th->st, az_overlap(from, ts, o->ts, o->end));
+		call_add(&o->c, th->st, ift_az_overlap(from, ts, o->ts, o->end));
 	}
 	if (a->opts.hooks.interval) {
 		struct ift_interval iv;
@@ -449,7 +449,7 @@ static uint64_t ran_since(const struct ift_analysis *a, const struct az_thread *
 	return now;
 }
 
-int az_sched_running(struct ift_analysis *a, struct az_thread *th, uint64_t ts,
+int ift_az_sched_running(struct ift_analysis *a, struct az_thread *th, uint64_t ts,
 		     uint32_t cpu)
 {
 	int ret = wakeup_lost(a, th);
@@ -480,16 +480,16 @@ static void stall_end(struct ift_analysis *a, struct az_thread *th, uint64_t ts)
 	if (!th->off_known)
 		return;
 	th->off_known = false;
-	ns = az_overlap(th->off_since, ts, a->lo, a->hi);
+	ns = ift_az_overlap(th->off_since, ts, a->lo, a->hi);
 	if (ns > s->max_off_cpu_ns) {
 		s->max_off_cpu_ns = ns;
-		s->max_off_cpu_at = az_max(th->off_since, a->lo) - a->sum.start_ts;
+		s->max_off_cpu_at = ift_az_max(th->off_since, a->lo) - a->sum.start_ts;
 	}
 	for (uint32_t i = 0; i < th->nopen; i++) {
 		struct az_open *o = &th->open[i];
 		struct ift_call_info *c = &o->c;
 
-		ns = az_overlap(th->off_since, ts, o->ts, o->end);
+		ns = ift_az_overlap(th->off_since, ts, o->ts, o->end);
 		if (ns > c->max_off_cpu_ns)
 			c->max_off_cpu_ns = ns;
 	}
@@ -500,7 +500,7 @@ static int switch_out(struct ift_analysis *a, struct az_thread *p, uint64_t ts,
 {
 	int ret;
 
-	az_thread_seen(p, ts);
+	ift_az_thread_seen(p, ts);
 	/* a switch-in we did not see: what it was until now still counts,
 	   and it ran from its wake-up onto an idle CPU */
 	if (p->st == IFT_SCHED_RUNNABLE && cpu == p->cpu && ran_since(a, p, ts) < ts &&
@@ -524,7 +524,7 @@ static int switch_out(struct ift_analysis *a, struct az_thread *p, uint64_t ts,
 				o->c.voluntary++;
 		}
 	}
-	ret = az_calls_expire(a, p, ts);
+	ret = ift_az_calls_expire(a, p, ts);
 	if (ret < 0)
 		return ret;
 	if (p->exited) {
@@ -561,7 +561,7 @@ static int switch_in(struct ift_analysis *a, struct az_thread *n, uint64_t ts,
 {
 	int ret;
 
-	az_thread_seen(n, ts);
+	ift_az_thread_seen(n, ts);
 	if (n->exited) {
 		n->cpu = cpu;
 		return 0;
@@ -593,10 +593,10 @@ static int switch_in(struct ift_analysis *a, struct az_thread *n, uint64_t ts,
 	n->cpu = cpu;
 	n->idle_woken = false;
 	n->by_tid = n->by_pid = 0;
-	return az_calls_expire(a, n, ts);
+	return ift_az_calls_expire(a, n, ts);
 }
 
-int az_sched_switch(struct ift_analysis *a, const uint64_t *row)
+int ift_az_sched_switch(struct ift_analysis *a, const uint64_t *row)
 {
 	uint64_t ts = row[IFT_C_TS];
 	uint32_t cpu = (uint32_t)row[IFT_C_CPU];
@@ -620,7 +620,7 @@ int az_sched_switch(struct ift_analysis *a, const uint64_t *row)
 		}
 	}
 	if (ptid) {
-		p = az_thread_get(a, ptid, ppid);
+		p = ift_az_thread_get(a, ptid, ppid);
 		if (!p)
 			return -ENOMEM;
 		ret = switch_out(a, p, ts, cpu, invol, io, ntid, npid);
@@ -628,7 +628,7 @@ int az_sched_switch(struct ift_analysis *a, const uint64_t *row)
 			return ret;
 	}
 	if (ntid) {
-		n = az_thread_get(a, ntid, npid);
+		n = ift_az_thread_get(a, ntid, npid);
 		if (!n)
 			return -ENOMEM;
 		ret = switch_in(a, n, ts, cpu, ptid, ppid);
@@ -644,7 +644,7 @@ int az_sched_switch(struct ift_analysis *a, const uint64_t *row)
 
 /*
  * TH, blocked or not yet known, is queued on TARGET at TS: its blocked
- * stretch ends there, by BY (az_roles_wake() has followed it back), and its
+ * stretch ends there, by BY (ift_az_roles_wake() has followed it back), and its
  * run-queue wait begins.
  */
 static int wake(struct ift_analysis *a, struct az_thread *th, uint64_t ts,
@@ -656,7 +656,7 @@ static int wake(struct ift_analysis *a, struct az_thread *th, uint64_t ts,
 		/* the blocked part of each open call ends here, by this waker */
 		for (uint32_t i = 0; i < th->nopen; i++) {
 			struct az_open *o = &th->open[i];
-			uint64_t ns = az_overlap(th->since, ts, o->ts, o->end);
+			uint64_t ns = ift_az_overlap(th->since, ts, o->ts, o->end);
 
 			if (ns && (ret = attr_add(o, by->tid, by->pid, IFT_ATTR_WOKE, ns)) < 0)
 				return ret;
@@ -681,7 +681,7 @@ static void waking_set(struct az_thread *th, uint64_t ts, const struct az_by *by
 	th->waking_cpu = target;
 }
 
-int az_sched_wakeup(struct ift_analysis *a, const uint64_t *row)
+int ift_az_sched_wakeup(struct ift_analysis *a, const uint64_t *row)
 {
 	uint64_t ts = row[IFT_C_TS], kind = row[IFT_WK_KIND];
 	uint32_t tid = (uint32_t)row[IFT_C_TID], pid = (uint32_t)row[IFT_C_PID];
@@ -693,16 +693,16 @@ int az_sched_wakeup(struct ift_analysis *a, const uint64_t *row)
 	int ret;
 
 	if (wtid && wtid != tid) {
-		w = az_thread_at(a, wtid, wpid, ts);
+		w = ift_az_thread_at(a, wtid, wpid, ts);
 		if (!w)
 			return -ENOMEM;
-		ret = az_sched_running(a, w, ts, (uint32_t)row[IFT_C_CPU]);
+		ret = ift_az_sched_running(a, w, ts, (uint32_t)row[IFT_C_CPU]);
 		if (ret < 0)
 			return ret;
 	}
 	if (!tid)
 		return 0;
-	th = az_thread_at(a, tid, pid, ts);
+	th = ift_az_thread_at(a, tid, pid, ts);
 	if (!th)
 		return -ENOMEM;
 	if (th->exited) {
@@ -724,7 +724,7 @@ int az_sched_wakeup(struct ift_analysis *a, const uint64_t *row)
 			if (th->waking)
 				return 0;
 			if (th->st == IFT_SCHED_BLOCKED &&
-			    (ret = az_roles_wake(a, th, th->since, ts, &by)) < 0)
+			    (ret = ift_az_roles_wake(a, th, th->since, ts, &by)) < 0)
 				return ret;
 			if (in_window(a, ts))
 				th->info.sched.wakeups++;
@@ -738,7 +738,7 @@ int az_sched_wakeup(struct ift_analysis *a, const uint64_t *row)
 		if (kind != IFT_WAKE_WAKEUP_NEW && in_window(a, ts))
 			th->info.sched.wakeups++;
 		if (th->st == IFT_SCHED_BLOCKED &&
-		    (ret = az_roles_wake(a, th, th->since, ts, &by)) < 0)
+		    (ret = ift_az_roles_wake(a, th, th->since, ts, &by)) < 0)
 			return ret;
 		return wake(a, th, ts, &by, target);
 	case IFT_SCHED_RUNNABLE:
@@ -761,7 +761,7 @@ int az_sched_wakeup(struct ift_analysis *a, const uint64_t *row)
 			return 0;
 		}
 		if (!th->waking) {
-			ret = az_roles_wake(a, th, ts, ts, &by);
+			ret = ift_az_roles_wake(a, th, ts, ts, &by);
 			if (ret < 0)
 				return ret;
 			waking_set(th, ts, &by, target);
@@ -772,10 +772,10 @@ int az_sched_wakeup(struct ift_analysis *a, const uint64_t *row)
 	}
 }
 
-int az_sched_exit(struct ift_analysis *a, struct az_thread *th, uint64_t ts)
+int ift_az_sched_exit(struct ift_analysis *a, struct az_thread *th, uint64_t ts)
 {
-	az_thread_seen(th, ts);
-	az_sched_running(a, th, ts, th->cpu);
+	ift_az_thread_seen(th, ts);
+	ift_az_sched_running(a, th, ts, th->cpu);
 	wait_del(a, th);
 	th_close(a, th, ts, NULL);
 	th->exited = true;
@@ -784,11 +784,11 @@ int az_sched_exit(struct ift_analysis *a, struct az_thread *th, uint64_t ts)
 	/* switches may follow (or not: the kernel's pid filter forgets an
 	   exiting task), and none of their time is the thread's */
 	th_set(th, IFT_SCHED_EXITING, ts);
-	return az_calls_expire(a, th, ts);
+	return ift_az_calls_expire(a, th, ts);
 }
 
 /* The pass stopped at STOP: finish every call, close every state. */
-int az_sched_finish(struct ift_analysis *a, uint64_t stop)
+int ift_az_sched_finish(struct ift_analysis *a, uint64_t stop)
 {
 	int ret;
 
@@ -797,33 +797,33 @@ int az_sched_finish(struct ift_analysis *a, uint64_t stop)
 
 		/* nothing happened to the thread between its last event and
 		   STOP, which is past the end of every call in the window */
-		if (th->nopen && (ret = az_calls_expire(a, th, UINT64_MAX)) < 0)
+		if (th->nopen && (ret = ift_az_calls_expire(a, th, UINT64_MAX)) < 0)
 			return ret;
 		if (th->off_known && th->st != IFT_SCHED_RUNNING) {
 			/* a stall still open: it lasted at least this long */
-			uint64_t ns = az_overlap(th->off_since, stop, a->lo, a->hi);
+			uint64_t ns = ift_az_overlap(th->off_since, stop, a->lo, a->hi);
 
 			if (ns > th->info.sched.max_off_cpu_ns) {
 				th->info.sched.max_off_cpu_ns = ns;
 				th->info.sched.max_off_cpu_at =
-					az_max(th->off_since, a->lo) - a->sum.start_ts;
+					ift_az_max(th->off_since, a->lo) - a->sum.start_ts;
 			}
 		}
 		th_close(a, th, stop, NULL);
-		if ((ret = az_roles_gap_end(th)) < 0)
+		if ((ret = ift_az_roles_gap_end(th)) < 0)
 			return ret;
 	}
 	return 0;
 }
 
-void az_sched_release(struct ift_analysis *a)
+void ift_az_sched_release(struct ift_analysis *a)
 {
 	for (size_t i = 0; i < a->nth; i++) {
 		for (uint32_t k = 0; k < a->th[i]->nopen; k++)
 			free(a->th[i]->open[k].attr);
 		free(a->th[i]->open);
 		free(a->th[i]->feeds);
-		az_stats_release(a->th[i]);
+		ift_az_stats_release(a->th[i]);
 		free(a->th[i]);
 	}
 	free(a->th);

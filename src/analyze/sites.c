@@ -47,7 +47,7 @@ static int by_total(const void *a, const void *b)
 	return (x->stack > y->stack) - (x->stack < y->stack);
 }
 
-size_t az_sites_finish(struct ift_site *sites, size_t first, size_t ns, uint64_t ncalls,
+size_t ift_az_sites_finish(struct ift_site *sites, size_t first, size_t ns, uint64_t ncalls,
 		       uint64_t total, uint64_t tail, unsigned top)
 {
 	for (size_t i = first; i < ns; i++) {
@@ -91,7 +91,7 @@ static int tally_grow(struct ift_analysis *a)
 	return 0;
 }
 
-int az_sites_call(struct ift_analysis *a, const struct ift_call_info *c,
+int ift_az_sites_call(struct ift_analysis *a, const struct ift_call_info *c,
 		  const uint64_t *r)
 {
 	uint32_t op = c->op;
@@ -104,8 +104,8 @@ int az_sites_call(struct ift_analysis *a, const struct ift_call_info *c,
 	if (c->flags & (IFT_CALL_F_PY | IFT_CALL_F_PY_LATE))
 		a->py = true;
 	if (op < a->nopm)
-		az_py_cover(&a->opq[op].py, c->flags, stack, dur);
-	if (!az_site_call(a, r))
+		ift_az_py_cover(&a->opq[op].py, c->flags, stack, dur);
+	if (!ift_az_site_call(a, r))
 		return 0;
 	if ((a->nstab + 1) * 2 > a->capstab && (ret = tally_grow(a)) < 0)
 		return ret;
@@ -163,7 +163,7 @@ static int py_build(struct ift_analysis *a, const struct az_site *v, size_t n)
 			}
 		for (size_t op = 0; op < a->nopm; op++)
 			cov[op] = a->opq[op].py;
-		ret = az_py_build(a->t, rows, nr, cov, a->nopm, IFT_SITES_TOP, &a->py_ops,
+		ret = ift_az_py_build(a->t, rows, nr, cov, a->nopm, IFT_SITES_TOP, &a->py_ops,
 				  &a->npy_ops);
 	}
 	free(rows);
@@ -171,7 +171,7 @@ static int py_build(struct ift_analysis *a, const struct az_site *v, size_t n)
 	return ret;
 }
 
-int az_sites_build(struct ift_analysis *a)
+int ift_az_sites_build(struct ift_analysis *a)
 {
 	struct az_site *v = a->stab;
 	size_t n = 0, ns = 0;
@@ -182,7 +182,7 @@ int az_sites_build(struct ift_analysis *a)
 			v[n++] = a->stab[i];
 	if ((ret = py_build(a, v, n)) < 0)
 		return ret;
-	a->sites = az_alloc(a, n, sizeof(*a->sites));
+	a->sites = ift_az_alloc(a, n, sizeof(*a->sites));
 	if (!a->sites)
 		return -ENOMEM;
 	if (n > 1)
@@ -202,7 +202,7 @@ int az_sites_build(struct ift_analysis *a)
 			tail += v[j].tail_ns;
 			ncalls += v[j].calls;
 		}
-		ns = az_sites_finish(a->sites, first, ns, ncalls, total, tail, IFT_SITES_TOP);
+		ns = ift_az_sites_finish(a->sites, first, ns, ncalls, total, tail, IFT_SITES_TOP);
 	}
 	a->nsites = ns;
 	free(a->stab);
@@ -254,7 +254,7 @@ static int calls_read(struct ift_trace *t, uint64_t from_ts, uint64_t to_ts, uin
 		if (pid && r[IFT_C_PID] != pid && r[IFT_C_TID] != pid)
 			continue;
 		if (cov && r[IFT_CALL_OP] < ncov)
-			az_py_cover(&cov[r[IFT_CALL_OP]], (uint32_t)r[IFT_CALL_FLAGS],
+			ift_az_py_cover(&cov[r[IFT_CALL_OP]], (uint32_t)r[IFT_CALL_FLAGS],
 				    r[IFT_CALL_STACK], r[IFT_CALL_DUR]);
 		if (!r[IFT_CALL_STACK])
 			continue;
@@ -344,7 +344,7 @@ int ift_sites_run(struct ift_trace *t, uint64_t from_ts, uint64_t to_ts,
 				s->tail_ns += v[i].dur;
 			}
 		}
-		ns = az_sites_finish(sites, first, ns, ncalls, total, tail, top);
+		ns = ift_az_sites_finish(sites, first, ns, ncalls, total, tail, top);
 	}
 	free(v);
 	*out = sites;
@@ -371,7 +371,7 @@ int ift_py_sites_run(struct ift_trace *t, uint64_t from_ts, uint64_t to_ts,
 	if (ret < 0)
 		goto out;
 	/* per op: its p99 over its calls with a site, as ift_sites_run()'s;
-	   one row a call read in flight, summed by az_py_build() */
+	   one row a call read in flight, summed by ift_az_py_build() */
 	if (n > 1)
 		qsort(v, n, sizeof(*v), by_op_dur);
 	for (size_t a = 0, b; a < n; a = b) {
@@ -389,7 +389,7 @@ int ift_py_sites_run(struct ift_trace *t, uint64_t from_ts, uint64_t to_ts,
 					.tail_ns = v[i].dur >= p99 ? v[i].dur : 0,
 				};
 	}
-	ret = az_py_build(t, rows, nr, cov, ncov, top, out, nout);
+	ret = ift_az_py_build(t, rows, nr, cov, ncov, top, out, nout);
 out:
 	free(v);
 	free(rows);

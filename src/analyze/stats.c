@@ -30,7 +30,7 @@ static int tops_of(struct ift_analysis *a, struct az_thread *th, uint32_t op,
 	}
 	/* the first call of this op by this thread: its segment starts at
 	   what the earlier lives of its tid took */
-	d = az_durs_of(a, th->tid, op);
+	d = ift_az_durs_of(a, th->tid, op);
 	if (!d)
 		return -IFT_E_CORRUPT;
 	if (ift_array_grow((void **)&th->tops, &th->captops, th->ntops + 1,
@@ -84,7 +84,7 @@ static uint64_t sat_add(uint64_t x, uint64_t y)
 	return y > UINT64_MAX - x ? UINT64_MAX : x + y;
 }
 
-int az_stats_call(struct ift_analysis *a, struct az_thread *th,
+int ift_az_stats_call(struct ift_analysis *a, struct az_thread *th,
 		  const struct ift_call_info *c, const struct ift_call_info *parent)
 {
 	struct az_durs *d;
@@ -102,15 +102,15 @@ int az_stats_call(struct ift_analysis *a, struct az_thread *th,
 	if ((ret = tops_of(a, th, c->op, &t)) < 0)
 		return ret;
 	/* the pass meets the calls the census counted, in the same order */
-	d = az_durs_of(a, th->tid, c->op);
+	d = ift_az_durs_of(a, th->tid, c->op);
 	if (!d || d->used >= d->n || d->v[d->used] != c->dur_ns ||
 	    t->durs + t->calls != d->v + d->used)
 		return -IFT_E_CORRUPT;
 	d->used++;
 	t->calls++;
 	t->total += c->dur_ns;
-	t->min = az_min(t->min, c->dur_ns);
-	t->max = az_max(t->max, c->dur_ns);
+	t->min = ift_az_min(t->min, c->dur_ns);
+	t->max = ift_az_max(t->max, c->dur_ns);
 	t->nested += c->depth || (c->flags & IFT_CALL_F_NESTED);
 	t->bytes = sat_add(t->bytes, c->bytes);
 	if (c->copy_dir >= 0 && c->copy_dir < IFT_COPY_NR) {
@@ -121,7 +121,7 @@ int az_stats_call(struct ift_analysis *a, struct az_thread *th,
 	return c->ret ? err_add(t, c->ret, 1) : 0;
 }
 
-void az_stats_release(struct az_thread *th)
+void ift_az_stats_release(struct az_thread *th)
 {
 	for (size_t i = 0; i < th->ntops; i++) {
 		free(th->tops[i].errs);
@@ -183,7 +183,7 @@ static int fill_lists(struct ift_analysis *a, struct ift_op_stats *s, const stru
 					r->t[i]->inner[k].total_ns);
 	}
 	if (ret >= 0 && sum.nerrs) {
-		struct ift_err_count *e = az_alloc(a, sum.nerrs, sizeof(*e));
+		struct ift_err_count *e = ift_az_alloc(a, sum.nerrs, sizeof(*e));
 
 		if (!e) {
 			ret = -ENOMEM;
@@ -195,7 +195,7 @@ static int fill_lists(struct ift_analysis *a, struct ift_op_stats *s, const stru
 		}
 	}
 	if (ret >= 0 && sum.ninner) {
-		struct ift_inner_op *in = az_alloc(a, sum.ninner, sizeof(*in));
+		struct ift_inner_op *in = ift_az_alloc(a, sum.ninner, sizeof(*in));
 
 		if (!in) {
 			ret = -ENOMEM;
@@ -231,8 +231,8 @@ static int fill(struct ift_analysis *a, struct ift_op_stats *s, uint32_t op,
 		s->calls += t->calls;
 		s->nested_calls += t->nested;
 		s->total_ns += t->total;
-		s->min_ns = az_min(s->min_ns, t->min);
-		s->max_ns = az_max(s->max_ns, t->max);
+		s->min_ns = ift_az_min(s->min_ns, t->min);
+		s->max_ns = ift_az_max(s->max_ns, t->max);
 		s->bytes = sat_add(s->bytes, t->bytes);
 		for (int k = 0; k < IFT_COPY_NR; k++) {
 			s->dir[k].calls += t->dir[k].calls;
@@ -248,7 +248,7 @@ static int fill(struct ift_analysis *a, struct ift_op_stats *s, uint32_t op,
 	s->mean_ns = s->calls ? s->total_ns / s->calls : 0;
 	if (!s->calls)
 		s->min_ns = 0;
-	if ((ret = az_quantiles(r->seg, r->n, pct, 3, q)) < 0)
+	if ((ret = ift_az_quantiles(r->seg, r->n, pct, 3, q)) < 0)
 		return ret;
 	s->p50_ns = q[0];
 	s->p95_ns = q[1];
@@ -274,7 +274,7 @@ static int table(struct ift_analysis *a, struct az_thread **th, size_t n,
 				nrows++;
 				break;
 			}
-	rows = az_alloc(a, nrows, sizeof(*rows));
+	rows = ift_az_alloc(a, nrows, sizeof(*rows));
 	if (!rows)
 		return -ENOMEM;
 	for (size_t op = 0; op < a->nopm && ret >= 0; op++) {
@@ -305,7 +305,7 @@ static int table(struct ift_analysis *a, struct az_thread **th, size_t n,
 	return ret;
 }
 
-int az_build_ops(struct ift_analysis *a)
+int ift_az_build_ops(struct ift_analysis *a)
 {
 	size_t n = a->nsel ? a->nsel : 1;
 	struct rows r = {

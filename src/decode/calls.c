@@ -89,7 +89,7 @@ static int active_add(struct ift_decoder *d, struct task *t)
  * Calls are rows at their entry time but complete at their return: a call
  * can be written once no call still open began before it.
  */
-int dec_calls_emit(struct ift_decoder *d, bool all)
+int ift_dec_calls_emit(struct ift_decoder *d, bool all)
 {
 	uint64_t min_open = UINT64_MAX;
 	int ret;
@@ -104,7 +104,7 @@ int dec_calls_emit(struct ift_decoder *d, bool all)
 	while (d->ndone && d->done[0].row[IFT_C_TS] <= min_open) {
 		if (d->on_call && (ret = d->on_call(d->on_call_ctx, d->done[0].row)) < 0)
 			return ret;
-		if ((ret = dec_append(d, IFT_T_CALLS, d->done[0].row)) < 0)
+		if ((ret = ift_dec_append(d, IFT_T_CALLS, d->done[0].row)) < 0)
 			return ret;
 		done_pop(d);
 	}
@@ -147,7 +147,7 @@ static int call_close(struct ift_decoder *d, struct task *t, uint64_t ts,
 	return call_done(d, t, c, t->depth, ts, ret, no_return);
 }
 
-int dec_task_close_calls(struct ift_decoder *d, struct task *t, uint64_t ts)
+int ift_dec_task_close_calls(struct ift_decoder *d, struct task *t, uint64_t ts)
 {
 	int ret;
 
@@ -180,7 +180,7 @@ static int close_oldest_half(struct ift_decoder *d, struct task *t, uint64_t ts)
 	return 0;
 }
 
-int dec_call_entry(struct ift_decoder *d, struct task *t, const struct pev *e)
+int ift_dec_call_entry(struct ift_decoder *d, struct task *t, const struct pev *e)
 {
 	struct open_call *c;
 	int ret;
@@ -197,7 +197,7 @@ int dec_call_entry(struct ift_decoder *d, struct task *t, const struct pev *e)
 	return active_add(d, t);
 }
 
-int dec_call_return(struct ift_decoder *d, struct task *t, const struct pev *e)
+int ift_dec_call_return(struct ift_decoder *d, struct task *t, const struct pev *e)
 {
 	int ret;
 

@@ -391,7 +391,7 @@ static int queue_put(struct cpuq *q, const struct pev *e)
 		}
 	}
 	p = q->buf + q->tail;
-	put_le64(p, e->ts);
+	ift_put_le64(p, e->ts);
 	p += 8;
 	*p++ = (uint8_t)(e->kind | (e->irq ? 0x80 : 0));
 	p = put_varint(p, zigzag(e->tid));
@@ -410,7 +410,7 @@ static int queue_put(struct cpuq *q, const struct pev *e)
 
 static uint64_t queue_head_ts(const struct cpuq *q)
 {
-	return le64(q->buf + q->head);
+	return ift_le64(q->buf + q->head);
 }
 
 static uint64_t take_varint(const uint8_t **pp)
@@ -444,7 +444,7 @@ static void queue_take(struct cpuq *q, struct pev *e)
 	const uint8_t *p = q->buf + q->head;
 
 	memset(e, 0, sizeof(*e));
-	e->ts = le64(p);
+	e->ts = ift_le64(p);
 	p += 8;
 	e->kind = *p & 0x7f;
 	e->irq = *p++ & 0x80;
@@ -815,7 +815,7 @@ static int task_named(struct ift_decoder *d, struct task *t, const char *comm,
 	row[IFT_TK_KIND] = IFT_TASK_COMM;
 	row[IFT_TK_COMM] = (uint64_t)id;
 	row[IFT_TK_PPID] = (uint64_t)t->ppid;
-	return dec_append(d, IFT_T_TASKS, row);
+	return ift_dec_append(d, IFT_T_TASKS, row);
 }
 
 int ift_decoder_add_root(struct ift_decoder *d, pid_t pid)
@@ -889,7 +889,7 @@ static int process_switch(struct ift_decoder *d, const struct pev *e, uint64_t *
 	row[IFT_SW_NEXT_PID] = (uint64_t)b->tgid;
 	row[IFT_SW_NEXT_TID] = (uint64_t)b->tid;
 	row[IFT_SW_NEXT_PRIO] = (uint64_t)e->x[2];
-	return dec_append(d, IFT_T_SWITCHES, row);
+	return ift_dec_append(d, IFT_T_SWITCHES, row);
 }
 
 /* The row is the wakee's; CUR, the running task, woke it */
@@ -914,7 +914,7 @@ static int process_wakeup(struct ift_decoder *d, const struct pev *e, struct tas
 	/* from an interrupt, the task it interrupted did not wake anyone */
 	row[IFT_WK_WAKER_PID] = e->irq ? 0 : (uint64_t)cur->tgid;
 	row[IFT_WK_WAKER_TID] = e->irq ? 0 : (uint64_t)cur->tid;
-	return dec_append(d, IFT_T_WAKEUPS, row);
+	return ift_dec_append(d, IFT_T_WAKEUPS, row);
 }
 
 /* CUR made a task: a thread of its process or a process of its own */
@@ -933,7 +933,7 @@ static int process_newtask(struct ift_decoder *d, const struct pev *e, struct ta
 		return -ENOMEM;
 	/* a reused tid starts afresh: the calls its old task left open (its
 	   exit unseen) never returned, and are written so */
-	if ((ret = dec_task_close_calls(d, a, e->ts)) < 0)
+	if ((ret = ift_dec_task_close_calls(d, a, e->ts)) < 0)
 		return ret;
 	if (e->kind == K_NEWTASK)
 		thread = (uint64_t)e->x[0] & CLONE_THREAD_FLAG;
@@ -958,7 +958,7 @@ static int process_newtask(struct ift_decoder *d, const struct pev *e, struct ta
 	row[IFT_TK_CHILD_PID] = (uint64_t)a->tgid;
 	row[IFT_TK_CHILD_TID] = (uint64_t)a->tid;
 	row[IFT_TK_COMM] = (uint64_t)id;
-	return dec_append(d, IFT_T_TASKS, row);
+	return ift_dec_append(d, IFT_T_TASKS, row);
 }
 
 static int process_exec(struct ift_decoder *d, const struct pev *e, uint64_t *row)
@@ -981,7 +981,7 @@ static int process_exec(struct ift_decoder *d, const struct pev *e, uint64_t *ro
 	row[IFT_TK_COMM] = (uint64_t)id;
 	row[IFT_TK_FILE] = e->str;
 	row[IFT_TK_PPID] = (uint64_t)cur->ppid;
-	return dec_append(d, IFT_T_TASKS, row);
+	return ift_dec_append(d, IFT_T_TASKS, row);
 }
 
 /* CUR ends: the calls it left open never return */
@@ -991,13 +991,13 @@ static int process_exit(struct ift_decoder *d, const struct pev *e, struct task 
 	int ret;
 
 	if ((ret = task_named(d, cur, e->c1, e->ts, e->cpu)) < 0 ||
-	    (ret = dec_task_close_calls(d, cur, e->ts)) < 0)
+	    (ret = ift_dec_task_close_calls(d, cur, e->ts)) < 0)
 		return ret;
 	if (cur->tid == cur->tgid)
 		proc_del(d, cur->tid);
 	row[IFT_TK_KIND] = IFT_TASK_EXIT;
 	row[IFT_TK_PPID] = (uint64_t)cur->ppid;
-	return dec_append(d, IFT_T_TASKS, row);
+	return ift_dec_append(d, IFT_T_TASKS, row);
 }
 
 static int process(struct ift_decoder *d, const struct pev *e)
@@ -1052,13 +1052,13 @@ static int process(struct ift_decoder *d, const struct pev *e)
 		row[IFT_PG_ORDER] = (uint64_t)e->x[0];
 		row[IFT_PG_GFP] = (uint64_t)e->x[1];
 		row[IFT_PG_MIGRATETYPE] = (uint64_t)e->x[2];
-		return dec_append(d, IFT_T_PAGE_ALLOCS, row);
+		return ift_dec_append(d, IFT_T_PAGE_ALLOCS, row);
 	case K_ENTRY:
 		if ((ret = task_named(d, cur, NULL, e->ts, e->cpu)) < 0)
 			return ret;
-		return dec_call_entry(d, cur, e);
+		return ift_dec_call_entry(d, cur, e);
 	case K_RET:
-		return dec_call_return(d, cur, e);
+		return ift_dec_call_return(d, cur, e);
 	}
 	return 0;
 }
@@ -1107,7 +1107,7 @@ static int merge_until(struct ift_decoder *d, uint64_t limit)
 		if (ret < 0)
 			return ret;
 	}
-	return dec_calls_emit(d, false);
+	return ift_dec_calls_emit(d, false);
 }
 
 /*
@@ -1146,7 +1146,7 @@ int ift_decoder_finish(struct ift_decoder *d, uint64_t stop_ts)
 	if (ret < 0)
 		return ret;
 	for (size_t i = 0; i < d->ntasks; i++)
-		if ((ret = dec_task_close_calls(d, &d->tasks[i], stop_ts)) < 0)
+		if ((ret = ift_dec_task_close_calls(d, &d->tasks[i], stop_ts)) < 0)
 			return ret;
-	return dec_calls_emit(d, true);
+	return ift_dec_calls_emit(d, true);
 }

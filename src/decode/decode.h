@@ -131,7 +131,7 @@ struct ift_decoder {
 };
 
 /* Appends ROW to TABLE of the writer, counted in the stats. */
-static inline int dec_append(struct ift_decoder *d, unsigned table, const uint64_t *row)
+static inline int ift_dec_append(struct ift_decoder *d, unsigned table, const uint64_t *row)
 {
 	int ret = ift_writer_append(d->w, table, row);
 
@@ -144,24 +144,24 @@ static inline int dec_append(struct ift_decoder *d, unsigned table, const uint64
 /* ---- calls.c ---------------------------------------------------------- */
 
 /* The entry E opens a call on T.  0 or -ENOMEM. */
-int dec_call_entry(struct ift_decoder *d, struct task *t, const struct pev *e);
+int ift_dec_call_entry(struct ift_decoder *d, struct task *t, const struct pev *e);
 
 /*
  * The return E closes T's latest open call of its probe, and NO_RETURN the
  * ones opened after it; a return with none open is counted unpaired.
  */
-int dec_call_return(struct ift_decoder *d, struct task *t, const struct pev *e);
+int ift_dec_call_return(struct ift_decoder *d, struct task *t, const struct pev *e);
 
 /*
  * Closes every call still open on T at TS, flagged NO_RETURN (its exit,
  * its tid reused, the end of the trace): an open call is never lost.
  */
-int dec_task_close_calls(struct ift_decoder *d, struct task *t, uint64_t ts);
+int ift_dec_task_close_calls(struct ift_decoder *d, struct task *t, uint64_t ts);
 
 /*
  * Writes the completed calls no open call began before (ALL: every one,
  * at the end).  0 or a negative error.
  */
-int dec_calls_emit(struct ift_decoder *d, bool all);
+int ift_dec_calls_emit(struct ift_decoder *d, bool all);
 
 #endif

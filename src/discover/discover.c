@@ -174,7 +174,7 @@ static const char *dst_lib(void)
 }
 
 /* aarch64's ld.so takes AT_PLATFORM as it is: no bits to read there */
-void ldso_cpu_read(struct ldso_cpu *cpu)
+void ift_ldso_cpu_read(struct ldso_cpu *cpu)
 {
 #if defined(__x86_64__)
 	unsigned max, a, b, c, d, c1, d1, b7 = 0;
@@ -219,7 +219,7 @@ void ldso_cpu_read(struct ldso_cpu *cpu)
  * CPUs: "xeon_phi" with AVX512ER and AVX512PF, else "haswell" with AVX2,
  * FMA, BMI1, BMI2, LZCNT, MOVBE and POPCNT.  GLIBC_TUNABLES masking these features is not followed.
  */
-const char *ldso_platform(const struct ldso_cpu *cpu, const char *at_platform)
+const char *ift_ldso_platform(const struct ldso_cpu *cpu, const char *at_platform)
 {
 	const char *p = NULL;
 
@@ -239,8 +239,8 @@ static const char *dst_platform(void)
 {
 	struct ldso_cpu cpu;
 
-	ldso_cpu_read(&cpu);
-	return ldso_platform(&cpu, (const char *)getauxval(AT_PLATFORM));
+	ift_ldso_cpu_read(&cpu);
+	return ift_ldso_platform(&cpu, (const char *)getauxval(AT_PLATFORM));
 }
 
 /*
@@ -302,7 +302,7 @@ static bool dst_expand(const char *in, size_t len, const char *origin, char *out
 static void obj_release(struct obj *o)
 {
 	free(o->origin);
-	dso_dyn_release(&o->dyn);
+	ift_dso_dyn_release(&o->dyn);
 }
 
 static bool closure_has_file(const struct closure *c, dev_t dev, ino_t ino)
@@ -320,11 +320,11 @@ static bool closure_has_file(const struct closure *c, dev_t dev, ino_t ino)
  */
 static int candidate_try(const char *path, struct dso_dyn *dyn)
 {
-	int ret = dso_dyn_read(path, dyn);
+	int ret = ift_dso_dyn_read(path, dyn);
 
 	if (!ret)
 		return 1;
-	dso_dyn_release(dyn);
+	ift_dso_dyn_release(dyn);
 	return fatal(ret) ? ret : 0;
 }
 
@@ -394,10 +394,10 @@ static int search_needed(struct closure *c, size_t loader, const char *name,
 		return 0;
 	if (!c->d->cache_tried) {
 		c->d->cache_tried = true;
-		if (ldcache_load(&c->d->cache, LD_SO_CACHE) == -ENOMEM)
+		if (ift_ldcache_load(&c->d->cache, LD_SO_CACHE) == -ENOMEM)
 			return -ENOMEM;
 	}
-	hit = ldcache_lookup(&c->d->cache, name);
+	hit = ift_ldcache_lookup(&c->d->cache, name);
 	if (hit && strlen(hit) < PATH_MAX) {
 		strcpy(path, hit);
 		ret = candidate_try(path, dyn);
@@ -438,14 +438,14 @@ static int closure_push(struct closure *c, const char *path, struct dso_dyn *dyn
 
 	if (stat(path, &st) || closure_has_file(c, st.st_dev, st.st_ino) ||
 	    c->nobjs >= DISCOVER_MAX_OBJS) {
-		dso_dyn_release(dyn);
+		ift_dso_dyn_release(dyn);
 		return 0;
 	}
 	o = &c->objs[c->nobjs];
 	memset(o, 0, sizeof(*o));
 	o->origin = origin_of(path);
 	if (!o->origin) {
-		dso_dyn_release(dyn);
+		ift_dso_dyn_release(dyn);
 		return -ENOMEM;
 	}
 	o->dyn = *dyn;
@@ -471,9 +471,9 @@ static int closure_walk(struct disc *d, const char *exe, const char *ld_library_
 	char *real;
 	int ret;
 
-	ret = dso_dyn_read(exe, &dyn);
+	ret = ift_dso_dyn_read(exe, &dyn);
 	if (ret) {
-		dso_dyn_release(&dyn);
+		ift_dso_dyn_release(&dyn);
 		return fatal(ret) ? ret : 0;	/* not an ELF program: nothing to follow */
 	}
 	c.objs = calloc(DISCOVER_MAX_OBJS, sizeof(*c.objs));
@@ -481,7 +481,7 @@ static int closure_walk(struct disc *d, const char *exe, const char *ld_library_
 	real = realpath(exe, NULL);
 	if (!c.objs || !c.seen || !real) {
 		ret = (!c.objs || !c.seen || errno == ENOMEM) ? -ENOMEM : 0;
-		dso_dyn_release(&dyn);
+		ift_dso_dyn_release(&dyn);
 		goto out;
 	}
 	/* the executable's $ORIGIN comes from /proc/self/exe: links resolved */
@@ -656,7 +656,7 @@ static int dir_scan(struct disc *d, const char *dir, const char *found_by)
 	if (!dh)
 		return 0;
 	while ((de = readdir(dh)) && seen++ < DISCOVER_MAX_DIRENTS) {
-		if (!cuda_lib_api(de->d_name))
+		if (!ift_cuda_lib_api(de->d_name))
 			continue;
 		if (n == cap) {
 			size_t nc = cap ? 2 * cap : 8;
@@ -799,7 +799,7 @@ static int python_scan(struct disc *d, const char *python, const char *argv0)
 		if (ret < 0)
 			return ret;
 	}
-	ret = python_sys_path(python, argv0, d->envp, d->run_as, d->stop,
+	ret = ift_python_sys_path(python, argv0, d->envp, d->run_as, d->stop,
 			      PYTHON_TIMEOUT_MS, &out);
 	if (ret)
 		return fatal(ret) ? ret : 0;
@@ -867,7 +867,7 @@ int ift_discover_maps(pid_t pid, struct ift_libset *set)
 		nl = strchr(file, '\n');
 		if (nl)
 			*nl = 0;
-		if (file[0] != '/' || !cuda_lib_api(base_name(file)))
+		if (file[0] != '/' || !ift_cuda_lib_api(base_name(file)))
 			continue;
 		if (strlen(file) > 10 && !strcmp(file + strlen(file) - 10, " (deleted)"))
 			continue;	/* replaced on disk: a new probe would not reach it */
@@ -1004,7 +1004,7 @@ int ift_discover(const struct ift_discover_opts *opts, struct ift_libset *set)
 	}
 	if (ret >= 0 && opts->all_procs)
 		ret = all_procs_scan(&d);
-	ldcache_release(&d.cache);
+	ift_ldcache_release(&d.cache);
 	if (ret < 0)
 		return ret;
 	return (int)(set->n - before);

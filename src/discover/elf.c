@@ -67,7 +67,7 @@ fail:
 	return NULL;
 }
 
-void dso_dyn_release(struct dso_dyn *dyn)
+void ift_dso_dyn_release(struct dso_dyn *dyn)
 {
 	for (size_t i = 0; i < dyn->nneeded; i++)
 		free(dyn->needed[i]);
@@ -89,7 +89,7 @@ static int dyn_str(Elf *e, size_t strndx, uint64_t off, char **out)
 	return *out ? 0 : -ENOMEM;
 }
 
-int dso_dyn_read(const char *path, struct dso_dyn *dyn)
+int ift_dso_dyn_read(const char *path, struct dso_dyn *dyn)
 {
 	Elf_Scn *scn = NULL;
 	struct stat st;
@@ -361,7 +361,7 @@ static bool vaddr_to_offset(const GElf_Phdr *load, size_t nload, uint64_t vaddr,
 	return false;
 }
 
-int dso_lib_read(int fd, struct ift_lib *lib)
+int ift_dso_lib_read(int fd, struct ift_lib *lib)
 {
 	GElf_Phdr load[DSO_MAX_LOADS];
 	struct want *w;

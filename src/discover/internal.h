@@ -35,21 +35,21 @@ struct dso_dyn {
 };
 
 /*
- * dso_dyn_read - read PATH's dynamic section.  PATH must be a 64-bit native
+ * ift_dso_dyn_read - read PATH's dynamic section.  PATH must be a 64-bit native
  * ELF executable or shared object; one without a dynamic section (static)
  * gives an empty DYN.  Returns 0, -errno, -IFT_E_NOT_ELF, or -ENOEXEC for an
  * ELF file of another class or machine (ld.so skips those and searches on).
- * The caller frees DYN with dso_dyn_release(), also after a failure.
+ * The caller frees DYN with ift_dso_dyn_release(), also after a failure.
  */
-int dso_dyn_read(const char *path, struct dso_dyn *dyn);
-void dso_dyn_release(struct dso_dyn *dyn);
+int ift_dso_dyn_read(const char *path, struct dso_dyn *dyn);
+void ift_dso_dyn_release(struct dso_dyn *dyn);
 
 /*
- * dso_lib_read - fill LIB's build-id and catalog symbols (those of LIB->api)
+ * ift_dso_lib_read - fill LIB's build-id and catalog symbols (those of LIB->api)
  * from the ELF file open on FD.  Returns 0, -ENOMEM, -IFT_E_NOT_ELF or
  * -ENOEXEC.  LIB->syms is allocated here; ift_libset_release() frees it.
  */
-int dso_lib_read(int fd, struct ift_lib *lib);
+int ift_dso_lib_read(int fd, struct ift_lib *lib);
 
 /* ---- discover.c: $PLATFORM ------------------------------------------ */
 
@@ -62,14 +62,14 @@ struct ldso_cpu {
 	bool avx512cd, avx512er, avx512pf;	/* usable: and XCR0's ZMM state */
 };
 
-/* ldso_cpu_read - CPU's bits as ld.so sees them (CPUID, XGETBV). */
-void ldso_cpu_read(struct ldso_cpu *cpu);
+/* ift_ldso_cpu_read - CPU's bits as ld.so sees them (CPUID, XGETBV). */
+void ift_ldso_cpu_read(struct ldso_cpu *cpu);
 
 /*
- * ldso_platform - what ld.so expands $PLATFORM to on CPU, where the kernel's
+ * ift_ldso_platform - what ld.so expands $PLATFORM to on CPU, where the kernel's
  * AT_PLATFORM is AT_PLATFORM (NULL: the machine's name, "x86_64").  A static string.
  */
-const char *ldso_platform(const struct ldso_cpu *cpu, const char *at_platform);
+const char *ift_ldso_platform(const struct ldso_cpu *cpu, const char *at_platform);
 
 /* ---- ldcache.c -------------------------------------------------------- */
 
@@ -83,34 +83,34 @@ struct ldcache {
 };
 
 /*
- * ldcache_load - read the cache at PATH.  Returns 0, -errno, or -EINVAL when
+ * ift_ldcache_load - read the cache at PATH.  Returns 0, -errno, or -EINVAL when
  * the file is not a cache of the new format or is inconsistent.  Release
- * with ldcache_release(), also after a failure.
+ * with ift_ldcache_release(), also after a failure.
  */
-int ldcache_load(struct ldcache *c, const char *path);
-void ldcache_release(struct ldcache *c);
+int ift_ldcache_load(struct ldcache *c, const char *path);
+void ift_ldcache_release(struct ldcache *c);
 
 /*
- * ldcache_lookup - the path ld.so's cache gives for the x86-64 library NAME
+ * ift_ldcache_lookup - the path ld.so's cache gives for the x86-64 library NAME
  * (preferring an entry for no particular hardware capability), or NULL.
  * Points into C.
  */
-const char *ldcache_lookup(const struct ldcache *c, const char *name);
+const char *ift_ldcache_lookup(const struct ldcache *c, const char *name);
 
 /* ---- libset.c --------------------------------------------------------- */
 
 /*
- * cuda_lib_api - which API a library file of this base name implements:
+ * ift_cuda_lib_api - which API a library file of this base name implements:
  * libcudart*.so* (also hashed names such as libcudart-d0da41ae.so.11.0) is the
  * runtime, libcuda.so and libcuda.so.* the driver, libnccl*.so* NCCL (torch's
  * nvidia/nccl/lib/libnccl.so.2, a system's libnccl.so.2).  0 for anything else.
  */
-enum ift_api cuda_lib_api(const char *name);
+enum ift_api ift_cuda_lib_api(const char *name);
 
 /* ---- python.c --------------------------------------------------------- */
 
 /*
- * python_sys_path - run the interpreter at PATH (argv[0] ARGV0) with ENVP, no
+ * ift_python_sys_path - run the interpreter at PATH (argv[0] ARGV0) with ENVP, no
  * stdin, as AS (NULL: as we are; it is not run at all when that cannot be
  * done), for at most TIMEOUT_MS, and collect sys.prefix then sys.path, one
  * entry a line, into *OUT (NUL-terminated, malloc'ed, the caller frees).
@@ -118,7 +118,7 @@ enum ift_api cuda_lib_api(const char *name);
  * Returns 0, -ETIMEDOUT, -ECHILD when the interpreter failed, -EINTR when
  * stopped, or -errno.
  */
-int python_sys_path(const char *path, const char *argv0, char *const *envp,
+int ift_python_sys_path(const char *path, const char *argv0, char *const *envp,
 		    const struct ift_creds *as, const volatile sig_atomic_t *stop,
 		    int timeout_ms, char **out);
 

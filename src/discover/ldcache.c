@@ -38,13 +38,13 @@
 #define ENDIAN_UNSET		0
 #define ENDIAN_LITTLE		2
 
-void ldcache_release(struct ldcache *c)
+void ift_ldcache_release(struct ldcache *c)
 {
 	free(c->data);
 	memset(c, 0, sizeof(*c));
 }
 
-int ldcache_load(struct ldcache *c, const char *path)
+int ift_ldcache_load(struct ldcache *c, const char *path)
 {
 	struct stat st;
 	size_t got = 0;
@@ -91,7 +91,7 @@ int ldcache_load(struct ldcache *c, const char *path)
 		ret = -EINVAL;
 		goto out;
 	}
-	nlibs = le32(c->data + 20);
+	nlibs = ift_le32(c->data + 20);
 	if (nlibs > (c->len - CACHE_HDR_LEN) / CACHE_ENTRY_LEN) {
 		ret = -EINVAL;
 		goto out;
@@ -100,7 +100,7 @@ int ldcache_load(struct ldcache *c, const char *path)
 out:
 	close(fd);
 	if (ret)
-		ldcache_release(c);
+		ift_ldcache_release(c);
 	return ret;
 }
 
@@ -112,22 +112,22 @@ static const char *cache_str(const struct ldcache *c, uint32_t off)
 	return (const char *)c->data + off;
 }
 
-const char *ldcache_lookup(const struct ldcache *c, const char *name)
+const char *ift_ldcache_lookup(const struct ldcache *c, const char *name)
 {
 	const char *any = NULL;
 
 	for (uint32_t i = 0; i < c->nlibs; i++) {
 		const uint8_t *e = c->data + CACHE_HDR_LEN + (size_t)i * CACHE_ENTRY_LEN;
-		uint32_t flags = le32(e);
+		uint32_t flags = ift_le32(e);
 		const char *key, *value;
 
 		if ((flags & FLAG_TYPE_MASK) != FLAG_ELF_LIBC6 ||
 		    (flags & FLAG_REQUIRED_MASK) != c->machine)
 			continue;
-		key = cache_str(c, le32(e + 4));
+		key = cache_str(c, ift_le32(e + 4));
 		if (!key || strcmp(key, name))
 			continue;
-		value = cache_str(c, le32(e + 8));
+		value = cache_str(c, ift_le32(e + 8));
 		if (!value)
 			continue;
 		/*
@@ -135,7 +135,7 @@ const char *ldcache_lookup(const struct ldcache *c, const char *name)
 		 * that ld.so picks only on CPUs that have them; the plain
 		 * entry is the one that loads everywhere.
 		 */
-		if (!le64(e + 16))
+		if (!ift_le64(e + 16))
 			return value;
 		if (!any)
 			any = value;

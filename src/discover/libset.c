@@ -16,7 +16,7 @@
 #include "ift-error.h"
 #include "internal.h"
 
-enum ift_api cuda_lib_api(const char *name)
+enum ift_api ift_cuda_lib_api(const char *name)
 {
 	/* hashed names too: pip wheels vendor libcudart-d0da41ae.so.11.0 */
 	if (!fnmatch("libcudart*.so*", name, FNM_PERIOD))
@@ -70,13 +70,13 @@ int ift_libset_add(struct ift_libset *set, const char *path, const char *found_b
 		return -EINVAL;
 	if (strnlen(path, PATH_MAX) >= PATH_MAX)
 		return -ENAMETOOLONG;
-	api = cuda_lib_api(base_name(path));
+	api = ift_cuda_lib_api(base_name(path));
 	real = realpath(path, NULL);
 	if (!real)
 		return -errno;
 	/* a link may carry the name (libcudart.so.12 -> a content-addressed blob) */
 	if (!api)
-		api = cuda_lib_api(base_name(real));
+		api = ift_cuda_lib_api(base_name(real));
 	if (!api) {
 		free(real);
 		return 0;
@@ -120,7 +120,7 @@ int ift_libset_add(struct ift_libset *set, const char *path, const char *found_b
 	lib.ino = st.st_ino;
 	lib.api = api;
 	lib.found_by = found_by;
-	ret = dso_lib_read(fd, &lib);
+	ret = ift_dso_lib_read(fd, &lib);
 	close(fd);
 	if (ret < 0) {
 		lib_release(&lib);

@@ -167,7 +167,7 @@ static int python_reap(pid_t pid, bool killed, const volatile sig_atomic_t *stop
 	}
 }
 
-int python_sys_path(const char *path, const char *argv0, char *const *envp,
+int ift_python_sys_path(const char *path, const char *argv0, char *const *envp,
 		    const struct ift_creds *as, const volatile sig_atomic_t *stop,
 		    int timeout_ms, char **out)
 {

@@ -48,10 +48,10 @@ static void t_field(struct tw *t, int16_t id, uint8_t type)
 	int16_t delta = (int16_t)(id - t->last[t->depth]);
 
 	if (delta > 0 && delta <= 15) {
-		buf_u8(t->b, (uint8_t)(delta << 4 | type));
+		ift_buf_u8(t->b, (uint8_t)(delta << 4 | type));
 	} else {
-		buf_u8(t->b, type);
-		buf_varint(t->b, zigzag(id));
+		ift_buf_u8(t->b, type);
+		ift_buf_varint(t->b, zigzag(id));
 	}
 	t->last[t->depth] = id;
 }
@@ -59,19 +59,19 @@ static void t_field(struct tw *t, int16_t id, uint8_t type)
 static void t_i32(struct tw *t, int16_t id, int32_t v)
 {
 	t_field(t, id, CT_I32);
-	buf_varint(t->b, zigzag(v));
+	ift_buf_varint(t->b, zigzag(v));
 }
 
 static void t_i64(struct tw *t, int16_t id, int64_t v)
 {
 	t_field(t, id, CT_I64);
-	buf_varint(t->b, zigzag(v));
+	ift_buf_varint(t->b, zigzag(v));
 }
 
 static void t_bin(struct tw *t, int16_t id, const void *p, size_t n)
 {
 	t_field(t, id, CT_BINARY);
-	buf_bytes(t->b, p, n);
+	ift_buf_bytes(t->b, p, n);
 }
 
 /* A list of N elements of TYPE as field ID (its elements follow). */
@@ -79,10 +79,10 @@ static void t_list(struct tw *t, int16_t id, uint8_t type, size_t n)
 {
 	t_field(t, id, CT_LIST);
 	if (n < 15) {
-		buf_u8(t->b, (uint8_t)(n << 4 | type));
+		ift_buf_u8(t->b, (uint8_t)(n << 4 | type));
 	} else {
-		buf_u8(t->b, (uint8_t)(0xf0 | type));
-		buf_varint(t->b, n);
+		ift_buf_u8(t->b, (uint8_t)(0xf0 | type));
+		ift_buf_varint(t->b, n);
 	}
 }
 
@@ -96,7 +96,7 @@ static void t_begin(struct tw *t, int16_t id)
 
 static void t_end(struct tw *t)
 {
-	buf_u8(t->b, 0);	/* STOP */
+	ift_buf_u8(t->b, 0);	/* STOP */
 	t->depth--;
 }
 
@@ -185,12 +185,12 @@ static int write_all(struct pq_writer *w, const void *p, size_t n)
 	return 0;
 }
 
-int pq_open(const char *path, const struct pq_column *cols, size_t n, struct pq_writer **out)
+int ift_pq_open(const char *path, const struct pq_column *cols, size_t n, struct pq_writer **out)
 {
-	return pq_openat(AT_FDCWD, path, cols, n, out);
+	return ift_pq_openat(AT_FDCWD, path, cols, n, out);
 }
 
-int pq_openat(int dirfd, const char *path, const struct pq_column *cols, size_t n,
+int ift_pq_openat(int dirfd, const char *path, const struct pq_column *cols, size_t n,
 	      struct pq_writer **out)
 {
 	struct pq_writer *w = calloc(1, sizeof(*w));
@@ -220,7 +220,7 @@ int pq_openat(int dirfd, const char *path, const struct pq_column *cols, size_t 
 	if (w->fd < 0 || (w->err = write_all(w, "PAR1", 4)) < 0) {
 		int err = w->err ? w->err : -errno;
 
-		pq_close(w, true);
+		ift_pq_close(w, true);
 		return err;
 	}
 	*out = w;
@@ -286,8 +286,8 @@ static int64_t dict_index(struct dict *d, const uint8_t *p, size_t n)
 		d->cap = cap;
 	}
 	d->off[d->n] = (uint32_t)d->bytes.len;
-	buf_le32(&d->bytes, (uint32_t)n);
-	buf_put(&d->bytes, p, n);
+	ift_buf_le32(&d->bytes, (uint32_t)n);
+	ift_buf_put(&d->bytes, p, n);
 	if (d->bytes.oom)
 		return -2;
 	d->slot[i] = (uint32_t)++d->n;
@@ -298,7 +298,7 @@ static void dict_reset(struct dict *d)
 {
 	free(d->slot);
 	free(d->off);
-	buf_release(&d->bytes);
+	ift_buf_release(&d->bytes);
 	memset(d, 0, sizeof(*d));
 }
 
@@ -338,7 +338,7 @@ static int col_add(struct col *c, const struct pq_value *v)
 			c->imin = v->i;
 		if (!c->have || v->i > c->imax)
 			c->imax = v->i;
-		buf_le64(&c->values, (uint64_t)v->i);
+		ift_buf_le64(&c->values, (uint64_t)v->i);
 		break;
 	case PQ_DOUBLE: {
 		uint64_t bits;
@@ -352,7 +352,7 @@ static int col_add(struct col *c, const struct pq_value *v)
 				c->dmax = v->d;
 		}
 		memcpy(&bits, &v->d, 8);
-		buf_le64(&c->values, bits);
+		ift_buf_le64(&c->values, bits);
 		break;
 	}
 	case PQ_STRING: {
@@ -361,8 +361,8 @@ static int col_add(struct col *c, const struct pq_value *v)
 
 		if (v->len > UINT32_MAX)
 			return -E2BIG;
-		buf_le32(&c->values, (uint32_t)v->len);
-		buf_put(&c->values, v->s, v->len);
+		ift_buf_le32(&c->values, (uint32_t)v->len);
+		ift_buf_put(&c->values, v->s, v->len);
 		if (c->values.oom)
 			return -ENOMEM;
 		if (!c->have || str_cmp((const uint8_t *)v->s, v->len, &c->values, c->smin) < 0)
@@ -396,7 +396,7 @@ static void hybrid(struct buf *b, const uint32_t *v32, const uint8_t *v8, size_t
 {
 	size_t groups = (n + 7) / 8;
 
-	buf_varint(b, (uint64_t)groups << 1 | 1);
+	ift_buf_varint(b, (uint64_t)groups << 1 | 1);
 	for (size_t g = 0; g < groups; g++) {
 		uint64_t acc = 0;
 		unsigned bits = 0;
@@ -407,7 +407,7 @@ static void hybrid(struct buf *b, const uint32_t *v32, const uint8_t *v8, size_t
 			acc |= x << bits;
 			bits += width;
 			while (bits >= 8) {
-				buf_u8(b, (uint8_t)acc);
+				ift_buf_u8(b, (uint8_t)acc);
 				acc >>= 8;
 				bits -= 8;
 			}
@@ -424,15 +424,15 @@ static int write_page(struct pq_writer *w, int type, size_t nvalues, int encodin
 	size_t bound = ZSTD_compressBound(w->page.len), zn;
 	int ret;
 
-	buf_clear(&w->zbuf);
-	if (!buf_reserve(&w->zbuf, bound))
+	ift_buf_clear(&w->zbuf);
+	if (!ift_buf_reserve(&w->zbuf, bound))
 		return -ENOMEM;
 	zn = ZSTD_compressCCtx(w->z, w->zbuf.data, bound, w->page.data, w->page.len, ZSTD_LEVEL);
 	if (ZSTD_isError(zn))
 		return -EIO;
 	if (w->page.len > INT32_MAX || zn > INT32_MAX || nvalues > INT32_MAX)
 		return -E2BIG;
-	buf_init(&h);
+	ift_buf_init(&h);
 	t_begin(&t, 0);
 	t_i32(&t, 1, type);
 	t_i32(&t, 2, (int32_t)w->page.len);
@@ -456,7 +456,7 @@ static int write_page(struct pq_writer *w, int type, size_t nvalues, int encodin
 		ret = write_all(w, w->zbuf.data, zn);
 	*written += (int64_t)(h.len + zn);
 	*uwritten += (int64_t)(h.len + w->page.len);
-	buf_release(&h);
+	ift_buf_release(&h);
 	return ret;
 }
 
@@ -472,8 +472,8 @@ static int write_chunk(struct pq_writer *w, struct col *c, size_t rows, struct c
 	if (dict) {
 		m->dict = true;
 		m->dict_off = w->off;
-		buf_clear(&w->page);
-		buf_put(&w->page, c->d.bytes.data, c->d.bytes.len);
+		ift_buf_clear(&w->page);
+		ift_buf_put(&w->page, c->d.bytes.data, c->d.bytes.len);
 		if (w->page.oom)
 			return -ENOMEM;
 		if ((ret = write_page(w, PAGE_DICTIONARY, c->d.n, ENC_PLAIN, true,
@@ -481,27 +481,27 @@ static int write_chunk(struct pq_writer *w, struct col *c, size_t rows, struct c
 			return ret;
 	}
 	m->data_off = w->off;
-	buf_clear(&w->page);
+	ift_buf_clear(&w->page);
 	if (c->c.optional) {
 		struct buf lv;
 
-		buf_init(&lv);
+		ift_buf_init(&lv);
 		hybrid(&lv, NULL, c->defs, c->ndefs, 1);
-		buf_le32(&w->page, (uint32_t)lv.len);
-		buf_put(&w->page, lv.data, lv.len);
+		ift_buf_le32(&w->page, (uint32_t)lv.len);
+		ift_buf_put(&w->page, lv.data, lv.len);
 		if (lv.oom)
 			w->page.oom = true;
-		buf_release(&lv);
+		ift_buf_release(&lv);
 	}
 	if (dict) {
 		unsigned width = 1;
 
 		while (width < 32 && (c->d.n - 1) >> width)
 			width++;
-		buf_u8(&w->page, (uint8_t)width);
+		ift_buf_u8(&w->page, (uint8_t)width);
 		hybrid(&w->page, c->idx, NULL, c->nidx, width);
 	} else {
-		buf_put(&w->page, c->values.data, c->values.len);
+		ift_buf_put(&w->page, c->values.data, c->values.len);
 	}
 	if (w->page.oom)
 		return -ENOMEM;
@@ -509,15 +509,15 @@ static int write_chunk(struct pq_writer *w, struct col *c, size_t rows, struct c
 			      &m->size, &m->usize)) < 0)
 		return ret;
 	/* statistics: min and max as PLAIN values (strings without their length) */
-	buf_init(&m->min);
-	buf_init(&m->max);
+	ift_buf_init(&m->min);
+	ift_buf_init(&m->max);
 	if (c->have && c->c.type == PQ_INT64) {
-		buf_le64(&m->min, (uint64_t)c->imin);
-		buf_le64(&m->max, (uint64_t)c->imax);
+		ift_buf_le64(&m->min, (uint64_t)c->imin);
+		ift_buf_le64(&m->max, (uint64_t)c->imax);
 		m->stats = true;
 	} else if (c->have && c->c.type == PQ_DOUBLE && !c->nan) {
-		buf_put(&m->min, &c->dmin, 8);
-		buf_put(&m->max, &c->dmax, 8);
+		ift_buf_put(&m->min, &c->dmin, 8);
+		ift_buf_put(&m->max, &c->dmax, 8);
 		m->stats = true;
 	} else if (c->have && c->c.type == PQ_STRING) {
 		uint32_t a, b;
@@ -525,8 +525,8 @@ static int write_chunk(struct pq_writer *w, struct col *c, size_t rows, struct c
 		memcpy(&a, c->values.data + c->smin, 4);
 		memcpy(&b, c->values.data + c->smax, 4);
 		if (a <= STATS_MAX_STRING && b <= STATS_MAX_STRING) {
-			buf_put(&m->min, c->values.data + c->smin + 4, a);
-			buf_put(&m->max, c->values.data + c->smax + 4, b);
+			ift_buf_put(&m->min, c->values.data + c->smin + 4, a);
+			ift_buf_put(&m->max, c->values.data + c->smax + 4, b);
 			m->stats = true;
 		}
 	}
@@ -535,7 +535,7 @@ static int write_chunk(struct pq_writer *w, struct col *c, size_t rows, struct c
 
 static void col_reset(struct col *c)
 {
-	buf_clear(&c->values);
+	ift_buf_clear(&c->values);
 	c->ndefs = c->nidx = 0;
 	c->nulls = 0;
 	c->have = c->nan = false;
@@ -569,12 +569,12 @@ static int flush_group(struct pq_writer *w)
 	return ret;
 }
 
-void pq_group_rows(struct pq_writer *w, size_t n)
+void ift_pq_group_rows(struct pq_writer *w, size_t n)
 {
 	w->group_rows = n ? n : 1;
 }
 
-int pq_add(struct pq_writer *w, const struct pq_value *row)
+int ift_pq_add(struct pq_writer *w, const struct pq_value *row)
 {
 	if (w->err)
 		return w->err;
@@ -632,12 +632,12 @@ static void footer(struct pq_writer *w, struct buf *b)
 			t_i32(&t, 1, c->type == PQ_INT64 ? PT_INT64 : c->type == PQ_DOUBLE ?
 				  PT_DOUBLE : PT_BYTE_ARRAY);
 			t_list(&t, 2, CT_I32, m->dict ? 3 : 2);
-			buf_varint(b, zigzag(ENC_RLE));
-			buf_varint(b, zigzag(ENC_PLAIN));
+			ift_buf_varint(b, zigzag(ENC_RLE));
+			ift_buf_varint(b, zigzag(ENC_PLAIN));
 			if (m->dict)
-				buf_varint(b, zigzag(ENC_RLE_DICTIONARY));
+				ift_buf_varint(b, zigzag(ENC_RLE_DICTIONARY));
 			t_list(&t, 3, CT_BINARY, 1);
-			buf_bytes(b, c->name, strlen(c->name));
+			ift_buf_bytes(b, c->name, strlen(c->name));
 			t_i32(&t, 4, CODEC_ZSTD);
 			t_i64(&t, 5, m->nvalues);
 			t_i64(&t, 6, m->usize);
@@ -671,7 +671,7 @@ static void footer(struct pq_writer *w, struct buf *b)
 	t_end(&t);
 }
 
-int pq_close(struct pq_writer *w, bool abort)
+int ift_pq_close(struct pq_writer *w, bool abort)
 {
 	int ret = 0;
 
@@ -683,12 +683,12 @@ int pq_close(struct pq_writer *w, bool abort)
 	if (!abort && !ret) {
 		struct buf b;
 
-		buf_init(&b);
+		ift_buf_init(&b);
 		footer(w, &b);
-		buf_le32(&b, (uint32_t)b.len);
-		buf_put(&b, "PAR1", 4);
+		ift_buf_le32(&b, (uint32_t)b.len);
+		ift_buf_put(&b, "PAR1", 4);
 		ret = b.oom ? -ENOMEM : b.len - 8 > UINT32_MAX ? -E2BIG : write_all(w, b.data, b.len);
-		buf_release(&b);
+		ift_buf_release(&b);
 	}
 	if (w->fd >= 0 && close(w->fd) < 0 && !ret)
 		ret = -errno;
@@ -698,23 +698,23 @@ int pq_close(struct pq_writer *w, bool abort)
 		close(w->dirfd);
 	for (size_t i = 0; i < w->ncols; i++) {
 		free((char *)w->cols[i].c.name);
-		buf_release(&w->cols[i].values);
+		ift_buf_release(&w->cols[i].values);
 		free(w->cols[i].defs);
 		free(w->cols[i].idx);
 		dict_reset(&w->cols[i].d);
 	}
 	for (size_t g = 0; g < w->ngroups; g++) {
 		for (size_t i = 0; w->groups[g].c && i < w->ncols; i++) {
-			buf_release(&w->groups[g].c[i].min);
-			buf_release(&w->groups[g].c[i].max);
+			ift_buf_release(&w->groups[g].c[i].min);
+			ift_buf_release(&w->groups[g].c[i].max);
 		}
 		free(w->groups[g].c);
 	}
 	free(w->groups);
 	free(w->cols);
 	free(w->path);
-	buf_release(&w->page);
-	buf_release(&w->zbuf);
+	ift_buf_release(&w->page);
+	ift_buf_release(&w->zbuf);
 	ZSTD_freeCCtx(w->z);
 	free(w);
 	return ret;

@@ -35,27 +35,27 @@ struct pq_value {
 struct pq_writer;
 
 /*
- * pq_open - a new Parquet file at PATH (created exclusively, not following
+ * ift_pq_open - a new Parquet file at PATH (created exclusively, not following
  * a link: O_EXCL | O_NOFOLLOW) with the N columns COLS (copied).  Returns 0
  * with *OUT set, or a negative errno.
  */
-int pq_open(const char *path, const struct pq_column *cols, size_t n, struct pq_writer **out);
-/* The same for PATH in the directory DIRFD (AT_FDCWD: as pq_open()). */
-int pq_openat(int dirfd, const char *path, const struct pq_column *cols, size_t n,
+int ift_pq_open(const char *path, const struct pq_column *cols, size_t n, struct pq_writer **out);
+/* The same for PATH in the directory DIRFD (AT_FDCWD: as ift_pq_open()). */
+int ift_pq_openat(int dirfd, const char *path, const struct pq_column *cols, size_t n,
 	      struct pq_writer **out);
 
-/* pq_add - one row: a value per column, in COLS' order.  0 or a negative error. */
-int pq_add(struct pq_writer *w, const struct pq_value *row);
+/* ift_pq_add - one row: a value per column, in COLS' order.  0 or a negative error. */
+int ift_pq_add(struct pq_writer *w, const struct pq_value *row);
 
 /*
- * pq_close - write what is buffered and the footer, close the file and free
+ * ift_pq_close - write what is buffered and the footer, close the file and free
  * W; ABORT: remove the file instead.  Returns 0 or the first error.
  */
-int pq_close(struct pq_writer *w, bool abort);
+int ift_pq_close(struct pq_writer *w, bool abort);
 
 #define PQ_GROUP_ROWS	(1U << 20)
 
 /* Row groups of N rows (1 or more) from now on, instead of PQ_GROUP_ROWS. */
-void pq_group_rows(struct pq_writer *w, size_t n);
+void ift_pq_group_rows(struct pq_writer *w, size_t n);
 
 #endif

@@ -167,7 +167,7 @@ static int part_dirs(const struct parts *p, int64_t rank, int *staged, int *fina
 
 	snprintf(name, sizeof(name), "host=%s", p->host);
 	snprintf(rname, sizeof(rname), "rank=%lld", (long long)rank);
-	ret = pq_stage_part(p->d->stage, name, rname, staged, final, &level);
+	ret = ift_pq_stage_part(p->d->stage, name, rname, staged, final, &level);
 	if (ret < 0 && p->o && p->o->errbuf && p->o->errlen)
 		snprintf(p->o->errbuf, p->o->errlen, "'%s/%s%s%s': %s%s", p->d->dir, name,
 			 level == 1 ? "" : "/", level == 1 ? "" : rname, ift_strerror(ret),
@@ -218,8 +218,8 @@ static int part_open(const struct parts *p, int64_t rank, const char *table,
 			snprintf(name, sizeof(name), "%s.%u.parquet", table, k);
 		else
 			snprintf(name, sizeof(name), "%s.parquet", table);
-		if (!pq_stage_taken(staged, final, name))
-			ret = pq_openat(staged, name, cols, ncols, w);
+		if (!ift_pq_stage_taken(staged, final, name))
+			ret = ift_pq_openat(staged, name, cols, ncols, w);
 	}
 	if (ret >= 0)
 		ret = mark_file(p, staged, name);
@@ -239,9 +239,9 @@ static int part_mark(const struct parts *p, int64_t rank)
 
 	if (ret < 0)
 		return ret;
-	if (pq_stage_taken(staged, final, p->mark)) {
+	if (ift_pq_stage_taken(staged, final, p->mark)) {
 		/* in DIR: exported before; else only in the stage: named twice */
-		bool before = pq_stage_taken(-1, final, p->mark);
+		bool before = ift_pq_stage_taken(-1, final, p->mark);
 
 		if (p->o && p->o->errbuf && p->o->errlen)
 			snprintf(p->o->errbuf, p->o->errlen,
@@ -381,7 +381,7 @@ static int export_table(sqlite3 *db, struct parts *p, const char *table,
 				ret = part_open(p, out[i].rank, table, cols, (size_t)ncols,
 						&out[i].w);
 			if (ret >= 0)
-				ret = pq_add(out[i].w, row);
+				ret = ift_pq_add(out[i].w, row);
 		}
 		if (ret < 0)
 			break;
@@ -394,7 +394,7 @@ static int export_table(sqlite3 *db, struct parts *p, const char *table,
 			ret = part_open(p, out[i].rank, table, cols, (size_t)ncols, &out[i].w);
 done:
 	for (size_t i = 0; out && i < nranks; i++) {
-		int r = pq_close(out[i].w, ret < 0);
+		int r = ift_pq_close(out[i].w, ret < 0);
 
 		if (ret >= 0 && r < 0)
 			ret = r;
@@ -417,7 +417,7 @@ int ift_parquet_begin(const char *dir, struct ift_parquet_dir **out)
 		free(d);
 		return -ENOMEM;
 	}
-	ret = pq_stage_begin(dir, &d->stage);
+	ret = ift_pq_stage_begin(dir, &d->stage);
 	if (ret < 0) {
 		ift_parquet_end(d);
 		return ret;
@@ -428,14 +428,14 @@ int ift_parquet_begin(const char *dir, struct ift_parquet_dir **out)
 
 int ift_parquet_commit(struct ift_parquet_dir *d)
 {
-	return pq_stage_commit(d->stage);
+	return ift_pq_stage_commit(d->stage);
 }
 
 void ift_parquet_end(struct ift_parquet_dir *d)
 {
 	if (!d)
 		return;
-	pq_stage_free(d->stage);
+	ift_pq_stage_free(d->stage);
 	free(d->dir);
 	free(d);
 }

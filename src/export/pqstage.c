@@ -108,7 +108,7 @@ static int make_stage(struct pq_stage *s, char *tmpl, bool inside, const char *d
 	return ret;
 }
 
-int pq_stage_begin(const char *dir, struct pq_stage **out)
+int ift_pq_stage_begin(const char *dir, struct pq_stage **out)
 {
 	struct pq_stage *s = calloc(1, sizeof(*s));
 	char *parent = NULL, tmpl[PATH_MAX], inside[PATH_MAX];
@@ -146,14 +146,14 @@ int pq_stage_begin(const char *dir, struct pq_stage **out)
 	}
 	free(parent);
 	if (ret < 0) {
-		pq_stage_free(s);
+		ift_pq_stage_free(s);
 		return ret;
 	}
 	*out = s;
 	return 0;
 }
 
-int pq_stage_part(struct pq_stage *s, const char *host, const char *rank, int *staged,
+int ift_pq_stage_part(struct pq_stage *s, const char *host, const char *rank, int *staged,
 		  int *final, int *level)
 {
 	int sh, top, fh = -1, ret = 0;
@@ -201,7 +201,7 @@ int pq_stage_part(struct pq_stage *s, const char *host, const char *rank, int *s
 	return ret;
 }
 
-bool pq_stage_taken(int staged, int final, const char *name)
+bool ift_pq_stage_taken(int staged, int final, const char *name)
 {
 	struct stat st;
 
@@ -356,7 +356,7 @@ static void put_back(struct pq_stage *s, int top)
 	}
 }
 
-int pq_stage_commit(struct pq_stage *s)
+int ift_pq_stage_commit(struct pq_stage *s)
 {
 	mode_t mask = umask(0);
 	int top, ret;
@@ -403,7 +403,7 @@ static void remove_tree(int at, const char *name, int depth)
 	unlinkat(at, name, AT_REMOVEDIR);
 }
 
-void pq_stage_free(struct pq_stage *s)
+void ift_pq_stage_free(struct pq_stage *s)
 {
 	if (!s)
 		return;

@@ -22,7 +22,7 @@
 struct pq_stage;
 
 /* A stage for DIR (DIR itself is not touched): 0 or a negative errno. */
-int pq_stage_begin(const char *dir, struct pq_stage **out);
+int ift_pq_stage_begin(const char *dir, struct pq_stage **out);
 
 /*
  * The partition HOST/RANK (two names: "host=H", "rank=R"): its directory in
@@ -30,16 +30,16 @@ int pq_stage_begin(const char *dir, struct pq_stage **out);
  * DIR has none yet).  On an error, *LEVEL is 1 when HOST is what is wrong,
  * 2 when RANK is.  The caller closes both descriptors.
  */
-int pq_stage_part(struct pq_stage *s, const char *host, const char *rank, int *staged,
+int ift_pq_stage_part(struct pq_stage *s, const char *host, const char *rank, int *staged,
 		  int *final, int *level);
 
 /* Whether NAME is taken in either directory of a partition (-1: not that one). */
-bool pq_stage_taken(int staged, int final, const char *name);
+bool ift_pq_stage_taken(int staged, int final, const char *name);
 
 /* Moves the stage's files into DIR as above: 0 or a negative errno. */
-int pq_stage_commit(struct pq_stage *s);
+int ift_pq_stage_commit(struct pq_stage *s);
 
 /* Removes what is left of the stage and frees S.  NULL is fine. */
-void pq_stage_free(struct pq_stage *s);
+void ift_pq_stage_free(struct pq_stage *s);
 
 #endif

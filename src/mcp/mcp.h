@@ -27,26 +27,26 @@ struct ift_mcp {
 };
 
 /* True when the negotiated version knows structuredContent and outputSchema. */
-bool mcp_structured(const struct ift_mcp *m);
+bool ift_mcp_structured(const struct ift_mcp *m);
 
 /* tools/list's result (a new object). */
-json_object *mcp_tools_list(struct ift_mcp *m);
+json_object *ift_mcp_tools_list(struct ift_mcp *m);
 
 /*
- * mcp_tool_call - run tool NAME with ARGS (an object or NULL).  Returns 0
+ * ift_mcp_tool_call - run tool NAME with ARGS (an object or NULL).  Returns 0
  * with *OUT a CallToolResult (isError true when the tool failed, or its
  * arguments were bad), or -1 when there is no such tool.
  */
-int mcp_tool_call(struct ift_mcp *m, const char *name, json_object *args,
+int ift_mcp_tool_call(struct ift_mcp *m, const char *name, json_object *args,
 		  json_object **out);
 
-void mcp_trace_release(struct mcp_trace *tr);
+void ift_mcp_trace_release(struct mcp_trace *tr);
 
 /*
- * mcp_text - O as compact text for a model: "key: value" lines, arrays of
+ * ift_mcp_text - O as compact text for a model: "key: value" lines, arrays of
  * like objects as tab-separated tables.  Strings from the trace have their
  * control bytes escaped.  Returns a string to free(), or NULL (ENOMEM).
  */
-char *mcp_text(json_object *o);
+char *ift_mcp_text(json_object *o);
 
 #endif

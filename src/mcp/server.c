@@ -33,7 +33,7 @@ static const char *const versions[] = {
 };
 #define NVERSIONS (sizeof(versions) / sizeof(versions[0]))
 
-bool mcp_structured(const struct ift_mcp *m)
+bool ift_mcp_structured(const struct ift_mcp *m)
 {
 	/* structuredContent and outputSchema came with 2025-06-18 */
 	return !m->version || strcmp(m->version, "2025-06-18") >= 0;
@@ -58,7 +58,7 @@ void ift_mcp_free(struct ift_mcp *m)
 {
 	if (!m)
 		return;
-	mcp_trace_release(&m->tr);
+	ift_mcp_trace_release(&m->tr);
 	free(m);
 }
 
@@ -284,7 +284,7 @@ static char *tools_call(struct ift_mcp *m, json_object *id, json_object *params)
 		return rpc_error(id, RPC_INVALID_PARAMS, "tools/call needs params.name, a string");
 	if (args && !json_object_is_type(args, json_type_object))
 		return rpc_error(id, RPC_INVALID_PARAMS, "params.arguments must be an object");
-	if (mcp_tool_call(m, name, args, &r) < 0) {
+	if (ift_mcp_tool_call(m, name, args, &r) < 0) {
 		snprintf(msg, sizeof(msg), "no such tool (see tools/list)");
 		return rpc_error(id, RPC_INVALID_PARAMS, msg);
 	}
@@ -480,7 +480,7 @@ static char *dispatch(struct ift_mcp *m, json_object *req, json_object *id)
 		return rpc_error(id, RPC_INVALID_REQUEST,
 				 "server not initialized: send initialize first");
 	if (!strcmp(method, "tools/list"))
-		return rpc_result(id, mcp_tools_list(m));
+		return rpc_result(id, ift_mcp_tools_list(m));
 	if (!strcmp(method, "tools/call"))
 		return tools_call(m, id, params);
 	if (!strcmp(method, "prompts/list"))

@@ -31,7 +31,7 @@
 
 static void put(struct buf *b, const char *s)
 {
-	buf_put(b, s, strlen(s));
+	ift_buf_put(b, s, strlen(s));
 }
 
 static void put_str(struct buf *b, const char *s)
@@ -50,7 +50,7 @@ static void put_str(struct buf *b, const char *s)
 			snprintf(esc, sizeof(esc), "\\x%02x", c);
 			put(b, esc);
 		} else {
-			buf_put(b, s, 1);
+			ift_buf_put(b, s, 1);
 		}
 	}
 }
@@ -262,15 +262,15 @@ static void put_object(struct buf *b, json_object *o, int ind)
 	}
 }
 
-char *mcp_text(json_object *o)
+char *ift_mcp_text(json_object *o)
 {
 	struct buf b;
 
-	buf_init(&b);
+	ift_buf_init(&b);
 	put_object(&b, o, 0);
-	buf_u8(&b, 0);
+	ift_buf_u8(&b, 0);
 	if (b.oom) {
-		buf_release(&b);
+		ift_buf_release(&b);
 		return NULL;
 	}
 	return (char *)b.data;

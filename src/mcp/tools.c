@@ -219,7 +219,7 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-void mcp_trace_release(struct mcp_trace *tr)
+void ift_mcp_trace_release(struct mcp_trace *tr)
 {
 	ift_query_free(tr->q);
 	ift_report_release(&tr->rep);
@@ -254,7 +254,7 @@ static int load(struct ift_mcp *m, char *err, size_t errlen)
 	return 0;
 fail:
 	snprintf(err, errlen, "cannot analyze '%s': %s", m->opts.trace, ift_strerror(ret));
-	mcp_trace_release(tr);
+	ift_mcp_trace_release(tr);
 	return -1;
 }
 
@@ -1042,7 +1042,7 @@ static const struct tool tools[] = {
 };
 #define NTOOLS (sizeof(tools) / sizeof(tools[0]))
 
-json_object *mcp_tools_list(struct ift_mcp *m)
+json_object *ift_mcp_tools_list(struct ift_mcp *m)
 {
 	json_object *r = json_object_new_object(), *v = json_object_new_array();
 
@@ -1054,7 +1054,7 @@ json_object *mcp_tools_list(struct ift_mcp *m)
 		json_object_object_add(o, "title", json_object_new_string(t->title));
 		json_object_object_add(o, "description", json_object_new_string(t->desc));
 		json_object_object_add(o, "inputSchema", input_schema(t));
-		if (mcp_structured(m) && t->output_schema)
+		if (ift_mcp_structured(m) && t->output_schema)
 			json_object_object_add(o, "outputSchema",
 					       json_tokener_parse(t->output_schema));
 		ann = json_object_new_object();
@@ -1086,7 +1086,7 @@ static json_object *error_result(const char *msg)
 	return r;
 }
 
-int mcp_tool_call(struct ift_mcp *m, const char *name, json_object *args,
+int ift_mcp_tool_call(struct ift_mcp *m, const char *name, json_object *args,
 		  json_object **out)
 {
 	const struct tool *t = NULL;
@@ -1109,7 +1109,7 @@ int mcp_tool_call(struct ift_mcp *m, const char *name, json_object *args,
 		*out = error_result(*err ? err : "the tool failed");
 		return 0;
 	}
-	text = mcp_text(res);
+	text = ift_mcp_text(res);
 	jlen = strlen(json_object_to_json_string_ext(res, JSON_C_TO_STRING_PLAIN));
 	if (!text || strlen(text) + jlen > MAX_RESULT) {
 		snprintf(err, sizeof(err), "the result is %zu bytes, over the limit of %d: ask "
@@ -1122,7 +1122,7 @@ int mcp_tool_call(struct ift_mcp *m, const char *name, json_object *args,
 	r = json_object_new_object();
 	json_object_object_add(r, "content", text_content(text));
 	free(text);
-	if (mcp_structured(m))
+	if (ift_mcp_structured(m))
 		json_object_object_add(r, "structuredContent", res);
 	else
 		json_object_put(res);

@@ -46,15 +46,15 @@ static unsigned step(unsigned x)
 static unsigned (*volatile inner)(unsigned) = step;
 
 __attribute__((noinline, noclone, used))
-unsigned tfs_trap_target(unsigned x)
+unsigned ift_tfs_trap_target(unsigned x)
 {
 	return inner(x) + 1;
 }
 
-static unsigned (*volatile target)(unsigned) = tfs_trap_target;
+static unsigned (*volatile target)(unsigned) = ift_tfs_trap_target;
 static volatile unsigned sink;
 
-uint64_t tfs_trap_target_time(void)
+uint64_t ift_tfs_trap_target_time(void)
 {
 	uint64_t v[TFS_TRAP_ROUNDS];
 	unsigned x = 0;
@@ -74,9 +74,9 @@ uint64_t tfs_trap_target_time(void)
 	return ift_min_u64(v, TFS_TRAP_ROUNDS);
 }
 
-int tfs_trap_target_where(char *path, size_t len, uint64_t *off)
+int ift_tfs_trap_target_where(char *path, size_t len, uint64_t *off)
 {
-	uintptr_t addr = (uintptr_t)tfs_trap_target;
+	uintptr_t addr = (uintptr_t)ift_tfs_trap_target;
 	char line[PATH_MAX + 128];
 	FILE *f = fopen("/proc/self/maps", "re");
 	int ret = -ENOENT;

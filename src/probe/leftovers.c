@@ -14,7 +14,7 @@
  * touched: other groups, other instances, names that only look alike
  * ("ingero_12x", "ingero_012").
  *
- * A name whose instance is locked (flock, tfs_instance_lock()) is a live
+ * A name whose instance is locked (flock, ift_tfs_instance_lock()) is a live
  * session's whatever its pid: a recorder's, or the helper that finishes the
  * teardown of one that has exited.  A helper killed half-way drops the lock
  * and leaves a leftover like any other.
@@ -143,7 +143,7 @@ static double born_time(const char *dir, const char *name)
 	char path[PATH_MAX];
 	struct stat st;
 
-	if (tfs_path(path, sizeof(path), "%s/instances/%s", dir, name) || stat(path, &st))
+	if (ift_tfs_path(path, sizeof(path), "%s/instances/%s", dir, name) || stat(path, &st))
 		return 0;
 	return (double)st.st_mtim.tv_sec + st.st_mtim.tv_nsec / 1e9;
 }
@@ -185,7 +185,7 @@ static int found_group(const char *group, const char *event, void *arg)
 	for (size_t i = 0; i < w->f->n; i++)
 		if (!strcmp(w->f->v[i].name, group) && !strcmp(w->f->v[i].kind, "uprobe group"))
 			return 0;	/* one line per uprobe: judged once */
-	if (tfs_instance_locked(w->dir, group) ||
+	if (ift_tfs_instance_locked(w->dir, group) ||
 	    owner_alive(pid, born_time(w->dir, group)))
 		return 0;
 	return add_found(w->f, "uprobe group", group, pid);
@@ -283,14 +283,14 @@ static int find_all(const char *dir, struct found *f)
 	pid_t pid;
 	int ret;
 
-	ret = tfs_path(path, sizeof(path), "%s/instances", dir);
+	ret = ift_tfs_path(path, sizeof(path), "%s/instances", dir);
 	if (ret)
 		return ret;
 	dp = opendir(path);
 	if (dp) {
 		while (!ret && (d = readdir(dp)))
 			if (ift_name_pid(d->d_name, &pid) &&
-			    !tfs_instance_locked(dir, d->d_name) &&
+			    !ift_tfs_instance_locked(dir, d->d_name) &&
 			    !owner_alive(pid, born_time(dir, d->d_name)))
 				ret = add_found(f, "instance", d->d_name, pid);
 		closedir(dp);
@@ -299,7 +299,7 @@ static int find_all(const char *dir, struct found *f)
 	}
 	if (ret)
 		return ret;
-	ret = tfs_uprobe_walk(dir, found_group, &(struct walk){ .dir = dir, .f = f });
+	ret = ift_tfs_uprobe_walk(dir, found_group, &(struct walk){ .dir = dir, .f = f });
 	if (ret && ret != -ENOENT)		/* ENOENT: no uprobes, no groups */
 		return ret;
 	find_holders(f);
@@ -337,14 +337,14 @@ int ift_probe_count_teardowns(void)
 	dir = ift_tracefs_dir();
 	if (!dir)
 		return -IFT_E_NO_TRACEFS;
-	ret = tfs_path(path, sizeof(path), "%s/instances", dir);
+	ret = ift_tfs_path(path, sizeof(path), "%s/instances", dir);
 	if (ret)
 		return ret;
 	dp = opendir(path);
 	if (!dp)
 		return errno == ENOENT ? 0 : -errno;
 	while ((d = readdir(dp)))
-		if (ift_name_pid(d->d_name, &pid) && tfs_instance_locked(dir, d->d_name) &&
+		if (ift_name_pid(d->d_name, &pid) && ift_tfs_instance_locked(dir, d->d_name) &&
 		    !owner_alive(pid, born_time(dir, d->d_name)))
 			n++;
 	closedir(dp);
@@ -381,11 +381,11 @@ int ift_probe_cleanup_leftovers(void)
 		return -IFT_E_NO_TRACEFS;
 	/* its reads of uprobe_events wait for event_mutex as a set-up does;
 	   record's set-up holds the lock already */
-	took = tfs_setup_hold(dir);
+	took = ift_tfs_setup_hold(dir);
 	ret = find_all(dir, &f);
 	if (ret) {
 		if (took)
-			tfs_setup_release();
+			ift_tfs_setup_release();
 		free(f.v);
 		return ret;
 	}
@@ -396,8 +396,8 @@ int ift_probe_cleanup_leftovers(void)
 
 			if (inst != !pass)
 				continue;
-			ret = inst ? tfs_instance_remove(dir, f.v[i].name)
-				   : tfs_group_destroy(dir, f.v[i].name, 1000);
+			ret = inst ? ift_tfs_instance_remove(dir, f.v[i].name)
+				   : ift_tfs_group_destroy(dir, f.v[i].name, 1000);
 			/* gone meanwhile (ENOENT; ENODEV for a probe already
 			   deleted): another cleaner, running at the same
 			   time, was first */
@@ -410,7 +410,7 @@ int ift_probe_cleanup_leftovers(void)
 		}
 	}
 	if (took)
-		tfs_setup_release();
+		ift_tfs_setup_release();
 	free(f.v);
 	return err ? err : removed;
 }

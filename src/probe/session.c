@@ -51,14 +51,14 @@ struct ift_probe_session {
 
 /*
  * Before each probe a teardown unregisters: wait while a recorder sets up
- * (tfs_setup_busy(), probe.h says why).
+ * (ift_tfs_setup_busy(), probe.h says why).
  */
 static void step_aside(void *ctx)
 {
 	struct ift_probe_session *s = ctx;
 	const struct timespec pause = { 0, 5000000 };
 
-	while (s->aside_ns < ASIDE_MAX_NS && tfs_setup_busy(s->dir)) {
+	while (s->aside_ns < ASIDE_MAX_NS && ift_tfs_setup_busy(s->dir)) {
 		nanosleep(&pause, NULL);
 		s->aside_ns += 5000000;
 	}
@@ -80,7 +80,7 @@ static void await_next_setup(struct ift_probe_session *s)
 	const struct timespec pause = { 0, 5000000 };
 
 	for (uint64_t waited = 0; waited < HANDOFF_WAIT_NS; waited += 5000000) {
-		if (tfs_setup_busy(s->dir)) {
+		if (ift_tfs_setup_busy(s->dir)) {
 			step_aside(s);
 			return;
 		}
@@ -116,12 +116,12 @@ static const struct {
 static int inst_path(const struct ift_probe_session *s, char *buf, size_t len,
 		     const char *file)
 {
-	return tfs_path(buf, len, "%s/instances/%s/%s", s->dir, s->name, file);
+	return ift_tfs_path(buf, len, "%s/instances/%s/%s", s->dir, s->name, file);
 }
 
 static int inst_write(struct ift_probe_session *s, const char *file, const char *str)
 {
-	return tfs_instance_write(s->dir, s->name, file, str);
+	return ift_tfs_instance_write(s->dir, s->name, file, str);
 }
 
 /*
@@ -144,7 +144,7 @@ static int page_trigger(struct ift_probe_session *s, const char *suffix)
 	if (ret)
 		return ret;
 	snprintf(spec, sizeof(spec), "%s%s", PAGE_TRIGGER, suffix);
-	return tfs_write(path, spec, true);
+	return ift_tfs_write(path, spec, true);
 }
 
 static int enable_event(struct ift_probe_session *s, const char *system,
@@ -153,9 +153,9 @@ static int enable_event(struct ift_probe_session *s, const char *system,
 	char path[PATH_MAX];
 	int ret;
 
-	ret = tfs_path(path, sizeof(path), "%s/instances/%s/events/%s/%s/enable",
+	ret = ift_tfs_path(path, sizeof(path), "%s/instances/%s/events/%s/%s/enable",
 		       s->dir, s->name, system, event);
-	return ret ? ret : tfs_write(path, on ? "1" : "0", false);
+	return ret ? ret : ift_tfs_write(path, on ? "1" : "0", false);
 }
 
 static int setup_instance(struct ift_probe_session *s)
@@ -177,7 +177,7 @@ static int setup_instance(struct ift_probe_session *s)
 	ret = inst_path(s, path, sizeof(path), "trace_clock");
 	if (ret)
 		return ret;
-	if (tfs_has_word(path, "mono")) {
+	if (ift_tfs_has_word(path, "mono")) {
 		ret = inst_write(s, "trace_clock", "mono");
 		if (ret)
 			return ret;
@@ -187,7 +187,7 @@ static int setup_instance(struct ift_probe_session *s)
 		ret = inst_path(s, path, sizeof(path), "set_event_pid");
 		if (ret)
 			return ret;
-		if (!tfs_exists(path))
+		if (!ift_tfs_exists(path))
 			return -EOPNOTSUPP;
 		/* without event-fork, children of traced tasks are not followed */
 		ret = inst_write(s, "options/event-fork", "1");
@@ -238,12 +238,12 @@ int ift_probe_session_create(const struct ift_probe_opts *opts,
 		free(s);
 		return -IFT_E_NO_TRACEFS;
 	}
-	ret = tfs_path(path, sizeof(path), "%s/instances", s->dir);
+	ret = ift_tfs_path(path, sizeof(path), "%s/instances", s->dir);
 	if (ret) {
 		free(s);
 		return ret;
 	}
-	if (!tfs_exists(path)) {
+	if (!ift_tfs_exists(path)) {
 		free(s);
 		return -EOPNOTSUPP;
 	}
@@ -253,18 +253,18 @@ int ift_probe_session_create(const struct ift_probe_opts *opts,
 	 * Objects under our name are stale: left by a dead run whose pid we
 	 * now have, or by a session of ours that was never destroyed.
 	 */
-	if (tfs_instance_locked(s->dir, s->name)) {
+	if (ift_tfs_instance_locked(s->dir, s->name)) {
 		/* a helper still at it, which steps aside for the set-up lock */
-		tfs_setup_release();
-		tfs_instance_await(s->dir, s->name);
+		ift_tfs_setup_release();
+		ift_tfs_instance_await(s->dir, s->name);
 	}
-	tfs_setup_hold(s->dir);		/* unless ift_probe_setup_begin() took it */
-	tfs_instance_remove(s->dir, s->name);
-	ret = tfs_group_destroy(s->dir, s->name, 1000);
+	ift_tfs_setup_hold(s->dir);		/* unless ift_probe_setup_begin() took it */
+	ift_tfs_instance_remove(s->dir, s->name);
+	ret = ift_tfs_group_destroy(s->dir, s->name, 1000);
 	if (ret < 0)
 		goto fail;
 
-	ret = tfs_path(path, sizeof(path), "%s/instances/%s", s->dir, s->name);
+	ret = ift_tfs_path(path, sizeof(path), "%s/instances/%s", s->dir, s->name);
 	if (ret)
 		goto fail;
 	if (mkdir(path, 0750)) {
@@ -272,7 +272,7 @@ int ift_probe_session_create(const struct ift_probe_opts *opts,
 		goto fail;
 	}
 	/* no lock (a tracefs that refuses flock): the teardown stays ours */
-	if ((ret = tfs_instance_lock(s->dir, s->name)) >= 0)
+	if ((ret = ift_tfs_instance_lock(s->dir, s->name)) >= 0)
 		s->lock = ret;
 	s->inst = tracefs_instance_alloc(s->dir, s->name);
 	if (!s->inst) {
@@ -335,8 +335,8 @@ static int uprobe_cmd(const struct ift_probe_session *s, const char *cmd)
 	char path[PATH_MAX];
 	int ret;
 
-	ret = tfs_path(path, sizeof(path), "%s/uprobe_events", s->dir);
-	return ret ? ret : tfs_write(path, cmd, true);
+	ret = ift_tfs_path(path, sizeof(path), "%s/uprobe_events", s->dir);
+	return ret ? ret : ift_tfs_write(path, cmd, true);
 }
 
 static void uprobe_delete(struct ift_probe_session *s, const char *event)
@@ -421,10 +421,10 @@ static int event_id(struct ift_probe_session *s, const char *name, const char *s
 	long v;
 	int ret;
 
-	ret = tfs_path(path, sizeof(path), "%s/events/%s/%s%s/id", s->dir, s->name, name,
+	ret = ift_tfs_path(path, sizeof(path), "%s/events/%s/%s%s/id", s->dir, s->name, name,
 		       suffix);
 	if (!ret)
-		ret = tfs_read(path, &id);
+		ret = ift_tfs_read(path, &id);
 	if (ret)
 		return ret;
 	v = strtol(id, NULL, 10);
@@ -456,10 +456,10 @@ int ift_probe_add_lib(struct ift_probe_session *s, const struct ift_lib *lib)
 	size_t added = 0;
 	int ret, first_err = 0;
 
-	ret = tfs_path(path, sizeof(path), "%s/uprobe_events", s->dir);
+	ret = ift_tfs_path(path, sizeof(path), "%s/uprobe_events", s->dir);
 	if (ret)
 		return ret;
-	if (!tfs_exists(path))
+	if (!ift_tfs_exists(path))
 		return -IFT_E_NO_UPROBES;
 	/* uprobe_events splits its commands on white space */
 	if (!lib->path || lib->path[0] != '/' || strpbrk(lib->path, " \t\n\r\f\v"))
@@ -515,7 +515,7 @@ int ift_probe_add_pids(struct ift_probe_session *s, const pid_t *pids, size_t n)
 	/* appended: O_TRUNC would clear the pids already there */
 	ret = inst_path(s, path, sizeof(path), "set_event_pid");
 	if (!ret)
-		ret = tfs_write(path, buf, true);
+		ret = ift_tfs_write(path, buf, true);
 	free(buf);
 	return ret;
 }
@@ -526,7 +526,7 @@ int ift_probe_setup_begin(void)
 
 	if (!dir)
 		return -IFT_E_NO_TRACEFS;
-	tfs_setup_hold(dir);
+	ift_tfs_setup_hold(dir);
 	return 0;
 }
 
@@ -539,7 +539,7 @@ int ift_probe_start(struct ift_probe_session *s)
 		return ret == -ENOENT || ret == -EINVAL ? -IFT_E_OLD_KERNEL : ret;
 	ret = inst_write(s, "tracing_on", "1");
 	/* armed: the set-up is done, others' teardowns may go on */
-	tfs_setup_release();
+	ift_tfs_setup_release();
 	return ret;
 }
 
@@ -563,7 +563,7 @@ int ift_probe_page_counts(struct ift_probe_session *s, ift_page_count_fn fn, voi
 	if (!s->opts.page_count)
 		return 0;
 	ret = inst_path(s, path, sizeof(path), "events/kmem/" PAGE_EVENT "/hist");
-	if (ret || (ret = tfs_read(path, &text)) < 0)
+	if (ret || (ret = ift_tfs_read(path, &text)) < 0)
 		return ret;
 	ret = ift_hist_parse(text, fn, ctx, dropped);
 	free(text);
@@ -582,7 +582,7 @@ int ift_probe_trap_cost(struct ift_probe_session *s, const struct ift_trap_arm *
 	bool armed = false;
 	int ret;
 
-	ret = tfs_trap_target_where(path, sizeof(path), &off);
+	ret = ift_tfs_trap_target_where(path, sizeof(path), &off);
 	if (ret)
 		return ret;
 	for (int k = 0; k < 2 && !ret; k++) {
@@ -604,7 +604,7 @@ int ift_probe_trap_cost(struct ift_probe_session *s, const struct ift_trap_arm *
 		if (!ret)
 			ret = enable_event(s, s->name, TRAP_RETURN, true);
 	}
-	probed = ret ? 0 : tfs_trap_target_time();
+	probed = ret ? 0 : ift_tfs_trap_target_time();
 	/* its perf events closed first: a uprobe they hold cannot go */
 	if (armed)
 		arm->disarm(arm->ctx);
@@ -612,7 +612,7 @@ int ift_probe_trap_cost(struct ift_probe_session *s, const struct ift_trap_arm *
 	uprobe_delete(s, TRAP_ENTRY);
 	if (ret)
 		return ret;
-	bare = tfs_trap_target_time();
+	bare = ift_tfs_trap_target_time();
 	*ns = probed > bare ? probed - bare : 1;
 	return 0;
 }
@@ -639,10 +639,10 @@ static int resolve_ids(struct ift_probe_session *s)
 				continue;
 			ev = tep_find_event_by_name(s->tep, s->name, names[k]);
 			if (!ev) {
-				ret = tfs_path(path, sizeof(path), "%s/events/%s/%s/format",
+				ret = ift_tfs_path(path, sizeof(path), "%s/events/%s/%s/format",
 					       s->dir, s->name, names[k]);
 				if (!ret)
-					ret = tfs_read(path, &fmt);
+					ret = ift_tfs_read(path, &fmt);
 				if (ret)
 					return ret;
 				ret = tep_parse_event(s->tep, fmt, strlen(fmt), s->name);
@@ -786,7 +786,7 @@ const struct ift_probe *ift_probe_at(const struct ift_probe_session *s, size_t i
 
 static void session_free(struct ift_probe_session *s)
 {
-	tfs_setup_release();
+	ift_tfs_setup_release();
 	if (s->lock >= 0)
 		close(s->lock);
 	tracefs_instance_free(s->inst);
@@ -802,7 +802,7 @@ void ift_probe_session_destroy(struct ift_probe_session *s)
 		return;
 	/* a set-up that failed is over: its own lock would be a set-up that
 	   its teardown steps aside for */
-	tfs_setup_release();
+	ift_tfs_setup_release();
 	if (s->dir) {
 		/* off and disabled first: an event enabled here cannot be deleted */
 		inst_write(s, "tracing_on", "0");
@@ -817,8 +817,8 @@ void ift_probe_session_destroy(struct ift_probe_session *s)
 		inst_write(s, "events/enable", "0");
 		/* a helper's teardown waits for nobody: it can wait for a
 		   tool that reads an event's format */
-		tfs_group_destroy(s->dir, s->name, 5000);
-		tfs_instance_remove(s->dir, s->name);
+		ift_tfs_group_destroy(s->dir, s->name, 5000);
+		ift_tfs_instance_remove(s->dir, s->name);
 		session_live = false;
 	}
 	/* the lock last: the objects are gone */

@@ -36,7 +36,7 @@
 
 static char tracing_dir[PATH_MAX];
 
-int tfs_path(char *buf, size_t len, const char *fmt, ...)
+int ift_tfs_path(char *buf, size_t len, const char *fmt, ...)
 {
 	va_list ap;
 	int n;
@@ -51,7 +51,7 @@ int tfs_path(char *buf, size_t len, const char *fmt, ...)
 	return 0;
 }
 
-int tfs_write(const char *path, const char *str, bool append)
+int ift_tfs_write(const char *path, const char *str, bool append)
 {
 	size_t len = strlen(str);
 	ssize_t n;
@@ -72,7 +72,7 @@ int tfs_write(const char *path, const char *str, bool append)
 	return err;
 }
 
-int tfs_read(const char *path, char **out)
+int ift_tfs_read(const char *path, char **out)
 {
 	size_t len = 0, cap = 4096;
 	char *buf, *nb;
@@ -119,19 +119,19 @@ int tfs_read(const char *path, char **out)
 	return 0;
 }
 
-bool tfs_exists(const char *path)
+bool ift_tfs_exists(const char *path)
 {
 	return !access(path, F_OK);
 }
 
-int tfs_instance_write(const char *dir, const char *name, const char *file,
+int ift_tfs_instance_write(const char *dir, const char *name, const char *file,
 		       const char *str)
 {
 	char path[PATH_MAX];
 	int ret;
 
-	ret = tfs_path(path, sizeof(path), "%s/instances/%s/%s", dir, name, file);
-	return ret ? ret : tfs_write(path, str, false);
+	ret = ift_tfs_path(path, sizeof(path), "%s/instances/%s/%s", dir, name, file);
+	return ret ? ret : ift_tfs_write(path, str, false);
 }
 
 /* ---- finding tracefs ----------------------------------------------------- */
@@ -153,7 +153,7 @@ static bool is_tracing_dir(const char *path)
 		return true;
 	if (sfs.f_type != DEBUGFS_MAGIC)
 		return false;
-	return !tfs_path(file, sizeof(file), "%s/trace", path) && tfs_exists(file);
+	return !ift_tfs_path(file, sizeof(file), "%s/trace", path) && ift_tfs_exists(file);
 }
 
 static const char *use_dir(const char *path)
@@ -179,12 +179,12 @@ static const char *find_mounted(char *buf, size_t len, bool *debugfs)
 		return NULL;
 	while (!found && (m = getmntent_r(f, &ent, line, sizeof(line)))) {
 		if (!strcmp(m->mnt_type, "tracefs")) {
-			if (!tfs_path(buf, len, "%s", m->mnt_dir) && is_tracing_dir(buf)) {
+			if (!ift_tfs_path(buf, len, "%s", m->mnt_dir) && is_tracing_dir(buf)) {
 				*debugfs = false;
 				found = buf;
 			}
 		} else if (!strcmp(m->mnt_type, "debugfs")) {
-			if (!tfs_path(buf, len, "%s/tracing", m->mnt_dir) &&
+			if (!ift_tfs_path(buf, len, "%s/tracing", m->mnt_dir) &&
 			    is_tracing_dir(buf)) {
 				*debugfs = true;
 				found = buf;
@@ -238,15 +238,15 @@ static bool dir_has(const char *dir, const char *file)
 {
 	char path[PATH_MAX];
 
-	return !tfs_path(path, sizeof(path), "%s/%s", dir, file) && tfs_exists(path);
+	return !ift_tfs_path(path, sizeof(path), "%s/%s", dir, file) && ift_tfs_exists(path);
 }
 
-bool tfs_has_word(const char *path, const char *word)
+bool ift_tfs_has_word(const char *path, const char *word)
 {
 	char *text, *tok, *save = NULL;
 	bool found = false;
 
-	if (tfs_read(path, &text))
+	if (ift_tfs_read(path, &text))
 		return false;
 	for (tok = strtok_r(text, " \t\n", &save); tok && !found;
 	     tok = strtok_r(NULL, " \t\n", &save)) {
@@ -269,8 +269,8 @@ static bool dir_has_events(const char *dir, const char *system,
 	char path[PATH_MAX];
 
 	for (; *names; names++)
-		if (tfs_path(path, sizeof(path), "%s/events/%s/%s", dir, system, *names) ||
-		    !tfs_exists(path))
+		if (ift_tfs_path(path, sizeof(path), "%s/events/%s/%s", dir, system, *names) ||
+		    !ift_tfs_exists(path))
 			return false;
 	return true;
 }
@@ -286,7 +286,7 @@ static bool readme_probe_syntax(const char *dir, bool *uretprobes, bool *fetch_a
 	char path[PATH_MAX], *readme;
 	bool listed;
 
-	if (tfs_path(path, sizeof(path), "%s/README", dir) || tfs_read(path, &readme))
+	if (ift_tfs_path(path, sizeof(path), "%s/README", dir) || ift_tfs_read(path, &readme))
 		return false;
 	listed = strstr(readme, "fetcharg:") != NULL;
 	if (listed) {
@@ -329,14 +329,14 @@ int ift_tracefs_probe_caps_at(const char *dir, bool debugfs,
 	caps->pipe_raw = dir_has(dir, "per_cpu/cpu0/trace_pipe_raw");
 	caps->set_event_pid = dir_has(dir, "set_event_pid");
 	caps->event_fork = dir_has(dir, "options/event-fork");
-	caps->mono_clock = !tfs_path(path, sizeof(path), "%s/trace_clock", dir) &&
-			   tfs_has_word(path, "mono");
+	caps->mono_clock = !ift_tfs_path(path, sizeof(path), "%s/trace_clock", dir) &&
+			   ift_tfs_has_word(path, "mono");
 	caps->sched_events = dir_has_events(dir, "sched", sched);
 	caps->sched_waking = dir_has_events(dir, "sched", waking);
 	caps->task_events = dir_has_events(dir, "task", task);
 	caps->kmem_events = dir_has_events(dir, "kmem", kmem);
 	caps->hist_triggers = dir_has(dir, "events/kmem/mm_page_alloc/hist");
-	caps->root = !tfs_path(path, sizeof(path), "%s/%s", dir,
+	caps->root = !ift_tfs_path(path, sizeof(path), "%s/%s", dir,
 			       caps->uprobes ? "uprobe_events" : "tracing_on") &&
 		     !access(path, W_OK);
 	return 0;
@@ -376,17 +376,17 @@ bool ift_name_pid(const char *name, pid_t *pid)
 	return true;
 }
 
-int tfs_uprobe_walk(const char *dir,
+int ift_tfs_uprobe_walk(const char *dir,
 		    int (*fn)(const char *group, const char *event, void *arg),
 		    void *arg)
 {
 	char path[PATH_MAX], *text, *line, *save = NULL;
 	int ret;
 
-	ret = tfs_path(path, sizeof(path), "%s/uprobe_events", dir);
+	ret = ift_tfs_path(path, sizeof(path), "%s/uprobe_events", dir);
 	if (ret)
 		return ret;
-	ret = tfs_read(path, &text);
+	ret = ift_tfs_read(path, &text);
 	if (ret)
 		return ret;
 	/* "p:GROUP/EVENT /path:0x... args" or "r:GROUP/EVENT ..." */
@@ -444,9 +444,9 @@ static void disable_everywhere(const char *dir, const char *group, const char *e
 	struct dirent *d;
 	DIR *dp;
 
-	if (!tfs_path(path, sizeof(path), "%s/events/%s/%s/enable", dir, group, event))
-		tfs_write(path, "0", false);
-	if (tfs_path(path, sizeof(path), "%s/instances", dir))
+	if (!ift_tfs_path(path, sizeof(path), "%s/events/%s/%s/enable", dir, group, event))
+		ift_tfs_write(path, "0", false);
+	if (ift_tfs_path(path, sizeof(path), "%s/instances", dir))
 		return;
 	dp = opendir(path);
 	if (!dp)
@@ -454,9 +454,9 @@ static void disable_everywhere(const char *dir, const char *group, const char *e
 	while ((d = readdir(dp))) {
 		if (d->d_name[0] == '.')
 			continue;
-		if (!tfs_path(path, sizeof(path), "%s/instances/%s/events/%s/%s/enable",
-			      dir, d->d_name, group, event) && tfs_exists(path))
-			tfs_write(path, "0", false);
+		if (!ift_tfs_path(path, sizeof(path), "%s/instances/%s/events/%s/%s/enable",
+			      dir, d->d_name, group, event) && ift_tfs_exists(path))
+			ift_tfs_write(path, "0", false);
 	}
 	closedir(dp);
 }
@@ -476,18 +476,18 @@ static int list_group(const char *dir, struct name_list *l)
 	int ret;
 
 	free_names(l);
-	ret = tfs_uprobe_walk(dir, collect_event, l);
+	ret = ift_tfs_uprobe_walk(dir, collect_event, l);
 	return ret == -ENOENT ? 0 : ret;	/* no uprobe_events: no group either */
 }
 
-int tfs_group_destroy(const char *dir, const char *group, int busy_ms)
+int ift_tfs_group_destroy(const char *dir, const char *group, int busy_ms)
 {
 	struct name_list l = { .group = group };
 	char path[PATH_MAX], cmd[256];
 	size_t before;
 	int ret, err;
 
-	ret = tfs_path(path, sizeof(path), "%s/uprobe_events", dir);
+	ret = ift_tfs_path(path, sizeof(path), "%s/uprobe_events", dir);
 	if (ret)
 		return ret;
 	ret = list_group(dir, &l);
@@ -502,8 +502,8 @@ int tfs_group_destroy(const char *dir, const char *group, int busy_ms)
 	 * one); older kernels match no event (ENOENT) and stop at the first one
 	 * still enabled (EBUSY).  What is left goes one by one.
 	 */
-	if (!tfs_path(cmd, sizeof(cmd), "-:%s/\n", group))
-		tfs_write(path, cmd, true);
+	if (!ift_tfs_path(cmd, sizeof(cmd), "-:%s/\n", group))
+		ift_tfs_write(path, cmd, true);
 	/*
 	 * EBUSY also while anyone has a file of the event open (its format,
 	 * read by a tool walking the events), if only for a moment: what is
@@ -513,12 +513,12 @@ int tfs_group_destroy(const char *dir, const char *group, int busy_ms)
 		bool busy = false;
 
 		for (size_t i = 0; !ret && i < l.n; i++) {
-			err = tfs_path(cmd, sizeof(cmd), "-:%s/%s\n", group, l.v[i]);
+			err = ift_tfs_path(cmd, sizeof(cmd), "-:%s/%s\n", group, l.v[i]);
 			if (!err)
-				err = tfs_write(path, cmd, true);
+				err = ift_tfs_write(path, cmd, true);
 			if (err == -EBUSY) {
 				disable_everywhere(dir, group, l.v[i]);
-				err = tfs_write(path, cmd, true);
+				err = ift_tfs_write(path, cmd, true);
 			}
 			if (err == -EBUSY)
 				busy = true;
@@ -536,27 +536,27 @@ int tfs_group_destroy(const char *dir, const char *group, int busy_ms)
 	/* on an error, still try the rest: a leftover of ours is the worst */
 	if (ret) {
 		for (size_t i = 0; i < l.n; i++)
-			if (!tfs_path(cmd, sizeof(cmd), "-:%s/%s\n", group, l.v[i]))
-				tfs_write(path, cmd, true);
+			if (!ift_tfs_path(cmd, sizeof(cmd), "-:%s/%s\n", group, l.v[i]))
+				ift_tfs_write(path, cmd, true);
 	}
 	free_names(&l);
 	return ret ? ret : (int)before;
 }
 
-int tfs_instance_remove(const char *dir, const char *name)
+int ift_tfs_instance_remove(const char *dir, const char *name)
 {
 	char path[PATH_MAX];
 	int ret;
 
-	ret = tfs_path(path, sizeof(path), "%s/instances/%s", dir, name);
+	ret = ift_tfs_path(path, sizeof(path), "%s/instances/%s", dir, name);
 	if (ret)
 		return ret;
-	if (!tfs_exists(path))
+	if (!ift_tfs_exists(path))
 		return -ENOENT;
 	/* rmdir would do both, but a failed rmdir (a reader still has a file
 	   open) should still leave nothing recording */
-	tfs_instance_write(dir, name, "tracing_on", "0");
-	tfs_instance_write(dir, name, "events/enable", "0");
+	ift_tfs_instance_write(dir, name, "tracing_on", "0");
+	ift_tfs_instance_write(dir, name, "events/enable", "0");
 	/*
 	 * EBUSY while anyone has a file of the instance open, if only for a
 	 * moment (a tool walking every instance): retry for a second.
@@ -576,14 +576,14 @@ static int instance_dir_open(const char *dir, const char *name)
 	char path[PATH_MAX];
 	int ret, fd;
 
-	ret = tfs_path(path, sizeof(path), "%s/instances/%s", dir, name);
+	ret = ift_tfs_path(path, sizeof(path), "%s/instances/%s", dir, name);
 	if (ret)
 		return ret;
 	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	return fd < 0 ? -errno : fd;
 }
 
-int tfs_instance_lock(const char *dir, const char *name)
+int ift_tfs_instance_lock(const char *dir, const char *name)
 {
 	int fd = instance_dir_open(dir, name);
 
@@ -598,7 +598,7 @@ int tfs_instance_lock(const char *dir, const char *name)
 	return fd;
 }
 
-bool tfs_instance_locked(const char *dir, const char *name)
+bool ift_tfs_instance_locked(const char *dir, const char *name)
 {
 	int fd = instance_dir_open(dir, name);
 	bool held;
@@ -614,7 +614,7 @@ bool tfs_instance_locked(const char *dir, const char *name)
 static int setup_dir_open(const char *dir)
 {
 	char path[PATH_MAX];
-	int ret = tfs_path(path, sizeof(path), "%s/instances", dir), fd;
+	int ret = ift_tfs_path(path, sizeof(path), "%s/instances", dir), fd;
 
 	if (ret)
 		return ret;
@@ -622,7 +622,7 @@ static int setup_dir_open(const char *dir)
 	return fd < 0 ? -errno : fd;
 }
 
-int tfs_setup_lock(const char *dir)
+int ift_tfs_setup_lock(const char *dir)
 {
 	int fd = setup_dir_open(dir);
 
@@ -640,7 +640,7 @@ int tfs_setup_lock(const char *dir)
 	return fd;
 }
 
-void tfs_setup_unlock(int fd)
+void ift_tfs_setup_unlock(int fd)
 {
 	if (fd < 0)
 		return;
@@ -652,23 +652,23 @@ void tfs_setup_unlock(int fd)
 /* This process's hold on the set-up lock, or -1 */
 static int setup_fd = -1;
 
-bool tfs_setup_hold(const char *dir)
+bool ift_tfs_setup_hold(const char *dir)
 {
 	int fd;
 
-	if (setup_fd >= 0 || (fd = tfs_setup_lock(dir)) < 0)
+	if (setup_fd >= 0 || (fd = ift_tfs_setup_lock(dir)) < 0)
 		return false;
 	setup_fd = fd;
 	return true;
 }
 
-void tfs_setup_release(void)
+void ift_tfs_setup_release(void)
 {
-	tfs_setup_unlock(setup_fd);
+	ift_tfs_setup_unlock(setup_fd);
 	setup_fd = -1;
 }
 
-bool tfs_setup_busy(const char *dir)
+bool ift_tfs_setup_busy(const char *dir)
 {
 	int fd = setup_dir_open(dir);
 	bool held;
@@ -680,7 +680,7 @@ bool tfs_setup_busy(const char *dir)
 	return held;
 }
 
-void tfs_instance_await(const char *dir, const char *name)
+void ift_tfs_instance_await(const char *dir, const char *name)
 {
 	int fd = instance_dir_open(dir, name);
 

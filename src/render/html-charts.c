@@ -321,7 +321,7 @@ static void time_axis(struct html *h, int y0, int ytop)
 	    CW - MR, y0 + 30);
 }
 
-int html_timeline(struct html *h)
+int ift_html_timeline(struct html *h)
 {
 	struct series busy = { 0 }, run = { 0 };
 	const int top = 30, ph1 = 100, ph2 = 100, ph3 = 200, gap = 34;
@@ -434,7 +434,7 @@ static double hx(uint64_t ns, double llo, double lhi, int x0, int w)
 	return x0 + (l - llo) * w / (lhi - llo);
 }
 
-int html_histograms(struct html *h)
+int ift_html_histograms(struct html *h)
 {
 	size_t nops = ift_analysis_op_count(h->a), ncalls = ift_analysis_call_count(h->a);
 	const int hw = 500, hh = 190, x0 = 46, w = hw - x0 - 12, y0 = 34, ph = hh - y0 - 36;
@@ -566,7 +566,7 @@ static void proc_label(struct html *h, const struct ift_process_info *p)
 	}
 }
 
-void html_process_bars(struct html *h)
+void ift_html_process_bars(struct html *h)
 {
 	size_t n = ift_analysis_process_count(h->a), shown = n < MAX_BARS ? n : MAX_BARS;
 	const int lw = 250, bx = lw + 8, bw = 560, tx = bx + bw + 10, rh = 20, top = 30;

@@ -697,11 +697,11 @@ int ift_out_html(FILE *f, struct ift_trace *t, const struct ift_report *r,
 	}
 	head(&h, opts);
 	chains(&h);
-	ret = html_timeline(&h);
+	ret = ift_html_timeline(&h);
 	if (ret >= 0)
-		ret = html_histograms(&h);
+		ret = ift_html_histograms(&h);
 	if (ret >= 0) {
-		html_process_bars(&h);
+		ift_html_process_bars(&h);
 		out(&h, "<section id=\"tables\">\n<h2>Tables</h2>\n");
 		ret = op_table(&h);
 	}

@@ -102,8 +102,8 @@ static inline const char *tick_label(char *buf, size_t len, uint64_t ns, uint64_
 }
 
 /* The charts (html-charts.c), each a section of the page. */
-int html_timeline(struct html *h);
-int html_histograms(struct html *h);
-void html_process_bars(struct html *h);
+int ift_html_timeline(struct html *h);
+int ift_html_histograms(struct html *h);
+void ift_html_process_bars(struct html *h);
 
 #endif

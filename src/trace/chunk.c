@@ -38,7 +38,7 @@ static int chunk_alloc(struct ift_chunk *c, const struct ift_table_def *def,
 	return 0;
 }
 
-int chunk_load(const struct ift_trace *t, struct loadctx *lc, unsigned table,
+int ift_chunk_load(const struct ift_trace *t, struct loadctx *lc, unsigned table,
 	       size_t i, struct ift_chunk *c)
 {
 	const struct ift_chunk_info *ci = ift_trace_chunk_info(t, table, i);
@@ -54,32 +54,32 @@ int chunk_load(const struct ift_trace *t, struct loadctx *lc, unsigned table,
 	if (!ci)
 		return -IFT_E_NO_TABLE;
 	rt = &t->t[table];
-	ret = read_sec_hdr(t, ci->offset, &s);
+	ret = ift_read_sec_hdr(t, ci->offset, &s);
 	if (ret < 0)
 		return ret == -IFT_E_TRUNCATED ? -IFT_E_CORRUPT : ret;
 	if (s.type != IFT_SEC_CHUNK || s.len != ci->size)
 		return -IFT_E_CORRUPT;
-	ret = read_payload_into(t, &s, &lc->io);
+	ret = ift_read_payload_into(t, &s, &lc->io);
 	if (ret < 0)
 		return ret;
-	rd_init(&r, lc->io.data, lc->io.len);
-	if (!parse_chunk_hdr(&r, &h) || h.table != table || h.nrows != ci->nrows ||
+	ift_rd_init(&r, lc->io.data, lc->io.len);
+	if (!ift_parse_chunk_hdr(&r, &h) || h.table != table || h.nrows != ci->nrows ||
 	    h.ts_min != ci->ts_min || h.ts_min + h.ts_span != ci->ts_max)
 		return -IFT_E_CORRUPT;
 
-	buf_clear(&lc->raw);
+	ift_buf_clear(&lc->raw);
 	if (h.codec == IFT_CODEC_ZSTD) {
 		size_t n;
 
-		if (!buf_reserve(&lc->raw, (size_t)h.body_size))
+		if (!ift_buf_reserve(&lc->raw, (size_t)h.body_size))
 			return -ENOMEM;
 		n = ZSTD_decompressDCtx(lc->dz, lc->raw.data, (size_t)h.body_size,
-					r.p, rd_left(&r));
+					r.p, ift_rd_left(&r));
 		if (ZSTD_isError(n) || n != h.body_size)
 			return -IFT_E_DECOMPRESS;
 		lc->raw.len = n;
-		rd_init(&r, lc->raw.data, lc->raw.len);
-	} else if (h.codec != IFT_CODEC_NONE || rd_left(&r) != h.body_size) {
+		ift_rd_init(&r, lc->raw.data, lc->raw.len);
+	} else if (h.codec != IFT_CODEC_NONE || ift_rd_left(&r) != h.body_size) {
 		return -IFT_E_CORRUPT;
 	}
 
@@ -87,20 +87,20 @@ int chunk_load(const struct ift_trace *t, struct loadctx *lc, unsigned table,
 	if (ret < 0)
 		return ret;
 	c->table = table;
-	while (rd_left(&r)) {
+	while (ift_rd_left(&r)) {
 		uint64_t id, len;
 		uint8_t enc;
 		int idx;
 
-		if (!rd_varint_max(&r, 255, &id) || !rd_u8(&r, &enc) ||
-		    !rd_varint_max(&r, rd_left(&r), &len))
+		if (!ift_rd_varint_max(&r, 255, &id) || !ift_rd_u8(&r, &enc) ||
+		    !ift_rd_varint_max(&r, ift_rd_left(&r), &len))
 			return -IFT_E_CORRUPT;
 		idx = rt->map[id];
 		if (idx >= 0) {
 			if (seen[idx])
 				return -IFT_E_CORRUPT;
 			seen[idx] = true;
-			ret = col_decode_keyed(enc, r.p, (size_t)len, c->col[idx],
+			ret = ift_col_decode_keyed(enc, r.p, (size_t)len, c->col[idx],
 					       c->nrows, keys);
 			if (ret < 0)
 				return ret;
@@ -126,7 +126,7 @@ int ift_trace_chunk_load(struct ift_trace *t, unsigned table, size_t i,
 			 struct ift_chunk *c)
 {
 	struct loadctx lc = { t->dz, t->io, t->raw };
-	int ret = chunk_load(t, &lc, table, i, c);
+	int ret = ift_chunk_load(t, &lc, table, i, c);
 
 	/* the buffers may have grown */
 	t->io = lc.io;

@@ -46,8 +46,8 @@ static size_t distinct_pairs(const uint64_t *keys, const uint64_t *vals, size_t 
 
 	while (cap < 2 * max + 2)
 		cap *= 2;
-	buf_clear(scratch);
-	if (!buf_reserve(scratch, cap * (sizeof(*tab) + 1) + max * sizeof(*d)))
+	ift_buf_clear(scratch);
+	if (!ift_buf_reserve(scratch, cap * (sizeof(*tab) + 1) + max * sizeof(*d)))
 		return 0;
 	tab = (struct pair *)(void *)scratch->data;
 	d = tab + cap;
@@ -98,7 +98,7 @@ static size_t dict_index(const struct pair *d, size_t nd, uint64_t v)
 	return lo;
 }
 
-void col_encode(struct buf *out, const uint64_t *v, size_t n,
+void ift_col_encode(struct buf *out, const uint64_t *v, size_t n,
 		struct buf *scratch)
 {
 	size_t plain = 0, delta, zz = 0, dict = SIZE_MAX, nd = 0;
@@ -118,9 +118,9 @@ void col_encode(struct buf *out, const uint64_t *v, size_t n,
 		}
 	}
 	if (same) {
-		buf_u8(out, IFT_ENC_CONST);
-		buf_varint(out, varint_size(v[0]));
-		buf_varint(out, v[0]);
+		ift_buf_u8(out, IFT_ENC_CONST);
+		ift_buf_varint(out, varint_size(v[0]));
+		ift_buf_varint(out, v[0]);
 		return;
 	}
 	/*
@@ -152,9 +152,9 @@ void col_encode(struct buf *out, const uint64_t *v, size_t n,
 		len = dict;
 	}
 
-	buf_u8(out, (uint8_t)enc);
-	buf_varint(out, len);
-	if (!buf_reserve(out, len))
+	ift_buf_u8(out, (uint8_t)enc);
+	ift_buf_varint(out, len);
+	if (!ift_buf_reserve(out, len))
 		return;
 	/* LEN bytes are reserved: write them without a bounds check a value */
 	p = out->data + out->len;
@@ -186,10 +186,10 @@ void col_encode(struct buf *out, const uint64_t *v, size_t n,
 			if (w == 1) {
 				*p++ = (uint8_t)ix;
 			} else if (w == 2) {
-				put_le16(p, (uint16_t)ix);
+				ift_put_le16(p, (uint16_t)ix);
 				p += 2;
 			} else {
-				put_le32(p, (uint32_t)ix);
+				ift_put_le32(p, (uint32_t)ix);
 				p += 4;
 			}
 		}
@@ -199,7 +199,7 @@ void col_encode(struct buf *out, const uint64_t *v, size_t n,
 	out->len = (size_t)(p - out->data);
 }
 
-bool col_encode_func(struct buf *out, const uint64_t *v, const uint64_t *key,
+bool ift_col_encode_func(struct buf *out, const uint64_t *v, const uint64_t *key,
 		     unsigned keycol, size_t n, struct buf *scratch)
 {
 	struct pair *p;
@@ -217,13 +217,13 @@ bool col_encode_func(struct buf *out, const uint64_t *v, const uint64_t *key,
 	for (size_t k = 0; k < np; k++)
 		len += varint_size(k ? p[k].key - p[k - 1].key : p[k].key) +
 		       varint_size(p[k].val);
-	buf_u8(out, IFT_ENC_FUNC);
-	buf_varint(out, len);
-	buf_varint(out, keycol);
-	buf_varint(out, np);
+	ift_buf_u8(out, IFT_ENC_FUNC);
+	ift_buf_varint(out, len);
+	ift_buf_varint(out, keycol);
+	ift_buf_varint(out, np);
 	for (size_t k = 0; k < np; k++) {
-		buf_varint(out, k ? p[k].key - p[k - 1].key : p[k].key);
-		buf_varint(out, p[k].val);
+		ift_buf_varint(out, k ? p[k].key - p[k - 1].key : p[k].key);
+		ift_buf_varint(out, p[k].val);
 	}
 	return true;
 }
@@ -236,21 +236,21 @@ static int decode_func(struct rd *r, uint64_t *out, size_t n,
 	struct pair *p;
 	int ret = -IFT_E_CORRUPT;
 
-	if (!rd_varint_max(r, 255, &keycol) || !keys ||
-	    !keys[keycol] || !rd_varint(r, &np) || np == 0 || np > n ||
-	    np > rd_left(r) / 2)
+	if (!ift_rd_varint_max(r, 255, &keycol) || !keys ||
+	    !keys[keycol] || !ift_rd_varint(r, &np) || np == 0 || np > n ||
+	    np > ift_rd_left(r) / 2)
 		return -IFT_E_CORRUPT;
 	key = keys[keycol];
 	p = malloc(np * sizeof(*p));
 	if (!p)
 		return -ENOMEM;
 	for (uint64_t k = 0; k < np; k++) {
-		if (!rd_varint(r, &x) || (k && !x))
+		if (!ift_rd_varint(r, &x) || (k && !x))
 			goto out;
 		p[k].key = k ? p[k - 1].key + x : x;
 		if (k && p[k].key < p[k - 1].key)
 			goto out;	/* wrapped around */
-		if (!rd_varint(r, &p[k].val))
+		if (!ift_rd_varint(r, &p[k].val))
 			goto out;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -332,7 +332,7 @@ static uint64_t *lastmap_slot(struct lastmap *m, uint64_t key)
 /* Keys that index an array directly: CPU numbers, the common case. */
 #define SMALL_KEYS	1024
 
-bool col_encode_keydelta(struct buf *out, const uint64_t *v, const uint64_t *key,
+bool ift_col_encode_keydelta(struct buf *out, const uint64_t *v, const uint64_t *key,
 			 unsigned keycol, size_t n, size_t limit, bool planes)
 {
 	uint64_t small[SMALL_KEYS];
@@ -377,9 +377,9 @@ bool col_encode_keydelta(struct buf *out, const uint64_t *v, const uint64_t *key
 			width++;
 		len = varint_size(keycol) + 1 + width * n;
 	}
-	buf_u8(out, planes ? IFT_ENC_KEYDELTA_PLANES : IFT_ENC_KEYDELTA);
-	buf_varint(out, len);
-	if (!buf_reserve(out, len))
+	ift_buf_u8(out, planes ? IFT_ENC_KEYDELTA_PLANES : IFT_ENC_KEYDELTA);
+	ift_buf_varint(out, len);
+	if (!ift_buf_reserve(out, len))
 		goto out;
 	p = put_varint(out->data + out->len, keycol);
 	if (planes)
@@ -420,10 +420,10 @@ static int decode_keydelta(struct rd *r, uint64_t *out, size_t n,
 	uint8_t width = 0;
 	bool direct;
 
-	if (!rd_varint_max(r, 255, &keycol) || !keys || !keys[keycol])
+	if (!ift_rd_varint_max(r, 255, &keycol) || !keys || !keys[keycol])
 		return -IFT_E_CORRUPT;
 	if (planes) {
-		if (!rd_u8(r, &width) || width < 1 || width > 8 || rd_left(r) != width * n)
+		if (!ift_rd_u8(r, &width) || width < 1 || width > 8 || ift_rd_left(r) != width * n)
 			return -IFT_E_CORRUPT;
 		plane = r->p;
 		r->p += width * n;
@@ -449,7 +449,7 @@ static int decode_keydelta(struct rd *r, uint64_t *out, size_t n,
 			for (unsigned k = 0; k < width; k++)
 				z |= (uint64_t)plane[k * n + i] << (8 * k);
 			d = unzigzag(z);
-		} else if (!rd_svarint(r, &d)) {
+		} else if (!ift_rd_svarint(r, &d)) {
 			goto out;
 		}
 		*last += (uint64_t)d;
@@ -461,45 +461,45 @@ out:
 	return ret;
 }
 
-int col_decode(unsigned enc, const uint8_t *p, size_t len, uint64_t *out,
+int ift_col_decode(unsigned enc, const uint8_t *p, size_t len, uint64_t *out,
 	       size_t n)
 {
-	return col_decode_keyed(enc, p, len, out, n, NULL);
+	return ift_col_decode_keyed(enc, p, len, out, n, NULL);
 }
 
-int col_decode_keyed(unsigned enc, const uint8_t *p, size_t len, uint64_t *out,
+int ift_col_decode_keyed(unsigned enc, const uint8_t *p, size_t len, uint64_t *out,
 		     size_t n, uint64_t *const *keys)
 {
 	struct rd r;
 	uint64_t x;
 	int64_t s;
 
-	rd_init(&r, p, len);
+	ift_rd_init(&r, p, len);
 	switch (enc) {
 	case IFT_ENC_CONST:
-		if (!rd_varint(&r, &x))
+		if (!ift_rd_varint(&r, &x))
 			return -IFT_E_CORRUPT;
 		for (size_t i = 0; i < n; i++)
 			out[i] = x;
 		break;
 	case IFT_ENC_PLAIN:
 		for (size_t i = 0; i < n; i++)
-			if (!rd_varint(&r, &out[i]))
+			if (!ift_rd_varint(&r, &out[i]))
 				return -IFT_E_CORRUPT;
 		break;
 	case IFT_ENC_ZIGZAG:
 		for (size_t i = 0; i < n; i++) {
-			if (!rd_svarint(&r, &s))
+			if (!ift_rd_svarint(&r, &s))
 				return -IFT_E_CORRUPT;
 			out[i] = (uint64_t)s;
 		}
 		break;
 	case IFT_ENC_DELTA:
-		if (!rd_varint(&r, &x))
+		if (!ift_rd_varint(&r, &x))
 			return -IFT_E_CORRUPT;
 		out[0] = x;
 		for (size_t i = 1; i < n; i++) {
-			if (!rd_svarint(&r, &s))
+			if (!ift_rd_svarint(&r, &s))
 				return -IFT_E_CORRUPT;
 			out[i] = out[i - 1] + (uint64_t)s;
 		}
@@ -508,28 +508,28 @@ int col_decode_keyed(unsigned enc, const uint8_t *p, size_t len, uint64_t *out,
 		uint64_t nd, *d;
 		uint8_t w;
 
-		if (!rd_varint(&r, &nd) || nd == 0 || nd > n)
+		if (!ift_rd_varint(&r, &nd) || nd == 0 || nd > n)
 			return -IFT_E_CORRUPT;
 		/* each distinct value takes at least one byte */
-		if (nd > rd_left(&r))
+		if (nd > ift_rd_left(&r))
 			return -IFT_E_CORRUPT;
 		d = malloc(nd * sizeof(*d));
 		if (!d)
 			return -ENOMEM;
 		for (uint64_t k = 0; k < nd; k++) {
-			if (!rd_varint(&r, &x) || (k && !x)) {
+			if (!ift_rd_varint(&r, &x) || (k && !x)) {
 				free(d);
 				return -IFT_E_CORRUPT;
 			}
 			d[k] = k ? d[k - 1] + x : x;
 		}
-		if (!rd_u8(&r, &w) || (w != 1 && w != 2 && w != 4) ||
-		    rd_left(&r) != n * w) {
+		if (!ift_rd_u8(&r, &w) || (w != 1 && w != 2 && w != 4) ||
+		    ift_rd_left(&r) != n * w) {
 			free(d);
 			return -IFT_E_CORRUPT;
 		}
 		for (size_t i = 0; i < n; i++, r.p += w) {
-			uint32_t ix = w == 1 ? r.p[0] : w == 2 ? le16(r.p) : le32(r.p);
+			uint32_t ix = w == 1 ? r.p[0] : w == 2 ? ift_le16(r.p) : ift_le32(r.p);
 
 			if (ix >= nd) {
 				free(d);
@@ -558,5 +558,5 @@ int col_decode_keyed(unsigned enc, const uint8_t *p, size_t len, uint64_t *out,
 	default:
 		return -IFT_E_CORRUPT;
 	}
-	return rd_left(&r) ? -IFT_E_CORRUPT : 0;
+	return ift_rd_left(&r) ? -IFT_E_CORRUPT : 0;
 }

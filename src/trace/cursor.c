@@ -83,7 +83,7 @@ static void *prefetcher(void *arg)
 		ct->pf_state = PF_LOADING;
 		k = ct->pf_chunk;
 		pthread_mutex_unlock(&cur->lock);
-		ret = chunk_load(cur->t, &cur->lc, ct->table, k, &ct->pf);
+		ret = ift_chunk_load(cur->t, &cur->lc, ct->table, k, &ct->pf);
 		pthread_mutex_lock(&cur->lock);
 		ct->pf_ret = ret;
 		ct->pf_state = PF_READY;
@@ -262,8 +262,8 @@ void ift_cursor_free(struct ift_cursor *cur)
 		pthread_cond_destroy(&cur->cond);
 		pthread_mutex_destroy(&cur->lock);
 		ZSTD_freeDCtx(cur->lc.dz);
-		buf_release(&cur->lc.io);
-		buf_release(&cur->lc.raw);
+		ift_buf_release(&cur->lc.io);
+		ift_buf_release(&cur->lc.raw);
 	}
 	for (unsigned i = 0; i < cur->ntab; i++) {
 		ift_chunk_release(&cur->tab[i].c);

@@ -56,22 +56,22 @@ enum ift_enc {
 #define IFT_MAX_TASK_ROWS	(1ULL << 26)
 
 /*
- * col_encode - append "u8 encoding, varint length, bytes" for V[0..N) to OUT,
+ * ift_col_encode - append "u8 encoding, varint length, bytes" for V[0..N) to OUT,
  * choosing the smallest of the encodings.  SCRATCH is working memory.
  */
-void col_encode(struct buf *out, const uint64_t *v, size_t n,
+void ift_col_encode(struct buf *out, const uint64_t *v, size_t n,
 		struct buf *scratch);
 /*
- * col_encode_func - append a FUNC block for V when, in this chunk, V is a
+ * ift_col_encode_func - append a FUNC block for V when, in this chunk, V is a
  * function of column KEYCOL (values KEY) and not constant; false otherwise
  * (OUT unchanged).  A tgid is a function of the tid in practically every chunk,
  * so it costs a few bytes instead of a column.
  */
-bool col_encode_func(struct buf *out, const uint64_t *v, const uint64_t *key,
+bool ift_col_encode_func(struct buf *out, const uint64_t *v, const uint64_t *key,
 		     unsigned keycol, size_t n, struct buf *scratch);
 
 /*
- * col_encode_keydelta - append a KEYDELTA block for V (each value minus the
+ * ift_col_encode_keydelta - append a KEYDELTA block for V (each value minus the
  * previous one with the same key in column KEYCOL) when it takes fewer than
  * LIMIT bytes before compression (as varints); false otherwise (OUT
  * unchanged).  Rows merged from several CPUs are far more regular per CPU:
@@ -81,20 +81,20 @@ bool col_encode_func(struct buf *out, const uint64_t *v, const uint64_t *key,
  * are noise and the high ones nearly constant (timestamps: 8% smaller on a
  * page-allocation storm than the varints, after zstd).
  */
-bool col_encode_keydelta(struct buf *out, const uint64_t *v, const uint64_t *key,
+bool ift_col_encode_keydelta(struct buf *out, const uint64_t *v, const uint64_t *key,
 			 unsigned keycol, size_t n, size_t limit, bool planes);
 
 /*
- * col_decode_keyed - decode one column block's bytes into OUT[0..N)
+ * ift_col_decode_keyed - decode one column block's bytes into OUT[0..N)
  * For FUNC, KEYS[id] (256 entries, by column id in the file) are the values
  * of the columns decoded so far, NULL for the others.  Returns 0, -ENOMEM or
  * -IFT_E_CORRUPT.
  */
-int col_decode_keyed(unsigned enc, const uint8_t *p, size_t len, uint64_t *out,
+int ift_col_decode_keyed(unsigned enc, const uint8_t *p, size_t len, uint64_t *out,
 		     size_t n, uint64_t *const *keys);
 
-/* col_decode - the same for a block that needs no other column (not FUNC). */
-int col_decode(unsigned enc, const uint8_t *p, size_t len, uint64_t *out,
+/* ift_col_decode - the same for a block that needs no other column (not FUNC). */
+int ift_col_decode(unsigned enc, const uint8_t *p, size_t len, uint64_t *out,
 	       size_t n);
 
 /*
@@ -120,12 +120,12 @@ struct taskmap {
 	struct ift_tidmap ids;	/* tid -> index of its latest record */
 };
 
-void taskmap_init(struct taskmap *m);
-void taskmap_release(struct taskmap *m);
+void ift_taskmap_init(struct taskmap *m);
+void ift_taskmap_release(struct taskmap *m);
 /* Folds one `tasks' row (IFT_TK_NR values); 0, -ENOMEM or -IFT_E_LIMIT. */
-int taskmap_fold(struct taskmap *m, const uint64_t *row);
+int ift_taskmap_fold(struct taskmap *m, const uint64_t *row);
 /* Adds a record as read from a TASKS section; 0 or -ENOMEM. */
-struct trec *taskmap_add(struct taskmap *m, uint32_t tid);
-int trec_add_comm(struct trec *r, uint64_t ts, uint64_t str);
+struct trec *ift_taskmap_add(struct taskmap *m, uint32_t tid);
+int ift_trec_add_comm(struct trec *r, uint64_t ts, uint64_t str);
 
 #endif

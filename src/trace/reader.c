@@ -26,11 +26,11 @@ static bool chunk_table_is(struct ift_trace *t, uint64_t off, uint64_t table)
 	struct rd r;
 
 	if (off + sizeof(head) > t->rec.file_size ||
-	    pread_all(t->fd, head, sizeof(head), off) < 0 ||
-	    memcmp(head, IFT_SYNC, 4) || le16(head + 4) != IFT_SEC_CHUNK)
+	    ift_pread_all(t->fd, head, sizeof(head), off) < 0 ||
+	    memcmp(head, IFT_SYNC, 4) || ift_le16(head + 4) != IFT_SEC_CHUNK)
 		return false;
-	rd_init(&r, head + IFT_SECTION_HDR, 10);
-	return rd_varint(&r, &v) && v == table;
+	ift_rd_init(&r, head + IFT_SECTION_HDR, 10);
+	return ift_rd_varint(&r, &v) && v == table;
 }
 
 /* Opens through the INDEX of a finished file; < 0 means: scan instead. */
@@ -45,42 +45,42 @@ static int open_indexed(struct ift_trace *t, struct taskmap *tasks)
 
 	if (t->rec.file_size < IFT_HEADER_SIZE + IFT_SECTION_HDR + IFT_TRAILER_SIZE)
 		return -IFT_E_TRUNCATED;
-	ret = pread_all(t->fd, tr, sizeof(tr), t->rec.file_size - sizeof(tr));
+	ret = ift_pread_all(t->fd, tr, sizeof(tr), t->rec.file_size - sizeof(tr));
 	if (ret < 0)
 		return ret;
 	if (memcmp(tr + 8, IFT_END_MAGIC, 8))
 		return -IFT_E_TRUNCATED;
-	ret = read_sec_hdr(t, le64(tr), &idx);
+	ret = ift_read_sec_hdr(t, ift_le64(tr), &idx);
 	if (ret < 0)
 		return ret;
 	if (idx.type != IFT_SEC_INDEX ||
 	    idx.off + IFT_SECTION_HDR + idx.len + IFT_TRAILER_SIZE != t->rec.file_size)
 		return -IFT_E_CORRUPT;
-	ret = read_payload(t, &idx);
+	ret = ift_read_payload(t, &idx);
 	if (ret < 0)
 		return ret;
-	/* handle_section reuses t->io */
+	/* ift_handle_section reuses t->io */
 	copy = malloc(t->io.len ? t->io.len : 1);
 	if (!copy)
 		return -ENOMEM;
 	memcpy(copy, t->io.data, t->io.len);
-	rd_init(&r, copy, t->io.len);
+	ift_rd_init(&r, copy, t->io.len);
 	ret = -IFT_E_CORRUPT;
-	if (!rd_varint_max(&r, rd_left(&r) / 2, &n))
+	if (!ift_rd_varint_max(&r, ift_rd_left(&r) / 2, &n))
 		goto out;
 	while (n--) {
 		struct chunk_hdr h;
 		uint64_t off, type, next;
 
-		if (!rd_varint(&r, &off) || !rd_varint(&r, &type) ||
+		if (!ift_rd_varint(&r, &off) || !ift_rd_varint(&r, &type) ||
 		    off != prev_end || type > UINT16_MAX)
 			goto out;
 		s.off = off;
 		s.type = (uint16_t)type;
 		s.flags = 0;
 		if (type == IFT_SEC_CHUNK) {
-			if (!rd_varint(&r, &h.table) || !rd_varint(&r, &h.nrows) ||
-			    !rd_varint(&r, &h.ts_min) || !rd_varint(&r, &h.ts_span) ||
+			if (!ift_rd_varint(&r, &h.table) || !ift_rd_varint(&r, &h.nrows) ||
+			    !ift_rd_varint(&r, &h.ts_min) || !ift_rd_varint(&r, &h.ts_span) ||
 			    h.nrows == 0 || h.nrows > IFT_MAX_CHUNK_ROWS ||
 			    h.ts_min + h.ts_span < h.ts_min)
 				goto out;
@@ -89,7 +89,7 @@ static int open_indexed(struct ift_trace *t, struct taskmap *tasks)
 			if (n) {
 				struct rd peek = r;
 
-				if (!rd_varint(&peek, &next))
+				if (!ift_rd_varint(&peek, &next))
 					goto out;
 			}
 			if (next < off + IFT_SECTION_HDR)
@@ -103,19 +103,19 @@ static int open_indexed(struct ift_trace *t, struct taskmap *tasks)
 			if ((h.table == 0 || h.table >= IFT_T_NR) &&
 			    !chunk_table_is(t, off, h.table))
 				goto out;
-			ret = handle_section(t, &s, &h, tasks);
+			ret = ift_handle_section(t, &s, &h, tasks);
 		} else {
-			ret = read_sec_hdr(t, off, &s);
+			ret = ift_read_sec_hdr(t, off, &s);
 			if (ret < 0 || s.type != type)
 				goto bad;
 			prev_end = off + IFT_SECTION_HDR + s.len;
-			ret = handle_section(t, &s, NULL, tasks);
+			ret = ift_handle_section(t, &s, NULL, tasks);
 		}
 		if (ret < 0)
 			goto bad;
 		ret = -IFT_E_CORRUPT;
 	}
-	ret = prev_end == idx.off && !rd_left(&r) ? 0 : -IFT_E_CORRUPT;
+	ret = prev_end == idx.off && !ift_rd_left(&r) ? 0 : -IFT_E_CORRUPT;
 	goto out;
 bad:
 	if (ret >= 0 || ret == -IFT_E_TRUNCATED || ret == -IFT_E_CHECKSUM)
@@ -139,7 +139,7 @@ static int open_scan(struct ift_trace *t, struct taskmap *tasks)
 		if (t->rec.file_size - off == IFT_TRAILER_SIZE) {
 			uint8_t tr[IFT_TRAILER_SIZE];
 
-			ret = pread_all(t->fd, tr, sizeof(tr), off);
+			ret = ift_pread_all(t->fd, tr, sizeof(tr), off);
 			if (ret < 0)
 				return ret;
 			if (!memcmp(tr + 8, IFT_END_MAGIC, 8)) {
@@ -148,11 +148,11 @@ static int open_scan(struct ift_trace *t, struct taskmap *tasks)
 				break;
 			}
 		}
-		ret = read_sec_hdr(t, off, &s);
+		ret = ift_read_sec_hdr(t, off, &s);
 		if (ret < 0)
 			break;
-		/* handle_section checks the payload checksum of every section */
-		ret = handle_section(t, &s, NULL, tasks);
+		/* ift_handle_section checks the payload checksum of every section */
+		ret = ift_handle_section(t, &s, NULL, tasks);
 		if (ret == -ENOMEM || ret == -IFT_E_FEATURE)
 			return ret;
 		if (ret < 0)
@@ -179,29 +179,29 @@ static int check_header(struct ift_trace *t)
 	if (t->rec.file_size < IFT_HEADER_SIZE) {
 		size_t n = (size_t)t->rec.file_size;
 
-		ret = pread_all(t->fd, h, n, 0);
+		ret = ift_pread_all(t->fd, h, n, 0);
 		if (ret < 0)
 			return ret;
 		return memcmp(h, IFT_MAGIC, n < 8 ? n : 8) ? -IFT_E_NOT_TRACE :
 							     -IFT_E_TRUNCATED;
 	}
-	ret = pread_all(t->fd, h, sizeof(h), 0);
+	ret = ift_pread_all(t->fd, h, sizeof(h), 0);
 	if (ret < 0)
 		return ret;
 	if (memcmp(h, IFT_MAGIC, 8))
 		return -IFT_E_NOT_TRACE;
-	if (le32(h + 60) != (uint32_t)crc32(0, h, 60))
+	if (ift_le32(h + 60) != (uint32_t)crc32(0, h, 60))
 		return -IFT_E_HEADER;
-	if (le32(h + 32) != IFT_BYTE_ORDER)
+	if (ift_le32(h + 32) != IFT_BYTE_ORDER)
 		return -IFT_E_BYTE_ORDER;
-	t->version = le16(h + 8);
-	if (le16(h + 10) > IFT_FORMAT_VERSION)
+	t->version = ift_le16(h + 8);
+	if (ift_le16(h + 10) > IFT_FORMAT_VERSION)
 		return -IFT_E_TOO_NEW;
-	req = le64(h + 16);
+	req = ift_le64(h + 16);
 	if (req & ~IFT_KNOWN_REQUIRED)
 		return -IFT_E_FEATURE;
 	/* a newer writer may grow the header: skip what we do not know */
-	t->header_size = le32(h + 12);
+	t->header_size = ift_le32(h + 12);
 	if (t->header_size < IFT_HEADER_SIZE)
 		return -IFT_E_HEADER;
 	if (t->header_size > t->rec.file_size)
@@ -233,7 +233,7 @@ static int rebuild_tasks(struct ift_trace *t, struct taskmap *m)
 	struct ift_chunk c = { 0 };
 	int ret = 0;
 
-	taskmap_release(m);
+	ift_taskmap_release(m);
 	/* rows a crafted file can declare cheaply must not cost unbounded time */
 	if (t->t[IFT_T_TASKS].rows > IFT_MAX_TASK_ROWS)
 		return -IFT_E_LIMIT;
@@ -244,7 +244,7 @@ static int rebuild_tasks(struct ift_trace *t, struct taskmap *m)
 		for (uint32_t k = 0; !ret && k < c.nrows; k++) {
 			for (unsigned col = 0; col < IFT_TK_NR; col++)
 				row[col] = c.col[col][k];
-			ret = taskmap_fold(m, row);
+			ret = ift_taskmap_fold(m, row);
 		}
 	}
 	ift_chunk_release(&c);
@@ -331,7 +331,7 @@ static void reset_contents(struct ift_trace *t, struct taskmap *tasks)
 	t->have_tasks = false;
 	t->rec.finished = false;
 	if (tasks)
-		taskmap_release(tasks);
+		ift_taskmap_release(tasks);
 }
 
 /*
@@ -365,7 +365,7 @@ int ift_trace_open(const char *path, unsigned flags, struct ift_trace **out)
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
-	taskmap_init(&tasks);
+	ift_taskmap_init(&tasks);
 	t->flags = flags;
 	/* O_NONBLOCK: a FIFO opens at once, without a writer, to be refused */
 	t->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
@@ -411,12 +411,12 @@ int ift_trace_open(const char *path, unsigned flags, struct ift_trace **out)
 		ret = publish_tasks(t, &tasks);
 	if (ret < 0)
 		goto fail;
-	taskmap_release(&tasks);
+	ift_taskmap_release(&tasks);
 	t->page_size = page_size_of(ift_trace_meta(t, "host.page_size"));
 	*out = t;
 	return 0;
 fail:
-	taskmap_release(&tasks);
+	ift_taskmap_release(&tasks);
 	ift_trace_close(t);
 	return ret;
 }
@@ -432,8 +432,8 @@ void ift_trace_close(struct ift_trace *t)
 	if (t->fd >= 0)
 		close(t->fd);
 	ZSTD_freeDCtx(t->dz);
-	buf_release(&t->io);
-	buf_release(&t->raw);
+	ift_buf_release(&t->io);
+	ift_buf_release(&t->raw);
 	free(t);
 }
 

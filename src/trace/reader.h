@@ -89,25 +89,25 @@ struct sec {
 };
 
 /* pread() of exactly N bytes at OFF: 0, -errno, or -IFT_E_TRUNCATED at the end. */
-int pread_all(int fd, void *p, size_t n, uint64_t off);
+int ift_pread_all(int fd, void *p, size_t n, uint64_t off);
 /* Reads and checks the header of the section at OFF. */
-int read_sec_hdr(const struct ift_trace *t, uint64_t off, struct sec *s);
+int ift_read_sec_hdr(const struct ift_trace *t, uint64_t off, struct sec *s);
 /* Reads the payload of S into IO and checks its checksum. */
-int read_payload_into(const struct ift_trace *t, const struct sec *s, struct buf *io);
+int ift_read_payload_into(const struct ift_trace *t, const struct sec *s, struct buf *io);
 /* Reads the payload of S into t->io and checks its checksum. */
-int read_payload(struct ift_trace *t, const struct sec *s);
+int ift_read_payload(struct ift_trace *t, const struct sec *s);
 /* Parses the uncompressed header of a CHUNK payload; false when it is bad. */
-bool parse_chunk_hdr(struct rd *r, struct chunk_hdr *h);
+bool ift_parse_chunk_hdr(struct rd *r, struct chunk_hdr *h);
 /*
  * Handles one section.  For a chunk listed in the INDEX, CH is its header as
  * the index gives it and the payload is read only when the chunk is loaded;
  * otherwise the payload is read and its checksum checked here.
  */
-int handle_section(struct ift_trace *t, const struct sec *s,
+int ift_handle_section(struct ift_trace *t, const struct sec *s,
 		   const struct chunk_hdr *ch, struct taskmap *tasks);
 /* Decodes chunk I of TABLE into C with LC's buffers: safe to run in another
    thread than the trace's other users, each with its own LC. */
-int chunk_load(const struct ift_trace *t, struct loadctx *lc, unsigned table,
+int ift_chunk_load(const struct ift_trace *t, struct loadctx *lc, unsigned table,
 	       size_t i, struct ift_chunk *c);
 
 #endif

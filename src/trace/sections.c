@@ -16,7 +16,7 @@
 
 /* ---- small helpers --------------------------------------------------- */
 
-int pread_all(int fd, void *p, size_t n, uint64_t off)
+int ift_pread_all(int fd, void *p, size_t n, uint64_t off)
 {
 	while (n) {
 		ssize_t r = pread(fd, p, n, (off_t)off);
@@ -51,7 +51,7 @@ static bool rd_strdup(struct rd *r, char **out)
 	const uint8_t *s;
 	size_t n;
 
-	if (!rd_str(r, &s, &n))
+	if (!ift_rd_str(r, &s, &n))
 		return false;
 	*out = dup_bytes(s, n);
 	return *out != NULL;
@@ -78,7 +78,7 @@ static int parse_meta(struct ift_trace *t, struct rd *r)
 {
 	uint64_t n;
 
-	if (!rd_varint_max(r, rd_left(r) / 2, &n))
+	if (!ift_rd_varint_max(r, ift_rd_left(r) / 2, &n))
 		return -IFT_E_CORRUPT;
 	while (n--) {
 		char *k, *v;
@@ -119,8 +119,8 @@ static int parse_strings(struct ift_trace *t, struct rd *r)
 	uint64_t first, n;
 	char **v;
 
-	if (!rd_varint(r, &first) || first != t->nstrings + 1 ||
-	    !rd_varint_max(r, rd_left(r), &n))
+	if (!ift_rd_varint(r, &first) || first != t->nstrings + 1 ||
+	    !ift_rd_varint_max(r, ift_rd_left(r), &n))
 		return -IFT_E_CORRUPT;
 	v = realloc(t->strings, (t->nstrings + n + 1) * sizeof(*v));
 	if (!v)
@@ -139,8 +139,8 @@ static int parse_stacks(struct ift_trace *t, struct rd *r)
 	uint64_t first, n, nf;
 	struct rstack *v;
 
-	if (!rd_varint(r, &first) || first != t->nstacks + 1 ||
-	    !rd_varint_max(r, rd_left(r), &n))
+	if (!ift_rd_varint(r, &first) || first != t->nstacks + 1 ||
+	    !ift_rd_varint_max(r, ift_rd_left(r), &n))
 		return -IFT_E_CORRUPT;
 	v = realloc(t->stacks, (t->nstacks + n + 1) * sizeof(*v));
 	if (!v)
@@ -151,7 +151,7 @@ static int parse_stacks(struct ift_trace *t, struct rd *r)
 		uint64_t flags;
 
 		memset(st, 0, sizeof(*st));
-		if (!rd_varint_max(r, IFT_STACK_MAX_FRAMES, &nf))
+		if (!ift_rd_varint_max(r, IFT_STACK_MAX_FRAMES, &nf))
 			return -IFT_E_CORRUPT;
 		st->frames = calloc(nf + 1, sizeof(*st->frames));
 		st->ids = calloc(2 * nf + 1, sizeof(*st->ids));
@@ -161,11 +161,11 @@ static int parse_stacks(struct ift_trace *t, struct rd *r)
 		for (unsigned i = 0; i < nf; i++) {
 			struct ift_frame *f = &st->frames[i];
 
-			if (!rd_varint(r, &st->ids[2 * i]) ||
-			    !rd_varint(r, &f->offset) ||
-			    !rd_varint(r, &st->ids[2 * i + 1]) ||
-			    !rd_varint(r, &f->symoff) ||
-			    !rd_varint_max(r, UINT32_MAX, &flags))
+			if (!ift_rd_varint(r, &st->ids[2 * i]) ||
+			    !ift_rd_varint(r, &f->offset) ||
+			    !ift_rd_varint(r, &st->ids[2 * i + 1]) ||
+			    !ift_rd_varint(r, &f->symoff) ||
+			    !ift_rd_varint_max(r, UINT32_MAX, &flags))
 				return -IFT_E_CORRUPT;
 			f->flags = (unsigned)flags;
 			st->s.nframes++;
@@ -198,11 +198,11 @@ static int parse_op(struct rd *r, struct ift_op *op)
 	if (!rd_strdup(r, &s))
 		return -IFT_E_CORRUPT;
 	op->name = s;
-	if (!rd_varint(r, &api) || !rd_varint_max(r, IFT_CALL_MAX_ARGS, &nargs))
+	if (!ift_rd_varint(r, &api) || !ift_rd_varint_max(r, IFT_CALL_MAX_ARGS, &nargs))
 		return -IFT_E_CORRUPT;
 	op->api = (enum ift_api)api;
 	for (unsigned i = 0; i < nargs; i++) {
-		if (!rd_str(r, &name, &len) || !ift_arg_name_ok((const char *)name, len))
+		if (!ift_rd_str(r, &name, &len) || !ift_arg_name_ok((const char *)name, len))
 			return -IFT_E_CORRUPT;
 		if (!(s = dup_bytes(name, len)))
 			return -ENOMEM;
@@ -219,8 +219,8 @@ static int parse_ops(struct ift_trace *t, struct rd *r)
 	struct ift_op *v;
 	int ret = 0;
 
-	if (!rd_varint(r, &first) || first != t->nops + 1 ||
-	    !rd_varint_max(r, rd_left(r) / 3, &n))
+	if (!ift_rd_varint(r, &first) || first != t->nops + 1 ||
+	    !ift_rd_varint_max(r, ift_rd_left(r) / 3, &n))
 		return -IFT_E_CORRUPT;
 	v = realloc(t->ops, (t->nops + n + 1) * sizeof(*v));
 	if (!v)
@@ -244,8 +244,8 @@ static int parse_schema(struct ift_trace *t, struct rd *r)
 	size_t len;
 	uint8_t type;
 
-	if (!rd_varint(r, &table) || !rd_str(r, &name, &len) ||
-	    !rd_varint(r, &flags) || !rd_varint_max(r, 255, &ncols))
+	if (!ift_rd_varint(r, &table) || !ift_rd_str(r, &name, &len) ||
+	    !ift_rd_varint(r, &flags) || !ift_rd_varint_max(r, 255, &ncols))
 		return -IFT_E_CORRUPT;
 	def = ift_table_def((unsigned)table);
 	if (!def || table >= IFT_T_NR)
@@ -253,8 +253,8 @@ static int parse_schema(struct ift_trace *t, struct rd *r)
 	rt = &t->t[table];
 	memset(rt->map, -1, sizeof(rt->map));
 	while (ncols--) {
-		if (!rd_varint_max(r, 255, &id) || !rd_str(r, &name, &len) ||
-		    !rd_u8(r, &type))
+		if (!ift_rd_varint_max(r, 255, &id) || !ift_rd_str(r, &name, &len) ||
+		    !ift_rd_u8(r, &type))
 			return -IFT_E_CORRUPT;
 		for (unsigned c = 0; c < def->ncols; c++)
 			if (strlen(def->cols[c].name) == len &&
@@ -281,9 +281,9 @@ static int parse_library(struct ift_trace *t, struct rd *r)
 	t->libs = lib;
 	lib = &t->libs[t->nlibs];
 	memset(lib, 0, sizeof(*lib));
-	if (!rd_strdup(r, &path) || !rd_str(r, &id, &idlen) ||
-	    !rd_varint(r, &lib->dev) || !rd_varint(r, &lib->ino) ||
-	    !rd_varint(r, &lib->functions) || !rd_strdup(r, &kind))
+	if (!rd_strdup(r, &path) || !ift_rd_str(r, &id, &idlen) ||
+	    !ift_rd_varint(r, &lib->dev) || !ift_rd_varint(r, &lib->ino) ||
+	    !ift_rd_varint(r, &lib->functions) || !rd_strdup(r, &kind))
 		goto corrupt;
 	bid = malloc(idlen + 1);
 	if (!bid)
@@ -305,7 +305,7 @@ static int parse_loss(struct ift_trace *t, struct rd *r)
 {
 	uint64_t n, v[5];
 
-	if (!rd_varint_max(r, rd_left(r) / 5, &n))
+	if (!ift_rd_varint_max(r, ift_rd_left(r) / 5, &n))
 		return -IFT_E_CORRUPT;
 	while (n--) {
 		/* unread is not in the file (the meta's ring.unread_events) */
@@ -313,7 +313,7 @@ static int parse_loss(struct ift_trace *t, struct rd *r)
 		size_t i;
 
 		for (int k = 0; k < 5; k++)
-			if (!rd_varint(r, &v[k]))
+			if (!ift_rd_varint(r, &v[k]))
 				return -IFT_E_CORRUPT;
 		l.cpu = (uint32_t)v[0];
 		l.overrun = v[1];
@@ -340,17 +340,17 @@ static int parse_tasks(struct ift_trace *t, struct rd *r, struct taskmap *m)
 {
 	uint64_t n, v[6], nc, ts, str;
 
-	if (!rd_varint_max(r, rd_left(r) / 7, &n))
+	if (!ift_rd_varint_max(r, ift_rd_left(r) / 7, &n))
 		return -IFT_E_CORRUPT;
 	while (n--) {
 		struct trec *rec;
 
 		for (int k = 0; k < 6; k++)
-			if (!rd_varint(r, &v[k]))
+			if (!ift_rd_varint(r, &v[k]))
 				return -IFT_E_CORRUPT;
-		if (!rd_varint_max(r, rd_left(r) / 2, &nc))
+		if (!ift_rd_varint_max(r, ift_rd_left(r) / 2, &nc))
 			return -IFT_E_CORRUPT;
-		rec = taskmap_add(m, (uint32_t)v[0]);
+		rec = ift_taskmap_add(m, (uint32_t)v[0]);
 		if (!rec)
 			return -ENOMEM;
 		rec->pid = (uint32_t)v[1];
@@ -359,10 +359,10 @@ static int parse_tasks(struct ift_trace *t, struct rd *r, struct taskmap *m)
 		rec->start_ts = v[4];
 		rec->exit_ts = v[5];
 		while (nc--) {
-			if (!rd_varint(r, &ts) ||
-			    !rd_varint_max(r, t->nstrings, &str))
+			if (!ift_rd_varint(r, &ts) ||
+			    !ift_rd_varint_max(r, t->nstrings, &str))
 				return -IFT_E_CORRUPT;
-			if (trec_add_comm(rec, ts, str) < 0)
+			if (ift_trec_add_comm(rec, ts, str) < 0)
 				return -ENOMEM;
 		}
 	}
@@ -370,14 +370,14 @@ static int parse_tasks(struct ift_trace *t, struct rd *r, struct taskmap *m)
 	return 0;
 }
 
-bool parse_chunk_hdr(struct rd *r, struct chunk_hdr *h)
+bool ift_parse_chunk_hdr(struct rd *r, struct chunk_hdr *h)
 {
-	return rd_varint(r, &h->table) &&
-	       rd_varint(r, &h->nrows) && h->nrows >= 1 &&
+	return ift_rd_varint(r, &h->table) &&
+	       ift_rd_varint(r, &h->nrows) && h->nrows >= 1 &&
 	       h->nrows <= IFT_MAX_CHUNK_ROWS &&
-	       rd_varint(r, &h->ts_min) && rd_varint(r, &h->ts_span) &&
+	       ift_rd_varint(r, &h->ts_min) && ift_rd_varint(r, &h->ts_span) &&
 	       h->ts_min + h->ts_span >= h->ts_min &&
-	       rd_u8(r, &h->codec) && rd_varint(r, &h->body_size) &&
+	       ift_rd_u8(r, &h->codec) && ift_rd_varint(r, &h->body_size) &&
 	       /* no column block takes more than 1 + 10 + 10 bytes a value */
 	       h->body_size <= h->nrows * IFT_MAX_COLS * 21 + 1024;
 }
@@ -413,36 +413,36 @@ static int add_chunk(struct ift_trace *t, uint64_t off, uint64_t size,
 
 /* ---- sections -------------------------------------------------------- */
 
-int read_sec_hdr(const struct ift_trace *t, uint64_t off, struct sec *s)
+int ift_read_sec_hdr(const struct ift_trace *t, uint64_t off, struct sec *s)
 {
 	uint8_t h[IFT_SECTION_HDR];
 	int ret;
 
 	if (off + IFT_SECTION_HDR > t->rec.file_size || off + IFT_SECTION_HDR < off)
 		return -IFT_E_TRUNCATED;
-	ret = pread_all(t->fd, h, sizeof(h), off);
+	ret = ift_pread_all(t->fd, h, sizeof(h), off);
 	if (ret < 0)
 		return ret;
-	if (memcmp(h, IFT_SYNC, 4) || le32(h + 20) != (uint32_t)crc32(0, h, 20))
+	if (memcmp(h, IFT_SYNC, 4) || ift_le32(h + 20) != (uint32_t)crc32(0, h, 20))
 		return -IFT_E_CORRUPT;
 	s->off = off;
-	s->type = le16(h + 4);
-	s->flags = le16(h + 6);
-	s->len = le64(h + 8);
-	s->crc = le32(h + 16);
+	s->type = ift_le16(h + 4);
+	s->flags = ift_le16(h + 6);
+	s->len = ift_le64(h + 8);
+	s->crc = ift_le32(h + 16);
 	if (s->len > t->rec.file_size - off - IFT_SECTION_HDR)
 		return -IFT_E_TRUNCATED;
 	return 0;
 }
 
-int read_payload_into(const struct ift_trace *t, const struct sec *s, struct buf *io)
+int ift_read_payload_into(const struct ift_trace *t, const struct sec *s, struct buf *io)
 {
 	int ret;
 
-	buf_clear(io);
-	if (s->len > SIZE_MAX / 2 || !buf_reserve(io, (size_t)s->len))
+	ift_buf_clear(io);
+	if (s->len > SIZE_MAX / 2 || !ift_buf_reserve(io, (size_t)s->len))
 		return -ENOMEM;
-	ret = pread_all(t->fd, io->data, (size_t)s->len, s->off + IFT_SECTION_HDR);
+	ret = ift_pread_all(t->fd, io->data, (size_t)s->len, s->off + IFT_SECTION_HDR);
 	if (ret < 0)
 		return ret;
 	io->len = (size_t)s->len;
@@ -451,12 +451,12 @@ int read_payload_into(const struct ift_trace *t, const struct sec *s, struct buf
 	return 0;
 }
 
-int read_payload(struct ift_trace *t, const struct sec *s)
+int ift_read_payload(struct ift_trace *t, const struct sec *s)
 {
-	return read_payload_into(t, s, &t->io);
+	return ift_read_payload_into(t, s, &t->io);
 }
 
-int handle_section(struct ift_trace *t, const struct sec *s,
+int ift_handle_section(struct ift_trace *t, const struct sec *s,
 		   const struct chunk_hdr *ch, struct taskmap *tasks)
 {
 	struct chunk_hdr h;
@@ -467,10 +467,10 @@ int handle_section(struct ift_trace *t, const struct sec *s,
 		return add_chunk(t, s->off, s->len, ch);
 	if (s->type > IFT_SEC_LAST || s->type == 0)
 		return (s->flags & IFT_SEC_F_REQUIRED) ? -IFT_E_FEATURE : 0;
-	ret = read_payload(t, s);
+	ret = ift_read_payload(t, s);
 	if (ret < 0)
 		return ret;
-	rd_init(&r, t->io.data, t->io.len);
+	ift_rd_init(&r, t->io.data, t->io.len);
 	switch (s->type) {
 	case IFT_SEC_META:
 		return parse_meta(t, &r);
@@ -485,10 +485,10 @@ int handle_section(struct ift_trace *t, const struct sec *s,
 	case IFT_SEC_LOSS:
 		return parse_loss(t, &r);
 	case IFT_SEC_TASKS:
-		taskmap_release(tasks);
+		ift_taskmap_release(tasks);
 		return parse_tasks(t, &r, tasks);
 	case IFT_SEC_CHUNK:
-		if (!parse_chunk_hdr(&r, &h))
+		if (!ift_parse_chunk_hdr(&r, &h))
 			return -IFT_E_CORRUPT;
 		return add_chunk(t, s->off, s->len, &h);
 	case IFT_SEC_STACKS:

@@ -11,18 +11,18 @@
 #include "format.h"
 #include "util/array.h"
 
-void taskmap_init(struct taskmap *m)
+void ift_taskmap_init(struct taskmap *m)
 {
 	memset(m, 0, sizeof(*m));
 }
 
-void taskmap_release(struct taskmap *m)
+void ift_taskmap_release(struct taskmap *m)
 {
 	for (size_t i = 0; i < m->n; i++)
 		free(m->v[i].comms);
 	free(m->v);
 	ift_tidmap_release(&m->ids);
-	taskmap_init(m);
+	ift_taskmap_init(m);
 }
 
 /* The latest record of TID: a reused tid's earlier ones are history. */
@@ -33,7 +33,7 @@ static struct trec *latest(struct taskmap *m, uint32_t tid)
 	return ift_tidmap_get(&m->ids, tid, &i) ? &m->v[i] : NULL;
 }
 
-struct trec *taskmap_add(struct taskmap *m, uint32_t tid)
+struct trec *ift_taskmap_add(struct taskmap *m, uint32_t tid)
 {
 	struct trec *r;
 
@@ -47,7 +47,7 @@ struct trec *taskmap_add(struct taskmap *m, uint32_t tid)
 	return r;
 }
 
-int trec_add_comm(struct trec *r, uint64_t ts, uint64_t str)
+int ift_trec_add_comm(struct trec *r, uint64_t ts, uint64_t str)
 {
 	if (!str || (r->ncomms && r->comms[r->ncomms - 1].str == str))
 		return 0;
@@ -83,7 +83,7 @@ static bool named_before_fork(const struct trec *r, uint32_t pid, uint32_t ppid)
 	       r->pid == pid && ppid && r->ppid == ppid;
 }
 
-int taskmap_fold(struct taskmap *m, const uint64_t *row)
+int ift_taskmap_fold(struct taskmap *m, const uint64_t *row)
 {
 	uint32_t tid = (uint32_t)row[IFT_C_TID];
 	uint64_t ts = row[IFT_C_TS];
@@ -107,7 +107,7 @@ int taskmap_fold(struct taskmap *m, const uint64_t *row)
 			/* it began no later than it was first seen */
 			r->start_ts = r->ncomms && r->comms[0].ts < ts ? r->comms[0].ts : ts;
 		} else {
-			r = taskmap_add(m, (uint32_t)row[IFT_TK_CHILD_TID]);
+			r = ift_taskmap_add(m, (uint32_t)row[IFT_TK_CHILD_TID]);
 			if (!r)
 				return -ENOMEM;
 			r->start_ts = ts;
@@ -117,13 +117,13 @@ int taskmap_fold(struct taskmap *m, const uint64_t *row)
 		r->flags = IFT_TASK_F_STARTED;
 		if (row[IFT_TK_KIND] == IFT_TASK_CLONE)
 			r->flags |= IFT_TASK_F_THREAD;
-		return trec_add_comm(r, ts, row[IFT_TK_COMM]);
+		return ift_trec_add_comm(r, ts, row[IFT_TK_COMM]);
 	case IFT_TASK_EXEC:
 	case IFT_TASK_COMM:
 	case IFT_TASK_EXIT:
 		r = latest(m, tid);
 		if (!r || (r->flags & IFT_TASK_F_EXITED)) {
-			r = taskmap_add(m, tid);
+			r = ift_taskmap_add(m, tid);
 			if (!r)
 				return -ENOMEM;
 			r->pid = (uint32_t)row[IFT_C_PID];
@@ -136,7 +136,7 @@ int taskmap_fold(struct taskmap *m, const uint64_t *row)
 			r->exit_ts = ts;
 			return 0;
 		}
-		return trec_add_comm(r, ts, row[IFT_TK_COMM]);
+		return ift_trec_add_comm(r, ts, row[IFT_TK_COMM]);
 	default:
 		/* a kind from a newer writer: nothing we can fold */
 		return 0;

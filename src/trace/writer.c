@@ -142,7 +142,7 @@ static int64_t strtab_intern(struct strtab *st, const char *s)
 		return -ENOMEM;
 	len = strlen(s) + 1;
 	st->off[st->n] = st->arena.len;
-	buf_put(&st->arena, s, len);
+	ift_buf_put(&st->arena, s, len);
 	if (st->arena.oom)
 		return -ENOMEM;
 	st->slot[h] = (uint32_t)++st->n;
@@ -151,7 +151,7 @@ static int64_t strtab_intern(struct strtab *st, const char *s)
 
 static void strtab_release(struct strtab *st)
 {
-	buf_release(&st->arena);
+	ift_buf_release(&st->arena);
 	free(st->off);
 	free(st->slot);
 	memset(st, 0, sizeof(*st));
@@ -198,11 +198,11 @@ static int write_section(struct ift_writer *w, unsigned type,
 	if (p->oom)
 		return w->err = -ENOMEM;
 	memcpy(hdr, IFT_SYNC, 4);
-	put_le16(hdr + 4, (uint16_t)type);
-	put_le16(hdr + 6, 0);
-	put_le64(hdr + 8, p->len);
-	put_le32(hdr + 16, (uint32_t)crc32(0, p->data, (uInt)p->len));
-	put_le32(hdr + 20, (uint32_t)crc32(0, hdr, 20));
+	ift_put_le16(hdr + 4, (uint16_t)type);
+	ift_put_le16(hdr + 6, 0);
+	ift_put_le64(hdr + 8, p->len);
+	ift_put_le32(hdr + 16, (uint32_t)crc32(0, p->data, (uInt)p->len));
+	ift_put_le32(hdr + 20, (uint32_t)crc32(0, hdr, 20));
 	iov[0].iov_base = hdr;
 	iov[0].iov_len = sizeof(hdr);
 	iov[1].iov_base = p->data;
@@ -211,10 +211,10 @@ static int write_section(struct ift_writer *w, unsigned type,
 	if (ret < 0)
 		return w->err = ret;
 
-	buf_varint(&w->index, at);
-	buf_varint(&w->index, type);
+	ift_buf_varint(&w->index, at);
+	ift_buf_varint(&w->index, type);
 	if (chunk_index)
-		buf_put(&w->index, chunk_index->data, chunk_index->len);
+		ift_buf_put(&w->index, chunk_index->data, chunk_index->len);
 	w->nindex++;
 	if (w->index.oom)
 		return w->err = -ENOMEM;
@@ -227,11 +227,11 @@ static int flush_strings(struct ift_writer *w)
 
 	if (st->n == w->strings_flushed)
 		return 0;
-	buf_clear(&w->payload);
-	buf_varint(&w->payload, w->strings_flushed + 1);
-	buf_varint(&w->payload, st->n - w->strings_flushed);
+	ift_buf_clear(&w->payload);
+	ift_buf_varint(&w->payload, w->strings_flushed + 1);
+	ift_buf_varint(&w->payload, st->n - w->strings_flushed);
 	for (size_t id = w->strings_flushed + 1; id <= st->n; id++)
-		buf_str(&w->payload, strtab_get(st, id));
+		ift_buf_str(&w->payload, strtab_get(st, id));
 	w->strings_flushed = st->n;
 	return write_section(w, IFT_SEC_STRINGS, &w->payload, NULL);
 }
@@ -240,11 +240,11 @@ static int flush_ops(struct ift_writer *w)
 {
 	if (w->nops == w->ops_flushed)
 		return 0;
-	buf_clear(&w->payload);
-	buf_varint(&w->payload, w->ops_flushed + 1);
-	buf_varint(&w->payload, w->nops - w->ops_flushed);
-	buf_put(&w->payload, w->ops.data, w->ops.len);
-	buf_clear(&w->ops);
+	ift_buf_clear(&w->payload);
+	ift_buf_varint(&w->payload, w->ops_flushed + 1);
+	ift_buf_varint(&w->payload, w->nops - w->ops_flushed);
+	ift_buf_put(&w->payload, w->ops.data, w->ops.len);
+	ift_buf_clear(&w->ops);
 	w->ops_flushed = w->nops;
 	return write_section(w, IFT_SEC_OPS, &w->payload, NULL);
 }
@@ -253,10 +253,10 @@ static int flush_meta(struct ift_writer *w)
 {
 	if (!w->nmeta)
 		return 0;
-	buf_clear(&w->payload);
-	buf_varint(&w->payload, w->nmeta);
-	buf_put(&w->payload, w->meta.data, w->meta.len);
-	buf_clear(&w->meta);
+	ift_buf_clear(&w->payload);
+	ift_buf_varint(&w->payload, w->nmeta);
+	ift_buf_put(&w->payload, w->meta.data, w->meta.len);
+	ift_buf_clear(&w->meta);
 	w->nmeta = 0;
 	return write_section(w, IFT_SEC_META, &w->payload, NULL);
 }
@@ -266,11 +266,11 @@ static int flush_stacks(struct ift_writer *w)
 {
 	if (w->nstacks == w->stacks_flushed)
 		return 0;
-	buf_clear(&w->payload);
-	buf_varint(&w->payload, w->stacks_flushed + 1);
-	buf_varint(&w->payload, w->nstacks - w->stacks_flushed);
-	buf_put(&w->payload, w->stacks.data, w->stacks.len);
-	buf_clear(&w->stacks);
+	ift_buf_clear(&w->payload);
+	ift_buf_varint(&w->payload, w->stacks_flushed + 1);
+	ift_buf_varint(&w->payload, w->nstacks - w->stacks_flushed);
+	ift_buf_put(&w->payload, w->stacks.data, w->stacks.len);
+	ift_buf_clear(&w->stacks);
 	w->stacks_flushed = w->nstacks;
 	return write_section(w, IFT_SEC_STACKS, &w->payload, NULL);
 }
@@ -290,15 +290,15 @@ static int write_schema(struct ift_writer *w, unsigned table)
 {
 	const struct ift_table_def *def = w->t[table].def;
 
-	buf_clear(&w->payload);
-	buf_varint(&w->payload, table);
-	buf_str(&w->payload, def->name);
-	buf_varint(&w->payload, 0);
-	buf_varint(&w->payload, def->ncols);
+	ift_buf_clear(&w->payload);
+	ift_buf_varint(&w->payload, table);
+	ift_buf_str(&w->payload, def->name);
+	ift_buf_varint(&w->payload, 0);
+	ift_buf_varint(&w->payload, def->ncols);
 	for (unsigned c = 0; c < def->ncols; c++) {
-		buf_varint(&w->payload, c);
-		buf_str(&w->payload, def->cols[c].name);
-		buf_u8(&w->payload, (uint8_t)def->cols[c].type);
+		ift_buf_varint(&w->payload, c);
+		ift_buf_str(&w->payload, def->cols[c].name);
+		ift_buf_u8(&w->payload, (uint8_t)def->cols[c].type);
 	}
 	return write_section(w, IFT_SEC_SCHEMA, &w->payload, NULL);
 }
@@ -356,7 +356,7 @@ static int flush_table(struct ift_writer *w, unsigned table)
 	 * decodes in file order: the CPU (per-CPU deltas of ts and tid), then
 	 * the rest, then the FUNC columns (a tgid from its tid).
 	 */
-	buf_clear(&w->body);
+	ift_buf_clear(&w->body);
 	for (int pass = 0; pass < 3; pass++) {
 		for (unsigned c = 0; c < t->def->ncols; c++) {
 			int kd = keydelta_key(c);
@@ -365,13 +365,13 @@ static int flush_table(struct ift_writer *w, unsigned table)
 			if ((pass == 0) != (c == IFT_C_CPU) ||
 			    (pass == 2) != (key >= 0) || all_zero(t->cols[c], t->n))
 				continue;
-			buf_varint(&w->body, c);
-			if (key >= 0 && col_encode_func(&w->body, t->cols[c],
+			ift_buf_varint(&w->body, c);
+			if (key >= 0 && ift_col_encode_func(&w->body, t->cols[c],
 							t->cols[key], (unsigned)key,
 							t->n, &w->scratch))
 				continue;
 			if (kd < 0 || all_zero(t->cols[kd], t->n)) {
-				col_encode(&w->body, t->cols[c], t->n, &w->scratch);
+				ift_col_encode(&w->body, t->cols[c], t->n, &w->scratch);
 				continue;
 			}
 			/*
@@ -386,20 +386,20 @@ static int flush_table(struct ift_writer *w, unsigned table)
 			 */
 			if (t->keydelta_trust[c]) {
 				t->keydelta_trust[c]--;
-				if (col_encode_keydelta(&w->body, t->cols[c], t->cols[kd],
+				if (ift_col_encode_keydelta(&w->body, t->cols[c], t->cols[kd],
 							(unsigned)kd, t->n, SIZE_MAX,
 							c == IFT_C_TS))
 					continue;
 				t->keydelta_trust[c] = 0;
 			}
-			buf_clear(&w->alt);
-			col_encode(&w->alt, t->cols[c], t->n, &w->scratch);
-			if (col_encode_keydelta(&w->body, t->cols[c], t->cols[kd],
+			ift_buf_clear(&w->alt);
+			ift_col_encode(&w->alt, t->cols[c], t->n, &w->scratch);
+			if (ift_col_encode_keydelta(&w->body, t->cols[c], t->cols[kd],
 						(unsigned)kd, t->n, w->alt.len + w->alt.len / 4,
 						c == IFT_C_TS))
 				t->keydelta_trust[c] = 7;
 			else
-				buf_put(&w->body, w->alt.data, w->alt.len);
+				ift_buf_put(&w->body, w->alt.data, w->alt.len);
 		}
 	}
 	if (w->body.oom || w->scratch.oom || w->alt.oom)
@@ -407,14 +407,14 @@ static int flush_table(struct ift_writer *w, unsigned table)
 
 	ts_min = t->cols[IFT_C_TS][0];
 	ts_max = t->cols[IFT_C_TS][t->n - 1];
-	buf_clear(&w->payload);
-	buf_varint(&w->payload, table);
-	buf_varint(&w->payload, t->n);
-	buf_varint(&w->payload, ts_min);
-	buf_varint(&w->payload, ts_max - ts_min);
+	ift_buf_clear(&w->payload);
+	ift_buf_varint(&w->payload, table);
+	ift_buf_varint(&w->payload, t->n);
+	ift_buf_varint(&w->payload, ts_min);
+	ift_buf_varint(&w->payload, ts_max - ts_min);
 
 	bound = ZSTD_compressBound(w->body.len);
-	if (w->level >= 0 && buf_reserve(&w->payload, 1 + 10 + bound)) {
+	if (w->level >= 0 && ift_buf_reserve(&w->payload, 1 + 10 + bound)) {
 		uint8_t *hdr = w->payload.data + w->payload.len;
 		size_t at = w->payload.len + 1 + varint_size(w->body.len);
 		size_t n = ZSTD_compress2(w->zc, w->payload.data + at, bound,
@@ -425,22 +425,22 @@ static int flush_table(struct ift_writer *w, unsigned table)
 		if (n < w->body.len) {
 			*hdr = IFT_CODEC_ZSTD;
 			w->payload.len++;
-			buf_varint(&w->payload, w->body.len);
+			ift_buf_varint(&w->payload, w->body.len);
 			w->payload.len += n;
 			goto write;
 		}
 	}
-	buf_u8(&w->payload, IFT_CODEC_NONE);
-	buf_varint(&w->payload, w->body.len);
-	buf_put(&w->payload, w->body.data, w->body.len);
+	ift_buf_u8(&w->payload, IFT_CODEC_NONE);
+	ift_buf_varint(&w->payload, w->body.len);
+	ift_buf_put(&w->payload, w->body.data, w->body.len);
 write:
-	buf_init(&ix);
-	buf_varint(&ix, table);
-	buf_varint(&ix, t->n);
-	buf_varint(&ix, ts_min);
-	buf_varint(&ix, ts_max - ts_min);
+	ift_buf_init(&ix);
+	ift_buf_varint(&ix, table);
+	ift_buf_varint(&ix, t->n);
+	ift_buf_varint(&ix, ts_min);
+	ift_buf_varint(&ix, ts_max - ts_min);
 	ret = write_section(w, IFT_SEC_CHUNK, &w->payload, &ix);
-	buf_release(&ix);
+	ift_buf_release(&ix);
 	t->n = 0;
 	return ret;
 }
@@ -453,15 +453,15 @@ static int write_header(struct ift_writer *w)
 
 	clock_gettime(CLOCK_REALTIME, &now);
 	memcpy(h, IFT_MAGIC, 8);
-	put_le16(h + 8, IFT_FORMAT_VERSION);
-	put_le16(h + 10, IFT_FORMAT_MIN_VERSION);
-	put_le32(h + 12, IFT_HEADER_SIZE);
-	put_le64(h + 16, 0);
-	put_le64(h + 24, 0);
-	put_le32(h + 32, IFT_BYTE_ORDER);
-	put_le64(h + 40, (uint64_t)now.tv_sec * 1000000000ULL +
+	ift_put_le16(h + 8, IFT_FORMAT_VERSION);
+	ift_put_le16(h + 10, IFT_FORMAT_MIN_VERSION);
+	ift_put_le32(h + 12, IFT_HEADER_SIZE);
+	ift_put_le64(h + 16, 0);
+	ift_put_le64(h + 24, 0);
+	ift_put_le32(h + 32, IFT_BYTE_ORDER);
+	ift_put_le64(h + 40, (uint64_t)now.tv_sec * 1000000000ULL +
 		 (uint64_t)now.tv_nsec);
-	put_le32(h + 60, (uint32_t)crc32(0, h, 60));
+	ift_put_le32(h + 60, (uint32_t)crc32(0, h, 60));
 	iov.iov_base = h;
 	iov.iov_len = sizeof(h);
 	return write_all(w, &iov, 1);
@@ -485,7 +485,7 @@ struct ift_writer *ift_writer_create(const char *path,
 		w->chunk_rows = IFT_MAX_CHUNK_ROWS;
 	w->level = opts && opts->zstd_level ? opts->zstd_level :
 		   DEFAULT_ZSTD_LEVEL;
-	taskmap_init(&w->tasks);
+	ift_taskmap_init(&w->tasks);
 
 	w->zc = ZSTD_createCCtx();
 	if (!w->zc)
@@ -525,8 +525,8 @@ int ift_writer_meta(struct ift_writer *w, const char *key, const char *value)
 {
 	if (w->finished)
 		return -IFT_E_FINISHED;
-	buf_str(&w->meta, key);
-	buf_str(&w->meta, value ? value : "");
+	ift_buf_str(&w->meta, key);
+	ift_buf_str(&w->meta, value ? value : "");
 	w->nmeta++;
 	return w->meta.oom ? -ENOMEM : 0;
 }
@@ -563,11 +563,11 @@ int ift_writer_op(struct ift_writer *w, const struct ift_op *op)
 	for (unsigned i = 0; i < op->nargs; i++)
 		if (!op->args[i] || !ift_arg_name_ok(op->args[i], strlen(op->args[i])))
 			return -EINVAL;
-	buf_str(&w->ops, op->name);
-	buf_varint(&w->ops, op->api);
-	buf_varint(&w->ops, op->nargs);
+	ift_buf_str(&w->ops, op->name);
+	ift_buf_varint(&w->ops, op->api);
+	ift_buf_varint(&w->ops, op->nargs);
 	for (unsigned i = 0; i < op->nargs; i++)
-		buf_str(&w->ops, op->args[i]);
+		ift_buf_str(&w->ops, op->args[i]);
 	if (w->ops.oom)
 		return -ENOMEM;
 	return (int)++w->nops;
@@ -581,13 +581,13 @@ int ift_writer_library(struct ift_writer *w, const struct ift_library *lib)
 		return -IFT_E_FINISHED;
 	if ((ret = flush_dicts(w)) < 0)
 		return ret;
-	buf_clear(&w->payload);
-	buf_str(&w->payload, lib->path);
-	buf_bytes(&w->payload, lib->build_id, lib->build_id_len);
-	buf_varint(&w->payload, lib->dev);
-	buf_varint(&w->payload, lib->ino);
-	buf_varint(&w->payload, lib->functions);
-	buf_str(&w->payload, lib->kind);
+	ift_buf_clear(&w->payload);
+	ift_buf_str(&w->payload, lib->path);
+	ift_buf_bytes(&w->payload, lib->build_id, lib->build_id_len);
+	ift_buf_varint(&w->payload, lib->dev);
+	ift_buf_varint(&w->payload, lib->ino);
+	ift_buf_varint(&w->payload, lib->functions);
+	ift_buf_str(&w->payload, lib->kind);
 	return write_section(w, IFT_SEC_LIBRARY, &w->payload, NULL);
 }
 
@@ -598,18 +598,18 @@ int64_t ift_writer_stack(struct ift_writer *w, const struct ift_frame *frames,
 		return -IFT_E_FINISHED;
 	if (nframes > IFT_STACK_MAX_FRAMES)
 		nframes = IFT_STACK_MAX_FRAMES;
-	buf_varint(&w->stacks, nframes);
+	ift_buf_varint(&w->stacks, nframes);
 	for (unsigned i = 0; i < nframes; i++) {
 		int64_t mod = ift_writer_string(w, frames[i].module);
 		int64_t sym = ift_writer_string(w, frames[i].symbol);
 
 		if (mod < 0 || sym < 0)
 			return mod < 0 ? mod : sym;
-		buf_varint(&w->stacks, (uint64_t)mod);
-		buf_varint(&w->stacks, frames[i].offset);
-		buf_varint(&w->stacks, (uint64_t)sym);
-		buf_varint(&w->stacks, frames[i].symoff);
-		buf_varint(&w->stacks, frames[i].flags);
+		ift_buf_varint(&w->stacks, (uint64_t)mod);
+		ift_buf_varint(&w->stacks, frames[i].offset);
+		ift_buf_varint(&w->stacks, (uint64_t)sym);
+		ift_buf_varint(&w->stacks, frames[i].symoff);
+		ift_buf_varint(&w->stacks, frames[i].flags);
 	}
 	if (w->stacks.oom)
 		return -ENOMEM;
@@ -648,7 +648,7 @@ int ift_writer_append(struct ift_writer *w, unsigned table, const uint64_t *row)
 	t = &w->t[table];
 	if (t->total && row[IFT_C_TS] < t->last_ts)
 		return -IFT_E_ORDER;
-	if (table == IFT_T_TASKS && (ret = taskmap_fold(&w->tasks, row)) < 0)
+	if (table == IFT_T_TASKS && (ret = ift_taskmap_fold(&w->tasks, row)) < 0)
 		return ret;
 	for (unsigned c = 0; c < t->def->ncols; c++)
 		t->cols[c][t->n] = row[c];
@@ -686,14 +686,14 @@ static int write_loss(struct ift_writer *w)
 {
 	if (!w->nloss)
 		return 0;
-	buf_clear(&w->payload);
-	buf_varint(&w->payload, w->nloss);
+	ift_buf_clear(&w->payload);
+	ift_buf_varint(&w->payload, w->nloss);
 	for (size_t i = 0; i < w->nloss; i++) {
-		buf_varint(&w->payload, w->loss[i].cpu);
-		buf_varint(&w->payload, w->loss[i].overrun);
-		buf_varint(&w->payload, w->loss[i].commit_overrun);
-		buf_varint(&w->payload, w->loss[i].dropped);
-		buf_varint(&w->payload, w->loss[i].read);
+		ift_buf_varint(&w->payload, w->loss[i].cpu);
+		ift_buf_varint(&w->payload, w->loss[i].overrun);
+		ift_buf_varint(&w->payload, w->loss[i].commit_overrun);
+		ift_buf_varint(&w->payload, w->loss[i].dropped);
+		ift_buf_varint(&w->payload, w->loss[i].read);
 	}
 	return write_section(w, IFT_SEC_LOSS, &w->payload, NULL);
 }
@@ -702,21 +702,21 @@ static int write_tasks(struct ift_writer *w)
 {
 	const struct taskmap *m = &w->tasks;
 
-	buf_clear(&w->payload);
-	buf_varint(&w->payload, m->n);
+	ift_buf_clear(&w->payload);
+	ift_buf_varint(&w->payload, m->n);
 	for (size_t i = 0; i < m->n; i++) {
 		const struct trec *r = &m->v[i];
 
-		buf_varint(&w->payload, r->tid);
-		buf_varint(&w->payload, r->pid);
-		buf_varint(&w->payload, r->ppid);
-		buf_varint(&w->payload, r->flags);
-		buf_varint(&w->payload, r->start_ts);
-		buf_varint(&w->payload, r->exit_ts);
-		buf_varint(&w->payload, r->ncomms);
+		ift_buf_varint(&w->payload, r->tid);
+		ift_buf_varint(&w->payload, r->pid);
+		ift_buf_varint(&w->payload, r->ppid);
+		ift_buf_varint(&w->payload, r->flags);
+		ift_buf_varint(&w->payload, r->start_ts);
+		ift_buf_varint(&w->payload, r->exit_ts);
+		ift_buf_varint(&w->payload, r->ncomms);
 		for (uint32_t k = 0; k < r->ncomms; k++) {
-			buf_varint(&w->payload, r->comms[k].ts);
-			buf_varint(&w->payload, r->comms[k].str);
+			ift_buf_varint(&w->payload, r->comms[k].ts);
+			ift_buf_varint(&w->payload, r->comms[k].str);
 		}
 	}
 	return write_section(w, IFT_SEC_TASKS, &w->payload, NULL);
@@ -730,14 +730,14 @@ static int write_index(struct ift_writer *w)
 	struct buf p;
 	int ret;
 
-	buf_init(&p);
-	buf_varint(&p, w->nindex);
-	buf_put(&p, w->index.data, w->index.len);
+	ift_buf_init(&p);
+	ift_buf_varint(&p, w->nindex);
+	ift_buf_put(&p, w->index.data, w->index.len);
 	ret = write_section(w, IFT_SEC_INDEX, &p, NULL);
-	buf_release(&p);
+	ift_buf_release(&p);
 	if (ret < 0)
 		return ret;
-	put_le64(trailer, at);
+	ift_put_le64(trailer, at);
 	memcpy(trailer + 8, IFT_END_MAGIC, 8);
 	iov.iov_base = trailer;
 	iov.iov_len = sizeof(trailer);
@@ -772,15 +772,15 @@ void ift_writer_free(struct ift_writer *w)
 		for (unsigned c = 0; c < IFT_MAX_COLS; c++)
 			free(w->t[t].cols[c]);
 	strtab_release(&w->strings);
-	buf_release(&w->ops);
-	buf_release(&w->meta);
-	buf_release(&w->stacks);
-	buf_release(&w->index);
-	buf_release(&w->body);
-	buf_release(&w->payload);
-	buf_release(&w->scratch);
-	buf_release(&w->alt);
-	taskmap_release(&w->tasks);
+	ift_buf_release(&w->ops);
+	ift_buf_release(&w->meta);
+	ift_buf_release(&w->stacks);
+	ift_buf_release(&w->index);
+	ift_buf_release(&w->body);
+	ift_buf_release(&w->payload);
+	ift_buf_release(&w->scratch);
+	ift_buf_release(&w->alt);
+	ift_taskmap_release(&w->tasks);
 	free(w->loss);
 	ZSTD_freeCCtx(w->zc);
 	free(w);

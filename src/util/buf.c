@@ -6,24 +6,24 @@
 
 #include "buf.h"
 
-void buf_init(struct buf *b)
+void ift_buf_init(struct buf *b)
 {
 	memset(b, 0, sizeof(*b));
 }
 
-void buf_release(struct buf *b)
+void ift_buf_release(struct buf *b)
 {
 	free(b->data);
-	buf_init(b);
+	ift_buf_init(b);
 }
 
-void buf_clear(struct buf *b)
+void ift_buf_clear(struct buf *b)
 {
 	b->len = 0;
 	b->oom = false;
 }
 
-bool buf_reserve(struct buf *b, size_t extra)
+bool ift_buf_reserve(struct buf *b, size_t extra)
 {
 	size_t want, cap;
 	uint8_t *p;
@@ -46,52 +46,52 @@ bool buf_reserve(struct buf *b, size_t extra)
 	return true;
 }
 
-void buf_put(struct buf *b, const void *p, size_t n)
+void ift_buf_put(struct buf *b, const void *p, size_t n)
 {
-	if (!n || !buf_reserve(b, n))
+	if (!n || !ift_buf_reserve(b, n))
 		return;
 	memcpy(b->data + b->len, p, n);
 	b->len += n;
 }
 
-void buf_u8(struct buf *b, uint8_t v)
+void ift_buf_u8(struct buf *b, uint8_t v)
 {
 	if (b->len < b->cap && !b->oom) {
 		b->data[b->len++] = v;
 		return;
 	}
-	buf_put(b, &v, 1);
+	ift_buf_put(b, &v, 1);
 }
 
-void buf_le16(struct buf *b, uint16_t v)
+void ift_buf_le16(struct buf *b, uint16_t v)
 {
 	uint8_t x[2];
 
-	put_le16(x, v);
-	buf_put(b, x, sizeof(x));
+	ift_put_le16(x, v);
+	ift_buf_put(b, x, sizeof(x));
 }
 
-void buf_le32(struct buf *b, uint32_t v)
+void ift_buf_le32(struct buf *b, uint32_t v)
 {
 	uint8_t x[4];
 
-	put_le32(x, v);
-	buf_put(b, x, sizeof(x));
+	ift_put_le32(x, v);
+	ift_buf_put(b, x, sizeof(x));
 }
 
-void buf_le64(struct buf *b, uint64_t v)
+void ift_buf_le64(struct buf *b, uint64_t v)
 {
 	uint8_t x[8];
 
-	put_le64(x, v);
-	buf_put(b, x, sizeof(x));
+	ift_put_le64(x, v);
+	ift_buf_put(b, x, sizeof(x));
 }
 
-void buf_varint(struct buf *b, uint64_t v)
+void ift_buf_varint(struct buf *b, uint64_t v)
 {
 	uint8_t *p;
 
-	if (!buf_reserve(b, 10))
+	if (!ift_buf_reserve(b, 10))
 		return;
 	p = b->data + b->len;
 	while (v >= 0x80) {
@@ -102,24 +102,24 @@ void buf_varint(struct buf *b, uint64_t v)
 	b->len = (size_t)(p - b->data);
 }
 
-void buf_svarint(struct buf *b, int64_t v)
+void ift_buf_svarint(struct buf *b, int64_t v)
 {
-	buf_varint(b, zigzag(v));
+	ift_buf_varint(b, zigzag(v));
 }
 
-void buf_bytes(struct buf *b, const void *p, size_t n)
+void ift_buf_bytes(struct buf *b, const void *p, size_t n)
 {
-	buf_varint(b, n);
-	buf_put(b, p, n);
+	ift_buf_varint(b, n);
+	ift_buf_put(b, p, n);
 }
 
-void buf_str(struct buf *b, const char *s)
+void ift_buf_str(struct buf *b, const char *s)
 {
-	buf_bytes(b, s, s ? strlen(s) : 0);
+	ift_buf_bytes(b, s, s ? strlen(s) : 0);
 }
 
 
-bool rd_u8(struct rd *r, uint8_t *v)
+bool ift_rd_u8(struct rd *r, uint8_t *v)
 {
 	if (r->p >= r->end)
 		return false;
@@ -127,7 +127,7 @@ bool rd_u8(struct rd *r, uint8_t *v)
 	return true;
 }
 
-bool rd_varint_slow(struct rd *r, uint64_t *v)
+bool ift_rd_varint_slow(struct rd *r, uint64_t *v)
 {
 	uint64_t x = 0;
 	unsigned shift = 0;
@@ -152,24 +152,24 @@ bool rd_varint_slow(struct rd *r, uint64_t *v)
 	return false;
 }
 
-bool rd_varint_max(struct rd *r, uint64_t limit, uint64_t *v)
+bool ift_rd_varint_max(struct rd *r, uint64_t limit, uint64_t *v)
 {
-	return rd_varint(r, v) && *v <= limit;
+	return ift_rd_varint(r, v) && *v <= limit;
 }
 
-bool rd_skip(struct rd *r, size_t n)
+bool ift_rd_skip(struct rd *r, size_t n)
 {
-	if (rd_left(r) < n)
+	if (ift_rd_left(r) < n)
 		return false;
 	r->p += n;
 	return true;
 }
 
-bool rd_str(struct rd *r, const uint8_t **s, size_t *len)
+bool ift_rd_str(struct rd *r, const uint8_t **s, size_t *len)
 {
 	uint64_t n;
 
-	if (!rd_varint(r, &n) || n > rd_left(r))
+	if (!ift_rd_varint(r, &n) || n > ift_rd_left(r))
 		return false;
 	*s = r->p;
 	*len = (size_t)n;
@@ -177,35 +177,35 @@ bool rd_str(struct rd *r, const uint8_t **s, size_t *len)
 	return true;
 }
 
-uint16_t le16(const uint8_t *p)
+uint16_t ift_le16(const uint8_t *p)
 {
 	return (uint16_t)(p[0] | p[1] << 8);
 }
 
-uint32_t le32(const uint8_t *p)
+uint32_t ift_le32(const uint8_t *p)
 {
 	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
 	       (uint32_t)p[3] << 24;
 }
 
-uint64_t le64(const uint8_t *p)
+uint64_t ift_le64(const uint8_t *p)
 {
-	return (uint64_t)le32(p) | (uint64_t)le32(p + 4) << 32;
+	return (uint64_t)ift_le32(p) | (uint64_t)ift_le32(p + 4) << 32;
 }
 
-void put_le16(uint8_t *p, uint16_t v)
+void ift_put_le16(uint8_t *p, uint16_t v)
 {
 	p[0] = (uint8_t)v;
 	p[1] = (uint8_t)(v >> 8);
 }
 
-void put_le32(uint8_t *p, uint32_t v)
+void ift_put_le32(uint8_t *p, uint32_t v)
 {
 	for (int i = 0; i < 4; i++)
 		p[i] = (uint8_t)(v >> (8 * i));
 }
 
-void put_le64(uint8_t *p, uint64_t v)
+void ift_put_le64(uint8_t *p, uint64_t v)
 {
 	for (int i = 0; i < 8; i++)
 		p[i] = (uint8_t)(v >> (8 * i));

@@ -16,19 +16,19 @@ struct buf {
 	bool oom;	/* an allocation failed; len stops growing */
 };
 
-void buf_init(struct buf *b);
-void buf_release(struct buf *b);
-void buf_clear(struct buf *b);
-bool buf_reserve(struct buf *b, size_t extra);
-void buf_put(struct buf *b, const void *p, size_t n);
-void buf_u8(struct buf *b, uint8_t v);
-void buf_le16(struct buf *b, uint16_t v);
-void buf_le32(struct buf *b, uint32_t v);
-void buf_le64(struct buf *b, uint64_t v);
-void buf_varint(struct buf *b, uint64_t v);
-void buf_svarint(struct buf *b, int64_t v);
-void buf_str(struct buf *b, const char *s);
-void buf_bytes(struct buf *b, const void *p, size_t n);	/* varint length + bytes */
+void ift_buf_init(struct buf *b);
+void ift_buf_release(struct buf *b);
+void ift_buf_clear(struct buf *b);
+bool ift_buf_reserve(struct buf *b, size_t extra);
+void ift_buf_put(struct buf *b, const void *p, size_t n);
+void ift_buf_u8(struct buf *b, uint8_t v);
+void ift_buf_le16(struct buf *b, uint16_t v);
+void ift_buf_le32(struct buf *b, uint32_t v);
+void ift_buf_le64(struct buf *b, uint64_t v);
+void ift_buf_varint(struct buf *b, uint64_t v);
+void ift_buf_svarint(struct buf *b, int64_t v);
+void ift_buf_str(struct buf *b, const char *s);
+void ift_buf_bytes(struct buf *b, const void *p, size_t n);	/* varint length + bytes */
 
 /*
  * ift_appendf - printf at AT into the fixed BUF of LEN bytes (LEN > 0), cut
@@ -70,51 +70,51 @@ struct rd {
 	const uint8_t *p, *end;
 };
 
-static inline void rd_init(struct rd *r, const void *p, size_t n)
+static inline void ift_rd_init(struct rd *r, const void *p, size_t n)
 {
 	r->p = p;
 	/* p may be NULL for an empty buffer, and NULL + 0 is undefined in C */
 	r->end = n ? r->p + n : r->p;
 }
 
-static inline size_t rd_left(const struct rd *r)
+static inline size_t ift_rd_left(const struct rd *r)
 {
 	return (size_t)(r->end - r->p);
 }
 
-bool rd_u8(struct rd *r, uint8_t *v);
-bool rd_varint_slow(struct rd *r, uint64_t *v);
+bool ift_rd_u8(struct rd *r, uint8_t *v);
+bool ift_rd_varint_slow(struct rd *r, uint64_t *v);
 
 /* Inline, with a one-byte fast path: decoding a column reads one a value. */
-static inline bool rd_varint(struct rd *r, uint64_t *v)
+static inline bool ift_rd_varint(struct rd *r, uint64_t *v)
 {
 	if (r->p < r->end && *r->p < 0x80) {
 		*v = *r->p++;
 		return true;
 	}
-	return rd_varint_slow(r, v);
+	return ift_rd_varint_slow(r, v);
 }
 
-static inline bool rd_svarint(struct rd *r, int64_t *v)
+static inline bool ift_rd_svarint(struct rd *r, int64_t *v)
 {
 	uint64_t u;
 
-	if (!rd_varint(r, &u))
+	if (!ift_rd_varint(r, &u))
 		return false;
 	*v = unzigzag(u);
 	return true;
 }
-bool rd_skip(struct rd *r, size_t n);
+bool ift_rd_skip(struct rd *r, size_t n);
 /* A `str': points into the buffer, not NUL-terminated. */
-bool rd_str(struct rd *r, const uint8_t **s, size_t *len);
+bool ift_rd_str(struct rd *r, const uint8_t **s, size_t *len);
 /* A varint that must fit in LIMIT (inclusive). */
-bool rd_varint_max(struct rd *r, uint64_t limit, uint64_t *v);
+bool ift_rd_varint_max(struct rd *r, uint64_t limit, uint64_t *v);
 
-uint16_t le16(const uint8_t *p);
-uint32_t le32(const uint8_t *p);
-uint64_t le64(const uint8_t *p);
-void put_le16(uint8_t *p, uint16_t v);
-void put_le32(uint8_t *p, uint32_t v);
-void put_le64(uint8_t *p, uint64_t v);
+uint16_t ift_le16(const uint8_t *p);
+uint32_t ift_le32(const uint8_t *p);
+uint64_t ift_le64(const uint8_t *p);
+void ift_put_le16(uint8_t *p, uint16_t v);
+void ift_put_le32(uint8_t *p, uint32_t v);
+void ift_put_le64(uint8_t *p, uint64_t v);
 
 #endif

@@ -63,9 +63,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		cols[c] = (struct pq_column){ names[c], (enum pq_type)(1 + t % 3), t & 0x80 };
 	}
 	unlink(path);
-	if (pq_open(path, cols, ncols, &w) < 0)
+	if (ift_pq_open(path, cols, ncols, &w) < 0)
 		abort();
-	pq_group_rows(w, 1 + g % 64);
+	ift_pq_group_rows(w, 1 + g % 64);
 	for (bool more = true; more && rows < 100000; ) {
 		for (size_t c = 0; c < ncols && more; c++) {
 			struct pq_value *v = &row[c];
@@ -100,11 +100,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		if (!more)
 			break;
-		if (pq_add(w, row) < 0)
+		if (ift_pq_add(w, row) < 0)
 			abort();
 		rows++;
 	}
-	if (pq_close(w, false) < 0)
+	if (ift_pq_close(w, false) < 0)
 		abort();
 	if (!(fp = fopen(path, "rb")))
 		abort();

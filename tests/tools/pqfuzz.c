@@ -79,12 +79,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: pqfuzz -o FILE [-s SEED] [-n ROWS] [-g GROUP_ROWS]\n");
 		return 2;
 	}
-	if ((ret = pq_open(path, cols, sizeof(cols) / sizeof(cols[0]), &w)) < 0) {
+	if ((ret = ift_pq_open(path, cols, sizeof(cols) / sizeof(cols[0]), &w)) < 0) {
 		fprintf(stderr, "pqfuzz: %s: %s\n", path, strerror(-ret));
 		return 1;
 	}
 	if (group)
-		pq_group_rows(w, group);
+		ift_pq_group_rows(w, group);
 	for (size_t r = 0; r < rows; r++) {
 		struct pq_value v[6];
 		uint64_t x = rnd();
@@ -121,9 +121,9 @@ int main(int argc, char **argv)
 		v[4].s = buf;
 		v[4].len = n;
 		v[5].is_null = true;
-		if ((ret = pq_add(w, v)) < 0) {
+		if ((ret = ift_pq_add(w, v)) < 0) {
 			fprintf(stderr, "pqfuzz: %s\n", strerror(-ret));
-			pq_close(w, true);
+			ift_pq_close(w, true);
 			return 1;
 		}
 		printf("[%zu,", r);
@@ -145,7 +145,7 @@ int main(int argc, char **argv)
 			json_str(v[4].s, v[4].len), putchar(',');
 		printf("null]\n");
 	}
-	if ((ret = pq_close(w, false)) < 0) {
+	if ((ret = ift_pq_close(w, false)) < 0) {
 		fprintf(stderr, "pqfuzz: %s: %s\n", path, strerror(-ret));
 		return 1;
 	}

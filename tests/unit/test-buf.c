@@ -2,7 +2,7 @@
 /*
  * Unit tests for src/util/buf.c: the varint, svarint and zig-zag encodings of
  * docs/trace-format.md and the bounds-checked read cursor.  Every reader of
- * the trace file stands on rd_varint() and rd_str(), so a value they accept
+ * the trace file stands on ift_rd_varint() and ift_rd_str(), so a value they accept
  * that the spec calls corrupt, or a read past the end, matters everywhere.
  */
 #include <stdarg.h>
@@ -48,8 +48,8 @@ static void test_varint_roundtrip(void **state)
 		struct buf b;
 		struct rd r;
 
-		buf_init(&b);
-		buf_varint(&b, v);
+		ift_buf_init(&b);
+		ift_buf_varint(&b, v);
 		assert_false(b.oom);
 		assert_int_equal(b.len, leb_len(v));
 		assert_int_equal(varint_size(v), b.len);
@@ -58,11 +58,11 @@ static void test_varint_roundtrip(void **state)
 			assert_true(b.data[k] & 0x80);
 		assert_false(b.data[b.len - 1] & 0x80);
 
-		rd_init(&r, b.data, b.len);
-		assert_true(rd_varint(&r, &got));
+		ift_rd_init(&r, b.data, b.len);
+		assert_true(ift_rd_varint(&r, &got));
 		assert_true(got == v);
-		assert_int_equal(rd_left(&r), 0);
-		buf_release(&b);
+		assert_int_equal(ift_rd_left(&r), 0);
+		ift_buf_release(&b);
 	}
 }
 
@@ -71,12 +71,12 @@ static void test_varint_known_bytes(void **state)
 	struct buf b;
 
 	(void)state;
-	buf_init(&b);
-	buf_varint(&b, 0);
-	buf_varint(&b, 127);
-	buf_varint(&b, 128);
-	buf_varint(&b, 300);
-	buf_varint(&b, UINT64_MAX);
+	ift_buf_init(&b);
+	ift_buf_varint(&b, 0);
+	ift_buf_varint(&b, 127);
+	ift_buf_varint(&b, 128);
+	ift_buf_varint(&b, 300);
+	ift_buf_varint(&b, UINT64_MAX);
 	{
 		static const uint8_t want[] = {
 			0x00, 0x7f, 0x80, 0x01, 0xac, 0x02,
@@ -86,7 +86,7 @@ static void test_varint_known_bytes(void **state)
 		assert_int_equal(b.len, sizeof(want));
 		assert_memory_equal(b.data, want, sizeof(want));
 	}
-	buf_release(&b);
+	ift_buf_release(&b);
 }
 
 static void test_zigzag_edges(void **state)
@@ -113,23 +113,23 @@ static void test_svarint_roundtrip(void **state)
 		struct buf b;
 		struct rd r;
 
-		buf_init(&b);
-		buf_svarint(&b, v);
+		ift_buf_init(&b);
+		ift_buf_svarint(&b, v);
 		assert_int_equal(b.len, leb_len(zigzag(v)));
-		rd_init(&r, b.data, b.len);
-		assert_true(rd_svarint(&r, &got));
+		ift_rd_init(&r, b.data, b.len);
+		assert_true(ift_rd_svarint(&r, &got));
 		assert_true(got == v);
-		assert_int_equal(rd_left(&r), 0);
-		buf_release(&b);
+		assert_int_equal(ift_rd_left(&r), 0);
+		ift_buf_release(&b);
 	}
 	/* small magnitudes stay one byte whatever the sign: why ZIGZAG exists */
 	for (int64_t v = -64; v < 64; v++) {
 		struct buf b;
 
-		buf_init(&b);
-		buf_svarint(&b, v);
+		ift_buf_init(&b);
+		ift_buf_svarint(&b, v);
 		assert_int_equal(b.len, 1);
-		buf_release(&b);
+		ift_buf_release(&b);
 	}
 }
 
@@ -140,23 +140,23 @@ static void test_varint_sequence(void **state)
 	struct rd r;
 
 	(void)state;
-	buf_init(&b);
+	ift_buf_init(&b);
 	for (size_t i = 0; i < ARRAY_SIZE(edge_u64); i++) {
-		buf_varint(&b, edge_u64[i]);
-		buf_svarint(&b, (int64_t)edge_u64[i]);
+		ift_buf_varint(&b, edge_u64[i]);
+		ift_buf_svarint(&b, (int64_t)edge_u64[i]);
 	}
-	rd_init(&r, b.data, b.len);
+	ift_rd_init(&r, b.data, b.len);
 	for (size_t i = 0; i < ARRAY_SIZE(edge_u64); i++) {
 		uint64_t u;
 		int64_t s;
 
-		assert_true(rd_varint(&r, &u));
+		assert_true(ift_rd_varint(&r, &u));
 		assert_true(u == edge_u64[i]);
-		assert_true(rd_svarint(&r, &s));
+		assert_true(ift_rd_svarint(&r, &s));
 		assert_true((uint64_t)s == edge_u64[i]);
 	}
-	assert_int_equal(rd_left(&r), 0);
-	buf_release(&b);
+	assert_int_equal(ift_rd_left(&r), 0);
+	ift_buf_release(&b);
 }
 
 static void expect_bad_varint(const uint8_t *p, size_t n)
@@ -165,14 +165,14 @@ static void expect_bad_varint(const uint8_t *p, size_t n)
 	int64_t s = 0x1234;
 	struct rd r;
 
-	rd_init(&r, p, n);
-	assert_false(rd_varint(&r, &v));
+	ift_rd_init(&r, p, n);
+	assert_false(ift_rd_varint(&r, &v));
 	/* a failed read neither moves the cursor nor stores a value */
 	assert_ptr_equal(r.p, p);
 	assert_true(v == 0x1234);
-	assert_false(rd_svarint(&r, &s));
+	assert_false(ift_rd_svarint(&r, &s));
 	assert_ptr_equal(r.p, p);
-	assert_false(rd_varint_max(&r, UINT64_MAX, &v));
+	assert_false(ift_rd_varint_max(&r, UINT64_MAX, &v));
 }
 
 static void test_varint_overlong(void **state)
@@ -212,17 +212,17 @@ static void test_varint_ten_bytes(void **state)
 	/* 2^63: the only bit a 10th byte may carry */
 	memset(p, 0x80, sizeof(p));
 	p[9] = 0x01;
-	rd_init(&r, p, sizeof(p));
-	assert_true(rd_varint(&r, &v));
+	ift_rd_init(&r, p, sizeof(p));
+	assert_true(ift_rd_varint(&r, &v));
 	assert_true(v == 1ULL << 63);
-	assert_int_equal(rd_left(&r), 0);
+	assert_int_equal(ift_rd_left(&r), 0);
 
 	/* a padded but in-range encoding is at most 10 bytes: the spec allows it */
 	memset(p, 0x80, sizeof(p));
 	p[0] = 0x85;
 	p[9] = 0x00;
-	rd_init(&r, p, sizeof(p));
-	assert_true(rd_varint(&r, &v));
+	ift_rd_init(&r, p, sizeof(p));
+	assert_true(ift_rd_varint(&r, &v));
 	assert_true(v == 5);
 }
 
@@ -231,15 +231,15 @@ static void test_varint_truncated(void **state)
 	struct buf b;
 
 	(void)state;
-	buf_init(&b);
+	ift_buf_init(&b);
 	for (size_t i = 0; i < ARRAY_SIZE(edge_u64); i++) {
-		buf_clear(&b);
-		buf_varint(&b, edge_u64[i]);
+		ift_buf_clear(&b);
+		ift_buf_varint(&b, edge_u64[i]);
 		/* every proper prefix ends on a byte with the continuation bit */
 		for (size_t n = 0; n < b.len; n++)
 			expect_bad_varint(b.data, n);
 	}
-	buf_release(&b);
+	ift_buf_release(&b);
 }
 
 static void test_varint_max(void **state)
@@ -249,16 +249,16 @@ static void test_varint_max(void **state)
 	uint64_t v;
 
 	(void)state;
-	buf_init(&b);
-	buf_varint(&b, 1000);
-	rd_init(&r, b.data, b.len);
-	assert_true(rd_varint_max(&r, 1000, &v));
+	ift_buf_init(&b);
+	ift_buf_varint(&b, 1000);
+	ift_rd_init(&r, b.data, b.len);
+	assert_true(ift_rd_varint_max(&r, 1000, &v));
 	assert_true(v == 1000);
-	rd_init(&r, b.data, b.len);
-	assert_false(rd_varint_max(&r, 999, &v));
-	rd_init(&r, b.data, b.len);
-	assert_false(rd_varint_max(&r, 0, &v));
-	buf_release(&b);
+	ift_rd_init(&r, b.data, b.len);
+	assert_false(ift_rd_varint_max(&r, 999, &v));
+	ift_rd_init(&r, b.data, b.len);
+	assert_false(ift_rd_varint_max(&r, 0, &v));
+	ift_buf_release(&b);
 }
 
 static void test_rd_str_bounds(void **state)
@@ -270,56 +270,56 @@ static void test_rd_str_bounds(void **state)
 	size_t len;
 
 	(void)state;
-	buf_init(&b);
-	buf_bytes(&b, text, 3);
-	buf_str(&b, "");
-	buf_str(&b, NULL);
-	buf_str(&b, "xyz");
-	rd_init(&r, b.data, b.len);
-	assert_true(rd_str(&r, &s, &len));
+	ift_buf_init(&b);
+	ift_buf_bytes(&b, text, 3);
+	ift_buf_str(&b, "");
+	ift_buf_str(&b, NULL);
+	ift_buf_str(&b, "xyz");
+	ift_rd_init(&r, b.data, b.len);
+	assert_true(ift_rd_str(&r, &s, &len));
 	assert_int_equal(len, 3);
 	assert_memory_equal(s, text, 3);
-	assert_true(rd_str(&r, &s, &len));
+	assert_true(ift_rd_str(&r, &s, &len));
 	assert_int_equal(len, 0);
-	assert_true(rd_str(&r, &s, &len));
+	assert_true(ift_rd_str(&r, &s, &len));
 	assert_int_equal(len, 0);
-	assert_true(rd_str(&r, &s, &len));
+	assert_true(ift_rd_str(&r, &s, &len));
 	assert_int_equal(len, 3);
 	assert_memory_equal(s, "xyz", 3);
-	assert_int_equal(rd_left(&r), 0);
-	assert_false(rd_str(&r, &s, &len));
+	assert_int_equal(ift_rd_left(&r), 0);
+	assert_false(ift_rd_str(&r, &s, &len));
 
 	/* length exactly the bytes left: fine; one more: refused */
 	{
 		uint8_t p[4] = { 3, 'a', 'b', 'c' };
 
-		rd_init(&r, p, sizeof(p));
-		assert_true(rd_str(&r, &s, &len));
+		ift_rd_init(&r, p, sizeof(p));
+		assert_true(ift_rd_str(&r, &s, &len));
 		assert_int_equal(len, 3);
 		assert_ptr_equal(s, p + 1);
 		p[0] = 4;
-		rd_init(&r, p, sizeof(p));
-		assert_false(rd_str(&r, &s, &len));
+		ift_rd_init(&r, p, sizeof(p));
+		assert_false(ift_rd_str(&r, &s, &len));
 	}
 	/* a huge length must not wrap the pointer arithmetic */
-	buf_clear(&b);
-	buf_varint(&b, UINT64_MAX);
-	buf_put(&b, "abc", 3);
-	rd_init(&r, b.data, b.len);
-	assert_false(rd_str(&r, &s, &len));
-	buf_clear(&b);
-	buf_varint(&b, (uint64_t)SIZE_MAX - 2);
-	buf_put(&b, "abc", 3);
-	rd_init(&r, b.data, b.len);
-	assert_false(rd_str(&r, &s, &len));
+	ift_buf_clear(&b);
+	ift_buf_varint(&b, UINT64_MAX);
+	ift_buf_put(&b, "abc", 3);
+	ift_rd_init(&r, b.data, b.len);
+	assert_false(ift_rd_str(&r, &s, &len));
+	ift_buf_clear(&b);
+	ift_buf_varint(&b, (uint64_t)SIZE_MAX - 2);
+	ift_buf_put(&b, "abc", 3);
+	ift_rd_init(&r, b.data, b.len);
+	assert_false(ift_rd_str(&r, &s, &len));
 	/* a bad length varint */
 	{
 		uint8_t p[2] = { 0x83, 0x80 };
 
-		rd_init(&r, p, sizeof(p));
-		assert_false(rd_str(&r, &s, &len));
+		ift_rd_init(&r, p, sizeof(p));
+		assert_false(ift_rd_str(&r, &s, &len));
 	}
-	buf_release(&b);
+	ift_buf_release(&b);
 }
 
 static void test_rd_u8_skip(void **state)
@@ -328,15 +328,15 @@ static void test_rd_u8_skip(void **state)
 	struct rd r;
 
 	(void)state;
-	rd_init(&r, p, sizeof(p));
-	assert_true(rd_u8(&r, &v));
+	ift_rd_init(&r, p, sizeof(p));
+	assert_true(ift_rd_u8(&r, &v));
 	assert_int_equal(v, 7);
-	assert_false(rd_skip(&r, 3));
-	assert_int_equal(rd_left(&r), 2);
-	assert_true(rd_skip(&r, 2));
-	assert_false(rd_u8(&r, &v));
-	assert_true(rd_skip(&r, 0));
-	assert_false(rd_skip(&r, SIZE_MAX));
+	assert_false(ift_rd_skip(&r, 3));
+	assert_int_equal(ift_rd_left(&r), 2);
+	assert_true(ift_rd_skip(&r, 2));
+	assert_false(ift_rd_u8(&r, &v));
+	assert_true(ift_rd_skip(&r, 0));
+	assert_false(ift_rd_skip(&r, SIZE_MAX));
 }
 
 static void test_fixed_le(void **state)
@@ -345,30 +345,30 @@ static void test_fixed_le(void **state)
 	struct buf b;
 
 	(void)state;
-	put_le16(p, 0xA1B2);
+	ift_put_le16(p, 0xA1B2);
 	assert_int_equal(p[0], 0xB2);
 	assert_int_equal(p[1], 0xA1);
-	assert_int_equal(le16(p), 0xA1B2);
-	put_le32(p, 0x0A0B0C0DU);
+	assert_int_equal(ift_le16(p), 0xA1B2);
+	ift_put_le32(p, 0x0A0B0C0DU);
 	assert_memory_equal(p, "\x0d\x0c\x0b\x0a", 4);
-	assert_int_equal(le32(p), 0x0A0B0C0DU);
-	put_le64(p, 0x8877665544332211ULL);
+	assert_int_equal(ift_le32(p), 0x0A0B0C0DU);
+	ift_put_le64(p, 0x8877665544332211ULL);
 	assert_memory_equal(p, "\x11\x22\x33\x44\x55\x66\x77\x88", 8);
-	assert_true(le64(p) == 0x8877665544332211ULL);
-	put_le64(p, UINT64_MAX);
-	assert_true(le64(p) == UINT64_MAX);
+	assert_true(ift_le64(p) == 0x8877665544332211ULL);
+	ift_put_le64(p, UINT64_MAX);
+	assert_true(ift_le64(p) == UINT64_MAX);
 
-	buf_init(&b);
-	buf_le16(&b, 0x0102);
-	buf_le32(&b, 0x03040506);
-	buf_le64(&b, 0x0708090a0b0c0d0eULL);
-	buf_u8(&b, 0xff);
+	ift_buf_init(&b);
+	ift_buf_le16(&b, 0x0102);
+	ift_buf_le32(&b, 0x03040506);
+	ift_buf_le64(&b, 0x0708090a0b0c0d0eULL);
+	ift_buf_u8(&b, 0xff);
 	assert_int_equal(b.len, 15);
-	assert_int_equal(le16(b.data), 0x0102);
-	assert_int_equal(le32(b.data + 2), 0x03040506);
-	assert_true(le64(b.data + 6) == 0x0708090a0b0c0d0eULL);
+	assert_int_equal(ift_le16(b.data), 0x0102);
+	assert_int_equal(ift_le32(b.data + 2), 0x03040506);
+	assert_true(ift_le64(b.data + 6) == 0x0708090a0b0c0d0eULL);
 	assert_int_equal(b.data[14], 0xff);
-	buf_release(&b);
+	ift_buf_release(&b);
 }
 
 /* Growth across the first capacity and many doublings keeps every byte. */
@@ -377,21 +377,21 @@ static void test_buf_growth(void **state)
 	struct buf b;
 
 	(void)state;
-	buf_init(&b);
+	ift_buf_init(&b);
 	for (unsigned i = 0; i < 100000; i++)
-		buf_u8(&b, (uint8_t)(i * 7));
+		ift_buf_u8(&b, (uint8_t)(i * 7));
 	assert_false(b.oom);
 	assert_int_equal(b.len, 100000);
 	assert_true(b.cap >= b.len);
 	for (unsigned i = 0; i < 100000; i++)
 		assert_int_equal(b.data[i], (uint8_t)(i * 7));
-	buf_clear(&b);
+	ift_buf_clear(&b);
 	assert_int_equal(b.len, 0);
-	assert_true(buf_reserve(&b, 1000000));
+	assert_true(ift_buf_reserve(&b, 1000000));
 	assert_true(b.cap >= 1000000);
-	buf_put(&b, "x", 0);	/* nothing to add */
+	ift_buf_put(&b, "x", 0);	/* nothing to add */
 	assert_int_equal(b.len, 0);
-	buf_release(&b);
+	ift_buf_release(&b);
 	assert_null(b.data);
 	assert_int_equal(b.cap, 0);
 }

@@ -2,7 +2,7 @@
 /*
  * Unit tests for src/trace/colcodec.c: every column encoding round trips, the
  * encoder picks the one the data calls for (so a regression that silently
- * bloats traces shows up here), and col_decode refuses each kind of corrupt
+ * bloats traces shows up here), and ift_col_decode refuses each kind of corrupt
  * block with -IFT_E_CORRUPT instead of reading or writing out of bounds.
  * Output arrays are allocated at exactly N values so that ASan catches an
  * overrun in the sanitizer build.
@@ -42,7 +42,7 @@ static uint64_t *xmalloc_u64(size_t n)
 	return v;
 }
 
-/* An encoded block, split as col_encode wrote it. */
+/* An encoded block, split as ift_col_encode wrote it. */
 struct block {
 	struct buf out;
 	unsigned enc;
@@ -57,16 +57,16 @@ static void block_encode(struct block *b, const uint64_t *v, size_t n)
 	struct rd r;
 	uint8_t enc;
 
-	buf_init(&b->out);
-	buf_init(&scratch);
-	col_encode(&b->out, v, n, &scratch);
-	buf_release(&scratch);
+	ift_buf_init(&b->out);
+	ift_buf_init(&scratch);
+	ift_col_encode(&b->out, v, n, &scratch);
+	ift_buf_release(&scratch);
 	assert_false(b->out.oom);
-	rd_init(&r, b->out.data, b->out.len);
-	assert_true(rd_u8(&r, &enc));
-	assert_true(rd_varint(&r, &len));
+	ift_rd_init(&r, b->out.data, b->out.len);
+	assert_true(ift_rd_u8(&r, &enc));
+	assert_true(ift_rd_varint(&r, &len));
 	/* the length it announces is the length it wrote */
-	assert_int_equal(len, rd_left(&r));
+	assert_int_equal(len, ift_rd_left(&r));
 	b->enc = enc;
 	b->p = r.p;
 	b->len = (size_t)len;
@@ -74,7 +74,7 @@ static void block_encode(struct block *b, const uint64_t *v, size_t n)
 
 static void block_release(struct block *b)
 {
-	buf_release(&b->out);
+	ift_buf_release(&b->out);
 }
 
 /* Encodes, decodes and compares; returns the encoding chosen. */
@@ -86,7 +86,7 @@ static unsigned roundtrip(const uint64_t *v, size_t n)
 
 	block_encode(&b, v, n);
 	memset(out, 0xa5, n * sizeof(*out));
-	assert_int_equal(col_decode(b.enc, b.p, b.len, out, n), 0);
+	assert_int_equal(ift_col_decode(b.enc, b.p, b.len, out, n), 0);
 	for (size_t i = 0; i < n; i++)
 		if (out[i] != v[i])
 			fail_msg("row %zu of %zu: got %#llx, wrote %#llx (encoding %u)",
@@ -106,11 +106,11 @@ static unsigned dict_block_width(const struct block *b, uint64_t *ndistinct)
 	uint8_t w;
 
 	assert_int_equal(b->enc, IFT_ENC_DICT);
-	rd_init(&r, b->p, b->len);
-	assert_true(rd_varint(&r, &nd));
+	ift_rd_init(&r, b->p, b->len);
+	assert_true(ift_rd_varint(&r, &nd));
 	for (uint64_t k = 0; k < nd; k++)
-		assert_true(rd_varint(&r, &x));
-	assert_true(rd_u8(&r, &w));
+		assert_true(ift_rd_varint(&r, &x));
+	assert_true(ift_rd_u8(&r, &w));
 	*ndistinct = nd;
 	return w;
 }
@@ -144,7 +144,7 @@ static void test_single_row(void **state)
 		uint64_t out;
 
 		block_encode(&b, &vals[k], 1);
-		assert_int_equal(col_decode(b.enc, b.p, b.len, &out, 1), 0);
+		assert_int_equal(ift_col_decode(b.enc, b.p, b.len, &out, 1), 0);
 		assert_true(out == vals[k]);
 		/* one row: one varint, nothing more */
 		assert_int_equal(b.len, varint_size(vals[k]));
@@ -355,15 +355,15 @@ static void func_encode(struct block *b, const uint64_t *v, const uint64_t *key,
 	struct rd r;
 	uint8_t enc;
 
-	buf_init(&b->out);
-	buf_init(&scratch);
-	assert_true(col_encode_func(&b->out, v, key, keycol, n, &scratch));
-	buf_release(&scratch);
-	rd_init(&r, b->out.data, b->out.len);
-	assert_true(rd_u8(&r, &enc));
+	ift_buf_init(&b->out);
+	ift_buf_init(&scratch);
+	assert_true(ift_col_encode_func(&b->out, v, key, keycol, n, &scratch));
+	ift_buf_release(&scratch);
+	ift_rd_init(&r, b->out.data, b->out.len);
+	assert_true(ift_rd_u8(&r, &enc));
 	assert_int_equal(enc, IFT_ENC_FUNC);
-	assert_true(rd_varint(&r, &len));
-	assert_int_equal(len, rd_left(&r));
+	assert_true(ift_rd_varint(&r, &len));
+	assert_int_equal(len, ift_rd_left(&r));
 	b->enc = enc;
 	b->p = r.p;
 	b->len = (size_t)len;
@@ -389,24 +389,24 @@ static void test_func_roundtrip(void **state)
 	}
 	func_encode(&b, pid, tid, IFT_C_TID, n);
 	keys[IFT_C_TID] = tid;
-	assert_int_equal(col_decode_keyed(b.enc, b.p, b.len, out, n, keys), 0);
+	assert_int_equal(ift_col_decode_keyed(b.enc, b.p, b.len, out, n, keys), 0);
 	assert_memory_equal(out, pid, n * sizeof(*out));
 	/* a map of 6 pairs costs far less than 3000 values */
 	assert_true(b.len < 64);
 	/* the key column under another id: the block names its own */
 	keys[IFT_C_TID] = NULL;
 	keys[200] = tid;
-	assert_int_equal(col_decode_keyed(b.enc, b.p, b.len, out, n, keys),
+	assert_int_equal(ift_col_decode_keyed(b.enc, b.p, b.len, out, n, keys),
 			 -IFT_E_CORRUPT);
 	block_release(&b);
 	func_encode(&b, pid, tid, 200, n);
 	memset(out, 0, n * sizeof(*out));
-	assert_int_equal(col_decode_keyed(b.enc, b.p, b.len, out, n, keys), 0);
+	assert_int_equal(ift_col_decode_keyed(b.enc, b.p, b.len, out, n, keys), 0);
 	assert_memory_equal(out, pid, n * sizeof(*out));
-	/* without the key column, or through col_decode, it cannot decode */
-	assert_int_equal(col_decode(b.enc, b.p, b.len, out, n), -IFT_E_CORRUPT);
+	/* without the key column, or through ift_col_decode, it cannot decode */
+	assert_int_equal(ift_col_decode(b.enc, b.p, b.len, out, n), -IFT_E_CORRUPT);
 	keys[200] = NULL;
-	assert_int_equal(col_decode_keyed(b.enc, b.p, b.len, out, n, keys),
+	assert_int_equal(ift_col_decode_keyed(b.enc, b.p, b.len, out, n, keys),
 			 -IFT_E_CORRUPT);
 	keys[200] = tid;
 	/* every strict prefix and a trailing byte: corrupt */
@@ -416,10 +416,10 @@ static void test_func_roundtrip(void **state)
 		assert_non_null(copy);
 		memcpy(copy, b.p, b.len);
 		for (size_t cut = 0; cut < b.len; cut++)
-			assert_int_equal(col_decode_keyed(b.enc, copy, cut, out, n,
+			assert_int_equal(ift_col_decode_keyed(b.enc, copy, cut, out, n,
 							  keys), -IFT_E_CORRUPT);
 		copy[b.len] = 0;
-		assert_int_equal(col_decode_keyed(b.enc, copy, b.len + 1, out, n,
+		assert_int_equal(ift_col_decode_keyed(b.enc, copy, b.len + 1, out, n,
 						  keys), -IFT_E_CORRUPT);
 		free(copy);
 	}
@@ -428,7 +428,7 @@ static void test_func_roundtrip(void **state)
 	/* n = 2, the smallest non-constant column */
 	func_encode(&b, pool_pid + 4, pool_tid + 4, IFT_C_TID, 2);
 	keys[IFT_C_TID] = (uint64_t *)pool_tid + 4;
-	assert_int_equal(col_decode_keyed(b.enc, b.p, b.len, out, 2, keys), 0);
+	assert_int_equal(ift_col_decode_keyed(b.enc, b.p, b.len, out, 2, keys), 0);
 	assert_true(out[0] == UINT64_MAX && out[1] == 1);
 	block_release(&b);
 	free(tid);
@@ -458,24 +458,24 @@ static void keydelta_case(bool planes)
 		t[cpu[i]] += 100 + below(3);	/* wraps for CPU 1: 64-bit arithmetic */
 		ts[i] = t[cpu[i]];
 	}
-	buf_init(&b);
-	buf_init(&alt);
-	buf_init(&scratch);
-	col_encode(&alt, ts, n, &scratch);
+	ift_buf_init(&b);
+	ift_buf_init(&alt);
+	ift_buf_init(&scratch);
+	ift_col_encode(&alt, ts, n, &scratch);
 	/* a limit it cannot meet: refused, nothing written */
-	assert_false(col_encode_keydelta(&b, ts, cpu, IFT_C_CPU, n, 10, planes));
+	assert_false(ift_col_encode_keydelta(&b, ts, cpu, IFT_C_CPU, n, 10, planes));
 	assert_int_equal(b.len, 0);
 	/* per-key deltas of ~100 take a byte or two: well below plain deltas */
-	assert_true(col_encode_keydelta(&b, ts, cpu, IFT_C_CPU, n, SIZE_MAX, planes));
-	rd_init(&r, b.data, b.len);
-	assert_true(rd_u8(&r, &enc));
+	assert_true(ift_col_encode_keydelta(&b, ts, cpu, IFT_C_CPU, n, SIZE_MAX, planes));
+	ift_rd_init(&r, b.data, b.len);
+	assert_true(ift_rd_u8(&r, &enc));
 	assert_int_equal(enc, planes ? IFT_ENC_KEYDELTA_PLANES : IFT_ENC_KEYDELTA);
 	if (!planes)
 		assert_true(b.len < alt.len);
-	assert_true(rd_varint(&r, &len));
-	assert_int_equal(len, rd_left(&r));
+	assert_true(ift_rd_varint(&r, &len));
+	assert_int_equal(len, ift_rd_left(&r));
 	keys[IFT_C_CPU] = cpu;
-	assert_int_equal(col_decode_keyed(enc, r.p, (size_t)len, out, n, keys), 0);
+	assert_int_equal(ift_col_decode_keyed(enc, r.p, (size_t)len, out, n, keys), 0);
 	assert_memory_equal(out, ts, n * sizeof(*out));
 	/* the block names its key column: another id cannot stand in for it */
 	{
@@ -483,26 +483,26 @@ static void keydelta_case(bool planes)
 
 		uint8_t width;
 
-		assert_true(rd_varint(&c, &col));
+		assert_true(ift_rd_varint(&c, &col));
 		assert_int_equal(col, IFT_C_CPU);
 		if (planes) {
 			/* the widest delta is CPU 1's first, its whole value:
 			   -5,000,000 or so, in 64-bit wrapping arithmetic,
 			   zigzagged under 2^24: 3 bytes */
-			assert_true(rd_u8(&c, &width));
+			assert_true(ift_rd_u8(&c, &width));
 			assert_int_equal(width, 3);
-			assert_int_equal(rd_left(&c), 3 * n);
+			assert_int_equal(ift_rd_left(&c), 3 * n);
 		}
 	}
 	keys[IFT_C_CPU] = NULL;
 	keys[7] = cpu;
-	assert_int_equal(col_decode_keyed(enc, r.p, (size_t)len, out, n, keys),
+	assert_int_equal(ift_col_decode_keyed(enc, r.p, (size_t)len, out, n, keys),
 			 -IFT_E_CORRUPT);
-	assert_int_equal(col_decode(enc, r.p, (size_t)len, out, n), -IFT_E_CORRUPT);
+	assert_int_equal(ift_col_decode(enc, r.p, (size_t)len, out, n), -IFT_E_CORRUPT);
 	keys[IFT_C_CPU] = cpu;
 	/* cut short: corrupt; one byte more: corrupt */
 	for (size_t cut = 0; cut < len; cut += 97)
-		assert_int_equal(col_decode_keyed(enc, r.p, cut, out, n, keys),
+		assert_int_equal(ift_col_decode_keyed(enc, r.p, cut, out, n, keys),
 				 -IFT_E_CORRUPT);
 	{
 		uint8_t *copy = malloc((size_t)len + 1);
@@ -510,13 +510,13 @@ static void keydelta_case(bool planes)
 		assert_non_null(copy);
 		memcpy(copy, r.p, (size_t)len);
 		copy[len] = 0;
-		assert_int_equal(col_decode_keyed(enc, copy, (size_t)len + 1, out, n,
+		assert_int_equal(ift_col_decode_keyed(enc, copy, (size_t)len + 1, out, n,
 						  keys), -IFT_E_CORRUPT);
 		free(copy);
 	}
-	buf_release(&b);
-	buf_release(&alt);
-	buf_release(&scratch);
+	ift_buf_release(&b);
+	ift_buf_release(&alt);
+	ift_buf_release(&scratch);
 	free(ts);
 	free(cpu);
 	free(out);
@@ -545,25 +545,25 @@ static void test_keydelta_planes_width(void **state)
 	uint8_t enc, *p;
 
 	(void)state;
-	buf_init(&b);
-	assert_true(col_encode_keydelta(&b, v, cpu, IFT_C_CPU, 4, SIZE_MAX, true));
-	rd_init(&r, b.data, b.len);
-	assert_true(rd_u8(&r, &enc) && rd_varint(&r, &len));
+	ift_buf_init(&b);
+	assert_true(ift_col_encode_keydelta(&b, v, cpu, IFT_C_CPU, 4, SIZE_MAX, true));
+	ift_rd_init(&r, b.data, b.len);
+	assert_true(ift_rd_u8(&r, &enc) && ift_rd_varint(&r, &len));
 	keys[IFT_C_CPU] = cpu;
-	assert_int_equal(col_decode_keyed(enc, r.p, (size_t)len, out, 4, keys), 0);
+	assert_int_equal(ift_col_decode_keyed(enc, r.p, (size_t)len, out, 4, keys), 0);
 	assert_memory_equal(out, v, sizeof(v));
 	p = (uint8_t *)r.p + 1;		/* the width, after the key column id */
 	assert_int_equal(*p, 1);
 	*p = 0;
-	assert_int_equal(col_decode_keyed(enc, r.p, (size_t)len, out, 4, keys),
+	assert_int_equal(ift_col_decode_keyed(enc, r.p, (size_t)len, out, 4, keys),
 			 -IFT_E_CORRUPT);
 	*p = 9;
-	assert_int_equal(col_decode_keyed(enc, r.p, (size_t)len, out, 4, keys),
+	assert_int_equal(ift_col_decode_keyed(enc, r.p, (size_t)len, out, 4, keys),
 			 -IFT_E_CORRUPT);
 	*p = 2;		/* planes for 4 rows of 2 bytes: more than there is */
-	assert_int_equal(col_decode_keyed(enc, r.p, (size_t)len, out, 4, keys),
+	assert_int_equal(ift_col_decode_keyed(enc, r.p, (size_t)len, out, 4, keys),
 			 -IFT_E_CORRUPT);
-	buf_release(&b);
+	ift_buf_release(&b);
 }
 
 static void test_func_refused(void **state)
@@ -572,20 +572,20 @@ static void test_func_refused(void **state)
 	struct buf out, scratch;
 
 	(void)state;
-	buf_init(&out);
-	buf_init(&scratch);
-	buf_u8(&out, 0xee);
+	ift_buf_init(&out);
+	ift_buf_init(&scratch);
+	ift_buf_u8(&out, 0xee);
 	/* key 2 maps to 6 and 7: not a function */
-	assert_false(col_encode_func(&out, v, key, IFT_C_TID, 4, &scratch));
+	assert_false(ift_col_encode_func(&out, v, key, IFT_C_TID, 4, &scratch));
 	/* constant: CONST is smaller */
 	v[0] = v[1] = v[2] = v[3] = 9;
-	assert_false(col_encode_func(&out, v, key, IFT_C_TID, 4, &scratch));
-	assert_false(col_encode_func(&out, v, key, IFT_C_TID, 1, &scratch));
+	assert_false(ift_col_encode_func(&out, v, key, IFT_C_TID, 4, &scratch));
+	assert_false(ift_col_encode_func(&out, v, key, IFT_C_TID, 1, &scratch));
 	/* and OUT is left as it was */
 	assert_int_equal(out.len, 1);
 	assert_int_equal(out.data[0], 0xee);
-	buf_release(&out);
-	buf_release(&scratch);
+	ift_buf_release(&out);
+	ift_buf_release(&scratch);
 }
 
 static void expect_func_corrupt(const char *p, size_t len, const uint64_t *key,
@@ -595,7 +595,7 @@ static void expect_func_corrupt(const char *p, size_t len, const uint64_t *key,
 	uint64_t *out = xmalloc_u64(n);
 
 	keys[IFT_C_TID] = (uint64_t *)key;
-	assert_int_equal(col_decode_keyed(IFT_ENC_FUNC, (const uint8_t *)p, len,
+	assert_int_equal(ift_col_decode_keyed(IFT_ENC_FUNC, (const uint8_t *)p, len,
 					  out, n, keys), -IFT_E_CORRUPT);
 	free(out);
 }
@@ -608,7 +608,7 @@ static void test_func_corrupt(void **state)
 	(void)state;
 	/* well formed: key column 3, pairs (1 -> 10), (2 -> 20) */
 	keys[IFT_C_TID] = (uint64_t *)key;
-	assert_int_equal(col_decode_keyed(IFT_ENC_FUNC,
+	assert_int_equal(ift_col_decode_keyed(IFT_ENC_FUNC,
 					  (const uint8_t *)"\x03\x02\x01\x0a\x01\x14",
 					  6, out, 3, keys), 0);
 	assert_true(out[0] == 10 && out[1] == 20 && out[2] == 10);
@@ -637,7 +637,7 @@ static void expect_corrupt(unsigned enc, const void *p, size_t len, size_t n)
 {
 	uint64_t *out = xmalloc_u64(n);
 
-	assert_int_equal(col_decode(enc, p, len, out, n), -IFT_E_CORRUPT);
+	assert_int_equal(ift_col_decode(enc, p, len, out, n), -IFT_E_CORRUPT);
 	free(out);
 }
 
@@ -721,11 +721,11 @@ static void test_corrupt_dict(void **state)
 	{
 		uint64_t out[2];
 
-		assert_int_equal(col_decode(IFT_ENC_DICT,
+		assert_int_equal(ift_col_decode(IFT_ENC_DICT,
 					    (const uint8_t *)"\x02\x07\x01\x01\x01\x00",
 					    6, out, 2), 0);
 		assert_true(out[0] == 8 && out[1] == 7);
-		assert_int_equal(col_decode(IFT_ENC_DICT, (const uint8_t *)
+		assert_int_equal(ift_col_decode(IFT_ENC_DICT, (const uint8_t *)
 					    "\x02\x07\x01\x04\x01\x00\x00\x00"
 					    "\x00\x00\x00\x00", 12, out, 2), 0);
 		assert_true(out[0] == 8 && out[1] == 7);
@@ -792,7 +792,7 @@ static void test_garbage(void **state)
 		for (size_t i = 0; i < len; i++)
 			p[i] = (uint8_t)(below(3) ? below(4) : rnd());
 		memcpy(copy, p, len);
-		ret = col_decode(enc, copy, len, out, n);
+		ret = ift_col_decode(enc, copy, len, out, n);
 		assert_true(ret == 0 || ret == -IFT_E_CORRUPT);
 		free(out);
 		free(copy);

@@ -318,9 +318,9 @@ static void test_cuda_lib_api(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++)
-		if (cuda_lib_api(cases[i].name) != cases[i].api)
+		if (ift_cuda_lib_api(cases[i].name) != cases[i].api)
 			fail_msg("'%s': api %d, want %d", cases[i].name,
-				 (int)cuda_lib_api(cases[i].name), (int)cases[i].api);
+				 (int)ift_cuda_lib_api(cases[i].name), (int)cases[i].api);
 }
 
 static void test_not_cuda_and_errors(void **state)
@@ -525,7 +525,7 @@ static void test_ldcache_vs_ldconfig(void **state)
 	FILE *p;
 
 	(void)state;
-	if (ldcache_load(&c, "/etc/ld.so.cache"))
+	if (ift_ldcache_load(&c, "/etc/ld.so.cache"))
 		skip();
 	p = popen("ldconfig -p 2>/dev/null || /sbin/ldconfig -p", "r");
 	assert_non_null(p);
@@ -548,7 +548,7 @@ static void test_ldcache_vs_ldconfig(void **state)
 		assert_non_null(seen);
 		seen[nseen] = strdup(name);
 		assert_non_null(seen[nseen++]);
-		got = ldcache_lookup(&c, name);
+		got = ift_ldcache_lookup(&c, name);
 		if (!got || strcmp(got, path))
 			fail_msg("%s: cache says %s, ldconfig -p %s", name, got ? got : "nothing",
 				 path);
@@ -557,15 +557,15 @@ static void test_ldcache_vs_ldconfig(void **state)
 	pclose(p);
 	/* an emulated arm64 build reads the x86-64 host's cache: nothing to compare */
 	if (!checked && getenv("IFT_TEST_EMULATOR")) {
-		ldcache_release(&c);
+		ift_ldcache_release(&c);
 		skip();
 	}
 	assert_true(checked > 10);
-	assert_null(ldcache_lookup(&c, "libthis-is-not-there.so.1"));
+	assert_null(ift_ldcache_lookup(&c, "libthis-is-not-there.so.1"));
 	for (size_t i = 0; i < nseen; i++)
 		free(seen[i]);
 	free(seen);
-	ldcache_release(&c);
+	ift_ldcache_release(&c);
 }
 
 static void put32(uint8_t *p, uint32_t v)
@@ -619,22 +619,22 @@ static void test_ldcache_synthetic(void **state)
 	assert_non_null(f);
 	assert_int_equal(fwrite(buf, 1, str, f), str);
 	fclose(f);
-	assert_int_equal(ldcache_load(&c, path), 0);
+	assert_int_equal(ift_ldcache_load(&c, path), 0);
 	/* this machine's entries, whichever it is */
 	assert_int_equal(c.machine, ift_arch_native->ldcache_flags);
 	/* as an x86-64 ld.so reads it */
 	c.machine = ift_arch_x86_64.ldcache_flags;
-	assert_string_equal(ldcache_lookup(&c, "libfoo.so.1"), "/lib64/libfoo.so.1");
-	assert_null(ldcache_lookup(&c, "libbar.so.2"));
-	assert_string_equal(ldcache_lookup(&c, "libbaz.so.3"), "/v3/libbaz.so.3");
-	assert_null(ldcache_lookup(&c, "libfoo.so"));
-	assert_null(ldcache_lookup(&c, "libqux.so.4"));
+	assert_string_equal(ift_ldcache_lookup(&c, "libfoo.so.1"), "/lib64/libfoo.so.1");
+	assert_null(ift_ldcache_lookup(&c, "libbar.so.2"));
+	assert_string_equal(ift_ldcache_lookup(&c, "libbaz.so.3"), "/v3/libbaz.so.3");
+	assert_null(ift_ldcache_lookup(&c, "libfoo.so"));
+	assert_null(ift_ldcache_lookup(&c, "libqux.so.4"));
 	/* as an aarch64 one does */
 	c.machine = ift_arch_aarch64.ldcache_flags;
-	assert_string_equal(ldcache_lookup(&c, "libfoo.so.1"), "/arm64/libfoo.so.1");
-	assert_string_equal(ldcache_lookup(&c, "libqux.so.4"), "/arm64/libqux.so.4");
-	assert_null(ldcache_lookup(&c, "libbaz.so.3"));
-	ldcache_release(&c);
+	assert_string_equal(ift_ldcache_lookup(&c, "libfoo.so.1"), "/arm64/libfoo.so.1");
+	assert_string_equal(ift_ldcache_lookup(&c, "libqux.so.4"), "/arm64/libqux.so.4");
+	assert_null(ift_ldcache_lookup(&c, "libbaz.so.3"));
+	ift_ldcache_release(&c);
 }
 
 static void test_ldcache_broken(void **state)
@@ -647,8 +647,8 @@ static void test_ldcache_broken(void **state)
 	(void)state;
 	snprintf(path, sizeof(path), "%s/ld.so.cache", tmpdir);
 	write_file(path, "ld.so-1.7.0");
-	assert_int_equal(ldcache_load(&c, path), -EINVAL);
-	ldcache_release(&c);
+	assert_int_equal(ift_ldcache_load(&c, path), -EINVAL);
+	ift_ldcache_release(&c);
 	/* one entry claimed, strings pointing far outside the file */
 	hdr[20] = 1;
 	hdr[48] = 0x03;
@@ -658,19 +658,19 @@ static void test_ldcache_broken(void **state)
 	assert_non_null(f);
 	assert_int_equal(fwrite(hdr, 1, sizeof(hdr), f), sizeof(hdr));
 	fclose(f);
-	assert_int_equal(ldcache_load(&c, path), 0);
-	assert_null(ldcache_lookup(&c, "libc.so.6"));
-	ldcache_release(&c);
+	assert_int_equal(ift_ldcache_load(&c, path), 0);
+	assert_null(ift_ldcache_lookup(&c, "libc.so.6"));
+	ift_ldcache_release(&c);
 	/* more entries than the file holds */
 	hdr[20] = 2;
 	f = fopen(path, "wb");
 	assert_non_null(f);
 	assert_int_equal(fwrite(hdr, 1, sizeof(hdr), f), sizeof(hdr));
 	fclose(f);
-	assert_int_equal(ldcache_load(&c, path), -EINVAL);
-	ldcache_release(&c);
-	assert_int_equal(ldcache_load(&c, "/nonexistent/ld.so.cache"), -ENOENT);
-	ldcache_release(&c);
+	assert_int_equal(ift_ldcache_load(&c, path), -EINVAL);
+	ift_ldcache_release(&c);
+	assert_int_equal(ift_ldcache_load(&c, "/nonexistent/ld.so.cache"), -ENOENT);
+	ift_ldcache_release(&c);
 }
 
 /* ---- the dynamic section and the closure -------------------------------- */
@@ -685,7 +685,7 @@ static void test_dyn_read(void **state)
 	if (!have_fake)
 		skip();
 	snprintf(path, sizeof(path), "%s/app", tmpdir);
-	assert_int_equal(dso_dyn_read(path, &dyn), 0);
+	assert_int_equal(ift_dso_dyn_read(path, &dyn), 0);
 	for (size_t i = 0; i < dyn.nneeded; i++) {
 		cudart |= !strcmp(dyn.needed[i], "libcudart.so.12");
 		libc |= !strcmp(dyn.needed[i], "libc.so.6");
@@ -695,19 +695,19 @@ static void test_dyn_read(void **state)
 	assert_non_null(dyn.runpath);
 	assert_string_equal(dyn.runpath, want);
 	assert_null(dyn.rpath);
-	dso_dyn_release(&dyn);
+	ift_dso_dyn_release(&dyn);
 
 	snprintf(path, sizeof(path), "%s/lib/libcudart.so.12", tmpdir);
-	assert_int_equal(dso_dyn_read(path, &dyn), 0);
+	assert_int_equal(ift_dso_dyn_read(path, &dyn), 0);
 	assert_string_equal(dyn.soname, "libcudart.so.12");
-	dso_dyn_release(&dyn);
+	ift_dso_dyn_release(&dyn);
 
 	snprintf(path, sizeof(path), "%s/libcudart.so.99", tmpdir);
 	write_file(path, "not ELF");
-	assert_int_equal(dso_dyn_read(path, &dyn), -IFT_E_NOT_ELF);
-	dso_dyn_release(&dyn);
-	assert_int_equal(dso_dyn_read(tmpdir, &dyn), -EISDIR);
-	dso_dyn_release(&dyn);
+	assert_int_equal(ift_dso_dyn_read(path, &dyn), -IFT_E_NOT_ELF);
+	ift_dso_dyn_release(&dyn);
+	assert_int_equal(ift_dso_dyn_read(tmpdir, &dyn), -EISDIR);
+	ift_dso_dyn_release(&dyn);
 }
 
 static const struct ift_lib *set_find(const struct ift_libset *set, const char *path)
@@ -809,19 +809,19 @@ static void test_python_child(void **state)
 	snprintf(script, sizeof(script), "%s/fakepy", tmpdir);
 	write_file(script, "#!/bin/sh\necho /prefix; echo /site/one; echo \"$1\"\n");
 	assert_int_equal(chmod(script, 0755), 0);
-	assert_int_equal(python_sys_path(script, "python3", envp, NULL, NULL, 5000, &out), 0);
+	assert_int_equal(ift_python_sys_path(script, "python3", envp, NULL, NULL, 5000, &out), 0);
 	assert_string_equal(out, "/prefix\n/site/one\n-c\n");
 	free(out);
 
 	/* one that fails */
 	write_file(script, "#!/bin/sh\necho /x; exit 3\n");
-	assert_int_equal(python_sys_path(script, "python3", envp, NULL, NULL, 5000, &out), -ECHILD);
+	assert_int_equal(ift_python_sys_path(script, "python3", envp, NULL, NULL, 5000, &out), -ECHILD);
 	assert_null(out);
 
 	/* one that hangs, and a child of it that keeps the pipe open */
 	write_file(script, "#!/bin/sh\nsleep 30 & sleep 30\n");
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	ret = python_sys_path(script, "python3", envp, NULL, NULL, 300, &out);
+	ret = ift_python_sys_path(script, "python3", envp, NULL, NULL, 300, &out);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	assert_int_equal(ret, -ETIMEDOUT);
 	assert_null(out);
@@ -830,7 +830,7 @@ static void test_python_child(void **state)
 	/* one that closes its output and then does not exit */
 	write_file(script, "#!/bin/sh\necho /prefix; exec >&-; sleep 30\n");
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	ret = python_sys_path(script, "python3", envp, NULL, NULL, 300, &out);
+	ret = ift_python_sys_path(script, "python3", envp, NULL, NULL, 300, &out);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	assert_int_equal(ret, -ETIMEDOUT);
 	assert_null(out);
@@ -838,12 +838,12 @@ static void test_python_child(void **state)
 
 	/* no stdin: a read gets end of file at once, not the terminal */
 	write_file(script, "#!/bin/sh\nread x || echo eof\n");
-	assert_int_equal(python_sys_path(script, "python3", envp, NULL, NULL, 5000, &out), 0);
+	assert_int_equal(ift_python_sys_path(script, "python3", envp, NULL, NULL, 5000, &out), 0);
 	assert_string_equal(out, "eof\n");
 	free(out);
 
 	/* nothing to run */
-	assert_int_equal(python_sys_path("/nonexistent/python3", "python3", envp, NULL, NULL, 1000, &out),
+	assert_int_equal(ift_python_sys_path("/nonexistent/python3", "python3", envp, NULL, NULL, 1000, &out),
 			 -ECHILD);
 }
 
@@ -937,31 +937,31 @@ static void test_ldso_platform(void **state)
 	};
 
 	(void)state;
-	assert_string_equal(ldso_platform(&none, "x86_64"), "x86_64");
+	assert_string_equal(ift_ldso_platform(&none, "x86_64"), "x86_64");
 	/* no AT_PLATFORM: the machine's own name */
-	assert_string_equal(ldso_platform(&none, NULL), ift_arch_native->name);
-	assert_string_equal(ldso_platform(&haswell, "x86_64"), "haswell");
+	assert_string_equal(ift_ldso_platform(&none, NULL), ift_arch_native->name);
+	assert_string_equal(ift_ldso_platform(&haswell, "x86_64"), "haswell");
 	/* a Skylake-SP or later: AVX512CD without ER is still haswell */
 	cpu = haswell;
 	cpu.avx512cd = true;
-	assert_string_equal(ldso_platform(&cpu, "x86_64"), "haswell");
+	assert_string_equal(ift_ldso_platform(&cpu, "x86_64"), "haswell");
 	/* Knights Landing */
 	cpu.avx512er = cpu.avx512pf = true;
-	assert_string_equal(ldso_platform(&cpu, "x86_64"), "xeon_phi");
+	assert_string_equal(ift_ldso_platform(&cpu, "x86_64"), "xeon_phi");
 	/* ER without PF is no xeon_phi: haswell, by the other features */
 	cpu.avx512pf = false;
-	assert_string_equal(ldso_platform(&cpu, "x86_64"), "haswell");
+	assert_string_equal(ift_ldso_platform(&cpu, "x86_64"), "haswell");
 	/* one feature short of haswell */
 	cpu = haswell;
 	cpu.movbe = false;
-	assert_string_equal(ldso_platform(&cpu, "x86_64"), "x86_64");
+	assert_string_equal(ift_ldso_platform(&cpu, "x86_64"), "x86_64");
 	/* the same features on another vendor's CPU: AT_PLATFORM */
 	cpu = haswell;
 	cpu.intel = false;
-	assert_string_equal(ldso_platform(&cpu, "x86_64"), "x86_64");
+	assert_string_equal(ift_ldso_platform(&cpu, "x86_64"), "x86_64");
 	/* this CPU: what the real ld.so would say is checked by t102 */
-	ldso_cpu_read(&cpu);
-	assert_non_null(ldso_platform(&cpu, "x86_64"));
+	ift_ldso_cpu_read(&cpu);
+	assert_non_null(ift_ldso_platform(&cpu, "x86_64"));
 }
 
 int main(void)

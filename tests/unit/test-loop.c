@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The training loop of a thread (az_loop_find): on the op sequences of the
+ * The training loop of a thread (ift_az_loop_find): on the op sequences of the
  * real traces in fixtures/ (the .ops files in fixtures/loop, run-length coded, one
  * CUDA thread each), and on sequences built here where the loop is known
  * by construction: start-up before it, a period of one, no repetition,
@@ -109,7 +109,7 @@ static struct az_loop find(const struct seq *s)
 {
 	struct az_loop l;
 
-	assert_int_equal(az_loop_find(s->ops, s->n, &l), 0);
+	assert_int_equal(ift_az_loop_find(s->ops, s->n, &l), 0);
 	return l;
 }
 
@@ -336,7 +336,7 @@ static void test_no_loop(void **state)
 	put(&s, 1, "cudaMalloc cudaMalloc");
 	l = find(&s);
 	assert_no_loop(&l);
-	assert_int_equal(az_loop_find(NULL, 0, &l), 0);
+	assert_int_equal(ift_az_loop_find(NULL, 0, &l), 0);
 	assert_no_loop(&l);
 	seq_free(&s);
 }
@@ -458,7 +458,7 @@ static void test_large(void **state)
 	while (k < n)
 		ops[k] = 200 + k % 13, k++;
 	t = now();
-	assert_int_equal(az_loop_find(ops, n, &l), 0);
+	assert_int_equal(ift_az_loop_find(ops, n, &l), 0);
 	t = now() - t;
 	print_message("%zu calls: %.3f s\n", n, t);
 	assert_loop(&l, 137, iters, first, end);

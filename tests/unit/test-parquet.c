@@ -79,9 +79,9 @@ static void test_random_files(void **state)
 						      rnd() % 2 };
 		}
 		snprintf(path, sizeof(path), "%s/f%u.parquet", dir, s);
-		assert_int_equal(pq_open(path, cols, ncols, &w), 0);
+		assert_int_equal(ift_pq_open(path, cols, ncols, &w), 0);
 		if (s % 3)
-			pq_group_rows(w, 1 + rnd() % 700);
+			ift_pq_group_rows(w, 1 + rnd() % 700);
 		for (size_t i = 0; i < rows; i++) {
 			for (size_t c = 0; c < ncols; c++) {
 				uint64_t x = rnd();
@@ -95,9 +95,9 @@ static void test_random_files(void **state)
 				};
 			}
 			/* every column its own text: S points at one buffer */
-			assert_int_equal(pq_add(w, row), 0);
+			assert_int_equal(ift_pq_add(w, row), 0);
 		}
-		assert_int_equal(pq_close(w, false), 0);
+		assert_int_equal(ift_pq_close(w, false), 0);
 		check_file(path, ncols, (int64_t)rows);
 		unlink(path);
 	}
@@ -116,20 +116,20 @@ static void test_refusals(void **state)
 	assert_non_null(mkdtemp(dir));
 	snprintf(path, sizeof(path), "%s/a.parquet", dir);
 	snprintf(link, sizeof(link), "%s/l.parquet", dir);
-	assert_int_equal(pq_open(path, req, 1, &w), 0);
-	assert_int_equal(pq_add(w, &v), -EINVAL);	/* a null where none may be */
-	assert_int_equal(pq_close(w, false), -EINVAL);	/* the error stays */
+	assert_int_equal(ift_pq_open(path, req, 1, &w), 0);
+	assert_int_equal(ift_pq_add(w, &v), -EINVAL);	/* a null where none may be */
+	assert_int_equal(ift_pq_close(w, false), -EINVAL);	/* the error stays */
 	assert_int_equal(stat(path, &st), -1);		/* and the file goes */
-	assert_int_equal(pq_open(path, req, 1, &w), 0);
-	assert_int_equal(pq_close(w, false), 0);
+	assert_int_equal(ift_pq_open(path, req, 1, &w), 0);
+	assert_int_equal(ift_pq_close(w, false), 0);
 	check_file(path, 1, 0);
-	assert_int_equal(pq_open(path, req, 1, &w), -EEXIST);
+	assert_int_equal(ift_pq_open(path, req, 1, &w), -EEXIST);
 	assert_int_equal(symlink("/tmp/elsewhere.parquet", link), 0);
-	assert_int_equal(pq_open(link, req, 1, &w), -EEXIST);	/* O_EXCL: never followed */
+	assert_int_equal(ift_pq_open(link, req, 1, &w), -EEXIST);	/* O_EXCL: never followed */
 	assert_int_equal(lstat("/tmp/elsewhere.parquet", &st), -1);
 	unlink(link);
-	assert_int_equal(pq_open(link, req, 1, &w), 0);
-	assert_int_equal(pq_close(w, true), 0);		/* aborted: removed */
+	assert_int_equal(ift_pq_open(link, req, 1, &w), 0);
+	assert_int_equal(ift_pq_close(w, true), 0);		/* aborted: removed */
 	assert_int_equal(stat(link, &st), -1);
 	unlink(path);
 	rmdir(dir);
