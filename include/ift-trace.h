@@ -399,6 +399,12 @@ struct ift_event {
 
 struct ift_cursor *ift_cursor_new(struct ift_trace *t, unsigned mask,
 				  uint64_t ts_from);
+/*
+ * How many cursors have read TABLE of T since it was opened: each
+ * ift_cursor_new() whose mask holds a table with rows counts one read of it,
+ * however far it goes.  What a test counts of a reader's plan.
+ */
+uint64_t ift_trace_reads(const struct ift_trace *t, unsigned table);
 /* 1 with *EV set, 0 at the end, or a negative error. */
 int ift_cursor_next(struct ift_cursor *cur, struct ift_event *ev);
 void ift_cursor_free(struct ift_cursor *cur);

@@ -737,9 +737,7 @@ int ift_analysis_run(struct ift_trace *t, const struct ift_analyze_opts *opts,
 		a->opts = *opts;
 	ret = setup(a);
 	if (ret >= 0)
-		ret = ift_az_durs_find(a);
-	if (ret >= 0)
-		ret = ift_az_phases_find(a);
+		ret = ift_az_calls_read(a);	/* the read plan: plan.c */
 	if (ret >= 0)
 		ret = run_pass(a);
 	if (ret >= 0)

@@ -291,15 +291,37 @@ int ift_az_roles_gap_end(struct az_thread *th);
 /* Roles from the tallies, once the processes are built. */
 int ift_az_roles_assign(struct ift_analysis *a);
 
+/* plan.c: the calls' read before the pass, into durs.c and phases.c */
+int ift_az_calls_read(struct ift_analysis *a);
+
 /* phases.c: each calling thread's loop, before the pass */
-int ift_az_phases_find(struct ift_analysis *a);
+struct az_seqs {		/* each thread's outermost ops, in the read */
+	struct seq *v;
+	size_t n, cap, last;
+};
+/* The first read: call row R of the window into Q. */
+int ift_az_phases_row(struct az_seqs *q, const uint64_t *r);
+/* Between the reads: each thread's loop from its sequence (freed). */
+int ift_az_phases_loops(struct ift_analysis *a, struct az_seqs *q);
+/* The second read: row R again, for the times that bound the loops. */
+int ift_az_phases_bound(struct ift_analysis *a, struct az_seqs *q, const uint64_t *r);
+/* After it: the warm-up and the stages' times; releases Q. */
+int ift_az_phases_finish(struct ift_analysis *a, struct az_seqs *q);
+void ift_az_seqs_release(struct az_seqs *q);
 
 /* durs.c */
 /* The row R of the calls table passes the pid and op filters. */
 bool ift_az_call_selected(const struct ift_analysis *a, const uint64_t *r);
 /* Its duration, kept inside the clock. */
 uint64_t ift_az_call_dur(const uint64_t *r);
-/* Before the pass: the durations and a->opq. */
+/* Before the plan's reads: a->opq. */
+int ift_az_durs_begin(struct ift_analysis *a);
+/* Call row R of the window: counted in the first read (FILL false), its
+   duration stored in the second (FILL true). */
+int ift_az_durs_row(struct ift_analysis *a, const uint64_t *r, bool fill);
+/* Between the reads: the arrays, of the counts' sizes. */
+int ift_az_durs_alloc(struct ift_analysis *a);
+/* After them: the ops' percentiles, and the sites' p99. */
 int ift_az_durs_find(struct ift_analysis *a);
 /* TID's durations of OP, or NULL when it made no selected call of it. */
 struct az_durs *ift_az_durs_of(struct ift_analysis *a, uint32_t tid, uint32_t op);

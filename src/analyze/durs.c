@@ -68,53 +68,56 @@ uint64_t ift_az_call_dur(const uint64_t *r)
 							     r[IFT_CALL_DUR];
 }
 
-/* One read of the window's selected calls: FILL false counts, true stores. */
-static int durs_read(struct ift_analysis *a, bool fill)
+int ift_az_durs_begin(struct ift_analysis *a)
 {
-	struct ift_cursor *cur = ift_cursor_new(a->t, 1U << IFT_T_CALLS, a->lo);
-	struct ift_event ev;
-	int ret;
+	a->opq = calloc(a->nopm ? a->nopm : 1, sizeof(*a->opq));
+	return a->opq ? 0 : -ENOMEM;
+}
 
-	if (!cur)
-		return -ENOMEM;
-	while ((ret = ift_cursor_next(cur, &ev)) > 0) {
-		const uint64_t *r = ev.row;
-		struct az_durs *d;
-		struct az_tdurs *td;
+int ift_az_durs_row(struct ift_analysis *a, const uint64_t *r, bool fill)
+{
+	struct az_durs *d;
+	struct az_tdurs *td;
 
-		if (r[IFT_C_TS] > a->hi)
-			break;
-		if (r[IFT_C_TS] < a->lo)
-			continue;
-		if (ift_az_site_call(a, r) && r[IFT_CALL_OP] < a->nopm) {
-			struct az_opq *q = &a->opq[r[IFT_CALL_OP]];
+	if (ift_az_site_call(a, r) && r[IFT_CALL_OP] < a->nopm) {
+		struct az_opq *q = &a->opq[r[IFT_CALL_OP]];
 
-			if (!fill)
-				q->stack_calls++;
-			else if (q->nsv < q->stack_calls)
-				q->sv[q->nsv++] = ift_az_call_dur(r);
-		}
-		if (!ift_az_call_selected(a, r))
-			continue;
-		td = tdurs(a, (uint32_t)r[IFT_C_TID], !fill);
-		if (!td) {
-			ret = fill ? -IFT_E_CORRUPT : -ENOMEM;
-			break;
-		}
-		d = &td->op[r[IFT_CALL_OP]];
-		if (!fill) {
-			d->n++;
-			a->opq[r[IFT_CALL_OP]].calls++;
-		} else if (d->used < d->n) {
-			d->v[d->used++] = ift_az_call_dur(r);
-		} else {
-			/* the table changed between two reads of it */
-			ret = -IFT_E_CORRUPT;
-			break;
-		}
+		if (!fill)
+			q->stack_calls++;
+		else if (q->nsv < q->stack_calls)
+			q->sv[q->nsv++] = ift_az_call_dur(r);
 	}
-	ift_cursor_free(cur);
-	return ret < 0 ? ret : 0;
+	if (!ift_az_call_selected(a, r))
+		return 0;
+	td = tdurs(a, (uint32_t)r[IFT_C_TID], !fill);
+	if (!td)
+		return fill ? -IFT_E_CORRUPT : -ENOMEM;
+	d = &td->op[r[IFT_CALL_OP]];
+	if (!fill) {
+		d->n++;
+		a->opq[r[IFT_CALL_OP]].calls++;
+	} else if (d->used < d->n) {
+		d->v[d->used++] = ift_az_call_dur(r);
+	} else {
+		return -IFT_E_CORRUPT;	/* the table changed between two reads */
+	}
+	return 0;
+}
+
+int ift_az_durs_alloc(struct ift_analysis *a)
+{
+	for (size_t op = 0; op < a->nopm; op++)
+		if (a->opq[op].stack_calls &&
+		    !(a->opq[op].sv = malloc(a->opq[op].stack_calls * sizeof(uint64_t))))
+			return -ENOMEM;
+	for (size_t i = 0; i < a->ntdurs; i++)
+		for (size_t op = 0; op < a->nopm; op++) {
+			struct az_durs *d = &a->tdurs[i]->op[op];
+
+			if (d->n && !(d->v = malloc(d->n * sizeof(*d->v))))
+				return -ENOMEM;
+		}
+	return 0;
 }
 
 /*
@@ -186,26 +189,8 @@ int ift_az_durs_find(struct ift_analysis *a)
 {
 	static const unsigned pct[] = { 50, 99 };
 	struct az_seg *segs;
-	int ret;
+	int ret = 0;
 
-	a->opq = calloc(a->nopm, sizeof(*a->opq));
-	if (!a->opq)
-		return -ENOMEM;
-	if ((ret = durs_read(a, false)) < 0)
-		return ret;
-	for (size_t op = 0; op < a->nopm; op++)
-		if (a->opq[op].stack_calls &&
-		    !(a->opq[op].sv = malloc(a->opq[op].stack_calls * sizeof(uint64_t))))
-			return -ENOMEM;
-	for (size_t i = 0; i < a->ntdurs; i++)
-		for (size_t op = 0; op < a->nopm; op++) {
-			struct az_durs *d = &a->tdurs[i]->op[op];
-
-			if (d->n && !(d->v = malloc(d->n * sizeof(*d->v))))
-				return -ENOMEM;
-		}
-	if ((ret = durs_read(a, true)) < 0)
-		return ret;
 	/* the sites' tail: at or above the p99 of the op's calls with a stack */
 	for (size_t op = 0; op < a->nopm && ret >= 0; op++) {
 		struct az_opq *q = &a->opq[op];

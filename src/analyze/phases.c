@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * Start-up, steady state and tail: before the analysis pass, one read of
- * the calls table gives each calling thread's sequence of outermost ops in
- * the window; ift_az_loop_find() (loop.c) finds its training loop in it.  A
- * second read takes the entry of each iteration's first call, so that
- * warm-up iterations (warmup()) go to the start-up.  The pass and its hooks
+ * Start-up, steady state and tail: the calls' read before the analysis pass
+ * (plan.c) gives each calling thread's sequence of outermost ops in the
+ * window (ift_az_phases_row()); ift_az_loop_find() (loop.c) finds its
+ * training loop in it (ift_az_phases_loops()).  The plan's second read of
+ * the calls gives the entry of each iteration's first call
+ * (ift_az_phases_bound()), so that warm-up iterations (warmup()) go to the
+ * start-up.  The pass and its hooks
  * can then tell, for any moment of a thread, which stage it belongs to.
  * The sequences are freed once the loops are known: the memory is four
  * bytes per call and eight per iteration, for as long as this step lasts.
@@ -55,22 +57,45 @@ static bool outermost(const uint64_t *r)
 	return !r[IFT_CALL_DEPTH] && !(r[IFT_CALL_FLAGS] & IFT_CALL_F_NESTED);
 }
 
-static struct seq *seq_of(struct seq **v, size_t *n, size_t *cap, uint32_t tid,
-			  uint64_t ts, size_t *last)
+static struct seq *seq_of(struct az_seqs *q, uint32_t tid, uint64_t ts)
 {
-	if (*last < *n && (*v)[*last].tid == tid)
-		return &(*v)[*last];
-	for (size_t i = 0; i < *n; i++)
-		if ((*v)[i].tid == tid) {
-			*last = i;
-			return &(*v)[i];
+	if (q->last < q->n && q->v[q->last].tid == tid)
+		return &q->v[q->last];
+	for (size_t i = 0; i < q->n; i++)
+		if (q->v[i].tid == tid) {
+			q->last = i;
+			return &q->v[i];
 		}
-	if (ift_array_grow((void **)v, cap, *n + 1, sizeof(**v)) < 0)
+	if (ift_array_grow((void **)&q->v, &q->cap, q->n + 1, sizeof(*q->v)) < 0)
 		return NULL;
-	(*v)[*n].tid = tid;
-	(*v)[*n].first_ts = ts;
-	*last = (*n)++;
-	return &(*v)[*last];
+	memset(&q->v[q->n], 0, sizeof(*q->v));
+	q->v[q->n].tid = tid;
+	q->v[q->n].first_ts = ts;
+	q->last = q->n++;
+	return &q->v[q->last];
+}
+
+int ift_az_phases_row(struct az_seqs *q, const uint64_t *r)
+{
+	struct seq *s;
+
+	if (!outermost(r))
+		return 0;
+	s = seq_of(q, (uint32_t)r[IFT_C_TID], r[IFT_C_TS]);
+	if (!s || ift_array_grow((void **)&s->ops, &s->cap, s->n + 1, sizeof(*s->ops)) < 0)
+		return -ENOMEM;
+	s->ops[s->n++] = (uint32_t)r[IFT_CALL_OP];
+	return 0;
+}
+
+void ift_az_seqs_release(struct az_seqs *q)
+{
+	for (size_t i = 0; i < q->n; i++) {
+		free(q->v[i].ops);
+		free(q->v[i].starts);
+	}
+	free(q->v);
+	memset(q, 0, sizeof(*q));
 }
 
 static int cmp_u64(const void *x, const void *y)
@@ -116,53 +141,24 @@ static int warmup(struct ift_loop_info *l, const uint64_t *starts)
 	return 0;
 }
 
-/* Reads the window's calls twice: their ops, then the times of the calls
-   that bound each loop. */
-int ift_az_phases_find(struct ift_analysis *a)
+
+int ift_az_phases_loops(struct ift_analysis *a, struct az_seqs *q)
 {
-	struct seq *v = NULL;
-	size_t n = 0, cap = 0, last = 0;
-	struct ift_cursor *cur;
-	struct ift_event ev;
-	int ret = 0;
+	struct seq *v = q->v;
 
-	cur = ift_cursor_new(a->t, 1U << IFT_T_CALLS, a->lo);
-	if (!cur)
+	a->loops = calloc(q->n ? q->n : 1, sizeof(*a->loops));
+	if (!a->loops)
 		return -ENOMEM;
-	while ((ret = ift_cursor_next(cur, &ev)) > 0) {
-		const uint64_t *r = ev.row;
-		struct seq *s;
-
-		if (r[IFT_C_TS] > a->hi)
-			break;
-		if (r[IFT_C_TS] < a->lo || !outermost(r))
-			continue;
-		s = seq_of(&v, &n, &cap, (uint32_t)r[IFT_C_TID], r[IFT_C_TS], &last);
-		if (!s || ift_array_grow((void **)&s->ops, &s->cap, s->n + 1,
-					 sizeof(*s->ops)) < 0) {
-			ret = -ENOMEM;
-			break;
-		}
-		s->ops[s->n++] = (uint32_t)r[IFT_CALL_OP];
-	}
-	ift_cursor_free(cur);
-	if (ret < 0)
-		goto out;
-	a->loops = calloc(n ? n : 1, sizeof(*a->loops));
-	if (!a->loops) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	a->nloops = n;
-	for (size_t i = 0; i < n; i++) {
+	a->nloops = q->n;
+	for (size_t i = 0; i < q->n; i++) {
 		struct az_loop l;
+		int ret = ift_az_loop_find(v[i].ops, v[i].n, &l);
 
-		ret = ift_az_loop_find(v[i].ops, v[i].n, &l);
 		if (ret < 0)
-			goto out;
+			return ret;
 		a->loops[i].tid = v[i].tid;
 		if ((ret = ift_tidmap_set(&a->lmap, v[i].tid, i)) < 0)
-			goto out;
+			return ret;
 		a->loops[i].info.calls = v[i].n;
 		if (l.period && l.end > l.first) {
 			a->loops[i].info.period = l.period;
@@ -170,64 +166,57 @@ int ift_az_phases_find(struct ift_analysis *a)
 		}
 		v[i].first = l.first;
 		v[i].end = l.period ? l.end : 0;
-		if (l.period && !(v[i].starts = calloc(l.iterations, sizeof(uint64_t)))) {
-			ret = -ENOMEM;
-			goto out;
-		}
+		if (l.period && !(v[i].starts = calloc(l.iterations, sizeof(uint64_t))))
+			return -ENOMEM;
+		free(v[i].ops);		/* the loop is found: the ops go */
+		v[i].ops = NULL;
 	}
-	if (!n)
-		goto out;
-	/* the second read: the entry of call FIRST and the end of the calls
-	   up to END of each loop */
-	cur = ift_cursor_new(a->t, 1U << IFT_T_CALLS, a->lo);
-	if (!cur) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	last = 0;
-	while ((ret = ift_cursor_next(cur, &ev)) > 0) {
-		const uint64_t *r = ev.row;
-		uint32_t tid = (uint32_t)r[IFT_C_TID];
-		struct ift_loop_info *li;
-		size_t i = last;
+	q->last = 0;
+	return 0;
+}
 
-		if (r[IFT_C_TS] > a->hi)
-			break;
-		if (r[IFT_C_TS] < a->lo || !outermost(r))
-			continue;
-		if (i >= n || v[i].tid != tid)
-			for (i = 0; i < n && v[i].tid != tid; i++)
-				;
-		if (i == n)
-			continue;
-		last = i;
-		li = &a->loops[i].info;
-		if (li->period && v[i].seen >= v[i].first &&
-		    (v[i].seen - v[i].first) % li->period == 0 &&
-		    (v[i].seen - v[i].first) / li->period < li->iterations)
-			v[i].starts[(v[i].seen - v[i].first) / li->period] = r[IFT_C_TS];
-		if (li->period && v[i].seen >= v[i].first && v[i].seen < v[i].end &&
-		    r[IFT_C_TS] + r[IFT_CALL_DUR] > li->to_ts)
-			li->to_ts = r[IFT_C_TS] + r[IFT_CALL_DUR];
-		v[i].seen++;
-	}
-	ift_cursor_free(cur);
-	if (ret < 0)
-		goto out;
-	for (size_t i = 0; i < n; i++) {
+int ift_az_phases_bound(struct ift_analysis *a, struct az_seqs *q, const uint64_t *r)
+{
+	uint32_t tid = (uint32_t)r[IFT_C_TID];
+	struct ift_loop_info *li;
+	struct seq *v = q->v;
+	size_t i = q->last;
+
+	if (!outermost(r))
+		return 0;
+	if (i >= q->n || v[i].tid != tid)
+		for (i = 0; i < q->n && v[i].tid != tid; i++)
+			;
+	if (i == q->n)
+		return 0;
+	q->last = i;
+	li = &a->loops[i].info;
+	/* the entry of call FIRST and of each iteration after it, and the end
+	   of the calls up to END */
+	if (li->period && v[i].seen >= v[i].first &&
+	    (v[i].seen - v[i].first) % li->period == 0 &&
+	    (v[i].seen - v[i].first) / li->period < li->iterations)
+		v[i].starts[(v[i].seen - v[i].first) / li->period] = r[IFT_C_TS];
+	if (li->period && v[i].seen >= v[i].first && v[i].seen < v[i].end &&
+	    r[IFT_C_TS] + r[IFT_CALL_DUR] > li->to_ts)
+		li->to_ts = r[IFT_C_TS] + r[IFT_CALL_DUR];
+	v[i].seen++;
+	return 0;
+}
+
+int ift_az_phases_finish(struct ift_analysis *a, struct az_seqs *q)
+{
+	int ret = 0;
+
+	for (size_t i = 0; i < q->n && ret >= 0; i++) {
 		struct ift_loop_info *li = &a->loops[i].info;
 
-		if (li->period && (ret = warmup(li, v[i].starts)) < 0)
-			goto out;
+		if (li->period)
+			ret = warmup(li, q->v[i].starts);
 		li->from_ns = li->from_ts - ift_az_min(li->from_ts, a->sum.start_ts);
 		li->to_ns = li->to_ts - ift_az_min(li->to_ts, a->sum.start_ts);
 	}
-out:
-	for (size_t i = 0; i < n; i++) {
-		free(v[i].ops);
-		free(v[i].starts);
-	}
-	free(v);
+	ift_az_seqs_release(q);
 	return ret < 0 ? ret : 0;
 }
 

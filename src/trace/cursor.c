@@ -208,12 +208,18 @@ struct ift_cursor *ift_cursor_new(struct ift_trace *t, unsigned mask,
 			continue;
 		ct = &cur->tab[cur->ntab++];
 		ct->table = tb;
+		__atomic_fetch_add(&t->reads[tb], 1, __ATOMIC_RELAXED);
 		ct->nchunks = t->t[tb].nchunks;
 		ct->chunk = ift_trace_chunk_seek(t, tb, ts_from);
 		ct->stale = true;
 	}
 	cursor_start_prefetch(cur);
 	return cur;
+}
+
+uint64_t ift_trace_reads(const struct ift_trace *t, unsigned table)
+{
+	return table < IFT_T_NR ? __atomic_load_n(&t->reads[table], __ATOMIC_RELAXED) : 0;
 }
 
 int ift_cursor_next(struct ift_cursor *cur, struct ift_event *ev)

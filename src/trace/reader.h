@@ -42,6 +42,7 @@ struct rstack {
 struct ift_trace {
 	int fd;
 	unsigned version;
+	uint64_t reads[IFT_T_NR];	/* cursors over each table (ift_trace_reads) */
 	uint64_t header_size;	/* where the first section starts */
 	unsigned flags;
 	struct ift_recovery rec;

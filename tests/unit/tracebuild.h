@@ -101,7 +101,7 @@ static void call(struct tb *b, uint64_t t, uint64_t tid, uint64_t pid, int op,
 	add(b, IFT_T_CALLS, r);
 }
 
-static void page(struct tb *b, uint64_t t, uint64_t tid, uint64_t pid, uint64_t order)
+static inline void page(struct tb *b, uint64_t t, uint64_t tid, uint64_t pid, uint64_t order)
 {
 	uint64_t r[IFT_PG_NR] = { T0 + t, 0, pid, tid, order, 0xcc0, 1 };
 
@@ -234,7 +234,7 @@ static void tb_same_py_sites(struct tb *b, const struct ift_analysis *a)
  * (tests look at them), and first without, and without OPTS's hooks:
  * keeping the calls must change nothing else, every op table the same.
  */
-static void tb_run(struct tb *b, const struct ift_analyze_opts *opts)
+static inline void tb_run(struct tb *b, const struct ift_analyze_opts *opts)
 {
 	struct ift_analyze_opts o = { 0 };
 	struct ift_analysis *lean;

@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The analysis's read plan.  A report reads the trace this many times:
+ *  1. the calls in the window, before the pass: each row is counted for
+ *     the durations (durs.c) and goes to its thread's sequence of outermost
+ *     ops (phases.c); between the reads the arrays are made to the counts
+ *     and each thread's loop is found in its sequence;
+ *  2. the calls in the window again: each duration into its array, and the
+ *     times that bound each loop's iterations;
+ *  3. every table in the window, once: the pass (analyze.c);
+ *  4. the calls with a stack, when the trace has call sites (sites.c);
+ *  5. the switches of a chain's worst window, once for each chain whose
+ *     timeline names who ran there (a gap's, or a slow call's: chains-text.c).
+ * Two reads before the pass keep the durations' memory exact (8 bytes a
+ * selected call, no growth); a read is cheaper than the copies of arrays
+ * grown as they fill (+50% peak RSS on gentrace's 50M events).
+ * A job of NCCL ranks reads each trace's calls once more (job.c).
+ * test-reads counts them with ift_trace_reads() on a built trace.
+ */
+#include <errno.h>
+
+#include "analyze.h"
+
+/* One read of the calls in A's window, each row to ROW. */
+static int read_calls(struct ift_analysis *a, struct az_seqs *seqs,
+		      int (*row)(struct ift_analysis *, struct az_seqs *, const uint64_t *))
+{
+	struct ift_cursor *cur = ift_cursor_new(a->t, 1U << IFT_T_CALLS, a->lo);
+	struct ift_event ev;
+	int ret;
+
+	if (!cur)
+		return -ENOMEM;
+	while ((ret = ift_cursor_next(cur, &ev)) > 0) {
+		if (ev.row[IFT_C_TS] > a->hi)
+			break;
+		if (ev.row[IFT_C_TS] >= a->lo && (ret = row(a, seqs, ev.row)) < 0)
+			break;
+	}
+	ift_cursor_free(cur);
+	return ret < 0 ? ret : 0;
+}
+
+static int count_row(struct ift_analysis *a, struct az_seqs *seqs, const uint64_t *r)
+{
+	int ret = ift_az_durs_row(a, r, false);
+
+	return ret < 0 ? ret : ift_az_phases_row(seqs, r);
+}
+
+static int fill_row(struct ift_analysis *a, struct az_seqs *seqs, const uint64_t *r)
+{
+	int ret = ift_az_durs_row(a, r, true);
+
+	return ret < 0 ? ret : ift_az_phases_bound(a, seqs, r);
+}
+
+int ift_az_calls_read(struct ift_analysis *a)
+{
+	struct az_seqs seqs = { 0 };
+	int ret;
+
+	if ((ret = ift_az_durs_begin(a)) >= 0 &&
+	    (ret = read_calls(a, &seqs, count_row)) >= 0 &&
+	    (ret = ift_az_durs_alloc(a)) >= 0 &&
+	    (ret = ift_az_phases_loops(a, &seqs)) >= 0 &&
+	    (ret = read_calls(a, &seqs, fill_row)) >= 0 &&
+	    (ret = ift_az_durs_find(a)) >= 0)
+		return ift_az_phases_finish(a, &seqs);	/* releases seqs */
+	ift_az_seqs_release(&seqs);
+	return ret;
+}

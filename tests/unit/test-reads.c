@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The analysis's read plan (src/analyze/plan.c), counted: on a built trace,
+ * ift_trace_reads() says how many times each table was read by a report's
+ * analysis and its chains, and the counts are the plan's.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdlib.h>
+
+#include "ift-chains.h"
+#include "tracebuild.h"
+
+#define CUDA	100
+#define WORKER	200
+
+/*
+ * ITERS iterations of memcpy, launch, sync on the CUDA thread; with STARVE,
+ * a 5 ms sleep before each memcpy that the worker's wake-up ends.  Returns
+ * the end.
+ */
+static uint64_t build(struct tb *b, int iters, bool starve)
+{
+	uint64_t t = 1 * MS;
+
+	task(b, 1 * US, CUDA, CUDA, IFT_TASK_COMM, 0, 0, "train");
+	task(b, 2 * US, CUDA, CUDA, IFT_TASK_FORK, WORKER, WORKER, "train");
+	task(b, 3 * US, WORKER, WORKER, IFT_TASK_COMM, 0, 0, "pt_data_worker");
+	sw(b, 500 * US, 0, 0, 0, S_RUN, CUDA, CUDA);
+	for (int i = 0; i < iters; i++) {
+		if (starve && i) {
+			sw(b, t, 0, CUDA, CUDA, S_SLEEP, WORKER, WORKER);
+			wk(b, t + 5 * MS - 2 * US, 0, CUDA, CUDA, IFT_WAKE_WAKING, 0, WORKER, WORKER);
+			sw(b, t + 5 * MS, 0, WORKER, WORKER, S_SLEEP, CUDA, CUDA);
+			t += 5 * MS + 10 * US;
+		}
+		call(b, t, CUDA, CUDA, OP_MEMCPY, 200 * US, 0, 0, 1, 2, 1 << 20, 1, 0);
+		t += 210 * US;
+		call(b, t, CUDA, CUDA, OP_LAUNCH, 10 * US, 0, 0, 7, 0, 0, 0, 0);
+		t += 20 * US;
+		call(b, t, CUDA, CUDA, OP_SYNC, 300 * US, 0, 0, 0, 0, 0, 0, 0);
+		t += 310 * US;
+	}
+	return t;
+}
+
+struct counted {
+	uint64_t calls, switches, wakeups;
+	size_t chains, loops;
+};
+
+/* The trace at B's path through one analysis and its chains, counted. */
+static struct counted count(struct tb *b)
+{
+	struct ift_analyze_opts opts = { 0 };
+	struct ift_chains *c = ift_chains_new(NULL);
+	struct counted n = { 0 };
+
+	assert_int_equal(ift_writer_finish(b->w), 0);
+	ift_writer_free(b->w);
+	b->w = NULL;
+	assert_int_equal(ift_trace_open(b->path, 0, &b->t), 0);
+	assert_int_equal(ift_trace_reads(b->t, IFT_T_CALLS), 0);
+	assert_non_null(c);
+	ift_chains_hooks(c, &opts.hooks);
+	assert_int_equal(ift_analysis_run(b->t, &opts, &b->a), 0);
+	n.calls = ift_trace_reads(b->t, IFT_T_CALLS);
+	/* the pass reads every table once */
+	assert_int_equal(ift_trace_reads(b->t, IFT_T_SWITCHES), 1);
+	assert_int_equal(ift_trace_reads(b->t, IFT_T_TASKS), 1);
+	assert_int_equal(ift_chains_build(c, b->a, b->t), 0);
+	n.switches = ift_trace_reads(b->t, IFT_T_SWITCHES);
+	n.wakeups = ift_trace_reads(b->t, IFT_T_WAKEUPS);
+	n.chains = ift_chains_count(c);
+	for (size_t i = 0; i < ift_analysis_thread_count(b->a); i++) {
+		const struct ift_loop_info *l =
+			ift_analysis_loop(b->a, ift_analysis_thread(b->a, i)->tid);
+
+		n.loops += l && l->period;
+	}
+	/* the chains read no call again */
+	assert_int_equal(ift_trace_reads(b->t, IFT_T_CALLS), n.calls);
+	ift_chains_free(c);
+	return n;
+}
+
+/* A loop: the calls twice before the pass (counted, then stored, with the
+   times that bound the loop's iterations), once in the pass. */
+static void test_loop(void **state)
+{
+	struct counted n;
+	struct tb b;
+
+	(void)state;
+	tb_begin(&b, "loop", 1000 * MS);
+	build(&b, 40, false);
+	n = count(&b);
+	assert_int_equal(n.loops, 1);
+	assert_int_equal(n.calls, 3);
+	assert_true(n.switches <= 1 + n.chains);
+	tb_end(&b);
+}
+
+/* No loop (two iterations are none): the same reads. */
+static void test_no_loop(void **state)
+{
+	struct counted n;
+	struct tb b;
+
+	(void)state;
+	tb_begin(&b, "noloop", 1000 * MS);
+	build(&b, 2, false);
+	n = count(&b);
+	assert_int_equal(n.loops, 0);
+	assert_int_equal(n.calls, 3);
+	tb_end(&b);
+}
+
+/* A starving loop: its chains name who ran in their worst window, which
+   reads that window's switches once more, a chain. */
+static void test_chain(void **state)
+{
+	struct counted n;
+	struct tb b;
+
+	(void)state;
+	tb_begin(&b, "starve", 1000 * MS);
+	build(&b, 40, true);
+	n = count(&b);
+	assert_int_equal(n.loops, 1);
+	assert_int_equal(n.calls, 3);
+	assert_true(n.chains >= 1);
+	assert_int_equal(n.switches, 1 + n.chains);
+	assert_int_equal(n.wakeups, 1);
+	tb_end(&b);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_loop),
+		cmocka_unit_test(test_no_loop),
+		cmocka_unit_test(test_chain),
+	};
+
+	return cmocka_run_group_tests(tests, tb_setup, tb_teardown);
+}
