@@ -148,12 +148,29 @@ struct ift_loop_info {
 enum ift_stage ift_loop_stage(const struct ift_loop_info *l, uint64_t ts);
 const char *ift_stage_name(enum ift_stage stage);	/* "startup" ... */
 
+/*
+ * What a task does for the GPU, from what it was seen doing (roles.c,
+ * docs/report.md, Roles).  A process has the role of the thread that gave
+ * it one: IFT_ROLE_CUDA_PROCESS for a CUDA thread's, or an input worker's.
+ */
+enum ift_role {
+	IFT_ROLE_NONE,
+	IFT_ROLE_CUDA_THREAD,
+	IFT_ROLE_CUDA_PROCESS,
+	IFT_ROLE_INPUT_WORKER,
+	IFT_ROLE_INPUT_THREAD,
+	IFT_ROLE_RELAY,
+	IFT_ROLE_PIN_MEMORY,
+	IFT_ROLE_NR
+};
+
+/* Its name in every output ("cuda thread", ...); NULL for IFT_ROLE_NONE. */
+const char *ift_role_name(enum ift_role role);
+
 struct ift_thread_info {
 	uint32_t tid, pid, ppid;
 	const struct ift_task *task;	/* in the trace's task table, or NULL */
-	/* "cuda thread", "input worker", "input thread", "relay",
-	   "pin-memory thread", or NULL; role_evidence says why */
-	const char *role;
+	enum ift_role role;		/* role_evidence says why */
 	const struct ift_role_evidence *role_evidence;	/* NULL without a role */
 	bool started, exited;		/* inside the trace, per the task table */
 	uint64_t start_ns, end_ns;	/* its wall time inside the window */
@@ -170,7 +187,7 @@ struct ift_process_info {
 	const char *comm;		/* its last name */
 	size_t nnames;
 	const char *const *names;	/* every name it had, oldest first */
-	const char *role;		/* "cuda process", "input worker" or NULL */
+	enum ift_role role;		/* CUDA process, input worker or none */
 	const struct ift_role_evidence *role_evidence;	/* its thread's that gave
 							   it the role */
 	uint64_t start_ns, end_ns;

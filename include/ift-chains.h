@@ -57,7 +57,7 @@ struct ift_chain_task {
 	const char *relation;		/* "preempted", "woke", "relayed" */
 	uint32_t pid, tid;
 	const char *comm;
-	const char *role;		/* or NULL */
+	enum ift_role role;
 	const struct ift_role_evidence *role_evidence;	/* or NULL */
 	bool outside;			/* not one of the traced processes */
 	uint64_t count;			/* preemptions or wake-ups */

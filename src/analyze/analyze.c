@@ -628,8 +628,8 @@ static int process_info(struct ift_analysis *a, struct ift_process_info *p,
 	p->ppid = task ? task->ppid : th[0]->info.ppid;
 	/* the other roles come from what the threads did (roles.c) */
 	if (cuda) {
-		cuda->info.role = "cuda thread";
-		p->role = "cuda process";
+		cuda->info.role = IFT_ROLE_CUDA_THREAD;
+		p->role = IFT_ROLE_CUDA_PROCESS;
 	}
 	return 0;
 }

@@ -171,11 +171,6 @@ const char *ift_ch_usage_text(struct ift_chains *c, const struct usage *u, uint6
 
 /* ---- building a chain ----------------------------------------------- */
 
-bool ift_ch_is_role(const char *role, const char *want)
-{
-	return role && !strcmp(role, want);
-}
-
 void ift_ch_cb_step(struct cb *b, uint64_t ts, const char *layer, const char *text)
 {
 	if (text && b->nsteps < 16)
@@ -223,7 +218,7 @@ void ift_ch_cb_tasks(struct cb *b, const char *relation, struct ch_peers *p, siz
 		   worst window may start before it */
 		t->comm = q->tid == UINT32_MAX ? "(others)" :
 			  ift_analysis_comm(b->c->a, q->tid, UINT64_MAX);
-		t->role = ti && ti->role ? ti->role : pi ? pi->role : NULL;
+		t->role = ti && ti->role ? ti->role : pi ? pi->role : IFT_ROLE_NONE;
 		t->role_evidence = ti && ti->role ? ti->role_evidence :
 				   pi ? pi->role_evidence : NULL;
 		t->outside = q->tid && q->tid != UINT32_MAX && !pi;
@@ -241,8 +236,8 @@ void ift_ch_cb_relays(struct cb *b, struct ch_peers *p)
 
 	ift_ch_cb_tasks(b, "relayed", p, 3);
 	for (size_t i = n; i < b->ntasks; i++)
-		if (ift_ch_is_role(b->tasks[i].role, "relay") ||
-		    ift_ch_is_role(b->tasks[i].role, "pin-memory thread"))
+		if (b->tasks[i].role == IFT_ROLE_RELAY ||
+		    b->tasks[i].role == IFT_ROLE_PIN_MEMORY)
 			b->tasks[k++] = b->tasks[i];
 	b->ntasks = k;
 }
@@ -444,16 +439,16 @@ static void who_of(const struct cb *b, const char *relation, uint32_t cuda_pid,
 
 	memset(w, 0, sizeof(*w));
 	for (size_t i = 0; i < ift_analysis_process_count(a); i++)
-		w->workers += ift_ch_is_role(ift_analysis_process(a, i)->role, "input worker");
+		w->workers += ift_analysis_process(a, i)->role == IFT_ROLE_INPUT_WORKER;
 	for (size_t i = 0; i < b->ntasks; i++) {
 		const struct ift_chain_task *t = &b->tasks[i];
 
 		if (strcmp(t->relation, relation))
 			continue;
-		if (ift_ch_is_role(t->role, "input worker") || ift_ch_is_role(t->role, "input thread") ||
-		    ift_ch_is_role(t->role, "pin-memory thread")) {
+		if (t->role == IFT_ROLE_INPUT_WORKER || t->role == IFT_ROLE_INPUT_THREAD ||
+		    t->role == IFT_ROLE_PIN_MEMORY) {
 			w->worker_share += t->share_permille;
-			w->threads += ift_ch_is_role(t->role, "input thread");
+			w->threads += t->role == IFT_ROLE_INPUT_THREAD;
 		} else if (t->outside) {
 			w->outside_share += t->share_permille;
 			w->noutside++;
@@ -541,7 +536,7 @@ void ift_ch_recommend_data(struct cb *b, uint32_t cuda_pid, uint64_t fed, uint64
 		const struct ift_process_info *p = ift_analysis_process(a, i);
 		const struct ift_sched_stats *bt = NULL;
 
-		if (!ift_ch_is_role(p->role, "input worker"))
+		if (p->role != IFT_ROLE_INPUT_WORKER)
 			continue;
 		for (size_t k = 0; k < p->nthreads; k++)
 			if (!bt || p->threads[k]->sched.on_cpu_ns > bt->on_cpu_ns)
@@ -713,7 +708,7 @@ int ift_ch_gap_steps(struct cb *b, const struct ch_gap *w, const struct az_threa
 		for (size_t i = 0; i < u.n; i++) {
 			const struct ift_process_info *pi = ift_analysis_process_find(a, u.v[i].pid);
 
-			if (pi && ift_ch_is_role(pi->role, "input worker"))
+			if (pi && pi->role == IFT_ROLE_INPUT_WORKER)
 				pre += u.v[i].preempted;
 		}
 		ift_ch_cb_step(b, w->start, "system", ift_ch_printf(c, "on the CPUs meanwhile: %s", ut));

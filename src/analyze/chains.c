@@ -425,7 +425,7 @@ int ift_chains_build(struct ift_chains *c, const struct ift_analysis *a,
 		 * thread with the most CUDA time in each process.  Another thread
 		 * that makes a call at start and one at exit did not starve.
 		 */
-		if (th->idx < a->nth && th->info.role && !strcmp(th->info.role, "cuda thread"))
+		if (th->idx < a->nth && th->info.role == IFT_ROLE_CUDA_THREAD)
 			c->sel[th->idx] = true;
 	}
 	/* the active time of the selected CUDA threads, first call to last

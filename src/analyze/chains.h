@@ -241,116 +241,51 @@ struct who {
 
 /* ---- chains-pass.c: during the analyzer's pass */
 int ift_ch_start(struct ift_chains *c, const struct ift_analysis *a);
-
-/* ---- chains-pass.c: during the analyzer's pass */
 struct ift_ch_thread *ift_ch_thread(struct ift_chains *c, uint32_t idx);
-
-/* ---- chains-pass.c: during the analyzer's pass */
 bool ift_ch_steady(const struct ift_analysis *a, uint32_t tid, uint64_t ts);
 
 /* ---- chains-tally.c: memory, the tallies of peers and sites, the system samples, words */
 const char *ift_ch_bytes_str(char *buf, size_t len, uint64_t b);
-
-/* ---- chains-tally.c: memory, the tallies of peers and sites, the system samples, words */
 void *ift_ch_alloc(struct ift_chains *c, size_t n, size_t size);
-
-/* ---- chains-tally.c: memory, the tallies of peers and sites, the system samples, words */
 __attribute__((format(printf, 2, 3)))
 const char *ift_ch_printf(struct ift_chains *c, const char *fmt, ...);
-
-/* ---- chains-tally.c: memory, the tallies of peers and sites, the system samples, words */
 int ift_ch_cmp_peer(const void *x, const void *y);
-
-/* ---- chains-tally.c: memory, the tallies of peers and sites, the system samples, words */
 const char *ift_ch_dur(char *buf, size_t len, uint64_t ns);
-
-/* ---- chains-tally.c: memory, the tallies of peers and sites, the system samples, words */
 bool ift_ch_excused(const struct ift_chains *c, uint32_t tid, uint32_t pid);
-
-/* ---- chains-tally.c: memory, the tallies of peers and sites, the system samples, words */
 const char *ift_ch_op_name(const struct ift_chains *c, uint32_t op);
-
-/* ---- chains-tally.c: memory, the tallies of peers and sites, the system samples, words */
 int ift_ch_peer_add(struct ch_peers *p, uint32_t tid, uint32_t pid, uint64_t ns,
 		    uint64_t count);
-
-/* ---- chains-tally.c: memory, the tallies of peers and sites, the system samples, words */
 int ift_ch_peers_merge(struct ch_peers *d, const struct ch_peers *s);
-
-/* ---- chains-tally.c: memory, the tallies of peers and sites, the system samples, words */
 unsigned ift_ch_permille(uint64_t part, uint64_t whole);
-
-/* ---- chains-tally.c: memory, the tallies of peers and sites, the system samples, words */
 int ift_ch_site_add(struct ch_sites *s, uint64_t stack, uint64_t calls, uint64_t cost);
-
-/* ---- chains-tally.c: memory, the tallies of peers and sites, the system samples, words */
 void ift_ch_sites_compact(struct ch_sites *s);
-
-/* ---- chains-tally.c: memory, the tallies of peers and sites, the system samples, words */
 int ift_ch_sites_merge(struct ch_sites *d, const struct ch_sites *s);
-
-/* ---- chains-tally.c: memory, the tallies of peers and sites, the system samples, words */
 void ift_ch_sys_add(const struct ift_chains *c, uint64_t s, uint64_t e, struct sysavg *v);
-
-/* ---- chains-tally.c: memory, the tallies of peers and sites, the system samples, words */
 int ift_ch_sys_defer(struct ift_chains *c, uint64_t s, uint64_t e, struct sysdefer *d);
-
-/* ---- chains-tally.c: memory, the tallies of peers and sites, the system samples, words */
 void ift_ch_sys_resolve(const struct ift_chains *c, struct sysdefer *d);
-
-/* ---- chains-tally.c: memory, the tallies of peers and sites, the system samples, words */
 bool ift_ch_waits_for_device(const char *name);
 
 /* ---- chains-text.c: a chain in words: steps, numbers, tasks, advice */
 int ift_ch_cb_finish(struct cb *b);
-
-/* ---- chains-text.c: a chain in words: steps, numbers, tasks, advice */
 void ift_ch_cb_num(struct cb *b, const char *key, uint64_t v);
 /* KEY, a name of 0.1 that a figure had, beside its new one until 0.2 */
 void ift_ch_cb_old_num(struct cb *b, const char *key, uint64_t v);
-
-/* ---- chains-text.c: a chain in words: steps, numbers, tasks, advice */
 void ift_ch_cb_rec(struct cb *b, const char *text);
-
-/* ---- chains-text.c: a chain in words: steps, numbers, tasks, advice */
 void ift_ch_cb_relays(struct cb *b, struct ch_peers *p);
-
-/* ---- chains-text.c: a chain in words: steps, numbers, tasks, advice */
 void ift_ch_cb_sites(struct cb *b, struct ch_sites *s);
-
-/* ---- chains-text.c: a chain in words: steps, numbers, tasks, advice */
 void ift_ch_cb_step(struct cb *b, uint64_t ts, const char *layer, const char *text);
-
-/* ---- chains-text.c: a chain in words: steps, numbers, tasks, advice */
 void ift_ch_cb_tasks(struct cb *b, const char *relation, struct ch_peers *p, size_t max);
-
-/* ---- chains-text.c: a chain in words: steps, numbers, tasks, advice */
 struct ift_chain *ift_ch_chain_new(struct ift_chains *c, enum ift_cause cause,
 				   enum ift_phase phase, enum ift_stage stage,
 				   const char *op, uint64_t cost, uint64_t wall);
-
-/* ---- chains-text.c: a chain in words: steps, numbers, tasks, advice */
-bool ift_ch_is_role(const char *role, const char *want);
-
-/* ---- chains-text.c: a chain in words: steps, numbers, tasks, advice */
 void ift_ch_recommend_cpu(struct cb *b, uint32_t cuda_pid);
-
-/* ---- chains-text.c: a chain in words: steps, numbers, tasks, advice */
 void ift_ch_recommend_data(struct cb *b, uint32_t cuda_pid, uint64_t fed, uint64_t oncpu,
 			   uint64_t wall);
-
-/* ---- chains-text.c: a chain in words: steps, numbers, tasks, advice */
 int ift_ch_stage_chain(struct cb *b, const struct gapacc *g, enum ift_cause cause,
 		       enum ift_stage stage, const struct az_thread *th, const char *tcomm,
 		       const char *op, uint64_t cost, uint64_t wall);
-
-/* ---- chains-text.c: a chain in words: steps, numbers, tasks, advice */
 uint32_t ift_ch_top_op(const struct gapacc *g);
-
-/* ---- chains-text.c: a chain in words: steps, numbers, tasks, advice */
 const char *ift_ch_usage_text(struct ift_chains *c, const struct usage *u, uint64_t ts);
-
-/* ---- chains-text.c: a chain in words: steps, numbers, tasks, advice */
 int ift_ch_window_usage(struct ift_chains *c, uint64_t from, uint64_t to, struct usage *u);
 
 int ift_ch_gap_steps(struct cb *b, const struct ch_gap *w, const struct az_thread *th,

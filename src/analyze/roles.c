@@ -197,7 +197,7 @@ static uint32_t forked_from(const struct ift_analysis *a, const struct az_thread
 }
 
 /* A role for TH unless it has one; a CUDA thread keeps its own. */
-static void role_set(struct az_thread *th, const char *role,
+static void role_set(struct az_thread *th, enum ift_role role,
 		     const struct ift_role_evidence *ev)
 {
 	if (th->info.role)
@@ -313,7 +313,7 @@ static void assign_relays(struct ift_analysis *a, struct az_thread *ct, uint64_t
 		ev.calls = r->host_alloc_calls;
 		if (has_name(r->info.task, "pt_data_pin"))
 			ev.name = "pt_data_pin";
-		role_set(r, r->host_alloc_calls ? "pin-memory thread" : "relay", &ev);
+		role_set(r, r->host_alloc_calls ? IFT_ROLE_PIN_MEMORY : IFT_ROLE_RELAY, &ev);
 	}
 }
 
@@ -342,7 +342,7 @@ static uint64_t least_input_cpu(const struct ift_analysis *a, const struct az_th
 	for (size_t i = 0; i < a->nth; i++) {
 		const struct az_thread *th = a->th[i];
 
-		if (th->pid != ct->pid || !th->info.role || strcmp(th->info.role, "input thread") ||
+		if (th->pid != ct->pid || th->info.role != IFT_ROLE_INPUT_THREAD ||
 		    th->ev.cuda_tid != ct->tid)
 			continue;
 		if (!least || th->info.sched.on_cpu_ns < least)
@@ -372,7 +372,7 @@ static void assign_siblings(struct ift_analysis *a, struct az_thread *ct)
 		if (!src || src->pid != ct->pid || src->info.role ||
 		    ev.wakeups < FEED_MIN_WAKEUPS || src->info.sched.on_cpu_ns * 2 < least)
 			continue;
-		role_set(src, "input thread", &ev);
+		role_set(src, IFT_ROLE_INPUT_THREAD, &ev);
 	}
 }
 
@@ -388,7 +388,7 @@ static uint64_t process_cpu(const struct ift_analysis *a, uint32_t pid, bool *wo
 		if (th->pid != pid)
 			continue;
 		ns += th->info.sched.on_cpu_ns;
-		if (th->info.role && !strcmp(th->info.role, "input worker"))
+		if (th->info.role == IFT_ROLE_INPUT_WORKER)
 			*worker = true;
 	}
 	return ns;
@@ -408,7 +408,7 @@ static uint64_t least_worker_cpu(struct ift_analysis *a, const struct az_thread 
 		uint64_t ns;
 		bool worker;
 
-		if (!th->info.role || strcmp(th->info.role, "input worker") ||
+		if (th->info.role != IFT_ROLE_INPUT_WORKER ||
 		    th->ev.cuda_tid != ct->tid || forked_from(a, th) != parent)
 			continue;
 		ns = process_cpu(a, th->pid, &worker);
@@ -448,7 +448,7 @@ static void assign_worker_siblings(struct ift_analysis *a, struct az_thread *ct)
 			continue;
 		if (has_name(src->info.task, "pt_data_worker"))
 			ev.name = "pt_data_worker";
-		role_set(src, "input worker", &ev);
+		role_set(src, IFT_ROLE_INPUT_WORKER, &ev);
 	}
 }
 
@@ -493,7 +493,7 @@ static void assign_feeders(struct ift_analysis *a, struct az_thread *ct)
 			 */
 			if (ev.ns * 1000 < total * THREAD_MIN_PERMILLE || own * 2 < traced)
 				continue;
-			role_set(src, "input thread", &ev);
+			role_set(src, IFT_ROLE_INPUT_THREAD, &ev);
 			continue;
 		}
 		ev.forked_from = forked_from(a, src);
@@ -503,11 +503,25 @@ static void assign_feeders(struct ift_analysis *a, struct az_thread *ct)
 		if (!ev.forked_from && !a->all_followed && !src->execed &&
 		    !(src->info.task && (src->info.task->flags & IFT_TASK_F_STARTED)))
 			continue;
-		role_set(src, "input worker", &ev);
+		role_set(src, IFT_ROLE_INPUT_WORKER, &ev);
 	}
 	if (own * 2 >= traced)
 		assign_siblings(a, ct);
 	assign_worker_siblings(a, ct);
+}
+
+const char *ift_role_name(enum ift_role role)
+{
+	static const char *const names[IFT_ROLE_NR] = {
+		[IFT_ROLE_CUDA_THREAD] = "cuda thread",
+		[IFT_ROLE_CUDA_PROCESS] = "cuda process",
+		[IFT_ROLE_INPUT_WORKER] = "input worker",
+		[IFT_ROLE_INPUT_THREAD] = "input thread",
+		[IFT_ROLE_RELAY] = "relay",
+		[IFT_ROLE_PIN_MEMORY] = "pin-memory thread",
+	};
+
+	return (unsigned)role < IFT_ROLE_NR ? names[role] : NULL;
 }
 
 int ift_az_roles_assign(struct ift_analysis *a)
@@ -515,7 +529,7 @@ int ift_az_roles_assign(struct ift_analysis *a)
 	for (size_t i = 0; i < a->nth; i++) {
 		struct az_thread *th = a->th[i];
 
-		if (th->info.role && !strcmp(th->info.role, "cuda thread")) {
+		if (th->info.role == IFT_ROLE_CUDA_THREAD) {
 			th->ev = (struct ift_role_evidence){
 				.behaviour = "cuda calls", .cuda_tid = th->tid,
 				.cuda_pid = th->pid, .calls = th->cuda_calls_all,
@@ -526,7 +540,7 @@ int ift_az_roles_assign(struct ift_analysis *a)
 	for (size_t i = 0; i < a->nth; i++) {
 		struct az_thread *th = a->th[i];
 
-		if (th->info.role && !strcmp(th->info.role, "cuda thread"))
+		if (th->info.role == IFT_ROLE_CUDA_THREAD)
 			assign_feeders(a, th);
 	}
 	/* a process whose threads feed is an input worker */
@@ -536,10 +550,10 @@ int ift_az_roles_assign(struct ift_analysis *a)
 		for (size_t k = 0; k < p->nthreads && !p->role_evidence; k++) {
 			const struct ift_thread_info *ti = p->threads[k];
 
-			if (p->role && !strcmp(p->role, "cuda process")) {
-				if (ti->role && !strcmp(ti->role, "cuda thread"))
+			if (p->role == IFT_ROLE_CUDA_PROCESS) {
+				if (ti->role == IFT_ROLE_CUDA_THREAD)
 					p->role_evidence = ti->role_evidence;
-			} else if (ti->role && !strcmp(ti->role, "input worker")) {
+			} else if (ti->role == IFT_ROLE_INPUT_WORKER) {
 				p->role = ti->role;
 				p->role_evidence = ti->role_evidence;
 				break;

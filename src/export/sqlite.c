@@ -775,7 +775,7 @@ static int ins_thread(struct exp *x, sqlite3_stmt *st, const struct ift_task *tk
 	}
 	first = s->start_ts + th->first_ns;
 	last = s->start_ts + th->last_ns;
-	b_str(st, &i, th->role);
+	b_str(st, &i, ift_role_name(th->role));
 	b_u64(st, &i, first);
 	b_u64(st, &i, last);
 	b_u64(st, &i, th->sched.on_cpu_ns);
@@ -846,7 +846,7 @@ static int ins_process(struct exp *x, sqlite3_stmt *st, const struct ift_task *t
 		b_u64(st, &i, tk->exit_ts);
 	else
 		b_null(st, &i);
-	b_str(st, &i, p ? p->role : NULL);
+	b_str(st, &i, p ? ift_role_name(p->role) : NULL);
 	ret = step(x, st);
 	free(names);
 	return ret;
@@ -1001,7 +1001,7 @@ static int export_chains(struct exp *x)
 			b_u64(tk, &i, t->pid);
 			b_u64(tk, &i, t->tid);
 			b_str(tk, &i, t->comm);
-			b_str(tk, &i, t->role);
+			b_str(tk, &i, ift_role_name(t->role));
 			b_i64(tk, &i, t->outside);
 			b_u64(tk, &i, t->count);
 			b_u64(tk, &i, t->ns);

@@ -561,7 +561,7 @@ static void proc_label(struct html *h, const struct ift_process_info *p)
 	esc(h, p->comm);
 	if (p->role) {
 		out(h, " (");
-		esc(h, p->role);
+		esc(h, ift_role_name(p->role));
 		out(h, ")");
 	}
 }

@@ -334,7 +334,7 @@ static void chain(struct html *h, size_t k, const struct ift_chain *ch)
 			esc(h, t->comm[0] ? t->comm : "?");
 			out(h, "%s</td><td class=\"n\">%" PRIu32 "</td><td class=\"n\">%" PRIu32
 			    "</td><td>", t->outside ? " (not traced)" : "", t->pid, t->tid);
-			esc(h, t->role ? t->role : "");
+			esc(h, ift_role_name(t->role) ? ift_role_name(t->role) : "");
 			out(h, "</td><td class=\"n\">%s</td><td class=\"n\">%s</td>"
 			    "<td class=\"n\">%.1f%%</td></tr>\n", num(b1, sizeof(b1), t->count),
 			    dur(b2, sizeof(b2), t->ns), (double)t->share_permille / 10);
@@ -648,7 +648,7 @@ static void task_tables(struct html *h)
 		    p->pid, p->pid);
 		esc(h, p->comm);
 		out(h, "</td><td>");
-		esc(h, p->role ? p->role : "");
+		esc(h, ift_role_name(p->role) ? ift_role_name(p->role) : "");
 		out(h, "</td>");
 		task_cells(h, p->cuda_calls, p->cuda_ns, &p->sched);
 	}
@@ -666,7 +666,7 @@ static void task_tables(struct html *h)
 		    t->tid, t->pid);
 		esc(h, task && task->ncomms ? task->comms[task->ncomms - 1].comm : "");
 		out(h, "</td><td>");
-		esc(h, t->role ? t->role : "");
+		esc(h, ift_role_name(t->role) ? ift_role_name(t->role) : "");
 		out(h, "</td>");
 		task_cells(h, t->cuda_calls, t->cuda_ns, &t->sched);
 	}

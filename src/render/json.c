@@ -252,7 +252,7 @@ json_object *ift_json_thread(const struct ift_thread_info *t)
 	ift_json_add_u64(o, "tid", t->tid);
 	ift_json_add_text(o, "comm", ift_thread_comm(t));
 	json_object_object_add(o, "names", json_names(t->task));
-	ift_json_add_text(o, "role", t->role);
+	ift_json_add_text(o, "role", ift_role_name(t->role));
 	json_object_object_add(o, "role_evidence", ift_json_role_evidence(t->role_evidence));
 	json_object_object_add(o, "loop", json_loop(&t->loop));
 	ift_json_add_u64(o, "start_ns", t->start_ns);
@@ -276,7 +276,7 @@ json_object *ift_json_process(const struct ift_process_info *p)
 	for (size_t i = 0; i < p->nnames; i++)
 		json_object_array_add(v, ift_json_text(p->names[i]));
 	json_object_object_add(o, "names", v);
-	ift_json_add_text(o, "role", p->role);
+	ift_json_add_text(o, "role", ift_role_name(p->role));
 	json_object_object_add(o, "role_evidence", ift_json_role_evidence(p->role_evidence));
 	ift_json_add_u64(o, "start_ns", p->start_ns);
 	ift_json_add_u64(o, "end_ns", p->end_ns);
@@ -357,7 +357,7 @@ json_object *ift_json_chain(const struct ift_chain *ch)
 		ift_json_add_u64(x, "tid", t->tid);
 		ift_json_add_text(x, "comm", t->comm);
 		if (t->role)
-			ift_json_add_text(x, "role", t->role);
+			ift_json_add_text(x, "role", ift_role_name(t->role));
 		else
 			json_object_object_add(x, "role", NULL);
 		json_object_object_add(x, "role_evidence",

@@ -19,19 +19,22 @@
 #include "render/text.h"
 #include "util/buf.h"
 
-static const char *short_role(const char *role)
+/* ROLE in a table's narrow column */
+static const char *short_role(enum ift_role role)
 {
-	if (!role)
-		return "";
-	if (!strcmp(role, "cuda thread") || !strcmp(role, "cuda process"))
+	switch (role) {
+	case IFT_ROLE_CUDA_THREAD:
+	case IFT_ROLE_CUDA_PROCESS:
 		return "cuda";
-	if (!strcmp(role, "input worker"))
+	case IFT_ROLE_INPUT_WORKER:
 		return "worker";
-	if (!strcmp(role, "input thread"))
+	case IFT_ROLE_INPUT_THREAD:
 		return "input";
-	if (!strcmp(role, "pin-memory thread"))
+	case IFT_ROLE_PIN_MEMORY:
 		return "pin";
-	return role;
+	default:
+		return ift_role_name(role) ? ift_role_name(role) : "";
+	}
 }
 
 /* ---- text: ops ---------------------------------------------------- */
@@ -186,7 +189,7 @@ static void task_header(struct text *tx, bool threads)
 }
 
 static void task_row(struct text *tx, bool threads, uint32_t tid, uint32_t pid, const char *comm,
-		     const char *role, uint64_t cuda, const struct ift_sched_stats *s)
+		     enum ift_role role, uint64_t cuda, const struct ift_sched_stats *s)
 {
 	char b[64], name[CELL_LEN];
 
@@ -359,7 +362,7 @@ static int print_per_process(struct text *tx, const struct ift_analysis *a, bool
 
 		fprintf(tx->f, "\nprocess %" PRIu32 " %s%s%s%s, parent %" PRIu32 ", %zu thread%s\n",
 		       p->pid, ift_txt_safe(name, sizeof(name), p->comm, 0),
-		       p->role ? " (" : "", p->role ? p->role : "", p->role ? ")" : "",
+		       p->role ? " (" : "", p->role ? ift_role_name(p->role) : "", p->role ? ")" : "",
 		       p->ppid, p->nthreads, p->nthreads == 1 ? "" : "s");
 		print_names(tx, "names: ", p->names, p->nnames);
 		print_role_evidence(tx, p->role_evidence);

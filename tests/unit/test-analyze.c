@@ -439,7 +439,7 @@ static void test_nested_not_double_counted(void **state)
 	assert_int_equal(t->cuda_ns, 300 * US);
 	assert_int_equal(t->cuda_calls, 3);
 	assert_int_equal(ift_analysis_process_find(b.a, 300)->cuda_ns, 300 * US);
-	assert_string_equal(t->role, "cuda thread");
+	assert_string_equal(ift_role_name(t->role), "cuda thread");
 	/* the call records link the nested call to its parent */
 	assert_int_equal(ift_analysis_call_count(b.a), 6);
 	assert_int_equal(ift_analysis_call(b.a, 1)->parent, 1);
@@ -648,18 +648,18 @@ static void check_roles(struct tb *b, bool named)
 	assert_non_null(p);
 	assert_string_equal(p->comm, "python3");
 	assert_int_equal(p->nthreads, 3);
-	assert_string_equal(p->role, "cuda process");
+	assert_string_equal(ift_role_name(p->role), "cuda process");
 	assert_int_equal(p->cuda_ns, 3100 * US);
 	assert_int_equal(p->cuda_calls, 4);
 	assert_int_equal(p->nops, 2);
 	t = thread(b, 4243);
-	assert_string_equal(t->role, "cuda thread");
+	assert_string_equal(ift_role_name(t->role), "cuda thread");
 	assert_string_equal(t->role_evidence->behaviour, "cuda calls");
 	assert_int_equal(t->role_evidence->calls, 3);
 	assert_ptr_equal(p->role_evidence, t->role_evidence);
 	/* 4244 was woken by the worker inside 4243's wait, then woke 4243 */
 	t = thread(b, 4244);
-	assert_string_equal(t->role, "pin-memory thread");
+	assert_string_equal(ift_role_name(t->role), "pin-memory thread");
 	ev = t->role_evidence;
 	assert_string_equal(ev->behaviour, "relayed");
 	assert_int_equal(ev->cuda_tid, 4243);
@@ -682,7 +682,7 @@ static void check_roles(struct tb *b, bool named)
 	assert_int_equal(w->ppid, 4242);
 	assert_int_equal(w->nnames, named ? 2 : 1);
 	assert_string_equal(w->names[0], "python3");
-	assert_string_equal(w->role, "input worker");
+	assert_string_equal(ift_role_name(w->role), "input worker");
 	ev = w->role_evidence;
 	assert_non_null(ev);
 	assert_string_equal(ev->behaviour, "fed");
@@ -702,7 +702,7 @@ static void check_roles(struct tb *b, bool named)
 	assert_int_equal(w->sched.on_cpu_ns, 70 * MS);
 	assert_int_equal(w->sched.page_allocs, 1);
 	/* the unrelated caller is a CUDA thread of its own */
-	assert_string_equal(thread(b, 9000)->role, "cuda thread");
+	assert_string_equal(ift_role_name(thread(b, 9000)->role), "cuda thread");
 }
 
 static void test_processes_and_roles(void **state)
@@ -769,9 +769,9 @@ static void test_input_thread_beside_kthread(void **state)
 
 	(void)state;
 	build_kthread(&b, "kthread", 9, 3);
-	assert_string_equal(thread(&b, 4243)->role, "cuda thread");
-	assert_non_null(thread(&b, 4244)->role);
-	assert_string_equal(thread(&b, 4244)->role, "input thread");
+	assert_string_equal(ift_role_name(thread(&b, 4243)->role), "cuda thread");
+	assert_int_not_equal(thread(&b, 4244)->role, IFT_ROLE_NONE);
+	assert_string_equal(ift_role_name(thread(&b, 4244)->role), "input thread");
 	assert_int_equal(thread(&b, 4244)->role_evidence->wakeups, 3);
 	tb_end(&b);
 }
@@ -789,8 +789,8 @@ static void test_kthread_is_no_source(void **state)
 
 	(void)state;
 	build_kthread_at(&b, "kthread-relay", 9, 3, true);
-	assert_non_null(thread(&b, 4244)->role);
-	assert_string_equal(thread(&b, 4244)->role, "input thread");
+	assert_int_not_equal(thread(&b, 4244)->role, IFT_ROLE_NONE);
+	assert_string_equal(ift_role_name(thread(&b, 4244)->role), "input thread");
 	assert_int_equal(thread(&b, 4244)->role_evidence->wakeups, 3);
 	tb_end(&b);
 }
@@ -849,14 +849,14 @@ static void test_relay_beside_poller(void **state)
 	(void)state;
 	build_pool(&b, true);
 	tb_run(&b, NULL);
-	assert_string_equal(thread(&b, 4243)->role, "cuda thread");
-	assert_non_null(thread(&b, 4244)->role);
-	assert_string_equal(thread(&b, 4244)->role, "relay");
+	assert_string_equal(ift_role_name(thread(&b, 4243)->role), "cuda thread");
+	assert_int_not_equal(thread(&b, 4244)->role, IFT_ROLE_NONE);
+	assert_string_equal(ift_role_name(thread(&b, 4244)->role), "relay");
 	ev = thread(&b, 4244)->role_evidence;
 	assert_int_equal(ev->wakeups, 8);
 	assert_int_equal(ev->ns, 8 * 4500 * US);
 	assert_int_equal(ev->from_pid, 4250);
-	assert_null(thread(&b, 4245)->role);
+	assert_int_equal(thread(&b, 4245)->role, IFT_ROLE_NONE);
 	/* the worker fed all ten waits, through either */
 	ev = ift_analysis_process_find(b.a, 4250)->role_evidence;
 	assert_non_null(ev);
@@ -867,9 +867,9 @@ static void test_relay_beside_poller(void **state)
 
 	build_pool(&b, false);
 	tb_run(&b, NULL);
-	assert_string_equal(thread(&b, 4244)->role, "relay");
-	assert_non_null(thread(&b, 4245)->role);
-	assert_string_equal(thread(&b, 4245)->role, "relay");
+	assert_string_equal(ift_role_name(thread(&b, 4244)->role), "relay");
+	assert_int_not_equal(thread(&b, 4245)->role, IFT_ROLE_NONE);
+	assert_string_equal(ift_role_name(thread(&b, 4245)->role), "relay");
 	assert_int_equal(thread(&b, 4245)->role_evidence->wakeups, 2);
 	tb_end(&b);
 }
@@ -887,8 +887,8 @@ static void test_input_share_of_traced(void **state)
 
 	(void)state;
 	build_kthread(&b, "kthread-most", 64, 30);
-	assert_non_null(thread(&b, 4244)->role);
-	assert_string_equal(thread(&b, 4244)->role, "input thread");
+	assert_int_not_equal(thread(&b, 4244)->role, IFT_ROLE_NONE);
+	assert_string_equal(ift_role_name(thread(&b, 4244)->role), "input thread");
 	assert_int_equal(thread(&b, 4244)->role_evidence->wakeups, 3);
 	tb_end(&b);
 }
@@ -942,11 +942,11 @@ static void test_input_thread_sibling(void **state)
 	call(&b, 10 * MS + k * 10 * MS, 4243, 4242, OP_LAUNCH, 1 * MS, 0, 0, 1, 2, 0, 0, 0);
 	tb_run(&b, NULL);
 	for (uint32_t t = 4244; t <= 4247; t++) {
-		assert_non_null(thread(&b, t)->role);
-		assert_string_equal(thread(&b, t)->role, "input thread");
+		assert_int_not_equal(thread(&b, t)->role, IFT_ROLE_NONE);
+		assert_string_equal(ift_role_name(thread(&b, t)->role), "input thread");
 	}
 	assert_int_equal(thread(&b, 4247)->role_evidence->wakeups, 4);
-	assert_null(thread(&b, 4248)->role);
+	assert_int_equal(thread(&b, 4248)->role, IFT_ROLE_NONE);
 	tb_end(&b);
 }
 
@@ -1001,12 +1001,12 @@ static void worker_sibling(uint64_t waits)
 		const struct ift_process_info *p = ift_analysis_process_find(b.a, w);
 
 		assert_non_null(p);
-		assert_non_null(p->role);
-		assert_string_equal(p->role, "input worker");
+		assert_int_not_equal(p->role, IFT_ROLE_NONE);
+		assert_string_equal(ift_role_name(p->role), "input worker");
 		assert_int_equal(p->role_evidence->forked_from, 4242);
 	}
 	assert_int_equal(ift_analysis_process_find(b.a, 4253)->role_evidence->wakeups, waits);
-	assert_null(ift_analysis_process_find(b.a, 4260)->role);
+	assert_int_equal(ift_analysis_process_find(b.a, 4260)->role, IFT_ROLE_NONE);
 	tb_end(&b);
 }
 
@@ -1062,8 +1062,8 @@ static void test_late_fork_row(void **state)
 	assert_non_null(w);
 	assert_int_equal(w->nthreads, 1);
 	assert_int_equal(w->ppid, 4242);
-	assert_non_null(w->role);
-	assert_string_equal(w->role, "input worker");
+	assert_int_not_equal(w->role, IFT_ROLE_NONE);
+	assert_string_equal(ift_role_name(w->role), "input worker");
 	assert_int_equal(w->role_evidence->wakeups, 3);
 	assert_int_equal(w->role_evidence->forked_from, 4242);
 	tb_end(&b);

@@ -134,7 +134,7 @@ static void test_cpu_contention(void **state)
 	assert_int_equal(ch->tasks[0].tid, WORKER);
 	assert_string_equal(ch->tasks[0].comm, "pt_data_worker");
 	/* named pt_data_worker, but it fed nothing: names never decide alone */
-	assert_null(ch->tasks[0].role);
+	assert_int_equal(ch->tasks[0].role, IFT_ROLE_NONE);
 	assert_int_equal(ch->tasks[0].ns, 5 * 10 * MS);
 	assert_int_equal(ch->tasks[0].share_permille, 1000);
 	assert_false(ch->tasks[0].outside);
