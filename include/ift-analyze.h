@@ -362,6 +362,15 @@ const struct ift_thread_info *ift_analysis_thread_find(const struct ift_analysis
    the analysis was run with opts.keep_calls. */
 size_t ift_analysis_call_count(const struct ift_analysis *a);
 const struct ift_call_info *ift_analysis_call(const struct ift_analysis *a, size_t i);
+/*
+ * The call of row ROW (from 0) of the calls table, whose values are R: an
+ * analysis of the whole trace keeps the calls in the table's order, so call
+ * ROW is row ROW.  Checked against R (entry, thread, op, depth) rather than
+ * trusted: NULL where they differ, or no calls were kept.  How every
+ * exporter joins a row to its figures.
+ */
+const struct ift_call_info *ift_analysis_call_of_row(const struct ift_analysis *a,
+						     uint64_t row, const uint64_t *r);
 /* C->nattr entries: who ran while it waited (RAN), then who woke it (WOKE),
    each kind most ns first; NULL when none. */
 const struct ift_call_attr *ift_analysis_call_attrs(const struct ift_analysis *a,

@@ -847,6 +847,17 @@ const struct ift_call_info *ift_analysis_call(const struct ift_analysis *a, size
 	return i < ift_analysis_call_count(a) ? &a->calls[i] : NULL;
 }
 
+const struct ift_call_info *ift_analysis_call_of_row(const struct ift_analysis *a,
+						     uint64_t row, const uint64_t *r)
+{
+	const struct ift_call_info *c = row < SIZE_MAX ? ift_analysis_call(a, (size_t)row) : NULL;
+
+	if (!c || c->ts != r[IFT_C_TS] || c->tid != r[IFT_C_TID] || c->op != r[IFT_CALL_OP] ||
+	    c->depth != r[IFT_CALL_DEPTH])
+		return NULL;
+	return c;
+}
+
 const struct ift_call_attr *ift_analysis_call_attrs(const struct ift_analysis *a,
 						    const struct ift_call_info *c)
 {

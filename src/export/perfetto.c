@@ -45,15 +45,19 @@ struct thread {
 	uint64_t *ends;
 };
 
+#define GROUP_ROW	IFT_CALL_NR	/* a group entry's row in the calls table */
+
 struct px {
 	FILE *f;
 	struct ift_trace *t;
 	const struct ift_analysis *a;
-	size_t ncalls, next_call;	/* the analysis' calls, in entry order */
+	uint64_t call_row;		/* the next calls row, from 0 */
 	bool comma;			/* an event was written before */
 	struct thread *threads;		/* open addressing by tid */
 	size_t nthreads, cap;
-	uint64_t (*group)[IFT_CALL_NR];	/* calls that share one ts */
+	/* calls that share one ts, each with its row in the calls table
+	   after its values (GROUP_ROW) */
+	uint64_t (*group)[IFT_CALL_NR + 1];
 	size_t ngroup, group_cap;
 	uint64_t bin;			/* current page bin (its index + 1), 0: none */
 	uint64_t bin_count;
@@ -292,23 +296,7 @@ static bool numeric_arg(const char *name)
 }
 
 /* The analysis' record of the call in row R, or NULL. */
-static const struct ift_call_info *call_info(struct px *x, const uint64_t *r)
-{
-	for (; x->next_call < x->ncalls; x->next_call++)
-		if (ift_analysis_call(x->a, x->next_call)->ts >= r[IFT_C_TS])
-			break;
-	for (size_t i = x->next_call; i < x->ncalls; i++) {
-		const struct ift_call_info *c = ift_analysis_call(x->a, i);
-
-		if (c->ts != r[IFT_C_TS])
-			break;
-		if (c->tid == r[IFT_C_TID] && c->op == r[IFT_CALL_OP] &&
-		    c->depth == r[IFT_CALL_DEPTH])
-			return c;
-	}
-	return NULL;
-}
-
+/* A call of the group: its values, then its row (group's last slot). */
 static int put_call(struct px *x, const uint64_t *r)
 {
 	static const char *const dir_name[IFT_COPY_NR] = {
@@ -318,7 +306,7 @@ static int put_call(struct px *x, const uint64_t *r)
 	uint32_t tid = (uint32_t)r[IFT_C_TID], pid = (uint32_t)r[IFT_C_PID];
 	uint64_t ts = r[IFT_C_TS], end = ts + r[IFT_CALL_DUR];
 	struct thread *th = thread_get(x, tid, pid, ts);
-	const struct ift_call_info *c = call_info(x, r);
+	const struct ift_call_info *c = ift_analysis_call_of_row(x->a, r[GROUP_ROW], r);
 	char unknown[32];
 	FILE *f = x->f;
 
@@ -436,7 +424,8 @@ static int add_call(struct px *x, const uint64_t *r)
 		x->group = v;
 		x->group_cap = cap;
 	}
-	memcpy(x->group[x->ngroup++], r, sizeof(x->group[0]));
+	memcpy(x->group[x->ngroup], r, IFT_CALL_NR * sizeof(*r));
+	x->group[x->ngroup++][GROUP_ROW] = x->call_row++;
 	return 0;
 }
 
@@ -720,7 +709,6 @@ int ift_export_perfetto(struct ift_trace *t, FILE *out,
 		ret = fail(opts, ret, "cannot analyze the trace");
 	} else {
 		x.a = a;
-		x.ncalls = ift_analysis_call_count(a);
 		x.start_ts = ift_analysis_summary(a)->start_ts;
 		x.end_ts = ift_analysis_summary(a)->end_ts;
 		flockfile(out);

@@ -349,17 +349,10 @@ static void b_common(struct exp *x, sqlite3_stmt *st, int *i, const uint64_t *r,
 static int ins_call(struct exp *x, sqlite3_stmt *st, const uint64_t *r)
 {
 	const struct ift_op *op = ift_trace_op(x->t, r[IFT_CALL_OP]);
-	const struct ift_call_info *c = NULL;
 	uint64_t id = ++x->ncalls;
+	const struct ift_call_info *c = x->m.a ? ift_analysis_call_of_row(x->m.a, id - 1, r) : NULL;
 	int i = 0, ret;
 
-	/* the analysis holds the calls in the order the trace does: call K is
-	   row K, checked rather than trusted */
-	if (x->m.a && id <= ift_analysis_call_count(x->m.a)) {
-		c = ift_analysis_call(x->m.a, id - 1);
-		if (c->ts != r[IFT_C_TS] || c->tid != r[IFT_C_TID] || c->op != r[IFT_CALL_OP])
-			c = NULL;
-	}
 	b_u64(st, &i, id);
 	b_u64(st, &i, r[IFT_C_TS]);
 	b_u64(st, &i, r[IFT_CALL_DUR]);

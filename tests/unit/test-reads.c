@@ -2,7 +2,8 @@
 /*
  * The analysis's read plan (src/analyze/plan.c), counted: on a built trace,
  * ift_trace_reads() says how many times each table was read by a report's
- * analysis and its chains, and the counts are the plan's.
+ * analysis and its chains, and the counts are the plan's.  And the join of
+ * a calls row to its call of the model, by index, that every exporter uses.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -138,12 +139,56 @@ static void test_chain(void **state)
 	tb_end(&b);
 }
 
+/* Each calls row joins its call of the model by its index (what the
+   exporters do), checked against the row's values. */
+static void test_rows(void **state)
+{
+	struct ift_analyze_opts opts = { .keep_calls = true };
+	struct ift_cursor *cur;
+	struct ift_event ev;
+	uint64_t row = 0, r2[IFT_CALL_NR];
+	struct tb b;
+	int ret;
+
+	(void)state;
+	tb_begin(&b, "rows", 1000 * MS);
+	build(&b, 10, true);
+	/* two calls at one time on two threads: the index, not the time, joins */
+	call(&b, 400 * MS, CUDA, CUDA, OP_SYNC, 10 * US, 0, 0, 0, 0, 0, 0, 0);
+	call(&b, 400 * MS, WORKER, WORKER, OP_SYNC, 20 * US, 0, 0, 0, 0, 0, 0, 0);
+	assert_int_equal(ift_writer_finish(b.w), 0);
+	ift_writer_free(b.w);
+	b.w = NULL;
+	assert_int_equal(ift_trace_open(b.path, 0, &b.t), 0);
+	assert_int_equal(ift_analysis_run(b.t, &opts, &b.a), 0);
+	cur = ift_cursor_new(b.t, 1U << IFT_T_CALLS, 0);
+	assert_non_null(cur);
+	while ((ret = ift_cursor_next(cur, &ev)) > 0) {
+		const struct ift_call_info *c = ift_analysis_call_of_row(b.a, row, ev.row);
+
+		assert_non_null(c);
+		assert_int_equal(c->dur_ns, ev.row[IFT_CALL_DUR]);
+		/* another row's values at this index: no join */
+		memcpy(r2, ev.row, sizeof(r2));
+		r2[IFT_C_TID] ^= 1;
+		assert_null(ift_analysis_call_of_row(b.a, row, r2));
+		row++;
+	}
+	assert_int_equal(ret, 0);
+	ift_cursor_free(cur);
+	assert_int_equal(row, ift_analysis_call_count(b.a));
+	assert_int_equal(row, 10 * 3 + 2);
+	assert_null(ift_analysis_call_of_row(b.a, row, r2));
+	tb_end(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_loop),
 		cmocka_unit_test(test_no_loop),
 		cmocka_unit_test(test_chain),
+		cmocka_unit_test(test_rows),
 	};
 
 	return cmocka_run_group_tests(tests, tb_setup, tb_teardown);
