@@ -22,6 +22,7 @@
 #include "ift-probe.h"
 #include "ift-record.h"
 #include "ift-render.h"
+#include "util/array.h"
 
 extern char **environ;
 
@@ -63,16 +64,9 @@ static void add(struct report *r, const char *id, enum verdict v, const char *fi
 	struct finding *f;
 	va_list ap;
 
-	if (r->n == r->cap) {
-		size_t cap = r->cap ? r->cap * 2 : 32;
-
-		f = realloc(r->v, cap * sizeof(*f));
-		if (!f) {
-			r->oom = true;
-			return;
-		}
-		r->v = f;
-		r->cap = cap;
+	if (ift_array_grow((void **)&r->v, &r->cap, r->n + 1, sizeof(*r->v)) < 0) {
+		r->oom = true;
+		return;
 	}
 	f = &r->v[r->n++];
 	f->id = id;

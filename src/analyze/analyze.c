@@ -23,15 +23,9 @@ void *ift_az_alloc(struct ift_analysis *a, size_t n, size_t size)
 {
 	void *p;
 
-	if (a->nblocks == a->capblocks) {
-		size_t cap = a->capblocks ? a->capblocks * 2 : 64;
-		void **v = realloc(a->blocks, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		a->blocks = v;
-		a->capblocks = cap;
-	}
+	if (ift_array_grow((void **)&a->blocks, &a->capblocks, a->nblocks + 1,
+			   sizeof(*a->blocks)) < 0)
+		return NULL;
 	p = calloc(n ? n : 1, size);
 	if (p)
 		a->blocks[a->nblocks++] = p;

@@ -20,8 +20,9 @@
 struct az_open {
 	struct ift_call_info c;
 	uint32_t seq;		/* of the window's calls, in entry order */
+	uint32_t nattr;
 	uint64_t ts, end;
-	uint32_t nattr, cap;
+	size_t cap;
 	struct ift_call_attr *attr;
 };
 
@@ -89,7 +90,8 @@ struct az_thread {
 	uint64_t gap_ns;		/* its length; 0: none yet */
 	struct ift_role_evidence ev;	/* behind info.role */
 	struct az_open *open;
-	uint32_t nopen, capopen;
+	uint32_t nopen;
+	size_t capopen;
 	struct az_tops *tops;		/* its selected calls by op (stats.c) */
 	size_t ntops, captops;
 	uint32_t *topix;		/* op id -> 1 + index in tops */
@@ -100,7 +102,8 @@ struct az_thread {
 
 struct az_cpu {
 	uint32_t *wait;			/* threads waiting here inside a call */
-	uint32_t nwait, cap;
+	size_t cap;
+	uint32_t nwait;
 	bool idle;			/* its latest switch put the idle task on */
 	uint64_t last_switch;		/* when */
 };

@@ -12,6 +12,7 @@
 #include "ift-error.h"
 #include "ift-job.h"
 #include "ift-trace.h"
+#include "util/array.h"
 
 /* A rank's lateness below this (or twice the clocks' residual) is noise. */
 #define JOB_LATE_MIN_NS		20000
@@ -59,14 +60,8 @@ static struct proc *proc_get(struct procs *p, size_t trace, uint32_t pid)
 	for (size_t i = p->n; i-- > 0; )
 		if (p->v[i].trace == trace && p->v[i].pid == pid)
 			return &p->v[i];
-	if (p->n == p->cap) {
-		size_t cap = p->cap ? 2 * p->cap : 16;
-
-		if (!(x = realloc(p->v, cap * sizeof(*x))))
-			return NULL;
-		p->v = x;
-		p->cap = cap;
-	}
+	if (ift_array_grow((void **)&p->v, &p->cap, p->n + 1, sizeof(*p->v)) < 0)
+		return NULL;
 	x = &p->v[p->n++];
 	memset(x, 0, sizeof(*x));
 	x->trace = trace;
@@ -133,16 +128,9 @@ static int read_calls(struct procs *p, size_t i, struct ift_trace *t)
 			ret = -ENOMEM;
 			break;
 		}
-		if (x->n == x->cap) {
-			size_t cap = x->cap ? 2 * x->cap : 64;
-			struct coll *v = realloc(x->v, cap * sizeof(*v));
-
-			if (!v) {
-				ret = -ENOMEM;
-				break;
-			}
-			x->v = v;
-			x->cap = cap;
+		if (ift_array_grow((void **)&x->v, &x->cap, x->n + 1, sizeof(*x->v)) < 0) {
+			ret = -ENOMEM;
+			break;
 		}
 		x->v[x->n++] = (struct coll){
 			.ts = r[IFT_C_TS], .end = r[IFT_C_TS] + r[IFT_CALL_DUR], .op = op->name,

@@ -29,6 +29,7 @@
 
 #include "analyze.h"
 #include "ift-words.h"
+#include "util/array.h"
 
 /* ---- threads by tid ------------------------------------------------- */
 
@@ -51,15 +52,8 @@ struct az_thread *ift_az_thread_new(struct ift_analysis *a, uint32_t tid, uint32
 {
 	struct az_thread *th;
 
-	if (a->nth == a->capth) {
-		size_t cap = a->capth ? a->capth * 2 : 256;
-		struct az_thread **v = realloc(a->th, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		a->th = v;
-		a->capth = cap;
-	}
+	if (ift_array_grow((void **)&a->th, &a->capth, a->nth + 1, sizeof(*a->th)) < 0)
+		return NULL;
 	th = calloc(1, sizeof(*th));
 	/* the later thread of a reused tid wins: it is the one alive now */
 	if (!th || ift_tidmap_set(&a->tids, tid, a->nth) < 0) {
@@ -125,8 +119,6 @@ static void call_add(struct ift_call_info *c, unsigned st, uint64_t ns)
 static int attr_add(struct az_open *o, uint32_t tid, uint32_t pid, uint32_t kind,
 		    uint64_t ns)
 {
-	struct ift_call_attr *v;
-
 	for (uint32_t i = 0; i < o->nattr; i++) {
 		if (o->attr[i].tid == tid && o->attr[i].kind == kind) {
 			o->attr[i].count++;
@@ -134,15 +126,8 @@ static int attr_add(struct az_open *o, uint32_t tid, uint32_t pid, uint32_t kind
 			return 0;
 		}
 	}
-	if (o->nattr == o->cap) {
-		uint32_t cap = o->cap ? o->cap * 2 : 4;
-
-		v = realloc(o->attr, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		o->attr = v;
-		o->cap = cap;
-	}
+	if (ift_array_grow((void **)&o->attr, &o->cap, (size_t)o->nattr + 1, sizeof(*o->attr)) < 0)
+		return -ENOMEM;
 	o->attr[o->nattr++] = (struct ift_call_attr){
 		.tid = tid, .pid = pid, .kind = kind, .count = 1, .ns = ns,
 	};
@@ -169,18 +154,9 @@ static int call_finish(struct ift_analysis *a, struct az_open *o)
 		qsort(o->attr, o->nattr, sizeof(*o->attr), cmp_attr);
 	c->nattr = o->nattr;
 	if (a->opts.keep_calls && o->nattr) {
-		if (a->nattrs + o->nattr > a->capattrs) {
-			size_t cap = a->capattrs ? a->capattrs * 2 : 1024;
-			struct ift_call_attr *v;
-
-			while (cap < a->nattrs + o->nattr)
-				cap *= 2;
-			v = realloc(a->attrs, cap * sizeof(*v));
-			if (!v)
-				return -ENOMEM;
-			a->attrs = v;
-			a->capattrs = cap;
-		}
+		if (ift_array_grow((void **)&a->attrs, &a->capattrs, a->nattrs + o->nattr,
+				   sizeof(*a->attrs)) < 0)
+			return -ENOMEM;
 		c->attr_first = (uint32_t)a->nattrs;
 		memcpy(a->attrs + a->nattrs, o->attr, o->nattr * sizeof(*o->attr));
 		a->nattrs += o->nattr;
@@ -235,15 +211,9 @@ int ift_az_call_open(struct ift_analysis *a, struct az_thread *th,
 	ret = ift_az_calls_expire(a, th, call->ts);
 	if (ret < 0)
 		return ret;
-	if (th->nopen == th->capopen) {
-		uint32_t cap = th->capopen ? th->capopen * 2 : 4;
-		struct az_open *v = realloc(th->open, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		th->open = v;
-		th->capopen = cap;
-	}
+	if (ift_array_grow((void **)&th->open, &th->capopen, (size_t)th->nopen + 1,
+			   sizeof(*th->open)) < 0)
+		return -ENOMEM;
 	th->open[th->nopen] = (struct az_open){
 		.c = *call, .seq = seq, .ts = call->ts, .end = call->ts + call->dur_ns,
 	};
@@ -300,15 +270,8 @@ static int wait_add(struct ift_analysis *a, struct az_thread *th, uint32_t cpu)
 	if (cpu_grow(a, cpu) < 0)
 		return cpu >= AZ_MAX_CPUS ? 0 : -ENOMEM;
 	c = &a->cpu[cpu];
-	if (c->nwait == c->cap) {
-		uint32_t cap = c->cap ? c->cap * 2 : 4;
-		uint32_t *v = realloc(c->wait, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		c->wait = v;
-		c->cap = cap;
-	}
+	if (ift_array_grow((void **)&c->wait, &c->cap, (size_t)c->nwait + 1, sizeof(*c->wait)) < 0)
+		return -ENOMEM;
 	c->wait[c->nwait++] = th->idx;
 	th->in_wait = true;
 	return 0;

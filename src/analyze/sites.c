@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "analyze.h"
+#include "util/array.h"
 
 struct crow {
 	uint64_t op, stack, dur, flags;
@@ -258,14 +259,9 @@ static int calls_read(struct ift_trace *t, uint64_t from_ts, uint64_t to_ts, uin
 				    r[IFT_CALL_STACK], r[IFT_CALL_DUR]);
 		if (!r[IFT_CALL_STACK])
 			continue;
-		if (n == cap) {
-			struct crow *x = realloc(v, (cap = cap ? cap * 2 : 1024) * sizeof(*x));
-
-			if (!x) {
-				ret = -ENOMEM;
-				break;
-			}
-			v = x;
+		if (ift_array_grow((void **)&v, &cap, n + 1, sizeof(*v)) < 0) {
+			ret = -ENOMEM;
+			break;
 		}
 		v[n].op = r[IFT_CALL_OP];
 		v[n].stack = r[IFT_CALL_STACK];

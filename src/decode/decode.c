@@ -745,19 +745,7 @@ static void proc_comm(int32_t tid, char *out)
 /* Room for N more tasks: until then task_get() does not move d->tasks. */
 static int task_reserve(struct ift_decoder *d, size_t n)
 {
-	size_t cap = d->taskcap ? d->taskcap : 256;
-	struct task *v;
-
-	while (cap < d->ntasks + n)
-		cap *= 2;
-	if (cap == d->taskcap)
-		return 0;
-	v = realloc(d->tasks, cap * sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	d->tasks = v;
-	d->taskcap = cap;
-	return 0;
+	return ift_array_grow((void **)&d->tasks, &d->taskcap, d->ntasks + n, sizeof(*d->tasks));
 }
 
 /*

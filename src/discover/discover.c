@@ -36,6 +36,7 @@
 #include "ift-arch.h"
 #include "ift-error.h"
 #include "internal.h"
+#include "util/array.h"
 
 #define LD_SO_CACHE		"/etc/ld.so.cache"
 #define PYTHON_TIMEOUT_MS	5000
@@ -658,16 +659,9 @@ static int dir_scan(struct disc *d, const char *dir, const char *found_by)
 	while ((de = readdir(dh)) && seen++ < DISCOVER_MAX_DIRENTS) {
 		if (!ift_cuda_lib_api(de->d_name))
 			continue;
-		if (n == cap) {
-			size_t nc = cap ? 2 * cap : 8;
-			char **v = realloc(names, nc * sizeof(*v));
-
-			if (!v) {
-				ret = -ENOMEM;
-				goto out;
-			}
-			names = v;
-			cap = nc;
+		if (ift_array_grow((void **)&names, &cap, n + 1, sizeof(*names)) < 0) {
+			ret = -ENOMEM;
+			goto out;
 		}
 		names[n] = strdup(de->d_name);
 		if (!names[n]) {

@@ -15,6 +15,7 @@
 
 #include "ift-error.h"
 #include "internal.h"
+#include "util/array.h"
 
 enum ift_api ift_cuda_lib_api(const char *name)
 {
@@ -104,16 +105,9 @@ int ift_libset_add(struct ift_libset *set, const char *path, const char *found_b
 		ret = -E2BIG;
 		goto fail;
 	}
-	if (set->n == set->cap) {
-		size_t cap = set->cap ? 2 * set->cap : 8;
-		struct ift_lib *v = realloc(set->v, cap * sizeof(*v));
-
-		if (!v) {
-			ret = -ENOMEM;
-			goto fail;
-		}
-		set->v = v;
-		set->cap = cap;
+	if (ift_array_grow((void **)&set->v, &set->cap, set->n + 1, sizeof(*set->v)) < 0) {
+		ret = -ENOMEM;
+		goto fail;
 	}
 	lib.path = real;
 	lib.dev = st.st_dev;

@@ -20,6 +20,7 @@
 #include <zstd.h>
 
 #include "export/parquet.h"
+#include "util/array.h"
 #include "util/buf.h"
 
 #define ZSTD_LEVEL	3
@@ -276,15 +277,8 @@ static int64_t dict_index(struct dict *d, const uint8_t *p, size_t n)
 		d->full = true;
 		return -1;
 	}
-	if (d->n == d->cap) {
-		size_t cap = d->cap ? 2 * d->cap : 1024;
-		uint32_t *o = realloc(d->off, cap * sizeof(*o));
-
-		if (!o)
-			return -2;
-		d->off = o;
-		d->cap = cap;
-	}
+	if (ift_array_grow((void **)&d->off, &d->cap, d->n + 1, sizeof(*d->off)) < 0)
+		return -2;
 	d->off[d->n] = (uint32_t)d->bytes.len;
 	ift_buf_le32(&d->bytes, (uint32_t)n);
 	ift_buf_put(&d->bytes, p, n);

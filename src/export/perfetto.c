@@ -23,6 +23,7 @@
 #include "ift-chains.h"
 #include "ift-export.h"
 #include "ift-words.h"
+#include "util/array.h"
 
 /* One writer: the stream is locked once for the whole export. */
 #define fputc	fputc_unlocked
@@ -176,15 +177,8 @@ struct proc {
 static int proc_add(struct proc **v, size_t *n, size_t *cap, uint32_t pid,
 		    bool named, bool cuda)
 {
-	if (*n == *cap) {
-		size_t c = *cap ? 2 * *cap : 64;
-		struct proc *p = realloc(*v, c * sizeof(*p));
-
-		if (!p)
-			return -ENOMEM;
-		*v = p;
-		*cap = c;
-	}
+	if (ift_array_grow((void **)v, cap, *n + 1, sizeof(**v)) < 0)
+		return -ENOMEM;
 	(*v)[(*n)++] = (struct proc){ pid, named, cuda };
 	return 0;
 }
@@ -319,15 +313,8 @@ static int put_call(struct px *x, const uint64_t *r)
 		th->n--;
 	if (th->n && end > th->ends[th->n - 1])
 		end = th->ends[th->n - 1];
-	if (th->n == th->cap) {
-		size_t cap = th->cap ? 2 * th->cap : 8;
-		uint64_t *v = realloc(th->ends, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		th->ends = v;
-		th->cap = cap;
-	}
+	if (ift_array_grow((void **)&th->ends, &th->cap, th->n + 1, sizeof(*th->ends)) < 0)
+		return -ENOMEM;
 	th->ends[th->n++] = end;
 
 	if (!op)
@@ -415,15 +402,9 @@ static int add_call(struct px *x, const uint64_t *r)
 
 	if (x->ngroup && x->group[0][IFT_C_TS] != r[IFT_C_TS] && (ret = flush_group(x)) < 0)
 		return ret;
-	if (x->ngroup == x->group_cap) {
-		size_t cap = x->group_cap ? 2 * x->group_cap : 16;
-		void *v = realloc(x->group, cap * sizeof(x->group[0]));
-
-		if (!v)
-			return -ENOMEM;
-		x->group = v;
-		x->group_cap = cap;
-	}
+	if (ift_array_grow((void **)&x->group, &x->group_cap, x->ngroup + 1,
+			   sizeof(x->group[0])) < 0)
+		return -ENOMEM;
 	memcpy(x->group[x->ngroup], r, IFT_CALL_NR * sizeof(*r));
 	x->group[x->ngroup++][GROUP_ROW] = x->call_row++;
 	return 0;

@@ -27,6 +27,7 @@
 #include "ift-error.h"
 #include "ift-export.h"
 #include "ift-job.h"
+#include "util/array.h"
 
 #define MAX_PARTS	4096	/* ranks of one trace */
 #define PARENT_DEPTH	64	/* ancestors followed to a rank */
@@ -121,15 +122,9 @@ static int read_parents(sqlite3 *db, struct parts *p, const struct ift_export_op
 	if (sqlite3_prepare_v2(db, "SELECT pid, ppid FROM processes", -1, &st, NULL))
 		return sql_err(db, o);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (p->npar == cap) {
-			struct parent *v = realloc(p->par, (cap = cap ? 2 * cap : 256) *
-							   sizeof(*v));
-
-			if (!v) {
-				sqlite3_finalize(st);
-				return -ENOMEM;
-			}
-			p->par = v;
+		if (ift_array_grow((void **)&p->par, &cap, p->npar + 1, sizeof(*p->par)) < 0) {
+			sqlite3_finalize(st);
+			return -ENOMEM;
 		}
 		p->par[p->npar++] = (struct parent){ sqlite3_column_int64(st, 0),
 						     sqlite3_column_int64(st, 1), -1 };

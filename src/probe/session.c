@@ -28,6 +28,7 @@
 #include "ift-error.h"
 #include "ift-probe.h"
 #include "probe.h"
+#include "util/array.h"
 #include "util/fds.h"
 
 struct ift_probe_session {
@@ -468,15 +469,8 @@ int ift_probe_add_lib(struct ift_probe_session *s, const struct ift_lib *lib)
 	for (size_t i = 0; i < lib->nsyms; i++) {
 		struct ift_probe p = { 0 };
 
-		if (s->n == s->cap) {
-			size_t cap = s->cap ? s->cap * 2 : 64;
-			struct ift_probe *nv = realloc(s->probes, cap * sizeof(*nv));
-
-			if (!nv)
-				return -ENOMEM;
-			s->probes = nv;
-			s->cap = cap;
-		}
+		if (ift_array_grow((void **)&s->probes, &s->cap, s->n + 1, sizeof(*s->probes)) < 0)
+			return -ENOMEM;
 		/* a function that cannot be probed does not stop the others */
 		ret = probe_sym(s, lib, &lib->syms[i], libidx, &p);
 		if (ret) {

@@ -30,6 +30,7 @@
 #include "ift-error.h"
 #include "ift-probe.h"
 #include "probe.h"
+#include "util/array.h"
 
 #define TRACEFS_PATH "/sys/kernel/tracing"
 #define DEBUGFS_PATH "/sys/kernel/debug"
@@ -417,19 +418,11 @@ struct name_list {
 static int collect_event(const char *group, const char *event, void *arg)
 {
 	struct name_list *l = arg;
-	char **nv;
 
 	if (strcmp(group, l->group))
 		return 0;
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 64;
-
-		nv = realloc(l->v, cap * sizeof(*nv));
-		if (!nv)
-			return -ENOMEM;
-		l->v = nv;
-		l->cap = cap;
-	}
+	if (ift_array_grow((void **)&l->v, &l->cap, l->n + 1, sizeof(*l->v)) < 0)
+		return -ENOMEM;
 	l->v[l->n] = strdup(event);
 	if (!l->v[l->n])
 		return -ENOMEM;

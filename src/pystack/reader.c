@@ -14,6 +14,7 @@
 
 #include "ift-error.h"
 #include "ift-pystack.h"
+#include "util/array.h"
 
 /* Thread states found, by tid: direct-mapped, checked at each use. */
 #define TSTATE_SLOTS	64
@@ -65,15 +66,8 @@ static struct proc *proc_new(struct ift_py_reader *r, pid_t pid)
 {
 	struct proc *p;
 
-	if (r->n == r->cap) {
-		size_t cap = r->cap ? r->cap * 2 : 16;
-		struct proc *v = realloc(r->v, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		r->v = v;
-		r->cap = cap;
-	}
+	if (ift_array_grow((void **)&r->v, &r->cap, r->n + 1, sizeof(*r->v)) < 0)
+		return NULL;
 	p = &r->v[r->n++];
 	memset(p, 0, sizeof(*p));
 	p->pid = pid;

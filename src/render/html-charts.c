@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "render/html.h"
+#include "util/array.h"
 
 #define CELL_W		2	/* a scatter point per occupied cell ... */
 #define CELL_H		3
@@ -58,20 +59,12 @@ struct series {
 
 static int series_add(struct series *se, uint64_t ts, int64_t v)
 {
-	if (se->n == se->cap) {
-		size_t cap = se->cap ? 2 * se->cap : 1024;
-		uint64_t *t = realloc(se->ts, cap * sizeof(*t));
-		int64_t *w;
+	size_t tcap = se->cap;
 
-		if (!t)
-			return -ENOMEM;
-		se->ts = t;
-		w = realloc(se->v, cap * sizeof(*w));
-		if (!w)
-			return -ENOMEM;
-		se->v = w;
-		se->cap = cap;
-	}
+	/* two arrays, one capacity: TS grows first, to the same size V will */
+	if (ift_array_grow((void **)&se->ts, &tcap, se->n + 1, sizeof(*se->ts)) < 0 ||
+	    ift_array_grow((void **)&se->v, &se->cap, se->n + 1, sizeof(*se->v)) < 0)
+		return -ENOMEM;
 	se->ts[se->n] = ts;
 	se->v[se->n++] = v;
 	return 0;

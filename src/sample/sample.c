@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "ift-sample.h"
+#include "util/array.h"
 
 /* The buffer starts large enough for /proc/stat of a small machine... */
 #define BUF_INIT	(16 * 1024)
@@ -252,19 +253,8 @@ static int64_t clamp_i64(uint64_t v)
 /* The slot for CPU N, growing the table; NULL when out of memory. */
 static struct cpu_slot *cpu_slot(struct ift_sampler *s, size_t n)
 {
-	if (n >= s->ncpu) {
-		size_t want = s->ncpu ? s->ncpu : 8;
-		struct cpu_slot *p;
-
-		while (want <= n)
-			want *= 2;
-		p = realloc(s->cpu, want * sizeof(*p));
-		if (!p)
-			return NULL;
-		memset(p + s->ncpu, 0, (want - s->ncpu) * sizeof(*p));
-		s->cpu = p;
-		s->ncpu = want;
-	}
+	if (ift_array_grow((void **)&s->cpu, &s->ncpu, n + 1, sizeof(*s->cpu)) < 0)
+		return NULL;
 	return &s->cpu[n];
 }
 

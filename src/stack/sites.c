@@ -139,15 +139,8 @@ int64_t ift_stk_site_id(struct ift_stacks *s, pid_t pid, const uint64_t *ips,
 		    !memcmp(st->offs, offs, n * sizeof(*offs)))
 			return (int64_t)s->slot[k];
 	}
-	if (s->nsites == s->sitecap) {
-		size_t cap = s->sitecap ? s->sitecap * 2 : 256;
-		struct site *v = realloc(s->sites, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		s->sites = v;
-		s->sitecap = cap;
-	}
+	if (ift_array_grow((void **)&s->sites, &s->sitecap, s->nsites + 1, sizeof(*s->sites)) < 0)
+		return -ENOMEM;
 	st = &s->sites[s->nsites];
 	st->hash = h;
 	st->n = n;
@@ -230,15 +223,8 @@ int ift_stk_pending_add(struct tidq *q, const struct pending *p)
 		q->n -= q->h;
 		q->h = 0;
 	}
-	if (q->n == q->cap) {
-		size_t cap = q->cap ? q->cap * 2 : 16;
-		struct pending *v = realloc(q->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		q->v = v;
-		q->cap = cap;
-	}
+	if (ift_array_grow((void **)&q->v, &q->cap, q->n + 1, sizeof(*q->v)) < 0)
+		return -ENOMEM;
 	for (i = q->n; i > q->h && q->v[i - 1].ts > p->ts; i--)
 		q->v[i] = q->v[i - 1];
 	q->v[i] = *p;

@@ -26,6 +26,7 @@
 
 #include "ift-arch.h"
 #include "ift-stack.h"
+#include "util/array.h"
 
 #ifdef IFT_STATIC
 /* libstdc++'s demangler (cxxabi.h), which a static build links in */
@@ -298,15 +299,8 @@ static void syms_add(struct module *m, Elf *e, Elf_Scn *scn, const GElf_Shdr *sh
 		name = elf_strptr(e, sh->sh_link, sym.st_name);
 		if (!name || !*name)
 			continue;
-		if (m->nsyms == *cap) {
-			size_t c = *cap ? *cap * 2 : 256;
-			struct sym *v = realloc(m->syms, c * sizeof(*v));
-
-			if (!v)
-				return;
-			m->syms = v;
-			*cap = c;
-		}
+		if (ift_array_grow((void **)&m->syms, cap, m->nsyms + 1, sizeof(*m->syms)) < 0)
+			return;
 		m->syms[m->nsyms].addr = sym.st_value;
 		m->syms[m->nsyms].size = sym.st_size;
 		m->syms[m->nsyms].name = name;
@@ -411,15 +405,8 @@ static struct proc *proc_get(struct ift_unwinder *u, pid_t pid, bool create)
 
 static int proc_add(struct proc *p, const struct map *m)
 {
-	if (p->n == p->cap) {
-		size_t cap = p->cap ? p->cap * 2 : 32;
-		struct map *v = realloc(p->maps, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		p->maps = v;
-		p->cap = cap;
-	}
+	if (ift_array_grow((void **)&p->maps, &p->cap, p->n + 1, sizeof(*p->maps)) < 0)
+		return -ENOMEM;
 	p->maps[p->n++] = *m;
 	return 0;
 }

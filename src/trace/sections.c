@@ -13,6 +13,7 @@
 #include <zlib.h>
 
 #include "reader.h"
+#include "util/array.h"
 
 /* ---- small helpers --------------------------------------------------- */
 
@@ -55,21 +56,6 @@ static bool rd_strdup(struct rd *r, char **out)
 		return false;
 	*out = dup_bytes(s, n);
 	return *out != NULL;
-}
-
-/* Grows an array of SIZE-byte elements to hold N + 1. */
-static void *grow(void *v, size_t n, size_t *cap, size_t size)
-{
-	void *p;
-	size_t c;
-
-	if (n < *cap)
-		return v;
-	c = *cap ? *cap * 2 : 16;
-	p = realloc(v, c * size);
-	if (p)
-		*cap = c;
-	return p;
 }
 
 /* ---- section payloads ------------------------------------------------ */
@@ -396,10 +382,8 @@ static int add_chunk(struct ift_trace *t, uint64_t off, uint64_t size,
 	if (rt->nchunks &&
 	    rt->chunks[rt->nchunks - 1].ts_max > h->ts_min)
 		return -IFT_E_CORRUPT;
-	ci = grow(rt->chunks, rt->nchunks, &rt->cap, sizeof(*ci));
-	if (!ci)
+	if (ift_array_grow((void **)&rt->chunks, &rt->cap, rt->nchunks + 1, sizeof(*ci)) < 0)
 		return -ENOMEM;
-	rt->chunks = ci;
 	ci = &rt->chunks[rt->nchunks++];
 	ci->table = (unsigned)h->table;
 	ci->nrows = (uint32_t)h->nrows;

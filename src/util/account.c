@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "util/account.h"
+#include "util/array.h"
 
 #define GROUPS_MAX	65536	/* NGROUPS_MAX of Linux */
 
@@ -223,15 +224,14 @@ int ift_account_groups(const char *name, gid_t gid, gid_t **groups, const char *
 		if (!member || have)
 			continue;
 		if (n == cap) {
-			gid_t *nv = cap < GROUPS_MAX ? realloc(v, 2 * cap * sizeof(*v)) : NULL;
+			int err = cap < GROUPS_MAX ?
+				  ift_array_grow((void **)&v, &cap, n + 1, sizeof(*v)) : -EINVAL;
 
-			if (!nv) {
+			if (err) {
 				free(v);
 				fclose(f);
-				return cap < GROUPS_MAX ? -ENOMEM : -EINVAL;
+				return err;
 			}
-			v = nv;
-			cap *= 2;
 		}
 		v[n++] = gr->gr_gid;
 	}
