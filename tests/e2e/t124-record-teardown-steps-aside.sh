@@ -34,6 +34,7 @@ done
 [ -e up ] || fail "the command did not start in 60 s"
 exec 9<"$T/instances"
 flock -x 9 || fail "cannot take the set-up lock"
+go=${EPOCHREALTIME/./}
 echo >go
 wait $rp || fail "record exited $?: $(cat rec.err)"
 d=$T/instances/ingero_$rp
@@ -42,13 +43,16 @@ if [ -z "$helper" ]; then
 	flock -u 9
 	fail "no helper holds $d after record returned (the teardown is the helper's)"
 fi
-# the helper's descriptors into n, spawning nothing: under emulation a
-# process takes a good part of a second to start
-fds() { local a=(/proc/$helper/fd/*); n=${#a[@]}; }
+# the helper's perf events into n (record --isolate, the default: one per
+# probe and task), and which into ev: only their closes unregister probes,
+# and only they step aside; its rings' descriptors go when they go (a
+# 4-CPU guest's helper closed them while the lock was held)
+fds() { ev=$(ls -l "/proc/$helper/fd" 2>/dev/null | awk '/perf_event/ { print $9 }'); n=$(echo $ev | wc -w); }
+ls -l "/proc/$helper/fd" >fd0.txt 2>&1	# kept with a failure: what it held
 fds
 n0=$n
-# its perf events (record --isolate, the default): one per probe and task
-[ "$n0" -gt 10 ] || { flock -u 9; fail "the helper holds $n0 descriptors, not its probes' perf events"; }
+ev0=$ev
+[ "$n0" -gt 10 ] || { flock -u 9; fail "the helper holds $n0 perf events, not its probes'"; }
 # as long as the lock is held, none goes: watched for 2 s from the first
 # look, as record returned (one close takes tens of ms, and the old helper
 # closed them all in one call), well inside the 10 s a helper steps aside
@@ -58,7 +62,8 @@ while now=${EPOCHREALTIME/./}; [ $((now - first)) -lt 2000000 ]; do
 	fds
 	if [ "$n" -lt "$n0" ]; then
 		flock -u 9
-		fail "the helper closed $((n0 - n)) of $n0 descriptors while a set-up held the lock"
+		fail "the helper closed $((n0 - n)) of its $n0 perf events while a set-up held the lock," \
+			"$(((now - go) / 1000)) ms after the command ended, $(((now - first) / 1000)) ms after the first look"
 	fi
 	sleep 0.1
 done
@@ -66,7 +71,8 @@ done
 [ -d "$d" ] || { flock -u 9; fail "the instance went while a set-up held the lock"; }
 flock -u 9
 exec 9<&-
-echo "    helper $helper held its $n0 descriptors for $(((now - first) / 1000)) ms under the set-up lock"
+echo "    helper $helper held its $n0 perf events for $(((now - first) / 1000)) ms under the set-up lock," \
+	"from $(((first - go) / 1000)) ms after the command ended"
 # let go, it finishes
 assert_no_leftover_of $rp
 assert_no_leftovers
