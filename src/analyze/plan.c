@@ -7,14 +7,16 @@
  *     and each thread's loop is found in its sequence;
  *  2. the calls in the window again: each duration into its array, and the
  *     times that bound each loop's iterations;
- *  3. every table in the window, once: the pass (analyze.c);
- *  4. the calls with a stack, when the trace has call sites (sites.c);
- *  5. the switches of a chain's worst window, once for each chain whose
+ *  3. every table in the window, once: the pass (analyze.c), which also
+ *     tallies the call sites (sites.c);
+ *  4. the switches of a chain's worst window, once for each chain whose
  *     timeline names who ran there (a gap's, or a slow call's: chains-text.c).
  * Two reads before the pass keep the durations' memory exact (8 bytes a
  * selected call, no growth); a read is cheaper than the copies of arrays
  * grown as they fill (+50% peak RSS on gentrace's 50M events).
- * A job of NCCL ranks reads each trace's calls once more (job.c).
+ * Beside a report: a job of NCCL ranks reads each trace's calls once more
+ * (job.c), and MCP's get_stacks for one pid or another limit reads them
+ * again (ift_sites_run()).
  * test-reads counts them with ift_trace_reads() on a built trace.
  */
 #include <errno.h>
