@@ -27,6 +27,8 @@ import resource
 import sys
 import time
 
+T_START = time.monotonic_ns()  # the script's first moment: its span in the truth
+
 import simrt
 from simrt import Kernel, run_delay_ns, runtime, send, stats
 
@@ -115,6 +117,7 @@ def main():
         "nvcsw": ru.ru_nvcsw - ru0.ru_nvcsw, "nivcsw": ru.ru_nivcsw - ru0.ru_nivcsw,
         "torch": torch.__version__,
         "run_delay_ns": run_delay_ns(),
+        "script_ns": time.monotonic_ns() - T_START,
     }), flush=True)
     if args.frames_log:
         with open(args.frames_log, "w") as f:
