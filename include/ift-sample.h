@@ -25,7 +25,7 @@ void ift_sampler_free(struct ift_sampler *s);
  * ift_sampler_read - read /proc now and call EMIT once per value.  CPU
  * figures are over the interval since the previous call.  Metrics:
  *   cpu.busy_permille, cpu.user_permille, cpu.system_permille,
- *   cpu.iowait_permille (system and per CPU),
+ *   cpu.iowait_permille, cpu.steal_permille (system and per CPU),
  *   procs.running, procs.blocked, load.1_milli,
  *   mem.total_kb, mem.available_kb, swap.used_kb, swap.in_pages, swap.out_pages
  *   (system only).  Returns 0, an error from /proc, or what EMIT returned if < 0.

@@ -731,7 +731,7 @@ int ift_analysis_run(struct ift_trace *t, const struct ift_analyze_opts *opts,
 		a->opts = *opts;
 	ret = setup(a);
 	if (ret >= 0)
-		ret = ift_az_calls_read(a);	/* the read plan: plan.c */
+		ret = ift_az_plan_read(a);	/* the reads before the pass */
 	if (ret >= 0)
 		ret = run_pass(a);
 	if (ret >= 0)
@@ -761,6 +761,7 @@ void ift_analysis_free(struct ift_analysis *a)
 	free(a->loops);
 	ift_tidmap_release(&a->lmap);
 	free(a->smp);
+	ift_az_steal_free(a);
 	free(a);
 }
 

@@ -238,6 +238,8 @@ struct ift_analysis {
 
 	struct ift_sys_sample *smp;	/* the system samples read so far */
 	size_t nsmp, capsmp;
+	struct az_steal_cpu *steal;	/* by CPU: its intervals with steal (steal.c) */
+	size_t nsteal;
 
 	struct az_tloop *loops;		/* by first call */
 	struct ift_tidmap lmap;		/* tid -> index in loops */
@@ -258,6 +260,13 @@ struct ift_analysis {
 
 #define AZ_MAX_CPUS	65536
 #define AZ_TCACHE	256
+
+/* steal.c: each CPU's steal from the samples, read before the pass (plan.c);
+   then the time of [FROM, TO) on CPU that the hypervisor took, estimated */
+int ift_az_steal_read(struct ift_analysis *a);
+uint64_t ift_az_steal_ns(const struct ift_analysis *a, uint32_t cpu, uint64_t from,
+			 uint64_t to);
+void ift_az_steal_free(struct ift_analysis *a);
 
 /* sched.c */
 struct az_thread *ift_az_thread_get(struct ift_analysis *a, uint32_t tid, uint32_t pid);
@@ -294,8 +303,9 @@ int ift_az_roles_gap_end(struct az_thread *th);
 /* Roles from the tallies, once the processes are built. */
 int ift_az_roles_assign(struct ift_analysis *a);
 
-/* plan.c: the calls' read before the pass, into durs.c and phases.c */
-int ift_az_calls_read(struct ift_analysis *a);
+/* plan.c: the reads before the pass: the calls into durs.c and phases.c,
+   the samples into steal.c */
+int ift_az_plan_read(struct ift_analysis *a);
 
 /* phases.c: each calling thread's loop, before the pass */
 struct az_seqs {		/* each thread's outermost ops, in the read */

@@ -58,10 +58,13 @@ static struct ift_ch_thread *active_thread(struct ift_chains *c, const struct if
  * probe's trap of the call before it and the start of the entry probe's of
  * the call after, at most one pair (PROBE_NS, as the recorder timed it): on
  * the CPU, and the program's own time in none of it: 2-4 us, which must
- * not lift a gap of the program's just under the floor over it.
+ * not lift a gap of the program's just under the floor over it.  So does
+ * the steal in its running time: the hypervisor's, not the program's, and
+ * CPU contention as much as a wait in the run queue is (*STOLEN: what of
+ * it counted).
  */
 static void gap_costs(const struct ch_gap *g, uint64_t floor, uint64_t page_ns,
-		      uint64_t probe_ns, uint64_t v[], uint64_t *oncpu)
+		      uint64_t probe_ns, uint64_t v[], uint64_t *oncpu, uint64_t *stolen)
 {
 	uint64_t len = g->end - g->start;
 	uint64_t on = len > g->blocked + g->runq ? len - g->blocked - g->runq : 0;
@@ -69,13 +72,16 @@ static void gap_costs(const struct ch_gap *g, uint64_t floor, uint64_t page_ns,
 
 	on -= probes;
 	len -= probes;
+	*stolen = ift_az_min(on, g->stolen);
+	on -= *stolen;
+	len -= *stolen;
 	pg = ift_az_min(on, g->pages * page_ns);
 	if (pg * 4 >= on)
 		pg = on;
 	memset(v, 0, (IFT_CAUSE_GPU_BOUND + 1) * sizeof(*v));
 	*oncpu = len >= floor ? on - pg : 0;
 	v[IFT_CAUSE_DATA_STARVATION] = g->fed + *oncpu;
-	v[IFT_CAUSE_CPU_CONTENTION] = g->runq - ift_az_min(g->runq, g->excused);
+	v[IFT_CAUSE_CPU_CONTENTION] = g->runq - ift_az_min(g->runq, g->excused) + *stolen;
 	v[IFT_CAUSE_PAGE_ALLOC] = pg;
 }
 
@@ -84,9 +90,9 @@ static int gap_account(const struct ift_chains *c, struct gapacc *acc,
 		       const struct ch_gap *g, size_t nops)
 {
 	const struct ift_sys_sample *smp = c->a->nsmp ? &c->a->smp[c->a->nsmp - 1] : NULL;
-	uint64_t v[IFT_CAUSE_GPU_BOUND + 1], oncpu;
+	uint64_t v[IFT_CAUSE_GPU_BOUND + 1], oncpu, stolen;
 
-	gap_costs(g, c->o.tail_floor_ns, c->page_ns, c->probe_ns, v, &oncpu);
+	gap_costs(g, c->o.tail_floor_ns, c->page_ns, c->probe_ns, v, &oncpu, &stolen);
 	for (int k = 1; k < IFT_CAUSE_GPU_BOUND; k++) {
 		struct gapacc *x = &acc[k];
 
@@ -100,6 +106,7 @@ static int gap_account(const struct ift_chains *c, struct gapacc *acc,
 		x->fed_gaps += g->fed > 0;
 		x->runq += g->runq;
 		x->excused += g->excused;
+		x->stolen += stolen;
 		x->pages += g->pages;
 		x->page_bytes += g->page_bytes;
 		if (!v[k])
@@ -148,6 +155,14 @@ static void gap_close(struct ift_chains *c, const struct ift_analysis *a,
 	ct->gw.n = ct->gp.n = ct->gr.n = 0;
 	if (ts <= ct->busy_until)
 		return;
+	{
+		/* the run it makes the call in has not ended: no interval yet */
+		const struct az_thread *th = a->th[idx];
+
+		if (th->st == IFT_SCHED_RUNNING)
+			g->stolen += ift_az_steal_ns(a, th->cpu, ift_az_max(th->since, ct->busy_until),
+						     ts);
+	}
 	g->start = ct->busy_until;
 	g->end = ts;
 	g->th = idx;
@@ -362,7 +377,8 @@ static void hook_interval(void *ctx, const struct ift_analysis *a,
 	struct ift_ch_thread *ct;
 	uint64_t s, ns;
 
-	if (c->err || (iv->state != IFT_SCHED_BLOCKED && iv->state != IFT_SCHED_RUNNABLE))
+	if (c->err || (iv->state != IFT_SCHED_BLOCKED && iv->state != IFT_SCHED_RUNNABLE &&
+		       iv->state != IFT_SCHED_RUNNING))
 		return;
 	ct = active_thread(c, a, iv->tid);
 	if (!ct)
@@ -371,6 +387,10 @@ static void hook_interval(void *ctx, const struct ift_analysis *a,
 	if (iv->end_ts <= s)
 		return;
 	ns = iv->end_ts - s;
+	if (iv->state == IFT_SCHED_RUNNING) {
+		ct->cur.stolen += ift_az_steal_ns(a, iv->cpu, s, iv->end_ts);
+		return;
+	}
 	if (iv->state == IFT_SCHED_RUNNABLE) {
 		/* the last stretch of the wait: the switch that ends it has not
 		   reached on_switch() yet, so the CPU still names prev */

@@ -779,9 +779,21 @@ void ift_ch_gap_summary(struct cb *b, const struct gapacc *g, enum ift_cause cau
 		const struct ift_chain_task *top = b->ntasks ? &b->tasks[0] : NULL;
 
 		ch->summary = ift_ch_printf(c, "CPU contention -> %s (tid %u) waited %s for a CPU "
-					"between CUDA calls%s%s -> %s issued late",
+					"between CUDA calls%s%s%s%s -> %s issued late",
 					tcomm, th->tid, ift_ch_dur(d1, sizeof(d1), cost),
+					g->stolen ? ", " : "",
+					g->stolen ? ift_ch_printf(c, "%s of it running on a CPU the "
+								  "hypervisor took (steal)",
+								  ift_ch_dur(d2, sizeof(d2),
+									     g->stolen)) : "",
 					top ? ", preempted by " : "", top ? top->comm : "", op);
+		/* steal is the host's: nothing in the guest gives that time back */
+		if (ift_ch_permille(g->stolen, cost) >= 300)
+			ift_ch_cb_rec(b, ift_ch_printf(c, "the hypervisor took %u%% of this time from the "
+					     "VM's CPUs (steal): its vCPUs share physical CPUs with "
+					     "other guests; ask for dedicated cores (an instance "
+					     "without CPU overcommit) or fewer busy guests on the host",
+					     (ift_ch_permille(g->stolen, cost) + 5) / 10));
 		ift_ch_recommend_cpu(b, th->pid);
 		break;
 	}

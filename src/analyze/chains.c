@@ -155,6 +155,7 @@ static int gap_chain(struct ift_chains *c, struct gapacc *g, enum ift_cause caus
 	ift_ch_cb_num(&b, "on_cpu_gaps", g->oncpu_gaps);
 	ift_ch_cb_num(&b, "runqueue_wait_ns", g->runq - ift_az_min(g->runq, g->excused));
 	ift_ch_cb_num(&b, "excused_ns", g->excused);
+	ift_ch_cb_num(&b, "steal_ns", g->stolen);
 	ift_ch_cb_num(&b, "page_allocs", g->pages);
 	ift_ch_cb_num(&b, "page_alloc_bytes", g->page_bytes);
 	ift_ch_cb_num(&b, "page_fault_ns", c->page_ns);
@@ -247,6 +248,7 @@ static int gap_chains(struct ift_chains *c, enum ift_stage stage, uint64_t wall,
 			x->oncpu_gaps += y->oncpu_gaps;
 			x->runq += y->runq;
 			x->excused += y->excused;
+			x->stolen += y->stolen;
 			x->pages += y->pages;
 			x->page_bytes += y->page_bytes;
 			x->cost += y->cost;

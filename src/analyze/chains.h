@@ -56,6 +56,7 @@ struct ch_gap {
 	uint64_t blocked_io;		/* of blocked, in uninterruptible sleep (D) */
 	uint64_t runq;
 	uint64_t excused;		/* of runq, behind the idle task or the recorder */
+	uint64_t stolen;		/* of its running time, the hypervisor's (steal.c) */
 	uint64_t pages, page_bytes;
 	uint32_t th;			/* az_thread index */
 	uint32_t prev_op, next_op;
@@ -72,6 +73,7 @@ struct sysavg {
 /* One cause over a thread's gaps (or, merged, over the selected threads'). */
 struct gapacc {
 	uint64_t fed, runq, excused, pages, page_bytes, gaps, fed_gaps, blocked, blocked_io;
+	uint64_t stolen;		/* running, but the hypervisor had the CPU */
 	uint64_t len;			/* the gaps' length in all */
 	uint64_t oncpu, oncpu_gaps;	/* on CPU in gaps over the floor, less page faults */
 	uint64_t cost;

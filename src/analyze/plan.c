@@ -7,11 +7,14 @@
  *     and each thread's loop is found in its sequence;
  *  2. the calls in the window again: each duration into its array, and the
  *     times that bound each loop's iterations;
- *  3. every table in the window, once: the pass (analyze.c), which also
+ *  3. the samples, from the trace's start to just past the window: each
+ *     CPU's steal (steal.c), which the pass's chains take out of the time
+ *     threads ran there;
+ *  4. every table in the window, once: the pass (analyze.c), which also
  *     tallies the call sites (sites.c);
- *  4. the switches of a chain's worst window, once for each chain whose
+ *  5. the switches of a chain's worst window, once for each chain whose
  *     timeline names who ran there (a gap's, or a slow call's: chains-text.c).
- * Two reads before the pass keep the durations' memory exact (8 bytes a
+ * Two reads of the calls before the pass keep the durations' memory exact (8 bytes a
  * selected call, no growth); a read is cheaper than the copies of arrays
  * grown as they fill (+50% peak RSS on gentrace's 50M events).
  * Beside a report: a job of NCCL ranks reads each trace's calls once more
@@ -57,7 +60,7 @@ static int fill_row(struct ift_analysis *a, struct az_seqs *seqs, const uint64_t
 	return ret < 0 ? ret : ift_az_phases_bound(a, seqs, r);
 }
 
-int ift_az_calls_read(struct ift_analysis *a)
+int ift_az_plan_read(struct ift_analysis *a)
 {
 	struct az_seqs seqs = { 0 };
 	int ret;
@@ -67,8 +70,10 @@ int ift_az_calls_read(struct ift_analysis *a)
 	    (ret = ift_az_durs_alloc(a)) >= 0 &&
 	    (ret = ift_az_phases_loops(a, &seqs)) >= 0 &&
 	    (ret = read_calls(a, &seqs, fill_row)) >= 0 &&
-	    (ret = ift_az_durs_find(a)) >= 0)
-		return ift_az_phases_finish(a, &seqs);	/* releases seqs */
+	    (ret = ift_az_durs_find(a)) >= 0) {
+		ret = ift_az_phases_finish(a, &seqs);	/* releases seqs */
+		return ret < 0 ? ret : ift_az_steal_read(a);
+	}
 	ift_az_seqs_release(&seqs);
 	return ret;
 }

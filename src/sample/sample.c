@@ -467,7 +467,8 @@ static int64_t permille(uint64_t part, uint64_t whole)
  * reads.  user counts nice too and system counts irq and softirq: the
  * question is how much CPU went to user code and how much to the kernel,
  * whatever the priority.  busy is everything but idle and iowait, so it
- * includes steal: time this CPU could not give us.  An interval with no
+ * includes steal: time this CPU could not give us, also given alone (the
+ * time a hypervisor ran something else on it).  An interval with no
  * ticks (two reads in one jiffy) has no figures.
  */
 static int emit_cpu(const struct cpu_slot *slot, unsigned scope,
@@ -505,6 +506,11 @@ static int emit_cpu(const struct cpu_slot *slot, unsigned scope,
 	if (ret >= 0)
 		ret = emit(ctx, "cpu.iowait_permille", scope,
 			   permille(d[J_IOWAIT], total));
+	/* the analyzer takes a CPU's steal out of the on-CPU time of the
+	   threads that ran there (steal.c) */
+	if (ret >= 0)
+		ret = emit(ctx, "cpu.steal_permille", scope,
+			   permille(d[J_STEAL], total));
 	return ret < 0 ? ret : 0;
 }
 

@@ -323,12 +323,7 @@ static void test_window(void **state)
 static void sample(struct tb *b, uint64_t t, uint64_t tid, uint64_t pid, const char *metric,
 		   uint64_t value)
 {
-	int64_t id = ift_writer_string(b->w, metric);
-	uint64_t r[IFT_SM_NR] = { T0 + t, 0, pid, tid, 0, 0, value };
-
-	assert_true(id >= 0);
-	r[IFT_SM_METRIC] = (uint64_t)id;
-	add(b, IFT_T_SAMPLES, r);
+	sample_row(b, t, tid, pid, 0, metric, value);
 }
 
 /*

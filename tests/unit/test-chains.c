@@ -535,6 +535,76 @@ static void test_probe_cost_in_gaps(void **state)
 }
 
 /*
+ * Steal on a VM: between 30 copies the feeding thread runs 8 ms on CPU 0,
+ * faulting in 1,000 pages (1 ms at 1 us each) and sleeping 8 us midway
+ * (an interrupt wakes it).  The guest sees it running all the while; the
+ * samples say the hypervisor had CPU 0 for 75% of the time.  Of each gap's
+ * 7,992 us running, 5,994 us were the hypervisor's: CPU contention, not the
+ * program.  The 1,998 us left are the storm's (its faults over a quarter of
+ * them).  The same steal on the other CPU, or only in the machine's total,
+ * takes nothing from this thread: then 6,992 us a gap read as building input.
+ */
+static void test_steal(void **state)
+{
+	static const uint64_t scopes[] = { 1, 2, 0 };	/* CPU 0, CPU 1, all */
+
+	(void)state;
+	for (size_t k = 0; k < sizeof(scopes) / sizeof(scopes[0]); k++) {
+		const struct ift_chain *ch;
+		struct ift_chains *c;
+		struct tb b;
+		uint64_t t = 1 * MS;
+
+		tb_begin(&b, "steal", 1000 * MS);
+		names(&b);
+		sw(&b, 500 * US, 0, 0, 0, S_RUN, CUDA, CUDA);
+		/* a first sample starts each CPU's interval, with no steal */
+		for (uint64_t sc = 0; sc < 3; sc++)
+			sample_row(&b, 600 * US, 0, 0, sc, "cpu.steal_permille", 0);
+		for (int i = 0; i < 30; i++) {
+			uint64_t z = t + 100 * US + 4 * MS;
+
+			call(&b, t, CUDA, CUDA, OP_MEMCPY, 100 * US, 0, 0, 1, 2, 1 << 20, 1, 0);
+			t += 100 * US;
+			if (i == 29)
+				break;
+			for (int p = 0; p < 1000; p++)
+				page(&b, t + 1 * US + (uint64_t)p * 3 * US, CUDA, CUDA, 0);
+			sw(&b, z, 0, CUDA, CUDA, S_SLEEP, 0, 0);
+			wk(&b, z + 8 * US, 0, CUDA, CUDA, IFT_WAKE_WAKING, 0, 0, 0);
+			sw(&b, z + 8 * US, 0, 0, 0, S_RUN, CUDA, CUDA);
+			t += 8 * MS;
+		}
+		sample_row(&b, t + 1 * MS, 0, 0, scopes[k], "cpu.steal_permille", 750);
+		c = chains_run(&b, NULL);
+		ch = chain_of(c, IFT_CAUSE_PAGE_ALLOC);
+		assert_non_null(ch);
+		if (scopes[k] == 1) {
+			assert_int_equal(ch->cost_ns, 29 * 1998 * US);
+			assert_null(chain_of(c, IFT_CAUSE_DATA_STARVATION));
+			ch = chain_of(c, IFT_CAUSE_CPU_CONTENTION);
+			assert_non_null(ch);
+			assert_int_equal(ch->cost_ns, 29 * 5994 * US);
+			assert_int_equal(num(ch, "steal_ns"), 29 * 5994 * US);
+			assert_int_equal(num(ch, "runqueue_wait_ns"), 0);
+			assert_non_null(strstr(ch->summary, "hypervisor took (steal)"));
+			assert_true(ch->nrecs > 0);
+			assert_non_null(strstr(ch->recs[0], "took 100% of this time"));
+		} else {
+			assert_int_equal(ch->cost_ns, 29 * 1 * MS);
+			assert_int_equal(num(ch, "steal_ns"), 0);
+			assert_null(chain_of(c, IFT_CAUSE_CPU_CONTENTION));
+			ch = chain_of(c, IFT_CAUSE_DATA_STARVATION);
+			assert_non_null(ch);
+			assert_int_equal(ch->cost_ns, 29 * 6992 * US);
+			assert_non_null(strstr(ch->summary, "built its input itself"));
+		}
+		ift_chains_free(c);
+		tb_end(&b);
+	}
+}
+
+/*
  * Start-up against steady state: the thread allocates (cudaMalloc), builds
  * a dataset for 500 ms on CPU, then feeds itself 20 batches with 8 ms gaps
  * (one cudaMemcpy each: a loop of period 1).  The wait before the loop's
@@ -957,6 +1027,7 @@ int main(void)
 		cmocka_unit_test(test_page_alloc_slow_host),
 		cmocka_unit_test(test_builds_own_input),
 		cmocka_unit_test(test_probe_cost_in_gaps),
+		cmocka_unit_test(test_steal),
 		cmocka_unit_test(test_startup_gap),
 		cmocka_unit_test(test_no_loop),
 		cmocka_unit_test(test_warmup),

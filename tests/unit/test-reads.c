@@ -31,6 +31,7 @@ static uint64_t build(struct tb *b, int iters, bool starve)
 	task(b, 2 * US, CUDA, CUDA, IFT_TASK_FORK, WORKER, WORKER, "train");
 	task(b, 3 * US, WORKER, WORKER, IFT_TASK_COMM, 0, 0, "pt_data_worker");
 	sw(b, 500 * US, 0, 0, 0, S_RUN, CUDA, CUDA);
+	sample_row(b, 400 * US, 0, 0, 1, "cpu.steal_permille", 0);
 	for (int i = 0; i < iters; i++) {
 		if (starve && i) {
 			sw(b, t, 0, CUDA, CUDA, S_SLEEP, WORKER, WORKER);
@@ -72,6 +73,8 @@ static struct counted count(struct tb *b)
 	/* the pass reads every table once */
 	assert_int_equal(ift_trace_reads(b->t, IFT_T_SWITCHES), 1);
 	assert_int_equal(ift_trace_reads(b->t, IFT_T_TASKS), 1);
+	/* and the samples once before it, for the CPUs' steal */
+	assert_int_equal(ift_trace_reads(b->t, IFT_T_SAMPLES), 2);
 	assert_int_equal(ift_chains_build(c, b->a, b->t), 0);
 	n.switches = ift_trace_reads(b->t, IFT_T_SWITCHES);
 	n.wakeups = ift_trace_reads(b->t, IFT_T_WAKEUPS);

@@ -266,11 +266,13 @@ static void test_stat_permille(void **state)
 	assert_int_equal(must(&g, "cpu.user_permille", 1), 400);
 	assert_int_equal(must(&g, "cpu.system_permille", 1), 140);
 	assert_int_equal(must(&g, "cpu.iowait_permille", 1), 50);
+	assert_int_equal(must(&g, "cpu.steal_permille", 1), 10);
 
 	assert_int_equal(must(&g, "cpu.busy_permille", 2), 10);
 	assert_int_equal(must(&g, "cpu.user_permille", 2), 10);
 	assert_int_equal(must(&g, "cpu.system_permille", 2), 0);
 	assert_int_equal(must(&g, "cpu.iowait_permille", 2), 0);
+	assert_int_equal(must(&g, "cpu.steal_permille", 2), 0);
 
 	assert_int_equal(must(&g, "cpu.busy_permille", 3), 667);
 	assert_int_equal(must(&g, "cpu.user_permille", 3), 667);
@@ -279,15 +281,17 @@ static void test_stat_permille(void **state)
 	assert_int_equal(must(&g, "cpu.user_permille", 0), 206);
 	assert_int_equal(must(&g, "cpu.system_permille", 0), 70);
 	assert_int_equal(must(&g, "cpu.iowait_permille", 0), 25);
+	/* steal 10 of 2003: 4.99 -> 5 */
+	assert_int_equal(must(&g, "cpu.steal_permille", 0), 5);
 
 	assert_int_equal(must(&g, "procs.running", 0), 3);
 	assert_int_equal(must(&g, "procs.blocked", 0), 1);
 
-	/* 4 CPU figures for the total and each of 3 CPUs, and no others */
-	assert_int_equal(count_metric(&g, "cpu."), 16);
+	/* 5 CPU figures for the total and each of 3 CPUs, and no others */
+	assert_int_equal(count_metric(&g, "cpu."), 20);
 	assert_int_equal(count_scope(&g, 4), 0);
 	/* no loadavg, meminfo or vmstat in this directory: skipped */
-	assert_int_equal(g.n, 18);
+	assert_int_equal(g.n, 22);
 	assert_sane(&g);
 
 	/* the same file again: no jiffy went by, so no CPU figure */
@@ -322,6 +326,7 @@ static void test_stat_few_columns(void **state)
 	assert_int_equal(must(&g, "cpu.iowait_permille", 0), 0);
 	assert_int_equal(must(&g, "cpu.busy_permille", 1), 100);
 	assert_int_equal(must(&g, "cpu.iowait_permille", 1), 100);
+	assert_int_equal(must(&g, "cpu.steal_permille", 1), 0);
 	ift_sampler_free(s);
 }
 
@@ -515,8 +520,8 @@ static void test_garbage_stat(void **state)
 		       "procs_blocked\n");
 	assert_int_equal(read_into(s, &g), 0);
 	assert_int_equal(must(&g, "cpu.busy_permille", 0), 100);
-	assert_int_equal(count_metric(&g, "cpu."), 4);
-	assert_int_equal(g.n, 4);
+	assert_int_equal(count_metric(&g, "cpu."), 5);
+	assert_int_equal(g.n, 5);
 
 	/* a second line for a CPU is ignored; the first counts */
 	put(f, "stat", base_stat);
@@ -525,7 +530,7 @@ static void test_garbage_stat(void **state)
 		       "cpu0 500 0 500 5000 0 0 0 0 0 0\n");
 	assert_int_equal(read_into(s, &g), 0);
 	assert_int_equal(must(&g, "cpu.busy_permille", 1), 100);
-	assert_int_equal(count_metric(&g, "cpu."), 4);
+	assert_int_equal(count_metric(&g, "cpu."), 5);
 
 	/* counters that go back count as no time, never as a huge one */
 	put(f, "stat", base_stat);

@@ -108,6 +108,19 @@ static inline void page(struct tb *b, uint64_t t, uint64_t tid, uint64_t pid, ui
 	add(b, IFT_T_PAGE_ALLOCS, r);
 }
 
+/* A samples row of METRIC, VALUE at T0 + T: task TID's, or with TID 0 the
+   system's, of SCOPE (0: all CPUs, N + 1: CPU N) */
+static inline void sample_row(struct tb *b, uint64_t t, uint64_t tid, uint64_t pid,
+			      uint64_t scope, const char *metric, uint64_t value)
+{
+	int64_t id = ift_writer_string(b->w, metric);
+	uint64_t r[IFT_SM_NR] = { T0 + t, 0, pid, tid, 0, scope, value };
+
+	assert_true(id >= 0);
+	r[IFT_SM_METRIC] = (uint64_t)id;
+	add(b, IFT_T_SAMPLES, r);
+}
+
 static void task(struct tb *b, uint64_t t, uint64_t tid, uint64_t pid, uint64_t kind,
 		 uint64_t ctid, uint64_t cpid, const char *comm)
 {
