@@ -27,8 +27,8 @@ build_pkgs="pkg-config:pkg-config gcc:gcc make:make
 libtracefs:libtracefs-dev libtraceevent:libtraceevent-dev libunwind:libunwind-dev
 sqlite3:libsqlite3-dev libzstd:libzstd-dev zlib:zlib1g-dev json-c:libjson-c-dev
 libelf:libelf-dev"
-test_pkgs="cmocka:libcmocka-dev python3:python3 python3-embed:libpython3-dev torch:python3-torch chromium:chromium
-node:nodejs npm:npm"
+test_pkgs="cmocka:libcmocka-dev python3:python3 python3-embed:libpython3-dev torch:python3-torch
+torchvision:python3-torchvision pil:python3-pil chromium:chromium node:nodejs npm:npm"
 # arm64/NAME: NAME's arm64 .pc file, beside the host's (multiarch)
 cross_aarch64_pkgs="pkg-config:pkg-config make:make aarch64-linux-gnu-gcc:gcc-aarch64-linux-gnu
 arm64-libc:libc6-dev-arm64-cross qemu-aarch64:qemu-user
@@ -57,6 +57,8 @@ have() {
 	qemu-system-aarch64|qemu-aarch64-static|mmdebstrap|arch-test)
 		command -v "$name" >/dev/null 2>&1 ;;
 	torch) /usr/bin/python3 -c 'import torch' >/dev/null 2>&1 ;;
+	torchvision) /usr/bin/python3 -c 'import torchvision' >/dev/null 2>&1 ;;
+	pil) /usr/bin/python3 -c 'import PIL' >/dev/null 2>&1 ;;
 	aarch64-linux-gnu-gcc) command -v "$name" >/dev/null 2>&1 ;;
 	arm64-libc) [ -e /usr/aarch64-linux-gnu/include/stdio.h ] ;;
 	# a compiler that finds no file prints the bare name

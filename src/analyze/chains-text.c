@@ -599,10 +599,10 @@ void ift_ch_recommend_data(struct cb *b, uint32_t cuda_pid, uint64_t fed, uint64
 				    on_pct, (ift_ch_permille(oncpu, wall) + 5) / 10));
 	} else if (w.threads) {
 		ift_ch_cb_rec(b, ift_ch_printf(c, "%u thread%s of the training process build%s its batches "
-				    "and share its GIL with the feeding thread: build them in worker "
-				    "processes instead (DataLoader num_workers=%u, or a "
+				    "and share%s its GIL with the feeding thread: build them in "
+				    "worker processes instead (DataLoader num_workers=%u, or a "
 				    "multiprocessing pool)", w.threads, w.threads == 1 ? "" : "s",
-				    w.threads == 1 ? "s" : "", want));
+				    w.threads == 1 ? "s" : "", w.threads == 1 ? "s" : "", want));
 	} else {
 		ift_ch_cb_rec(b, ift_ch_printf(c, "the thread feeding the GPU waits %u%% of its time for "
 				    "input: prepare the next batch ahead (a prefetching loader "

@@ -39,6 +39,24 @@ and a longer kernel: the feeder keeps up, no HIGH or MEDIUM chain):
   threads     concurrent.futures.ThreadPoolExecutor(4) in the same process,
               2 batches per thread in flight (GIL contention).  Data
               starvation, woke by the executor threads (`input thread`).
+  queue       one threading.Thread prefetching into a queue.Queue(maxsize=2):
+              it reads each batch's rows from a file (written at start-up)
+              and builds the batch from them.  Data starvation, woke by the
+              prefetch thread (`input thread`).
+  iterable    an IterableDataset sharded by worker (get_worker_info: worker
+              k yields every 4th batch's samples), DataLoader num_workers=4.
+              Data starvation, woke by the 4 worker processes (`input
+              worker`).
+  vision      DataLoader, num_workers=4, over an image folder: __getitem__
+              opens a JPEG with PIL (Debian's python3-pil) and runs a
+              torchvision transform (Resize, RandomHorizontalFlip, ToTensor,
+              Normalize), as an ImageFolder pipeline does; the images (REPS
+              pixels a side) are written at start-up.  Data starvation, woke
+              by the 4 worker processes (`input worker`).
+  tokens      DataLoader, num_workers=4, whose __getitem__ tokenizes text in
+              pure Python (split, a vocabulary dict, padding; no torch op
+              until torch.tensor of the ids).  Data starvation, woke by the 4
+              worker processes (`input worker`).
 
 CPU PyTorch 1.13 turns pinning off when torch.cuda.is_available() is False
 (_BaseDataLoaderIter: `loader.pin_memory and torch.cuda.is_available()`).  For
@@ -76,15 +94,22 @@ import ctypes
 import json
 import multiprocessing as mp
 import os
+import queue
 import resource
 import sys
+import tempfile
 import threading
 import time
 
 from simrt import Kernel, run_delay_ns, runtime, send, stats
 
 FEATURES = 256
-KINDS = ("loader", "loader0", "pin", "persistent", "pool", "threads")
+KINDS = ("loader", "loader0", "pin", "persistent", "pool", "threads", "queue", "iterable",
+         "vision", "tokens")
+# the kinds whose batches come from a DataLoader, and of them those with workers
+LOADERS = ("loader", "loader0", "pin", "persistent", "iterable", "vision", "tokens")
+WORKER_LOADERS = ("loader", "pin", "persistent", "iterable", "vision", "tokens")
+IMAGES = 64  # the vision kind's folder
 
 # per kind, starved and healthy: workers, samples per batch, rounds of
 # torch ops per sample (~8 us each here), modelled kernel (us), batches per
@@ -104,6 +129,12 @@ DEFAULTS = {
     "persistent": ((4, 32, 30, 2000, 50), (1, 32, 4, 120000, 6)),
     "pool":       ((4, 32, 30, 2000, 100), (1, 32, 4, 20000, 50)),
     "threads":    ((4, 32, 30, 2000, 80), (1, 32, 4, 20000, 50)),
+    "queue":      ((1, 32, 30, 2000, 80), (1, 32, 4, 20000, 50)),
+    "iterable":   ((4, 32, 30, 2000, 100), (1, 32, 4, 120000, 12)),
+    # vision: REPS is the images' side in pixels
+    "vision":     ((4, 32, 160, 2000, 100), (1, 32, 32, 120000, 12)),
+    # tokens: REPS is words per sample / 8
+    "tokens":     ((4, 32, 100, 2000, 100), (1, 32, 10, 120000, 12)),
 }
 
 
@@ -159,6 +190,114 @@ class Samples:
 
     def __getitem__(self, i):
         return sample(i)
+
+
+def sharded_samples(nbatch, bsz):
+    """An IterableDataset sharded by worker: worker K of N yields the samples
+    of batches K, K + N, ... in turn, so that batches arrive in order as the
+    DataLoader polls its workers round robin.  (Made here: torch is imported
+    after the arguments are read.)"""
+    from torch.utils.data import IterableDataset, get_worker_info
+
+    class ShardedSamples(IterableDataset):
+        def __iter__(self):
+            w = get_worker_info()
+            k, n = (w.id, w.num_workers) if w else (0, 1)
+            for b in range(k, nbatch, n):
+                for j in range(bsz):
+                    yield sample(b * bsz + j)
+
+    return ShardedSamples()
+
+
+WORDS = ("the", "a", "gpu", "waits", "for", "its", "input", "while", "host", "threads",
+         "build", "each", "batch", "of", "tokens", "from", "text", "and", "pad", "it")
+VOCAB = {w: i + 2 for i, w in enumerate(WORDS)}
+
+
+class Texts:
+    """A map-style Dataset of text, tokenized in pure Python in __getitem__:
+    the words split, each looked up in a dict, the ids padded to a fixed
+    length; torch only wraps the list at the end."""
+
+    def __init__(self, n):
+        self.n = n
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        import torch
+        text = " ".join(WORDS[(i * 7 + k) % len(WORDS)] for k in range(8 * REPS))
+        ids = [VOCAB.get(w.lower().strip(".,"), 1) for w in text.split()]
+        ids = (ids + [0] * FEATURES)[:FEATURES]
+        return torch.tensor(ids, dtype=torch.float32)
+
+
+class Images:
+    """A map-style Dataset over a folder of JPEGs, as torchvision's
+    ImageFolder reads one: PIL decodes, a transform makes the tensor (one
+    channel of a 16x16 resize: FEATURES values, so every kind sends the
+    same bytes)."""
+
+    def __init__(self, folder, n):
+        import torchvision.transforms as T
+        self.folder, self.n = folder, n
+        self.tf = T.Compose([T.Resize((16, 16)), T.RandomHorizontalFlip(), T.ToTensor(),
+                             T.Normalize((0.5, 0.5, 0.5), (0.25, 0.25, 0.25))])
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        from PIL import Image
+        with Image.open(os.path.join(self.folder, "%d.jpg" % (i % IMAGES))) as im:
+            x = self.tf(im.convert("RGB"))
+        return x[0].flatten()
+
+
+def write_images(side):
+    """IMAGES JPEGs of SIDE x SIDE pixels from the dataset's rows, in a fresh
+    directory (removed by the caller)."""
+    import torch
+    from PIL import Image
+    d = tempfile.mkdtemp(prefix="feeders-")
+    for k in range(IMAGES):
+        row = BASE[k % len(BASE)]
+        px = ((row.repeat(3 * side * side // FEATURES + 1)[:3 * side * side] + 1) * 127)
+        arr = px.clamp(0, 255).to(torch.uint8).view(side, side, 3).numpy()
+        Image.fromarray(arr, "RGB").save(os.path.join(d, "%d.jpg" % k), quality=90)
+    return d
+
+
+def write_batches(nbatch, bsz):
+    """The rows each batch is built from, one file per batch, in a fresh
+    directory (removed by the caller)."""
+    import torch
+    d = tempfile.mkdtemp(prefix="feeders-")
+    for b in range(nbatch):
+        rows = torch.stack([BASE[(b * bsz + j) % len(BASE)] for j in range(bsz)])
+        with open(os.path.join(d, "%d.bin" % b), "wb") as f:
+            f.write(rows.numpy().tobytes())
+    return d
+
+
+def prefetch(d, nbatch, bsz, q, tids):
+    """The prefetch thread: reads each batch's file, builds the batch from
+    its rows (the per-sample work), puts it in Q; None when done."""
+    import torch
+    tids.add(threading.get_native_id())
+    for b in range(nbatch):
+        with open(os.path.join(d, "%d.bin" % b), "rb") as f:
+            raw = bytearray(f.read())
+        rows = torch.frombuffer(raw, dtype=torch.float32).view(bsz, FEATURES)
+        out = []
+        for v in rows:
+            for _ in range(REPS):
+                v = torch.tanh(v * 1.0001 + 0.001)
+            out.append(v)
+        q.put(torch.stack(out))
+    q.put(None)
 
 
 def name_worker(wid, named):
@@ -280,11 +419,17 @@ def main():
 
     ring, pool, executor, relay, feeder_tids, other = None, None, None, None, set(), {}
     built = {}  # executor thread -> batches it built
-    if args.feeder in ("loader", "loader0", "pin", "persistent"):
+    files = None  # the folder of the kinds that read files
+    if args.feeder in LOADERS:
         if args.feeder == "pin":
             ring = HostRing(rt, 2 * workers + 2)  # prefetch_factor 2
             patch_for_pinning(rt, ring)
-        loader = DataLoader(Samples(nsamples), batch_size=bsz, shuffle=False,
+        if args.feeder == "vision":
+            files = write_images(REPS)
+        data = (sharded_samples(nbatch, bsz) if args.feeder == "iterable" else
+                Images(files, nsamples) if args.feeder == "vision" else
+                Texts(nsamples) if args.feeder == "tokens" else Samples(nsamples))
+        loader = DataLoader(data, batch_size=bsz, shuffle=False,
                             num_workers=workers, pin_memory=args.feeder == "pin",
                             persistent_workers=args.feeder == "persistent",
                             worker_init_fn=WorkerInit(args.name_workers) if workers else None,
@@ -299,6 +444,20 @@ def main():
         def epoch_iter():
             res = pool.imap(pool_batch, ((b, bsz) for b in range(nbatch)))
             return (torch.from_numpy(a) for a in res)
+    elif args.feeder == "queue":
+        files = write_batches(nbatch, bsz)
+
+        def epoch_iter():
+            q = queue.Queue(maxsize=2)
+            th = threading.Thread(target=prefetch, args=(files, nbatch, bsz, q, feeder_tids),
+                                  name="prefetch", daemon=True)
+            th.start()
+            while True:
+                xb = q.get()
+                if xb is None:
+                    th.join()
+                    return
+                yield xb
     else:
         executor = concurrent.futures.ThreadPoolExecutor(workers)
 
@@ -350,7 +509,7 @@ def main():
             syncs.append(t5 - t4)
             t_sync = t5
             t0 = time.monotonic_ns()
-        if ep == 0 and args.feeder in ("loader", "pin", "persistent"):
+        if ep == 0 and args.feeder in WORKER_LOADERS:
             wpids = sorted(w.pid for w in it._workers)
     t_end = time.monotonic_ns()
     rd_end = run_delay_ns()
@@ -360,7 +519,7 @@ def main():
     pin_tid = None
     if args.feeder == "pin":
         pin_tid = it._pin_memory_thread.native_id
-    if args.feeder in ("loader", "pin", "persistent"):
+    if args.feeder in WORKER_LOADERS:
         other = {"index queue feeder %d" % i: q._thread.native_id
                  for i, q in enumerate(it._index_queues) if q._thread is not None}
     if args.feeder == "pool":
@@ -373,21 +532,25 @@ def main():
         pool.join()
     if executor:
         executor.shutdown()
-    if args.feeder in ("loader", "pin", "persistent", "loader0"):
+    if args.feeder in LOADERS:
         del loader
+    if files:
+        for f in os.listdir(files):
+            os.unlink(os.path.join(files, f))
+        os.rmdir(files)
     if rt.cudaDeviceSynchronize() or rt.cudaFree(dev):
         print("feeders: the CUDA tail failed", file=sys.stderr)
         return 1
     tail = time.monotonic_ns() - t_end
 
     seen = sorted(p for p in SEEN if p)
-    if args.feeder in ("loader", "pin", "persistent", "pool"):
+    if args.feeder in WORKER_LOADERS + ("pool",):
         if seen != wpids:
             print("feeders: the workers said %r, the parent knew %r" % (seen, wpids),
                   file=sys.stderr)
             return 1
         feeders = {"processes": wpids, "threads": []}
-    elif args.feeder == "threads":
+    elif args.feeder in ("threads", "queue"):
         feeders = {"processes": [], "threads": sorted(feeder_tids)}
     else:
         feeders = {"processes": [], "threads": []}
@@ -423,6 +586,8 @@ def main():
         "stime_ns": int((ru.ru_stime - ru0.ru_stime) * 1e9),
         "nvcsw": ru.ru_nvcsw - ru0.ru_nvcsw, "nivcsw": ru.ru_nivcsw - ru0.ru_nivcsw,
         "torch": torch.__version__,
+    "torchvision": sys.modules["torchvision"].__version__ if "torchvision" in sys.modules
+    else None,
     }), flush=True)
     return 0
 
