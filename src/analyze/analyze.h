@@ -258,6 +258,14 @@ struct ift_analysis {
 	size_t nblocks, capblocks;
 };
 
+/* The analyzer's thread whose public part INFO is (a listed thread's, from
+   a->sel or a process's threads): the analyzer's own results only. */
+static inline struct az_thread *ift_az_thread_of(const struct ift_thread_info *info)
+{
+	return (struct az_thread *)(void *)((char *)(uintptr_t)info -
+					    offsetof(struct az_thread, info));
+}
+
 #define AZ_MAX_CPUS	65536
 #define AZ_TCACHE	256
 

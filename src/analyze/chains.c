@@ -417,19 +417,13 @@ int ift_chains_build(struct ift_chains *c, const struct ift_analysis *a,
 		return -ENOMEM;
 	if (!c->meta_read && (ret = ift_ch_start(c, a)) < 0)
 		return ret;
-	for (size_t i = 0; i < ift_analysis_thread_count(a); i++) {
-		/* the public part is the first member of the analyzer's thread */
-		const struct az_thread *th =
-			(const struct az_thread *)(const void *)ift_analysis_thread(a, i);
-
-		/*
-		 * The gaps and the active time are the feeding threads': the
-		 * thread with the most CUDA time in each process.  Another thread
-		 * that makes a call at start and one at exit did not starve.
-		 */
-		if (th->idx < a->nth && th->info.role == IFT_ROLE_CUDA_THREAD)
-			c->sel[th->idx] = true;
-	}
+	/*
+	 * The gaps and the active time are the feeding threads': the listed
+	 * thread with the most CUDA time in each process.  Another thread
+	 * that makes a call at start and one at exit did not starve.
+	 */
+	for (size_t i = 0; i < a->nth; i++)
+		c->sel[i] = a->th[i]->listed && a->th[i]->info.role == IFT_ROLE_CUDA_THREAD;
 	/* the active time of the selected CUDA threads, first call to last
 	   end, by stage */
 	for (size_t i = 0; i < c->nth && i < a->nth; i++) {

@@ -318,16 +318,15 @@ int ift_az_build_ops(struct ift_analysis *a)
 	if (!r.t || !r.th || !r.seg || !all || !grp)
 		goto out;
 	ret = 0;
-	/* the public part is the first member of the analyzer's thread */
 	for (size_t i = 0; i < a->nsel; i++)
-		all[i] = (struct az_thread *)(void *)a->sel[i];
+		all[i] = ift_az_thread_of(a->sel[i]);
 	for (size_t i = 0; i < a->nsel && ret >= 0; i++)
 		ret = table(a, &all[i], 1, &r, &all[i]->info.ops, &all[i]->info.nops);
 	for (size_t p = 0; p < a->nprocs && ret >= 0; p++) {
 		struct ift_process_info *pi = &a->procs[p];
 
 		for (size_t i = 0; i < pi->nthreads; i++)
-			grp[i] = (struct az_thread *)(void *)pi->threads[i];
+			grp[i] = ift_az_thread_of(pi->threads[i]);
 		ret = table(a, grp, pi->nthreads, &r, &pi->ops, &pi->nops);
 	}
 	if (ret >= 0)
