@@ -14,9 +14,9 @@
  *     tallies the call sites (sites.c);
  *  5. the switches of a chain's worst window, once for each chain whose
  *     timeline names who ran there (a gap's, or a slow call's: chains-text.c).
- * Two reads of the calls before the pass keep the durations' memory exact (8 bytes a
- * selected call, no growth); a read is cheaper than the copies of arrays
- * grown as they fill (+50% peak RSS on gentrace's 50M events).
+ * Two reads of the calls before the pass keep the durations' memory exact
+ * (8 bytes a selected call, no growth); a read is cheaper than the copies
+ * of arrays grown as they fill (+50% peak RSS on gentrace's 50M events).
  * Beside a report: a job of NCCL ranks reads each trace's calls once more
  * (job.c), and MCP's get_stacks for one pid or another limit reads them
  * again (ift_sites_run()).
