@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "ift-analyze.h"
+#include "roles.h"
 #include "util/tidmap.h"
 
 /* A call still open on its thread, with who took its off-CPU time so far:
@@ -24,20 +25,6 @@ struct az_open {
 	uint64_t ts, end;
 	size_t cap;
 	struct ift_call_attr *attr;
-};
-
-/* Who fed a thread between its calls: a source, through a relay or not. */
-struct az_feed {
-	uint32_t src_tid, src_pid;
-	uint32_t relay_tid, relay_pid;	/* 0: woken by the source itself */
-	uint64_t count, ns;
-};
-
-/* Who ended a wait, and the task behind it (roles.c). */
-struct az_by {
-	uint32_t tid, pid;
-	uint32_t src_tid, src_pid;
-	uint32_t relay_tid, relay_pid;
 };
 
 struct az_thread {
@@ -70,25 +57,7 @@ struct az_thread {
 	struct az_by waking_by;
 	uint32_t waking_cpu;
 	uint64_t waking_ts;
-	/* roles.c: the latest task of another process that ended a blocked
-	   wait of it */
-	uint32_t xwoke_tid, xwoke_pid;
-	uint64_t xwokes;		/* how many times one did */
-	/* of those, the wake-ups that came in one stint of the waker's
-	   beside a wake-up of another thread of its process (two readers
-	   of one pipe), and that other thread, the latest */
-	uint64_t cowokes;
-	uint32_t cowoke_tid;
-	/* as a waker: the thread of another process it woke last, while
-	   on a CPU since xwake_since, and whether that one was co-woken */
-	uint32_t xwake_tid, xwake_pid;
-	uint64_t xwake_since;
-	bool xwake_shared;
-	struct az_feed *feeds;		/* between its calls, by source and relay */
-	uint32_t nfeeds, capfeeds;
-	struct az_by gap_by;		/* the longest such wait of the open gap */
-	uint64_t gap_ns;		/* its length; 0: none yet */
-	struct ift_role_evidence ev;	/* behind info.role */
+	struct az_roles roles;		/* roles.c's alone (roles.h) */
 	struct az_open *open;
 	uint32_t nopen;
 	size_t capopen;
@@ -299,17 +268,6 @@ void ift_az_call_page(struct az_thread *th, uint64_t ts,
 		  uint64_t bytes);
 int ift_az_sched_finish(struct ift_analysis *a, uint64_t stop);
 void ift_az_sched_release(struct ift_analysis *a);
-
-/* roles.c */
-/* TH, blocked since FROM, is woken at TS by BY->tid: fills the rest of BY
-   (the task behind the waker) and tallies it when TH was between calls. */
-int ift_az_roles_wake(struct ift_analysis *a, struct az_thread *th, uint64_t from,
-		  uint64_t ts, struct az_by *by);
-/* TH makes a call (or the pass ends): its gap is closed, its feeder
-   tallied. */
-int ift_az_roles_gap_end(struct az_thread *th);
-/* Roles from the tallies, once the processes are built. */
-int ift_az_roles_assign(struct ift_analysis *a);
 
 /* plan.c: the reads before the pass: the calls into durs.c and phases.c,
    the samples into steal.c */

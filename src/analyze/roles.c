@@ -58,22 +58,22 @@ static int feed_add(struct az_thread *th, const struct az_by *by, uint64_t ns)
 {
 	struct az_feed *f = NULL;
 
-	for (uint32_t i = 0; i < th->nfeeds; i++)
-		if (th->feeds[i].src_tid == by->src_tid &&
-		    th->feeds[i].relay_tid == by->relay_tid) {
-			f = &th->feeds[i];
+	for (uint32_t i = 0; i < th->roles.nfeeds; i++)
+		if (th->roles.feeds[i].src_tid == by->src_tid &&
+		    th->roles.feeds[i].relay_tid == by->relay_tid) {
+			f = &th->roles.feeds[i];
 			break;
 		}
 	if (!f) {
-		size_t cap = th->capfeeds;
+		size_t cap = th->roles.capfeeds;
 
-		if (th->nfeeds == MAX_FEEDS)
+		if (th->roles.nfeeds == MAX_FEEDS)
 			return 0;	/* a thread woken by a thousand tasks has no feeder */
-		if (ift_array_grow((void **)&th->feeds, &cap, th->nfeeds + 1,
-				   sizeof(*th->feeds)) < 0)
+		if (ift_array_grow((void **)&th->roles.feeds, &cap, th->roles.nfeeds + 1,
+				   sizeof(*th->roles.feeds)) < 0)
 			return -ENOMEM;
-		th->capfeeds = (uint32_t)cap;
-		f = &th->feeds[th->nfeeds++];
+		th->roles.capfeeds = (uint32_t)cap;
+		f = &th->roles.feeds[th->roles.nfeeds++];
 		*f = (struct az_feed){ .src_tid = by->src_tid, .src_pid = by->src_pid,
 				       .relay_tid = by->relay_tid, .relay_pid = by->relay_pid };
 	}
@@ -90,23 +90,23 @@ static int feed_add(struct az_thread *th, const struct az_by *by, uint64_t ns)
  */
 static void cowoke(struct ift_analysis *a, struct az_thread *w, struct az_thread *th)
 {
-	bool same = w->xwake_tid && w->xwake_tid != th->tid && w->xwake_pid == th->pid &&
-		    w->st == IFT_SCHED_RUNNING && w->xwake_since == w->since;
+	bool same = w->roles.xwake_tid && w->roles.xwake_tid != th->tid && w->roles.xwake_pid == th->pid &&
+		    w->st == IFT_SCHED_RUNNING && w->roles.xwake_since == w->since;
 
 	if (same) {
-		struct az_thread *o = ift_az_thread_lookup(a, w->xwake_tid);
+		struct az_thread *o = ift_az_thread_lookup(a, w->roles.xwake_tid);
 
-		th->cowokes++;
-		th->cowoke_tid = w->xwake_tid;
-		if (o && !w->xwake_shared) {
-			o->cowokes++;
-			o->cowoke_tid = th->tid;
+		th->roles.cowokes++;
+		th->roles.cowoke_tid = w->roles.xwake_tid;
+		if (o && !w->roles.xwake_shared) {
+			o->roles.cowokes++;
+			o->roles.cowoke_tid = th->tid;
 		}
 	}
-	w->xwake_tid = th->tid;
-	w->xwake_pid = th->pid;
-	w->xwake_since = w->since;
-	w->xwake_shared = same;
+	w->roles.xwake_tid = th->tid;
+	w->roles.xwake_pid = th->pid;
+	w->roles.xwake_since = w->since;
+	w->roles.xwake_shared = same;
 }
 
 int ift_az_roles_wake(struct ift_analysis *a, struct az_thread *th, uint64_t from,
@@ -126,9 +126,9 @@ int ift_az_roles_wake(struct ift_analysis *a, struct az_thread *th, uint64_t fro
 	 * where its input came from; one never woken from outside did the
 	 * work itself.
 	 */
-	if (w && w != th && w->pid == th->pid && w->xwoke_tid) {
-		by->src_tid = w->xwoke_tid;
-		by->src_pid = w->xwoke_pid;
+	if (w && w != th && w->pid == th->pid && w->roles.xwoke_tid) {
+		by->src_tid = w->roles.xwoke_tid;
+		by->src_pid = w->roles.xwoke_pid;
 		by->relay_tid = w->tid;
 		by->relay_pid = w->pid;
 	}
@@ -136,9 +136,9 @@ int ift_az_roles_wake(struct ift_analysis *a, struct az_thread *th, uint64_t fro
 	   fault waited for) passes on no input */
 	if (by->tid && by->pid && th->pid && by->pid != th->pid &&
 	    (!w || ift_az_thread_followed(a, w, ts))) {
-		th->xwoke_tid = by->tid;
-		th->xwoke_pid = by->pid;
-		th->xwokes++;
+		th->roles.xwoke_tid = by->tid;
+		th->roles.xwoke_pid = by->pid;
+		th->roles.xwokes++;
 		if (w)
 			cowoke(a, w, th);
 	}
@@ -152,9 +152,9 @@ int ift_az_roles_wake(struct ift_analysis *a, struct az_thread *th, uint64_t fro
 	 * passing (a Python thread blocked again right after it was fed), not
 	 * input.
 	 */
-	if (ift_az_overlap(from, ts, a->lo, a->hi) > th->gap_ns) {
-		th->gap_ns = ift_az_overlap(from, ts, a->lo, a->hi);
-		th->gap_by = *by;
+	if (ift_az_overlap(from, ts, a->lo, a->hi) > th->roles.gap_ns) {
+		th->roles.gap_ns = ift_az_overlap(from, ts, a->lo, a->hi);
+		th->roles.gap_by = *by;
 	}
 	return 0;
 }
@@ -163,9 +163,9 @@ int ift_az_roles_gap_end(struct az_thread *th)
 {
 	int ret = 0;
 
-	if (th->gap_ns)
-		ret = feed_add(th, &th->gap_by, th->gap_ns);
-	th->gap_ns = 0;
+	if (th->roles.gap_ns)
+		ret = feed_add(th, &th->roles.gap_by, th->roles.gap_ns);
+	th->roles.gap_ns = 0;
 	return ret;
 }
 
@@ -202,9 +202,9 @@ static void role_set(struct az_thread *th, enum ift_role role,
 {
 	if (th->info.role)
 		return;
-	th->ev = *ev;
+	th->roles.ev = *ev;
 	th->info.role = role;
-	th->info.role_evidence = &th->ev;
+	th->info.role_evidence = &th->roles.ev;
 }
 
 /* A feed's key: its relay (RELAY), or its source. */
@@ -217,7 +217,7 @@ static uint32_t feed_key(const struct az_feed *f, bool relay)
 static bool first_of(const struct az_thread *ct, uint32_t i, bool relay)
 {
 	for (uint32_t k = 0; k < i; k++)
-		if (feed_key(&ct->feeds[k], relay) == feed_key(&ct->feeds[i], relay))
+		if (feed_key(&ct->roles.feeds[k], relay) == feed_key(&ct->roles.feeds[i], relay))
 			return false;
 	return true;
 }
@@ -231,11 +231,11 @@ static bool first_of(const struct az_thread *ct, uint32_t i, bool relay)
 static void tally(const struct az_thread *ct, uint32_t i, bool relay,
 		  struct ift_role_evidence *ev)
 {
-	uint32_t key = feed_key(&ct->feeds[i], relay);
+	uint32_t key = feed_key(&ct->roles.feeds[i], relay);
 	uint64_t best = 0;
 
-	for (uint32_t k = i; k < ct->nfeeds; k++) {
-		const struct az_feed *g = &ct->feeds[k];
+	for (uint32_t k = i; k < ct->roles.nfeeds; k++) {
+		const struct az_feed *g = &ct->roles.feeds[k];
 
 		if (feed_key(g, relay) != key)
 			continue;
@@ -259,9 +259,9 @@ static uint64_t direct_ns(const struct az_thread *ct, uint32_t tid)
 {
 	uint64_t ns = 0;
 
-	for (uint32_t i = 0; i < ct->nfeeds; i++)
-		if (ct->feeds[i].src_tid == tid && !ct->feeds[i].relay_tid)
-			ns += ct->feeds[i].ns;
+	for (uint32_t i = 0; i < ct->roles.nfeeds; i++)
+		if (ct->roles.feeds[i].src_tid == tid && !ct->roles.feeds[i].relay_tid)
+			ns += ct->roles.feeds[i].ns;
 	return ns;
 }
 
@@ -270,9 +270,9 @@ static uint64_t relayed_ns(const struct az_thread *ct, uint32_t tid)
 {
 	uint64_t ns = 0;
 
-	for (uint32_t i = 0; i < ct->nfeeds; i++)
-		if (ct->feeds[i].relay_tid == tid)
-			ns += ct->feeds[i].ns;
+	for (uint32_t i = 0; i < ct->roles.nfeeds; i++)
+		if (ct->roles.feeds[i].relay_tid == tid)
+			ns += ct->roles.feeds[i].ns;
 	return ns;
 }
 
@@ -281,8 +281,8 @@ static uint64_t relayed_ns(const struct az_thread *ct, uint32_t tid)
    the GIL back to it, often and briefly). */
 static void assign_relays(struct ift_analysis *a, struct az_thread *ct, uint64_t total)
 {
-	for (uint32_t i = 0; i < ct->nfeeds; i++) {
-		const struct az_feed *f = &ct->feeds[i];
+	for (uint32_t i = 0; i < ct->roles.nfeeds; i++) {
+		const struct az_feed *f = &ct->roles.feeds[i];
 		struct ift_role_evidence ev = {
 			.behaviour = "relayed", .cuda_tid = ct->tid, .cuda_pid = ct->pid,
 		};
@@ -300,7 +300,7 @@ static void assign_relays(struct ift_analysis *a, struct az_thread *ct, uint64_t
 		 * (a handler may pass on several results a wake-up); a thread
 		 * woken from outside once, then handing the GIL back, is none.
 		 */
-		if (!r || r == ct || r->xwokes * 2 < ev.wakeups)
+		if (!r || r == ct || r->roles.xwokes * 2 < ev.wakeups)
 			continue;
 		/*
 		 * Woken mostly beside another thread of its process, by the
@@ -308,7 +308,7 @@ static void assign_relays(struct ift_analysis *a, struct az_thread *ct, uint64_t
 		 * than that one: the other wakes the CUDA thread handing the
 		 * GIL back (Pool's worker handler, 5-9% of the fed time).
 		 */
-		if (r->cowokes * 2 >= r->xwokes && relayed_ns(ct, r->cowoke_tid) > ev.ns)
+		if (r->roles.cowokes * 2 >= r->roles.xwokes && relayed_ns(ct, r->roles.cowoke_tid) > ev.ns)
 			continue;
 		ev.calls = r->host_alloc_calls;
 		if (has_name(r->info.task, "pt_data_pin"))
@@ -330,7 +330,7 @@ static struct az_thread *feed_source(struct ift_analysis *a, struct az_thread *c
 	if (!first_of(ct, i, false))
 		return NULL;
 	tally(ct, i, false, ev);
-	src = thread_of(a, ct->feeds[i].src_tid, ct->feeds[i].src_pid);
+	src = thread_of(a, ct->roles.feeds[i].src_tid, ct->roles.feeds[i].src_pid);
 	return src && src != ct && src->tid ? src : NULL;
 }
 
@@ -343,7 +343,7 @@ static uint64_t least_input_cpu(const struct ift_analysis *a, const struct az_th
 		const struct az_thread *th = a->th[i];
 
 		if (th->pid != ct->pid || th->info.role != IFT_ROLE_INPUT_THREAD ||
-		    th->ev.cuda_tid != ct->tid)
+		    th->roles.ev.cuda_tid != ct->tid)
 			continue;
 		if (!least || th->info.sched.on_cpu_ns < least)
 			least = th->info.sched.on_cpu_ns;
@@ -365,7 +365,7 @@ static void assign_siblings(struct ift_analysis *a, struct az_thread *ct)
 {
 	uint64_t least = least_input_cpu(a, ct);
 
-	for (uint32_t i = 0; least && i < ct->nfeeds; i++) {
+	for (uint32_t i = 0; least && i < ct->roles.nfeeds; i++) {
 		struct ift_role_evidence ev;
 		struct az_thread *src = feed_source(a, ct, i, &ev);
 
@@ -409,7 +409,7 @@ static uint64_t least_worker_cpu(struct ift_analysis *a, const struct az_thread 
 		bool worker;
 
 		if (th->info.role != IFT_ROLE_INPUT_WORKER ||
-		    th->ev.cuda_tid != ct->tid || forked_from(a, th) != parent)
+		    th->roles.ev.cuda_tid != ct->tid || forked_from(a, th) != parent)
 			continue;
 		ns = process_cpu(a, th->pid, &worker);
 		if (!least || ns < least)
@@ -432,7 +432,7 @@ static uint64_t least_worker_cpu(struct ift_analysis *a, const struct az_thread 
  */
 static void assign_worker_siblings(struct ift_analysis *a, struct az_thread *ct)
 {
-	for (uint32_t i = 0; i < ct->nfeeds; i++) {
+	for (uint32_t i = 0; i < ct->roles.nfeeds; i++) {
 		struct ift_role_evidence ev;
 		struct az_thread *src = feed_source(a, ct, i, &ev);
 		uint64_t least, ns;
@@ -457,17 +457,17 @@ static void assign_feeders(struct ift_analysis *a, struct az_thread *ct)
 {
 	uint64_t total = 0, wakeups = 0, own = 0, traced = 0;
 
-	for (uint32_t i = 0; i < ct->nfeeds; i++) {
-		const struct az_thread *src = ift_az_thread_lookup(a, ct->feeds[i].src_tid);
+	for (uint32_t i = 0; i < ct->roles.nfeeds; i++) {
+		const struct az_thread *src = ift_az_thread_lookup(a, ct->roles.feeds[i].src_tid);
 
-		total += ct->feeds[i].ns;
-		wakeups += ct->feeds[i].count;
-		if (ct->feeds[i].src_pid == ct->pid)
-			own += ct->feeds[i].ns;
+		total += ct->roles.feeds[i].ns;
+		wakeups += ct->roles.feeds[i].count;
+		if (ct->roles.feeds[i].src_pid == ct->pid)
+			own += ct->roles.feeds[i].ns;
 		/* the machine's own threads (khugepaged giving back the mmap
 		   lock) wake it too, and are no other process feeding it */
 		if (src && src->followed)
-			traced += ct->feeds[i].ns;
+			traced += ct->roles.feeds[i].ns;
 	}
 	if (!wakeups)
 		return;
@@ -477,7 +477,7 @@ static void assign_feeders(struct ift_analysis *a, struct az_thread *ct)
 	if (traced)
 		total = traced;
 	assign_relays(a, ct, total);
-	for (uint32_t i = 0; i < ct->nfeeds; i++) {
+	for (uint32_t i = 0; i < ct->roles.nfeeds; i++) {
 		struct ift_role_evidence ev;
 		struct az_thread *src = feed_source(a, ct, i, &ev);
 
@@ -530,11 +530,11 @@ int ift_az_roles_assign(struct ift_analysis *a)
 		struct az_thread *th = a->th[i];
 
 		if (th->info.role == IFT_ROLE_CUDA_THREAD) {
-			th->ev = (struct ift_role_evidence){
+			th->roles.ev = (struct ift_role_evidence){
 				.behaviour = "cuda calls", .cuda_tid = th->tid,
 				.cuda_pid = th->pid, .calls = th->cuda_calls_all,
 			};
-			th->info.role_evidence = &th->ev;
+			th->info.role_evidence = &th->roles.ev;
 		}
 	}
 	for (size_t i = 0; i < a->nth; i++) {
@@ -561,4 +561,11 @@ int ift_az_roles_assign(struct ift_analysis *a)
 		}
 	}
 	return 0;
+}
+
+void ift_az_roles_release(struct az_roles *r)
+{
+	free(r->feeds);
+	r->feeds = NULL;
+	r->nfeeds = r->capfeeds = 0;
 }

@@ -785,7 +785,7 @@ void ift_az_sched_release(struct ift_analysis *a)
 		for (uint32_t k = 0; k < a->th[i]->nopen; k++)
 			free(a->th[i]->open[k].attr);
 		free(a->th[i]->open);
-		free(a->th[i]->feeds);
+		ift_az_roles_release(&a->th[i]->roles);
 		ift_az_stats_release(a->th[i]);
 		free(a->th[i]);
 	}

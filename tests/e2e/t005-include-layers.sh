@@ -102,4 +102,17 @@ if check "$PWD/bad" >bad.txt; then
 	fail "a read-half file including ift-probe.h passed: $(cat bad.txt)"
 fi
 grep -q 'the model layer includes the record layer' bad.txt || fail "wrong reason: $(cat bad.txt)"
+
+# A thread's role evidence (az_thread.roles, src/analyze/roles.h) is roles.c's
+# alone: the scheduler's state and the roles are read one without the
+# other.  Any other file of src/ that reaches into it fails; so does a copy
+# of chains.c that does (the check itself).
+owned() {
+	grep -nE '(->|\.)roles\.[a-z_]+' "$@" | grep -v '^[^:]*roles\.c:' || true
+}
+files=$(cd "$root" && ls src/*/*.c)
+out=$(cd "$root" && owned $files)
+[ -z "$out" ] || fail "outside roles.c, a thread's role evidence is touched: $out"
+{ cat "$root/src/analyze/chains.c"; printf 'int x(struct az_thread *th) { return th->roles.nfeeds; }\n'; } >chains.c
+[ -n "$(owned chains.c)" ] || fail "a chains.c reading th->roles.nfeeds passed the ownership check"
 exit 0
