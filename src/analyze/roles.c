@@ -21,10 +21,21 @@
  *                      pin-memory thread does; pt_data_pin confirms.
  *
  * The wake-up is followed back when it happens: a relay's latest waker
- * from another process is at hand then, and a wake-up is credited to the task that did the work
- * (interval src_*), the relay named beside it (relay_*).  The tallies are
- * per CUDA-calling thread, by source and relay, so memory is bounded by
- * the tasks that fed it.
+ * from another process is at hand then, and a wake-up is credited to the
+ * task that did the work (interval src_*), the relay named beside it
+ * (relay_*).  The tallies are per CUDA-calling thread, by source and
+ * relay, so memory is bounded by the tasks that fed it.
+ *
+ * The account (docs/report.md, Roles): per CUDA thread, a graph of who
+ * ended its blocked gaps, weighed by the time ended and counted in gaps,
+ * each edge on its source; shares are of what the program's own tasks
+ * ended.  A feeder needs share and gaps (fed_enough).  Three wake-ups carry
+ * no input and each rule tells one from a feeder's: a GIL hand-back by a
+ * thread of the CUDA process (THREAD_MIN_PERMILLE; one feeder a gap of its
+ * own threads), a poller woken by the same write as the reader (cowoke()),
+ * a thread woken from outside once (xwokes).  One case runs the other way:
+ * a batch builder that ended few waits, told by its CPU time
+ * (assign_siblings(), assign_worker_siblings()).  Nothing else decides.
  */
 #include <errno.h>
 #include <stdlib.h>
