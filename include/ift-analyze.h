@@ -96,6 +96,10 @@ struct ift_op_stats {
 	const struct ift_err_count *errs;	/* by return code, most calls first */
 	size_t ninner;
 	const struct ift_inner_op *inner;	/* most time first */
+	/* the calls per latency bin (ift_lat_bin(), IFT_LAT_BINS of them): in
+	   the trace's table (ift_analysis_op()), NULL in a process's or a
+	   thread's */
+	const uint64_t *lat_bins;
 };
 
 /*

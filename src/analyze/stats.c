@@ -256,12 +256,28 @@ static int fill(struct ift_analysis *a, struct ift_op_stats *s, uint32_t op,
 	return fill_lists(a, s, r);
 }
 
+/* S->lat_bins: the calls of the rows R per latency bin, from their
+   durations (the trace's table only: 456 bytes an op). */
+static int lat_bins(struct ift_analysis *a, struct ift_op_stats *s, const struct rows *r)
+{
+	uint64_t *bins = ift_az_alloc(a, IFT_LAT_BINS, sizeof(*bins));
+
+	if (!bins)
+		return -ENOMEM;
+	for (size_t i = 0; i < r->n; i++)
+		for (uint64_t k = 0; k < r->t[i]->calls; k++)
+			bins[ift_lat_bin(r->t[i]->durs[k])]++;
+	s->lat_bins = bins;
+	return 0;
+}
+
 /*
  * The table of threads TH[0..N) (one thread, a process, every shown
  * thread): a row per op any of them called, most time first.  A row of one
- * thread's calls is that thread's row, already made.
+ * thread's calls is that thread's row, already made.  With BINS, each row
+ * has its latency bins.
  */
-static int table(struct ift_analysis *a, struct az_thread **th, size_t n,
+static int table(struct ift_analysis *a, struct az_thread **th, size_t n, bool bins,
 		 struct rows *r, const struct ift_op_stats **out, size_t *nout)
 {
 	struct ift_op_stats *rows;
@@ -292,12 +308,12 @@ static int table(struct ift_analysis *a, struct az_thread **th, size_t n,
 			for (size_t j = 0; j < ti->nops; j++)
 				if (ti->ops[j].op == op)
 					rows[k] = ti->ops[j];
-			if (rows[k].calls) {
-				k++;
-				continue;
-			}
 		}
-		ret = fill(a, &rows[k++], (uint32_t)op, r);
+		if (!rows[k].calls)
+			ret = fill(a, &rows[k], (uint32_t)op, r);
+		if (ret >= 0 && bins)
+			ret = lat_bins(a, &rows[k], r);
+		k++;
 	}
 	qsort(rows, k, sizeof(*rows), cmp_ops);
 	*out = rows;
@@ -321,16 +337,16 @@ int ift_az_build_ops(struct ift_analysis *a)
 	for (size_t i = 0; i < a->nsel; i++)
 		all[i] = ift_az_thread_of(a->sel[i]);
 	for (size_t i = 0; i < a->nsel && ret >= 0; i++)
-		ret = table(a, &all[i], 1, &r, &all[i]->info.ops, &all[i]->info.nops);
+		ret = table(a, &all[i], 1, false, &r, &all[i]->info.ops, &all[i]->info.nops);
 	for (size_t p = 0; p < a->nprocs && ret >= 0; p++) {
 		struct ift_process_info *pi = &a->procs[p];
 
 		for (size_t i = 0; i < pi->nthreads; i++)
 			grp[i] = ift_az_thread_of(pi->threads[i]);
-		ret = table(a, grp, pi->nthreads, &r, &pi->ops, &pi->nops);
+		ret = table(a, grp, pi->nthreads, false, &r, &pi->ops, &pi->nops);
 	}
 	if (ret >= 0)
-		ret = table(a, all, a->nsel, &r, &a->ops, &a->nops);
+		ret = table(a, all, a->nsel, true, &r, &a->ops, &a->nops);
 out:
 	free(r.t);
 	free(r.th);

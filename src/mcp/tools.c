@@ -413,7 +413,6 @@ static int op_latency(struct ift_mcp *m, const struct args *a, json_object **out
 {
 	const char *name = arg_str(a, "op");
 	const struct ift_op_stats *s;
-	uint64_t count[IFT_LAT_BINS] = { 0 };
 	size_t limit = (size_t)arg_int(a, "limit"), nproc = 0;
 	unsigned lo = IFT_LAT_BINS, hi = 0;
 	json_object *o, *v, *e;
@@ -428,23 +427,18 @@ static int op_latency(struct ift_mcp *m, const struct args *a, json_object **out
 	json_object_object_add(o, "op", json_object_get(json_object_array_get_idx(v, 0)));
 	json_object_put(v);
 
-	for (size_t i = 0; i < ift_analysis_call_count(m->tr.rep.a); i++) {
-		const struct ift_call_info *c = ift_analysis_call(m->tr.rep.a, i);
-		unsigned b;
-
-		if (!c->counted || c->op != s->op)
-			continue;
-		b = ift_lat_bin(c->dur_ns);
-		count[b]++;
-		lo = b < lo ? b : lo;
-		hi = b > hi ? b : hi;
-	}
+	/* the bins from the first to the last that holds a call */
+	for (unsigned b = 0; s->lat_bins && b < IFT_LAT_BINS; b++)
+		if (s->lat_bins[b]) {
+			lo = b < lo ? b : lo;
+			hi = b;
+		}
 	v = json_object_new_array();
 	for (unsigned b = lo; b <= hi && lo < IFT_LAT_BINS; b++) {
 		e = json_object_new_object();
 		ift_json_add_u64(e, "from_ns", b ? ift_lat_edge(b) : 0);
 		ift_json_add_u64(e, "to_ns", ift_lat_edge(b + 1));
-		ift_json_add_u64(e, "calls", count[b]);
+		ift_json_add_u64(e, "calls", s->lat_bins[b]);
 		json_object_array_add(v, e);
 	}
 	json_object_object_add(o, "histogram", v);

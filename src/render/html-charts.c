@@ -429,10 +429,9 @@ static double hx(uint64_t ns, double llo, double lhi, int x0, int w)
 
 int ift_html_histograms(struct html *h)
 {
-	size_t nops = ift_analysis_op_count(h->a), ncalls = ift_analysis_call_count(h->a);
+	size_t nops = ift_analysis_op_count(h->a);
 	const int hw = 500, hh = 190, x0 = 46, w = hw - x0 - 12, y0 = 34, ph = hh - y0 - 36;
 	int kmin = IFT_LAT_BINS, kmax = 0, nb;
-	uint64_t *cnt;
 	char b1[32], b2[32], b3[32];
 
 	out(h, "<section id=\"latency\" data-n=\"%zu\">\n<h2>CUDA call latency by op</h2>\n", nops);
@@ -448,26 +447,13 @@ int ift_html_histograms(struct html *h)
 		kmax = z > kmax ? z : kmax;
 	}
 	nb = kmax - kmin;
-	cnt = calloc(nops * (size_t)nb, sizeof(*cnt));
-	if (!cnt)
-		return -ENOMEM;
-	for (size_t i = 0; i < ncalls; i++) {
-		const struct ift_call_info *c = ift_analysis_call(h->a, i);
-		long k = c->counted ? op_idx(h, c->op) : -1;
-		int bin;
-
-		if (k < 0)
-			continue;
-		bin = (int)ift_lat_bin(c->dur_ns) - kmin;
-		bin = bin < 0 ? 0 : bin >= nb ? nb - 1 : bin;
-		cnt[(size_t)k * (size_t)nb + (size_t)bin]++;
-	}
 	out(h, "<p class=\"note\">Calls per duration bin (1-2-5 steps, log scale on both axes; "
 	    "the same bins for every op). Dashed: p50 and p99. Every call counts, nested "
 	    "ones under their own op.</p>\n<div class=\"hists\">\n");
 	for (size_t i = 0; i < nops; i++) {
 		const struct ift_op_stats *op = ift_analysis_op(h->a, i);
-		const uint64_t *v = cnt + i * (size_t)nb;
+		/* the model's bins, from the first any op fills */
+		const uint64_t *v = op->lat_bins + kmin;
 		double llo = log10((double)ift_lat_edge(kmin)), lhi = log10((double)ift_lat_edge(kmax));
 		uint64_t maxn = 1;
 		double lmax;
@@ -542,7 +528,6 @@ int ift_html_histograms(struct html *h)
 		    "</svg></figure>\n", x0 + w, hh - 4);
 	}
 	out(h, "</div>\n</section>\n");
-	free(cnt);
 	return 0;
 }
 

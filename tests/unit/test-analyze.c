@@ -113,6 +113,23 @@ static void test_op_percentiles(void **state)
 	assert_int_equal(thread(&b, 100)->cuda_ns, 5050 * US + 280 * US);
 	/* the thread's wall time: the whole recording */
 	assert_int_equal(s->callers_wall_ns, 1000 * MS);
+	/* the latency bins, the trace's table only: 1..100 us by 1-2-5 */
+	assert_null(s->lat_bins);
+	s = ift_analysis_op_find(b.a, "cudaStreamSynchronize");
+	assert_non_null(s->lat_bins);
+	{
+		static const struct { uint64_t from; uint64_t calls; } want[] = {
+			{ 1 * US, 1 }, { 2 * US, 3 }, { 5 * US, 5 }, { 10 * US, 10 },
+			{ 20 * US, 30 }, { 50 * US, 50 }, { 100 * US, 1 },
+		};
+		uint64_t sum = 0;
+
+		for (unsigned k = 0; k < IFT_LAT_BINS; k++)
+			sum += s->lat_bins[k];
+		assert_int_equal(sum, 100);
+		for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+			assert_int_equal(s->lat_bins[ift_lat_bin(want[i].from)], want[i].calls);
+	}
 	tb_end(&b);
 }
 
