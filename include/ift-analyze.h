@@ -375,6 +375,14 @@ const struct ift_call_info *ift_analysis_call(const struct ift_analysis *a, size
  */
 const struct ift_call_info *ift_analysis_call_of_row(const struct ift_analysis *a,
 						     uint64_t row, const uint64_t *r);
+/*
+ * The counted calls of op OP (of process or thread PID, 0: any), slowest
+ * first, the earlier of equals first: their indices for ift_analysis_call()
+ * in *IDX (malloc'd, the caller frees; NULL when none), *N of them.  0, or
+ * -ENOMEM.  How MCP's get_slow_calls lists them.
+ */
+int ift_analysis_slow_calls(const struct ift_analysis *a, uint32_t op, uint32_t pid,
+			    size_t **idx, size_t *n);
 /* C->nattr entries: who ran while it waited (RAN), then who woke it (WOKE),
    each kind most ns first; NULL when none. */
 const struct ift_call_attr *ift_analysis_call_attrs(const struct ift_analysis *a,

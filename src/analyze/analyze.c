@@ -842,6 +842,53 @@ const struct ift_call_info *ift_analysis_call(const struct ift_analysis *a, size
 	return i < ift_analysis_call_count(a) ? &a->calls[i] : NULL;
 }
 
+struct slow {
+	uint64_t dur, ts;
+	size_t i;
+};
+
+static int cmp_slow(const void *x, const void *y)
+{
+	const struct slow *p = x, *q = y;
+
+	if (p->dur != q->dur)
+		return p->dur > q->dur ? -1 : 1;
+	if (p->ts != q->ts)
+		return p->ts < q->ts ? -1 : 1;
+	return (p->i > q->i) - (p->i < q->i);
+}
+
+int ift_analysis_slow_calls(const struct ift_analysis *a, uint32_t op, uint32_t pid,
+			    size_t **idx, size_t *n)
+{
+	size_t nc = ift_analysis_call_count(a), k = 0;
+	struct slow *v = malloc((nc ? nc : 1) * sizeof(*v));
+
+	*idx = NULL;
+	*n = 0;
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < nc; i++) {
+		const struct ift_call_info *c = &a->calls[i];
+
+		if (c->counted && c->op == op && (!pid || c->pid == pid || c->tid == pid))
+			v[k++] = (struct slow){ c->dur_ns, c->ts, i };
+	}
+	if (k) {
+		qsort(v, k, sizeof(*v), cmp_slow);
+		*idx = malloc(k * sizeof(**idx));
+		if (!*idx) {
+			free(v);
+			return -ENOMEM;
+		}
+		for (size_t i = 0; i < k; i++)
+			(*idx)[i] = v[i].i;
+	}
+	*n = k;
+	free(v);
+	return 0;
+}
+
 const struct ift_call_info *ift_analysis_call_of_row(const struct ift_analysis *a,
 						     uint64_t row, const uint64_t *r)
 {

@@ -469,18 +469,6 @@ static int op_latency(struct ift_mcp *m, const struct args *a, json_object **out
 
 /* ---- get_slow_calls ----------------------------------------------- */
 
-static const struct ift_analysis *sort_a;
-
-static int cmp_call(const void *x, const void *y)
-{
-	const struct ift_call_info *p = ift_analysis_call(sort_a, *(const size_t *)x);
-	const struct ift_call_info *q = ift_analysis_call(sort_a, *(const size_t *)y);
-
-	if (p->dur_ns != q->dur_ns)
-		return p->dur_ns > q->dur_ns ? -1 : 1;
-	return p->ts < q->ts ? -1 : p->ts > q->ts;
-}
-
 static json_object *attrs(const struct ift_analysis *an, const struct ift_call_info *c,
 			  const struct ift_call_attr *at, uint32_t kind)
 {
@@ -510,7 +498,7 @@ static int slow_calls(struct ift_mcp *m, const struct args *a, json_object **out
 	const char *name = arg_str(a, "op");
 	const struct ift_analysis *an;
 	const struct ift_op_stats *s;
-	size_t limit = (size_t)arg_int(a, "limit"), n = 0, *idx;
+	size_t limit = (size_t)arg_int(a, "limit"), n, *idx;
 	uint32_t pid = (uint32_t)arg_int(a, "pid");
 	uint64_t start;
 	json_object *o, *v;
@@ -522,19 +510,10 @@ static int slow_calls(struct ift_mcp *m, const struct args *a, json_object **out
 	s = ift_analysis_op_find(an, name);
 	if (!s)
 		return no_op(an, name, err, errlen);
-	idx = malloc((ift_analysis_call_count(an) + 1) * sizeof(*idx));
-	if (!idx) {
+	if (ift_analysis_slow_calls(an, s->op, pid, &idx, &n) < 0) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	for (size_t i = 0; i < ift_analysis_call_count(an); i++) {
-		const struct ift_call_info *c = ift_analysis_call(an, i);
-
-		if (c->counted && c->op == s->op && (!pid || c->pid == pid || c->tid == pid))
-			idx[n++] = i;
-	}
-	sort_a = an;
-	qsort(idx, n, sizeof(*idx), cmp_call);
 	o = json_object_new_object();
 	ift_json_add_text(o, "op", s->name);
 	ift_json_add_u64(o, "calls", n);

@@ -168,6 +168,46 @@ static void tb_same_ops(const struct ift_op_stats *x, size_t nx,
 	}
 }
 
+/*
+ * What the model holds for the outputs, against the calls it kept: each op
+ * of the trace's table has the counted calls of that op in its latency
+ * bins, and ift_analysis_slow_calls() gives exactly those calls, slowest
+ * first, the earlier of equals first.
+ */
+static void tb_model_of_calls(const struct ift_analysis *a)
+{
+	for (size_t k = 0; k < ift_analysis_op_count(a); k++) {
+		const struct ift_op_stats *s = ift_analysis_op(a, k);
+		uint64_t bins[IFT_LAT_BINS] = { 0 }, n = 0;
+		size_t *idx, m;
+
+		for (size_t i = 0; i < ift_analysis_call_count(a); i++) {
+			const struct ift_call_info *c = ift_analysis_call(a, i);
+
+			if (c->counted && c->op == s->op) {
+				bins[ift_lat_bin(c->dur_ns)]++;
+				n++;
+			}
+		}
+		assert_non_null(s->lat_bins);
+		assert_memory_equal(bins, s->lat_bins, sizeof(bins));
+		assert_int_equal(ift_analysis_slow_calls(a, s->op, 0, &idx, &m), 0);
+		assert_int_equal(m, n);
+		for (size_t i = 0; i < m; i++) {
+			const struct ift_call_info *c = ift_analysis_call(a, idx[i]);
+
+			assert_true(c->counted && c->op == s->op);
+			if (i) {
+				const struct ift_call_info *p = ift_analysis_call(a, idx[i - 1]);
+
+				assert_true(p->dur_ns > c->dur_ns ||
+					    (p->dur_ns == c->dur_ns && p->ts <= c->ts));
+			}
+		}
+		free(idx);
+	}
+}
+
 /* A's window on the trace clock, as the *_run() passes take it. */
 static void tb_window(const struct ift_analysis *a, uint64_t *from, uint64_t *to)
 {
@@ -279,6 +319,7 @@ static inline void tb_run(struct tb *b, const struct ift_analyze_opts *opts)
 			    ift_analysis_thread(b->a, i)->ops, ift_analysis_thread(b->a, i)->nops);
 	tb_same_sites(b, lean);
 	tb_same_py_sites(b, lean);
+	tb_model_of_calls(b->a);
 	ift_analysis_free(lean);
 }
 
