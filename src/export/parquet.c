@@ -22,6 +22,7 @@
 #include "export/parquet.h"
 #include "util/array.h"
 #include "util/buf.h"
+#include "util/intern.h"
 
 #define ZSTD_LEVEL	3
 /* strings dictionary-encoded while the dictionary stays within these */
@@ -112,13 +113,9 @@ enum { CONVERTED_UTF8 = 0 };
 
 /* ---- the writer --------------------------------------------------------- */
 
-/* A string dictionary: open addressing over the values' offsets. */
+/* A string dictionary: its values by index, interned. */
 struct dict {
-	uint32_t *slot;		/* index + 1 into off; 0: free */
-	size_t nslot;
-	uint32_t *off;		/* of each entry in bytes: its 4-byte length */
-	size_t n, cap;
-	struct buf bytes;	/* the dictionary page's PLAIN values */
+	struct ift_intern v;
 	bool full;		/* past the limits: the chunk is PLAIN */
 };
 
@@ -228,72 +225,30 @@ int ift_pq_openat(int dirfd, const char *path, const struct pq_column *cols, siz
 	return 0;
 }
 
-static uint64_t str_hash(const uint8_t *p, size_t n)
-{
-	uint64_t h = 1469598103934665603ULL;
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ p[i]) * 1099511628211ULL;
-	return h;
-}
-
 /* The dictionary index of string P (N bytes), added if new; -1: full. */
 static int64_t dict_index(struct dict *d, const uint8_t *p, size_t n)
 {
-	uint64_t h;
-	size_t i;
+	int64_t k;
 
 	if (d->full)
 		return -1;
-	if (d->n + 1 > d->nslot / 2) {
-		size_t ns = d->nslot ? d->nslot * 2 : 1024;
-		uint32_t *s = calloc(ns, sizeof(*s));
-
-		if (!s)
-			return -2;
-		for (size_t k = 0; k < d->n; k++) {
-			const uint8_t *q = d->bytes.data + d->off[k];
-			uint32_t len;
-
-			memcpy(&len, q, 4);
-			for (i = str_hash(q + 4, len) & (ns - 1); s[i]; i = (i + 1) & (ns - 1))
-				;
-			s[i] = (uint32_t)k + 1;
-		}
-		free(d->slot);
-		d->slot = s;
-		d->nslot = ns;
-	}
-	h = str_hash(p, n);
-	for (i = h & (d->nslot - 1); d->slot[i]; i = (i + 1) & (d->nslot - 1)) {
-		const uint8_t *q = d->bytes.data + d->off[d->slot[i] - 1];
-		uint32_t len;
-
-		memcpy(&len, q, 4);
-		if (len == n && !memcmp(q + 4, p, n))
-			return d->slot[i] - 1;
-	}
-	if (d->n >= DICT_MAX_ENTRIES || d->bytes.len + 4 + n > DICT_MAX_BYTES) {
+	k = ift_intern(&d->v, p, n, false);
+	if (k != -ENOENT)
+		return k < 0 ? -2 : k;
+	/* the page holds each value as a 4-byte length and its bytes */
+	if (ift_intern_count(&d->v) >= DICT_MAX_ENTRIES ||
+	    ift_intern_bytes(&d->v) + 4 * ift_intern_count(&d->v) + 4 + n > DICT_MAX_BYTES) {
 		d->full = true;
 		return -1;
 	}
-	if (ift_array_grow((void **)&d->off, &d->cap, d->n + 1, sizeof(*d->off)) < 0)
-		return -2;
-	d->off[d->n] = (uint32_t)d->bytes.len;
-	ift_buf_le32(&d->bytes, (uint32_t)n);
-	ift_buf_put(&d->bytes, p, n);
-	if (d->bytes.oom)
-		return -2;
-	d->slot[i] = (uint32_t)++d->n;
-	return (int64_t)d->n - 1;
+	k = ift_intern(&d->v, p, n, true);
+	return k < 0 ? -2 : k;
 }
 
 static void dict_reset(struct dict *d)
 {
-	free(d->slot);
-	free(d->off);
-	ift_buf_release(&d->bytes);
-	memset(d, 0, sizeof(*d));
+	ift_intern_release(&d->v);
+	d->full = false;
 }
 
 /*
@@ -467,10 +422,16 @@ static int write_chunk(struct pq_writer *w, struct col *c, size_t rows, struct c
 		m->dict = true;
 		m->dict_off = w->off;
 		ift_buf_clear(&w->page);
-		ift_buf_put(&w->page, c->d.bytes.data, c->d.bytes.len);
+		for (size_t i = 0; i < ift_intern_count(&c->d.v); i++) {
+			size_t len;
+			const char *v = ift_intern_get(&c->d.v, i, &len);
+
+			ift_buf_le32(&w->page, (uint32_t)len);
+			ift_buf_put(&w->page, v, len);
+		}
 		if (w->page.oom)
 			return -ENOMEM;
-		if ((ret = write_page(w, PAGE_DICTIONARY, c->d.n, ENC_PLAIN, true,
+		if ((ret = write_page(w, PAGE_DICTIONARY, ift_intern_count(&c->d.v), ENC_PLAIN, true,
 				      &m->size, &m->usize)) < 0)
 			return ret;
 	}
@@ -490,7 +451,7 @@ static int write_chunk(struct pq_writer *w, struct col *c, size_t rows, struct c
 	if (dict) {
 		unsigned width = 1;
 
-		while (width < 32 && (c->d.n - 1) >> width)
+		while (width < 32 && (ift_intern_count(&c->d.v) - 1) >> width)
 			width++;
 		ift_buf_u8(&w->page, (uint8_t)width);
 		hybrid(&w->page, c->idx, NULL, c->nidx, width);

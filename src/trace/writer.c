@@ -20,6 +20,7 @@
 
 #include "format.h"
 #include "util/array.h"
+#include "util/intern.h"
 #include "util/outfile.h"
 
 #define DEFAULT_CHUNK_ROWS	16384
@@ -45,15 +46,6 @@ struct wtable {
 	uint8_t keydelta_trust[IFT_MAX_COLS];
 };
 
-/* Interned strings: open addressing over ids, the bytes in one arena. */
-struct strtab {
-	struct buf arena;	/* NUL-terminated strings */
-	size_t *off;		/* id - 1 -> offset in arena */
-	size_t n, cap;
-	uint32_t *slot;		/* hash -> id */
-	size_t nslot;
-};
-
 struct ift_writer {
 	struct ift_outfile out;	/* PATH.part, made without following links */
 	unsigned chunk_rows;
@@ -64,7 +56,7 @@ struct ift_writer {
 
 	struct wtable t[IFT_T_NR];
 
-	struct strtab strings;
+	struct ift_intern strings;	/* string id = its number + 1 */
 	size_t strings_flushed;
 
 	struct buf ops;		/* OPS entries not written yet */
@@ -90,71 +82,14 @@ struct ift_writer {
 
 /* ---- strings --------------------------------------------------------- */
 
-static uint32_t hash_str(const char *s)
+/* The id of string S, interned: 1 for the first, 0 is none. */
+static int64_t string_id(struct ift_intern *t, const char *s)
 {
-	uint32_t h = 2166136261U;	/* FNV-1a */
+	int64_t i = ift_intern(t, s, strlen(s), true);
 
-	while (*s) {
-		h ^= (uint8_t)*s++;
-		h *= 16777619U;
-	}
-	return h;
-}
-
-static const char *strtab_get(const struct strtab *st, size_t id)
-{
-	return (const char *)st->arena.data + st->off[id - 1];
-}
-
-static int strtab_grow(struct strtab *st)
-{
-	size_t nslot = st->nslot ? st->nslot * 2 : 1024;
-	uint32_t *slot = calloc(nslot, sizeof(*slot));
-
-	if (!slot)
-		return -ENOMEM;
-	for (size_t id = 1; id <= st->n; id++) {
-		size_t h = hash_str(strtab_get(st, id)) & (nslot - 1);
-
-		while (slot[h])
-			h = (h + 1) & (nslot - 1);
-		slot[h] = (uint32_t)id;
-	}
-	free(st->slot);
-	st->slot = slot;
-	st->nslot = nslot;
-	return 0;
-}
-
-static int64_t strtab_intern(struct strtab *st, const char *s)
-{
-	size_t h, len;
-
-	if ((st->n + 1) * 2 > st->nslot && strtab_grow(st) < 0)
-		return -ENOMEM;
-	for (h = hash_str(s) & (st->nslot - 1); st->slot[h];
-	     h = (h + 1) & (st->nslot - 1))
-		if (!strcmp(strtab_get(st, st->slot[h]), s))
-			return st->slot[h];
-	if (st->n == UINT32_MAX - 1)
+	if (i == -EOVERFLOW)
 		return -IFT_E_LIMIT;
-	if (ift_array_grow((void **)&st->off, &st->cap, st->n + 1, sizeof(*st->off)) < 0)
-		return -ENOMEM;
-	len = strlen(s) + 1;
-	st->off[st->n] = st->arena.len;
-	ift_buf_put(&st->arena, s, len);
-	if (st->arena.oom)
-		return -ENOMEM;
-	st->slot[h] = (uint32_t)++st->n;
-	return (int64_t)st->n;
-}
-
-static void strtab_release(struct strtab *st)
-{
-	ift_buf_release(&st->arena);
-	free(st->off);
-	free(st->slot);
-	memset(st, 0, sizeof(*st));
+	return i < 0 ? i : i + 1;
 }
 
 /* ---- sections -------------------------------------------------------- */
@@ -223,16 +158,16 @@ static int write_section(struct ift_writer *w, unsigned type,
 
 static int flush_strings(struct ift_writer *w)
 {
-	struct strtab *st = &w->strings;
+	struct ift_intern *st = &w->strings;
 
-	if (st->n == w->strings_flushed)
+	if (ift_intern_count(st) == w->strings_flushed)
 		return 0;
 	ift_buf_clear(&w->payload);
 	ift_buf_varint(&w->payload, w->strings_flushed + 1);
-	ift_buf_varint(&w->payload, st->n - w->strings_flushed);
-	for (size_t id = w->strings_flushed + 1; id <= st->n; id++)
-		ift_buf_str(&w->payload, strtab_get(st, id));
-	w->strings_flushed = st->n;
+	ift_buf_varint(&w->payload, ift_intern_count(st) - w->strings_flushed);
+	for (size_t i = w->strings_flushed; i < ift_intern_count(st); i++)
+		ift_buf_str(&w->payload, ift_intern_get(st, i, NULL));
+	w->strings_flushed = ift_intern_count(st);
 	return write_section(w, IFT_SEC_STRINGS, &w->payload, NULL);
 }
 
@@ -551,7 +486,7 @@ int64_t ift_writer_string(struct ift_writer *w, const char *s)
 {
 	if (!s || !*s)
 		return 0;
-	return strtab_intern(&w->strings, s);
+	return string_id(&w->strings, s);
 }
 
 int ift_writer_op(struct ift_writer *w, const struct ift_op *op)
@@ -771,7 +706,7 @@ void ift_writer_free(struct ift_writer *w)
 	for (unsigned t = 1; t < IFT_T_NR; t++)
 		for (unsigned c = 0; c < IFT_MAX_COLS; c++)
 			free(w->t[t].cols[c]);
-	strtab_release(&w->strings);
+	ift_intern_release(&w->strings);
 	ift_buf_release(&w->ops);
 	ift_buf_release(&w->meta);
 	ift_buf_release(&w->stacks);
