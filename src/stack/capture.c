@@ -937,9 +937,10 @@ void ift_stacks_free(struct ift_stacks *s)
 	free(s->rings);
 	free(s->ev);
 	free(s->ids);
-	for (size_t i = 0; i < s->qcap; i++)
+	for (size_t i = 0; i < s->nq; i++)
 		free(s->q[i].v);
 	free(s->q);
+	ift_tidmap_release(&s->qmap);
 	for (size_t i = 0; i < s->nsites; i++) {
 		free(s->sites[i].mods);
 		free(s->sites[i].funcs);

@@ -17,6 +17,7 @@
 #include "ift-stack.h"
 #include "ift-trace.h"
 #include "util/perfbuf.h"
+#include "util/tidmap.h"
 
 /*
  * A sample and the call row it belongs to come from the same trap, and the
@@ -98,7 +99,7 @@ struct pyf {
 };
 
 struct tidq {
-	uint32_t tid;		/* 0: free slot */
+	uint32_t tid;
 	struct pending *v;	/* V[H..N): samples waiting for their call */
 	size_t h, n, cap;
 };
@@ -127,8 +128,9 @@ struct ift_stacks {
 	int *fds;
 	size_t nfds, fdcap;
 
-	struct tidq *q;		/* open addressing by tid */
+	struct tidq *q;		/* the threads' queues, found by qmap */
 	size_t nq, qcap;
+	struct ift_tidmap qmap;	/* tid -> index in q */
 
 	struct site *sites;
 	size_t nsites, sitecap;

@@ -174,42 +174,19 @@ int64_t ift_stk_site_id(struct ift_stacks *s, pid_t pid, const uint64_t *ips,
 
 /* ---- pending samples, by thread --------------------------------------- */
 
-static uint32_t hash_tid(uint32_t tid, size_t n)
-{
-	return (tid * 2654435761U) & (uint32_t)(n - 1);
-}
-
 struct tidq *ift_stk_tidq_find(struct ift_stacks *s, uint32_t tid, bool create)
 {
-	size_t h;
+	size_t i;
 
-	if (!s->qcap && !create)
-		return NULL;
-	if (create && (s->nq + 1) * 2 > s->qcap) {
-		size_t cap = s->qcap ? s->qcap * 2 : 256;
-		struct tidq *v = calloc(cap, sizeof(*v));
-
-		if (!v)
-			return NULL;
-		for (size_t i = 0; i < s->qcap; i++) {
-			if (!s->q[i].tid)
-				continue;
-			for (h = hash_tid(s->q[i].tid, cap); v[h].tid; h = (h + 1) & (cap - 1))
-				;
-			v[h] = s->q[i];
-		}
-		free(s->q);
-		s->q = v;
-		s->qcap = cap;
-	}
-	for (h = hash_tid(tid, s->qcap); s->q[h].tid; h = (h + 1) & (s->qcap - 1))
-		if (s->q[h].tid == tid)
-			return &s->q[h];
+	if (ift_tidmap_get(&s->qmap, tid, &i))
+		return &s->q[i];
 	if (!create)
 		return NULL;
-	s->q[h].tid = tid;
-	s->nq++;
-	return &s->q[h];
+	if (ift_array_grow((void **)&s->q, &s->qcap, s->nq + 1, sizeof(*s->q)) < 0 ||
+	    ift_tidmap_set(&s->qmap, tid, s->nq) < 0)
+		return NULL;
+	s->q[s->nq].tid = tid;
+	return &s->q[s->nq++];
 }
 
 /* Keeps Q in time order: samples of one thread may come from two CPUs. */
