@@ -24,6 +24,7 @@
 #include "ift-export.h"
 #include "ift-words.h"
 #include "util/array.h"
+#include "util/tidmap.h"
 
 /* One writer: the stream is locked once for the whole export. */
 #define fputc	fputc_unlocked
@@ -40,7 +41,6 @@
 /* One thread that has CUDA calls: the ends of its calls still open. */
 struct thread {
 	uint32_t tid, pid;
-	bool used;
 	uint64_t first_ts;		/* of its first call */
 	size_t n, cap;
 	uint64_t *ends;
@@ -54,8 +54,9 @@ struct px {
 	const struct ift_analysis *a;
 	uint64_t call_row;		/* the next calls row, from 0 */
 	bool comma;			/* an event was written before */
-	struct thread *threads;		/* open addressing by tid */
+	struct thread *threads;		/* in the order of their first call */
 	size_t nthreads, cap;
+	struct ift_tidmap tids;		/* tid -> index in threads */
 	/* calls that share one ts, each with its row in the calls table
 	   after its values (GROUP_ROW) */
 	uint64_t (*group)[IFT_CALL_NR + 1];
@@ -137,30 +138,13 @@ static struct thread *thread_get(struct px *x, uint32_t tid, uint32_t pid,
 {
 	size_t i;
 
-	if (2 * (x->nthreads + 1) > x->cap) {
-		size_t cap = x->cap ? 2 * x->cap : 256;
-		struct thread *v = calloc(cap, sizeof(*v));
-
-		if (!v)
+	if (!ift_tidmap_get(&x->tids, tid, &i)) {
+		if (ift_array_grow((void **)&x->threads, &x->cap, x->nthreads + 1,
+				   sizeof(*x->threads)) < 0 ||
+		    ift_tidmap_set(&x->tids, tid, x->nthreads) < 0)
 			return NULL;
-		for (size_t k = 0; k < x->cap; k++) {
-			if (!x->threads[k].used)
-				continue;
-			for (i = x->threads[k].tid & (cap - 1); v[i].used; i = (i + 1) & (cap - 1))
-				;
-			v[i] = x->threads[k];
-		}
-		free(x->threads);
-		x->threads = v;
-		x->cap = cap;
-	}
-	for (i = tid & (x->cap - 1); x->threads[i].used; i = (i + 1) & (x->cap - 1))
-		if (x->threads[i].tid == tid)
-			break;
-	if (!x->threads[i].used) {
-		x->threads[i] = (struct thread){ .tid = tid, .pid = pid, .used = true,
-						 .first_ts = ts };
-		x->nthreads++;
+		i = x->nthreads++;
+		x->threads[i] = (struct thread){ .tid = tid, .first_ts = ts };
 	}
 	x->threads[i].pid = pid;
 	return &x->threads[i];
@@ -230,12 +214,10 @@ static int put_names(struct px *x)
 		put_name(x, "thread_name", k->pid, k->tid, comm);
 		ret = proc_add(&procs, &np, &cap, k->pid, k->tid == k->pid, false);
 	}
-	for (size_t i = 0; i < x->cap && ret >= 0; i++) {
+	for (size_t i = 0; i < x->nthreads && ret >= 0; i++) {
 		const struct thread *th = &x->threads[i];
 		char name[32];
 
-		if (!th->used)
-			continue;
 		if (!task_known(x, th->tid, th->pid, th->first_ts)) {
 			snprintf(name, sizeof(name), "tid %" PRIu32, th->tid);
 			put_name(x, "thread_name", th->pid, th->tid, name);
@@ -699,9 +681,10 @@ int ift_export_perfetto(struct ift_trace *t, FILE *out,
 				   ret == -ENOMEM ? "cannot export" : "cannot read the trace");
 		funlockfile(out);
 	}
-	for (size_t i = 0; i < x.cap; i++)
+	for (size_t i = 0; i < x.nthreads; i++)
 		free(x.threads[i].ends);
 	free(x.threads);
+	ift_tidmap_release(&x.tids);
 	free(x.group);
 	ift_report_release(&m);
 	return ret;
