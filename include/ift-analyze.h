@@ -478,6 +478,12 @@ struct ift_site {
 int ift_sites_run(struct ift_trace *t, uint64_t from_ts, uint64_t to_ts,
 		  uint32_t pid, unsigned top, struct ift_site **out, size_t *n);
 
+/* The same over the calls analysis A kept (opts.keep_calls: its window's),
+   of process or thread PID (0: every task): nothing read again.  MCP's
+   get_stacks. */
+int ift_analysis_sites_of(const struct ift_analysis *a, uint32_t pid, unsigned top,
+			  struct ift_site **out, size_t *n);
+
 /* The call sites of the window's calls, every op's (whatever --op says),
    as ift_sites_run() over the window with IFT_SITES_TOP would give them;
    *N of them, none for a trace without stacks.  Owned by the analysis. */
@@ -559,5 +565,8 @@ bool ift_analysis_py(const struct ift_analysis *a);
  */
 int ift_py_sites_run(struct ift_trace *t, uint64_t from_ts, uint64_t to_ts,
 		     uint32_t pid, unsigned top, struct ift_py_op **out, size_t *n);
+/* The same over the calls analysis A kept, as ift_analysis_sites_of(). */
+int ift_analysis_py_sites_of(const struct ift_analysis *a, uint32_t pid, unsigned top,
+			     struct ift_py_op **out, size_t *n);
 
 #endif

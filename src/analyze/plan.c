@@ -18,8 +18,8 @@
  * (8 bytes a selected call, no growth); a read is cheaper than the copies
  * of arrays grown as they fill (+50% peak RSS on gentrace's 50M events).
  * Beside a report: a job of NCCL ranks reads each trace's calls once more
- * (job.c), and MCP's get_stacks for one pid or another limit reads them
- * again (ift_sites_run()).
+ * (job.c).  MCP's get_stacks reads nothing again: its sites, of a pid or
+ * all, come from the calls its analysis kept (ift_analysis_sites_of()).
  * test-reads counts them with ift_trace_reads() on a built trace.
  */
 #include <errno.h>

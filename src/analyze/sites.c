@@ -8,7 +8,8 @@
  * Python call sites need (pysites.c): each op's coverage, and each site's
  * calls whose Python frames were read in flight; ift_sites_run() and
  * ift_py_sites_run() are passes over `calls' alone, for other windows and a
- * process's calls.
+ * process's calls, and ift_analysis_sites_of() and
+ * ift_analysis_py_sites_of() the same over the calls an analysis kept.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -229,54 +230,94 @@ bool ift_analysis_py(const struct ift_analysis *a)
 	return a->py;
 }
 
-/*
- * The calls of [FROM_TS, TO_TS) of PID (0: all) that carry a site, into *V
- * (*N of them, freed by the caller), and, when COV is not NULL, every
- * call's Python coverage by op id below NCOV.  0 or a negative error.
- */
-static int calls_read(struct ift_trace *t, uint64_t from_ts, uint64_t to_ts, uint32_t pid,
-		      struct crow **out, size_t *nout, struct az_pycov *cov, size_t ncov)
+/* Where the calls come from: the trace's calls table read again, or, with
+   A, the calls an analysis kept (opts.keep_calls): no read. */
+struct csrc {
+	struct ift_trace *t;
+	const struct ift_analysis *a;
+	uint64_t from_ts, to_ts;
+	uint32_t pid;
+};
+
+/* One call (OP, FLAGS, STACK, DUR): its coverage into COV, and, when it
+   carries a site, a row of *V. */
+static int crow_add(struct crow **v, size_t *n, size_t *cap, struct az_pycov *cov, size_t ncov,
+		    uint64_t op, uint64_t flags, uint64_t stack, uint64_t dur)
 {
-	struct ift_cursor *cur = ift_cursor_new(t, 1U << IFT_T_CALLS, from_ts);
+	if (cov && op < ncov)
+		ift_az_py_cover(&cov[op], (uint32_t)flags, stack, dur);
+	if (!stack)
+		return 0;
+	if (ift_array_grow((void **)v, cap, *n + 1, sizeof(**v)) < 0)
+		return -ENOMEM;
+	(*v)[(*n)++] = (struct crow){ op, stack, dur, flags };
+	return 0;
+}
+
+static int calls_read_trace(const struct csrc *src, struct crow **v, size_t *n, size_t *cap,
+			    struct az_pycov *cov, size_t ncov)
+{
+	struct ift_cursor *cur = ift_cursor_new(src->t, 1U << IFT_T_CALLS, src->from_ts);
 	struct ift_event ev;
-	struct crow *v = NULL;
-	size_t n = 0, cap = 0;
 	int ret;
 
-	*out = NULL;
-	*nout = 0;
 	if (!cur)
 		return -errno;
 	while ((ret = ift_cursor_next(cur, &ev)) > 0) {
 		const uint64_t *r = ev.row;
 
-		if (r[IFT_C_TS] >= to_ts)
+		if (r[IFT_C_TS] >= src->to_ts)
 			break;
-		if (pid && r[IFT_C_PID] != pid && r[IFT_C_TID] != pid)
+		if (src->pid && r[IFT_C_PID] != src->pid && r[IFT_C_TID] != src->pid)
 			continue;
-		if (cov && r[IFT_CALL_OP] < ncov)
-			ift_az_py_cover(&cov[r[IFT_CALL_OP]], (uint32_t)r[IFT_CALL_FLAGS],
-				    r[IFT_CALL_STACK], r[IFT_CALL_DUR]);
-		if (!r[IFT_CALL_STACK])
-			continue;
-		if (ift_array_grow((void **)&v, &cap, n + 1, sizeof(*v)) < 0) {
-			ret = -ENOMEM;
+		if ((ret = crow_add(v, n, cap, cov, ncov, r[IFT_CALL_OP], r[IFT_CALL_FLAGS],
+				    r[IFT_CALL_STACK], r[IFT_CALL_DUR])) < 0)
 			break;
-		}
-		v[n].op = r[IFT_CALL_OP];
-		v[n].stack = r[IFT_CALL_STACK];
-		v[n].dur = r[IFT_CALL_DUR];
-		v[n].flags = r[IFT_CALL_FLAGS];
-		n++;
 	}
 	ift_cursor_free(cur);
+	return ret < 0 ? ret : 0;
+}
+
+static int calls_kept(const struct csrc *src, struct crow **v, size_t *n, size_t *cap,
+		      struct az_pycov *cov, size_t ncov)
+{
+	const struct ift_analysis *a = src->a;
+
+	for (size_t i = 0; i < ift_analysis_call_count(a); i++) {
+		const struct ift_call_info *c = &a->calls[i];
+		int ret;
+
+		if (c->ts < src->from_ts || c->ts >= src->to_ts ||
+		    (src->pid && c->pid != src->pid && c->tid != src->pid))
+			continue;
+		if ((ret = crow_add(v, n, cap, cov, ncov, c->op, c->flags, c->stack,
+				    c->dur_ns)) < 0)
+			return ret;
+	}
+	return 0;
+}
+
+/*
+ * The calls of SRC that carry a site, into *OUT (*NOUT of them, freed by
+ * the caller), and, when COV is not NULL, every call's Python coverage by
+ * op id below NCOV.  0 or a negative error.
+ */
+static int calls_read(const struct csrc *src, struct crow **out, size_t *nout,
+		      struct az_pycov *cov, size_t ncov)
+{
+	struct crow *v = NULL;
+	size_t n = 0, cap = 0;
+	int ret = src->a ? calls_kept(src, &v, &n, &cap, cov, ncov) :
+			   calls_read_trace(src, &v, &n, &cap, cov, ncov);
+
 	if (ret < 0) {
 		free(v);
-		return ret;
+		v = NULL;
+		n = 0;
 	}
 	*out = v;
 	*nout = n;
-	return 0;
+	return ret;
 }
 
 /* The p99 (nearest rank) of V[0..N), sorted by duration. */
@@ -285,9 +326,10 @@ static uint64_t crow_p99(const struct crow *v, size_t n)
 	return v[ift_nearest_rank(n, 99)].dur;
 }
 
-int ift_sites_run(struct ift_trace *t, uint64_t from_ts, uint64_t to_ts,
-		  uint32_t pid, unsigned top, struct ift_site **out, size_t *nout)
+static int sites_of(const struct csrc *src, unsigned top, struct ift_site **out,
+		    size_t *nout)
 {
+	struct ift_trace *t = src->t;
 	struct crow *v;
 	struct ift_site *sites = NULL;
 	size_t n, ns = 0;
@@ -297,7 +339,7 @@ int ift_sites_run(struct ift_trace *t, uint64_t from_ts, uint64_t to_ts,
 	*nout = 0;
 	if (!ift_trace_stack_count(t))
 		return 0;
-	if ((ret = calls_read(t, from_ts, to_ts, pid, &v, &n, NULL, 0)) < 0 || !n) {
+	if ((ret = calls_read(src, &v, &n, NULL, 0)) < 0 || !n) {
 		free(v);
 		return ret;
 	}
@@ -348,9 +390,33 @@ int ift_sites_run(struct ift_trace *t, uint64_t from_ts, uint64_t to_ts,
 	return 0;
 }
 
-int ift_py_sites_run(struct ift_trace *t, uint64_t from_ts, uint64_t to_ts,
-		     uint32_t pid, unsigned top, struct ift_py_op **out, size_t *nout)
+int ift_sites_run(struct ift_trace *t, uint64_t from_ts, uint64_t to_ts,
+		  uint32_t pid, unsigned top, struct ift_site **out, size_t *nout)
 {
+	const struct csrc src = { t, NULL, from_ts, to_ts, pid };
+
+	return sites_of(&src, top, out, nout);
+}
+
+/* The calls A kept of PID, in its sites' window: [lo, hi), or all after lo
+   when the window reaches the trace's end, as the pass tallies them. */
+static struct csrc kept_of(const struct ift_analysis *a, uint32_t pid)
+{
+	return (struct csrc){ a->t, a, a->lo, a->site_open ? UINT64_MAX : a->hi, pid };
+}
+
+int ift_analysis_sites_of(const struct ift_analysis *a, uint32_t pid, unsigned top,
+			  struct ift_site **out, size_t *nout)
+{
+	const struct csrc src = kept_of(a, pid);
+
+	return sites_of(&src, top, out, nout);
+}
+
+static int py_sites_of(const struct csrc *src, unsigned top, struct ift_py_op **out,
+		       size_t *nout)
+{
+	struct ift_trace *t = src->t;
 	size_t ncov = ift_trace_op_count(t) + 1, n, nr = 0;
 	struct az_pycov *cov = calloc(ncov, sizeof(*cov));
 	struct az_pyrow *rows = NULL;
@@ -361,7 +427,7 @@ int ift_py_sites_run(struct ift_trace *t, uint64_t from_ts, uint64_t to_ts,
 	*nout = 0;
 	if (!cov)
 		return -ENOMEM;
-	ret = calls_read(t, from_ts, to_ts, pid, &v, &n, cov, ncov);
+	ret = calls_read(src, &v, &n, cov, ncov);
 	if (ret >= 0 && n && !(rows = malloc(n * sizeof(*rows))))
 		ret = -ENOMEM;
 	if (ret < 0)
@@ -391,4 +457,20 @@ out:
 	free(rows);
 	free(cov);
 	return ret;
+}
+
+int ift_py_sites_run(struct ift_trace *t, uint64_t from_ts, uint64_t to_ts,
+		     uint32_t pid, unsigned top, struct ift_py_op **out, size_t *nout)
+{
+	const struct csrc src = { t, NULL, from_ts, to_ts, pid };
+
+	return py_sites_of(&src, top, out, nout);
+}
+
+int ift_analysis_py_sites_of(const struct ift_analysis *a, uint32_t pid, unsigned top,
+			     struct ift_py_op **out, size_t *nout)
+{
+	const struct csrc src = kept_of(a, pid);
+
+	return py_sites_of(&src, top, out, nout);
 }

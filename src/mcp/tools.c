@@ -583,7 +583,7 @@ static int stacks(struct ift_mcp *m, const struct args *a, json_object **out,
 	    !ift_analysis_thread_find(m->tr.rep.a, pid))
 		return no_pid(m->tr.rep.a, pid, err, errlen);
 	/* every site, so each op says how many it has; the first LIMIT shown */
-	ret = ift_sites_run(m->tr.t, 0, UINT64_MAX, pid, 0, &v, &n);
+	ret = ift_analysis_sites_of(m->tr.rep.a, pid, 0, &v, &n);
 	if (ret < 0) {
 		snprintf(err, errlen, "cannot read the call sites: %s", ift_strerror(ret));
 		return -1;
@@ -617,7 +617,7 @@ static int stacks(struct ift_mcp *m, const struct args *a, json_object **out,
 	if (ift_analysis_py(m->tr.rep.a)) {
 		struct ift_py_op *py;
 
-		ret = ift_py_sites_run(m->tr.t, 0, UINT64_MAX, pid, 0, &py, &n);
+		ret = ift_analysis_py_sites_of(m->tr.rep.a, pid, 0, &py, &n);
 		if (ret < 0) {
 			json_object_put(o);
 			snprintf(err, errlen, "cannot read the Python call sites: %s",

@@ -218,18 +218,10 @@ static void tb_window(const struct ift_analysis *a, uint64_t *from, uint64_t *to
 	*to = s->to_ns >= span ? UINT64_MAX : s->start_ts + s->to_ns;
 }
 
-/* The sites A tallied in its pass are those a pass over the calls of its
-   window gives. */
-static void tb_same_sites(struct tb *b, const struct ift_analysis *a)
+/* The site lists GOT and WANT are the same, field by field. */
+static void tb_same_site_list(const struct ift_site *got, size_t ngot,
+			      const struct ift_site *want, size_t nwant)
 {
-	struct ift_site *want;
-	const struct ift_site *got;
-	size_t nwant, ngot;
-	uint64_t from, to;
-
-	tb_window(a, &from, &to);
-	assert_int_equal(ift_sites_run(b->t, from, to, 0, IFT_SITES_TOP, &want, &nwant), 0);
-	got = ift_analysis_sites(a, &ngot);
 	assert_int_equal(ngot, nwant);
 	for (size_t i = 0; i < ngot; i++) {
 		assert_string_equal(got[i].op, want[i].op);
@@ -241,21 +233,12 @@ static void tb_same_sites(struct tb *b, const struct ift_analysis *a)
 		assert_true(got[i].share_time == want[i].share_time);
 		assert_true(got[i].share_tail == want[i].share_tail);
 	}
-	free(want);
 }
 
-/* The Python call sites A tallied in its pass are those a pass over the
-   calls of its window gives, field by field. */
-static void tb_same_py_sites(struct tb *b, const struct ift_analysis *a)
+/* The Python site lists GOT and WANT are the same, field by field. */
+static void tb_same_py_list(const struct ift_py_op *got, size_t ngot,
+			    const struct ift_py_op *want, size_t nwant)
 {
-	struct ift_py_op *want;
-	const struct ift_py_op *got;
-	size_t nwant, ngot;
-	uint64_t from, to;
-
-	tb_window(a, &from, &to);
-	assert_int_equal(ift_py_sites_run(b->t, from, to, 0, IFT_SITES_TOP, &want, &nwant), 0);
-	got = ift_analysis_py_sites(a, &ngot);
 	assert_int_equal(ngot, nwant);
 	for (size_t i = 0; i < ngot; i++) {
 		assert_string_equal(got[i].op, want[i].op);
@@ -279,7 +262,68 @@ static void tb_same_py_sites(struct tb *b, const struct ift_analysis *a)
 			assert_true(x->share_time == y->share_time);
 		}
 	}
+}
+
+/* The sites A tallied in its pass are those a pass over the calls of its
+   window gives. */
+static void tb_same_sites(struct tb *b, const struct ift_analysis *a)
+{
+	struct ift_site *want;
+	const struct ift_site *got;
+	size_t nwant, ngot;
+	uint64_t from, to;
+
+	tb_window(a, &from, &to);
+	assert_int_equal(ift_sites_run(b->t, from, to, 0, IFT_SITES_TOP, &want, &nwant), 0);
+	got = ift_analysis_sites(a, &ngot);
+	tb_same_site_list(got, ngot, want, nwant);
 	free(want);
+}
+
+/* The Python call sites A tallied in its pass are those a pass over the
+   calls of its window gives, field by field. */
+static void tb_same_py_sites(struct tb *b, const struct ift_analysis *a)
+{
+	struct ift_py_op *want;
+	const struct ift_py_op *got;
+	size_t nwant, ngot;
+	uint64_t from, to;
+
+	tb_window(a, &from, &to);
+	assert_int_equal(ift_py_sites_run(b->t, from, to, 0, IFT_SITES_TOP, &want, &nwant), 0);
+	got = ift_analysis_py_sites(a, &ngot);
+	tb_same_py_list(got, ngot, want, nwant);
+	free(want);
+}
+
+/* The sites of the calls A kept, of every task and of each process, are
+   those passes over its window's calls give, and read nothing again. */
+static void tb_sites_of_kept(struct tb *b, const struct ift_analysis *a)
+{
+	uint64_t from, to, reads = ift_trace_reads(b->t, IFT_T_CALLS);
+
+	tb_window(a, &from, &to);
+	for (size_t p = 0; p <= ift_analysis_process_count(a); p++) {
+		uint32_t pid = p ? ift_analysis_process(a, p - 1)->pid : 0;
+		struct ift_site *got, *want;
+		struct ift_py_op *pgot, *pwant;
+		size_t ngot, nwant;
+
+		assert_int_equal(ift_analysis_sites_of(a, pid, 0, &got, &ngot), 0);
+		assert_int_equal(ift_trace_reads(b->t, IFT_T_CALLS), reads);
+		assert_int_equal(ift_sites_run(b->t, from, to, pid, 0, &want, &nwant), 0);
+		reads = ift_trace_reads(b->t, IFT_T_CALLS);
+		tb_same_site_list(got, ngot, want, nwant);
+		free(got);
+		free(want);
+		assert_int_equal(ift_analysis_py_sites_of(a, pid, 0, &pgot, &ngot), 0);
+		assert_int_equal(ift_trace_reads(b->t, IFT_T_CALLS), reads);
+		assert_int_equal(ift_py_sites_run(b->t, from, to, pid, 0, &pwant, &nwant), 0);
+		reads = ift_trace_reads(b->t, IFT_T_CALLS);
+		tb_same_py_list(pgot, ngot, pwant, nwant);
+		free(pgot);
+		free(pwant);
+	}
 }
 
 /*
@@ -320,6 +364,7 @@ static inline void tb_run(struct tb *b, const struct ift_analyze_opts *opts)
 	tb_same_sites(b, lean);
 	tb_same_py_sites(b, lean);
 	tb_model_of_calls(b->a);
+	tb_sites_of_kept(b, b->a);
 	ift_analysis_free(lean);
 }
 
