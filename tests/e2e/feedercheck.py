@@ -30,7 +30,7 @@ conclusions"):
 - healthy: no HIGH or MEDIUM chain at all.
 """
 import json
-from simcheck import neighbour_chains, severities, severities_between
+from simcheck import neighbour_chains, runq_cost, severities, severities_between
 import sys
 
 TOLERANCE = 0.10
@@ -147,11 +147,11 @@ def check_gaps(name, truth, r, c, itself):
     # the steady state's gaps as the report measured them (gaps_ns: the
     # time the thread issued no CUDA work); of them, what it explains by
     # state: blocked (fed, or woken by a timer such as the GIL's timed
-    # wait), runnable (blamed or excused) and on CPU in gaps over the floor
-    # (less page faults, a cause of their own)
+    # wait), runnable (blamed or excused), on CPU in gaps over the floor
+    # (less page faults, a cause of their own) and the hypervisor's steal
     gap = e.get("gaps_ns", 0)
     explained = (e.get("blocked_ns", 0) + e.get("runqueue_wait_ns", 0) +
-                 e.get("excused_ns", 0) + e.get("on_cpu_ns", 0))
+                 e.get("excused_ns", 0) + e.get("on_cpu_ns", 0) + e.get("steal_ns", 0))
     loop = [t["loop"] for p in r["processes"] for t in p["threads"]
             if t["tid"] == truth["tid"] and t.get("loop")]
     warm = loop[0]["warmup"] if loop else 0
@@ -313,9 +313,9 @@ def healthy(name):
     lo, hi, share, long_gaps = starvation_bracket(truth)
     allowed = severities_between(lo, hi)
     load_ = neighbour_chains(r, truth["tid"], truth.get("run_delay_ns", -1))
-    if sum(c["cost_ns"] for c in load_) > 1.03 * truth.get("run_delay_ns", -1) + 2e6:
+    if runq_cost(load_) > 1.03 * truth.get("run_delay_ns", -1) + 2e6:
         bad.append("%s: CPU contention %s, more than the kernel counted (%s)"
-                   % (name, ms(sum(c["cost_ns"] for c in load_)), ms(truth["run_delay_ns"])))
+                   % (name, ms(runq_cost(load_)), ms(truth["run_delay_ns"])))
     loud = [(c["severity"], c.get("stage"), c["summary"]) for c in r["chains"]
             if c["severity"] != "LOW" and c not in load_ and
             not (c["cause"] == "data_starvation" and c["severity"] in allowed)]

@@ -37,7 +37,7 @@ check_examples() {
 		python3 - r.json "$file" "$first" "$task" "$here" "$IFT_SRC/tests/e2e" "$dir" <<'PY' ||
 import json, os, sys
 sys.path.insert(0, sys.argv[6])
-from simcheck import Slack, Trace, Truth, neighbour_chains, own_gaps_bound, probed, \
+from simcheck import Slack, Trace, Truth, neighbour_chains, own_gaps_bound, probed, runq_cost, \
     severities, severities_between
 r = json.load(open(sys.argv[1]))
 name, first, task = sys.argv[2], sys.argv[3], sys.argv[4]
@@ -61,7 +61,7 @@ if sys.argv[5] == "recorded-here" and (first == "none" or first.split()[1] != "c
     if not truth and os.path.exists(seq):
         tid, delay = (int(x) for x in open(seq).read().split()[:2])
     load = neighbour_chains(r, tid, delay) if tid else []
-    cost = sum(c["cost_ns"] for c in load)
+    cost = runq_cost(load)
     # a run with no host cause of its own waited for a CPU only as long as
     # the kernel counted; where the example has a cause (a loader's workers
     # preempt it too), contention may rank above it, as simcheck's

@@ -636,6 +636,13 @@ def neighbour_chains(report, tid, run_delay_ns):
     return [c for c in report["chains"] if c["cause"] == "cpu_contention" and c["tid"] == tid]
 
 
+def runq_cost(chains):
+    """What CHAINS cost the thread in the run queue: their cost less the
+    hypervisor's steal in it (evidence steal_ns, CPU contention too), which
+    the scheduler's run-queue count (schedstat's run_delay) does not see."""
+    return sum(c["cost_ns"] - c["evidence"].get("steal_ns", 0) for c in chains)
+
+
 def neighbour_contention(chk, report, truth):
     """The neighbour_chains() of a run with no host cause of its own, which
     together must cost no more than the run-queue wait the scheduler itself
@@ -646,7 +653,7 @@ def neighbour_contention(chk, report, truth):
     delay = (truth.schedstat or {}).get("run_delay_ns", -1)
     found = neighbour_chains(report, truth.tid, delay)
     if found:
-        cost = sum(c["cost_ns"] for c in found)
+        cost = runq_cost(found)
         chk.note("neighbours' load: %s" % ["%s %s %s" % (c["severity"], c["phase"], c["op"])
                                            for c in found])
         chk.ok(cost <= 1.03 * delay + 2 * MS,

@@ -104,8 +104,8 @@ for c in chains(r, "cpu_contention"):
              ", ".join("%s/%d %s" % (t["comm"], t["pid"], fmt(t["ns"])) for t in pre)))
 
 # between the launches: the loop never sleeps there, so its time off CPU
-# there is run-queue wait, the chain's cost, which the workload measured
-# itself as wall minus CPU time
+# there is run-queue wait, the chain's cost (with any steal), which the
+# workload measured itself as wall minus CPU time
 c = one_chain(chk, r, "cpu_contention", "before", "cudaLaunchKernel")
 if c:
     ev = c["evidence"]
@@ -116,8 +116,11 @@ if c:
     chk.ok(ev["blocked_ns"] - ev["blocked_io_ns"] <= 1 * MS,
            "blocked %s between calls (%s of it uninterruptible) in a loop that never sleeps there" %
            (fmt(ev["blocked_ns"]), fmt(ev["blocked_io_ns"])))
-    chk.ok(c["cost_ns"] == ev["runqueue_wait_ns"], "cost %d != run-queue wait %d" %
-           (c["cost_ns"], ev["runqueue_wait_ns"]))
+    # the cost is that wait, and the hypervisor's steal of its running
+    # time there (a VM's, seen in CI: 2 ms of 1.23 s)
+    chk.ok(c["cost_ns"] == ev["runqueue_wait_ns"] + ev["steal_ns"],
+           "cost %d != run-queue wait %d + steal %d" %
+           (c["cost_ns"], ev["runqueue_wait_ns"], ev["steal_ns"]))
     # the chain holds the steady state's gaps (where the first steps are
     # slower, as in an emulated guest, they are the start-up's)
     steady = truth.steady(r)

@@ -27,7 +27,7 @@ cpus=$("$IFT" info -i loader.trace | awk '$1 == "cpu.count" { print $2 }')
 python3 - "$cpus" "$IFT_SRC/tests/e2e" <<'PY' || fail "the reports do not match the workloads"
 import json, sys
 sys.path.insert(0, sys.argv[2])
-from simcheck import neighbour_chains, severities
+from simcheck import neighbour_chains, runq_cost, severities
 cpu_count = sys.argv[1]
 bad = []
 def load(m):
@@ -58,7 +58,7 @@ else:
             if t["tid"] == truth["tid"] and t.get("loop")]
     warm = loop[0]["warmup"] if loop else 0
     want = sum(truth["waits_ns"][1 + warm:])
-    gap = e["fed_ns"] + e["on_cpu_ns"] + e["runqueue_wait_ns"]
+    gap = e["fed_ns"] + e["on_cpu_ns"] + e["runqueue_wait_ns"] + e.get("steal_ns", 0)
     print("loader: steady wait in next() %.3f s (%d warm-up batches left out), in the gaps "
           "%.3f s (fed %.3f, on CPU %.3f, runnable %.3f)"
           % (want / 1e9, warm, gap / 1e9, e["fed_ns"] / 1e9, e["on_cpu_ns"] / 1e9,
@@ -109,7 +109,7 @@ truth, r = load("direct")
 # counted for the thread; anything else loud is a false host cause
 outside = neighbour_chains(r, truth["tid"], truth["run_delay_ns"])
 if outside:
-    cost = sum(c["cost_ns"] for c in outside)
+    cost = runq_cost(outside)
     print("direct: neighbours' load: %d chains, %.1f ms; the scheduler counted %.1f ms" %
           (len(outside), cost / 1e6, truth["run_delay_ns"] / 1e6))
     if cost > 1.03 * truth["run_delay_ns"] + 2e6:
