@@ -12,9 +12,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 case $mode in
 full) reps=5 secs=2 long=12 cost_secs=3 cap_secs=2 rates=() sizes=() stack_n=100000 py_n=20000
-      static_n=10000000 ;;
+      static_n=10000000 base_n=50000000 ;;
 quick) reps=2 secs=1 long=0 cost_secs=1 cap_secs=1 rates=(50000 0) sizes=(1000000) stack_n=20000 py_n=5000
-      static_n=1000000 ;;
+      static_n=1000000 base_n=1000000 ;;
 *) echo "usage: run.sh BUILD_DIR full|quick" >&2; exit 2 ;;
 esac
 
@@ -42,6 +42,8 @@ echo
 "$here/cost.sh" "$reps" "$cost_secs"
 echo
 "$here/analysis.sh" "$build" "$reps" "${sizes[@]}"
+echo
+"$here/baseline.sh" "$build" "$reps" "$base_n"
 echo
 "$here/static.sh" "$build" "$reps" "$static_n"
 
