@@ -3,13 +3,14 @@
  * The recording: stages wired together.  See include/ift-record.h; its
  * other files are listed in recorder.h.
  *
- * Two threads: a reader thread empties every CPU's ring buffer in turn into
- * memory (spliced a page at a time, it keeps up with the rates uprobes can
- * produce: the trap costs ~1 us per probed call), and the main thread
- * decodes and writes the pages it queued.  Only that queue is shared, under
- * its lock; decoding and writing stay on one thread and need none.  With
- * the rings mapped (--reader, Linux 6.10) the main thread parses them in
- * place itself, and the reader thread reads only the perf rings, if any.
+ * Two threads: a reader thread (ift-ringq.h) empties every CPU's ring
+ * buffer in turn into memory (spliced a page at a time, it keeps up with
+ * the rates uprobes can produce: the trap costs ~1 us per probed call),
+ * and the main thread decodes and writes the pages it queued.  Only that
+ * queue is shared, under its lock; decoding and writing stay on one thread
+ * and need none.  With the rings mapped (--reader, Linux 6.10) the main
+ * thread parses them in place itself, and the reader thread reads only the
+ * perf rings, if any.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -302,8 +303,6 @@ int ift_recorder_create(const struct ift_record_opts *opts,
 	r->opts = *opts;
 	r->nice = INT_MIN;
 	ift_libset_init(&r->libs);
-	pthread_mutex_init(&r->q.mu, NULL);
-	pthread_cond_init(&r->q.more, NULL);
 
 	if ((ret = check_tracefs(r)) < 0)
 		return ret;
@@ -465,7 +464,7 @@ int ift_recorder_start(struct ift_recorder *r)
 
 	if (ret < 0)
 		return fail(r, "start tracing", ret);
-	if ((ret = ift_rec_reader_start(r)) < 0)
+	if ((ret = ift_ringq_start(r->ring, r->iso, r->mono, &r->reader)) < 0)
 		return fail(r, "start the ring-buffer reader", ret);
 	/*
 	 * Mapped, this thread reads the rings, and a ring is all the room its
@@ -475,7 +474,7 @@ int ift_recorder_start(struct ift_recorder *r)
 	if (ift_ring_mapped(r->ring)) {
 		errno = 0;
 		r->nice = getpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid));
-		if (errno || setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), READER_NICE) < 0)
+		if (errno || setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), IFT_RINGQ_NICE) < 0)
 			r->nice = INT_MIN;
 	}
 	if (r->stacks && (ret = ift_stacks_start(r->stacks)) < 0)
@@ -499,6 +498,52 @@ static int on_perfrec(void *ctx, int cpu, uint64_t ts, const void *raw, uint32_t
 	return ift_decoder_record(ctx, cpu, ts, raw, size);
 }
 
+static int on_page(void *ctx, int cpu, const void *page, int len)
+{
+	struct ift_recorder *r = ctx;
+	int ret = ift_decoder_page(r->dec, cpu, page, len, 0);
+
+	return ret < 0 ? ret : 0;
+}
+
+static int on_record(void *ctx, int cpu, uint64_t ts, const void *raw, uint32_t size)
+{
+	struct ift_recorder *r = ctx;
+
+	return ift_decoder_record(r->dec, cpu, ts, raw, size);
+}
+
+static void on_idle(void *ctx, int source, int cpu, uint64_t ts)
+{
+	struct ift_recorder *r = ctx;
+
+	ift_decoder_cpu_idle(r->dec, source, cpu, ts);
+}
+
+/*
+ * The stack samples, after the pages are taken: a call these pages
+ * complete returned after its entry trap wrote its sample, so the sample
+ * is in the perf ring by now.
+ */
+static int on_taken(void *ctx)
+{
+	struct ift_recorder *r = ctx;
+
+	return r->stacks ? ift_stacks_poll(r->stacks) : 0;
+}
+
+/*
+ * Decodes what the reader thread queued, waiting up to TIMEOUT_MS for
+ * something when nothing is; *PAGES counts the pages decoded.
+ */
+static int take_queue(struct ift_recorder *r, int timeout_ms, int *pages)
+{
+	const struct ift_ringq_sink sink = { on_page, on_record, on_idle, on_taken, r };
+
+	*pages = 0;
+	return r->reader ? ift_ringq_take(r->reader, timeout_ms, &sink, pages) : 0;
+}
+
 struct sample_ctx {
 	struct ift_writer *w;
 	uint64_t ts;
@@ -520,7 +565,7 @@ static int on_sample(void *ctx, const char *metric, unsigned scope, int64_t valu
 
 /*
  * Mapped: parses what each CPU's ring holds where it lies, up to
- * PAGES_PER_ROUND pages, when the CPU is due, and notes it read to its end.
+ * IFT_RINGQ_PAGES_PER_ROUND pages, when the CPU is due, and notes it read to its end.
  * A CPU read to the page its writer is filling is due again when, at the
  * rate it was just written, a quarter of its ring has filled, and
  * MAPPED_EVERY_NS later at most: read again and again as it fills, that
@@ -548,18 +593,18 @@ static int read_mapped(struct ift_recorder *r, uint64_t *due)
 				*due = pc->due;
 			continue;
 		}
-		n = ift_ring_read_mapped(r->ring, cpu, PAGES_PER_ROUND, on_span, r->dec, &bytes);
+		n = ift_ring_read_mapped(r->ring, cpu, IFT_RINGQ_PAGES_PER_ROUND, on_span, r->dec, &bytes);
 		if (n < 0)
 			return n;
 		pages += n;
-		if (n == PAGES_PER_ROUND) {
+		if (n == IFT_RINGQ_PAGES_PER_ROUND) {
 			pc->due = 0;	/* more waits: the next round */
 			*due = 0;
 			continue;
 		}
 		/* to its end at BEFORE: nothing older than that can still come */
-		if (r->mono && before > IDLE_MARGIN_NS)
-			ift_decoder_cpu_idle(r->dec, 0, cpu, before - IDLE_MARGIN_NS);
+		if (r->mono && before > IFT_RINGQ_IDLE_MARGIN_NS)
+			ift_decoder_cpu_idle(r->dec, 0, cpu, before - IFT_RINGQ_IDLE_MARGIN_NS);
 		/* the first time, the next round: its rate is not known yet */
 		wait = pc->last ? MAPPED_EVERY_NS : 0;
 		if (bytes && pc->last && before > pc->last &&
@@ -589,11 +634,11 @@ int ift_recorder_poll(struct ift_recorder *r, int timeout_ms)
 		    (due - now0) / 1000000 < (uint64_t)timeout_ms)
 			timeout_ms = (int)((due - now0 + 999999) / 1000000);
 		/* and here when no thread fills a queue */
-		if (!pages && !r->q.running && timeout_ms > 0)
+		if (!pages && !ift_ringq_running(r->reader) && timeout_ms > 0)
 			poll(NULL, 0, timeout_ms);
 	}
 	/* waits for the reader up to TIMEOUT_MS when it has nothing */
-	if ((ret = ift_rec_queue_decode(r, pages ? 0 : timeout_ms, &pages)) < 0)
+	if ((ret = take_queue(r, pages ? 0 : timeout_ms, &pages)) < 0)
 		return fail(r, "read the ring buffers", ret);
 	if ((ret = ift_decoder_advance(r->dec)) < 0)
 		return fail(r, "decode the events", ret);
@@ -704,8 +749,8 @@ int ift_recorder_finish(struct ift_recorder *r, int exit_status)
 	stop = ift_now_ns();
 	ift_rec_write_fault_cost(r->w, "host.page_fault_ns.stop");
 	/* what the reader queued, then what is left in the rings */
-	ift_rec_reader_stop(r);
-	if ((ret = ift_rec_queue_decode(r, 0, &pages)) < 0)
+	ift_ringq_stop(r->reader);
+	if ((ret = take_queue(r, 0, &pages)) < 0)
 		return fail(r, "read the ring buffers", ret);
 	ret = ift_ring_flush(r->ring, on_span, r->dec);
 	for (int cpu = 0; ret >= 0 && r->iso && cpu < ift_perfring_ncpus(r->iso); cpu++)
@@ -728,7 +773,7 @@ int ift_recorder_finish(struct ift_recorder *r, int exit_status)
 		ift_writer_metaf(r->w, "decode.late_max_ns", "%" PRIu64, ds->late_max_ns);
 		ift_writer_metaf(r->w, "decode.nest_closed", "%" PRIu64, ds->nest_closed);
 	}
-	ift_writer_metaf(r->w, "record.queue_peak_bytes", "%" PRIu64, r->q.peak);
+	ift_writer_metaf(r->w, "record.queue_peak_bytes", "%" PRIu64, ift_ringq_peak_bytes(r->reader));
 	if (r->stacks) {
 		struct ift_stack_stats ss;
 
@@ -779,7 +824,7 @@ static pid_t destroy(struct ift_recorder *r, bool behind)
 	pid_t helper = 0;
 	int go = -1;
 
-	ift_rec_reader_stop(r);
+	ift_ringq_stop(r->reader);
 	if (behind) {
 		/* our threads stopped before the fork, our descriptors kept:
 		   the helper closes the last copies of the perf events */
@@ -795,9 +840,8 @@ static pid_t destroy(struct ift_recorder *r, bool behind)
 	r->stacks = NULL;
 	ift_perfring_free(r->iso);
 	r->iso = NULL;
-	ift_rec_queue_free(&r->q);
-	pthread_mutex_destroy(&r->q.mu);
-	pthread_cond_destroy(&r->q.more);
+	ift_ringq_free(r->reader);
+	r->reader = NULL;
 	ift_ring_close(r->ring);
 	free(r->pace);
 	/* our copies are closed: the helper may go on */

@@ -5,11 +5,9 @@
 /*
  * The recorder's state, shared by its files (record/ only):
  *   record.c  set-up, the main loop (poll), finish and teardown;
- *   reader.c  the reader thread and the page queue it fills;
  *   meta.c    the trace's metadata, libraries and end-of-run counts;
  *   late.c    libraries mapped while recording: found and probed.
  */
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -18,6 +16,7 @@
 #include "ift-decode.h"
 #include "ift-perfring.h"
 #include "ift-probe.h"
+#include "ift-ringq.h"
 #include "ift-record.h"
 #include "ift-ring.h"
 #include "ift-sample.h"
@@ -25,52 +24,8 @@
 
 #define SAMPLE_EVERY_NS		100000000ULL	/* /proc about ten times a second */
 #define FLUSH_EVERY_NS		1000000000ULL	/* a crash loses at most a second */
-#define IDLE_MARGIN_NS		20000000ULL	/* events reserved but not yet committed */
-#define PAGES_PER_ROUND		256
 #define RESCAN_EVERY_NS		1000000000ULL	/* libraries dlopen()ed while recording */
-#define READER_NICE		(-10)
-#define PARTIAL_EVERY_NS	50000000ULL	/* a partly filled page, at most this often */
-#define IDLE_WAIT_MS		10	/* the reader's sleep when the rings gave nothing */
 #define MAPPED_EVERY_NS		10000000ULL	/* a mapped ring, at least this often */
-#define SPARE_PAGES		64	/* pages kept for the reader to reuse */
-#define QUEUE_MAX_BYTES		(256ULL << 20)	/* pages read, waiting to be decoded */
-
-/*
- * A page read from CPU's tracefs ring (SOURCE 0) and not yet decoded, or
- * records of its perf ring (SOURCE 1, --isolate) packed as struct
- * perfrec, or (len < 0) the note that the ring was empty at IDLE_TS:
- * nothing older can still come from it.
- */
-struct qpage {
-	struct qpage *next;
-	int source, cpu, len;
-	uint64_t idle_ts;
-	unsigned char data[];
-};
-
-/* A perf ring's record in a qpage: its raw bytes follow, padded to 8. */
-struct perfrec {
-	uint64_t ts;
-	uint32_t size;
-	int32_t cpu;
-};
-
-/*
- * The reader thread empties the rings into memory and decodes nothing:
- * that is cheap (trace-cmd splices to files the same way), so the rings
- * stay empty even while the decoding, on the caller's thread, falls behind
- * a load that leaves it little CPU.  Pages and idle notes keep their order.
- */
-struct pagequeue {
-	pthread_mutex_t mu;
-	pthread_cond_t more;
-	struct qpage *head, *tail, *spare;
-	size_t nspare;			/* at most SPARE_PAGES */
-	uint64_t bytes, peak;		/* queued now, and at most */
-	bool stop, running;
-	int err;			/* the reader's error, once */
-	pthread_t th;
-};
 
 struct ift_recorder {
 	struct ift_record_opts opts;
@@ -98,7 +53,7 @@ struct ift_recorder {
 	struct pace {			/* mapped: when each CPU is read next */
 		uint64_t due, last;	/* and when it was read to its end */
 	} *pace;
-	struct pagequeue q;
+	struct ift_ringq *reader;	/* the thread that empties the rings */
 };
 
 static inline int fail(struct ift_recorder *r, const char *step, int err)
@@ -115,13 +70,6 @@ static inline bool stopping(const struct ift_recorder *r)
 
 /* record.c: the threads PID has now, into *TIDS (the caller frees it) */
 int ift_rec_list_tids(pid_t pid, pid_t **tids, size_t *n);
-
-/* reader.c: the reader thread (none where it has nothing to read) and the
-   queue the main thread decodes */
-int ift_rec_reader_start(struct ift_recorder *r);
-void ift_rec_reader_stop(struct ift_recorder *r);
-int ift_rec_queue_decode(struct ift_recorder *r, int timeout_ms, int *pages);
-void ift_rec_queue_free(struct pagequeue *q);
 
 /* meta.c */
 int ift_rec_write_metadata(struct ift_recorder *r);

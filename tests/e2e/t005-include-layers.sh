@@ -21,7 +21,7 @@ MODEL = {"analyze"}
 RENDER = {"render", "export", "mcp"}
 SHARED = {"trace", "util"}
 HEADERS = {
-    "ift-arch.h": "record", "ift-probe.h": "record", "ift-ring.h": "record", "ift-perfring.h": "record", "ift-decode.h": "record",
+    "ift-arch.h": "record", "ift-probe.h": "record", "ift-ring.h": "record", "ift-ringq.h": "record", "ift-perfring.h": "record", "ift-decode.h": "record",
     "ift-record.h": "record", "ift-discover.h": "record", "ift-stack.h": "record",
     "ift-sample.h": "record", "ift-pystack.h": "record",
     "ift-analyze.h": "model", "ift-chains.h": "model", "ift-job.h": "model",

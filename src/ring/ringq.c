@@ -1,70 +1,116 @@
 // SPDX-License-Identifier: MIT
 /*
- * The reader thread and its page queue (recorder.h): it empties every CPU's
- * ring into memory, a page at a time, and decodes nothing; the main thread
- * takes the queue and decodes it.  Only the queue is shared, under its lock.
+ * The reader thread and its page queue (ift-ringq.h): it empties every
+ * CPU's ring into memory, a page at a time, and decodes nothing; the
+ * caller's thread takes the queue and hands it on.  Only the queue is
+ * shared, under its lock.
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <poll.h>
-#include <signal.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "record/recorder.h"
+#include "ift-error.h"
+#include "ift-perfring.h"
+#include "ift-ringq.h"
+#include "ift-ring.h"
+#include "util/timing.h"
+
+#define PARTIAL_EVERY_NS	50000000ULL	/* a partly filled page, at most this often */
+#define IDLE_WAIT_MS		10	/* the thread's sleep when the rings gave nothing */
+#define SPARE_PAGES		64	/* pages kept for the thread to reuse */
+#define QUEUE_MAX_BYTES		(256ULL << 20)	/* pages read, waiting to be taken */
 
 /*
- * A qpage for LEN bytes (a spare page when LEN fits one), once the decoder
+ * A page read from CPU's tracefs ring (SOURCE 0) and not yet taken, or
+ * records of its perf ring (SOURCE 1, --isolate) packed as struct
+ * perfrec, or (len < 0) the note that the ring was empty at IDLE_TS:
+ * nothing older can still come from it.
+ */
+struct qpage {
+	struct qpage *next;
+	int source, cpu, len;
+	uint64_t idle_ts;
+	unsigned char data[];
+};
+
+/* A perf ring's record in a qpage: its raw bytes follow, padded to 8. */
+struct perfrec {
+	uint64_t ts;
+	uint32_t size;
+	int32_t cpu;
+};
+
+/* Pages and idle notes keep the order they were read in. */
+struct ift_ringq {
+	struct ift_ring *ring;
+	struct ift_perfring *iso;
+	bool mono;			/* idle notes */
+	pthread_mutex_t mu;
+	pthread_cond_t more;
+	struct qpage *head, *tail, *spare;
+	size_t nspare;			/* at most SPARE_PAGES */
+	uint64_t bytes, peak;		/* queued now, and at most */
+	bool stop, running;
+	int err;			/* the thread's error, once */
+	pthread_t th;
+};
+
+/*
+ * A qpage for LEN bytes (a spare page when LEN fits one), once the taker
  * is not far behind unless NOWAIT; NULL without memory.  Called on the
  * reader thread: only the queue's lock is shared.  NOWAIT while a perf
  * ring is read: its lock is held then, and the decoding thread, which
  * the wait is for, may be waiting for it to attach a new task.
  */
-static struct qpage *q_get(struct ift_recorder *r, int len, bool nowait)
+static struct qpage *q_get(struct ift_ringq *r, int len, bool nowait)
 {
-	struct pagequeue *q = &r->q;
 	size_t psize = (size_t)ift_ring_page_size(r->ring);
 	size_t size = len > 0 ? (size_t)len : 0;
 	struct qpage *p = NULL;
 
-	pthread_mutex_lock(&q->mu);
-	/* a decoder far behind: stop reading, and let the kernel count the loss */
-	while (!nowait && q->bytes > QUEUE_MAX_BYTES && !q->stop) {
-		pthread_mutex_unlock(&q->mu);
+	pthread_mutex_lock(&r->mu);
+	/* a taker far behind: stop reading, and let the kernel count the loss */
+	while (!nowait && r->bytes > QUEUE_MAX_BYTES && !r->stop) {
+		pthread_mutex_unlock(&r->mu);
 		poll(NULL, 0, 1);
-		pthread_mutex_lock(&q->mu);
+		pthread_mutex_lock(&r->mu);
 	}
-	if (size && size <= psize && q->spare) {
-		p = q->spare;
-		q->spare = p->next;
-		q->nspare--;
+	if (size && size <= psize && r->spare) {
+		p = r->spare;
+		r->spare = p->next;
+		r->nspare--;
 	}
-	pthread_mutex_unlock(&q->mu);
+	pthread_mutex_unlock(&r->mu);
 	if (!p)
 		p = malloc(sizeof(*p) + (size && size < psize ? psize : size));
 	return p;
 }
 
 /* Gives back P, unused or decoded: kept for the reader when spares are few. */
-static void q_recycle(struct pagequeue *q, struct qpage *p)
+static void q_recycle(struct ift_ringq *r, struct qpage *p)
 {
-	pthread_mutex_lock(&q->mu);
-	if (q->nspare < SPARE_PAGES) {
-		p->next = q->spare;
-		q->spare = p;
-		q->nspare++;
+	pthread_mutex_lock(&r->mu);
+	if (r->nspare < SPARE_PAGES) {
+		p->next = r->spare;
+		r->spare = p;
+		r->nspare++;
 		p = NULL;
 	}
-	pthread_mutex_unlock(&q->mu);
+	pthread_mutex_unlock(&r->mu);
 	free(p);
 }
 
 /* Queues P, its SOURCE, CPU, LEN (< 0: an idle note) and IDLE_TS set. */
-static void q_append(struct pagequeue *q, struct qpage *p, int source, int cpu, int len,
+static void q_append(struct ift_ringq *r, struct qpage *p, int source, int cpu, int len,
 		     uint64_t idle_ts)
 {
 	p->next = NULL;
@@ -72,33 +118,33 @@ static void q_append(struct pagequeue *q, struct qpage *p, int source, int cpu, 
 	p->cpu = cpu;
 	p->len = len;
 	p->idle_ts = idle_ts;
-	pthread_mutex_lock(&q->mu);
-	if (q->tail)
-		q->tail->next = p;
+	pthread_mutex_lock(&r->mu);
+	if (r->tail)
+		r->tail->next = p;
 	else
-		q->head = p;
-	q->tail = p;
-	q->bytes += sizeof(*p) + (len > 0 ? (size_t)len : 0);
-	if (q->bytes > q->peak)
-		q->peak = q->bytes;
-	pthread_mutex_unlock(&q->mu);
+		r->head = p;
+	r->tail = p;
+	r->bytes += sizeof(*p) + (len > 0 ? (size_t)len : 0);
+	if (r->bytes > r->peak)
+		r->peak = r->bytes;
+	pthread_mutex_unlock(&r->mu);
 }
 
 /* An idle note: CPU's ring of SOURCE was empty at IDLE_TS. */
-static int q_idle(struct ift_recorder *r, int source, int cpu, uint64_t idle_ts)
+static int q_idle(struct ift_ringq *r, int source, int cpu, uint64_t idle_ts)
 {
 	struct qpage *p = q_get(r, -1, false);
 
 	if (!p)
 		return -ENOMEM;
-	q_append(&r->q, p, source, cpu, -1, idle_ts);
+	q_append(r, p, source, cpu, -1, idle_ts);
 	return 0;
 }
 
 /* The reader reads a tracefs page straight into a queued page: one copy. */
 static void *q_buf(void *ctx, int cpu)
 {
-	struct ift_recorder *r = ctx;
+	struct ift_ringq *r = ctx;
 	struct qpage *p = q_get(r, ift_ring_page_size(r->ring), false);
 
 	(void)cpu;
@@ -112,12 +158,12 @@ static struct qpage *qpage_of(void *data)
 
 static int q_page(void *ctx, int cpu, void *page, int len)
 {
-	struct ift_recorder *r = ctx;
+	struct ift_ringq *r = ctx;
 
 	if (len > 0)
-		q_append(&r->q, qpage_of(page), 0, cpu, len, 0);
+		q_append(r, qpage_of(page), 0, cpu, len, 0);
 	else
-		q_recycle(&r->q, qpage_of(page));
+		q_recycle(r, qpage_of(page));
 	return 0;
 }
 
@@ -126,7 +172,7 @@ static int q_page(void *ctx, int cpu, void *page, int len)
  * page as the reader reads them.
  */
 struct perfpack {
-	struct ift_recorder *r;
+	struct ift_ringq *r;
 	int cpu;
 	size_t len, cap;
 	struct qpage *p;
@@ -135,9 +181,9 @@ struct perfpack {
 static void pack_flush(struct perfpack *pk)
 {
 	if (pk->p && pk->len)
-		q_append(&pk->r->q, pk->p, 1, pk->cpu, (int)pk->len, 0);
+		q_append(pk->r, pk->p, 1, pk->cpu, (int)pk->len, 0);
 	else if (pk->p)
-		q_recycle(&pk->r->q, pk->p);
+		q_recycle(pk->r, pk->p);
 	pk->p = NULL;
 	pk->len = 0;
 }
@@ -161,7 +207,7 @@ static int pack_record(void *ctx, int cpu, uint64_t ts, const void *raw, uint32_
 }
 
 /* Reads CPU's perf ring into the queue; the records read, or an error. */
-static int perf_drain(struct ift_recorder *r, struct perfpack *pk, int cpu)
+static int perf_drain(struct ift_ringq *r, struct perfpack *pk, int cpu)
 {
 	int n;
 
@@ -183,10 +229,10 @@ static int perf_drain(struct ift_recorder *r, struct perfpack *pk, int cpu)
  * storm, holding the merge back until its records came late.  Read at
  * every record, the reader never slept.  The records read, or an error.
  */
-static int perf_round(struct ift_recorder *r, struct perfpack *pk, int cpu, uint64_t *last,
+static int perf_round(struct ift_ringq *r, struct perfpack *pk, int cpu, uint64_t *last,
 		      bool pages)
 {
-	uint64_t now = ift_now_ns();
+	uint64_t now = ift_mono_ns();
 	size_t size, used = ift_perfring_pending(r->iso, cpu, &size);
 	int n;
 
@@ -195,8 +241,8 @@ static int perf_round(struct ift_recorder *r, struct perfpack *pk, int cpu, uint
 	*last = now;
 	n = perf_drain(r, pk, cpu);
 	/* read to its head at NOW: nothing older can still come */
-	if (n >= 0 && r->mono && now > IDLE_MARGIN_NS) {
-		int ret = q_idle(r, 1, cpu, now - IDLE_MARGIN_NS);
+	if (n >= 0 && r->mono && now > IFT_RINGQ_IDLE_MARGIN_NS) {
+		int ret = q_idle(r, 1, cpu, now - IFT_RINGQ_IDLE_MARGIN_NS);
 
 		if (ret < 0)
 			return ret;
@@ -210,7 +256,7 @@ static int perf_round(struct ift_recorder *r, struct perfpack *pk, int cpu, uint
  * ring faster than the tracefs rings' pages come); else a plain sleep.  A
  * ring that hung up (HUP[cpu]) is left to the timer from then on.
  */
-static void reader_idle(struct ift_recorder *r, struct pollfd *pf, bool *hup)
+static void reader_idle(struct ift_ringq *r, struct pollfd *pf, bool *hup)
 {
 	int n = r->iso ? ift_perfring_ncpus(r->iso) : 0;
 
@@ -228,8 +274,7 @@ static void reader_idle(struct ift_recorder *r, struct pollfd *pf, bool *hup)
 
 static void *reader_main(void *arg)
 {
-	struct ift_recorder *r = arg;
-	struct pagequeue *q = &r->q;
+	struct ift_ringq *r = arg;
 	int ncpus = ift_ring_ncpus(r->ring), ret = 0;
 	uint64_t *last = calloc((size_t)ncpus, sizeof(*last));	/* a CPU's last read */
 	struct perfpack pk = { r, 0, 0, (size_t)ift_ring_page_size(r->ring), NULL };
@@ -252,18 +297,18 @@ static void *reader_main(void *arg)
 	 * CPU: a load that keeps every CPU busy then still cannot fill a ring.
 	 * Only this thread (Linux nice is per thread); root may, others not.
 	 */
-	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), READER_NICE);
+	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), IFT_RINGQ_NICE);
 	for (;;) {
 		int pages = 0;
 		bool stop;
 
-		pthread_mutex_lock(&q->mu);
-		stop = q->stop;
-		pthread_mutex_unlock(&q->mu);
+		pthread_mutex_lock(&r->mu);
+		stop = r->stop;
+		pthread_mutex_unlock(&r->mu);
 		if (stop)
 			break;
 		for (int cpu = 0; cpu < ncpus && ret >= 0; cpu++) {
-			uint64_t before = ift_now_ns();
+			uint64_t before = ift_mono_ns();
 			/*
 			 * The page still filling only now and then: this loop
 			 * runs again as soon as any CPU had a full page, and a
@@ -272,7 +317,7 @@ static void *reader_main(void *arg)
 			 */
 			bool partial = before - last[cpu] >= PARTIAL_EVERY_NS;
 			/* mapped rings are the decoding thread's to read */
-			int n = mapped ? 0 : ift_ring_drain(r->ring, cpu, PAGES_PER_ROUND, partial,
+			int n = mapped ? 0 : ift_ring_drain(r->ring, cpu, IFT_RINGQ_PAGES_PER_ROUND, partial,
 							    &sink);
 
 			if (n < 0) {
@@ -283,8 +328,8 @@ static void *reader_main(void *arg)
 			if (n > 0 || partial)
 				last[cpu] = before;
 			/* empty at BEFORE: nothing older than that can still come */
-			if (!mapped && n == 0 && partial && r->mono && before > IDLE_MARGIN_NS)
-				ret = q_idle(r, 0, cpu, before - IDLE_MARGIN_NS);
+			if (!mapped && n == 0 && partial && r->mono && before > IFT_RINGQ_IDLE_MARGIN_NS)
+				ret = q_idle(r, 0, cpu, before - IFT_RINGQ_IDLE_MARGIN_NS);
 			if (r->iso && ret >= 0 && cpu < ift_perfring_ncpus(r->iso)) {
 				n = perf_round(r, &pk, cpu, &plast[cpu], n > 0);
 				if (n < 0) {
@@ -300,56 +345,77 @@ static void *reader_main(void *arg)
 			reader_idle(r, pf, hup);
 			continue;
 		}
-		/* one wake-up a round, not a page: the decoder takes them all */
-		pthread_mutex_lock(&q->mu);
-		pthread_cond_signal(&q->more);
-		pthread_mutex_unlock(&q->mu);
+		/* one wake-up a round, not a page: the taker takes them all */
+		pthread_mutex_lock(&r->mu);
+		pthread_cond_signal(&r->more);
+		pthread_mutex_unlock(&r->mu);
 	}
 out:
 	free(last);
 	free(plast);
 	free(pf);
 	free(hup);
-	pthread_mutex_lock(&q->mu);
-	if (ret < 0 && !q->err)
-		q->err = ret;
-	pthread_cond_signal(&q->more);
-	pthread_mutex_unlock(&q->mu);
+	pthread_mutex_lock(&r->mu);
+	if (ret < 0 && !r->err)
+		r->err = ret;
+	pthread_cond_signal(&r->more);
+	pthread_mutex_unlock(&r->mu);
 	return NULL;
 }
 
-int ift_rec_reader_start(struct ift_recorder *r)
+int ift_ringq_start(struct ift_ring *ring, struct ift_perfring *iso, bool idle_notes,
+		     struct ift_ringq **out)
 {
+	struct ift_ringq *r = calloc(1, sizeof(*r));
 	sigset_t all, old;
 	int ret;
 
+	*out = r;
+	if (!r)
+		return -ENOMEM;
+	r->ring = ring;
+	r->iso = iso;
+	r->mono = idle_notes;
+	pthread_mutex_init(&r->mu, NULL);
+	pthread_cond_init(&r->more, NULL);
 	/* mapped rings and no perf rings: nothing for it to read */
-	if (ift_ring_mapped(r->ring) && !r->iso)
+	if (ift_ring_mapped(ring) && !iso)
 		return 0;
-	/* signals are the main thread's: it stops the run */
+	/* signals are the caller's: it stops the run */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
-	ret = pthread_create(&r->q.th, NULL, reader_main, r);
+	ret = pthread_create(&r->th, NULL, reader_main, r);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (ret)
 		return -ret;
-	r->q.running = true;
+	r->running = true;
 	return 0;
 }
 
-void ift_rec_reader_stop(struct ift_recorder *r)
+bool ift_ringq_running(const struct ift_ringq *r)
 {
-	if (!r->q.running)
-		return;
-	pthread_mutex_lock(&r->q.mu);
-	r->q.stop = true;
-	pthread_mutex_unlock(&r->q.mu);
-	pthread_join(r->q.th, NULL);
-	r->q.running = false;
+	return r && r->running;
 }
 
-/* The records perf_drain() packed into a page. */
-static int decode_perfrecs(struct ift_recorder *r, const unsigned char *buf, size_t len)
+void ift_ringq_stop(struct ift_ringq *r)
+{
+	if (!r || !r->running)
+		return;
+	pthread_mutex_lock(&r->mu);
+	r->stop = true;
+	pthread_mutex_unlock(&r->mu);
+	pthread_join(r->th, NULL);
+	r->running = false;
+}
+
+uint64_t ift_ringq_peak_bytes(const struct ift_ringq *r)
+{
+	return r ? r->peak : 0;
+}
+
+/* The records pack_record() packed into a page, handed on one by one. */
+static int take_perfrecs(const struct ift_ringq_sink *sink, const unsigned char *buf,
+			 size_t len)
 {
 	size_t at = 0;
 	int ret;
@@ -361,7 +427,7 @@ static int decode_perfrecs(struct ift_recorder *r, const unsigned char *buf, siz
 		at += sizeof(h);
 		if (h.size > len - at)
 			return -IFT_E_CORRUPT;
-		ret = ift_decoder_record(r->dec, h.cpu, h.ts, buf + at, h.size);
+		ret = sink->record(sink->ctx, h.cpu, h.ts, buf + at, h.size);
 		if (ret < 0)
 			return ret;
 		at += (h.size + 7) & ~7U;
@@ -369,51 +435,70 @@ static int decode_perfrecs(struct ift_recorder *r, const unsigned char *buf, siz
 	return 0;
 }
 
-/*
- * Decodes what the reader queued, waiting up to TIMEOUT_MS for something
- * when nothing is; *PAGES counts the pages decoded.
- */
-int ift_rec_queue_decode(struct ift_recorder *r, int timeout_ms, int *pages)
+/* Takes the whole queue, waiting up to TIMEOUT_MS when it is empty; *ERR
+   gets the thread's error. */
+static struct qpage *take_all(struct ift_ringq *r, int timeout_ms, int *err)
 {
-	struct pagequeue *q = &r->q;
-	struct qpage *list, *p, *used = NULL;
-	int ret = 0;
+	struct qpage *list;
 
-	*pages = 0;
-	pthread_mutex_lock(&q->mu);
-	if (!q->head && !q->err && q->running && timeout_ms > 0) {
+	pthread_mutex_lock(&r->mu);
+	if (!r->head && !r->err && r->running && timeout_ms > 0) {
 		struct timespec until;
 
 		clock_gettime(CLOCK_REALTIME, &until);
 		until.tv_nsec += (long)timeout_ms * 1000000L;
 		until.tv_sec += until.tv_nsec / 1000000000L;
 		until.tv_nsec %= 1000000000L;
-		pthread_cond_timedwait(&q->more, &q->mu, &until);
+		pthread_cond_timedwait(&r->more, &r->mu, &until);
 	}
-	list = q->head;
-	q->head = q->tail = NULL;
-	q->bytes = 0;
-	ret = q->err;
-	pthread_mutex_unlock(&q->mu);
-	/*
-	 * The stack samples, after the pages are taken: a call these pages
-	 * complete returned after its entry trap wrote its sample, so the
-	 * sample is in the perf ring by now.
-	 */
-	if (ret >= 0 && r->stacks)
-		ret = ift_stacks_poll(r->stacks);
+	list = r->head;
+	r->head = r->tail = NULL;
+	r->bytes = 0;
+	*err = r->err;
+	pthread_mutex_unlock(&r->mu);
+	return list;
+}
 
+/* Gives back the pages of USED, a few for the thread to fill again. */
+static void give_back(struct ift_ringq *r, struct qpage *used)
+{
+	struct qpage *p;
+
+	pthread_mutex_lock(&r->mu);
+	while (used && r->nspare < SPARE_PAGES) {
+		p = used;
+		used = p->next;
+		p->next = r->spare;
+		r->spare = p;
+		r->nspare++;
+	}
+	pthread_mutex_unlock(&r->mu);
+	while ((p = used)) {
+		used = p->next;
+		free(p);
+	}
+}
+
+int ift_ringq_take(struct ift_ringq *r, int timeout_ms, const struct ift_ringq_sink *sink,
+		    int *pages)
+{
+	struct qpage *list, *p, *used = NULL;
+	int ret;
+
+	*pages = 0;
+	list = take_all(r, timeout_ms, &ret);
+	if (ret >= 0 && sink->taken)
+		ret = sink->taken(sink->ctx);
 	while ((p = list)) {
 		list = p->next;
 		if (ret >= 0) {
 			if (p->len < 0) {
-				ift_decoder_cpu_idle(r->dec, p->source, p->cpu, p->idle_ts);
+				sink->idle(sink->ctx, p->source, p->cpu, p->idle_ts);
 			} else if (p->source) {
-				ret = decode_perfrecs(r, p->data, (size_t)p->len);
+				ret = take_perfrecs(sink, p->data, (size_t)p->len);
 				(*pages)++;
 			} else {
-				ret = ift_decoder_page(r->dec, p->cpu, p->data, p->len, 0);
-				ret = ret < 0 ? ret : 0;
+				ret = sink->page(sink->ctx, p->cpu, p->data, p->len);
 				(*pages)++;
 			}
 		}
@@ -424,36 +509,27 @@ int ift_rec_queue_decode(struct ift_recorder *r, int timeout_ms, int *pages)
 			free(p);
 		}
 	}
-	if (used) {
-		/* back for the reader to fill again, a few: the rest is freed */
-		pthread_mutex_lock(&q->mu);
-		while (used && q->nspare < SPARE_PAGES) {
-			p = used;
-			used = p->next;
-			p->next = q->spare;
-			q->spare = p;
-			q->nspare++;
-		}
-		pthread_mutex_unlock(&q->mu);
-		while ((p = used)) {
-			used = p->next;
-			free(p);
-		}
-	}
+	if (used)
+		give_back(r, used);
 	return ret;
 }
 
-void ift_rec_queue_free(struct pagequeue *q)
+void ift_ringq_free(struct ift_ringq *r)
 {
 	struct qpage *p;
 
-	while ((p = q->head)) {
-		q->head = p->next;
+	if (!r)
+		return;
+	ift_ringq_stop(r);
+	while ((p = r->head)) {
+		r->head = p->next;
 		free(p);
 	}
-	while ((p = q->spare)) {
-		q->spare = p->next;
+	while ((p = r->spare)) {
+		r->spare = p->next;
 		free(p);
 	}
-	q->tail = NULL;
+	pthread_mutex_destroy(&r->mu);
+	pthread_cond_destroy(&r->more);
+	free(r);
 }
