@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * Unit tests for src/ring/, on the running kernel: the per-CPU readers of a
- * tracefs instance's ring buffers (ring.c, mapped and spliced) and the
- * per-task perf rings of --isolate (perfring.c).
+ * Unit tests for src/ring/'s tracefs readers, on the running kernel: the
+ * per-CPU readers of a tracefs instance's ring buffers (ring.c, mapped and
+ * spliced) and the thread that empties them into a queue (ringq.c).  The
+ * perf rings of --isolate are test-perfring's.
  *
- * ring: a private instance, ift_unit_ring_<pid>, with no event enabled and
+ * A private instance, ift_unit_ring_<pid>, with no event enabled and
  * the "mono" clock.  The test writes numbered lines into its trace_marker
  * from the one CPU it is pinned to and walks the pages the readers hand
  * over with a page walker of its own (the kernel's
@@ -13,214 +14,11 @@
  * stamped between the clock reads around its write.  Each test removes the
  * instance it made.
  *
- * perfring: syscalls/sys_enter_getppid opened on the test's own thread; N
- * getppid() calls come back as N records of that tracepoint and thread, a
- * ring too small for them wraps, or counts what it drops.
- *
- * Both need root and tracefs: skipped without (failed where CI=true).
- * Skipped too: the mapped reader on a kernel that does not map its rings
- * (before 6.10) or under qemu-user (no ring ioctl), perfring where
- * perf_event_open() is refused or missing.
+ * Needs root and tracefs: skipped without (failed where CI=true).  Skipped
+ * too: the mapped reader on a kernel that does not map its rings (before
+ * 6.10) or under qemu-user (no ring ioctl).
  */
-#include <errno.h>
-#include <fcntl.h>
-#include <inttypes.h>
-#include <linux/perf_event.h>
-#include <pthread.h>
-#include <sched.h>
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stdbool.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/mman.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
-#include <cmocka.h>
-#include <tracefs.h>
-
-#include "ift-perfring.h"
-#include "ift-ring.h"
-#include "slurp.h"
-
-#define MAXM		16384	/* markers one test writes: 6 pages of 64 KiB */
-#define MIN_LINE	32	/* bytes the shortest line takes in a page */
-#define RING_PAGES	32	/* the pages of the instance's ring, per CPU */
-#define SLACK		100000	/* ns a kernel stamp may trail a clock read before it */
-#define PAGE_HDR	16	/* u64 timestamp, u64 commit */
-#define COMMIT_MASK	((1U << 27) - 1)
-#define EXTEND_GAP_US	150000	/* more than 2^27 ns: a TIME_EXTEND between */
-
-struct fx;
-
-/* One record as ift_perfring_read() handed it. */
-struct prec {
-	int cpu;
-	uint64_t ts;
-	uint32_t size;
-	uint16_t type;
-	int32_t pid, nr;
-};
-
-/* The records read in a test, kept in its fixture. */
-struct precs {
-	struct fx *fx;
-	struct prec *v;
-	int n, cap;
-	int calls;
-	int fail_at;		/* the call that returns -EBADMSG, 0: none */
-};
-
-struct fx {
-	int cpu;			/* the one CPU the test runs on */
-	cpu_set_t saved;		/* the affinity to restore */
-	bool pinned;
-	pid_t tid;
-	/* ring */
-	struct tracefs_instance *inst;
-	struct ift_ring *ring;
-	int marker;			/* the instance's trace_marker, -1: none */
-	int print_id, buf_off;		/* ftrace/print: its id, where buf[] is */
-	int page_size;			/* header_page: PAGE_HDR + its data */
-	int written, next;		/* markers written; the one to be seen next */
-	uint64_t before[MAXM], after[MAXM];	/* CLOCK_MONOTONIC around each write */
-	uint64_t last_ts;
-	uint64_t walked;		/* data bytes walked at or past FROM */
-	int extends;			/* TIME_EXTEND entries walked */
-	int calls;			/* span calls */
-	int fail_at;			/* the span call that returns -EBADMSG, 0: none */
-	/* perfring */
-	struct ift_perfring *perf;
-	int tp_id, nr_off;		/* sys_enter_getppid: its id, __syscall_nr */
-	uint32_t raw_size;		/* its raw bytes in a sample, 0: not known yet */
-	struct precs recs;
-};
-
-static bool in_ci(void)
-{
-	const char *ci = getenv("CI");
-
-	return ci && !strcmp(ci, "true");
-}
-
-static void need(bool ok, const char *why)
-{
-	if (ok)
-		return;
-	if (in_ci())
-		fail_msg("%s; CI must not skip tracing tests", why);
-	fprintf(stderr, "skip: %s\n", why);
-	skip();
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000ULL + (uint64_t)t.tv_nsec;
-}
-
-static uint16_t get16(const uint8_t *p)
-{
-	uint16_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-/* NUM after KEY in TEXT ("ID: 5", "field:char buf[];\toffset:16;"), or -1. */
-static int field_num(const char *text, const char *key, const char *num_key)
-{
-	const char *p = text ? strstr(text, key) : NULL;
-
-	if (!p)
-		return -1;
-	p = strstr(p + strlen(key), num_key);
-	return p ? atoi(p + strlen(num_key)) : -1;
-}
-
-/* The text of tracefs file REL (events/...), or NULL. */
-static char *tracing_text(const char *rel)
-{
-	char *path = tracefs_get_tracing_file(rel), *text;
-
-	if (!path)
-		return NULL;
-	text = slurp(path);
-	tracefs_put_tracing_file(path);
-	return text;
-}
-
-static int setup(void **state)
-{
-	struct fx *fx = calloc(1, sizeof(*fx));
-
-	if (!fx)
-		return -1;
-	fx->marker = -1;
-	fx->tid = (pid_t)syscall(SYS_gettid);
-	fx->recs.fx = fx;
-	*state = fx;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct fx *fx = *state;
-	int ret = 0;
-
-	/* the readers first: an instance whose rings are open cannot go */
-	ift_ring_close(fx->ring);
-	ift_perfring_free(fx->perf);
-	free(fx->recs.v);
-	if (fx->marker >= 0)
-		close(fx->marker);
-	/* tracefs is left as it was: the instance must go */
-	if (fx->inst) {
-		ret = tracefs_instance_destroy(fx->inst);
-		tracefs_instance_free(fx->inst);
-	}
-	if (fx->pinned)
-		sched_setaffinity(0, sizeof(fx->saved), &fx->saved);
-	free(fx);
-	return ret;
-}
-
-/* Runs the test on the CPU it is on now, and only there. */
-static void pin(struct fx *fx)
-{
-	cpu_set_t one;
-
-	assert_int_equal(sched_getaffinity(0, sizeof(fx->saved), &fx->saved), 0);
-	fx->cpu = sched_getcpu();
-	assert_true(fx->cpu >= 0);
-	CPU_ZERO(&one);
-	CPU_SET(fx->cpu, &one);
-	assert_int_equal(sched_setaffinity(0, sizeof(one), &one), 0);
-	fx->pinned = true;
-}
+#include "ringfx.h"
 
 /* ---- ring: a private instance, and its pages walked ---------------------- */
 
@@ -715,6 +513,112 @@ static void test_spliced_pages(void **state)
 	all_read(fx);
 }
 
+/* ---- ringq: the thread that empties the rings ---------------------------- */
+
+struct take {
+	struct fx *fx;
+	int calls, taken, pages, fail_at;
+	uint64_t idle_ts;	/* the test CPU's latest idle note */
+};
+
+static int tk_page(void *ctx, int cpu, const void *page, int len)
+{
+	struct take *t = ctx;
+
+	assert_int_equal(t->taken, t->calls);	/* TAKEN first, in every call */
+	assert_int_equal(cpu, t->fx->cpu);	/* no other CPU writes a line */
+	walk(t->fx, page, len, 0);
+	return ++t->pages == t->fail_at ? -EPIPE : 0;
+}
+
+static int tk_record(void *ctx, int cpu, uint64_t ts, const void *raw, uint32_t size)
+{
+	(void)ctx, (void)cpu, (void)ts, (void)raw, (void)size;
+	fail_msg("a perf record without perf rings");
+	return -EINVAL;
+}
+
+/* Nothing older than an idle note can come after it. */
+static void tk_idle(void *ctx, int source, int cpu, uint64_t ts)
+{
+	struct take *t = ctx;
+	struct fx *fx = t->fx;
+
+	assert_int_equal(source, 0);
+	if (cpu != fx->cpu)
+		return;
+	assert_true(ts >= t->idle_ts);
+	t->idle_ts = ts;
+	if (fx->written && ts > fx->after[fx->written - 1] + SLACK)
+		assert_int_equal(fx->next, fx->written);
+}
+
+static int tk_taken(void *ctx)
+{
+	((struct take *)ctx)->taken++;
+	return 0;
+}
+
+/* Takes what Q queued until DONE(T) holds, 30 s at most; the last return. */
+static int take_until(struct ift_ringq *q, struct take *t, bool (*done)(const struct take *))
+{
+	const struct ift_ringq_sink sink = { tk_page, tk_record, tk_idle, tk_taken, t };
+	uint64_t until = now_ns() + 30000000000ULL;
+	int pages, ret = 0;
+
+	while (!done(t) && ret == 0) {
+		if (now_ns() > until)
+			fail_msg("30 s, and the queue gave %d of %d lines", t->fx->next,
+				 t->fx->written);
+		t->calls++;
+		ret = ift_ringq_take(q, 100, &sink, &pages);
+	}
+	return ret;
+}
+
+static bool all_lines_then_idle(const struct take *t)
+{
+	return t->fx->next == t->fx->written &&
+	       t->idle_ts > t->fx->after[t->fx->written - 1] + SLACK;
+}
+
+static bool never(const struct take *t)
+{
+	(void)t;
+	return false;
+}
+
+/*
+ * Spliced, the thread copies the test CPU's pages into the queue, full and
+ * partly filled, and a take hands them on in order after TAKEN; an empty
+ * ring is noted idle.  A sink's error stops the handing on and is
+ * returned, and what is left is freed (ASan counts it).
+ */
+static void test_ringq(void **state)
+{
+	struct fx *fx = *state;
+	struct take t = { fx };
+	struct ift_ringq *q;
+
+	ring_begin(fx, false);
+	assert_int_equal(ift_ringq_start(fx->ring, NULL, true, &q), 0);
+	assert_true(ift_ringq_running(q));
+	mark(fx, lines(fx, 3));
+	assert_int_equal(take_until(q, &t, all_lines_then_idle), 0);
+	assert_true(t.pages >= 3);
+	assert_true(ift_ringq_peak_bytes(q) >= (uint64_t)fx->page_size);
+	ift_ringq_stop(q);
+	assert_false(ift_ringq_running(q));
+	all_read(fx);
+	ift_ringq_free(q);
+
+	assert_int_equal(ift_ringq_start(fx->ring, NULL, false, &q), 0);
+	t.fail_at = t.pages + 1;
+	mark(fx, lines(fx, 2));
+	assert_int_equal(take_until(q, &t, never), -EPIPE);
+	ift_ringq_free(q);
+}
+
 /* The kernel's counters of each CPU: the lines unread on ours, none elsewhere. */
 static void test_stats(void **state)
 {
@@ -736,381 +640,6 @@ static void test_stats(void **state)
 	all_read(fx);
 }
 
-/* ---- perfring: sys_enter_getppid on the test's own thread ---------------- */
-
-/* ift_perfring_fn: keeps each record's fields, checked after the read. */
-static int on_rec(void *ctx, int cpu, uint64_t ts, const void *raw, uint32_t size)
-{
-	struct precs *r = ctx;
-	const uint8_t *b = raw;
-	struct prec *p;
-
-	if (++r->calls == r->fail_at)
-		return -EBADMSG;
-	if (r->n == r->cap) {
-		int cap = r->cap ? 2 * r->cap : 256;
-
-		p = realloc(r->v, (size_t)cap * sizeof(*r->v));
-		if (!p)
-			return -ENOMEM;
-		r->v = p;
-		r->cap = cap;
-	}
-	p = &r->v[r->n++];
-	memset(p, 0, sizeof(*p));
-	p->cpu = cpu;
-	p->ts = ts;
-	p->size = size;
-	if (size >= (uint32_t)r->fx->nr_off + 4) {
-		p->type = get16(b);
-		p->pid = (int32_t)get32(b + 4);
-		p->nr = (int32_t)get32(b + r->fx->nr_off);
-	}
-	return 0;
-}
-
-/*
- * Records [FROM, FROM + N) of R, the last it holds: getppid() entries of
- * task TID on the test's CPU, in time order, stamped within [T0, T1] when
- * T1, of fx->raw_size bytes when known.
- */
-static void check_recs(const struct precs *r, int from, int n, pid_t tid, uint64_t t0,
-		       uint64_t t1)
-{
-	const struct fx *fx = r->fx;
-
-	assert_int_equal(r->n, from + n);
-	for (int i = from; i < from + n; i++) {
-		const struct prec *p = &r->v[i];
-
-		if (p->type != fx->tp_id || p->pid != tid || p->nr != SYS_getppid ||
-		    p->cpu != fx->cpu)
-			fail_msg("record %d: type %u pid %d nr %d cpu %d, want %d %d %d %d", i,
-				 p->type, p->pid, p->nr, p->cpu, fx->tp_id, (int)tid,
-				 (int)SYS_getppid, fx->cpu);
-		if (fx->raw_size && p->size != fx->raw_size)
-			fail_msg("record %d: %u raw bytes, want %u", i, p->size, fx->raw_size);
-		if (t1 && (p->ts + SLACK < t0 || p->ts > t1 + SLACK))
-			fail_msg("record %d stamped %" PRIu64 ", not in [%" PRIu64 ", %" PRIu64 "]",
-				 i, p->ts, t0, t1);
-		if (i > 0 && p->ts < r->v[i - 1].ts)
-			fail_msg("record %d stamped before the one ahead of it", i);
-	}
-}
-
-static void getppids(int n)
-{
-	for (int i = 0; i < n; i++)
-		syscall(SYS_getppid);
-}
-
-/* The records of every CPU's ring into R; their count. */
-static int read_all(struct fx *fx, struct precs *r)
-{
-	int total = 0;
-
-	for (int cpu = 0; cpu < ift_perfring_ncpus(fx->perf); cpu++) {
-		int n = ift_perfring_read(fx->perf, cpu, on_rec, r);
-
-		assert_true(n >= 0);
-		total += n;
-	}
-	return total;
-}
-
-/* The tracepoint, or skip; the test pinned to its CPU. */
-static void perf_begin(struct fx *fx)
-{
-	char *text;
-
-	need(!geteuid() && tracefs_tracing_dir(), "needs root and tracefs");
-	text = tracing_text("events/syscalls/sys_enter_getppid/format");
-	if (!text) {
-		/* a kernel without CONFIG_FTRACE_SYSCALLS */
-		fprintf(stderr, "skip: no syscalls/sys_enter_getppid\n");
-		skip();
-	}
-	fx->tp_id = field_num(text, "ID:", " ");
-	fx->nr_off = field_num(text, "field:int __syscall_nr;", "offset:");
-	free(text);
-	assert_true(fx->tp_id > 0 && fx->nr_off >= 8);
-	pin(fx);
-}
-
-/* Skips where perf_event_open() is refused, or missing (qemu-user). */
-static void perf_skip(int ret)
-{
-	if (ret != -EACCES && ret != -ENOSYS)
-		return;
-	fprintf(stderr, "skip: perf_event_open: %s\n", strerror(-ret));
-	skip();
-}
-
-/* Rings of KB KiB (0: the default) and the event on the test's thread, or skip. */
-static void perf_open(struct fx *fx, unsigned kb, bool mono)
-{
-	const struct ift_perfring_opts o = { .ring_kb = kb, .mono = mono };
-	int ret;
-
-	perf_begin(fx);
-	assert_int_equal(ift_perfring_alloc(&o, &fx->perf), 0);
-	assert_int_equal(ift_perfring_add_event(fx->perf, fx->tp_id), 0);
-	ret = ift_perfring_attach(fx->perf, fx->tid, 0);
-	perf_skip(ret);
-	assert_int_equal(ret, 0);
-}
-
-/*
- * The raw bytes of a sample whose record takes REC bytes of the ring: a
- * header, PERF_SAMPLE_TIME's u64, PERF_SAMPLE_RAW's u32 size, the bytes.
- */
-static uint32_t raw_size(size_t rec)
-{
-	assert_true(rec > sizeof(struct perf_event_header) + 12);
-	return (uint32_t)(rec - sizeof(struct perf_event_header) - 12);
-}
-
-/* The data area a ring of KB KiB gets: a power of 2 of pages. */
-static size_t ring_bytes(unsigned kb)
-{
-	size_t page = (size_t)sysconf(_SC_PAGESIZE), n = page;
-
-	while (n < (size_t)kb * 1024)
-		n *= 2;
-	return n;
-}
-
-/* Allocation, events, a task gone and nothing to attach: nothing opened. */
-static void test_perf_setup(void **state)
-{
-	struct fx *fx = *state;
-	const struct ift_perfring_opts o = { 0 };
-	struct ift_perfring_stats st;
-	struct precs *r = &fx->recs;
-	size_t size = 1;
-	pid_t dead;
-	int ret;
-
-	perf_begin(fx);
-	assert_int_equal(ift_perfring_alloc(&o, &fx->perf), 0);
-	assert_int_equal(ift_perfring_ncpus(fx->perf), (int)sysconf(_SC_NPROCESSORS_CONF));
-	assert_int_equal(ift_perfring_nevents(fx->perf), 0);
-	assert_int_equal(ift_perfring_add_event(fx->perf, fx->tp_id), 0);
-	assert_int_equal(ift_perfring_add_event(fx->perf, fx->tp_id), 1);
-	assert_int_equal(ift_perfring_nevents(fx->perf), 2);
-	/* nothing from index 2 on: nothing to open */
-	assert_int_equal(ift_perfring_attach(fx->perf, fx->tid, 2), 0);
-	ift_perfring_stats(fx->perf, &st);
-	assert_int_equal(st.tasks, 0);
-	assert_int_equal(st.fds, 0);
-	assert_int_equal(st.ring_bytes, 0);
-	for (int cpu = 0; cpu < ift_perfring_ncpus(fx->perf); cpu++) {
-		assert_int_equal(ift_perfring_fd(fx->perf, cpu), -1);
-		assert_int_equal(ift_perfring_pending(fx->perf, cpu, &size), 0);
-		assert_int_equal(size, 0);
-		assert_int_equal(ift_perfring_read(fx->perf, cpu, on_rec, r), 0);
-	}
-	assert_int_equal(ift_perfring_fd(fx->perf, -1), -1);
-	assert_int_equal(ift_perfring_read(fx->perf, -1, on_rec, r), -EINVAL);
-	assert_int_equal(ift_perfring_read(fx->perf, ift_perfring_ncpus(fx->perf), on_rec, r),
-			 -EINVAL);
-	assert_int_equal(ift_perfring_pending(fx->perf, -1, &size), 0);
-	assert_int_equal(r->calls, 0);
-	/* a task that is gone */
-	dead = fork();
-	assert_true(dead >= 0);
-	if (!dead)
-		_exit(0);
-	assert_int_equal(waitpid(dead, NULL, 0), dead);
-	ret = ift_perfring_attach(fx->perf, dead, 0);
-	perf_skip(ret);
-	assert_int_equal(ret, -ESRCH);
-	ift_perfring_stats(fx->perf, &st);
-	assert_int_equal(st.tasks, 0);
-	assert_int_equal(st.fds, 0);
-}
-
-struct child {
-	pid_t tid;
-	int n;
-};
-
-static void *child_main(void *arg)
-{
-	struct child *c = arg;
-
-	c->tid = (pid_t)syscall(SYS_gettid);
-	getppids(c->n);
-	return NULL;
-}
-
-/*
- * The records of N calls, stamped with CLOCK_MONOTONIC, in the ring of the
- * CPU they were made on; a thread the task starts later is followed.
- */
-static void test_perf_records(void **state)
-{
-	struct fx *fx = *state;
-	struct ift_perfring_stats st;
-	struct precs *r = &fx->recs;
-	struct child c = { 0, 25 };
-	size_t pending, size;
-	uint64_t t0, t1;
-	pthread_t th;
-
-	perf_open(fx, 16, true);
-	ift_perfring_stats(fx->perf, &st);
-	assert_int_equal(st.tasks, 1);
-	assert_int_equal(st.fds, sysconf(_SC_NPROCESSORS_ONLN));
-	assert_int_equal(st.ring_bytes, ring_bytes(16));
-	assert_true(ift_perfring_fd(fx->perf, fx->cpu) >= 0);
-	t0 = now_ns();
-	getppids(100);
-	t1 = now_ns();
-	pending = ift_perfring_pending(fx->perf, fx->cpu, &size);
-	assert_int_equal(size, ring_bytes(16));
-	/* a header, the time, the raw size and bytes, 8-aligned: at most 64 bytes each */
-	assert_true(pending >= 100 * 24 && pending <= 100 * 64 && pending % 800 == 0);
-	fx->raw_size = raw_size(pending / 100);
-	assert_true(fx->raw_size >= (uint32_t)fx->nr_off + 4);
-	assert_int_equal(read_all(fx, r), 100);
-	assert_int_equal(ift_perfring_pending(fx->perf, fx->cpu, &size), 0);
-	check_recs(r, 0, 100, fx->tid, t0, t1);
-	assert_int_equal(pthread_create(&th, NULL, child_main, &c), 0);
-	assert_int_equal(pthread_join(th, NULL), 0);
-	assert_int_equal(read_all(fx, r), 25);
-	check_recs(r, 100, 25, c.tid, t1, now_ns());
-	ift_perfring_stats(fx->perf, &st);
-	assert_int_equal(st.records, 125);
-	assert_int_equal(st.lost, 0);
-}
-
-/*
- * A ring of one page read again and again: records wrap round its end,
- * some split across it, and each comes back whole.
- */
-static void test_perf_wraps(void **state)
-{
-	struct fx *fx = *state;
-	struct ift_perfring_stats st;
-	struct precs *r = &fx->recs;
-	size_t size, pending, rec, at = 0;
-	int total = 0, per, split = 0;
-
-	perf_open(fx, 4, false);
-	getppids(10);
-	pending = ift_perfring_pending(fx->perf, fx->cpu, &size);
-	assert_int_equal(size, ring_bytes(4));
-	rec = pending / 10;
-	assert_int_equal(pending, rec * 10);
-	fx->raw_size = raw_size(rec);
-	/* a round fills half the ring: nothing is dropped */
-	per = (int)(size / 2 / rec);
-	getppids(per - 10);
-	while (at < 4 * size) {
-		assert_int_equal(ift_perfring_pending(fx->perf, fx->cpu, &size), per * rec);
-		assert_int_equal(read_all(fx, r), per);
-		for (int i = 0; i < per; i++, at += rec)
-			split += at % size + rec > size;
-		total += per;
-		getppids(per);
-	}
-	assert_int_equal(read_all(fx, r), per);
-	total += per;
-	assert_true(split >= 1);
-	check_recs(r, 0, total, fx->tid, 0, 0);
-	ift_perfring_stats(fx->perf, &st);
-	assert_int_equal(st.records, total);
-	assert_int_equal(st.lost, 0);
-}
-
-/*
- * A ring too small for the calls keeps what fits and drops the rest; the
- * kernel tells how many in front of the next record that fits.
- */
-static void test_perf_lost(void **state)
-{
-	struct fx *fx = *state;
-	struct ift_perfring_stats st;
-	struct precs *r = &fx->recs;
-	size_t size, pending;
-	int calls, kept;
-
-	perf_open(fx, 4, false);
-	getppids(1);
-	pending = ift_perfring_pending(fx->perf, fx->cpu, &size);
-	calls = 2 * (int)(size / pending) + 100;
-	getppids(calls - 1);
-	/* as many as fit, no more */
-	assert_true(ift_perfring_pending(fx->perf, fx->cpu, &size) <= size);
-	kept = read_all(fx, r);
-	assert_true(kept * pending <= size && (kept + 1) * pending > size);
-	ift_perfring_stats(fx->perf, &st);
-	assert_int_equal(st.records, kept);
-	assert_int_equal(st.lost, 0);
-	/* the next one fits, told after the loss */
-	getppids(1);
-	assert_true(read_all(fx, r) >= 1);
-	assert_int_equal(r->n, kept + 1);
-	check_recs(r, 0, kept + 1, fx->tid, 0, 0);
-	ift_perfring_stats(fx->perf, &st);
-	assert_int_equal(st.records, kept + 1);
-	assert_int_equal(st.lost, calls - kept);
-}
-
-/*
- * Disabled, the event records nothing more; settled, what it dropped at
- * the end, never told of, is counted from its own count.
- */
-static void test_perf_settle(void **state)
-{
-	struct fx *fx = *state;
-	struct ift_perfring_stats st;
-	struct precs *r = &fx->recs;
-	size_t size, rec;
-	int calls, kept;
-
-	perf_open(fx, 4, false);
-	getppids(1);
-	rec = ift_perfring_pending(fx->perf, fx->cpu, &size);
-	calls = 2 * (int)(size / rec) + 100;
-	getppids(calls - 1);
-	kept = read_all(fx, r);
-	assert_true(kept > 0 && kept < calls);
-	ift_perfring_disable(fx->perf);
-	getppids(10);
-	assert_int_equal(read_all(fx, r), 0);
-	ift_perfring_stats(fx->perf, &st);
-	assert_int_equal(st.lost, 0);
-	ift_perfring_settle(fx->perf);
-	ift_perfring_stats(fx->perf, &st);
-	assert_int_equal(st.records, kept);
-	assert_int_equal(st.lost, calls - kept);
-	check_recs(r, 0, kept, fx->tid, 0, 0);
-}
-
-/*
- * FN's error stops the read and is returned; the record it refused is
- * handed again the next time, and counted once.
- */
-static void test_perf_fn_error(void **state)
-{
-	struct fx *fx = *state;
-	struct ift_perfring_stats st;
-	struct precs *r = &fx->recs;
-
-	perf_open(fx, 16, false);
-	getppids(20);
-	r->fail_at = 3;
-	assert_int_equal(ift_perfring_read(fx->perf, fx->cpu, on_rec, r), -EBADMSG);
-	assert_int_equal(r->n, 2);
-	assert_int_equal(read_all(fx, r), 18);
-	check_recs(r, 0, 20, fx->tid, 0, 0);
-	ift_perfring_stats(fx->perf, &st);
-	assert_int_equal(st.records, 20);
-	assert_int_equal(st.lost, 0);
-}
-
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -1122,12 +651,7 @@ int main(void)
 		T(test_spliced_partial),
 		T(test_spliced_pages),
 		T(test_stats),
-		T(test_perf_setup),
-		T(test_perf_records),
-		T(test_perf_wraps),
-		T(test_perf_lost),
-		T(test_perf_settle),
-		T(test_perf_fn_error),
+		T(test_ringq),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
