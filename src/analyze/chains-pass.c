@@ -85,9 +85,10 @@ static void gap_costs(const struct ch_gap *g, uint64_t floor, uint64_t page_ns,
 	v[IFT_CAUSE_PAGE_ALLOC] = pg;
 }
 
-/* Adds what G cost, by cause, to ACC (an array by cause), as C weighs it. */
+/* Adds what G cost, by cause, to ACC (an array by cause), as C weighs it;
+   U: who ran on the CPUs in it. */
 static int gap_account(const struct ift_chains *c, struct gapacc *acc,
-		       const struct ch_gap *g, size_t nops)
+		       const struct ch_gap *g, const struct usage *u, size_t nops)
 {
 	const struct ift_sys_sample *smp = c->a->nsmp ? &c->a->smp[c->a->nsmp - 1] : NULL;
 	uint64_t v[IFT_CAUSE_GPU_BOUND + 1], oncpu, stolen;
@@ -124,6 +125,8 @@ static int gap_account(const struct ift_chains *c, struct gapacc *acc,
 		if (v[k] > x->worst_v) {
 			x->worst_v = v[k];
 			x->worst = *g;
+			if (ift_ch_usage_keep(&x->worst_u, u) < 0)
+				return -ENOMEM;
 		}
 		if (smp && smp->busy_permille >= 0) {
 			x->sys.busy_sum += (uint64_t)smp->busy_permille;
@@ -165,6 +168,8 @@ static void gap_close(struct ift_chains *c, const struct ift_analysis *a,
 	}
 	g->start = ct->busy_until;
 	g->end = ts;
+	ct->gwin.to = ts;
+	ift_ch_win_end(c, &ct->gwin);
 	g->th = idx;
 	g->prev_op = ct->last_op;
 	g->next_op = op;
@@ -173,7 +178,7 @@ static void gap_close(struct ift_chains *c, const struct ift_analysis *a,
 		c->err = -ENOMEM;
 		return;
 	}
-	if (gap_account(c, st->gacc, g, ift_trace_op_count(a->t) + 1) < 0)
+	if (gap_account(c, st->gacc, g, &ct->gwin.u, ift_trace_op_count(a->t) + 1) < 0)
 		c->err = -ENOMEM;
 }
 
@@ -250,6 +255,41 @@ static int dev_open(struct ift_chains *c, struct ift_ch_thread *ct, size_t seq, 
 	return 0;
 }
 
+/* The window of CT's call SEQ, [TS, END]: hook_call() takes it. */
+static int win_open(struct ift_chains *c, struct ift_ch_thread *ct, size_t seq, uint64_t ts,
+		    uint64_t end)
+{
+	if (ift_array_grow((void **)&ct->cwin, &ct->capcwin, ct->ncwin + 1, sizeof(*ct->cwin)) < 0)
+		return c->err = -ENOMEM;
+	ift_ch_win_open(&ct->cwin[ct->ncwin++], seq, ts, end);
+	return 0;
+}
+
+/*
+ * The window of call SEQ of thread TID, ended (the pass is past it), and
+ * taken off the thread's open ones: valid until the thread's next call
+ * opens one; NULL if it had none (a call the chains did not see open).
+ */
+static const struct usage *win_take(struct ift_chains *c, const struct ift_analysis *a,
+				    uint32_t tid, size_t seq)
+{
+	const struct az_thread *th = ift_az_thread_lookup(a, tid);
+	struct ift_ch_thread *ct = th && th->idx < c->nth ? &c->th[th->idx] : NULL;
+	struct ch_win w;
+
+	for (size_t k = 0; ct && k < ct->ncwin; k++) {
+		if (ct->cwin[k].seq != seq)
+			continue;
+		ift_ch_win_end(c, &ct->cwin[k]);
+		/* swapped past the last open one, its buffer kept */
+		w = ct->cwin[k];
+		ct->cwin[k] = ct->cwin[--ct->ncwin];
+		ct->cwin[ct->ncwin] = w;
+		return &ct->cwin[ct->ncwin].u;
+	}
+	return NULL;
+}
+
 static void on_call(struct ift_chains *c, const struct ift_analysis *a, const uint64_t *r)
 {
 	uint64_t ts = r[IFT_C_TS], end = ts + r[IFT_CALL_DUR];
@@ -263,10 +303,13 @@ static void on_call(struct ift_chains *c, const struct ift_analysis *a, const ui
 		return;
 	if (dev_call(c, a, r) && dev_open(c, ct, a->ncalls - 1, ts, end) < 0)
 		return;
+	if (win_open(c, ct, a->ncalls - 1, ts, end) < 0)
+		return;
 	if (ct->active && ts < ct->busy_until) {
 		/* made inside the call before it (nested), or overlapping it */
 		ct->busy_until = ift_az_max(ct->busy_until, end);
 		ct->last_end = ct->busy_until;
+		ct->gwin.from = ct->busy_until;
 		return;
 	}
 	if (ct->active)
@@ -287,6 +330,8 @@ static void on_call(struct ift_chains *c, const struct ift_analysis *a, const ui
 	ct->busy_until = end;
 	ct->last_end = end;
 	ct->last_op = (uint32_t)r[IFT_CALL_OP];
+	/* the next gap's: its end is the next outermost call's entry */
+	ift_ch_win_open(&ct->gwin, 0, end, UINT64_MAX);
 }
 
 /* CT waited for CPU CPU in [from, to] (clipped to its open gap): whoever was
@@ -328,9 +373,14 @@ static void on_switch(struct ift_chains *c, const struct ift_analysis *a, const 
 	/* the CUDA threads still waiting here waited behind prev until now */
 	for (size_t i = 0; i < c->nactive; i++) {
 		const struct az_thread *th = a->th[c->active[i]];
+		struct ift_ch_thread *ct = &c->th[c->active[i]];
 
 		if (th->st == IFT_SCHED_RUNNABLE && th->cpu == cpu)
-			credit_wait(c, &c->th[c->active[i]], cpu, th->since, ts);
+			credit_wait(c, ct, cpu, th->since, ts);
+		/* and their windows saw prev run until now */
+		ift_ch_win_switch(c, &ct->gwin, cpu, r);
+		for (size_t w = 0; w < ct->ncwin; w++)
+			ift_ch_win_switch(c, &ct->cwin[w], cpu, r);
 	}
 	k = &c->cpu[cpu];
 	k->since = ts;
@@ -419,11 +469,15 @@ static void hook_interval(void *ctx, const struct ift_analysis *a,
 }
 
 /* CL (the SEQ-th call) is the worst of W so far by V: the first in entry
-   order of the calls with the largest V, whatever order they close in. */
+   order of the calls with the largest V, whatever order they close in.  U:
+   who ran on the CPUs meanwhile, or NULL. */
 static int worst_keep(struct ch_call *w, const struct ift_call_info *cl,
-		      const struct ift_call_attr *at, size_t seq, uint64_t v)
+		      const struct ift_call_attr *at, const struct usage *u, size_t seq,
+		      uint64_t v)
 {
+	static const struct usage none;
 	struct ift_call_attr *copy = NULL;
+	struct usage keep = w->u;
 
 	if (w->has && (v < w->v || (v == w->v && seq > w->seq)))
 		return 0;
@@ -433,8 +487,12 @@ static int worst_keep(struct ch_call *w, const struct ift_call_info *cl,
 			return -ENOMEM;
 		memcpy(copy, at, cl->nattr * sizeof(*copy));
 	}
+	if (ift_ch_usage_keep(&keep, u ? u : &none) < 0) {
+		free(copy);
+		return -ENOMEM;
+	}
 	free(w->at);
-	*w = (struct ch_call){ .has = true, .seq = seq, .v = v, .c = *cl, .at = copy };
+	*w = (struct ch_call){ .has = true, .seq = seq, .v = v, .c = *cl, .at = copy, .u = keep };
 	if (!copy)
 		w->c.nattr = 0;
 	return 0;
@@ -464,7 +522,7 @@ static void split_call(const struct ift_call_info *cl, uint64_t p50, bool wait_o
  * contention, tail or not.
  */
 static int call_waited(struct ift_chains *c, struct opacc *o, const struct ift_call_info *cl,
-		       const struct ift_call_attr *at, size_t seq)
+		       const struct ift_call_attr *at, const struct usage *u, size_t seq)
 {
 	uint64_t exc = 0, rq;
 	int ret = 0;
@@ -487,14 +545,14 @@ static int call_waited(struct ift_chains *c, struct opacc *o, const struct ift_c
 	o->runq += rq;
 	o->preempt += cl->involuntary;
 	if ((ret = ift_ch_site_add(&o->sites[IFT_CAUSE_CPU_CONTENTION], cl->stack, 1, rq)) < 0 ||
-	    (ret = worst_keep(&o->worst[IFT_CAUSE_CPU_CONTENTION], cl, at, seq, rq)) < 0)
+	    (ret = worst_keep(&o->worst[IFT_CAUSE_CPU_CONTENTION], cl, at, u, seq, rq)) < 0)
 		return ret;
 	return ift_ch_sys_defer(c, cl->ts, cl->ts + cl->dur_ns, &o->sys_wait);
 }
 
 /* A call in the long tail of its op: its excess over p50, split. */
 static int call_slow(struct ift_chains *c, struct opacc *o, const struct ift_call_info *cl,
-		     const struct ift_call_attr *at, size_t seq)
+		     const struct ift_call_attr *at, const struct usage *u, size_t seq)
 {
 	uint64_t part[IFT_CAUSE_GPU_BOUND + 1];
 	int ret;
@@ -505,7 +563,7 @@ static int call_slow(struct ift_chains *c, struct opacc *o, const struct ift_cal
 	for (int k = IFT_CAUSE_PAGE_ALLOC; k <= IFT_CAUSE_GPU_BOUND; k++) {
 		/* every slow call counts for the sites, its cost as split */
 		if ((ret = ift_ch_site_add(&o->sites[k], cl->stack, 1, part[k])) < 0 ||
-		    (ret = worst_keep(&o->worst[k], cl, at, seq, part[k])) < 0)
+		    (ret = worst_keep(&o->worst[k], cl, at, u, seq, part[k])) < 0)
 			return ret;
 		o->part[k] += part[k];
 	}
@@ -536,24 +594,28 @@ static int call_device(struct ift_chains *c, const struct ift_analysis *a,
 	c->dev.wait[cl->op] += v;
 	c->dev.total += v;
 	c->dev.runq += cl->runqueue_wait_ns;
-	return worst_keep(&c->dev.worst, cl, NULL, seq, v);
+	return worst_keep(&c->dev.worst, cl, NULL, NULL, seq, v);
 }
 
 static void hook_call(void *ctx, const struct ift_analysis *a, const struct ift_call_info *cl,
 		      const struct ift_call_attr *at, size_t seq)
 {
 	struct ift_chains *c = ctx;
+	const struct usage *u;
 	struct opacc *o;
 	int ret = 0;
 
-	if (c->err || !cl->selected || cl->op >= c->nopacc || cl->op >= a->nopm ||
+	if (c->err)
+		return;
+	u = win_take(c, a, cl->tid, seq);
+	if (!cl->selected || cl->op >= c->nopacc || cl->op >= a->nopm ||
 	    !a->opq[cl->op].calls || !ift_ch_steady(a, cl->tid, cl->ts))
 		return;
 	o = &c->opacc[cl->op];
 	if (cl->runqueue_wait_ns)
-		ret = call_waited(c, o, cl, at, seq);
+		ret = call_waited(c, o, cl, at, u, seq);
 	if (ret >= 0 && o->flagged && cl->dur_ns >= o->thr)
-		ret = call_slow(c, o, cl, at, seq);
+		ret = call_slow(c, o, cl, at, u, seq);
 	if (ret >= 0 && c->waits[cl->op] && outermost_call(cl->depth, cl->flags))
 		ret = call_device(c, a, cl, seq);
 	if (ret < 0)

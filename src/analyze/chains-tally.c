@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * The chains' small machinery: their memory, the tallies of peers (who took
- * a thread's time) and call sites, the system samples over a window, and
- * the words for durations and sizes.
+ * a thread's time) and call sites, the system samples over a window, who
+ * ran on the CPUs in a window, and the words for durations and sizes.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -217,6 +217,114 @@ void ift_ch_sys_resolve(const struct ift_chains *c, struct sysdefer *d)
 	free(d->pend);
 	d->pend = NULL;
 	d->npend = d->cap = 0;
+}
+
+/* ---- who ran on the CPUs in a window -------------------------------- */
+
+static struct usage_task *usage_task(struct usage *u, uint32_t tid, uint32_t pid)
+{
+	for (size_t i = 0; i < u->n; i++)
+		if (u->v[i].tid == tid)
+			return &u->v[i];
+	if (u->n == 4096 || ift_array_grow((void **)&u->v, &u->cap, u->n + 1, sizeof(*u->v)) < 0)
+		return NULL;
+	u->v[u->n] = (struct usage_task){ .tid = tid, .pid = pid };
+	return &u->v[u->n++];
+}
+
+static void usage_credit(struct usage *u, uint32_t tid, uint32_t pid, uint64_t ns)
+{
+	struct usage_task *ut;
+
+	u->known_ns += ns;
+	if (!tid) {
+		u->idle_ns += ns;
+		return;
+	}
+	ut = usage_task(u, tid, pid);
+	if (ut)
+		ut->ns += ns;
+}
+
+/* The CPUs a window counts: those the trace says it has, else any. */
+static bool win_cpu(const struct ift_chains *c, uint32_t cpu)
+{
+	unsigned n = ift_analysis_summary(c->a)->cpus;
+
+	return cpu < c->ncpu && (!n || cpu < n);
+}
+
+/* W, empty, for [FROM, TO]; its buffer is kept. */
+void ift_ch_win_open(struct ch_win *w, size_t seq, uint64_t from, uint64_t to)
+{
+	w->seq = seq;
+	w->from = from;
+	w->to = to;
+	w->final = false;
+	w->u.n = 0;
+	w->u.idle_ns = w->u.known_ns = 0;
+}
+
+/* The switch R on CPU, before c->cpu[CPU] takes it in. */
+void ift_ch_win_switch(const struct ift_chains *c, struct ch_win *w, uint32_t cpu,
+		       const uint64_t *r)
+{
+	uint64_t ts = r[IFT_C_TS], since;
+	uint32_t tid = (uint32_t)r[IFT_C_TID], pid = (uint32_t)r[IFT_C_PID];
+	struct usage_task *ut;
+
+	if (w->final || ts < w->from)
+		return;
+	if (ts > w->to) {
+		/* every switch up to TO is in: the CPUs say who runs at TO */
+		ift_ch_win_end(c, w);
+		return;
+	}
+	if (!win_cpu(c, cpu))
+		return;
+	since = c->cpu[cpu].known ? c->cpu[cpu].since : 0;
+	usage_credit(&w->u, tid, pid, ts - (since > w->from ? since : w->from));
+	if (ift_task_state_runnable(r[IFT_SW_PREV_STATE]) && tid && (ut = usage_task(&w->u, tid, pid)))
+		ut->preempted++;
+}
+
+/* The pass is at W's end, no switch after it in: each CPU that switched
+   in the window ran what it switched in last up to TO. */
+void ift_ch_win_end(const struct ift_chains *c, struct ch_win *w)
+{
+	if (w->final)
+		return;
+	for (uint32_t cpu = 0; cpu < c->ncpu; cpu++) {
+		const struct ch_cpu *k = &c->cpu[cpu];
+
+		if (win_cpu(c, cpu) && k->known && k->since >= w->from && k->since <= w->to)
+			usage_credit(&w->u, k->tid, k->pid, w->to - k->since);
+	}
+	w->final = true;
+}
+
+static int cmp_usage(const void *x, const void *y)
+{
+	const struct usage_task *p = x, *q = y;
+
+	if (p->ns != q->ns)
+		return p->ns < q->ns ? 1 : -1;
+	return p->tid < q->tid ? -1 : p->tid > q->tid;
+}
+
+/* D becomes a copy of S, most time first, for a worst window kept. */
+int ift_ch_usage_keep(struct usage *d, const struct usage *s)
+{
+	if (ift_array_grow((void **)&d->v, &d->cap, s->n, sizeof(*d->v)) < 0)
+		return -ENOMEM;
+	if (s->n)
+		memcpy(d->v, s->v, s->n * sizeof(*d->v));
+	d->n = s->n;
+	d->idle_ns = s->idle_ns;
+	d->known_ns = s->known_ns;
+	if (d->n)
+		qsort(d->v, d->n, sizeof(*d->v), cmp_usage);
+	return 0;
 }
 
 /* ---- formatting ----------------------------------------------------- */

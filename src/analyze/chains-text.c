@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * A chain in words: its steps, numbers, tasks and advice, who ran on the
- * CPUs in its worst window (read again from the trace), and what the roles
- * of the tasks it names suggest doing.
+ * CPUs in its worst window (tallied in the pass: struct ch_win), and what
+ * the roles of the tasks it names suggest doing.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -41,91 +41,6 @@ const char *ift_severity_name(enum ift_severity sev)
 const char *ift_phase_name(enum ift_phase phase)
 {
 	return phase == IFT_PHASE_BEFORE ? "before" : "inside";
-}
-
-static struct usage_task *usage_task(struct usage *u, uint32_t tid, uint32_t pid)
-{
-	for (size_t i = 0; i < u->n; i++)
-		if (u->v[i].tid == tid)
-			return &u->v[i];
-	if (u->n == 4096 || ift_array_grow((void **)&u->v, &u->cap, u->n + 1, sizeof(*u->v)) < 0)
-		return NULL;
-	u->v[u->n] = (struct usage_task){ .tid = tid, .pid = pid };
-	return &u->v[u->n++];
-}
-
-static void usage_credit(struct usage *u, uint32_t tid, uint32_t pid, uint64_t ns)
-{
-	struct usage_task *ut;
-
-	u->known_ns += ns;
-	if (!tid) {
-		u->idle_ns += ns;
-		return;
-	}
-	ut = usage_task(u, tid, pid);
-	if (ut)
-		ut->ns += ns;
-}
-
-static int cmp_usage(const void *x, const void *y)
-{
-	const struct usage_task *p = x, *q = y;
-
-	if (p->ns != q->ns)
-		return p->ns < q->ns ? 1 : -1;
-	return p->tid < q->tid ? -1 : p->tid > q->tid;
-}
-
-int ift_ch_window_usage(struct ift_chains *c, uint64_t from, uint64_t to, struct usage *u)
-{
-	struct ift_cursor *cur;
-	struct ift_event ev;
-	uint64_t *last;
-	uint32_t (*who)[2];
-	unsigned ncpu = c->cpus ? c->cpus : 1;
-	int ret;
-
-	memset(u, 0, sizeof(*u));
-	last = calloc(ncpu, sizeof(*last));
-	who = calloc(ncpu, sizeof(*who));
-	cur = ift_cursor_new(c->t, 1U << IFT_T_SWITCHES, from);
-	if (!last || !who || !cur) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	while ((ret = ift_cursor_next(cur, &ev)) > 0) {
-		const uint64_t *r = ev.row;
-		uint64_t ts = r[IFT_C_TS], cpu = r[IFT_C_CPU];
-		struct usage_task *ut;
-
-		if (ts > to)
-			break;
-		if (ts < from || cpu >= ncpu)
-			continue;
-		/* before the first switch on a CPU, its prev was running */
-		usage_credit(u, (uint32_t)r[IFT_C_TID], (uint32_t)r[IFT_C_PID],
-			     ts - (last[cpu] ? last[cpu] : from));
-		last[cpu] = ts;
-		who[cpu][0] = (uint32_t)r[IFT_SW_NEXT_TID];
-		who[cpu][1] = (uint32_t)r[IFT_SW_NEXT_PID];
-		if (ift_task_state_runnable(r[IFT_SW_PREV_STATE]) && r[IFT_C_TID] &&
-		    (ut = usage_task(u, (uint32_t)r[IFT_C_TID], (uint32_t)r[IFT_C_PID])))
-			ut->preempted++;
-	}
-	if (ret >= 0) {
-		ret = 0;
-		for (unsigned i = 0; i < ncpu; i++)
-			if (last[i])
-				usage_credit(u, who[i][0], who[i][1], to - last[i]);
-		if (u->n)
-			qsort(u->v, u->n, sizeof(*u->v), cmp_usage);
-	}
-out:
-	ift_cursor_free(cur);
-	free(last);
-	free(who);
-	return ret;
 }
 
 /* "pt_data_worker 71% (4 tasks), train 20%, idle 9%" */
@@ -676,18 +591,16 @@ int ift_ch_stage_chain(struct cb *b, const struct gapacc *g, enum ift_cause caus
 }
 
 /* The steps of gap W of thread TH (named TCOMM then), the worst of its
-   chain. */
-int ift_ch_gap_steps(struct cb *b, const struct ch_gap *w, const struct az_thread *th,
-		 const char *tcomm)
+   chain, with U on the CPUs meanwhile. */
+void ift_ch_gap_steps(struct cb *b, const struct ch_gap *w, const struct usage *u,
+		     const struct az_thread *th, const char *tcomm)
 {
 	struct ift_chains *c = b->c;
 	const struct ift_analysis *a = c->a;
 	char d1[32];
 	struct sysavg sv = { 0 };
-	struct usage u;
 	const char *ut;
 	unsigned busy;
-	int ret;
 
 	ift_ch_cb_step(b, w->start, "cuda", ift_ch_printf(c, "%s returns; %s (tid %u) issues no CUDA "
 						"work", ift_ch_op_name(c, w->prev_op), tcomm, th->tid));
@@ -698,18 +611,15 @@ int ift_ch_gap_steps(struct cb *b, const struct ch_gap *w, const struct az_threa
 					      "runnable on %u CPUs", (busy + 5) / 10,
 					      sv.nrun ? (double)sv.run_sum / (double)sv.nrun : 0.0,
 					      c->cpus));
-	ret = ift_ch_window_usage(c, w->start, w->end, &u);
-	if (ret < 0)
-		return ret;
-	ut = ift_ch_usage_text(c, &u, w->end);
+	ut = ift_ch_usage_text(c, u, w->end);
 	if (ut) {
 		uint64_t pre = 0;
 
-		for (size_t i = 0; i < u.n; i++) {
-			const struct ift_process_info *pi = ift_analysis_process_find(a, u.v[i].pid);
+		for (size_t i = 0; i < u->n; i++) {
+			const struct ift_process_info *pi = ift_analysis_process_find(a, u->v[i].pid);
 
 			if (pi && pi->role == IFT_ROLE_INPUT_WORKER)
-				pre += u.v[i].preempted;
+				pre += u->v[i].preempted;
 		}
 		ift_ch_cb_step(b, w->start, "system", ift_ch_printf(c, "on the CPUs meanwhile: %s", ut));
 		if (pre)
@@ -717,7 +627,6 @@ int ift_ch_gap_steps(struct cb *b, const struct ch_gap *w, const struct az_threa
 						      PRIu64 " time%s in this gap", pre,
 						      pre == 1 ? "" : "s"));
 	}
-	free(u.v);
 	if (w->runq)
 		ift_ch_cb_step(b, w->start, "host", ift_ch_printf(c, "%s waits %s for a CPU", tcomm,
 							ift_ch_dur(d1, sizeof(d1), w->runq)));
@@ -734,8 +643,6 @@ int ift_ch_gap_steps(struct cb *b, const struct ch_gap *w, const struct az_threa
 					      "returned: no work from this thread meanwhile",
 					      ift_ch_op_name(c, w->next_op),
 					      ift_ch_dur(d1, sizeof(d1), w->end - w->start)));
-
-	return 0;
 }
 
 /* What data starvation, CPU contention or page-allocation pressure in
@@ -814,7 +721,7 @@ void ift_ch_gap_summary(struct cb *b, const struct gapacc *g, enum ift_cause cau
 }
 
 /* The steps of the worst call of op O for CAUSE. */
-int ift_ch_slow_steps(struct cb *b, const struct opacc *o, enum ift_cause cause)
+void ift_ch_slow_steps(struct cb *b, const struct opacc *o, enum ift_cause cause)
 {
 	struct ift_chains *c = b->c;
 	const struct ift_analysis *a = c->a;
@@ -823,10 +730,8 @@ int ift_ch_slow_steps(struct cb *b, const struct opacc *o, enum ift_cause cause)
 	const char *tcomm = ift_analysis_comm(a, w->tid, w->ts);
 	char d1[32], d2[32];
 	struct sysavg sv = { 0 };
-	struct usage u;
 	const char *ut;
 	unsigned busy;
-	int ret;
 
 	ift_ch_sys_add(c, w->ts, w->ts + w->dur_ns, &sv);
 	busy = sv.nbusy ? (unsigned)(sv.busy_sum / sv.nbusy) : 0;
@@ -837,11 +742,7 @@ int ift_ch_slow_steps(struct cb *b, const struct opacc *o, enum ift_cause cause)
 					     c->cpus));
 	ift_ch_cb_step(b, w->ts, "cuda", ift_ch_printf(c, "%s (tid %u) enters %s", tcomm, w->tid,
 					     st->name));
-	ret = ift_ch_window_usage(c, w->ts, w->ts + w->dur_ns, &u);
-	if (ret < 0)
-		return ret;
-	ut = ift_ch_usage_text(c, &u, w->ts + w->dur_ns);
-	free(u.v);
+	ut = ift_ch_usage_text(c, &o->worst[cause].u, w->ts + w->dur_ns);
 	if (ut)
 		ift_ch_cb_step(b, w->ts, "system", ift_ch_printf(c, "on the CPUs meanwhile: %s", ut));
 	if (w->involuntary || w->runqueue_wait_ns) {
@@ -877,8 +778,6 @@ int ift_ch_slow_steps(struct cb *b, const struct opacc *o, enum ift_cause cause)
 	ift_ch_cb_step(b, w->ts + w->dur_ns, "cuda",
 		ift_ch_printf(c, "%s returns after %s (p50 %s)", st->name,
 			  ift_ch_dur(d1, sizeof(d1), w->dur_ns), ift_ch_dur(d2, sizeof(d2), st->p50_ns)));
-
-	return 0;
 }
 
 /* What CAUSE in the calls of op O comes to, and what to do. */

@@ -40,7 +40,6 @@ static int slow_chain(struct ift_chains *c, struct opacc *o, enum ift_cause caus
 	struct ift_chain *ch = ift_ch_chain_new(c, cause, IFT_PHASE_INSIDE, IFT_STAGE_STEADY,
 					 st->name, o->part[cause], wall);
 	struct cb b = { .c = c, .ch = ch };
-	int ret;
 
 	if (!ch)
 		return -ENOMEM;
@@ -77,8 +76,7 @@ static int slow_chain(struct ift_chains *c, struct opacc *o, enum ift_cause caus
 	ift_ch_cb_tasks(&b, "preempted", &o->ran, 6);
 	ift_ch_cb_sites(&b, &o->sites[cause]);
 
-	if ((ret = ift_ch_slow_steps(&b, o, cause)) < 0)
-		return ret;
+	ift_ch_slow_steps(&b, o, cause);
 	ift_ch_slow_summary(&b, o, cause);
 	return ift_ch_cb_finish(&b);
 }
@@ -131,7 +129,6 @@ static int gap_chain(struct ift_chains *c, struct gapacc *g, enum ift_cause caus
 	struct ift_chain *ch = ift_ch_chain_new(c, cause, IFT_PHASE_BEFORE, stage, op, cost, wall);
 	struct cb b = { .c = c, .ch = ch };
 	const struct ift_op_stats *st = NULL;
-	int ret;
 
 	if (!ch)
 		return -ENOMEM;
@@ -172,8 +169,7 @@ static int gap_chain(struct ift_chains *c, struct gapacc *g, enum ift_cause caus
 		ift_ch_cb_relays(&b, &g->relays);
 	ift_ch_cb_sites(&b, &g->sites);
 
-	if ((ret = ift_ch_gap_steps(&b, w, th, tcomm)) < 0)
-		return ret;
+	ift_ch_gap_steps(&b, w, &g->worst_u, th, tcomm);
 	/*
 	 * One gap that holds most of the cost is often no steady state at all
 	 * but the start-up (imports, building the dataset after the model went
@@ -265,6 +261,7 @@ static int gap_chains(struct ift_chains *c, enum ift_stage stage, uint64_t wall,
 			if (y->worst_v > x->worst_v) {
 				x->worst_v = y->worst_v;
 				x->worst = y->worst;
+				x->worst_u = y->worst_u;	/* borrowed */
 			}
 		}
 	}
@@ -485,6 +482,10 @@ void ift_chains_free(struct ift_chains *c)
 		free(c->th[i].gw.v);
 		free(c->th[i].gp.v);
 		free(c->th[i].gr.v);
+		free(c->th[i].gwin.u.v);
+		for (size_t k = 0; k < c->th[i].capcwin; k++)
+			free(c->th[i].cwin[k].u.v);
+		free(c->th[i].cwin);
 		for (int s = 0; s <= IFT_STAGE_TAIL; s++) {
 			struct ch_stage *st = &c->th[i].stage[s];
 
@@ -494,6 +495,7 @@ void ift_chains_free(struct ift_chains *c)
 			for (int k = 0; st->gacc && k <= IFT_CAUSE_GPU_BOUND; k++) {
 				free(st->gacc[k].op_cost);
 				free(st->gacc[k].sites.v);
+				free(st->gacc[k].worst_u.v);
 			}
 			free(st->gacc);
 		}
@@ -513,11 +515,13 @@ void ift_chains_free(struct ift_chains *c)
 		for (int k = 0; k <= IFT_CAUSE_GPU_BOUND; k++) {
 			free(o->sites[k].v);
 			free(o->worst[k].at);
+			free(o->worst[k].u.v);
 		}
 	}
 	free(c->opacc);
 	free(c->dev.wait);
 	free(c->dev.worst.at);
+	free(c->dev.worst.u.v);
 	free(c->active);
 	free(c->cpu);
 	free(c->chains);

@@ -70,6 +70,35 @@ struct sysavg {
 	uint64_t busy_sum, run_sum, nbusy, nrun;
 };
 
+/* Who ran on the CPUs in a window (trace clock): each task's time, and
+   how often it was switched out runnable (preempted). */
+struct usage_task {
+	uint32_t tid, pid;
+	uint64_t ns, preempted;
+};
+
+struct usage {
+	struct usage_task *v;		/* most time first, once kept */
+	size_t n, cap;
+	uint64_t idle_ns, known_ns;	/* CPU time seen, of it idle */
+};
+
+/*
+ * A window [FROM, TO] of a CUDA thread, its open gap or one of its open
+ * calls, tallied as the pass goes: each switch in it credits the task it
+ * switches out with its time there since the window began or the CPU's
+ * last switch, and, once the pass is past TO, the task each CPU switched
+ * in within the window gets the rest up to TO (FINAL).  A CPU that did not
+ * switch in the window says nothing.  What the worst window of each kind
+ * keeps (ift_ch_usage_keep()), so that no chain reads the switches again.
+ */
+struct ch_win {
+	size_t seq;			/* a call's: its entry order */
+	uint64_t from, to;
+	bool final;
+	struct usage u;
+};
+
 /* One cause over a thread's gaps (or, merged, over the selected threads'). */
 struct gapacc {
 	uint64_t fed, runq, excused, pages, page_bytes, gaps, fed_gaps, blocked, blocked_io;
@@ -79,6 +108,8 @@ struct gapacc {
 	uint64_t cost;
 	uint64_t worst_v;
 	struct ch_gap worst;		/* valid when worst_v */
+	struct usage worst_u;		/* on the CPUs in it (owned by a
+					   thread's stage, else borrowed) */
 	uint64_t *op_cost;		/* by next op */
 	size_t nops;
 	struct ch_peers peers;
@@ -110,6 +141,10 @@ struct ift_ch_thread {
 	uint64_t first_call, last_end;
 	const struct ift_loop_info *loop;	/* NULL: no calls seen before */
 	struct ch_gap cur;		/* the gap now open */
+	struct ch_win gwin;		/* who ran meanwhile, once it began */
+	struct ch_win *cwin;		/* its open calls', any order; past
+					   ncwin, buffers kept to reuse */
+	size_t ncwin, capcwin;
 	struct ch_peers gw, gp, gr;	/* in the open gap: wakers (the tasks
 					   behind them), preemptors, relays */
 	struct ch_stage stage[IFT_STAGE_TAIL + 1];	/* by enum ift_stage */
@@ -128,6 +163,7 @@ struct ch_call {
 	uint64_t v;			/* what made it the worst */
 	struct ift_call_info c;
 	struct ift_call_attr *at;	/* c.nattr of them */
+	struct usage u;			/* on the CPUs meanwhile */
 };
 
 /* The system samples over the calls of a set: those before each call's end
@@ -202,17 +238,6 @@ struct ift_chains {
 	bool *sel;			/* by az_thread index: a listed CUDA thread */
 };
 
-/* Who ran on the CPUs in [from, to] (trace clock), read from the trace. */
-struct usage_task {
-	uint32_t tid, pid;
-	uint64_t ns, preempted;
-};
-
-struct usage {
-	struct usage_task *v;
-	size_t n, cap;
-	uint64_t idle_ns, known_ns;	/* CPU time seen, of it idle */
-};
 
 struct cb {
 	struct ift_chains *c;
@@ -266,6 +291,11 @@ void ift_ch_sys_add(const struct ift_chains *c, uint64_t s, uint64_t e, struct s
 int ift_ch_sys_defer(struct ift_chains *c, uint64_t s, uint64_t e, struct sysdefer *d);
 void ift_ch_sys_resolve(const struct ift_chains *c, struct sysdefer *d);
 bool ift_ch_waits_for_device(const char *name);
+void ift_ch_win_open(struct ch_win *w, size_t seq, uint64_t from, uint64_t to);
+void ift_ch_win_switch(const struct ift_chains *c, struct ch_win *w, uint32_t cpu,
+		       const uint64_t *r);
+void ift_ch_win_end(const struct ift_chains *c, struct ch_win *w);
+int ift_ch_usage_keep(struct usage *d, const struct usage *s);
 
 /* ---- chains-text.c: a chain in words: steps, numbers, tasks, advice */
 int ift_ch_cb_finish(struct cb *b);
@@ -288,14 +318,13 @@ int ift_ch_stage_chain(struct cb *b, const struct gapacc *g, enum ift_cause caus
 		       const char *op, uint64_t cost, uint64_t wall);
 uint32_t ift_ch_top_op(const struct gapacc *g);
 const char *ift_ch_usage_text(struct ift_chains *c, const struct usage *u, uint64_t ts);
-int ift_ch_window_usage(struct ift_chains *c, uint64_t from, uint64_t to, struct usage *u);
 
-int ift_ch_gap_steps(struct cb *b, const struct ch_gap *w, const struct az_thread *th,
-		 const char *tcomm);
+void ift_ch_gap_steps(struct cb *b, const struct ch_gap *w, const struct usage *u,
+		      const struct az_thread *th, const char *tcomm);
 void ift_ch_gap_summary(struct cb *b, const struct gapacc *g, enum ift_cause cause,
 		    const struct az_thread *th, const char *tcomm, const char *op,
 		    uint64_t cost, uint64_t wall);
-int ift_ch_slow_steps(struct cb *b, const struct opacc *o, enum ift_cause cause);
+void ift_ch_slow_steps(struct cb *b, const struct opacc *o, enum ift_cause cause);
 void ift_ch_slow_summary(struct cb *b, const struct opacc *o, enum ift_cause cause);
 
 #endif

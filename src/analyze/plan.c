@@ -11,9 +11,9 @@
  *     CPU's steal (steal.c), which the pass's chains take out of the time
  *     threads ran there;
  *  4. every table in the window, once: the pass (analyze.c), which also
- *     tallies the call sites (sites.c);
- *  5. the switches of a chain's worst window, once for each chain whose
- *     timeline names who ran there (a gap's, or a slow call's: chains-text.c).
+ *     tallies the call sites (sites.c) and who ran on the CPUs in each CUDA
+ *     thread's open gap and calls, kept for the worst of each kind (struct
+ *     ch_win): a chain's timeline reads nothing again.
  * Two reads of the calls before the pass keep the durations' memory exact
  * (8 bytes a selected call, no growth); a read is cheaper than the copies
  * of arrays grown as they fill (+50% peak RSS on gentrace's 50M events).
