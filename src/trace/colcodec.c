@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "format.h"
+#include "util/array.h"
+#include "util/intern.h"
 
 struct pair {
 	uint64_t key, val;
@@ -275,58 +277,30 @@ out:
 }
 
 /*
- * The last value seen per key, for KEYDELTA: open addressing that grows, as
- * the number of keys is not known up front (a CPU number: a handful).
+ * The last value seen per key, for KEYDELTA, where a key is past
+ * SMALL_KEYS (their number is not known up front): the keys interned
+ * (util/intern.h), each one's value by its number.  Zeroed is empty.
  */
 struct lastmap {
-	struct pair *tab;
-	uint8_t *used;
-	size_t cap, n;
+	struct ift_intern keys;
+	uint64_t *val;
+	size_t cap;
 };
 
 static void lastmap_release(struct lastmap *m)
 {
-	free(m->tab);
-	free(m->used);
+	ift_intern_release(&m->keys);
+	free(m->val);
 }
 
-/* The slot of KEY, inserted with value 0 when new; NULL on ENOMEM. */
+/* The value of KEY, 0 when new; NULL on ENOMEM. */
 static uint64_t *lastmap_slot(struct lastmap *m, uint64_t key)
 {
-	size_t h;
+	int64_t i = ift_intern(&m->keys, &key, sizeof(key), true);
 
-	if ((m->n + 1) * 2 > m->cap) {
-		size_t cap = m->cap ? m->cap * 2 : 64;
-		struct pair *tab = malloc(cap * sizeof(*tab));
-		uint8_t *used = calloc(cap, 1);
-
-		if (!tab || !used) {
-			free(tab);
-			free(used);
-			return NULL;
-		}
-		for (size_t i = 0; i < m->cap; i++) {
-			if (!m->used[i])
-				continue;
-			h = hash_u64(m->tab[i].key, cap - 1);
-			while (used[h])
-				h = (h + 1) & (cap - 1);
-			used[h] = 1;
-			tab[h] = m->tab[i];
-		}
-		lastmap_release(m);
-		m->tab = tab;
-		m->used = used;
-		m->cap = cap;
-	}
-	for (h = hash_u64(key, m->cap - 1); m->used[h]; h = (h + 1) & (m->cap - 1))
-		if (m->tab[h].key == key)
-			return &m->tab[h].val;
-	m->used[h] = 1;
-	m->tab[h].key = key;
-	m->tab[h].val = 0;
-	m->n++;
-	return &m->tab[h].val;
+	if (i < 0 || ift_array_grow((void **)&m->val, &m->cap, (size_t)i + 1, sizeof(*m->val)) < 0)
+		return NULL;
+	return &m->val[i];
 }
 
 /* Keys that index an array directly: CPU numbers, the common case. */

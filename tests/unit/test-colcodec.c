@@ -534,6 +534,52 @@ static void test_keydelta_planes(void **state)
 	keydelta_case(true);
 }
 
+/*
+ * Keys past the ones that index an array (a CPU number over 1023, or any
+ * id): the last value per key is found by lookup, and the bytes are those
+ * of the same rows keyed 0, 1, 2; each decodes against its own keys.
+ */
+static void test_keydelta_large_keys(void **state)
+{
+	const uint64_t big[3] = { 5000, 1ULL << 40, 2 };
+	size_t n = 3000;
+	uint64_t *ts = xmalloc_u64(n), *small = xmalloc_u64(n), *large = xmalloc_u64(n);
+	uint64_t *out = xmalloc_u64(n), *keys[256] = { NULL }, t[3] = { 10, 20, 30 };
+
+	(void)state;
+	rng_state = 5;
+	for (size_t i = 0; i < n; i++) {
+		small[i] = below(3);
+		large[i] = big[small[i]];
+		t[small[i]] += 50 + below(5);
+		ts[i] = t[small[i]];
+	}
+	for (int planes = 0; planes < 2; planes++) {
+		struct buf a, b;
+		struct rd r;
+		uint64_t len;
+		uint8_t enc;
+
+		ift_buf_init(&a);
+		ift_buf_init(&b);
+		assert_true(ift_col_encode_keydelta(&a, ts, small, IFT_C_CPU, n, SIZE_MAX, planes));
+		assert_true(ift_col_encode_keydelta(&b, ts, large, IFT_C_CPU, n, SIZE_MAX, planes));
+		assert_int_equal(a.len, b.len);
+		assert_memory_equal(a.data, b.data, a.len);
+		ift_rd_init(&r, b.data, b.len);
+		assert_true(ift_rd_u8(&r, &enc) && ift_rd_varint(&r, &len));
+		keys[IFT_C_CPU] = large;
+		assert_int_equal(ift_col_decode_keyed(enc, r.p, (size_t)len, out, n, keys), 0);
+		assert_memory_equal(out, ts, n * sizeof(*out));
+		ift_buf_release(&a);
+		ift_buf_release(&b);
+	}
+	free(ts);
+	free(small);
+	free(large);
+	free(out);
+}
+
 /* KEYDELTA_PLANES: a width byte out of 1..8 is corrupt. */
 static void test_keydelta_planes_width(void **state)
 {
@@ -815,6 +861,7 @@ int main(void)
 		cmocka_unit_test(test_func_refused),
 		cmocka_unit_test(test_keydelta),
 		cmocka_unit_test(test_keydelta_planes),
+		cmocka_unit_test(test_keydelta_large_keys),
 		cmocka_unit_test(test_keydelta_planes_width),
 		cmocka_unit_test(test_func_corrupt),
 		cmocka_unit_test(test_corrupt_encoding),
