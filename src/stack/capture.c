@@ -229,10 +229,7 @@ int ift_stacks_attach(struct ift_stacks *s, pid_t pid, bool maps)
 
 /* ---- reading the rings ------------------------------------------------ */
 
-struct rd {
-	const uint8_t *p, *end;
-};
-
+/* N bytes of host-order data at R into V (util/buf.h's cursor). */
 static bool take(struct rd *r, void *v, size_t n)
 {
 	if ((size_t)(r->end - r->p) < n)
@@ -941,18 +938,12 @@ void ift_stacks_free(struct ift_stacks *s)
 		free(s->q[i].v);
 	free(s->q);
 	ift_tidmap_release(&s->qmap);
-	for (size_t i = 0; i < s->nsites; i++) {
-		free(s->sites[i].mods);
-		free(s->sites[i].funcs);
-		free(s->sites[i].offs);
-	}
 	for (size_t i = 0; i < s->strcap; i++)
 		free(s->strs[i]);
 	free(s->strs);
 	ift_py_reader_free(s->py);
 	free(s->pyframes);
-	free(s->sites);
-	free(s->slot);
+	ift_intern_release(&s->sites);
 	ift_unwinder_free(s->u);
 	if (s->wake >= 0)
 		close(s->wake);

@@ -16,6 +16,7 @@
 #include "ift-pystack.h"
 #include "ift-stack.h"
 #include "ift-trace.h"
+#include "util/intern.h"
 #include "util/perfbuf.h"
 #include "util/tidmap.h"
 
@@ -104,17 +105,6 @@ struct tidq {
 	size_t h, n, cap;
 };
 
-/*
- * A distinct call site: frames as (module, offset), module "" = address;
- * a Python frame as (file, line) with its function in FUNCS (NULL for a
- * native frame).  Every string is interned: equal sites compare by pointer.
- */
-struct site {
-	uint32_t hash, n;
-	const char **mods, **funcs;
-	uint64_t *offs;
-};
-
 struct ift_stacks {
 	struct ift_stack_opts o;
 	struct ift_writer *w;
@@ -132,10 +122,13 @@ struct ift_stacks {
 	size_t nq, qcap;
 	struct ift_tidmap qmap;	/* tid -> index in q */
 
-	struct site *sites;
-	size_t nsites, sitecap;
-	uint32_t *slot;		/* hash -> site index + 1 */
-	size_t nslot;
+	/* the call sites, numbered as the writer numbers them (from 1): a
+	   site's frames as (module, function, offset) triples, module "" an
+	   address and function NULL a native frame, a Python frame's file,
+	   function and line; its strings interned (ift_stk_intern()), so
+	   equal sites have equal keys */
+	struct ift_intern sites;
+	int sites_err;		/* the first failure that broke the numbering */
 
 	/* --py-stack: the reader (drain side, under MU), interned strings */
 	struct ift_py_reader *py;

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * Call sites and the samples waiting for their calls (capture.h): a site is
- * a stack's frames, interned once (its modules and functions as strings of
- * the trace); a sample waits in its thread's queue until the call it was
- * taken at is decoded (ift_stacks_match), or MATCH_WINDOW_NS has passed.
+ * a stack's frames, interned once (util/intern.h, its frames' modules and
+ * functions by pointer) and written once as strings of the trace; a sample
+ * waits in its thread's queue until the call it was taken at is decoded
+ * (ift_stacks_match), or MATCH_WINDOW_NS has passed.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -11,22 +12,9 @@
 
 #include "stack/capture.h"
 #include "util/array.h"
+#include "util/intern.h"
 
 /* ---- call sites ------------------------------------------------------- */
-
-static uint32_t site_hash(const char *const *mods, const char *const *funcs,
-			  const uint64_t *offs, unsigned n)
-{
-	uint64_t h = 1469598103934665603ULL;
-
-	for (unsigned i = 0; i < n; i++) {
-		h ^= (uint64_t)(uintptr_t)mods[i];
-		h *= 1099511628211ULL;
-		h ^= offs[i] ^ (uint64_t)(uintptr_t)funcs[i] << 1;
-		h *= 1099511628211ULL;
-	}
-	return (uint32_t)(h ^ (h >> 32));
-}
 
 /* STR (LEN bytes) as one string that equal ones share, owned by S. */
 const char *ift_stk_intern(struct ift_stacks *s, const char *str, size_t len)
@@ -70,26 +58,6 @@ const char *ift_stk_intern(struct ift_stacks *s, const char *str, size_t len)
 	return v;
 }
 
-static int site_rehash(struct ift_stacks *s)
-{
-	size_t n = s->nslot ? s->nslot * 2 : 1024;
-	uint32_t *v = calloc(n, sizeof(*v));
-
-	if (!v)
-		return -ENOMEM;
-	for (size_t i = 0; i < s->nsites; i++) {
-		size_t h = s->sites[i].hash & (n - 1);
-
-		while (v[h])
-			h = (h + 1) & (n - 1);
-		v[h] = (uint32_t)i + 1;
-	}
-	free(s->slot);
-	s->slot = v;
-	s->nslot = n;
-	return 0;
-}
-
 /*
  * The id of the call site IPS[0..N) of PID followed by the Python frames
  * PY[0..NPY), a new one written to the file the first time it is seen.  The
@@ -101,12 +69,8 @@ int64_t ift_stk_site_id(struct ift_stacks *s, pid_t pid, const uint64_t *ips,
 {
 	struct ift_frame f[IFT_STACK_MAX_FRAMES];
 	const char *mods[IFT_STACK_MAX_FRAMES], *funcs[IFT_STACK_MAX_FRAMES];
-	uint64_t offs[IFT_STACK_MAX_FRAMES];
-	struct site *st;
-	uint32_t h;
-	size_t k;
-	int64_t id;
-	int ret;
+	uint64_t offs[IFT_STACK_MAX_FRAMES], key[3 * IFT_STACK_MAX_FRAMES];
+	int64_t id, got;
 
 	if (n > IFT_STACK_MAX_NATIVE)
 		n = IFT_STACK_MAX_NATIVE;
@@ -128,44 +92,29 @@ int64_t ift_stk_site_id(struct ift_stacks *s, pid_t pid, const uint64_t *ips,
 		funcs[n] = f[n].symbol;
 		offs[n] = f[n].offset;
 	}
-	h = site_hash(mods, funcs, offs, n);
-	if ((s->nsites + 1) * 2 > s->nslot && (ret = site_rehash(s)) < 0)
-		return ret;
-	for (k = h & (s->nslot - 1); s->slot[k]; k = (k + 1) & (s->nslot - 1)) {
-		st = &s->sites[s->slot[k] - 1];
-		if (st->hash == h && st->n == n &&
-		    !memcmp(st->mods, mods, n * sizeof(*mods)) &&
-		    !memcmp(st->funcs, funcs, n * sizeof(*funcs)) &&
-		    !memcmp(st->offs, offs, n * sizeof(*offs)))
-			return (int64_t)s->slot[k];
+	/* the key: each frame's module and function by pointer, its offset */
+	for (unsigned i = 0; i < n; i++) {
+		key[3 * i] = (uint64_t)(uintptr_t)mods[i];
+		key[3 * i + 1] = (uint64_t)(uintptr_t)funcs[i];
+		key[3 * i + 2] = offs[i];
 	}
-	if (ift_array_grow((void **)&s->sites, &s->sitecap, s->nsites + 1, sizeof(*s->sites)) < 0)
-		return -ENOMEM;
-	st = &s->sites[s->nsites];
-	st->hash = h;
-	st->n = n;
-	st->mods = malloc(n * sizeof(*mods) + 1);
-	st->funcs = malloc(n * sizeof(*funcs) + 1);
-	st->offs = malloc(n * sizeof(*offs) + 1);
-	if (!st->mods || !st->funcs || !st->offs) {
-		free(st->mods);
-		free(st->funcs);
-		free(st->offs);
-		return -ENOMEM;
-	}
-	memcpy(st->mods, mods, n * sizeof(*mods));
-	memcpy(st->funcs, funcs, n * sizeof(*funcs));
-	memcpy(st->offs, offs, n * sizeof(*offs));
-	/* the writer numbers sites 1, 2, ... in this same order */
+	if (s->sites_err)
+		return s->sites_err;
+	got = ift_intern(&s->sites, key, 3 * n * sizeof(*key), false);
+	if (got >= 0)
+		return got + 1;
+	if (got != -ENOENT)
+		return got;
+	/* the writer numbers sites 1, 2, ... in the order they are interned */
 	id = ift_writer_stack(s->w, f, n);
-	if (id < 0) {
-		free(st->mods);
-		free(st->funcs);
-		free(st->offs);
+	if (id < 0)
 		return id;
+	got = ift_intern(&s->sites, key, 3 * n * sizeof(*key), true);
+	if (got < 0 || got + 1 != id) {
+		/* the trace has a site this table lacks: no id can be trusted */
+		s->sites_err = got < 0 ? (int)got : -EPROTO;
+		return s->sites_err;
 	}
-	s->nsites++;
-	s->slot[k] = (uint32_t)s->nsites;
 	s->st.sites++;
 	if (fp)
 		s->st.fp_fallback++;
