@@ -161,8 +161,8 @@ static int setup(struct ift_analysis *a)
 
 	if (a->opts.has_to && a->opts.to_ns < a->opts.from_ns)
 		return -EINVAL;
-	a->lo = lo + ift_az_min(a->opts.from_ns, hi - lo);
-	a->hi = a->opts.has_to ? lo + ift_az_min(a->opts.to_ns, hi - lo) : hi;
+	a->lo = lo + ift_min(a->opts.from_ns, hi - lo);
+	a->hi = a->opts.has_to ? lo + ift_min(a->opts.to_ns, hi - lo) : hi;
 	s->from_ns = a->lo - lo;
 	s->to_ns = a->hi - lo;
 	a->site_open = a->hi >= hi;
@@ -270,7 +270,7 @@ static int on_call(struct ift_analysis *a, const uint64_t *r, bool in)
 		a->call_th[seq] = th->idx;
 	}
 	a->sum.calls++;
-	a->max_end = ift_az_max(a->max_end, ts + c.dur_ns);
+	a->max_end = ift_max(a->max_end, ts + c.dur_ns);
 	if (!c.depth && !(c.flags & IFT_CALL_F_NESTED)) {
 		th->cuda_ns_all += c.dur_ns;
 		th->cuda_calls_all++;
@@ -471,8 +471,8 @@ static int run_pass(struct ift_analysis *a)
 	if (ret < 0)
 		return ret;
 	if (!a->sum.cpus && a->sum.events)
-		a->sum.cpus = (unsigned)ift_az_min(maxcpu + 1, AZ_MAX_CPUS);
-	return ift_az_sched_finish(a, ift_az_max(stop, a->hi));
+		a->sum.cpus = (unsigned)ift_min(maxcpu + 1, AZ_MAX_CPUS);
+	return ift_az_sched_finish(a, ift_max(stop, a->hi));
 }
 
 /* ---- results ------------------------------------------------------ */
@@ -525,10 +525,10 @@ static bool thread_info(struct ift_analysis *a, struct az_thread *th)
 	ti->task = task;
 	ti->started = task && (task->flags & IFT_TASK_F_STARTED);
 	ti->exited = th->exited || (task && (task->flags & IFT_TASK_F_EXITED));
-	s = ti->started ? ift_az_max(task->start_ts, a->lo) : a->lo;
+	s = ti->started ? ift_max(task->start_ts, a->lo) : a->lo;
 	e = th->exited ? th->exit_ts :
 	    task && (task->flags & IFT_TASK_F_EXITED) ? task->exit_ts : a->hi;
-	e = ift_az_min(e, a->hi);
+	e = ift_min(e, a->hi);
 	ti->first_ns = th->first_ts - start;
 	if ((loop = ift_analysis_loop(a, th->tid)))
 		ti->loop = *loop;
@@ -590,9 +590,9 @@ static int process_info(struct ift_analysis *a, struct ift_process_info *p,
 		sched_sum(&p->sched, &ti->sched);
 		p->cuda_calls += ti->cuda_calls;
 		p->cuda_ns += ti->cuda_ns;
-		p->start_ns = ift_az_min(p->start_ns, ti->start_ns);
-		p->end_ns = ift_az_max(p->end_ns, ti->end_ns);
-		first = ift_az_min(first, th[i]->first_ts);
+		p->start_ns = ift_min(p->start_ns, ti->start_ns);
+		p->end_ns = ift_max(p->end_ns, ti->end_ns);
+		first = ift_min(first, th[i]->first_ts);
 		if (ti->tid == p->pid)
 			task = ti->task;
 		if (th[i]->cuda_ns_all && (!cuda || th[i]->cuda_ns_all > cuda->cuda_ns_all))

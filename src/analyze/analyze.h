@@ -13,6 +13,7 @@
 
 #include "ift-analyze.h"
 #include "roles.h"
+#include "util/span.h"
 #include "util/tidmap.h"
 
 /* A call still open on its thread, with who took its off-CPU time so far:
@@ -401,23 +402,5 @@ bool ift_az_thread_followed(const struct ift_analysis *a, const struct az_thread
 bool ift_az_pid_match(const struct ift_analysis *a, uint32_t pid, uint32_t tid);
 /* Zeroed memory that lives as long as the analysis (the results). */
 void *ift_az_alloc(struct ift_analysis *a, size_t n, size_t size);
-
-static inline uint64_t ift_az_min(uint64_t x, uint64_t y)
-{
-	return x < y ? x : y;
-}
-
-static inline uint64_t ift_az_max(uint64_t x, uint64_t y)
-{
-	return x > y ? x : y;
-}
-
-/* Length of [s, e] inside [lo, hi]. */
-static inline uint64_t ift_az_overlap(uint64_t s, uint64_t e, uint64_t lo, uint64_t hi)
-{
-	s = ift_az_max(s, lo);
-	e = ift_az_min(e, hi);
-	return e > s ? e - s : 0;
-}
 
 #endif

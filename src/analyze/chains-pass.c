@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyze.h"
 #include "chains.h"
 #include "util/array.h"
 
@@ -30,6 +31,29 @@ struct ift_ch_thread *ift_ch_thread(struct ift_chains *c, uint32_t idx)
 		c->nth = cap;
 	}
 	return &c->th[idx];
+}
+
+const struct ift_thread_info *ift_ch_thread_info(const struct ift_chains *c, uint32_t idx)
+{
+	return &c->a->th[idx]->info;
+}
+
+/*
+ * The gaps and the active time are the feeding threads': the listed
+ * thread with the most CUDA time in each process.  Another thread that
+ * makes a call at start and one at exit did not starve.
+ */
+int ift_ch_select(struct ift_chains *c)
+{
+	const struct ift_analysis *a = c->a;
+
+	c->sel = calloc(a->nth + 1, sizeof(*c->sel));
+	if (!c->sel)
+		return -ENOMEM;
+	c->nsel = a->nth;
+	for (size_t i = 0; i < a->nth; i++)
+		c->sel[i] = a->th[i]->listed && a->th[i]->info.role == IFT_ROLE_CUDA_THREAD;
+	return 0;
 }
 
 /* The CUDA thread TID, or NULL: most events are other tasks', and there
@@ -68,20 +92,20 @@ static void gap_costs(const struct ch_gap *g, uint64_t floor, uint64_t page_ns,
 {
 	uint64_t len = g->end - g->start;
 	uint64_t on = len > g->blocked + g->runq ? len - g->blocked - g->runq : 0;
-	uint64_t probes = ift_az_min(on, probe_ns), pg;
+	uint64_t probes = ift_min(on, probe_ns), pg;
 
 	on -= probes;
 	len -= probes;
-	*stolen = ift_az_min(on, g->stolen);
+	*stolen = ift_min(on, g->stolen);
 	on -= *stolen;
 	len -= *stolen;
-	pg = ift_az_min(on, g->pages * page_ns);
+	pg = ift_min(on, g->pages * page_ns);
 	if (pg * 4 >= on)
 		pg = on;
 	memset(v, 0, (IFT_CAUSE_GPU_BOUND + 1) * sizeof(*v));
 	*oncpu = len >= floor ? on - pg : 0;
 	v[IFT_CAUSE_DATA_STARVATION] = g->fed + *oncpu;
-	v[IFT_CAUSE_CPU_CONTENTION] = g->runq - ift_az_min(g->runq, g->excused) + *stolen;
+	v[IFT_CAUSE_CPU_CONTENTION] = g->runq - ift_min(g->runq, g->excused) + *stolen;
 	v[IFT_CAUSE_PAGE_ALLOC] = pg;
 }
 
@@ -163,7 +187,7 @@ static void gap_close(struct ift_chains *c, const struct ift_analysis *a,
 		const struct az_thread *th = a->th[idx];
 
 		if (th->st == IFT_SCHED_RUNNING)
-			g->stolen += ift_az_steal_ns(a, th->cpu, ift_az_max(th->since, ct->busy_until),
+			g->stolen += ift_az_steal_ns(a, th->cpu, ift_max(th->since, ct->busy_until),
 						     ts);
 	}
 	g->start = ct->busy_until;
@@ -214,7 +238,7 @@ int ift_ch_start(struct ift_chains *c, const struct ift_analysis *a)
 			continue;
 		o->flagged = true;
 		thr = c->o.tail_ratio * (double)q->p50_ns;
-		o->thr = ift_az_max((uint64_t)thr, q->p50_ns + c->o.tail_floor_ns);
+		o->thr = ift_max((uint64_t)thr, q->p50_ns + c->o.tail_floor_ns);
 	}
 	return 0;
 }
@@ -250,8 +274,8 @@ static int dev_open(struct ift_chains *c, struct ift_ch_thread *ct, size_t seq, 
 {
 	if (ift_array_grow((void **)&ct->dev, &ct->capdev, ct->ndev + 1, sizeof(*ct->dev)) < 0)
 		return c->err = -ENOMEM;
-	ct->dev[ct->ndev++] = (struct ch_devcall){ seq, ift_az_max(ts, ct->dev_until) };
-	ct->dev_until = ift_az_max(ct->dev_until, end);
+	ct->dev[ct->ndev++] = (struct ch_devcall){ seq, ift_max(ts, ct->dev_until) };
+	ct->dev_until = ift_max(ct->dev_until, end);
 	return 0;
 }
 
@@ -307,7 +331,7 @@ static void on_call(struct ift_chains *c, const struct ift_analysis *a, const ui
 		return;
 	if (ct->active && ts < ct->busy_until) {
 		/* made inside the call before it (nested), or overlapping it */
-		ct->busy_until = ift_az_max(ct->busy_until, end);
+		ct->busy_until = ift_max(ct->busy_until, end);
 		ct->last_end = ct->busy_until;
 		ct->gwin.from = ct->busy_until;
 		return;
@@ -344,7 +368,7 @@ static void credit_wait(struct ift_chains *c, struct ift_ch_thread *ct, uint32_t
 	if (cpu >= c->ncpu || !c->cpu[cpu].known)
 		return;
 	k = &c->cpu[cpu];
-	from = ift_az_max(ift_az_max(from, k->since), ct->busy_until);
+	from = ift_max(ift_max(from, k->since), ct->busy_until);
 	if (to <= from)
 		return;
 	if (ift_ch_excused(c, k->tid, k->pid))
@@ -433,7 +457,7 @@ static void hook_interval(void *ctx, const struct ift_analysis *a,
 	ct = active_thread(c, a, iv->tid);
 	if (!ct)
 		return;
-	s = ift_az_max(iv->start_ts, ct->busy_until);
+	s = ift_max(iv->start_ts, ct->busy_until);
 	if (iv->end_ts <= s)
 		return;
 	ns = iv->end_ts - s;
@@ -506,10 +530,10 @@ static void split_call(const struct ift_call_info *cl, uint64_t p50, bool wait_o
 {
 	uint64_t e = cl->dur_ns - p50, rest, oc, pg;
 
-	part[IFT_CAUSE_CPU_CONTENTION] = ift_az_min(e, cl->runqueue_wait_ns);
+	part[IFT_CAUSE_CPU_CONTENTION] = ift_min(e, cl->runqueue_wait_ns);
 	rest = e - part[IFT_CAUSE_CPU_CONTENTION];
 	oc = cl->on_cpu_ns > p50 ? cl->on_cpu_ns - p50 : 0;
-	pg = cl->page_allocs ? ift_az_min(ift_az_min(rest, oc), cl->page_alloc_bytes / page_size *
+	pg = cl->page_allocs ? ift_min(ift_min(rest, oc), cl->page_alloc_bytes / page_size *
 				     page_ns) : 0;
 	part[IFT_CAUSE_PAGE_ALLOC] = pg;
 	part[IFT_CAUSE_GPU_BOUND] = wait_op ? rest - pg : 0;
@@ -537,7 +561,7 @@ static int call_waited(struct ift_chains *c, struct opacc *o, const struct ift_c
 	}
 	if (ret < 0)
 		return ret;
-	rq = cl->runqueue_wait_ns - ift_az_min(cl->runqueue_wait_ns, exc);
+	rq = cl->runqueue_wait_ns - ift_min(cl->runqueue_wait_ns, exc);
 	o->excused += cl->runqueue_wait_ns - rq;
 	if (!rq)
 		return 0;

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyze.h"
 #include "chains.h"
 #include "util/array.h"
 

@@ -532,7 +532,7 @@ void ift_ch_recommend_data(struct cb *b, uint32_t cuda_pid, uint64_t fed, uint64
  * step, so it says so instead of a fix for the steady state.
  */
 int ift_ch_stage_chain(struct cb *b, const struct gapacc *g, enum ift_cause cause,
-		       enum ift_stage stage, const struct az_thread *th, const char *tcomm,
+		       enum ift_stage stage, const struct ift_thread_info *th, const char *tcomm,
 		       const char *op, uint64_t cost, uint64_t wall)
 {
 	struct ift_chains *c = b->c;
@@ -570,7 +570,7 @@ int ift_ch_stage_chain(struct cb *b, const struct gapacc *g, enum ift_cause caus
 				    "state"));
 		return ift_ch_cb_finish(b);
 	}
-	at = (double)((startup ? l->from_ts : l->to_ts) - ift_az_min(c->start_ts,
+	at = (double)((startup ? l->from_ts : l->to_ts) - ift_min(c->start_ts,
 			startup ? l->from_ts : l->to_ts)) / 1e9;
 	b->ch->summary = ift_ch_printf(c, "%s -> %s (tid %u) %s %s the training loop %s at "
 				   "%.3f s (%s, %u%% of the time %s it) -> %s issued late",
@@ -593,7 +593,7 @@ int ift_ch_stage_chain(struct cb *b, const struct gapacc *g, enum ift_cause caus
 /* The steps of gap W of thread TH (named TCOMM then), the worst of its
    chain, with U on the CPUs meanwhile. */
 void ift_ch_gap_steps(struct cb *b, const struct ch_gap *w, const struct usage *u,
-		     const struct az_thread *th, const char *tcomm)
+		     const struct ift_thread_info *th, const char *tcomm)
 {
 	struct ift_chains *c = b->c;
 	const struct ift_analysis *a = c->a;
@@ -648,7 +648,7 @@ void ift_ch_gap_steps(struct cb *b, const struct ch_gap *w, const struct usage *
 /* What data starvation, CPU contention or page-allocation pressure in
    the gaps of TH comes to, and what to do. */
 void ift_ch_gap_summary(struct cb *b, const struct gapacc *g, enum ift_cause cause,
-		    const struct az_thread *th, const char *tcomm, const char *op,
+		    const struct ift_thread_info *th, const char *tcomm, const char *op,
 		    uint64_t cost, uint64_t wall)
 {
 	struct ift_chains *c = b->c;

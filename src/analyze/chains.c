@@ -123,7 +123,7 @@ static int gap_chain(struct ift_chains *c, struct gapacc *g, enum ift_cause caus
 {
 	const struct ift_analysis *a = c->a;
 	const struct ch_gap *w = &g->worst;
-	const struct az_thread *th = a->th[w->th];
+	const struct ift_thread_info *th = ift_ch_thread_info(c, w->th);
 	const char *op = ift_ch_op_name(c, ift_ch_top_op(g));
 	const char *tcomm = ift_analysis_comm(a, th->tid, w->start);
 	struct ift_chain *ch = ift_ch_chain_new(c, cause, IFT_PHASE_BEFORE, stage, op, cost, wall);
@@ -150,7 +150,7 @@ static int gap_chain(struct ift_chains *c, struct gapacc *g, enum ift_cause caus
 	ift_ch_cb_num(&b, "fed_gaps", g->fed_gaps);
 	ift_ch_cb_num(&b, "on_cpu_ns", g->oncpu);
 	ift_ch_cb_num(&b, "on_cpu_gaps", g->oncpu_gaps);
-	ift_ch_cb_num(&b, "runqueue_wait_ns", g->runq - ift_az_min(g->runq, g->excused));
+	ift_ch_cb_num(&b, "runqueue_wait_ns", g->runq - ift_min(g->runq, g->excused));
 	ift_ch_cb_num(&b, "excused_ns", g->excused);
 	ift_ch_cb_num(&b, "steal_ns", g->stolen);
 	ift_ch_cb_num(&b, "page_allocs", g->pages);
@@ -196,7 +196,7 @@ static int gap_chain(struct ift_chains *c, struct gapacc *g, enum ift_cause caus
 
 static bool thread_selected(const struct ift_chains *c, size_t idx)
 {
-	return idx < c->a->nth && c->sel[idx];
+	return idx < c->nsel && c->sel[idx];
 }
 
 /* The chains of the gaps of STAGE, whose active time is WALL; a cause
@@ -204,7 +204,6 @@ static bool thread_selected(const struct ift_chains *c, size_t idx)
 static int gap_chains(struct ift_chains *c, enum ift_stage stage, uint64_t wall,
 		      uint64_t gate)
 {
-	const struct ift_analysis *a = c->a;
 	size_t nops = ift_trace_op_count(c->t) + 1;
 	struct gapacc acc[IFT_CAUSE_GPU_BOUND + 1];
 	int ret = 0;
@@ -218,7 +217,7 @@ static int gap_chains(struct ift_chains *c, enum ift_stage stage, uint64_t wall,
 		}
 	}
 	/* the selected CUDA threads' gaps, and who woke or preempted them */
-	for (size_t i = 0; i < a->nth && i < c->nth; i++) {
+	for (size_t i = 0; i < c->nth; i++) {
 		const struct ift_ch_thread *ct = &c->th[i];
 		const struct ch_stage *st = &ct->stage[stage];
 
@@ -342,7 +341,7 @@ static int gpu_bound_chain(struct ift_chains *c, uint64_t wall)
 		}
 		ch->pid = worst->pid;
 		ch->tid = worst->tid;
-		for (size_t i = 0; i < c->nth && i < a->nth; i++)
+		for (size_t i = 0; i < c->nth; i++)
 			if (c->th[i].active && thread_selected(c, i))
 				ift_ch_sys_add(c, c->th[i].first_call, c->th[i].last_end, &sv);
 		busy = sv.nbusy ? (unsigned)(sv.busy_sum / sv.nbusy) : 0;
@@ -409,21 +408,13 @@ int ift_chains_build(struct ift_chains *c, const struct ift_analysis *a,
 	c->t = t;
 	c->start_ts = s->start_ts;
 	c->cpus = s->cpus;
-	c->sel = calloc(a->nth + 1, sizeof(*c->sel));
-	if (!c->sel)
-		return -ENOMEM;
+	if ((ret = ift_ch_select(c)) < 0)
+		return ret;
 	if (!c->meta_read && (ret = ift_ch_start(c, a)) < 0)
 		return ret;
-	/*
-	 * The gaps and the active time are the feeding threads': the listed
-	 * thread with the most CUDA time in each process.  Another thread
-	 * that makes a call at start and one at exit did not starve.
-	 */
-	for (size_t i = 0; i < a->nth; i++)
-		c->sel[i] = a->th[i]->listed && a->th[i]->info.role == IFT_ROLE_CUDA_THREAD;
 	/* the active time of the selected CUDA threads, first call to last
 	   end, by stage */
-	for (size_t i = 0; i < c->nth && i < a->nth; i++) {
+	for (size_t i = 0; i < c->nth; i++) {
 		const struct ift_ch_thread *ct = &c->th[i];
 		const struct ift_loop_info *l = ct->loop;
 
@@ -433,10 +424,10 @@ int ift_chains_build(struct ift_chains *c, const struct ift_analysis *a,
 			wall[IFT_STAGE_STARTUP] += ct->last_end - ct->first_call;
 			continue;
 		}
-		wall[IFT_STAGE_STARTUP] += ift_az_overlap(ct->first_call, ct->last_end, 0, l->from_ts);
-		wall[IFT_STAGE_STEADY] += ift_az_overlap(ct->first_call, ct->last_end, l->from_ts,
+		wall[IFT_STAGE_STARTUP] += ift_overlap(ct->first_call, ct->last_end, 0, l->from_ts);
+		wall[IFT_STAGE_STEADY] += ift_overlap(ct->first_call, ct->last_end, l->from_ts,
 						     l->to_ts);
-		wall[IFT_STAGE_TAIL] += ift_az_overlap(ct->first_call, ct->last_end, l->to_ts,
+		wall[IFT_STAGE_TAIL] += ift_overlap(ct->first_call, ct->last_end, l->to_ts,
 						   UINT64_MAX);
 	}
 	if (wall[IFT_STAGE_STEADY]) {

@@ -6,7 +6,9 @@
  * Private to the chains, in four files by stage: what is collected during
  * the analyzer's pass (chains-pass.c), the tallies and samples it adds to
  * (chains-tally.c), the chains found from those numbers (chains.c), and
- * how a chain says what it found (chains-text.c).
+ * how a chain says what it found (chains-text.c).  Only the first two
+ * include the analyzer's private analyze.h; the other two see the analysis
+ * through ift-analyze.h and the accessors below (t005 holds it).
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -14,7 +16,8 @@
 
 #include "ift-chains.h"
 #include "ift-words.h"
-#include "analyze.h"
+#include "ift-analyze.h"
+#include "util/span.h"
 
 /* What a fresh page costs its thread (fault and zeroing) in a trace that
    does not say (host.page_fault_ns, sample/faultcost.c): a lower bound,
@@ -58,7 +61,7 @@ struct ch_gap {
 	uint64_t excused;		/* of runq, behind the idle task or the recorder */
 	uint64_t stolen;		/* of its running time, the hypervisor's (steal.c) */
 	uint64_t pages, page_bytes;
-	uint32_t th;			/* az_thread index */
+	uint32_t th;			/* the thread's index (ift_ch_thread_info()) */
 	uint32_t prev_op, next_op;
 	uint32_t waker_tid, waker_pid;	/* ended its longest blocked wait */
 	uint64_t waker_max;
@@ -235,7 +238,8 @@ struct ift_chains {
 	struct ift_trace *t;
 	uint64_t start_ts;
 	unsigned cpus;
-	bool *sel;			/* by az_thread index: a listed CUDA thread */
+	bool *sel;			/* by thread index: a listed CUDA thread */
+	size_t nsel;
 };
 
 
@@ -266,10 +270,19 @@ struct who {
 	const struct ift_chain_task *same;
 };
 
-/* ---- chains-pass.c: during the analyzer's pass */
+/*
+ * ---- chains-pass.c: during the analyzer's pass, on its private state
+ * (analyze.h), which chains-pass.c and chains-tally.c alone include: what
+ * finds and phrases the chains (chains.c, chains-text.c) reads the
+ * analysis through ift-analyze.h and these.
+ */
 int ift_ch_start(struct ift_chains *c, const struct ift_analysis *a);
 struct ift_ch_thread *ift_ch_thread(struct ift_chains *c, uint32_t idx);
 bool ift_ch_steady(const struct ift_analysis *a, uint32_t tid, uint64_t ts);
+/* The thread of index IDX (ch_gap.th, c->th's index). */
+const struct ift_thread_info *ift_ch_thread_info(const struct ift_chains *c, uint32_t idx);
+/* c->sel: the listed CUDA threads, whose gaps and active time count. */
+int ift_ch_select(struct ift_chains *c);
 
 /* ---- chains-tally.c: memory, the tallies of peers and sites, the system samples, words */
 const char *ift_ch_bytes_str(char *buf, size_t len, uint64_t b);
@@ -314,15 +327,15 @@ void ift_ch_recommend_cpu(struct cb *b, uint32_t cuda_pid);
 void ift_ch_recommend_data(struct cb *b, uint32_t cuda_pid, uint64_t fed, uint64_t oncpu,
 			   uint64_t wall);
 int ift_ch_stage_chain(struct cb *b, const struct gapacc *g, enum ift_cause cause,
-		       enum ift_stage stage, const struct az_thread *th, const char *tcomm,
+		       enum ift_stage stage, const struct ift_thread_info *th, const char *tcomm,
 		       const char *op, uint64_t cost, uint64_t wall);
 uint32_t ift_ch_top_op(const struct gapacc *g);
 const char *ift_ch_usage_text(struct ift_chains *c, const struct usage *u, uint64_t ts);
 
 void ift_ch_gap_steps(struct cb *b, const struct ch_gap *w, const struct usage *u,
-		      const struct az_thread *th, const char *tcomm);
+		      const struct ift_thread_info *th, const char *tcomm);
 void ift_ch_gap_summary(struct cb *b, const struct gapacc *g, enum ift_cause cause,
-		    const struct az_thread *th, const char *tcomm, const char *op,
+		    const struct ift_thread_info *th, const char *tcomm, const char *op,
 		    uint64_t cost, uint64_t wall);
 void ift_ch_slow_steps(struct cb *b, const struct opacc *o, enum ift_cause cause);
 void ift_ch_slow_summary(struct cb *b, const struct opacc *o, enum ift_cause cause);

@@ -213,8 +213,8 @@ int ift_az_phases_finish(struct ift_analysis *a, struct az_seqs *q)
 
 		if (li->period)
 			ret = warmup(li, q->v[i].starts);
-		li->from_ns = li->from_ts - ift_az_min(li->from_ts, a->sum.start_ts);
-		li->to_ns = li->to_ts - ift_az_min(li->to_ts, a->sum.start_ts);
+		li->from_ns = li->from_ts - ift_min(li->from_ts, a->sum.start_ts);
+		li->to_ns = li->to_ts - ift_min(li->to_ts, a->sum.start_ts);
 	}
 	ift_az_seqs_release(q);
 	return ret < 0 ? ret : 0;

@@ -156,15 +156,15 @@ int ift_az_roles_wake(struct ift_analysis *a, struct az_thread *th, uint64_t fro
 	if (!th->called || th->nopen || !by->src_tid || by->src_tid == th->tid || ts <= from)
 		return 0;
 	if (by->pid != th->pid)
-		return feed_add(th, by, ift_az_overlap(from, ts, a->lo, a->hi));
+		return feed_add(th, by, ift_overlap(from, ts, a->lo, a->hi));
 	/*
 	 * Woken by its own process (a relay too), one feeder a gap: the one
 	 * behind its longest wait.  The others hand the GIL or a lock back in
 	 * passing (a Python thread blocked again right after it was fed), not
 	 * input.
 	 */
-	if (ift_az_overlap(from, ts, a->lo, a->hi) > th->roles.gap_ns) {
-		th->roles.gap_ns = ift_az_overlap(from, ts, a->lo, a->hi);
+	if (ift_overlap(from, ts, a->lo, a->hi) > th->roles.gap_ns) {
+		th->roles.gap_ns = ift_overlap(from, ts, a->lo, a->hi);
 		th->roles.gap_by = *by;
 	}
 	return 0;

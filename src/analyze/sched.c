@@ -192,7 +192,7 @@ int ift_az_calls_expire(struct ift_analysis *a, struct az_thread *th, uint64_t t
 			th->open[k++] = *o;
 			continue;
 		}
-		call_add(&o->c, th->st, ift_az_overlap(th->since, o->end, o->ts, o->end));
+		call_add(&o->c, th->st, ift_overlap(th->since, o->end, o->ts, o->end));
 		ret = call_finish(a, o);
 		if (ret < 0)
 			return ret;
@@ -304,7 +304,7 @@ static int credit(struct az_thread *th, uint64_t ts, uint32_t tid, uint32_t pid)
 	th->credited = ts;
 	for (uint32_t i = 0; i < th->nopen; i++) {
 		struct az_open *o = &th->open[i];
-		uint64_t ns = ift_az_overlap(s, ts, o->ts, o->end);
+		uint64_t ns = ift_overlap(s, ts, o->ts, o->end);
 
 		if (ns && (ret = attr_add(o, tid, pid, IFT_ATTR_RAN, ns)) < 0)
 			return ret;
@@ -330,7 +330,7 @@ static void th_close(struct ift_analysis *a, struct az_thread *th, uint64_t ts,
 	if (ts <= from)
 		return;
 	th->since = ts;
-	ns = ift_az_overlap(from, ts, a->lo, a->hi);
+	ns = ift_overlap(from, ts, a->lo, a->hi);
 	switch (th->st) {
 	case IFT_SCHED_RUNNING:
 		s->on_cpu_ns += ns;
@@ -350,7 +350,7 @@ static void th_close(struct ift_analysis *a, struct az_thread *th, uint64_t ts,
 	for (uint32_t i = 0; i < th->nopen; i++) {
 		struct az_open *o = &th->open[i];
 
-		call_add(&o->c, th->st, ift_az_overlap(from, ts, o->ts, o->end));
+		call_add(&o->c, th->st, ift_overlap(from, ts, o->ts, o->end));
 	}
 	if (a->opts.hooks.interval) {
 		struct ift_interval iv;
@@ -443,16 +443,16 @@ static void stall_end(struct ift_analysis *a, struct az_thread *th, uint64_t ts)
 	if (!th->off_known)
 		return;
 	th->off_known = false;
-	ns = ift_az_overlap(th->off_since, ts, a->lo, a->hi);
+	ns = ift_overlap(th->off_since, ts, a->lo, a->hi);
 	if (ns > s->max_off_cpu_ns) {
 		s->max_off_cpu_ns = ns;
-		s->max_off_cpu_at = ift_az_max(th->off_since, a->lo) - a->sum.start_ts;
+		s->max_off_cpu_at = ift_max(th->off_since, a->lo) - a->sum.start_ts;
 	}
 	for (uint32_t i = 0; i < th->nopen; i++) {
 		struct az_open *o = &th->open[i];
 		struct ift_call_info *c = &o->c;
 
-		ns = ift_az_overlap(th->off_since, ts, o->ts, o->end);
+		ns = ift_overlap(th->off_since, ts, o->ts, o->end);
 		if (ns > c->max_off_cpu_ns)
 			c->max_off_cpu_ns = ns;
 	}
@@ -619,7 +619,7 @@ static int wake(struct ift_analysis *a, struct az_thread *th, uint64_t ts,
 		/* the blocked part of each open call ends here, by this waker */
 		for (uint32_t i = 0; i < th->nopen; i++) {
 			struct az_open *o = &th->open[i];
-			uint64_t ns = ift_az_overlap(th->since, ts, o->ts, o->end);
+			uint64_t ns = ift_overlap(th->since, ts, o->ts, o->end);
 
 			if (ns && (ret = attr_add(o, by->tid, by->pid, IFT_ATTR_WOKE, ns)) < 0)
 				return ret;
@@ -764,12 +764,12 @@ int ift_az_sched_finish(struct ift_analysis *a, uint64_t stop)
 			return ret;
 		if (th->off_known && th->st != IFT_SCHED_RUNNING) {
 			/* a stall still open: it lasted at least this long */
-			uint64_t ns = ift_az_overlap(th->off_since, stop, a->lo, a->hi);
+			uint64_t ns = ift_overlap(th->off_since, stop, a->lo, a->hi);
 
 			if (ns > th->info.sched.max_off_cpu_ns) {
 				th->info.sched.max_off_cpu_ns = ns;
 				th->info.sched.max_off_cpu_at =
-					ift_az_max(th->off_since, a->lo) - a->sum.start_ts;
+					ift_max(th->off_since, a->lo) - a->sum.start_ts;
 			}
 		}
 		th_close(a, th, stop, NULL);

@@ -109,8 +109,8 @@ int ift_az_stats_call(struct ift_analysis *a, struct az_thread *th,
 	d->used++;
 	t->calls++;
 	t->total += c->dur_ns;
-	t->min = ift_az_min(t->min, c->dur_ns);
-	t->max = ift_az_max(t->max, c->dur_ns);
+	t->min = ift_min(t->min, c->dur_ns);
+	t->max = ift_max(t->max, c->dur_ns);
 	t->nested += c->depth || (c->flags & IFT_CALL_F_NESTED);
 	t->bytes = sat_add(t->bytes, c->bytes);
 	if (c->copy_dir >= 0 && c->copy_dir < IFT_COPY_NR) {
@@ -231,8 +231,8 @@ static int fill(struct ift_analysis *a, struct ift_op_stats *s, uint32_t op,
 		s->calls += t->calls;
 		s->nested_calls += t->nested;
 		s->total_ns += t->total;
-		s->min_ns = ift_az_min(s->min_ns, t->min);
-		s->max_ns = ift_az_max(s->max_ns, t->max);
+		s->min_ns = ift_min(s->min_ns, t->min);
+		s->max_ns = ift_max(s->max_ns, t->max);
 		s->bytes = sat_add(s->bytes, t->bytes);
 		for (int k = 0; k < IFT_COPY_NR; k++) {
 			s->dir[k].calls += t->dir[k].calls;

@@ -130,9 +130,9 @@ uint64_t ift_az_steal_ns(const struct ift_analysis *a, uint32_t cpu, uint64_t fr
 	for (size_t i = lo; i < k->n && k->v[i].start < to; i++) {
 		const struct az_steal_iv *v = &k->v[i];
 
-		ns += ift_az_overlap(from, to, v->start, v->end) * v->permille / 1000;
+		ns += ift_overlap(from, to, v->start, v->end) * v->permille / 1000;
 	}
-	return ift_az_min(ns, to - from);
+	return ift_min(ns, to - from);
 }
 
 void ift_az_steal_free(struct ift_analysis *a)

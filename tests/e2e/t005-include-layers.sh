@@ -115,4 +115,36 @@ out=$(cd "$root" && owned $files)
 [ -z "$out" ] || fail "outside roles.c, a thread's role evidence is touched: $out"
 { cat "$root/src/analyze/chains.c"; printf 'int x(struct az_thread *th) { return th->roles.nfeeds; }\n'; } >chains.c
 [ -n "$(owned chains.c)" ] || fail "a chains.c reading th->roles.nfeeds passed the ownership check"
+
+# Chains are found and phrased on the public model: chains.c and
+# chains-text.c reach no private header of the analyzer (analyze.h,
+# roles.h) through any chain of includes; only the pass side
+# (chains-pass.c, chains-tally.c) reads the pass's own state.
+private_reach() {
+	python3 - "$root" "$@" <<'PY'
+import os, re, sys
+root, files = sys.argv[1], sys.argv[2:]
+dirs = [os.path.join(root, "src", "analyze"), os.path.join(root, "src"), os.path.join(root, "include")]
+for f in files:
+    seen, todo = set(), [f]
+    while todo:
+        text = open(todo.pop()).read()
+        for name in re.findall(r'^#include "([^"]+)"', text, re.M):
+            for d in dirs:
+                path = os.path.join(d, name)
+                if os.path.exists(path) and path not in seen:
+                    seen.add(path)
+                    todo.append(path)
+                    break
+    bad = sorted(os.path.basename(p) for p in seen
+                 if os.path.basename(p) in ("analyze.h", "roles.h"))
+    if bad:
+        print("%s reaches %s" % (os.path.basename(f), ", ".join(bad)))
+PY
+}
+out=$(private_reach "$root/src/analyze/chains.c" "$root/src/analyze/chains-text.c")
+[ -z "$out" ] || fail "chains built on the analyzer's private state: $out"
+{ printf '#include "analyze.h"\n'; cat "$root/src/analyze/chains-text.c"; } >chains-text.c
+[ -n "$(private_reach "$PWD/chains-text.c")" ] ||
+	fail "a chains-text.c including analyze.h passed the check"
 exit 0
