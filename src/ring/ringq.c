@@ -53,7 +53,7 @@ struct perfrec {
 struct ift_ringq {
 	struct ift_ring *ring;
 	struct ift_perfring *iso;
-	bool mono;			/* idle notes */
+	bool idle_notes;		/* the rings are on CLOCK_MONOTONIC */
 	pthread_mutex_t mu;
 	pthread_cond_t more;
 	struct qpage *head, *tail, *spare;
@@ -241,7 +241,7 @@ static int perf_round(struct ift_ringq *r, struct perfpack *pk, int cpu, uint64_
 	*last = now;
 	n = perf_drain(r, pk, cpu);
 	/* read to its head at NOW: nothing older can still come */
-	if (n >= 0 && r->mono && now > IFT_RINGQ_IDLE_MARGIN_NS) {
+	if (n >= 0 && r->idle_notes && now > IFT_RINGQ_IDLE_MARGIN_NS) {
 		int ret = q_idle(r, 1, cpu, now - IFT_RINGQ_IDLE_MARGIN_NS);
 
 		if (ret < 0)
@@ -328,7 +328,8 @@ static void *reader_main(void *arg)
 			if (n > 0 || partial)
 				last[cpu] = before;
 			/* empty at BEFORE: nothing older than that can still come */
-			if (!mapped && n == 0 && partial && r->mono && before > IFT_RINGQ_IDLE_MARGIN_NS)
+			if (!mapped && n == 0 && partial && r->idle_notes &&
+			    before > IFT_RINGQ_IDLE_MARGIN_NS)
 				ret = q_idle(r, 0, cpu, before - IFT_RINGQ_IDLE_MARGIN_NS);
 			if (r->iso && ret >= 0 && cpu < ift_perfring_ncpus(r->iso)) {
 				n = perf_round(r, &pk, cpu, &plast[cpu], n > 0);
@@ -375,7 +376,7 @@ int ift_ringq_start(struct ift_ring *ring, struct ift_perfring *iso, bool idle_n
 		return -ENOMEM;
 	r->ring = ring;
 	r->iso = iso;
-	r->mono = idle_notes;
+	r->idle_notes = idle_notes;
 	pthread_mutex_init(&r->mu, NULL);
 	pthread_cond_init(&r->more, NULL);
 	/* mapped rings and no perf rings: nothing for it to read */
