@@ -242,7 +242,6 @@ struct ift_chains {
 	size_t nsel;
 };
 
-
 struct cb {
 	struct ift_chains *c;
 	struct ift_chain *ch;
