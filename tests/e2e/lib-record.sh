@@ -43,15 +43,15 @@ await_teardown() {
 }
 
 # helper_of DIR: the pid of the process that holds DIR open (a run's
-# teardown helper holds its instance's directory), or nothing.
+# teardown helper holds its instance's directory), or nothing.  One find
+# for every descriptor of every process: a readlink each took 12 s in a
+# 6.1 guest, whose every exec reads its root over 9p.
 helper_of() {
-	local f pid
-	for f in /proc/[0-9]*/fd/*; do
-		[ "$(readlink "$f" 2>/dev/null)" = "$1" ] || continue
-		pid=${f#/proc/}
-		echo "${pid%%/*}"
-		return 0
-	done
+	local f
+	f=$(find /proc/[0-9]*/fd -maxdepth 1 -lname "$1" -print -quit 2>/dev/null)
+	[ -n "$f" ] || return 0
+	f=${f#/proc/}
+	echo "${f%%/*}"
 }
 
 # Only this test's leftovers count: others (helpers, other runs) may come and go.
