@@ -96,6 +96,7 @@ enum {
 	IFT_KF_PIDS = 16,
 	IFT_KF_ISOLATE = 32,
 	IFT_KF_PAGE_COUNT = 64,		/* record --page-allocs=count */
+	IFT_KF_PROFILE = 128,		/* record --profile (a command or -p) */
 };
 
 struct ift_kfeature {

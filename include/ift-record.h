@@ -61,6 +61,11 @@ struct ift_record_opts {
 	/* --isolate: uprobes armed only in the traced tasks (perf events),
 	   not in every process that maps the library */
 	bool isolate;
+	/* --profile=HZ: each traced task's stack every 1/HZ s of its CPU time
+	   (0: off) */
+	unsigned profile_hz;
+#define IFT_PROFILE_DEFAULT_HZ	99	/* off the beat of 100 Hz timers */
+#define IFT_PROFILE_MAX_HZ	1000
 	uid_t file_uid;			/* owner of the trace file; (uid_t)-1 = leave */
 	gid_t file_gid;
 	const struct ift_creds *run_as;	/* the command's user (NULL: ours), for discovery */
@@ -97,6 +102,9 @@ struct ift_record_plan {
 	const struct ift_kfeature *refusal;
 	bool user_filter;		/* tasks filtered in user space */
 	bool isolate;			/* uprobes as per-task perf events */
+	/* --profile's rate (0: off, and with -a, or without use_clockid or
+	   the mono clock: its samples must line up with the events) */
+	unsigned profile_hz;
 	/* what it does without (set_event_pid, for which it filters in user
 	   space; mono, for which it takes the local clock...) */
 	const struct ift_kfeature *without[16];

@@ -52,6 +52,13 @@ int ift_stacks_alloc(const struct ift_stack_opts *opts, struct ift_writer *w,
 int ift_stacks_add_event(struct ift_stacks *s, int tp_id, uint64_t op, bool py);
 
 /*
+ * ift_stacks_add_profile - sample each traced task's stack every PERIOD_NS
+ * of its CPU time (record --profile), with its Python frames when PY, as
+ * rows of the `profile' table in time order.  At most once.
+ */
+int ift_stacks_add_profile(struct ift_stacks *s, uint64_t period_ns, bool py);
+
+/*
  * ift_stacks_attach - open every added event on task PID on every CPU (PID
  * -1: every task), following the tasks it creates.  When MAPS, the task's
  * current memory maps are read from /proc (an existing process; a child
@@ -93,6 +100,12 @@ void ift_stacks_disable(struct ift_stacks *s);
 void ift_stacks_settle(struct ift_stacks *s);
 
 /*
+ * ift_stacks_profile_flush - once S is disabled and polled for the last
+ * time: write the profile rows still held for their order.
+ */
+int ift_stacks_profile_flush(struct ift_stacks *s);
+
+/*
  * ift_stacks_match - set ROW[IFT_CALL_STACK] of a `calls' row (written in
  * time order) to the call site of its sample, when one was taken.
  */
@@ -119,6 +132,10 @@ struct ift_stack_stats {
 	 * 99th percentile (rounded up to 8 us) and maximum, in ns.
 	 */
 	uint64_t py_lag_p50_ns, py_lag_p99_ns, py_lag_max_ns;
+	/* --profile: stacks sampled; in the kernel; with Python frames; those
+	   that came after a later one was written (the rows are in time
+	   order), and the rings dropped */
+	uint64_t prof_samples, prof_kernel, prof_py, prof_late, prof_lost;
 	uint64_t rings;		/* perf rings mapped, one per CPU with events */
 	uint64_t ring_bytes;	/* the data area of each */
 };

@@ -28,6 +28,7 @@ enum ift_table {
 	IFT_T_PAGE_ALLOCS,
 	IFT_T_TASKS,
 	IFT_T_SAMPLES,
+	IFT_T_PROFILE,
 	IFT_T_NR,	/* one past the last; table ids start at 1 */
 };
 
@@ -83,6 +84,16 @@ static inline bool ift_sample_of_task(const uint64_t *row)
 {
 	return row[IFT_C_TID] != 0;
 }
+
+/*
+ * A profile row: a traced thread's stack, sampled every `profile.period_ns`
+ * of its CPU time (record --profile).  STACK is a call site of the STACKS
+ * table (0: none could be unwound), with the Python frames the thread was
+ * in when they were read, just after the sample (IFT_PF_F_PY).
+ */
+enum ift_profile_col { IFT_PF_STACK = IFT_C_COMMON_NR, IFT_PF_FLAGS, IFT_PF_NR };
+#define IFT_PF_F_KERNEL		0x1	/* in the kernel (a system call, a fault) */
+#define IFT_PF_F_PY		0x2	/* the site ends with its Python frames */
 
 enum ift_col_type { IFT_U64 = 1, IFT_I64, IFT_STR, IFT_TS };
 

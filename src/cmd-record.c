@@ -20,7 +20,7 @@ extern char **environ;
 static const char usage[] =
 	"record [-o FILE] [--cuda-lib PATH]... [-p PID]... [-a] [--duration SECONDS]\n"
 	"       [--buffer-kb N] [--reader=splice|mmap|auto] [--no-host]\n"
-	"       [--page-allocs=rows|count]\n"
+	"       [--page-allocs=rows|count] [--profile=HZ|off]\n"
 	"       [--stack[=OP,...]] [--stack-size BYTES]\n"
 	"       [--stack-period N] [--py-stack[=OP,...]] [--isolate|--no-isolate]\n"
 	"       [--as-root] [-v|-q]\n"
@@ -212,7 +212,7 @@ struct record_run {
 
 enum { O_CUDA_LIB = 256, O_DURATION, O_BUFFER, O_NO_HOST, O_AS_ROOT,
        O_USER_FILTER, O_STACK, O_STACK_SIZE, O_STACK_PERIOD, O_PY_STACK, O_ISOLATE,
-       O_NO_ISOLATE, O_PAGE_ALLOCS, O_READER };
+       O_NO_ISOLATE, O_PAGE_ALLOCS, O_READER, O_PROFILE };
 
 static const struct option longopts[] = {
 	{ "output", required_argument, NULL, 'o' },
@@ -224,6 +224,7 @@ static const struct option longopts[] = {
 	{ "reader", required_argument, NULL, O_READER },
 	{ "no-host", no_argument, NULL, O_NO_HOST },
 	{ "page-allocs", required_argument, NULL, O_PAGE_ALLOCS },
+	{ "profile", required_argument, NULL, O_PROFILE },
 	{ "as-root", no_argument, NULL, O_AS_ROOT },
 	{ "stack", optional_argument, NULL, O_STACK },
 	{ "stack-size", required_argument, NULL, O_STACK_SIZE },
@@ -341,6 +342,15 @@ static int record_option(struct record_run *run, int c)
 							    "(rows or count)", optarg));
 		o->page_count = !strcmp(optarg, "count");
 		break;
+	case O_PROFILE:
+		if (!strcmp(optarg, "off")) {
+			o->profile_hz = 0;
+			break;
+		}
+		/* perf's default cap on a sampling rate is 100,000 a CPU; a
+		   profile of a thousand a task is already ten times perf's */
+		return option_unsigned(run, optarg, 1, IFT_PROFILE_MAX_HZ, &o->profile_hz,
+				       "--profile", " (HZ from 1 to 1000, or off)");
 	case O_AS_ROOT:
 		run->as_root = true;
 		break;
@@ -653,7 +663,8 @@ int cmd_record(int argc, char **argv)
 {
 	struct record_run run = {
 		.opts = { .output = IFT_DEFAULT_TRACE,
-			  .file_uid = (uid_t)-1, .file_gid = (gid_t)-1 },
+			  .file_uid = (uid_t)-1, .file_gid = (gid_t)-1,
+			  .profile_hz = IFT_PROFILE_DEFAULT_HZ },
 		.status = -1,
 		.exit_code = EXIT_RUNTIME,
 		.tty = isatty(STDERR_FILENO),	/* -q may still come */

@@ -99,11 +99,11 @@ static const struct ift_kfeature features[] = {
 	  "a kernel with CONFIG_HIST_TRIGGERS=y",
 	  IFT_KF_PAGE_COUNT, IFT_KF_PAGE_COUNT, CAP(hist_triggers) },
 	{ "perf_clockid", "perf use_clockid", "4.1",
-	  "--stack's samples and --isolate's uprobe events on the trace clock",
-	  "--stack refuses; --isolate arms the uprobes in every process, as "
-	  "without it (seen as tracefs, which came in the same release)",
+	  "--stack's and --profile's samples and --isolate's uprobe events on the trace clock",
+	  "--stack refuses; --profile is off; --isolate arms the uprobes in every process, "
+	  "as without it (seen as tracefs, which came in the same release)",
 	  "Linux 4.1 or later",
-	  IFT_KF_STACK, IFT_KF_STACK | IFT_KF_ISOLATE, CAP(perf_clockid) },
+	  IFT_KF_STACK, IFT_KF_STACK | IFT_KF_ISOLATE | IFT_KF_PROFILE, CAP(perf_clockid) },
 	/* no recording needs or uses it unasked: --reader=mmap refuses and
 	   auto splices by what the mapping itself does, not by this table */
 	{ "ring_mmap", "mapped rings", "6.10",

@@ -66,7 +66,8 @@ void ift_record_plan(const struct ift_record_opts *o, const struct ift_tracefs_c
 	p->run = IFT_KF_ALL | (o->all ? 0 : IFT_KF_PIDS) | (probes ? IFT_KF_UPROBES : 0) |
 		 (o->no_host ? 0 : IFT_KF_HOST) | (o->stack ? IFT_KF_STACK : 0) |
 		 (o->isolate && !o->all && probes ? IFT_KF_ISOLATE : 0) |
-		 (o->page_count && !o->no_host ? IFT_KF_PAGE_COUNT : 0);
+		 (o->page_count && !o->no_host ? IFT_KF_PAGE_COUNT : 0) |
+		 (o->profile_hz && !o->all ? IFT_KF_PROFILE : 0);
 	p->refusal = ift_kfeature_refusal(caps, p->run);
 	/*
 	 * The kernel's pid filter needs set_event_pid, and event-fork to
@@ -77,6 +78,8 @@ void ift_record_plan(const struct ift_record_opts *o, const struct ift_tracefs_c
 				     !caps->event_fork);
 	/* the perf events carry the trace clock: without use_clockid, tracefs */
 	p->isolate = (p->run & IFT_KF_ISOLATE) && caps->perf_clockid;
+	if ((p->run & IFT_KF_PROFILE) && caps->perf_clockid && caps->mono_clock)
+		p->profile_hz = o->profile_hz;
 	f = ift_kfeatures(&n);
 	for (size_t i = 0; i < n; i++)
 		if (ift_kfeature_done_without(&f[i], caps, p->run) &&
@@ -172,18 +175,12 @@ static int on_call(void *ctx, uint64_t *row)
 }
 
 /* The perf events of --stack: one per entry probe of a chosen op. */
-static int stacks_setup(struct ift_recorder *r)
+static int stack_events(struct ift_recorder *r)
 {
 	const struct ift_record_opts *o = &r->opts;
-	struct ift_stack_opts so = {
-		.stack_bytes = o->stack_bytes, .period = o->stack_period,
-		.read_uid = o->file_uid, .read_gid = o->file_gid,
-	};
 	size_t n = ift_probe_count(r->probes);
 	int ret;
 
-	if ((ret = ift_stacks_alloc(&so, r->w, &r->stacks)) < 0)
-		return fail(r, "set up stack sampling", ret);
 	for (size_t k = 0; k < o->nstack_ops; k++) {
 		size_t i;
 
@@ -212,6 +209,31 @@ static int stacks_setup(struct ift_recorder *r)
 		if (ret < 0)
 			return fail(r, "set up stack sampling", ret);
 	}
+	return 0;
+}
+
+/*
+ * The stack stage: --stack's events, and --profile's clock, which samples
+ * each traced task with its Python frames (a thread without any costs one
+ * failed lookup of its interpreter, once per process).
+ */
+static int stacks_setup(struct ift_recorder *r)
+{
+	const struct ift_record_opts *o = &r->opts;
+	struct ift_stack_opts so = {
+		.stack_bytes = o->stack_bytes, .period = o->stack_period,
+		.read_uid = o->file_uid, .read_gid = o->file_gid,
+	};
+	int ret;
+
+	if ((ret = ift_stacks_alloc(&so, r->w, &r->stacks)) < 0)
+		return fail(r, "set up stack sampling", ret);
+	if (o->stack && (ret = stack_events(r)) < 0)
+		return ret;
+	if (r->plan.profile_hz &&
+	    (ret = ift_stacks_add_profile(r->stacks, 1000000000ULL / r->plan.profile_hz,
+					  true)) < 0)
+		return fail(r, "set up the profile", ret);
 	return 0;
 }
 
@@ -368,7 +390,7 @@ int ift_recorder_create(const struct ift_record_opts *opts,
 		return fail(r, "read the event formats", ret);
 	if (r->plan.isolate && (ret = isolate_setup(r)) < 0)
 		return fail(r, "set up the isolated uprobe events", ret);
-	if (opts->stack && (ret = stacks_setup(r)) < 0)
+	if ((opts->stack || r->plan.profile_hz) && (ret = stacks_setup(r)) < 0)
 		return ret;
 	if (opts->all && r->stacks && (ret = ift_stacks_attach(r->stacks, -1, false)) < 0)
 		return fail(r, "open the stack sampling events", ret);
@@ -710,6 +732,8 @@ void ift_recorder_status(struct ift_recorder *r, struct ift_record_status *st)
 	}
 	st->bytes = ift_writer_bytes(r->w);
 	memcpy(st->rows, ds->rows, sizeof(st->rows));
+	/* the stack stage writes these, not the decoder */
+	st->rows[IFT_T_PROFILE] = ift_writer_rows(r->w, IFT_T_PROFILE);
 	st->filtered = ds->filtered;
 	st->unpaired_returns = ds->unpaired_returns;
 	st->late = ds->late;
@@ -731,6 +755,24 @@ void ift_recorder_status(struct ift_recorder *r, struct ift_record_status *st)
 		st->py_lag_p50_ns = ss.py_lag_p50_ns;
 		st->py_lag_p99_ns = ss.py_lag_p99_ns;
 	}
+}
+
+/* --profile's figures (docs/trace-format.md): what it took, and what not. */
+static void profile_meta(struct ift_recorder *r)
+{
+	struct ift_stack_stats ss;
+
+	if (!r->plan.profile_hz)
+		return;
+	ift_stacks_stats(r->stacks, &ss);
+	ift_writer_metaf(r->w, "profile.hz", "%u", r->plan.profile_hz);
+	ift_writer_metaf(r->w, "profile.period_ns", "%llu",
+			 1000000000ULL / r->plan.profile_hz);
+	ift_writer_metaf(r->w, "profile.samples", "%" PRIu64, ss.prof_samples);
+	ift_writer_metaf(r->w, "profile.kernel", "%" PRIu64, ss.prof_kernel);
+	ift_writer_metaf(r->w, "profile.py", "%" PRIu64, ss.prof_py);
+	ift_writer_metaf(r->w, "profile.late", "%" PRIu64, ss.prof_late);
+	ift_writer_metaf(r->w, "profile.lost", "%" PRIu64, ss.prof_lost);
 }
 
 int ift_recorder_finish(struct ift_recorder *r, int exit_status)
@@ -761,8 +803,11 @@ int ift_recorder_finish(struct ift_recorder *r, int exit_status)
 		return fail(r, "read the ring buffers", ret);
 	if ((ret = ift_decoder_finish(r->dec, stop)) < 0)
 		return fail(r, "decode the events", ret);
-	if (r->stacks)
+	if (r->stacks) {
 		ift_stacks_settle(r->stacks);
+		if ((ret = ift_stacks_profile_flush(r->stacks)) < 0)
+			return fail(r, "write the profile", ret);
+	}
 	if (r->opts.page_count && (ret = ift_rec_write_page_counts(r, stop)) < 0)
 		return fail(r, "read the page-allocation counts", ret);
 	lost_events(r, true);
@@ -774,7 +819,9 @@ int ift_recorder_finish(struct ift_recorder *r, int exit_status)
 		ift_writer_metaf(r->w, "decode.nest_closed", "%" PRIu64, ds->nest_closed);
 	}
 	ift_writer_metaf(r->w, "record.queue_peak_bytes", "%" PRIu64, ift_ringq_peak_bytes(r->reader));
-	if (r->stacks) {
+	if (r->stacks)
+		profile_meta(r);
+	if (r->stacks && r->opts.stack) {
 		struct ift_stack_stats ss;
 
 		ift_stacks_stats(r->stacks, &ss);

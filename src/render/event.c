@@ -46,6 +46,8 @@ const char *ift_event_name(const struct ift_trace *t, const struct ift_event *ev
 		return "task_unknown";
 	case IFT_T_SAMPLES:
 		return "sample";
+	case IFT_T_PROFILE:
+		return "profile";
 	}
 	return "unknown";
 }
@@ -98,6 +100,10 @@ int ift_out_event_text(FILE *f, const struct ift_trace *t,
 		if (r[IFT_CALL_STACK])
 			fprintf(f, " stack=%" PRIu64, r[IFT_CALL_STACK]);
 		break;
+	case IFT_T_PROFILE:
+		fprintf(f, " stack=%" PRIu64 "%s", r[IFT_PF_STACK],
+			r[IFT_PF_FLAGS] & IFT_PF_F_KERNEL ? " kernel" : "");
+		break;
 	}
 	case IFT_T_SWITCHES:
 		fprintf(f, " prev_state=%s prev_prio=%" PRIu64 " ==> next=%s:%" PRIu64 " next_prio=%" PRIu64,
@@ -134,6 +140,25 @@ int ift_out_event_text(FILE *f, const struct ift_trace *t,
 	}
 	fputc('\n', f);
 	return ferror(f) ? ift_write_error() : 0;
+}
+
+/* "stack_id" and "stack" of O: site ID's frames in the order of its call
+   chain; a site missing from a cut-short file is only its id. */
+static void add_stack(json_object *o, const struct ift_trace *t, uint64_t id)
+{
+	const struct ift_stack *sk = ift_trace_stack(t, id);
+	struct json_object *a = json_object_new_array();
+	struct ift_stack_parts parts;
+	char buf[512];
+
+	ift_stack_parts(sk, &parts);
+	for (unsigned k = 0; a && k < parts.nframes; k++) {
+		ift_frame_format(&sk->frames[ift_stack_chain_index(&parts, k)], buf, sizeof(buf));
+		json_object_array_add(a, ift_json_text(buf));
+	}
+	ift_json_add_u64(o, "stack_id", id);
+	if (a)
+		json_object_object_add(o, "stack", a);
 }
 
 json_object *ift_event_json(const struct ift_trace *t, const struct ift_event *ev)
@@ -175,26 +200,16 @@ json_object *ift_event_json(const struct ift_trace *t, const struct ift_event *e
 				ift_json_add_u64(o, op->args[a], r[IFT_CALL_A0 + a]);
 			}
 		}
-		if (r[IFT_CALL_STACK]) {
-			const struct ift_stack *sk = ift_trace_stack(t, r[IFT_CALL_STACK]);
-			struct json_object *a = json_object_new_array();
-			struct ift_stack_parts parts;
-			char buf[512];
-
-			/* a site missing from a cut-short file is only its id; the
-			   frames in the order of the call chain */
-			ift_stack_parts(sk, &parts);
-			for (unsigned k = 0; a && k < parts.nframes; k++) {
-				ift_frame_format(&sk->frames[ift_stack_chain_index(&parts, k)], buf,
-						 sizeof(buf));
-				json_object_array_add(a, ift_json_text(buf));
-			}
-			ift_json_add_u64(o, "stack_id", r[IFT_CALL_STACK]);
-			if (a)
-				json_object_object_add(o, "stack", a);
-		}
+		if (r[IFT_CALL_STACK])
+			add_stack(o, t, r[IFT_CALL_STACK]);
 		break;
 	}
+	case IFT_T_PROFILE:
+		json_object_object_add(o, "kernel", json_object_new_boolean(
+				       !!(r[IFT_PF_FLAGS] & IFT_PF_F_KERNEL)));
+		if (r[IFT_PF_STACK])
+			add_stack(o, t, r[IFT_PF_STACK]);
+		break;
 	case IFT_T_SWITCHES:
 		ift_json_add_text(o, "prev_state", ift_task_state_str(r[IFT_SW_PREV_STATE], st, sizeof(st)));
 		ift_json_add_u64(o, "prev_prio", r[IFT_SW_PREV_PRIO]);

@@ -133,6 +133,7 @@ int ift_stacks_add_event(struct ift_stacks *s, int tp_id, uint64_t op, bool py)
 		if (!s->py || !s->pyframes)
 			return -ENOMEM;
 	}
+	memset(&v[s->nev], 0, sizeof(v[s->nev]));
 	v[s->nev].tp_id = tp_id;
 	v[s->nev].op = op;
 	v[s->nev].py = py;
@@ -140,12 +141,80 @@ int ift_stacks_add_event(struct ift_stacks *s, int tp_id, uint64_t op, bool py)
 	return 0;
 }
 
-static int fd_keep(struct ift_stacks *s, int fd)
+int ift_stacks_add_profile(struct ift_stacks *s, uint64_t period_ns, bool py)
 {
-	if (ift_array_grow((void **)&s->fds, &s->fdcap, s->nfds + 1, sizeof(*s->fds)) < 0)
-		return -ENOMEM;
-	s->fds[s->nfds++] = fd;
+	int ret;
+
+	for (size_t i = 0; i < s->nev; i++)
+		if (s->ev[i].tp_id < 0)
+			return -EEXIST;
+	if (!period_ns)
+		return -EINVAL;
+	if ((ret = ift_stacks_add_event(s, -1, 0, py)) < 0)
+		return ret;
+	s->ev[s->nev - 1].period = period_ns;
 	return 0;
+}
+
+static int fd_keep(struct ift_stacks *s, int fd, bool profile)
+{
+	int **v = profile ? &s->pfds : &s->fds;
+	size_t *n = profile ? &s->npfds : &s->nfds, *cap = profile ? &s->pfdcap : &s->fdcap;
+
+	if (ift_array_grow((void **)v, cap, *n + 1, sizeof(**v)) < 0)
+		return -ENOMEM;
+	(*v)[(*n)++] = fd;
+	return 0;
+}
+
+/*
+ * The attributes of event I: a uprobe's entry (a sample per call, or one
+ * in --stack-period), or the profile's clock (a sample per PERIOD of the
+ * task's CPU time, in the kernel too: the user registers and stack are
+ * those it entered the kernel with).
+ */
+static void event_attr(const struct ift_stacks *s, size_t i, bool inherit,
+		       struct perf_event_attr *a)
+{
+	const struct evsel *e = &s->ev[i];
+
+	memset(a, 0, sizeof(*a));
+	a->size = sizeof(*a);
+	if (e->tp_id < 0) {
+		a->type = PERF_TYPE_SOFTWARE;
+		a->config = PERF_COUNT_SW_TASK_CLOCK;
+		a->sample_period = e->period;
+	} else {
+		a->type = PERF_TYPE_TRACEPOINT;
+		a->config = (uint64_t)e->tp_id;
+		a->sample_period = s->o.period;
+	}
+	a->sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID |
+			 PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_CALLCHAIN |
+			 PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+	a->sample_regs_user = ift_arch_native->perf_regs_mask;
+	a->sample_stack_user = s->o.stack_bytes;
+	a->exclude_callchain_kernel = 1;
+	if (s->py) {
+		/* at every sample: its Python frames are read now */
+		a->wakeup_events = 1;
+	} else {
+		/* wake the drain thread at a quarter of a ring */
+		a->watermark = 1;
+		a->wakeup_watermark = s->o.ring_kb * 1024 / 4;
+	}
+	a->inherit = inherit;
+	/* the trace clock: a sample is matched to its call by time */
+	a->use_clockid = 1;
+	a->clockid = CLOCK_MONOTONIC;
+	if (i == 0) {
+		/* side band, once per task and CPU */
+		a->mmap = 1;
+		a->mmap2 = 1;
+		a->comm = 1;
+		a->comm_exec = 1;
+		a->task = 1;
+	}
 }
 
 int ift_stacks_attach(struct ift_stacks *s, pid_t pid, bool maps)
@@ -161,37 +230,7 @@ int ift_stacks_attach(struct ift_stacks *s, pid_t pid, bool maps)
 			uint64_t id, *v;
 			int fd;
 
-			memset(&a, 0, sizeof(a));
-			a.size = sizeof(a);
-			a.type = PERF_TYPE_TRACEPOINT;
-			a.config = (uint64_t)s->ev[i].tp_id;
-			a.sample_period = s->o.period;
-			a.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID |
-					PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN |
-					PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
-			a.sample_regs_user = ift_arch_native->perf_regs_mask;
-			a.sample_stack_user = s->o.stack_bytes;
-			a.exclude_callchain_kernel = 1;
-			if (s->py) {
-				/* at every sample: its Python frames are read now */
-				a.wakeup_events = 1;
-			} else {
-				/* wake the drain thread at a quarter of a ring */
-				a.watermark = 1;
-				a.wakeup_watermark = s->o.ring_kb * 1024 / 4;
-			}
-			a.inherit = pid > 0;
-			/* the trace clock: a sample is matched to its call by time */
-			a.use_clockid = 1;
-			a.clockid = CLOCK_MONOTONIC;
-			if (i == 0) {
-				/* side band, once per task and CPU */
-				a.mmap = 1;
-				a.mmap2 = 1;
-				a.comm = 1;
-				a.comm_exec = 1;
-				a.task = 1;
-			}
+			event_attr(s, i, pid > 0, &a);
 			fd = (int)perf_open(&a, pid, cpu, -1);
 			if (fd < 0) {
 				/* a CPU that is offline has no events to give */
@@ -200,7 +239,7 @@ int ift_stacks_attach(struct ift_stacks *s, pid_t pid, bool maps)
 						break;
 				return -errno;
 			}
-			if ((ret = fd_keep(s, fd)) < 0) {
+			if ((ret = fd_keep(s, fd, s->ev[i].tp_id < 0)) < 0) {
 				close(fd);
 				return ret;
 			}
@@ -271,7 +310,32 @@ static int py_frames_of(struct ift_stacks *s, const uint8_t *py, size_t len, uin
 	return n;
 }
 
-static int on_sample(struct ift_stacks *s, const uint8_t *p, size_t len,
+/*
+ * A profile sample: its row waits in profile.c for its order.  The Python
+ * frames, read just after the sample while the thread ran on, are the
+ * site's end when read (IFT_PF_F_PY); an interrupted frame is still the
+ * one it ran in, most often, and the read cannot be checked against the
+ * sample as a call's can.
+ */
+static int on_profile(struct ift_stacks *s, uint16_t misc, const struct prow *base,
+		      int64_t native, int64_t withpy)
+{
+	struct prow r = *base;
+
+	s->st.prof_samples++;
+	r.stack = (uint64_t)(withpy > 0 ? withpy : native);
+	if (withpy > 0) {
+		r.flags |= IFT_PF_F_PY;
+		s->st.prof_py++;
+	}
+	if ((misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL) {
+		r.flags |= IFT_PF_F_KERNEL;
+		s->st.prof_kernel++;
+	}
+	return ift_stk_profile_add(s, &r);
+}
+
+static int on_sample(struct ift_stacks *s, uint16_t misc, const uint8_t *p, size_t len,
 		     const uint8_t *py, size_t pylen)
 {
 	struct pyf pyf[IFT_STACK_MAX_PYTHON];
@@ -281,7 +345,7 @@ static int on_sample(struct ift_stacks *s, const uint8_t *p, size_t len,
 	uint64_t id, ts, nr, abi, size, dyn = 0, regs[IFT_ARCH_MAX_REGS];
 	uint64_t ips[IFT_STACK_MAX_FRAMES], fp[IFT_STACK_MAX_FRAMES];
 	const uint8_t *stack = NULL;
-	uint32_t pid, tid;
+	uint32_t pid, tid, cpu[2];
 	unsigned nfp = 0, n;
 	struct pending pe;
 	struct tidq *q;
@@ -289,7 +353,8 @@ static int on_sample(struct ift_stacks *s, const uint8_t *p, size_t len,
 	int64_t site;
 
 	if (!take(&r, &id, 8) || !take(&r, &pid, 4) || !take(&r, &tid, 4) ||
-	    !take(&r, &ts, 8) || !take(&r, &nr, 8) || nr > (size_t)(r.end - r.p) / 8)
+	    !take(&r, &ts, 8) || !take(&r, cpu, 8) || !take(&r, &nr, 8) ||
+	    nr > (size_t)(r.end - r.p) / 8)
 		return 0;
 	for (uint64_t i = 0; i < nr; i++) {
 		uint64_t ip = 0;
@@ -320,7 +385,8 @@ static int on_sample(struct ift_stacks *s, const uint8_t *p, size_t len,
 			ev = s->ids[2 * i + 1];
 	if (ev == SIZE_MAX)
 		return 0;
-	s->st.samples++;
+	if (s->ev[ev].tp_id >= 0)
+		s->st.samples++;
 
 	n = 0;
 	if (abi)
@@ -346,6 +412,11 @@ static int on_sample(struct ift_stacks *s, const uint8_t *p, size_t len,
 			pe.py_stack = (uint64_t)site;
 		else
 			pe.stack = (uint64_t)site;
+	}
+	if (s->ev[ev].tp_id < 0) {
+		struct prow base = { .ts = ts, .cpu = cpu[0], .pid = pid, .tid = tid };
+
+		return on_profile(s, misc, &base, (int64_t)pe.stack, (int64_t)pe.py_stack);
 	}
 	if (!(q = ift_stk_tidq_find(s, tid, true)))
 		return -ENOMEM;
@@ -382,7 +453,7 @@ static size_t sample_cut(const uint8_t *rec, size_t len, size_t *stack_at,
 	struct rd r = { rec, rec + len };
 	uint64_t nr, abi, size;
 
-	r.p += 24;	/* id, pid and tid, time */
+	r.p += 32;	/* id, pid and tid, time, cpu */
 	if (r.p > r.end || !take(&r, &nr, 8) || nr > (size_t)(r.end - r.p) / 8)
 		return 0;
 	r.p += nr * 8;
@@ -526,6 +597,11 @@ static int py_after(struct ift_stacks *s, const struct perf_event_header *hd,
 				 IFT_STACK_MAX_PYTHON);
 	h.read_end = ift_mono_ns();
 	s->st.py_read_ns += thread_ns() - t0;
+	if (n == -ENOMEM)
+		return n;
+	/* the calls' figures: a profile's read has no call to be late for */
+	if (ev->tp_id < 0)
+		goto queue;
 	if (h.read_end > h.ts) {
 		uint64_t lag = h.read_end - h.ts;
 
@@ -533,14 +609,13 @@ static int py_after(struct ift_stacks *s, const struct perf_event_header *hd,
 		if (lag > s->st.py_lag_max_ns)
 			s->st.py_lag_max_ns = lag;
 	}
-	if (n == -ENOMEM)
-		return n;
 	if (n > 0)
 		s->st.py_read++;
 	else if (n == 0)
 		s->st.py_none++;
 	else
 		s->st.py_failed++;
+queue:
 	h.n = n;
 	need = sizeof(h);
 	for (int i = 0; i < n; i++)
@@ -602,10 +677,16 @@ static int drain_all(struct ift_stacks *s)
 	int n = 0, ret;
 
 	for (int c = 0; c < s->ncpus; c++) {
+		uint64_t t;
+
 		if (!s->rings[c].b.base)
 			continue;
+		t = ift_mono_ns();
 		if ((ret = ring_drain(s, &s->rings[c])) < 0)
 			return ret;
+		/* stopped at QUEUE_MAX_BYTES: not read to its end */
+		if (s->queue.len < QUEUE_MAX_BYTES)
+			s->rings[c].drained = t;
 		n += ret;
 	}
 	return n;
@@ -714,8 +795,10 @@ int ift_stacks_start(struct ift_stacks *s)
 
 void ift_stacks_disable(struct ift_stacks *s)
 {
-	if (s)
+	if (s) {
+		ift_perfbuf_disable(s->pfds, s->npfds);
 		ift_perfbuf_disable(s->fds, s->nfds);
+	}
 }
 
 /*
@@ -768,13 +851,18 @@ static int on_record(struct ift_stacks *s, const struct qrec *q, const uint8_t *
 		return 0;
 	switch (q->type) {
 	case PERF_RECORD_SAMPLE:
-		return on_sample(s, rec, len, py, pylen);
+		return on_sample(s, q->misc, rec, len, py, pylen);
 	case PERF_RECORD_LOST:
 		if (len >= 16) {
+			const struct evsel *e = sample_evsel(s, rec, len);
 			uint64_t lost;
 
+			/* id, lost: the event's */
 			memcpy(&lost, rec + 8, 8);
-			s->st.lost += lost;
+			if (e && e->tp_id < 0)
+				s->st.prof_lost += lost;
+			else
+				s->st.lost += lost;
 		}
 		return 0;
 	case PERF_RECORD_MMAP2: {
@@ -818,7 +906,7 @@ static int on_record(struct ift_stacks *s, const struct qrec *q, const uint8_t *
 int ift_stacks_poll(struct ift_stacks *s)
 {
 	struct qbuf b;
-	uint64_t t0;
+	uint64_t t0, below;
 	int ret;
 
 	pthread_mutex_lock(&s->mu);
@@ -838,6 +926,12 @@ int ift_stacks_poll(struct ift_stacks *s)
 	} else if (ret >= 0 && (ret = drain_all(s)) > 0) {
 		ret = 0;
 	}
+	/* the profile's rows before BELOW are all in the queue now */
+	below = UINT64_MAX;
+	for (int c = 0; c < s->ncpus; c++)
+		if (s->rings[c].b.base && s->rings[c].drained < below)
+			below = s->rings[c].drained;
+	below = below > PROFILE_MARGIN_NS ? below - PROFILE_MARGIN_NS : 0;
 	/* take the queue, leave the last batch's memory in its place */
 	b = s->queue;
 	s->queue = s->batch;
@@ -875,7 +969,7 @@ int ift_stacks_poll(struct ift_stacks *s)
 	}
 	if (b.len)
 		s->st.unwind_ns += thread_ns() - t0;
-	return 0;
+	return ift_stk_profile_write(s, below);
 }
 
 /* Bucket I's upper end (exclusive), in ns. */
@@ -931,6 +1025,10 @@ void ift_stacks_free(struct ift_stacks *s)
 	for (size_t i = 0; i < s->nfds; i++)
 		close(s->fds[i]);
 	free(s->fds);
+	for (size_t i = 0; i < s->npfds; i++)
+		close(s->pfds[i]);
+	free(s->pfds);
+	free(s->prof);
 	free(s->rings);
 	free(s->ev);
 	free(s->ids);

@@ -73,6 +73,22 @@ struct qpy {
 struct ring {
 	struct ift_perfbuf b;
 	bool hup;		/* its task is gone: read, no longer polled */
+	/* CLOCK_MONOTONIC just before its last complete read: every sample
+	   of its CPU taken PROFILE_MARGIN_NS before is in the queue */
+	uint64_t drained;
+};
+
+/*
+ * A sample is written in the interrupt that takes it, microseconds after
+ * its time; a ring read at T holds those of T - PROFILE_MARGIN_NS (the
+ * decoder's idle margin, for a vCPU preempted in the interrupt).
+ */
+#define PROFILE_MARGIN_NS	(20ULL * 1000000)
+
+/* A profile row waiting for the rings to be read past it. */
+struct prow {
+	uint64_t ts, stack, flags;
+	uint32_t cpu, pid, tid;
 };
 
 /* Bytes of records: the queue, or the batch being unwound. */
@@ -82,9 +98,10 @@ struct qbuf {
 };
 
 struct evsel {
-	int tp_id;
+	int tp_id;		/* -1: the profile's clock */
 	uint64_t op;
 	bool py;		/* read the Python frames of its samples */
+	uint64_t period;	/* the profile's, in ns of the task's CPU time */
 };
 
 struct pending {
@@ -115,8 +132,15 @@ struct ift_stacks {
 	size_t nev;
 	uint64_t *ids;		/* perf event id -> index into ev, pairs */
 	size_t nids;
-	int *fds;
+	int *fds;		/* the calls' events: their counts are calls */
 	size_t nfds, fdcap;
+	int *pfds;		/* the profile's: their counts are ns */
+	size_t npfds, pfdcap;
+
+	/* --profile: rows held until every ring was read past them */
+	struct prow *prof;
+	size_t nprof, profcap;
+	uint64_t prof_last;		/* the last row's ts written */
 
 	struct tidq *q;		/* the threads' queues, found by qmap */
 	size_t nq, qcap;
@@ -158,6 +182,10 @@ struct ift_stacks {
 
 	struct ift_stack_stats st;
 };
+
+/* profile.c */
+int ift_stk_profile_add(struct ift_stacks *s, const struct prow *r);
+int ift_stk_profile_write(struct ift_stacks *s, uint64_t below);
 
 /* sites.c */
 const char *ift_stk_intern(struct ift_stacks *s, const char *str, size_t len);

@@ -42,6 +42,10 @@ static const struct ift_column_def sample_cols[IFT_SM_NR] = {
 	{ "value", IFT_I64 },
 };
 
+static const struct ift_column_def profile_cols[IFT_PF_NR] = {
+	COMMON, { "stack", IFT_U64 }, { "flags", IFT_U64 },
+};
+
 #define DEF(n, c) { n, sizeof(c) / sizeof(c[0]), c }
 static const struct ift_table_def tables[IFT_T_NR] = {
 	[IFT_T_CALLS] = DEF("calls", calls_cols),
@@ -50,6 +54,7 @@ static const struct ift_table_def tables[IFT_T_NR] = {
 	[IFT_T_PAGE_ALLOCS] = DEF("page_allocs", page_cols),
 	[IFT_T_TASKS] = DEF("tasks", task_cols),
 	[IFT_T_SAMPLES] = DEF("samples", sample_cols),
+	[IFT_T_PROFILE] = DEF("profile", profile_cols),
 };
 
 const struct ift_table_def *ift_table_def(unsigned table)
