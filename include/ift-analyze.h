@@ -569,4 +569,53 @@ int ift_py_sites_run(struct ift_trace *t, uint64_t from_ts, uint64_t to_ts,
 int ift_analysis_py_sites_of(const struct ift_analysis *a, uint32_t pid, unsigned top,
 			     struct ift_py_op **out, size_t *n);
 
+/* ---- the CPU profile (record --profile) ---------------------------------- */
+
+/*
+ * A frame of a profile group: a line of Python, or a native function (by
+ * module and symbol; FRAME NULL: time in the kernel).  SELF counts the
+ * samples it was the innermost frame of its kind in, TOTAL those it was
+ * in anywhere (once a sample).  CALLER, for a line of a package or the
+ * standard library: the user's own line (the innermost Python frame
+ * outside site-packages, dist-packages and the standard library) under it
+ * in most of its samples; NULL for the user's own lines and native frames.
+ */
+struct ift_prof_frame {
+	const struct ift_frame *frame;	/* the trace's */
+	uint64_t self, total;
+	const struct ift_frame *caller;
+	uint64_t caller_samples;	/* of TOTAL, those with CALLER under it */
+};
+
+/*
+ * What a kind of thread did with its CPU: the input workers', the input
+ * threads', the relays', the pin-memory threads', the CUDA threads' outside
+ * their calls (the "built its input itself" case), the others'.  Each
+ * sample is PERIOD_NS of one thread's CPU time.
+ */
+struct ift_prof_group {
+	enum ift_role role;		/* IFT_ROLE_NONE: threads of no role */
+	uint32_t threads, procs;	/* that were sampled */
+	uint64_t samples;
+	uint64_t kernel;		/* in the kernel (system calls, faults) */
+	uint64_t python;		/* with Python frames */
+	size_t nlines, nnative;
+	const struct ift_prof_frame *lines;	/* Python, most self first */
+	const struct ift_prof_frame *native;	/* most self first */
+};
+#define IFT_PROF_TOP	10	/* lines and native frames kept a group */
+
+struct ift_profile {
+	uint64_t period_ns;		/* 0: the trace has no profile */
+	uint64_t samples;		/* in the window, every thread's */
+	size_t ngroups;
+	const struct ift_prof_group *groups;	/* those with samples, by role */
+};
+
+/* The window's profile; period_ns 0 when the trace has none.  Owned by A. */
+const struct ift_profile *ift_analysis_profile(const struct ift_analysis *a);
+
+/* The group of ROLE in A's profile, or NULL when it has no samples. */
+const struct ift_prof_group *ift_profile_group(const struct ift_profile *p, enum ift_role role);
+
 #endif

@@ -205,6 +205,12 @@ struct json_object *ift_json_py_op(const struct ift_trace *t, const struct ift_p
 struct json_object *ift_json_py_ops(const struct ift_trace *t, const struct ift_py_op *v,
 				    size_t n);
 /*
+ * The CPU profile P (record --profile) as `report --json''s "profile"
+ * object: its period, its samples and each group's top frames.
+ */
+struct ift_profile;
+struct json_object *ift_json_profile(const struct ift_profile *p);
+/*
  * Adds op S's calls and latency to object O: calls, errors, total_ns,
  * mean_ns, p50_ns, p95_ns, p99_ns, max_ns, as ift_json_ops() names them
  * (get_op_latency's figures per process).

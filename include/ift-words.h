@@ -122,6 +122,13 @@ const char *ift_fmt_count(char *buf, size_t len, uint64_t n);
 void ift_frame_format(const struct ift_frame *f, char *buf, size_t size);
 
 /*
+ * A function as a profile names it, its offset left out: a native one as
+ * "symbol (file)" ("inflate (libz.so.1)"), "[kernel]" for F NULL; a Python
+ * line, or a native address without a symbol, as ift_frame_format().
+ */
+void ift_func_format(const struct ift_frame *f, char *buf, size_t size);
+
+/*
  * ift_py_file_short - a Python file's path as people know it: inside a
  * site-packages or dist-packages directory, the path from there, as
  * `import' names the module ("torch/utils/data/dataloader.py"); in the

@@ -432,7 +432,8 @@ static int run_pass(struct ift_analysis *a)
 			stop = ts;
 			break;
 		}
-		if (in) {
+		/* the profile's samples are the recorder's, not events */
+		if (in && ev.table != IFT_T_PROFILE) {
 			a->sum.events++;
 			if (ev.table != IFT_T_CALLS)
 				a->sum.host_events++;
@@ -457,6 +458,9 @@ static int run_pass(struct ift_analysis *a)
 			break;
 		case IFT_T_SAMPLES:
 			ret = on_sample(a, r);
+			break;
+		case IFT_T_PROFILE:
+			ret = in ? ift_az_profile_row(a, r) : 0;
 			break;
 		default:
 			ret = 0;
@@ -709,6 +713,8 @@ static int build_results(struct ift_analysis *a)
 	ret = ift_az_build_ops(a);
 	if (ret >= 0)
 		ret = ift_az_sites_build(a);
+	if (ret >= 0)
+		ret = ift_az_profile_build(a);
 	if (ret < 0)
 		return ret;
 	/* sorted after the op tables, which index processes by position */
@@ -762,6 +768,7 @@ void ift_analysis_free(struct ift_analysis *a)
 	ift_tidmap_release(&a->lmap);
 	free(a->smp);
 	ift_az_steal_free(a);
+	ift_az_profile_release(a);
 	free(a);
 }
 

@@ -13,6 +13,7 @@
 
 #include "ift-analyze.h"
 #include "roles.h"
+#include "util/intern.h"
 #include "util/span.h"
 #include "util/tidmap.h"
 
@@ -160,6 +161,26 @@ struct az_tloop {
 	struct ift_loop_info info;
 };
 
+/*
+ * The window's profile rows, counted by site, thread and kind in the pass
+ * (profile.c): a key per distinct (STACK, TH, FLAGS), its count in N.  A
+ * thread's role is known only at the end, when the groups are made.
+ */
+struct az_prof_key {
+	uint64_t stack;
+	uint32_t th;			/* index in a->th */
+	uint32_t flags;			/* IFT_PF_F_KERNEL, AZ_PF_IN_CALL */
+};
+#define AZ_PF_IN_CALL	0x100		/* inside one of its thread's calls */
+
+struct az_prof {
+	struct ift_intern keys;		/* struct az_prof_key */
+	uint64_t *n;			/* by key number */
+	size_t cap;
+	struct ift_profile out;
+	struct ift_prof_group *groups;	/* OUT's */
+};
+
 struct ift_analysis {
 	struct ift_trace *t;
 	struct ift_analyze_opts opts;
@@ -211,6 +232,8 @@ struct ift_analysis {
 	struct az_steal_cpu *steal;	/* by CPU: its intervals with steal (steal.c) */
 	size_t nsteal;
 
+	struct az_prof prof;		/* profile.c */
+
 	struct az_tloop *loops;		/* by first call */
 	struct ift_tidmap lmap;		/* tid -> index in loops */
 	size_t nloops;
@@ -238,6 +261,12 @@ static inline struct az_thread *ift_az_thread_of(const struct ift_thread_info *i
 
 #define AZ_MAX_CPUS	65536
 #define AZ_TCACHE	256
+
+/* profile.c: a profile row of the window in the pass; the groups, once
+   the roles are known; its memory */
+int ift_az_profile_row(struct ift_analysis *a, const uint64_t *row);
+int ift_az_profile_build(struct ift_analysis *a);
+void ift_az_profile_release(struct ift_analysis *a);
 
 /* steal.c: each CPU's steal from the samples, read before the pass (plan.c);
    then the time of [FROM, TO) on CPU that the hypervisor took, estimated */

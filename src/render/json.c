@@ -606,6 +606,63 @@ static json_object *json_damage(const struct ift_recovery *rec)
 	return o;
 }
 
+/* A profile's frame: a Python line's keys, or a native function's. */
+static json_object *json_prof_frame(const struct ift_prof_frame *x)
+{
+	json_object *o = json_object_new_object();
+	char fn[512];
+
+	if (x->frame && (x->frame->flags & IFT_FRAME_F_PYSRC)) {
+		add_py_frame(o, x->frame);
+	} else {
+		ift_func_format(x->frame, fn, sizeof(fn));
+		ift_json_add_text(o, "module", x->frame ? x->frame->module : "");
+		ift_json_add_text(o, "function", x->frame ? x->frame->symbol : "[kernel]");
+		ift_json_add_text(o, "frame", fn);
+	}
+	ift_json_add_u64(o, "self_samples", x->self);
+	ift_json_add_u64(o, "total_samples", x->total);
+	if (x->caller) {
+		json_object *c = json_object_new_object();
+
+		add_py_frame(c, x->caller);
+		ift_json_add_u64(c, "samples", x->caller_samples);
+		json_object_object_add(o, "caller", c);
+	}
+	return o;
+}
+
+json_object *ift_json_profile(const struct ift_profile *p)
+{
+	json_object *o = json_object_new_object(), *v = json_object_new_array();
+
+	ift_json_add_u64(o, "period_ns", p->period_ns);
+	ift_json_add_u64(o, "samples", p->samples);
+	for (size_t i = 0; i < p->ngroups; i++) {
+		const struct ift_prof_group *g = &p->groups[i];
+		json_object *x = json_object_new_object(), *a;
+
+		ift_json_add_text(x, "role", ift_role_name(g->role) ? ift_role_name(g->role) : "none");
+		ift_json_add_u64(x, "threads", g->threads);
+		ift_json_add_u64(x, "processes", g->procs);
+		ift_json_add_u64(x, "samples", g->samples);
+		ift_json_add_u64(x, "cpu_ns", g->samples * p->period_ns);
+		ift_json_add_u64(x, "kernel_samples", g->kernel);
+		ift_json_add_u64(x, "python_samples", g->python);
+		a = json_object_new_array();
+		for (size_t k = 0; k < g->nlines; k++)
+			json_object_array_add(a, json_prof_frame(&g->lines[k]));
+		json_object_object_add(x, "python", a);
+		a = json_object_new_array();
+		for (size_t k = 0; k < g->nnative; k++)
+			json_object_array_add(a, json_prof_frame(&g->native[k]));
+		json_object_object_add(x, "native", a);
+		json_object_array_add(v, x);
+	}
+	json_object_object_add(o, "groups", v);
+	return o;
+}
+
 static json_object *json_full(struct ift_trace *t, const struct ift_report *r)
 {
 	json_object *root = ift_json_report(r->a, r->c);
@@ -622,6 +679,9 @@ static json_object *json_full(struct ift_trace *t, const struct ift_report *r)
 
 		json_object_object_add(root, "py_sites", ift_json_py_ops(t, py, n));
 	}
+	/* only a trace with a profile has the key */
+	if (ift_analysis_profile(r->a)->period_ns)
+		json_object_object_add(root, "profile", ift_json_profile(ift_analysis_profile(r->a)));
 	/* only a trace with a job has the key */
 	if (r->job) {
 		const struct ift_job_input in = { .path = "", .t = t, .r = r };

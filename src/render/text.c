@@ -880,6 +880,7 @@ int ift_out_text(FILE *f, struct ift_trace *t, const struct ift_report *r,
 	} else {
 		fprintf(tx->f, "\nno CUDA calls in the window\n");
 	}
+	ift_txt_profile(tx, ift_analysis_profile(a));
 
 	if (o && o->per_process)
 		return print_per_process(tx, a, o->threads);

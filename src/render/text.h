@@ -4,7 +4,8 @@
 
 /*
  * What the text renderers share (render/ only): text.c the report,
- * text-diff.c `report --diff', text-cells.c the cells both align.
+ * text-profile.c its CPU profile, text-diff.c `report --diff',
+ * text-cells.c the cells both align.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -53,6 +54,10 @@ const char *ift_txt_safe(char *buf, size_t len, const char *s, int w);
  * INDENT columns; what a terminal would act on escaped (IFT_TEXT_TERM).
  */
 void ift_txt_wrap(struct text *tx, int col, int indent, const char *text);
+
+struct ift_profile;
+/* The report's CPU profile (text-profile.c); nothing without one. */
+void ift_txt_profile(struct text *tx, const struct ift_profile *p);
 
 struct ift_text_opts;
 /* The free text's width: O's when it is one a report can wrap to. */

@@ -121,6 +121,23 @@ void ift_frame_format(const struct ift_frame *f, char *buf, size_t size)
 		snprintf(buf, size, "[unknown] 0x%" PRIx64, f->offset);
 }
 
+void ift_func_format(const struct ift_frame *f, char *buf, size_t size)
+{
+	const char *base;
+
+	if (!f) {
+		snprintf(buf, size, "[kernel]");
+		return;
+	}
+	if ((f->flags & IFT_FRAME_F_PYSRC) || !f->symbol[0]) {
+		ift_frame_format(f, buf, size);
+		return;
+	}
+	base = strrchr(f->module, '/');
+	base = base ? base + 1 : f->module;
+	snprintf(buf, size, "%s (%s)", f->symbol, base);
+}
+
 /* "pythonX.Y" (a free-threaded or debug build's "python3.13t" too): the
    standard library's directory, LEN bytes at S. */
 static bool py_version_dir(const char *s, size_t len)

@@ -1,0 +1,381 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The CPU profile of the window (record --profile): what each kind of
+ * thread did with its CPU, by line of Python and by native function.
+ *
+ * The pass counts the `profile' rows by site, thread and kind (in the
+ * kernel; inside one of the thread's calls), nothing more: a thread's role
+ * is known only at its end.  Then each count goes to its thread's group:
+ * its role's, a CUDA thread's only outside its calls (the CPU it spent on
+ * its own input, between calls; inside one it is the runtime's), and its
+ * site's frames are tallied there: the innermost Python frame and the
+ * innermost native one are each sample's SELF, every frame (once a
+ * sample) its TOTAL.  A Python line of a package or of the standard
+ * library keeps the user's own line under it that it had most often.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ift-words.h"
+#include "util/array.h"
+#include "util/buf.h"
+#include "analyze.h"
+
+int ift_az_profile_row(struct ift_analysis *a, const uint64_t *r)
+{
+	struct az_prof *p = &a->prof;
+	uint64_t ts = r[IFT_C_TS];
+	struct az_thread *th;
+	struct az_prof_key k;
+	int64_t i;
+
+	p->out.samples++;
+	th = ift_az_thread_at(a, (uint32_t)r[IFT_C_TID], (uint32_t)r[IFT_C_PID], ts);
+	if (!th)
+		return -ENOMEM;
+	memset(&k, 0, sizeof(k));
+	k.stack = r[IFT_PF_STACK];
+	k.th = th->idx;
+	k.flags = (uint32_t)(r[IFT_PF_FLAGS] & IFT_PF_F_KERNEL);
+	for (uint32_t j = 0; j < th->nopen; j++)
+		if (th->open[j].ts <= ts && ts < th->open[j].end) {
+			k.flags |= AZ_PF_IN_CALL;
+			break;
+		}
+	if ((i = ift_intern(&p->keys, &k, sizeof(k), true)) < 0)
+		return (int)i;
+	if (ift_array_grow((void **)&p->n, &p->cap, (size_t)i + 1, sizeof(*p->n)) < 0)
+		return -ENOMEM;
+	p->n[i]++;
+	return 0;
+}
+
+/* A frame of a group as it is tallied. */
+struct pacc {
+	const struct ift_frame *f;	/* NULL: the kernel */
+	uint64_t self, total;
+	uint64_t stamp;			/* the last sample it was counted in */
+	uint32_t caller;		/* 1 + its best caller's entry; 0: none */
+	uint64_t caller_n;
+	uint8_t group;			/* enum ift_role */
+	bool py;
+};
+
+struct tally {
+	struct ift_analysis *a;
+	struct ift_intern ents;		/* group, kind and the frame's identity */
+	struct pacc *v;
+	size_t cap;
+	struct ift_intern pairs;	/* (line, caller): entries */
+	uint64_t *pn;
+	size_t pcap;
+	struct buf key;
+	uint64_t stamp;
+};
+
+/* The user's own code: not a package's, not the standard library's. */
+static bool own_line(const struct ift_frame *f)
+{
+	return f->module[0] && f->module[0] != '<' && ift_py_file_short(f->module) == f->module;
+}
+
+/* The entry of frame F (NULL: the kernel) in GROUP; -ENOMEM. */
+static int64_t entry(struct tally *t, uint8_t group, const struct ift_frame *f)
+{
+	bool py = f && (f->flags & IFT_FRAME_F_PYSRC);
+	int64_t i;
+
+	ift_buf_clear(&t->key);
+	ift_buf_u8(&t->key, group);
+	ift_buf_u8(&t->key, py);
+	if (f) {
+		ift_buf_str(&t->key, f->module);
+		/* a native function by its name where it has one */
+		ift_buf_str(&t->key, f->symbol);
+		if (py || !f->symbol[0])
+			ift_buf_le64(&t->key, f->offset);
+	}
+	if (t->key.oom)
+		return -ENOMEM;
+	if ((i = ift_intern(&t->ents, t->key.data, t->key.len, true)) < 0)
+		return i;
+	if (ift_array_grow((void **)&t->v, &t->cap, (size_t)i + 1, sizeof(*t->v)) < 0)
+		return -ENOMEM;
+	if (!t->v[i].stamp && !t->v[i].self && !t->v[i].total) {
+		t->v[i].f = f;
+		t->v[i].group = group;
+		t->v[i].py = py;
+	}
+	return i;
+}
+
+/* N samples of F in GROUP: SELF when innermost; once a sample. */
+static int count(struct tally *t, uint8_t group, const struct ift_frame *f, bool self,
+		 uint64_t n, int64_t *at)
+{
+	int64_t i = entry(t, group, f);
+
+	if (i < 0)
+		return (int)i;
+	if (at)
+		*at = i;
+	if (self)
+		t->v[i].self += n;
+	if (t->v[i].stamp != t->stamp) {
+		t->v[i].stamp = t->stamp;
+		t->v[i].total += n;
+	}
+	return 0;
+}
+
+/* N samples of the Python line at entry LINE made from the user's line at
+   entry CALLER. */
+static int count_caller(struct tally *t, int64_t line, int64_t caller, uint64_t n)
+{
+	uint32_t k[2] = { (uint32_t)line, (uint32_t)caller };
+	int64_t i = ift_intern(&t->pairs, k, sizeof(k), true);
+
+	if (i < 0)
+		return (int)i;
+	if (ift_array_grow((void **)&t->pn, &t->pcap, (size_t)i + 1, sizeof(*t->pn)) < 0)
+		return -ENOMEM;
+	t->pn[i] += n;
+	return 0;
+}
+
+/* N samples of site ST (NULL: none) in group G, in the kernel when KERNEL. */
+static int tally_site(struct tally *t, struct ift_prof_group *g, const struct ift_stack *st,
+		      bool kernel, uint64_t n)
+{
+	struct ift_stack_parts parts;
+	int64_t own = -1, at, lines[IFT_STACK_MAX_PYTHON];
+	unsigned nl = 0;
+	int ret = 0;
+
+	t->stamp++;
+	g->samples += n;
+	ift_stack_parts(st, &parts);
+	if (kernel) {
+		g->kernel += n;
+		ret = count(t, (uint8_t)g->role, NULL, true, n, NULL);
+	}
+	for (unsigned k = 0; !ret && k < parts.native; k++)
+		ret = count(t, (uint8_t)g->role, &st->frames[k], !kernel && k == 0, n, NULL);
+	if (parts.nframes > parts.native)
+		g->python += n;
+	for (unsigned k = parts.native; !ret && k < parts.nframes; k++) {
+		ret = count(t, (uint8_t)g->role, &st->frames[k], k == parts.native, n, &at);
+		if (own < 0 && own_line(&st->frames[k]))
+			own = at;
+		else if (own < 0 && nl < IFT_STACK_MAX_PYTHON)
+			lines[nl++] = at;
+	}
+	/* the lines inside the packages the user's line called */
+	for (unsigned k = 0; !ret && own >= 0 && k < nl; k++)
+		ret = count_caller(t, lines[k], own, n);
+	return ret;
+}
+
+/* Most self first, then most total, then the frame's order. */
+static int by_self(const void *x, const void *y)
+{
+	const struct ift_prof_frame *p = x, *q = y;
+
+	if (p->self != q->self)
+		return p->self > q->self ? -1 : 1;
+	if (p->total != q->total)
+		return p->total > q->total ? -1 : 1;
+	if (!p->frame || !q->frame)
+		return !p->frame - !q->frame;
+	return ift_py_frame_cmp(p->frame, q->frame);
+}
+
+/* Group G's top frames from the tally: its lines, or its native frames. */
+static int group_top(struct tally *t, struct ift_prof_group *g, bool py)
+{
+	struct ift_prof_frame *v = NULL;
+	size_t n = 0, cap = 0, cnt = ift_intern_count(&t->ents);
+	struct ift_prof_frame *out;
+
+	for (size_t i = 0; i < cnt; i++) {
+		const struct pacc *e = &t->v[i];
+
+		if (e->group != g->role || e->py != py)
+			continue;
+		if (ift_array_grow((void **)&v, &cap, n + 1, sizeof(*v)) < 0) {
+			free(v);
+			return -ENOMEM;
+		}
+		v[n++] = (struct ift_prof_frame){
+			.frame = e->f, .self = e->self, .total = e->total,
+			.caller = e->caller ? t->v[e->caller - 1].f : NULL,
+			.caller_samples = e->caller_n,
+		};
+	}
+	if (n)
+		qsort(v, n, sizeof(*v), by_self);
+	if (n > IFT_PROF_TOP)
+		n = IFT_PROF_TOP;
+	out = n ? ift_az_alloc(t->a, n, sizeof(*out)) : NULL;
+	if (n && !out) {
+		free(v);
+		return -ENOMEM;
+	}
+	if (n)
+		memcpy(out, v, n * sizeof(*out));
+	free(v);
+	if (py) {
+		g->lines = out;
+		g->nlines = n;
+	} else {
+		g->native = out;
+		g->nnative = n;
+	}
+	return 0;
+}
+
+static int by_u32(const void *x, const void *y)
+{
+	uint32_t p = *(const uint32_t *)x, q = *(const uint32_t *)y;
+
+	return (p > q) - (p < q);
+}
+
+/* The processes of the threads SEEN in each group. */
+static int count_procs(struct ift_analysis *a, const uint32_t *seen,
+		       struct ift_prof_group *groups)
+{
+	uint32_t *pids = malloc((a->nth ? a->nth : 1) * sizeof(*pids));
+
+	if (!pids)
+		return -ENOMEM;
+	for (unsigned r = 0; r < IFT_ROLE_NR; r++) {
+		size_t n = 0;
+
+		for (size_t i = 0; i < a->nth; i++)
+			if (seen[i] & (1u << r))
+				pids[n++] = a->th[i]->pid;
+		qsort(pids, n, sizeof(*pids), by_u32);
+		for (size_t i = 0; i < n; i++)
+			groups[r].procs += !i || pids[i] != pids[i - 1];
+	}
+	free(pids);
+	return 0;
+}
+
+/* Each count of the pass into its thread's group; the threads and
+   processes of each group counted once. */
+static int tally_all(struct tally *t, struct ift_prof_group *groups)
+{
+	struct az_prof *p = &t->a->prof;
+	size_t nk = ift_intern_count(&p->keys);
+	uint32_t *seen = calloc(t->a->nth ? t->a->nth : 1, sizeof(*seen));
+	int ret = 0;
+
+	if (!seen)
+		return -ENOMEM;
+	for (size_t i = 0; !ret && i < nk; i++) {
+		struct az_prof_key k;
+		struct az_thread *th;
+		struct ift_prof_group *g;
+
+		memcpy(&k, ift_intern_get(&p->keys, i, NULL), sizeof(k));
+		th = t->a->th[k.th];
+		/* a CUDA thread's CPU inside its calls is the runtime's */
+		if (th->info.role == IFT_ROLE_CUDA_THREAD && (k.flags & AZ_PF_IN_CALL))
+			continue;
+		g = &groups[th->info.role];
+		g->role = th->info.role;
+		if (!(seen[k.th] & (1u << g->role))) {
+			seen[k.th] |= 1u << g->role;
+			g->threads++;
+		}
+		ret = tally_site(t, g, k.stack ? ift_trace_stack(t->a->t, k.stack) : NULL,
+				 k.flags & IFT_PF_F_KERNEL, p->n[i]);
+	}
+	if (ret >= 0)
+		ret = count_procs(t->a, seen, groups);
+	free(seen);
+	return ret;
+}
+
+/* Each line's caller: the user's line it had most samples under. */
+static void best_callers(struct tally *t)
+{
+	for (size_t i = 0; i < ift_intern_count(&t->pairs); i++) {
+		uint32_t k[2];
+
+		memcpy(k, ift_intern_get(&t->pairs, i, NULL), sizeof(k));
+		if (t->pn[i] > t->v[k[0]].caller_n) {
+			t->v[k[0]].caller_n = t->pn[i];
+			t->v[k[0]].caller = k[1] + 1;
+		}
+	}
+}
+
+static void tally_release(struct tally *t)
+{
+	ift_intern_release(&t->ents);
+	ift_intern_release(&t->pairs);
+	ift_buf_release(&t->key);
+	free(t->v);
+	free(t->pn);
+}
+
+int ift_az_profile_build(struct ift_analysis *a)
+{
+	struct az_prof *p = &a->prof;
+	struct ift_prof_group groups[IFT_ROLE_NR];
+	const char *period = ift_trace_meta(a->t, "profile.period_ns");
+	struct tally t = { .a = a };
+	size_t ng = 0;
+	int ret;
+
+	p->out.period_ns = period ? strtoull(period, NULL, 10) : 0;
+	if (!p->out.period_ns)
+		return 0;
+	memset(groups, 0, sizeof(groups));
+	ift_intern_init(&t.ents);
+	ift_intern_init(&t.pairs);
+	ift_buf_init(&t.key);
+	ret = tally_all(&t, groups);
+	if (ret >= 0)
+		best_callers(&t);
+	for (unsigned r = 0; ret >= 0 && r < IFT_ROLE_NR; r++) {
+		if (!groups[r].samples)
+			continue;
+		if ((ret = group_top(&t, &groups[r], true)) >= 0)
+			ret = group_top(&t, &groups[r], false);
+		groups[ng++] = groups[r];
+	}
+	tally_release(&t);
+	if (ret < 0)
+		return ret;
+	if (ng && !(p->groups = ift_az_alloc(a, ng, sizeof(*p->groups))))
+		return -ENOMEM;
+	if (ng)
+		memcpy(p->groups, groups, ng * sizeof(*groups));
+	p->out.groups = p->groups;
+	p->out.ngroups = ng;
+	return 0;
+}
+
+void ift_az_profile_release(struct ift_analysis *a)
+{
+	ift_intern_release(&a->prof.keys);
+	free(a->prof.n);
+}
+
+const struct ift_profile *ift_analysis_profile(const struct ift_analysis *a)
+{
+	return &a->prof.out;
+}
+
+const struct ift_prof_group *ift_profile_group(const struct ift_profile *p, enum ift_role role)
+{
+	for (size_t i = 0; i < p->ngroups; i++)
+		if (p->groups[i].role == role)
+			return &p->groups[i];
+	return NULL;
+}

@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The report's CPU profile as text (record --profile; docs/report.md): for
+ * each kind of thread, its samples, then its top lines of Python and its
+ * top native functions by self share, each with its total share; a line
+ * of a package with the user's own line that called it.
+ */
+#include <stdio.h>
+
+#include "ift-analyze.h"
+#include "ift-words.h"
+#include "render/text.h"
+
+#define PROF_TEXT_TOP	5	/* lines and functions a group shows */
+
+/* The group's name in the heading: who, and whose CPU. */
+static const char *group_name(enum ift_role role)
+{
+	switch (role) {
+	case IFT_ROLE_NONE:
+		return "other threads";
+	case IFT_ROLE_CUDA_THREAD:
+		return "cuda threads, outside their calls";
+	default:
+		return ift_role_name(role);
+	}
+}
+
+static double pct(uint64_t n, uint64_t of)
+{
+	return of ? 100.0 * (double)n / (double)of : 0.0;
+}
+
+static void frames(struct text *tx, const struct ift_prof_group *g, bool py)
+{
+	const struct ift_prof_frame *v = py ? g->lines : g->native;
+	size_t n = py ? g->nlines : g->nnative;
+	char fr[512], caller[512], line[1200];
+
+	if (!n)
+		return;
+	fprintf(tx->f, "    %6s %6s  %s\n", "self", "total", py ? "Python line" : "native function");
+	for (size_t i = 0; i < n && i < PROF_TEXT_TOP; i++) {
+		const struct ift_prof_frame *x = &v[i];
+
+		ift_func_format(x->frame, fr, sizeof(fr));
+		if (x->caller) {
+			ift_frame_format(x->caller, caller, sizeof(caller));
+			snprintf(line, sizeof(line), "%s, from %s", fr, caller);
+		} else {
+			snprintf(line, sizeof(line), "%s", fr);
+		}
+		fprintf(tx->f, "    %5.1f%% %5.1f%%  ", pct(x->self, g->samples),
+			pct(x->total, g->samples));
+		ift_txt_wrap(tx, 19, 21, line);
+	}
+}
+
+void ift_txt_profile(struct text *tx, const struct ift_profile *p)
+{
+	char b1[32], b2[32], line[256];
+
+	if (!p->period_ns)
+		return;
+	fprintf(tx->f, "\nCPU profile (record --profile): a sample every %s of a thread's CPU, "
+		"%s in the window\n", ift_txt_dur(b1, sizeof(b1), p->period_ns),
+		ift_fmt_count(b2, sizeof(b2), p->samples));
+	if (!p->ngroups)
+		fprintf(tx->f, "no thread ran long enough to be sampled\n");
+	for (size_t i = 0; i < p->ngroups; i++) {
+		const struct ift_prof_group *g = &p->groups[i];
+
+		snprintf(line, sizeof(line), "%s: %u thread%s in %u process%s, %s samples "
+			 "(%s of CPU), %.0f%% in the kernel", group_name(g->role), g->threads,
+			 g->threads == 1 ? "" : "s", g->procs, g->procs == 1 ? "" : "es",
+			 ift_fmt_count(b1, sizeof(b1), g->samples),
+			 ift_txt_dur(b2, sizeof(b2), g->samples * p->period_ns),
+			 pct(g->kernel, g->samples));
+		fputs("  ", tx->f);
+		ift_txt_wrap(tx, 2, 4, line);
+		frames(tx, g, true);
+		frames(tx, g, false);
+	}
+}
