@@ -123,8 +123,10 @@ void ift_frame_format(const struct ift_frame *f, char *buf, size_t size);
 
 /*
  * A function as a profile names it, its offset left out: a native one as
- * "symbol (file)" ("inflate (libz.so.1)"), "[kernel]" for F NULL; a Python
- * line, or a native address without a symbol, as ift_frame_format().
+ * "symbol (file)" ("inflate (libz.so.1)"), the interpreter's as a whole
+ * ("[python] (libpython3.11.so.1.0)"), a file's code without symbols as
+ * one ("[no symbol] (libz.so.1)"), "[kernel]" for F NULL; a Python line,
+ * or an address outside every file, as ift_frame_format().
  */
 void ift_func_format(const struct ift_frame *f, char *buf, size_t size);
 

@@ -6,12 +6,15 @@
  * The pass counts the `profile' rows by site, thread and kind (in the
  * kernel; inside one of the thread's calls), nothing more: a thread's role
  * is known only at its end.  Then each count goes to its thread's group:
- * its role's, a CUDA thread's only outside its calls (the CPU it spent on
+ * its role's (a thread of none in an input worker's process: the
+ * worker's), a CUDA thread's only outside its calls (the CPU it spent on
  * its own input, between calls; inside one it is the runtime's), and its
  * site's frames are tallied there: the innermost Python frame and the
  * innermost native one are each sample's SELF, every frame (once a
- * sample) its TOTAL.  A Python line of a package or of the standard
- * library keeps the user's own line under it that it had most often.
+ * sample) its TOTAL.  The interpreter's native frames count as one
+ * function per interpreter file: how it ran a line is that line's.  A
+ * Python line of a package or of the standard library keeps the user's
+ * own line under it that it had most often.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -91,9 +94,12 @@ static int64_t entry(struct tally *t, uint8_t group, const struct ift_frame *f)
 	ift_buf_u8(&t->key, py);
 	if (f) {
 		ift_buf_str(&t->key, f->module);
-		/* a native function by its name where it has one */
-		ift_buf_str(&t->key, f->symbol);
-		if (py || !f->symbol[0])
+		/* a native function by its name; a file's code without
+		   symbols, and the interpreter's own (whose work is the Python
+		   line's), as one */
+		if (!(f->flags & IFT_FRAME_F_PYTHON) || py)
+			ift_buf_str(&t->key, f->symbol);
+		if (py || (!f->symbol[0] && !f->module[0]))
 			ift_buf_le64(&t->key, f->offset);
 	}
 	if (t->key.oom)
@@ -264,6 +270,18 @@ static int count_procs(struct ift_analysis *a, const uint32_t *seen,
 	return 0;
 }
 
+/* Each thread's group: its role, or its process's as an input worker. */
+static void thread_groups(const struct ift_analysis *a, uint8_t *role)
+{
+	for (size_t i = 0; i < a->nth; i++) {
+		role[i] = (uint8_t)a->th[i]->info.role;
+		for (size_t k = 0; !role[i] && k < a->nprocs; k++)
+			if (a->procs[k].pid == a->th[i]->pid &&
+			    a->procs[k].role == IFT_ROLE_INPUT_WORKER)
+				role[i] = IFT_ROLE_INPUT_WORKER;
+	}
+}
+
 /* Each count of the pass into its thread's group; the threads and
    processes of each group counted once. */
 static int tally_all(struct tally *t, struct ift_prof_group *groups)
@@ -271,22 +289,25 @@ static int tally_all(struct tally *t, struct ift_prof_group *groups)
 	struct az_prof *p = &t->a->prof;
 	size_t nk = ift_intern_count(&p->keys);
 	uint32_t *seen = calloc(t->a->nth ? t->a->nth : 1, sizeof(*seen));
+	uint8_t *role = calloc(t->a->nth ? t->a->nth : 1, sizeof(*role));
 	int ret = 0;
 
-	if (!seen)
+	if (!seen || !role) {
+		free(seen);
+		free(role);
 		return -ENOMEM;
+	}
+	thread_groups(t->a, role);
 	for (size_t i = 0; !ret && i < nk; i++) {
 		struct az_prof_key k;
-		struct az_thread *th;
 		struct ift_prof_group *g;
 
 		memcpy(&k, ift_intern_get(&p->keys, i, NULL), sizeof(k));
-		th = t->a->th[k.th];
 		/* a CUDA thread's CPU inside its calls is the runtime's */
-		if (th->info.role == IFT_ROLE_CUDA_THREAD && (k.flags & AZ_PF_IN_CALL))
+		if (role[k.th] == IFT_ROLE_CUDA_THREAD && (k.flags & AZ_PF_IN_CALL))
 			continue;
-		g = &groups[th->info.role];
-		g->role = th->info.role;
+		g = &groups[role[k.th]];
+		g->role = role[k.th];
 		if (!(seen[k.th] & (1u << g->role))) {
 			seen[k.th] |= 1u << g->role;
 			g->threads++;
@@ -297,6 +318,7 @@ static int tally_all(struct tally *t, struct ift_prof_group *groups)
 	if (ret >= 0)
 		ret = count_procs(t->a, seen, groups);
 	free(seen);
+	free(role);
 	return ret;
 }
 

@@ -617,7 +617,8 @@ static json_object *json_prof_frame(const struct ift_prof_frame *x)
 	} else {
 		ift_func_format(x->frame, fn, sizeof(fn));
 		ift_json_add_text(o, "module", x->frame ? x->frame->module : "");
-		ift_json_add_text(o, "function", x->frame ? x->frame->symbol : "[kernel]");
+		ift_json_add_text(o, "function", !x->frame ? "[kernel]" :
+				  x->frame->flags & IFT_FRAME_F_PYTHON ? "[python]" : x->frame->symbol);
 		ift_json_add_text(o, "frame", fn);
 	}
 	ift_json_add_u64(o, "self_samples", x->self);
@@ -643,8 +644,8 @@ json_object *ift_json_profile(const struct ift_profile *p)
 		json_object *x = json_object_new_object(), *a;
 
 		ift_json_add_text(x, "role", ift_role_name(g->role) ? ift_role_name(g->role) : "none");
-		ift_json_add_u64(x, "threads", g->threads);
-		ift_json_add_u64(x, "processes", g->procs);
+		ift_json_add_u64(x, "thread_count", g->threads);
+		ift_json_add_u64(x, "process_count", g->procs);
 		ift_json_add_u64(x, "samples", g->samples);
 		ift_json_add_u64(x, "cpu_ns", g->samples * p->period_ns);
 		ift_json_add_u64(x, "kernel_samples", g->kernel);

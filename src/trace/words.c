@@ -129,13 +129,16 @@ void ift_func_format(const struct ift_frame *f, char *buf, size_t size)
 		snprintf(buf, size, "[kernel]");
 		return;
 	}
-	if ((f->flags & IFT_FRAME_F_PYSRC) || !f->symbol[0]) {
-		ift_frame_format(f, buf, size);
-		return;
-	}
 	base = strrchr(f->module, '/');
 	base = base ? base + 1 : f->module;
-	snprintf(buf, size, "%s (%s)", f->symbol, base);
+	if (!(f->flags & IFT_FRAME_F_PYSRC) && (f->flags & IFT_FRAME_F_PYTHON))
+		snprintf(buf, size, "[python] (%s)", base);
+	else if (!(f->flags & IFT_FRAME_F_PYSRC) && !f->symbol[0] && base[0])
+		snprintf(buf, size, "[no symbol] (%s)", base);
+	else if ((f->flags & IFT_FRAME_F_PYSRC) || !f->symbol[0])
+		ift_frame_format(f, buf, size);
+	else
+		snprintf(buf, size, "%s (%s)", f->symbol, base);
 }
 
 /* "pythonX.Y" (a free-threaded or debug build's "python3.13t" too): the
