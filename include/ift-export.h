@@ -36,6 +36,14 @@ int ift_export_perfetto(struct ift_trace *t, FILE *out,
 			const struct ift_export_opts *opts);
 
 /*
+ * ift_export_folded - T's profile (record --profile) as folded stacks to
+ * OUT, a line per distinct stack ("thread;frame;...;frame COUNT",
+ * outermost first), for flamegraph.pl, speedscope and inferno; nothing
+ * for a trace without one.  0 or a negative error.
+ */
+int ift_export_folded(struct ift_trace *t, FILE *out, const struct ift_export_opts *opts);
+
+/*
  * A Parquet export into DIR, whole or nothing: ift_parquet_begin() makes a
  * stage beside DIR (DIR itself is not touched), ift_export_parquet() writes
  * traces into it, ift_parquet_commit() moves them into DIR (made where it is

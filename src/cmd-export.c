@@ -4,6 +4,8 @@
  *   --format sqlite    a SQLite database (docs/sql.md); -o is required
  *   --format perfetto  a JSON timeline for ui.perfetto.dev and chrome://tracing
  *                      (docs/perfetto.md); -o FILE or stdout
+ *   --format folded    the profile (record --profile) as folded stacks for
+ *                      flamegraph.pl, speedscope, inferno; -o FILE or stdout
  *   --format parquet   every table as Parquet under -o DIR, partitioned by
  *                      host and rank (docs/sql.md); -i may be repeated: the
  *                      traces of one job into one directory
@@ -18,7 +20,7 @@
 #include "util/outfile.h"
 
 static const char usage[] =
-	"export [-i FILE]... --format sqlite|perfetto|parquet [-o OUT]";
+	"export [-i FILE]... --format sqlite|perfetto|parquet|folded [-o OUT]";
 
 #define MAX_INPUTS	1024
 
@@ -101,8 +103,10 @@ int cmd_export(int argc, char **argv)
 		return co.status;
 	if (!format)
 		return usage_error(usage, "--format is required");
-	if (strcmp(format, "sqlite") && strcmp(format, "perfetto") && strcmp(format, "parquet"))
-		return usage_error(usage, "unknown format '%s' (sqlite, perfetto, parquet)", format);
+	if (strcmp(format, "sqlite") && strcmp(format, "perfetto") && strcmp(format, "parquet") &&
+	    strcmp(format, "folded"))
+		return usage_error(usage, "unknown format '%s' (sqlite, perfetto, parquet, folded)",
+				   format);
 	if (!strcmp(format, "sqlite") && !out)
 		return usage_error(usage, "--format sqlite needs -o OUT.db");
 	if (!strcmp(format, "parquet") && !out)
@@ -128,7 +132,8 @@ int cmd_export(int argc, char **argv)
 			ift_trace_close(t);
 			return EXIT_RUNTIME;
 		}
-		ret = ift_export_perfetto(t, f, &opts);
+		ret = !strcmp(format, "folded") ? ift_export_folded(t, f, &opts) :
+						  ift_export_perfetto(t, f, &opts);
 		if (out)
 			ret = cli_output_close(&of, f, ret);
 		/* a failed write to stdout is said once, by main, as for

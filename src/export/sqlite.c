@@ -75,6 +75,8 @@ static const char schema[] =
 	" kind TEXT, child_pid INTEGER, child_tid INTEGER, comm TEXT, file TEXT);\n"
 	"CREATE TABLE samples(ts INTEGER, metric TEXT, scope INTEGER, cpu INTEGER,"
 	" value INTEGER);\n"
+	"CREATE TABLE profile(ts INTEGER, cpu INTEGER, pid INTEGER, tid INTEGER,"
+	" comm TEXT, stack_id INTEGER, kernel INTEGER, python INTEGER);\n"
 	"CREATE TABLE threads(tid INTEGER, pid INTEGER, ppid INTEGER, comm TEXT,"
 	" is_thread INTEGER, start_ts INTEGER, exit_ts INTEGER, role TEXT,"
 	" first_seen_ts INTEGER, last_seen_ts INTEGER, on_cpu_ns INTEGER,"
@@ -199,6 +201,7 @@ static const char indexes[] =
 	"CREATE INDEX page_allocs_tid ON page_allocs(tid, ts);\n"
 	"CREATE INDEX task_events_ts ON task_events(ts);\n"
 	"CREATE INDEX samples_ts ON samples(metric, ts);\n"
+	"CREATE INDEX profile_tid ON profile(tid, ts);\n"
 	"CREATE INDEX threads_tid ON threads(tid);\n"
 	"CREATE INDEX threads_pid ON threads(pid);\n"
 	"CREATE INDEX processes_pid ON processes(pid);\n";
@@ -212,6 +215,7 @@ static const char *const insert_sql[IFT_T_NR] = {
 	[IFT_T_PAGE_ALLOCS] = "INSERT INTO page_allocs VALUES(?,?,?,?,?,?,?,?,?)",
 	[IFT_T_TASKS] = "INSERT INTO task_events VALUES(?,?,?,?,?,?,?,?,?)",
 	[IFT_T_SAMPLES] = "INSERT INTO samples VALUES(?,?,?,?,?)",
+	[IFT_T_PROFILE] = "INSERT INTO profile VALUES(?,?,?,?,?,?,?,?)",
 };
 
 struct exp {
@@ -489,6 +493,15 @@ static int ins_row(struct exp *x, unsigned table, const uint64_t *r)
 		else
 			b_null(st, &i);
 		b_i64(st, &i, (int64_t)r[IFT_SM_VALUE]);
+		break;
+	case IFT_T_PROFILE:
+		b_common(x, st, &i, r, true);
+		if (r[IFT_PF_STACK])
+			b_u64(st, &i, r[IFT_PF_STACK]);
+		else
+			b_null(st, &i);
+		b_u64(st, &i, !!(r[IFT_PF_FLAGS] & IFT_PF_F_KERNEL));
+		b_u64(st, &i, !!(r[IFT_PF_FLAGS] & IFT_PF_F_PY));
 		break;
 	default:
 		return 0;

@@ -5,9 +5,9 @@
 # takes such an argument, and loads the CUDA runtime from a directory named
 # with a screen-clearing escape.  Every output keeps to its rule
 # (docs/security.md, "Untrusted strings"):
-# - terminals (info, report, dump, query's table, an error naming a path):
-#   no control byte but newline, no C1, no override, only UTF-8; the names
-#   shown with \xNN escapes;
+# - terminals (info, report, dump, query's table, an error naming a path)
+#   and folded stacks: no control byte but newline, no C1, no override,
+#   only UTF-8; the names shown with \xNN escapes (and a folded frame's ';');
 # - JSON (report, dump, query, MCP), Perfetto, SQLite, HTML: strict UTF-8,
 #   the names with U+FFFD for the bytes that are none.
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -19,7 +19,7 @@ need_simcuda
 libdir=$'lib\e[2J\xff'
 mkdir "$libdir" && cp "$sim" "$libdir/" || fail "cannot copy the runtime"
 cat >hostile.py <<'PY'
-import ctypes, os, sys, threading
+import ctypes, os, sys, threading, time
 sys.path.insert(0, sys.argv[2])
 import simrt
 libc = ctypes.CDLL(None)
@@ -27,12 +27,20 @@ libc = ctypes.CDLL(None)
 libc.prctl(15, b"\x1b]0;pwn\x07\xff", 0, 0, 0)
 rt = simrt.runtime(os.fsencode(sys.argv[1]))
 
+def spin():
+    """CPU for the profile to sample under the name"""
+    t0 = time.thread_time()
+    while time.thread_time() - t0 < 0.1:
+        pass
+
 def named():
     with open("/proc/self/task/%d/comm" % threading.get_native_id(), "wb") as f:
         f.write(b"\x1b[2J\xc2\x9b\xe2\x80\xaeX")
+    spin()
     n = ctypes.c_int()
     rt.cudaGetDeviceCount(ctypes.byref(n))
 
+spin()
 t = threading.Thread(target=named)
 t.start()
 t.join()
@@ -60,6 +68,7 @@ assert_no_leftover_of $rp
 "$IFT" query --json -i h.trace "SELECT * FROM thread_names" >query.json || fail "query --json failed"
 "$IFT" export --format perfetto -i h.trace -o h.perfetto.json || fail "export perfetto failed"
 "$IFT" export --format sqlite -i h.trace -o h.db || fail "export sqlite failed"
+"$IFT" export --format folded -i h.trace -o h.folded || fail "export folded failed"
 "$IFT" report --html h.html -i h.trace || fail "report --html failed"
 # an error that names a path with an escape in it
 "$IFT" report -i $'no\e[2Jsuch.trace' >/dev/null 2>err.txt && fail "a missing trace was read"
@@ -154,6 +163,8 @@ terminal("report.txt", [c_term[:10]])
 terminal("report-pp.txt", [c_term[:10], t_term[:10]])
 terminal("dump.txt", [c_term, t_term])
 terminal("err.txt", ["no\\x1b[2Jsuch.trace"])
+# folded stacks: a name's ';' would be a frame of its own
+terminal("h.folded", [c_term.replace(";", "\\x3b"), t_term])
 c_utf, t_utf = utf8(COMM), utf8(THREAD)
 # query reads the SQLite export, where the byte that is no UTF-8 is U+FFFD
 terminal("query.txt", [term(c_utf.encode()), t_term])

@@ -41,7 +41,8 @@ def same(what, got, want):
         bad.append("%s: database %r, want %r" % (what, got, want))
 
 table = {"calls": "calls", "switches": "switches", "wakeups": "wakeups",
-         "page_allocs": "page_allocs", "tasks": "task_events", "samples": "samples"}
+         "page_allocs": "page_allocs", "tasks": "task_events", "samples": "samples",
+         "profile": "profile"}
 for name, n in counts.items():
     if name == "total":
         same("rows of the events view", q("SELECT count(*) FROM events")[0][0], int(n))
