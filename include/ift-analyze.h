@@ -612,6 +612,31 @@ struct ift_profile {
 	const struct ift_prof_group *groups;	/* those with samples, by role */
 };
 
+/*
+ * What a profile group's CPU went to, from its top frames (docs/report.md,
+ * "How a fix is chosen"): the kind of work whose lines, or whose native
+ * functions, hold most of its samples, at least a fifth of them.
+ */
+enum ift_prof_work {
+	IFT_WORK_UNKNOWN,
+	IFT_WORK_DECODE,	/* an image or compressed-data decoder */
+	IFT_WORK_TRANSFORM,	/* torchvision's or albumentations' transforms */
+	IFT_WORK_COLLATE,	/* torch's collate */
+	IFT_WORK_INDEXING,	/* a tensor indexed a sample at a time */
+	IFT_WORK_KERNEL,	/* in the kernel: page faults, system calls */
+	IFT_WORK_PYTHON,	/* the user's own Python */
+};
+
+struct ift_prof_finding {
+	enum ift_prof_work work;
+	uint64_t samples;			/* the group's in that work */
+	const struct ift_prof_frame *top;	/* its frame with most self samples:
+						   a line where one has, else native */
+};
+
+/* G's finding (work IFT_WORK_UNKNOWN, top NULL: none stands out). */
+void ift_profile_finding(const struct ift_prof_group *g, struct ift_prof_finding *f);
+
 /* The window's profile; period_ns 0 when the trace has none.  Owned by A. */
 const struct ift_profile *ift_analysis_profile(const struct ift_analysis *a);
 

@@ -347,14 +347,46 @@ struct ift_chain *ift_ch_chain_new(struct ift_chains *c, enum ift_cause cause,
 	return ch;
 }
 
+/* "the N input workers", in C's memory */
+static const char *workers_who(struct ift_chains *c, unsigned n)
+{
+	return ift_ch_printf(c, "the %u input worker%s", n, n == 1 ? "" : "s");
+}
+
+/*
+ * The most input worker processes that ran at once: a loader that is made
+ * again each epoch has its workers counted once, not once an epoch.
+ */
+static unsigned workers_at_once(const struct ift_analysis *a)
+{
+	unsigned most = 0;
+
+	for (size_t i = 0; i < ift_analysis_process_count(a); i++) {
+		const struct ift_process_info *p = ift_analysis_process(a, i);
+		unsigned n = 0;
+
+		if (p->role != IFT_ROLE_INPUT_WORKER)
+			continue;
+		/* the most at once is reached at some worker's start */
+		for (size_t k = 0; k < ift_analysis_process_count(a); k++) {
+			const struct ift_process_info *q = ift_analysis_process(a, k);
+
+			n += q->role == IFT_ROLE_INPUT_WORKER && q->start_ns <= p->start_ns &&
+			     q->end_ns > p->start_ns;
+		}
+		if (n > most)
+			most = n;
+	}
+	return most;
+}
+
 static void who_of(const struct cb *b, const char *relation, uint32_t cuda_pid,
 		   struct who *w)
 {
 	const struct ift_analysis *a = b->c->a;
 
 	memset(w, 0, sizeof(*w));
-	for (size_t i = 0; i < ift_analysis_process_count(a); i++)
-		w->workers += ift_analysis_process(a, i)->role == IFT_ROLE_INPUT_WORKER;
+	w->workers = workers_at_once(a);
 	for (size_t i = 0; i < b->ntasks; i++) {
 		const struct ift_chain_task *t = &b->tasks[i];
 
@@ -427,6 +459,68 @@ uint32_t ift_ch_top_op(const struct gapacc *g)
 	return best;
 }
 
+/* What the profile found each kind of work to be, and its fix. */
+static const struct {
+	const char *what;	/* "spent N% of their CPU ..." */
+	const char *cost;	/* "... is the cost", before the frame that showed it */
+	const char *fix;
+} works[] = {
+	[IFT_WORK_DECODE] = { "decoding", "decoding is the cost",
+		"decode each sample once and keep it decoded (a cache of arrays), use a "
+		"faster decoder (Pillow-SIMD, Image.draft for JPEG, torchvision.io.decode_jpeg), "
+		"or decode on the GPU (torchvision.io.decode_jpeg(device='cuda'), DALI)" },
+	[IFT_WORK_TRANSFORM] = { "in transforms", "the transform is the cost",
+		"apply it to whole batches on the GPU (torchvision.transforms.v2 on batched "
+		"tensors), or cache its output where it is not random" },
+	[IFT_WORK_COLLATE] = { "collating", "collate is the cost",
+		"build each batch whole (a sampler yielding index batches with "
+		"batch_size=None, or __getitems__) instead of collating per-sample tensors" },
+	[IFT_WORK_INDEXING] = { "indexing a tensor a sample at a time", "indexing is the cost",
+		"for a dataset already in memory as a tensor, index a batch at once "
+		"(x[idx[i:i+batch]], a sampler yielding index batches with batch_size=None, "
+		"or __getitems__)" },
+	[IFT_WORK_KERNEL] = { "in the kernel",
+		"the kernel's time is page faults and system calls",
+		"reuse buffers across batches (preallocated arrays, one pinned buffer) "
+		"instead of allocating per sample, and read files in larger blocks" },
+	[IFT_WORK_PYTHON] = { "in their own Python", "the per-sample Python is the cost",
+		"do it on whole batches (numpy or torch operations over the batch) instead "
+		"of a Python loop per sample" },
+};
+
+/*
+ * The finding of the profile of ROLE's threads, WHO by name, as two
+ * recommendations: what their CPU went to, quoting the line (and the
+ * user's line that called it) or the function, and the fix for that kind
+ * of work.  False, and nothing said, without a profile or a finding.
+ */
+static bool profile_fix(struct cb *b, enum ift_role role, const char *who)
+{
+	struct ift_chains *c = b->c;
+	const struct ift_prof_group *g = ift_profile_group(ift_analysis_profile(c->a), role);
+	struct ift_prof_finding f;
+	char fr[512], caller[512] = "";
+
+	if (!g)
+		return false;
+	ift_profile_finding(g, &f);
+	if (f.work == IFT_WORK_UNKNOWN)
+		return false;
+	ift_func_format(f.top->frame, fr, sizeof(fr));
+	if (f.top->caller) {
+		memcpy(caller, ", called from ", 15);
+		ift_frame_format(f.top->caller, caller + 14, sizeof(caller) - 14);
+	}
+	ift_ch_cb_rec(b, ift_ch_printf(c, "%s spent %u%% of their CPU %s (%" PRIu64 " of %" PRIu64
+				       " samples), the most at %s%s (%" PRIu64 ")", who,
+				       (ift_ch_permille(f.samples, g->samples) + 5) / 10,
+				       works[f.work].what, f.samples, g->samples, fr, caller,
+				       f.top->self));
+	ift_ch_cb_rec(b, ift_ch_printf(c, "%s (%s): %s", works[f.work].cost, fr,
+				       works[f.work].fix));
+	return true;
+}
+
 /*
  * The fix for data starvation, chosen by what the feeders did (docs/report.md,
  * "How a fix is chosen"), each quoting the figures that chose it.
@@ -478,10 +572,12 @@ void ift_ch_recommend_data(struct cb *b, uint32_t cuda_pid, uint64_t fed, uint64
 		ift_ch_cb_rec(b, ift_ch_printf(c, "the thread feeding the GPU builds each batch itself (%u%% "
 				    "of its active time on CPU between calls, no worker feeds it): "
 				    "build batches in parallel with a loader that has workers "
-				    "(DataLoader num_workers=%u, persistent_workers=True); for a "
-				    "tensor already in memory, index a whole batch at once "
-				    "(x[idx[i:i+batch]]) instead of per-sample __getitem__",
+				    "(DataLoader num_workers=%u, persistent_workers=True)",
 				    (ift_ch_permille(oncpu, wall) + 5) / 10, want));
+		if (!profile_fix(b, IFT_ROLE_CUDA_THREAD, "the threads feeding the GPU"))
+			ift_ch_cb_rec(b, ift_ch_printf(c, "for a tensor already in memory, index a "
+					    "whole batch at once (x[idx[i:i+batch]]) instead of "
+					    "per-sample __getitem__"));
 	} else if (w.workers && io_pct >= 20) {
 		ift_ch_cb_rec(b, ift_ch_printf(c, "the %u input workers spend %u%% of their time blocked in "
 				    "I/O (uninterruptible sleep): raise num_workers or "
@@ -492,16 +588,20 @@ void ift_ch_recommend_data(struct cb *b, uint32_t cuda_pid, uint64_t fed, uint64
 				    "workers wait for a CPU %u%% of the time they want one; use "
 				    "num_workers=%u and persistent_workers=True", w.workers, cpus,
 				    rq_pct, want));
-		ift_ch_cb_rec(b, ift_ch_printf(c, "make each batch cheaper to build: for a dataset already "
-				    "in memory as a tensor, index a batch at once (x[idx[i:i+batch]], "
-				    "a sampler yielding index batches with batch_size=None, or "
-				    "__getitems__): no per-sample __getitem__ and collate"));
+		if (!profile_fix(b, IFT_ROLE_INPUT_WORKER, workers_who(c, w.workers)))
+			ift_ch_cb_rec(b, ift_ch_printf(c, "make each batch cheaper to build: for a dataset "
+					    "already in memory as a tensor, index a batch at once "
+					    "(x[idx[i:i+batch]], a sampler yielding index batches with "
+					    "batch_size=None, or __getitems__): no per-sample "
+					    "__getitem__ and collate"));
 	} else if (w.workers && on_pct >= 50) {
-		ift_ch_cb_rec(b, ift_ch_printf(c, "the %u input workers are on CPU %u%% of their time and "
-				    "blocked in I/O %u%%: the per-sample work is the cost; index a "
-				    "batch at once (an in-memory tensor indexed per batch, a sampler "
-				    "yielding index batches with batch_size=None, or __getitems__)",
-				    w.workers, on_pct, io_pct));
+		if (!profile_fix(b, IFT_ROLE_INPUT_WORKER, workers_who(c, w.workers)))
+			ift_ch_cb_rec(b, ift_ch_printf(c, "the %u input workers are on CPU %u%% of their "
+					    "time and blocked in I/O %u%%: the per-sample work is the "
+					    "cost; index a batch at once (an in-memory tensor indexed "
+					    "per batch, a sampler yielding index batches with "
+					    "batch_size=None, or __getitems__)", w.workers, on_pct,
+					    io_pct));
 		if (w.workers < want)
 			ift_ch_cb_rec(b, ift_ch_printf(c, "then raise num_workers from %u towards %u (CPUs - 1) "
 					    "and prefetch_factor", w.workers, want));
@@ -513,6 +613,7 @@ void ift_ch_recommend_data(struct cb *b, uint32_t cuda_pid, uint64_t fed, uint64
 				    "(%u%% of its active time on CPU there)", w.workers, blk_pct,
 				    on_pct, (ift_ch_permille(oncpu, wall) + 5) / 10));
 	} else if (w.threads) {
+		profile_fix(b, IFT_ROLE_INPUT_THREAD, "the input threads");
 		ift_ch_cb_rec(b, ift_ch_printf(c, "%u thread%s of the training process build%s its batches "
 				    "and share%s its GIL with the feeding thread: build them in "
 				    "worker processes instead (DataLoader num_workers=%u, or a "

@@ -383,6 +383,84 @@ int ift_az_profile_build(struct ift_analysis *a)
 	return 0;
 }
 
+/* The work a line of Python does, by its file as people name it. */
+static enum ift_prof_work line_work(const struct ift_frame *f)
+{
+	static const struct {
+		const char *file;	/* a prefix of ift_py_file_short()'s */
+		enum ift_prof_work work;
+	} files[] = {
+		{ "PIL/", IFT_WORK_DECODE }, { "cv2/", IFT_WORK_DECODE },
+		{ "imageio/", IFT_WORK_DECODE }, { "torchvision/io/", IFT_WORK_DECODE },
+		{ "simplejpeg/", IFT_WORK_DECODE }, { "turbojpeg", IFT_WORK_DECODE },
+		{ "torchvision/transforms/", IFT_WORK_TRANSFORM },
+		{ "albumentations/", IFT_WORK_TRANSFORM },
+		{ "torch/utils/data/_utils/collate.py", IFT_WORK_COLLATE },
+	};
+	const char *file = ift_py_file_short(f->module);
+
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+		if (!strncmp(file, files[i].file, strlen(files[i].file)))
+			return files[i].work;
+	return own_line(f) ? IFT_WORK_PYTHON : IFT_WORK_UNKNOWN;
+}
+
+/* The work a native function (NULL: the kernel) does, by its file or name. */
+static enum ift_prof_work native_work(const struct ift_frame *f)
+{
+	static const char *const decoders[] = {
+		"libjpeg", "libturbojpeg", "libpng", "libz.", "libwebp", "libopenjp2",
+		"libtiff", "libavcodec", "libnvjpeg", "libopencv_imgcodecs", "_imaging.",
+	};
+	const char *base;
+
+	if (!f)
+		return IFT_WORK_KERNEL;
+	if (strstr(f->symbol, "THPVariable_getitem") || strstr(f->symbol, "applySlicing"))
+		return IFT_WORK_INDEXING;
+	base = strrchr(f->module, '/');
+	base = base ? base + 1 : f->module;
+	for (size_t i = 0; i < sizeof(decoders) / sizeof(decoders[0]); i++)
+		if (!strncmp(base, decoders[i], strlen(decoders[i])))
+			return IFT_WORK_DECODE;
+	return IFT_WORK_UNKNOWN;
+}
+
+void ift_profile_finding(const struct ift_prof_group *g, struct ift_prof_finding *f)
+{
+	uint64_t py[IFT_WORK_PYTHON + 1] = { 0 }, nat[IFT_WORK_PYTHON + 1] = { 0 }, best = 0;
+	const struct ift_prof_frame *top_py[IFT_WORK_PYTHON + 1] = { 0 };
+	const struct ift_prof_frame *top_nat[IFT_WORK_PYTHON + 1] = { 0 };
+
+	memset(f, 0, sizeof(*f));
+	/* the lists are most self first: a work's first frame is its top */
+	for (size_t i = 0; i < g->nlines; i++) {
+		enum ift_prof_work w = line_work(g->lines[i].frame);
+
+		if (!top_py[w])
+			top_py[w] = &g->lines[i];
+		py[w] += g->lines[i].self;
+	}
+	for (size_t i = 0; i < g->nnative; i++) {
+		enum ift_prof_work w = native_work(g->native[i].frame);
+
+		if (!top_nat[w])
+			top_nat[w] = &g->native[i];
+		nat[w] += g->native[i].self;
+	}
+	/* a sample has a line and a native function: the larger side counts */
+	for (unsigned w = IFT_WORK_UNKNOWN + 1; w <= IFT_WORK_PYTHON; w++) {
+		uint64_t n = py[w] > nat[w] ? py[w] : nat[w];
+
+		if (n > best && n * 5 >= g->samples) {
+			best = n;
+			f->work = (enum ift_prof_work)w;
+			f->samples = n;
+			f->top = top_py[w] ? top_py[w] : top_nat[w];
+		}
+	}
+}
+
 void ift_az_profile_release(struct ift_analysis *a)
 {
 	ift_intern_release(&a->prof.keys);
