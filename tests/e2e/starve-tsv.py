@@ -6,7 +6,10 @@ line carry markup and quotes, for the escaping of report --html (t520, t521);
 starve-tsv.py NAME CMDLINE gives plain ones, and a third argument "stacks"
 two call sites (record --stack), every other copy from each (t301);
 "pystacks" Python call sites (record --py-stack): two lines of Python, one
-through two native paths, every fifth copy's frames read too late (t520);
+through two native paths, every fifth copy's frames read too late (t520),
+and a profile (record --profile) of the workers: 4 samples a gap, 2 in
+PIL's decoder (libz's code under it), 1 of them in the kernel, 1 in the
+user's own line (t007);
 "ranks" a NCCL job of two ranks: the thread is rank 1, which all-reduces
 just before each copy, and process 300 is rank 0, which enters each
 all-reduce at the start of the gap and sleeps there on CPU 1 until rank 1's
@@ -43,6 +46,16 @@ if PY:
           "_BaseDataLoaderIter.__next__,0,4\t/home/u/train.py,52,train_epoch,0,4\t%s" % CALLERS)
     print("stack\t%s\t/home/u/train.py,60,train_epoch,0,4\t%s" % (NATIVE, CALLERS))
     print("stack\t%s" % NATIVE)
+    # 5: a worker in PIL, called from the user's dataset; 6: in its own line
+    DATASET = "/home/u/dataset.py,27,Folder.__getitem__,0,4"
+    print("stack\t/usr/lib/x86_64-linux-gnu/libz.so.1,0x4a46,-,0,0\t/usr/lib/x86_64-linux-gnu/"
+          "libz.so.1,0x2100,inflate,0x50,0\t/usr/bin/python3.11,0x9999,_PyEval_EvalFrameDefault,"
+          "0x30,1\t/usr/lib/python3/dist-packages/PIL/ImageFile.py,254,ImageFile.load,0,4\t%s"
+          % DATASET)
+    print("stack\t/usr/bin/python3.11,0x9999,_PyEval_EvalFrameDefault,0x30,1\t"
+          "/home/u/dataset.py,30,Folder.__getitem__,0,4")
+    print("meta\tprofile.hz\t99")
+    print("meta\tprofile.period_ns\t10101010")
 elif STACKS:
     print("stack\t/lib/libcudart.so.12,0x1000,cudaMemcpy,0,0\t/app/train,0x2345,_Z4feedv,0x15,0"
           "\t/usr/lib/libpython3.11.so,0x9999,_PyEval_EvalFrameDefault,0x30,1")
@@ -52,7 +65,7 @@ print("tasks\t%d\t0\t100\t100\t2\t100\t101\t%s\t" % (T0 + 1500, NAME))
 for w in range(5):
     print("tasks\t%d\t0\t100\t100\t1\t%d\t%d\t%s\t" % (T0 + 2000 + 10 * w, 200 + w, 200 + w, NAME))
     print("tasks\t%d\t0\t%d\t%d\t4\t0\t0\tpt_data_worker\t" % (T0 + 2005 + 10 * w, 200 + w, 200 + w))
-sw, wk, calls = [], [], []
+sw, wk, calls, prof = [], [], [], []
 t = T0 + 1000000
 if RANKS:
     print("tasks\t%d\t0\t300\t300\t4\t0\t0\trank0\t" % (T0 + 3000))
@@ -80,6 +93,8 @@ for i in range(50):
     sw.append((t + 10000, 0, 100, 101, 1, 120, w, w, 120))
     wk.append((t + 5008000, 1, 100, 101, 1, 120, 0, 200, 200))
     sw.append((t + 5010000, 0, w, w, 1 if w == 200 else 0, 120, 100, 101, 120))
+    for k in range(4 if PY else 0):
+        prof.append((t + 1000000 * (k + 1), 0, w, w, 5 if k < 2 else 6, 1 if k == 1 else 2))
     t += 5100000
 for r in sorted(sw, key=lambda r: r[0]):
     print("switches\t" + "\t".join(map(str, r)))
@@ -87,5 +102,7 @@ for r in sorted(wk, key=lambda r: r[0]):
     print("wakeups\t" + "\t".join(map(str, r)))
 for r in sorted(calls, key=lambda r: r[0]):
     print("calls\t" + "\t".join(map(str, r)))
+for r in prof:
+    print("profile\t" + "\t".join(map(str, r)))
 print("meta\trecord.start_ns\t%d" % T0)
 print("meta\trecord.stop_ns\t%d" % (t + 1000000))

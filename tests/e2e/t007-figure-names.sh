@@ -24,6 +24,7 @@ report() {
 }
 report -i g.trace
 report -i ranks.trace
+report -i pystacks.trace
 report -i ranks.trace -i g.trace
 report -i ranks.trace --diff pystacks.trace
 report -i ranks.trace -i g.trace --diff ranks.trace

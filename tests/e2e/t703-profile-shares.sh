@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# record --profile (on by default): two input workers spend their CPU in
+# known shares, each part timed by the worker itself with thread_time():
+# heavy() and light(), pure-Python loops 3:1, and pack(), zlib.compress
+# (tests/workloads/profshares.py).  The report's input-worker group must
+# hold the workers' CPU (its samples times the period against their
+# process_time()), each part's share of it within 10 points, and name
+# libz, where pack() spends its time, at pack()'s share; its folded stacks
+# hold every sample, heavy()'s as many as the report's (profilecheck.py).
+# A run with --profile=off has no profile at all.
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+. "$IFT_SRC/tests/e2e/lib-record.sh"
+need_root
+need_debian_python
+need_simcuda
+work=$IFT_SRC/tests/workloads/profshares.py
+
+"$IFT" record -q --cuda-lib "$sim" -o prof.trace -- $py "$work" --cudart "$sim" \
+	>truth.jsonl 2>record.err &
+rp=$!
+wait $rp || fail "record failed: $(tail -3 record.err)"
+assert_no_leftover_of $rp
+"$IFT" report --json -i prof.trace >prof.json 2>report.err || fail "report failed: $(cat report.err)"
+"$IFT" info -i prof.trace >info.txt || fail "info failed"
+"$IFT" export --format folded -i prof.trace -o prof.folded || fail "export folded failed"
+python3 "$IFT_SRC/tests/e2e/profilecheck.py" prof.json truth.jsonl info.txt prof.folded >check.out 2>&1 ||
+	fail "the profile disagrees with the workers' own clocks: $(cat check.out)"
+cat check.out
+
+# asked not to, it samples nothing
+"$IFT" record -q --profile=off --cuda-lib "$sim" -o off.trace -- $py "$work" --cudart "$sim" \
+	--batches 4 >/dev/null 2>record.err &
+rp=$!
+wait $rp || fail "record --profile=off failed: $(tail -3 record.err)"
+assert_no_leftover_of $rp
+"$IFT" info -i off.trace >off.txt || fail "info failed"
+grep -q '^profile\.' off.txt && fail "--profile=off recorded a profile: $(grep '^profile\.' off.txt)"
+[ "$(awk '$1 == "profile" { print $2 }' off.txt)" = 0 ] ||
+	fail "--profile=off wrote profile rows: $(grep '^profile' off.txt)"
+"$IFT" report --json -i off.trace | python3 -c 'import json, sys; sys.exit("profile" in json.load(sys.stdin))' ||
+	fail "a report without a profile has a profile key"
+# a bad rate is a usage error
+"$IFT" record --profile=0 -- true >bad.out 2>&1 && fail "--profile=0 was taken"
+grep -q 'bad --profile' bad.out || fail "--profile=0: $(cat bad.out)"
+exit 0
