@@ -588,6 +588,23 @@ struct ift_prof_frame {
 };
 
 /*
+ * What a profile sample's CPU went to (docs/report.md, "How a fix is
+ * chosen"): the outermost frame of a known package under the user's own
+ * line (torchvision's transforms, which call PIL's resize, are
+ * transforms), else a known native library's code, else the kernel, else
+ * the user's own Python.
+ */
+enum ift_prof_work {
+	IFT_WORK_UNKNOWN,
+	IFT_WORK_DECODE,	/* an image or compressed-data decoder */
+	IFT_WORK_TRANSFORM,	/* torchvision's or albumentations' transforms */
+	IFT_WORK_COLLATE,	/* torch's collate */
+	IFT_WORK_INDEXING,	/* a tensor indexed a sample at a time */
+	IFT_WORK_KERNEL,	/* in the kernel: page faults, system calls */
+	IFT_WORK_PYTHON,	/* the user's own Python */
+};
+
+/*
  * What a kind of thread did with its CPU: the input workers', the input
  * threads', the relays', the pin-memory threads', the CUDA threads' outside
  * their calls (the "built its input itself" case), the others'.  Each
@@ -599,6 +616,7 @@ struct ift_prof_group {
 	uint64_t samples;
 	uint64_t kernel;		/* in the kernel (system calls, faults) */
 	uint64_t python;		/* with Python frames */
+	uint64_t work[IFT_WORK_PYTHON + 1];	/* by what they went to */
 	size_t nlines, nnative;
 	const struct ift_prof_frame *lines;	/* Python, most self first */
 	const struct ift_prof_frame *native;	/* most self first */
@@ -612,21 +630,6 @@ struct ift_profile {
 	const struct ift_prof_group *groups;	/* those with samples, by role */
 };
 
-/*
- * What a profile group's CPU went to, from its top frames (docs/report.md,
- * "How a fix is chosen"): the kind of work whose lines, or whose native
- * functions, hold most of its samples, at least a fifth of them.
- */
-enum ift_prof_work {
-	IFT_WORK_UNKNOWN,
-	IFT_WORK_DECODE,	/* an image or compressed-data decoder */
-	IFT_WORK_TRANSFORM,	/* torchvision's or albumentations' transforms */
-	IFT_WORK_COLLATE,	/* torch's collate */
-	IFT_WORK_INDEXING,	/* a tensor indexed a sample at a time */
-	IFT_WORK_KERNEL,	/* in the kernel: page faults, system calls */
-	IFT_WORK_PYTHON,	/* the user's own Python */
-};
-
 struct ift_prof_finding {
 	enum ift_prof_work work;
 	uint64_t samples;			/* the group's in that work */
@@ -634,7 +637,8 @@ struct ift_prof_finding {
 						   a line where one has, else native */
 };
 
-/* G's finding (work IFT_WORK_UNKNOWN, top NULL: none stands out). */
+/* G's finding: the work of most samples, a fifth of them at least (work
+   IFT_WORK_UNKNOWN, top NULL: none stands out). */
 void ift_profile_finding(const struct ift_prof_group *g, struct ift_prof_finding *f);
 
 /* The window's profile; period_ns 0 when the trace has none.  Owned by A. */

@@ -150,13 +150,83 @@ static int count_caller(struct tally *t, int64_t line, int64_t caller, uint64_t 
 	return 0;
 }
 
+/* The work a line of Python does, by its file as people name it. */
+static enum ift_prof_work line_work(const struct ift_frame *f)
+{
+	static const struct {
+		const char *file;	/* a prefix of ift_py_file_short()'s */
+		enum ift_prof_work work;
+	} files[] = {
+		{ "PIL/", IFT_WORK_DECODE }, { "cv2/", IFT_WORK_DECODE },
+		{ "imageio/", IFT_WORK_DECODE }, { "torchvision/io/", IFT_WORK_DECODE },
+		{ "simplejpeg/", IFT_WORK_DECODE }, { "turbojpeg", IFT_WORK_DECODE },
+		{ "torchvision/transforms/", IFT_WORK_TRANSFORM },
+		{ "albumentations/", IFT_WORK_TRANSFORM },
+		{ "torch/utils/data/_utils/collate.py", IFT_WORK_COLLATE },
+	};
+	const char *file = ift_py_file_short(f->module);
+
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+		if (!strncmp(file, files[i].file, strlen(files[i].file)))
+			return files[i].work;
+	return own_line(f) ? IFT_WORK_PYTHON : IFT_WORK_UNKNOWN;
+}
+
+/* The work a native function (NULL: the kernel) does, by its file or name. */
+static enum ift_prof_work native_work(const struct ift_frame *f)
+{
+	static const char *const decoders[] = {
+		"libjpeg", "libturbojpeg", "libpng", "libz.", "libwebp", "libopenjp2",
+		"libtiff", "libavcodec", "libnvjpeg", "libopencv_imgcodecs", "_imaging.",
+	};
+	const char *base;
+
+	if (!f)
+		return IFT_WORK_KERNEL;
+	if (strstr(f->symbol, "THPVariable_getitem") || strstr(f->symbol, "applySlicing"))
+		return IFT_WORK_INDEXING;
+	base = strrchr(f->module, '/');
+	base = base ? base + 1 : f->module;
+	for (size_t i = 0; i < sizeof(decoders) / sizeof(decoders[0]); i++)
+		if (!strncmp(base, decoders[i], strlen(decoders[i])))
+			return IFT_WORK_DECODE;
+	return IFT_WORK_UNKNOWN;
+}
+
+/*
+ * What a sample of site ST went to: the outermost frame of a known package
+ * inside the user's own line (PARTS' Python frames, OWN the index of the
+ * user's innermost line or NFRAMES), else its innermost native code of a
+ * known library, else the kernel (KERNEL), else the user's own line.
+ */
+static enum ift_prof_work sample_work(const struct ift_stack *st,
+				      const struct ift_stack_parts *p, unsigned own,
+				      bool kernel)
+{
+	for (unsigned k = own; k-- > p->native;) {
+		enum ift_prof_work w = line_work(&st->frames[k]);
+
+		if (w != IFT_WORK_UNKNOWN && w != IFT_WORK_PYTHON)
+			return w;
+	}
+	for (unsigned k = 0; k < p->native; k++) {
+		enum ift_prof_work w = native_work(&st->frames[k]);
+
+		if (w != IFT_WORK_UNKNOWN && w != IFT_WORK_KERNEL)
+			return w;
+	}
+	if (kernel)
+		return IFT_WORK_KERNEL;
+	return own < p->nframes ? IFT_WORK_PYTHON : IFT_WORK_UNKNOWN;
+}
+
 /* N samples of site ST (NULL: none) in group G, in the kernel when KERNEL. */
 static int tally_site(struct tally *t, struct ift_prof_group *g, const struct ift_stack *st,
 		      bool kernel, uint64_t n)
 {
 	struct ift_stack_parts parts;
 	int64_t own = -1, at, lines[IFT_STACK_MAX_PYTHON];
-	unsigned nl = 0;
+	unsigned nl = 0, own_k = 0;
 	int ret = 0;
 
 	t->stamp++;
@@ -172,14 +242,17 @@ static int tally_site(struct tally *t, struct ift_prof_group *g, const struct if
 		g->python += n;
 	for (unsigned k = parts.native; !ret && k < parts.nframes; k++) {
 		ret = count(t, (uint8_t)g->role, &st->frames[k], k == parts.native, n, &at);
-		if (own < 0 && own_line(&st->frames[k]))
+		if (own < 0 && own_line(&st->frames[k])) {
 			own = at;
+			own_k = k;
+		}
 		else if (own < 0 && nl < IFT_STACK_MAX_PYTHON)
 			lines[nl++] = at;
 	}
 	/* the lines inside the packages the user's line called */
 	for (unsigned k = 0; !ret && own >= 0 && k < nl; k++)
 		ret = count_caller(t, lines[k], own, n);
+	g->work[sample_work(st, &parts, own >= 0 ? own_k : parts.nframes, kernel)] += n;
 	return ret;
 }
 
@@ -383,82 +456,25 @@ int ift_az_profile_build(struct ift_analysis *a)
 	return 0;
 }
 
-/* The work a line of Python does, by its file as people name it. */
-static enum ift_prof_work line_work(const struct ift_frame *f)
-{
-	static const struct {
-		const char *file;	/* a prefix of ift_py_file_short()'s */
-		enum ift_prof_work work;
-	} files[] = {
-		{ "PIL/", IFT_WORK_DECODE }, { "cv2/", IFT_WORK_DECODE },
-		{ "imageio/", IFT_WORK_DECODE }, { "torchvision/io/", IFT_WORK_DECODE },
-		{ "simplejpeg/", IFT_WORK_DECODE }, { "turbojpeg", IFT_WORK_DECODE },
-		{ "torchvision/transforms/", IFT_WORK_TRANSFORM },
-		{ "albumentations/", IFT_WORK_TRANSFORM },
-		{ "torch/utils/data/_utils/collate.py", IFT_WORK_COLLATE },
-	};
-	const char *file = ift_py_file_short(f->module);
-
-	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
-		if (!strncmp(file, files[i].file, strlen(files[i].file)))
-			return files[i].work;
-	return own_line(f) ? IFT_WORK_PYTHON : IFT_WORK_UNKNOWN;
-}
-
-/* The work a native function (NULL: the kernel) does, by its file or name. */
-static enum ift_prof_work native_work(const struct ift_frame *f)
-{
-	static const char *const decoders[] = {
-		"libjpeg", "libturbojpeg", "libpng", "libz.", "libwebp", "libopenjp2",
-		"libtiff", "libavcodec", "libnvjpeg", "libopencv_imgcodecs", "_imaging.",
-	};
-	const char *base;
-
-	if (!f)
-		return IFT_WORK_KERNEL;
-	if (strstr(f->symbol, "THPVariable_getitem") || strstr(f->symbol, "applySlicing"))
-		return IFT_WORK_INDEXING;
-	base = strrchr(f->module, '/');
-	base = base ? base + 1 : f->module;
-	for (size_t i = 0; i < sizeof(decoders) / sizeof(decoders[0]); i++)
-		if (!strncmp(base, decoders[i], strlen(decoders[i])))
-			return IFT_WORK_DECODE;
-	return IFT_WORK_UNKNOWN;
-}
-
 void ift_profile_finding(const struct ift_prof_group *g, struct ift_prof_finding *f)
 {
-	uint64_t py[IFT_WORK_PYTHON + 1] = { 0 }, nat[IFT_WORK_PYTHON + 1] = { 0 }, best = 0;
-	const struct ift_prof_frame *top_py[IFT_WORK_PYTHON + 1] = { 0 };
-	const struct ift_prof_frame *top_nat[IFT_WORK_PYTHON + 1] = { 0 };
-
 	memset(f, 0, sizeof(*f));
-	/* the lists are most self first: a work's first frame is its top */
-	for (size_t i = 0; i < g->nlines; i++) {
-		enum ift_prof_work w = line_work(g->lines[i].frame);
-
-		if (!top_py[w])
-			top_py[w] = &g->lines[i];
-		py[w] += g->lines[i].self;
-	}
-	for (size_t i = 0; i < g->nnative; i++) {
-		enum ift_prof_work w = native_work(g->native[i].frame);
-
-		if (!top_nat[w])
-			top_nat[w] = &g->native[i];
-		nat[w] += g->native[i].self;
-	}
-	/* a sample has a line and a native function: the larger side counts */
-	for (unsigned w = IFT_WORK_UNKNOWN + 1; w <= IFT_WORK_PYTHON; w++) {
-		uint64_t n = py[w] > nat[w] ? py[w] : nat[w];
-
-		if (n > best && n * 5 >= g->samples) {
-			best = n;
+	for (unsigned w = IFT_WORK_UNKNOWN + 1; w <= IFT_WORK_PYTHON; w++)
+		if (g->work[w] > f->samples && g->work[w] * 5 >= g->samples) {
 			f->work = (enum ift_prof_work)w;
-			f->samples = n;
-			f->top = top_py[w] ? top_py[w] : top_nat[w];
+			f->samples = g->work[w];
 		}
-	}
+	if (f->work == IFT_WORK_UNKNOWN)
+		return;
+	/* its top frame: the lists are most self first */
+	for (size_t i = 0; !f->top && i < g->nlines; i++)
+		if (line_work(g->lines[i].frame) == f->work)
+			f->top = &g->lines[i];
+	for (size_t i = 0; !f->top && i < g->nnative; i++)
+		if (native_work(g->native[i].frame) == f->work)
+			f->top = &g->native[i];
+	if (!f->top)
+		f->work = IFT_WORK_UNKNOWN;
 }
 
 void ift_az_profile_release(struct ift_analysis *a)
