@@ -3,6 +3,7 @@
     feedercheck.py starved NAME      the starved run: NAME.truth, NAME.json
     feedercheck.py healthy NAME      its healthy twin
     feedercheck.py same-roles A B    two runs of one feeder, workers named or not
+    feedercheck.py decoding NAME     the vision run's profile (record --profile)
 
 NAME.json is `report --json --per-process`.  Every failed check is printed,
 not only the first, and the exit status is 1 when any failed.
@@ -28,6 +29,10 @@ conclusions"):
 - loader0: the same chain, but nobody feeds it: no feeder role anywhere, no
   worker, and most of the gaps' time on its own CPU.
 - healthy: no HIGH or MEDIUM chain at all.
+- decoding: the input workers' top line of Python is PIL's (its decoder,
+  under the dataset's __getitem__, which the profile names as its
+  caller), and the steady-state chain's fix says the workers' CPU went
+  to decoding, quoting a PIL line, and counts the workers of one loader.
 """
 import json
 from simcheck import neighbour_chains, runq_cost, severities, severities_between
@@ -278,9 +283,11 @@ def starved(name):
     got_r = [(t["tid"], t.get("role")) for t in relayed]
     if got_r != want_r:
         bad.append("%s: relayed by %r, the program's relay is %r" % (name, got_r, want_r))
-    if e.get("workers") != truth["workers"]:
-        bad.append("%s: %r input workers counted, the program had %d"
-                   % (name, e.get("workers"), truth["workers"]))
+    # the most that ran at once: a loader made again each epoch has new
+    # worker processes, as many
+    if e.get("workers") != truth["workers_at_once"]:
+        bad.append("%s: %r input workers counted, the program had %d at once (%d in all)"
+                   % (name, e.get("workers"), truth["workers_at_once"], truth["workers"]))
     check_gaps(name, truth, r, c, not feeders)
 
 
@@ -347,9 +354,41 @@ def same_roles(a, b):
         bad.append("named and unnamed workers differ: %s %r, %s %r" % (a, seen[0], b, seen[1]))
 
 
+def decoding(name):
+    truth, r = load(name)
+    groups = {g["role"]: g for g in (r.get("profile") or {}).get("groups", [])}
+    g = groups.get("input worker")
+    if not g or not g["python"]:
+        bad.append("%s: no profile of the input workers: %r" % (name, sorted(groups)))
+        return
+    top = g["python"][0]
+    print("%s: the workers' top line %s (%d of %d samples), from %s"
+          % (name, top["frame"], top["self_samples"], g["samples"],
+             (top.get("caller") or {}).get("frame")))
+    if "/PIL/" not in top["file"]:
+        bad.append("%s: the workers' top line is %s, not PIL's decoder" % (name, top["frame"]))
+    elif not (top.get("caller") or {}).get("function", "").endswith("__getitem__"):
+        bad.append("%s: PIL's line is not shown from the dataset's __getitem__: %r"
+                   % (name, top.get("caller")))
+    c = steady_chain(name, r)
+    recs = " ".join(c["recommendations"]) if c else ""
+    print("%s: %s" % (name, recs))
+    if "CPU decoding" not in recs or "PIL/" not in recs:
+        bad.append("%s: the fix does not say the workers' CPU went to PIL's decoding: %r"
+                   % (name, recs))
+    n = truth["workers_at_once"]
+    if "%d input workers" % n not in recs:
+        bad.append("%s: the fix does not count the %d workers of a loader (%d in all): %r"
+                   % (name, n, truth["workers"], recs))
+    if "in memory as a tensor" in recs:
+        bad.append("%s: in-memory tensor advice without indexing in the profile: %r"
+                   % (name, recs))
+
+
 def main():
     cmd, names = sys.argv[1], sys.argv[2:]
-    {"starved": starved, "healthy": healthy, "same-roles": same_roles}[cmd](*names)
+    {"starved": starved, "healthy": healthy, "same-roles": same_roles,
+     "decoding": decoding}[cmd](*names)
     for b in bad:
         print(b)
     return 1 if bad else 0

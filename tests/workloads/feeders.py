@@ -52,7 +52,8 @@ and a longer kernel: the feeder keeps up, no HIGH or MEDIUM chain):
               torchvision transform (Resize, RandomHorizontalFlip, ToTensor,
               Normalize), as an ImageFolder pipeline does; the images (REPS
               pixels a side) are written at start-up.  Data starvation, woke
-              by the 4 worker processes (`input worker`).
+              by the 4 worker processes (`input worker`); with --epochs 2, a
+              new loader's 4 each epoch (8 in all, 4 at once).
   tokens      DataLoader, num_workers=4, whose __getitem__ tokenizes text in
               pure Python (split, a vocabulary dict, padding; no torch op
               until torch.tensor of the ids).  Data starvation, woke by the 4
@@ -147,9 +148,10 @@ SEEN = None
 
 
 def record_worker(slot=None):
-    """Records this worker process's pid in SEEN (at `slot`, or the next free one)."""
+    """Records this worker process's pid in SEEN (at `slot`, or the next free
+    one: a later epoch's loader has workers of the same ids)."""
     with SEEN.get_lock():
-        if slot is None:
+        if slot is None or SEEN[slot]:
             slot = next(i for i, p in enumerate(SEEN) if p == 0)
         SEEN[slot] = os.getpid()
 
@@ -384,6 +386,8 @@ def main():
     ap.add_argument("--reps", type=int)
     ap.add_argument("--kernel-us", type=int)
     ap.add_argument("--batches", type=int, help="batches per epoch")
+    ap.add_argument("--epochs", type=int,
+                    help="epochs, a new loader's workers each but with persistent")
     args = ap.parse_args()
     d = DEFAULTS[args.feeder][1 if args.healthy else 0]
     workers = d[0] if args.workers is None else args.workers
@@ -391,7 +395,7 @@ def main():
     REPS = d[2] if args.reps is None else args.reps
     kernel_us = args.kernel_us or d[3]
     nbatch = args.batches or d[4]
-    epochs = 2 if args.feeder == "persistent" else 1
+    epochs = args.epochs or (2 if args.feeder == "persistent" else 1)
     if args.feeder == "loader0":
         workers = 0
 
@@ -414,7 +418,7 @@ def main():
     torch.manual_seed(0)
     raw = torch.rand(4096, FEATURES, dtype=torch.float32)
     BASE = torch.stack([torch.tanh(r * 1.0001 + 0.001) for r in raw])  # ~40 ms
-    SEEN = mp.get_context("fork").Array("i", max(workers, 1))
+    SEEN = mp.get_context("fork").Array("i", max(workers, 1) * epochs)
     nsamples = nbatch * bsz
 
     ring, pool, executor, relay, feeder_tids, other = None, None, None, None, set(), {}
@@ -509,8 +513,8 @@ def main():
             syncs.append(t5 - t4)
             t_sync = t5
             t0 = time.monotonic_ns()
-        if ep == 0 and args.feeder in WORKER_LOADERS:
-            wpids = sorted(w.pid for w in it._workers)
+        if args.feeder in WORKER_LOADERS and (ep == 0 or args.feeder != "persistent"):
+            wpids = sorted((wpids if ep else []) + [w.pid for w in it._workers])
     t_end = time.monotonic_ns()
     rd_end = run_delay_ns()
     wall = t_end - t_loop
@@ -566,6 +570,8 @@ def main():
         "feeder": args.feeder, "healthy": args.healthy, "named": args.name_workers,
         "pid": os.getpid(), "tid": threading.get_native_id(), "cpus": os.cpu_count(),
         "workers": len(feeders["processes"]), "threads": len(feeders["threads"]),
+        # a loader's workers: those of one epoch, but for persistent ones
+        "workers_at_once": min(workers, len(feeders["processes"])),
         "feeders": feeders, "relay_tid": relay,
         "built": {str(t): n for t, n in sorted(built.items())},
         "relay_role": "pin-memory thread" if args.feeder == "pin" else
