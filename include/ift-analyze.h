@@ -186,6 +186,8 @@ struct ift_thread_info {
 	const struct ift_op_stats *ops;	/* most time first */
 };
 
+struct ift_prof_group;
+
 struct ift_process_info {
 	uint32_t pid, ppid;
 	const char *comm;		/* its last name */
@@ -201,6 +203,8 @@ struct ift_process_info {
 	uint64_t cuda_calls, cuda_ns;
 	size_t nops;
 	const struct ift_op_stats *ops;
+	/* its threads' CPU profile, all of it (record --profile), or NULL */
+	const struct ift_prof_group *profile;
 };
 
 /*

@@ -133,6 +133,10 @@ struct ift_chain {
 	size_t npy_sites;
 	const struct ift_chain_py_site *py_sites;	/* most cost first, at most
 							   IFT_CHAIN_SITES */
+	/* the CPU profile of the threads its fix speaks of (record --profile:
+	   the input workers, the input threads, or the CUDA threads outside
+	   their calls), or NULL */
+	const struct ift_prof_group *profile;
 };
 
 struct ift_chain_opts {

@@ -178,7 +178,6 @@ struct az_prof {
 	uint64_t *n;			/* by key number */
 	size_t cap;
 	struct ift_profile out;
-	struct ift_prof_group *groups;	/* OUT's */
 };
 
 struct ift_analysis {

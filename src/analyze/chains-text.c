@@ -503,6 +503,7 @@ static bool profile_fix(struct cb *b, enum ift_role role, const char *who)
 
 	if (!g)
 		return false;
+	b->ch->profile = g;
 	ift_profile_finding(g, &f);
 	if (f.work == IFT_WORK_UNKNOWN)
 		return false;

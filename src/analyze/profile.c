@@ -61,7 +61,7 @@ struct pacc {
 	uint64_t stamp;			/* the last sample it was counted in */
 	uint32_t caller;		/* 1 + its best caller's entry; 0: none */
 	uint64_t caller_n;
-	uint8_t group;			/* enum ift_role */
+	uint32_t group;			/* a role's, or IFT_ROLE_NR + a process's */
 	bool py;
 };
 
@@ -84,13 +84,13 @@ static bool own_line(const struct ift_frame *f)
 }
 
 /* The entry of frame F (NULL: the kernel) in GROUP; -ENOMEM. */
-static int64_t entry(struct tally *t, uint8_t group, const struct ift_frame *f)
+static int64_t entry(struct tally *t, uint32_t group, const struct ift_frame *f)
 {
 	bool py = f && (f->flags & IFT_FRAME_F_PYSRC);
 	int64_t i;
 
 	ift_buf_clear(&t->key);
-	ift_buf_u8(&t->key, group);
+	ift_buf_le32(&t->key, group);
 	ift_buf_u8(&t->key, py);
 	if (f) {
 		ift_buf_str(&t->key, f->module);
@@ -117,7 +117,7 @@ static int64_t entry(struct tally *t, uint8_t group, const struct ift_frame *f)
 }
 
 /* N samples of F in GROUP: SELF when innermost; once a sample. */
-static int count(struct tally *t, uint8_t group, const struct ift_frame *f, bool self,
+static int count(struct tally *t, uint32_t group, const struct ift_frame *f, bool self,
 		 uint64_t n, int64_t *at)
 {
 	int64_t i = entry(t, group, f);
@@ -221,8 +221,8 @@ static enum ift_prof_work sample_work(const struct ift_stack *st,
 }
 
 /* N samples of site ST (NULL: none) in group G, in the kernel when KERNEL. */
-static int tally_site(struct tally *t, struct ift_prof_group *g, const struct ift_stack *st,
-		      bool kernel, uint64_t n)
+static int tally_site(struct tally *t, struct ift_prof_group *g, uint32_t gid,
+		      const struct ift_stack *st, bool kernel, uint64_t n)
 {
 	struct ift_stack_parts parts;
 	int64_t own = -1, at, lines[IFT_STACK_MAX_PYTHON];
@@ -234,14 +234,14 @@ static int tally_site(struct tally *t, struct ift_prof_group *g, const struct if
 	ift_stack_parts(st, &parts);
 	if (kernel) {
 		g->kernel += n;
-		ret = count(t, (uint8_t)g->role, NULL, true, n, NULL);
+		ret = count(t, gid, NULL, true, n, NULL);
 	}
 	for (unsigned k = 0; !ret && k < parts.native; k++)
-		ret = count(t, (uint8_t)g->role, &st->frames[k], !kernel && k == 0, n, NULL);
+		ret = count(t, gid, &st->frames[k], !kernel && k == 0, n, NULL);
 	if (parts.nframes > parts.native)
 		g->python += n;
 	for (unsigned k = parts.native; !ret && k < parts.nframes; k++) {
-		ret = count(t, (uint8_t)g->role, &st->frames[k], k == parts.native, n, &at);
+		ret = count(t, gid, &st->frames[k], k == parts.native, n, &at);
 		if (own < 0 && own_line(&st->frames[k])) {
 			own = at;
 			own_k = k;
@@ -270,8 +270,9 @@ static int by_self(const void *x, const void *y)
 	return ift_py_frame_cmp(p->frame, q->frame);
 }
 
-/* Group G's top frames from the tally: its lines, or its native frames. */
-static int group_top(struct tally *t, struct ift_prof_group *g, bool py)
+/* Group GID's top frames from the tally into G: its lines, or its native
+   frames. */
+static int group_top(struct tally *t, struct ift_prof_group *g, uint32_t gid, bool py)
 {
 	struct ift_prof_frame *v = NULL;
 	size_t n = 0, cap = 0, cnt = ift_intern_count(&t->ents);
@@ -280,7 +281,7 @@ static int group_top(struct tally *t, struct ift_prof_group *g, bool py)
 	for (size_t i = 0; i < cnt; i++) {
 		const struct pacc *e = &t->v[i];
 
-		if (e->group != g->role || e->py != py)
+		if (e->group != gid || e->py != py)
 			continue;
 		if (ift_array_grow((void **)&v, &cap, n + 1, sizeof(*v)) < 0) {
 			free(v);
@@ -343,55 +344,78 @@ static int count_procs(struct ift_analysis *a, const uint32_t *seen,
 	return 0;
 }
 
-/* Each thread's group: its role, or its process's as an input worker. */
-static void thread_groups(const struct ift_analysis *a, uint8_t *role)
+/* Each thread's role group (its role, or its process's as an input
+   worker) and process group (-1: none listed). */
+static void thread_groups(const struct ift_analysis *a, uint8_t *role, int64_t *proc)
 {
 	for (size_t i = 0; i < a->nth; i++) {
 		role[i] = (uint8_t)a->th[i]->info.role;
-		for (size_t k = 0; !role[i] && k < a->nprocs; k++)
-			if (a->procs[k].pid == a->th[i]->pid &&
-			    a->procs[k].role == IFT_ROLE_INPUT_WORKER)
+		proc[i] = -1;
+		for (size_t k = 0; k < a->nprocs; k++) {
+			if (a->procs[k].pid != a->th[i]->pid)
+				continue;
+			proc[i] = (int64_t)k;
+			if (!role[i] && a->procs[k].role == IFT_ROLE_INPUT_WORKER)
 				role[i] = IFT_ROLE_INPUT_WORKER;
+		}
 	}
 }
 
-/* Each count of the pass into its thread's group; the threads and
-   processes of each group counted once. */
-static int tally_all(struct tally *t, struct ift_prof_group *groups)
+/*
+ * Each count of the pass into its thread's role group and its process's
+ * group (GS: the roles', then the listed processes'); the threads and
+ * processes of each group counted once.
+ */
+static int tally_all(struct tally *t, struct ift_prof_group *gs)
 {
-	struct az_prof *p = &t->a->prof;
-	size_t nk = ift_intern_count(&p->keys);
-	uint32_t *seen = calloc(t->a->nth ? t->a->nth : 1, sizeof(*seen));
-	uint8_t *role = calloc(t->a->nth ? t->a->nth : 1, sizeof(*role));
+	struct ift_analysis *a = t->a;
+	struct az_prof *p = &a->prof;
+	size_t nk = ift_intern_count(&p->keys), nth = a->nth ? a->nth : 1;
+	uint32_t *seen = calloc(nth, sizeof(*seen));
+	uint8_t *role = calloc(nth, sizeof(*role));
+	int64_t *proc = calloc(nth, sizeof(*proc));
 	int ret = 0;
 
-	if (!seen || !role) {
-		free(seen);
-		free(role);
-		return -ENOMEM;
+	if (!seen || !role || !proc) {
+		ret = -ENOMEM;
+		goto out;
 	}
-	thread_groups(t->a, role);
+	thread_groups(a, role, proc);
 	for (size_t i = 0; !ret && i < nk; i++) {
 		struct az_prof_key k;
+		const struct ift_stack *st;
 		struct ift_prof_group *g;
 
 		memcpy(&k, ift_intern_get(&p->keys, i, NULL), sizeof(k));
+		st = k.stack ? ift_trace_stack(a->t, k.stack) : NULL;
+		/* its process's: everything it did */
+		if (proc[k.th] >= 0) {
+			uint32_t gid = IFT_ROLE_NR + (uint32_t)proc[k.th];
+
+			g = &gs[gid];
+			g->role = a->procs[proc[k.th]].role;
+			g->procs = 1;
+			g->threads += !(seen[k.th] & (1u << IFT_ROLE_NR));
+			seen[k.th] |= 1u << IFT_ROLE_NR;
+			ret = tally_site(t, g, gid, st, k.flags & IFT_PF_F_KERNEL, p->n[i]);
+		}
 		/* a CUDA thread's CPU inside its calls is the runtime's */
-		if (role[k.th] == IFT_ROLE_CUDA_THREAD && (k.flags & AZ_PF_IN_CALL))
+		if (ret || (role[k.th] == IFT_ROLE_CUDA_THREAD && (k.flags & AZ_PF_IN_CALL)))
 			continue;
-		g = &groups[role[k.th]];
+		g = &gs[role[k.th]];
 		g->role = role[k.th];
 		if (!(seen[k.th] & (1u << g->role))) {
 			seen[k.th] |= 1u << g->role;
 			g->threads++;
 		}
-		ret = tally_site(t, g, k.stack ? ift_trace_stack(t->a->t, k.stack) : NULL,
-				 k.flags & IFT_PF_F_KERNEL, p->n[i]);
+		ret = tally_site(t, g, role[k.th], st, k.flags & IFT_PF_F_KERNEL, p->n[i]);
 	}
 	if (ret >= 0)
-		ret = count_procs(t->a, seen, groups);
+		ret = count_procs(a, seen, gs);
+out:
 	free(seen);
 	free(role);
+	free(proc);
 	return ret;
 }
 
@@ -421,37 +445,39 @@ static void tally_release(struct tally *t)
 int ift_az_profile_build(struct ift_analysis *a)
 {
 	struct az_prof *p = &a->prof;
-	struct ift_prof_group groups[IFT_ROLE_NR];
 	const char *period = ift_trace_meta(a->t, "profile.period_ns");
+	size_t ng = 0, ngs = IFT_ROLE_NR + a->nprocs;
+	struct ift_prof_group *gs;
 	struct tally t = { .a = a };
-	size_t ng = 0;
 	int ret;
 
 	p->out.period_ns = period ? strtoull(period, NULL, 10) : 0;
 	if (!p->out.period_ns)
 		return 0;
-	memset(groups, 0, sizeof(groups));
+	/* in the analysis's memory: the processes point at theirs */
+	if (!(gs = ift_az_alloc(a, ngs, sizeof(*gs))))
+		return -ENOMEM;
+	memset(gs, 0, ngs * sizeof(*gs));
 	ift_intern_init(&t.ents);
 	ift_intern_init(&t.pairs);
 	ift_buf_init(&t.key);
-	ret = tally_all(&t, groups);
+	ret = tally_all(&t, gs);
 	if (ret >= 0)
 		best_callers(&t);
-	for (unsigned r = 0; ret >= 0 && r < IFT_ROLE_NR; r++) {
-		if (!groups[r].samples)
+	for (uint32_t gid = 0; ret >= 0 && gid < ngs; gid++) {
+		if (!gs[gid].samples)
 			continue;
-		if ((ret = group_top(&t, &groups[r], true)) >= 0)
-			ret = group_top(&t, &groups[r], false);
-		groups[ng++] = groups[r];
+		if ((ret = group_top(&t, &gs[gid], gid, true)) >= 0)
+			ret = group_top(&t, &gs[gid], gid, false);
+		if (gid >= IFT_ROLE_NR)
+			a->procs[gid - IFT_ROLE_NR].profile = &gs[gid];
+		else
+			gs[ng++] = gs[gid];	/* the roles' with samples first */
 	}
 	tally_release(&t);
 	if (ret < 0)
 		return ret;
-	if (ng && !(p->groups = ift_az_alloc(a, ng, sizeof(*p->groups))))
-		return -ENOMEM;
-	if (ng)
-		memcpy(p->groups, groups, ng * sizeof(*groups));
-	p->out.groups = p->groups;
+	p->out.groups = gs;
 	p->out.ngroups = ng;
 	return 0;
 }

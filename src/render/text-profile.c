@@ -31,28 +31,50 @@ static double pct(uint64_t n, uint64_t of)
 	return of ? 100.0 * (double)n / (double)of : 0.0;
 }
 
+/* X as text: the frame, and the user's line that called it */
+static const char *frame_text(const struct ift_prof_frame *x, char *buf, size_t len)
+{
+	char fr[512], caller[512];
+
+	ift_func_format(x->frame, fr, sizeof(fr));
+	if (!x->caller) {
+		snprintf(buf, len, "%s", fr);
+		return buf;
+	}
+	ift_frame_format(x->caller, caller, sizeof(caller));
+	snprintf(buf, len, "%s, from %s", fr, caller);
+	return buf;
+}
+
 static void frames(struct text *tx, const struct ift_prof_group *g, bool py)
 {
 	const struct ift_prof_frame *v = py ? g->lines : g->native;
 	size_t n = py ? g->nlines : g->nnative;
-	char fr[512], caller[512], line[1200];
+	char line[1100];
 
 	if (!n)
 		return;
 	fprintf(tx->f, "    %6s %6s  %s\n", "self", "total", py ? "Python line" : "native function");
 	for (size_t i = 0; i < n && i < PROF_TEXT_TOP; i++) {
-		const struct ift_prof_frame *x = &v[i];
+		fprintf(tx->f, "    %5.1f%% %5.1f%%  ", pct(v[i].self, g->samples),
+			pct(v[i].total, g->samples));
+		ift_txt_wrap(tx, 19, 21, frame_text(&v[i], line, sizeof(line)));
+	}
+}
 
-		ift_func_format(x->frame, fr, sizeof(fr));
-		if (x->caller) {
-			ift_frame_format(x->caller, caller, sizeof(caller));
-			snprintf(line, sizeof(line), "%s, from %s", fr, caller);
-		} else {
-			snprintf(line, sizeof(line), "%s", fr);
-		}
-		fprintf(tx->f, "    %5.1f%% %5.1f%%  ", pct(x->self, g->samples),
-			pct(x->total, g->samples));
-		ift_txt_wrap(tx, 19, 21, line);
+void ift_txt_profile_top(struct text *tx, const struct ift_prof_group *g, const char *label)
+{
+	/* a program without Python: its native functions */
+	const struct ift_prof_frame *v = g->nlines ? g->lines : g->native;
+	size_t n = g->nlines ? g->nlines : g->nnative;
+	char fr[1100], line[1200];
+	int len;
+
+	for (size_t i = 0; i < n && i < PROF_TEXT_TOP; i++) {
+		snprintf(line, sizeof(line), "%.0f%% %s", pct(v[i].self, g->samples),
+			 frame_text(&v[i], fr, sizeof(fr)));
+		len = fprintf(tx->f, "    %-12s ", i ? "" : label);
+		ift_txt_wrap(tx, len, len + 4, line);
 	}
 }
 

@@ -391,6 +391,8 @@ static int print_per_process(struct text *tx, const struct ift_analysis *a, bool
 			task_header(tx, true);
 			thread_rows(tx, p->threads, p->nthreads);
 		}
+		if (p->profile)
+			ift_txt_profile_top(tx, p->profile, "its CPU:");
 	}
 	return 0;
 }
@@ -515,6 +517,8 @@ static void print_chain(struct text *tx, size_t n, const struct ift_chain *ch)
 	}
 	print_chain_sites(tx, ch);
 	print_chain_py_sites(tx, ch);
+	if (ch->profile)
+		ift_txt_profile_top(tx, ch->profile, "their CPU:");
 	for (size_t i = 0; i < ch->nrecs; i++) {
 		len = fprintf(tx->f, "    %s ", i ? "   " : "fix");
 		ift_txt_wrap(tx, len, 8, ch->recs[i]);

@@ -58,6 +58,10 @@ void ift_txt_wrap(struct text *tx, int col, int indent, const char *text);
 struct ift_profile;
 /* The report's CPU profile (text-profile.c); nothing without one. */
 void ift_txt_profile(struct text *tx, const struct ift_profile *p);
+/* The top lines of G, after LABEL (12 columns at most): under a chain, of
+   the threads its fix speaks of; under a process, its own. */
+struct ift_prof_group;
+void ift_txt_profile_top(struct text *tx, const struct ift_prof_group *g, const char *label);
 
 struct ift_text_opts;
 /* The free text's width: O's when it is one a report can wrap to. */

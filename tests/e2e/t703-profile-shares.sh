@@ -7,6 +7,8 @@
 # process_time()), each part's share of it within 10 points, and name
 # libz, where pack() spends its time, at pack()'s share; its folded stacks
 # hold every sample, heavy()'s as many as the report's (profilecheck.py).
+# The text shows the workers' top lines under the chain, and each worker's
+# own with --per-process.
 # A run with --profile=off has no profile at all.
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 . "$IFT_SRC/tests/e2e/lib-record.sh"
@@ -26,6 +28,16 @@ assert_no_leftover_of $rp
 python3 "$IFT_SRC/tests/e2e/profilecheck.py" prof.json truth.jsonl info.txt prof.folded >check.out 2>&1 ||
 	fail "the profile disagrees with the workers' own clocks: $(cat check.out)"
 cat check.out
+# the text: the workers' top lines under the chain, and each worker's own
+# under it with --per-process
+"$IFT" report -i prof.trace >prof.txt || fail "report failed"
+grep -q '^    their CPU: *[0-9]*% .*profshares.py:[0-9]* in heavy' prof.txt ||
+	fail "no workers' CPU under the chain: $(grep -A3 '^ 1\.' prof.txt)"
+"$IFT" report --per-process -i prof.trace >pp.txt || fail "report --per-process failed"
+for pid in $(python3 -c 'import json, sys; [print(json.loads(l)["pid"]) for l in open(sys.argv[1])]' truth.jsonl); do
+	sed -n "/^process $pid /,/^process /p" pp.txt | grep -q '^    its CPU: *[0-9]*% .*profshares.py' ||
+		fail "worker $pid has no CPU profile of its own in --per-process"
+done
 
 # asked not to, it samples nothing
 "$IFT" record -q --profile=off --cuda-lib "$sim" -o off.trace -- $py "$work" --cudart "$sim" \
