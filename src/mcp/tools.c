@@ -635,6 +635,98 @@ static int stacks(struct ift_mcp *m, const struct args *a, json_object **out,
 	return 0;
 }
 
+/* ---- get_profile -------------------------------------------------- */
+
+/* ROLE's value by name ("none": threads of no role), or -1. */
+static int role_by_name(const char *name)
+{
+	if (!strcmp(name, "none"))
+		return IFT_ROLE_NONE;
+	for (int r = IFT_ROLE_NONE + 1; r < IFT_ROLE_NR; r++)
+		if (!strcmp(name, ift_role_name((enum ift_role)r)))
+			return r;
+	return -1;
+}
+
+/* The groups AN's profile has for the call's ROLE and PID, into O. */
+static int profile_groups(const struct ift_analysis *an, const struct args *a, json_object *o,
+			  char *err, size_t errlen)
+{
+	const struct ift_profile *p = ift_analysis_profile(an);
+	const char *rname = arg_str(a, "role");
+	uint32_t pid = (uint32_t)arg_int(a, "pid");
+	size_t limit = (size_t)arg_int(a, "limit");
+	int role = rname ? role_by_name(rname) : -1;
+	json_object *v = json_object_new_array();
+
+	ift_json_add_u64(o, "period_ns", p->period_ns);
+	ift_json_add_u64(o, "samples", p->samples);
+	json_object_object_add(o, "groups", v);
+	if (pid) {
+		const struct ift_process_info *pi = ift_analysis_process_find(an, pid);
+
+		if (!pi)
+			return no_pid(an, pid, err, errlen);
+		if (pi->profile)
+			json_object_array_add(v, ift_json_prof_group(pi->profile, p->period_ns,
+								     limit));
+		return 0;
+	}
+	for (size_t i = 0; i < p->ngroups; i++)
+		if (!rname || (int)p->groups[i].role == role)
+			json_object_array_add(v, ift_json_prof_group(&p->groups[i], p->period_ns,
+								     limit));
+	return 0;
+}
+
+static int profile(struct ift_mcp *m, const struct args *a, json_object **out,
+		   char *err, size_t errlen)
+{
+	const char *rname = arg_str(a, "role");
+	struct ift_analysis *win = NULL;
+	json_object *o;
+	int ret;
+
+	if (rname && role_by_name(rname) < 0) {
+		snprintf(err, errlen, "no role '%s': input worker, input thread, relay, "
+			 "pin-memory thread, cuda thread, cuda process or none", rname);
+		return -1;
+	}
+	if (load(m, err, errlen) < 0)
+		return -1;
+	if (!ift_analysis_profile(m->tr.rep.a)->period_ns) {
+		snprintf(err, errlen, "this trace has no profile: it was recorded with "
+			 "--profile=off, or by an older recorder (record samples every "
+			 "traced thread's stack by default)");
+		return -1;
+	}
+	/* a window is its own analysis, made for the call */
+	if (has(a, "from_ns") || has(a, "to_ns")) {
+		struct ift_analyze_opts opts = {
+			.from_ns = (uint64_t)arg_int(a, "from_ns"),
+			.to_ns = (uint64_t)arg_int(a, "to_ns"), .has_to = has(a, "to_ns"),
+		};
+
+		if (opts.has_to && opts.to_ns < opts.from_ns) {
+			snprintf(err, errlen, "to_ns must not be before from_ns");
+			return -1;
+		}
+		if ((ret = ift_analysis_run(m->tr.t, &opts, &win)) < 0) {
+			snprintf(err, errlen, "cannot analyze the window: %s", ift_strerror(ret));
+			return -1;
+		}
+	}
+	o = json_object_new_object();
+	ret = profile_groups(win ? win : m->tr.rep.a, a, o, err, errlen);
+	ift_analysis_free(win);
+	if (ret < 0) {
+		json_object_put(o);
+		return -1;
+	}
+	*out = o;
+	return 0;
+}
+
 /* ---- get_timeline ------------------------------------------------- */
 
 /* True when EV is about task ID (a tid, or a pid when PID). */
@@ -986,6 +1078,27 @@ static const struct tool tools[] = {
 	  "\"calls\",\"total_ns\",\"callers\"]}}}}},"
 	  "\"note\":{\"type\":\"string\"}}}",
 	  stacks },
+	{ "get_profile", "What the threads spent their CPU on: the CPU profile",
+	  "The CPU profile (record samples each traced thread's stack every period_ns "
+	  "of its CPU): per kind of thread (role: input worker, input thread, relay, "
+	  "pin-memory thread, cuda thread outside its calls, none), its samples "
+	  "(cpu_ns = samples x period_ns), those in the kernel, and its top lines of "
+	  "Python and native functions by self samples (the innermost frame of its "
+	  "kind), with total_samples (anywhere in the stack); a package's line has the "
+	  "user's own line that called it (caller). With pid, that process's own "
+	  "profile, all its threads; with from_ns/to_ns, the profile of that window.",
+	  { { "role", A_STR, false, 0, 64, 0, "only this kind of thread" },
+	    { "pid", A_INT, false, 1, PID_MAX, 0, "one process's profile" },
+	    { "from_ns", A_INT, false, 0, NS_MAX, 0, "window start, ns from the trace start" },
+	    { "to_ns", A_INT, false, 0, NS_MAX, 0, "window end (default: the trace end)" },
+	    { "limit", A_INT, false, 1, IFT_PROF_TOP, 5, "lines and functions per group" },
+	    { NULL } },
+	  "{\"type\":\"object\",\"required\":[\"period_ns\",\"samples\",\"groups\"],"
+	  "\"properties\":{\"period_ns\":{\"type\":\"integer\"},"
+	  "\"samples\":{\"type\":\"integer\"},"
+	  "\"groups\":{\"type\":\"array\",\"items\":{\"type\":\"object\","
+	  "\"required\":[\"role\",\"samples\",\"cpu_ns\",\"python\",\"native\"]}}}}",
+	  profile },
 	{ "get_timeline", "Events in a time window",
 	  "The raw events (CUDA calls, context switches, wake-ups, page allocations, "
 	  "forks/exits, optionally /proc samples) from from_ns to to_ns (offsets from the "

@@ -633,33 +633,37 @@ static json_object *json_prof_frame(const struct ift_prof_frame *x)
 	return o;
 }
 
+json_object *ift_json_prof_group(const struct ift_prof_group *g, uint64_t period_ns,
+				 size_t limit)
+{
+	json_object *x = json_object_new_object(), *a;
+
+	ift_json_add_text(x, "role", ift_role_name(g->role) ? ift_role_name(g->role) : "none");
+	ift_json_add_u64(x, "thread_count", g->threads);
+	ift_json_add_u64(x, "process_count", g->procs);
+	ift_json_add_u64(x, "samples", g->samples);
+	ift_json_add_u64(x, "cpu_ns", g->samples * period_ns);
+	ift_json_add_u64(x, "kernel_samples", g->kernel);
+	ift_json_add_u64(x, "python_samples", g->python);
+	a = json_object_new_array();
+	for (size_t k = 0; k < g->nlines && k < limit; k++)
+		json_object_array_add(a, json_prof_frame(&g->lines[k]));
+	json_object_object_add(x, "python", a);
+	a = json_object_new_array();
+	for (size_t k = 0; k < g->nnative && k < limit; k++)
+		json_object_array_add(a, json_prof_frame(&g->native[k]));
+	json_object_object_add(x, "native", a);
+	return x;
+}
+
 json_object *ift_json_profile(const struct ift_profile *p)
 {
 	json_object *o = json_object_new_object(), *v = json_object_new_array();
 
 	ift_json_add_u64(o, "period_ns", p->period_ns);
 	ift_json_add_u64(o, "samples", p->samples);
-	for (size_t i = 0; i < p->ngroups; i++) {
-		const struct ift_prof_group *g = &p->groups[i];
-		json_object *x = json_object_new_object(), *a;
-
-		ift_json_add_text(x, "role", ift_role_name(g->role) ? ift_role_name(g->role) : "none");
-		ift_json_add_u64(x, "thread_count", g->threads);
-		ift_json_add_u64(x, "process_count", g->procs);
-		ift_json_add_u64(x, "samples", g->samples);
-		ift_json_add_u64(x, "cpu_ns", g->samples * p->period_ns);
-		ift_json_add_u64(x, "kernel_samples", g->kernel);
-		ift_json_add_u64(x, "python_samples", g->python);
-		a = json_object_new_array();
-		for (size_t k = 0; k < g->nlines; k++)
-			json_object_array_add(a, json_prof_frame(&g->lines[k]));
-		json_object_object_add(x, "python", a);
-		a = json_object_new_array();
-		for (size_t k = 0; k < g->nnative; k++)
-			json_object_array_add(a, json_prof_frame(&g->native[k]));
-		json_object_object_add(x, "native", a);
-		json_object_array_add(v, x);
-	}
+	for (size_t i = 0; i < p->ngroups; i++)
+		json_object_array_add(v, ift_json_prof_group(&p->groups[i], p->period_ns, SIZE_MAX));
 	json_object_object_add(o, "groups", v);
 	return o;
 }

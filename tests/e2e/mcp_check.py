@@ -19,7 +19,8 @@ import time
 
 VERSIONS = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"]
 TOOLS = {"get_trace_stats", "get_causal_chains", "get_per_process_breakdown",
-         "get_op_latency", "get_slow_calls", "get_stacks", "get_timeline", "run_sql"}
+         "get_op_latency", "get_slow_calls", "get_stacks", "get_profile", "get_timeline",
+         "run_sql"}
 
 
 def fail(msg):
@@ -174,6 +175,8 @@ def protocol(ift, trace):
             ("get_per_process_breakdown", {"pid": -1}, "pid must be from 1"),
             ("get_stacks", {"limit": 21}, "limit must be from 1 to 20"),
             ("get_stacks", {}, "this trace has no stacks: record with --stack"),
+            ("get_profile", {"role": "bogus"}, "no role 'bogus'"),
+            ("get_profile", {"limit": 11}, "limit must be from 1 to 10"),
             ("get_timeline", {}, "missing argument from_ns"),
             ("get_timeline", {"from_ns": 10 ** 17}, "past the end"),
             ("get_timeline", {"from_ns": 5, "to_ns": 4}, "to_ns must not be before"),
@@ -390,6 +393,19 @@ def tools(ift, trace, report_path):
         res = call("get_stacks", error=True)
         if "this trace has no stacks" not in res["content"][0]["text"]:
             fail("get_stacks on a trace without stacks: %r" % res["content"][0]["text"])
+    # the profile: report --json's, groups and all (limit 10: every frame it has)
+    if "profile" in rep:
+        res = call("get_profile", {"limit": 10})["structuredContent"]
+        if res != rep["profile"]:
+            fail("get_profile differs from report --json's profile")
+        for g in rep["profile"]["groups"]:
+            res = call("get_profile", {"role": g["role"], "limit": 10})["structuredContent"]
+            if res["groups"] != [g]:
+                fail("get_profile role %r: %r" % (g["role"], res["groups"]))
+    else:
+        res = call("get_profile", error=True)
+        if "this trace has no profile" not in res["content"][0]["text"]:
+            fail("get_profile on a trace without a profile: %r" % res["content"][0]["text"])
     if (st["file"]["stacks"] == 0) != (not rep["stacks"]):
         fail("get_trace_stats file.stacks %d" % st["file"]["stacks"])
 

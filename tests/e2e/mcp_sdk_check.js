@@ -39,7 +39,8 @@ async function main() {
 	const { tools } = await client.listTools();
 	const names = tools.map((t) => t.name).sort();
 	const want = ['get_causal_chains', 'get_op_latency', 'get_per_process_breakdown',
-		      'get_slow_calls', 'get_stacks', 'get_timeline', 'get_trace_stats', 'run_sql'];
+		      'get_profile', 'get_slow_calls', 'get_stacks', 'get_timeline',
+		      'get_trace_stats', 'run_sql'];
 	if (JSON.stringify(names) !== JSON.stringify(want))
 		fail('tools ' + names);
 	const { prompts } = await client.listPrompts();

@@ -8,7 +8,7 @@
 # libz, where pack() spends its time, at pack()'s share; its folded stacks
 # hold every sample, heavy()'s as many as the report's (profilecheck.py).
 # The text shows the workers' top lines under the chain, and each worker's
-# own with --per-process.
+# own with --per-process; MCP's get_profile gives report --json's profile.
 # A run with --profile=off has no profile at all.
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 . "$IFT_SRC/tests/e2e/lib-record.sh"
@@ -38,6 +38,29 @@ for pid in $(python3 -c 'import json, sys; [print(json.loads(l)["pid"]) for l in
 	sed -n "/^process $pid /,/^process /p" pp.txt | grep -q '^    its CPU: *[0-9]*% .*profshares.py' ||
 		fail "worker $pid has no CPU profile of its own in --per-process"
 done
+
+# MCP's get_profile: report --json's profile, a role's group, a process's own
+printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}' \
+	'{"jsonrpc":"2.0","method":"notifications/initialized"}' \
+	'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"get_profile","arguments":{"limit":10}}}' \
+	'{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"get_profile","arguments":{"role":"input worker","limit":10}}}' \
+	"{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{\"name\":\"get_profile\",\"arguments\":{\"pid\":$(head -1 truth.jsonl | python3 -c 'import json, sys; print(json.load(sys.stdin)["pid"])')}}}" |
+	"$IFT" mcp -i prof.trace >mcp.out || fail "mcp failed"
+python3 - prof.json mcp.out truth.jsonl <<'PY' || fail "get_profile disagrees with report --json (above)"
+import json, sys
+rep = json.load(open(sys.argv[1]))["profile"]
+res = {r["id"]: r["result"] for r in map(json.loads, open(sys.argv[2])) if r.get("id", 0) > 1}
+got = {i: r.get("structuredContent") for i, r in res.items()}
+pid = json.loads(open(sys.argv[3]).readline())["pid"]
+if got[2] != rep:
+    sys.exit("get_profile: %r\nreport: %r" % (got[2], rep))
+if got[3]["groups"] != [g for g in rep["groups"] if g["role"] == "input worker"]:
+    sys.exit("get_profile role input worker: %r" % got[3]["groups"])
+g = (got[4] or {}).get("groups") or [{}]
+if g[0].get("role") != "input worker" or g[0].get("process_count") != 1 or \
+        not any(x["function"] == "heavy" for x in g[0].get("python", [])):
+    sys.exit("get_profile pid %d: %r" % (pid, g))
+PY
 
 # asked not to, it samples nothing
 "$IFT" record -q --profile=off --cuda-lib "$sim" -o off.trace -- $py "$work" --cudart "$sim" \
