@@ -34,29 +34,6 @@
 #define MAX_ATTRS	5		/* preempted_by / woken_by per call */
 #define SCAN_LIMIT_NS	10000000000ULL	/* get_timeline stops reading after 10 s */
 
-/* ---- arguments ---------------------------------------------------- */
-
-enum arg_type { A_INT, A_STR, A_BOOL };
-
-struct arg_spec {
-	const char *name;
-	enum arg_type type;
-	bool required;
-	int64_t min, max;	/* A_INT: the range; A_STR: max is bytes */
-	int64_t def;		/* A_INT: the default when absent */
-	const char *desc;
-};
-
-#define MAX_ARGS 8
-
-struct args {
-	const struct arg_spec *spec;
-	bool has[MAX_ARGS];
-	int64_t i[MAX_ARGS];
-	const char *s[MAX_ARGS];
-	bool b[MAX_ARGS];
-};
-
 struct tool;
 typedef int tool_fn(struct ift_mcp *m, const struct args *a, json_object **out,
 		    char *err, size_t errlen);
@@ -67,147 +44,6 @@ struct tool {
 	const char *output_schema;		/* JSON text, or NULL */
 	tool_fn *run;
 };
-
-static int arg_index(const struct args *a, const char *name)
-{
-	for (int i = 0; i < MAX_ARGS && a->spec[i].name; i++)
-		if (!strcmp(a->spec[i].name, name))
-			return i;
-	return -1;
-}
-
-static bool has(const struct args *a, const char *name)
-{
-	int i = arg_index(a, name);
-
-	return i >= 0 && a->has[i];
-}
-
-static int64_t arg_int(const struct args *a, const char *name)
-{
-	int i = arg_index(a, name);
-
-	return i < 0 ? 0 : a->has[i] ? a->i[i] : a->spec[i].def;
-}
-
-static const char *arg_str(const struct args *a, const char *name)
-{
-	int i = arg_index(a, name);
-
-	return i >= 0 && a->has[i] ? a->s[i] : NULL;
-}
-
-static bool arg_bool(const struct args *a, const char *name)
-{
-	int i = arg_index(a, name);
-
-	return i >= 0 && a->has[i] && a->b[i];
-}
-
-/* Checks ARGS (NULL: none) against T's arguments; 0, or -1 with a message. */
-static int args_parse(const struct tool *t, json_object *args, struct args *a,
-		      char *err, size_t errlen)
-{
-	struct json_object_iterator it, end;
-
-	memset(a, 0, sizeof(*a));
-	a->spec = t->args;
-	/* an iterator, not the foreach macro: ARGS may be NULL */
-	if (args) {
-		it = json_object_iter_begin(args);
-		end = json_object_iter_end(args);
-	}
-	for (; args && !json_object_iter_equal(&it, &end); json_object_iter_next(&it)) {
-		const char *key = json_object_iter_peek_name(&it);
-		json_object *val = json_object_iter_peek_value(&it);
-		int i = arg_index(a, key);
-		const struct arg_spec *s;
-
-		if (i < 0) {
-			snprintf(err, errlen, "unknown argument '%.64s' (see the tool's inputSchema)",
-				 key);
-			return -1;
-		}
-		s = &t->args[i];
-		switch (s->type) {
-		case A_INT:
-			if (!json_object_is_type(val, json_type_int)) {
-				snprintf(err, errlen, "%s must be an integer", s->name);
-				return -1;
-			}
-			/* beyond int64 it reads INT64_MAX, past every max */
-			a->i[i] = json_object_get_int64(val);
-			if (a->i[i] < s->min || a->i[i] > s->max) {
-				snprintf(err, errlen, "%s must be from %" PRId64 " to %" PRId64,
-					 s->name, s->min, s->max);
-				return -1;
-			}
-			break;
-		case A_STR:
-			if (!json_object_is_type(val, json_type_string)) {
-				snprintf(err, errlen, "%s must be a string", s->name);
-				return -1;
-			}
-			a->s[i] = json_object_get_string(val);
-			if ((int64_t)json_object_get_string_len(val) > s->max ||
-			    (int64_t)strlen(a->s[i]) != json_object_get_string_len(val)) {
-				snprintf(err, errlen, "%s must be at most %" PRId64
-					 " bytes, without NUL", s->name, s->max);
-				return -1;
-			}
-			break;
-		case A_BOOL:
-			if (!json_object_is_type(val, json_type_boolean)) {
-				snprintf(err, errlen, "%s must be true or false", s->name);
-				return -1;
-			}
-			a->b[i] = json_object_get_boolean(val);
-			break;
-		}
-		a->has[i] = true;
-	}
-	for (int i = 0; i < MAX_ARGS && t->args[i].name; i++) {
-		if (t->args[i].required && !a->has[i]) {
-			snprintf(err, errlen, "missing argument %s", t->args[i].name);
-			return -1;
-		}
-	}
-	return 0;
-}
-
-static json_object *input_schema(const struct tool *t)
-{
-	json_object *o = json_object_new_object(), *props = json_object_new_object();
-	json_object *req = json_object_new_array();
-
-	json_object_object_add(o, "type", json_object_new_string("object"));
-	for (int i = 0; i < MAX_ARGS && t->args[i].name; i++) {
-		const struct arg_spec *s = &t->args[i];
-		json_object *p = json_object_new_object();
-
-		json_object_object_add(p, "type", json_object_new_string(
-			s->type == A_INT ? "integer" : s->type == A_STR ? "string" : "boolean"));
-		if (s->type == A_INT) {
-			ift_json_add_i64(p, "minimum", s->min);
-			ift_json_add_i64(p, "maximum", s->max);
-			if (!s->required && s->def)
-				ift_json_add_i64(p, "default", s->def);
-		} else if (s->type == A_STR) {
-			json_object_object_add(p, "maxLength", json_object_new_int64(s->max));
-		}
-		json_object_object_add(p, "description", json_object_new_string(s->desc));
-		json_object_object_add(props, s->name, p);
-		if (s->required)
-			json_object_array_add(req, json_object_new_string(s->name));
-	}
-	json_object_object_add(o, "properties", props);
-	if (json_object_array_length(req))
-		json_object_object_add(o, "required", req);
-	else
-		json_object_put(req);
-	json_object_object_add(o, "additionalProperties", json_object_new_boolean(0));
-	return o;
-}
 
 /* ---- the trace ---------------------------------------------------- */
 
@@ -287,7 +123,7 @@ static int trace_stats(struct ift_mcp *m, const struct args *a, json_object **ou
 {
 	const struct ift_analysis *an;
 	const struct ift_recovery *rec;
-	size_t limit = (size_t)arg_int(a, "limit"), n;
+	size_t limit = (size_t)ift_mcp_arg_int(a, "limit"), n;
 	json_object *o, *r, *v, *ops;
 
 	if (load(m, err, errlen) < 0)
@@ -328,7 +164,7 @@ static int trace_stats(struct ift_mcp *m, const struct args *a, json_object **ou
 static int causal_chains(struct ift_mcp *m, const struct args *a, json_object **out,
 			 char *err, size_t errlen)
 {
-	size_t n, limit = (size_t)arg_int(a, "limit");
+	size_t n, limit = (size_t)ift_mcp_arg_int(a, "limit");
 	json_object *o, *v;
 
 	if (load(m, err, errlen) < 0)
@@ -353,7 +189,7 @@ static int causal_chains(struct ift_mcp *m, const struct args *a, json_object **
 static int per_process(struct ift_mcp *m, const struct args *a, json_object **out,
 		       char *err, size_t errlen)
 {
-	size_t limit = (size_t)arg_int(a, "limit"), n;
+	size_t limit = (size_t)ift_mcp_arg_int(a, "limit"), n;
 	const struct ift_process_info *p;
 	const struct ift_thread_info **th;
 	json_object *o, *v, *e;
@@ -362,7 +198,7 @@ static int per_process(struct ift_mcp *m, const struct args *a, json_object **ou
 		return -1;
 	n = ift_analysis_process_count(m->tr.rep.a);
 	o = json_object_new_object();
-	if (!has(a, "pid")) {
+	if (!ift_mcp_has(a, "pid")) {
 		ift_json_add_u64(o, "processes_total", n);
 		v = json_object_new_array();
 		for (size_t i = 0; i < n && i < limit; i++) {
@@ -377,10 +213,10 @@ static int per_process(struct ift_mcp *m, const struct args *a, json_object **ou
 		*out = o;
 		return 0;
 	}
-	p = ift_analysis_process_find(m->tr.rep.a, (uint32_t)arg_int(a, "pid"));
+	p = ift_analysis_process_find(m->tr.rep.a, (uint32_t)ift_mcp_arg_int(a, "pid"));
 	if (!p) {
 		json_object_put(o);
-		return no_pid(m->tr.rep.a, arg_int(a, "pid"), err, errlen);
+		return no_pid(m->tr.rep.a, ift_mcp_arg_int(a, "pid"), err, errlen);
 	}
 	e = ift_json_process(p);
 	json_object_object_del(e, "threads");
@@ -411,9 +247,9 @@ static int per_process(struct ift_mcp *m, const struct args *a, json_object **ou
 static int op_latency(struct ift_mcp *m, const struct args *a, json_object **out,
 		      char *err, size_t errlen)
 {
-	const char *name = arg_str(a, "op");
+	const char *name = ift_mcp_arg_str(a, "op");
 	const struct ift_op_stats *s;
-	size_t limit = (size_t)arg_int(a, "limit"), nproc = 0;
+	size_t limit = (size_t)ift_mcp_arg_int(a, "limit"), nproc = 0;
 	unsigned lo = IFT_LAT_BINS, hi = 0;
 	json_object *o, *v, *e;
 
@@ -495,11 +331,11 @@ static json_object *attrs(const struct ift_analysis *an, const struct ift_call_i
 static int slow_calls(struct ift_mcp *m, const struct args *a, json_object **out,
 		      char *err, size_t errlen)
 {
-	const char *name = arg_str(a, "op");
+	const char *name = ift_mcp_arg_str(a, "op");
 	const struct ift_analysis *an;
 	const struct ift_op_stats *s;
-	size_t limit = (size_t)arg_int(a, "limit"), n, *idx;
-	uint32_t pid = (uint32_t)arg_int(a, "pid");
+	size_t limit = (size_t)ift_mcp_arg_int(a, "limit"), n, *idx;
+	uint32_t pid = (uint32_t)ift_mcp_arg_int(a, "pid");
 	uint64_t start;
 	json_object *o, *v;
 
@@ -560,9 +396,9 @@ static int slow_calls(struct ift_mcp *m, const struct args *a, json_object **out
 static int stacks(struct ift_mcp *m, const struct args *a, json_object **out,
 		  char *err, size_t errlen)
 {
-	const char *name = arg_str(a, "op");
-	size_t limit = (size_t)arg_int(a, "limit"), n, k;
-	uint32_t pid = (uint32_t)arg_int(a, "pid");
+	const char *name = ift_mcp_arg_str(a, "op");
+	size_t limit = (size_t)ift_mcp_arg_int(a, "limit"), n, k;
+	uint32_t pid = (uint32_t)ift_mcp_arg_int(a, "pid");
 	struct ift_site *v;
 	json_object *o, *ops, *sites, *e;
 	int ret;
@@ -653,9 +489,9 @@ static int profile_groups(const struct ift_analysis *an, const struct args *a, j
 			  char *err, size_t errlen)
 {
 	const struct ift_profile *p = ift_analysis_profile(an);
-	const char *rname = arg_str(a, "role");
-	uint32_t pid = (uint32_t)arg_int(a, "pid");
-	size_t limit = (size_t)arg_int(a, "limit");
+	const char *rname = ift_mcp_arg_str(a, "role");
+	uint32_t pid = (uint32_t)ift_mcp_arg_int(a, "pid");
+	size_t limit = (size_t)ift_mcp_arg_int(a, "limit");
 	int role = rname ? role_by_name(rname) : -1;
 	json_object *v = json_object_new_array();
 
@@ -682,7 +518,7 @@ static int profile_groups(const struct ift_analysis *an, const struct args *a, j
 static int profile(struct ift_mcp *m, const struct args *a, json_object **out,
 		   char *err, size_t errlen)
 {
-	const char *rname = arg_str(a, "role");
+	const char *rname = ift_mcp_arg_str(a, "role");
 	struct ift_analysis *win = NULL;
 	json_object *o;
 	int ret;
@@ -701,10 +537,11 @@ static int profile(struct ift_mcp *m, const struct args *a, json_object **out,
 		return -1;
 	}
 	/* a window is its own analysis, made for the call */
-	if (has(a, "from_ns") || has(a, "to_ns")) {
+	if (ift_mcp_has(a, "from_ns") || ift_mcp_has(a, "to_ns")) {
 		struct ift_analyze_opts opts = {
-			.from_ns = (uint64_t)arg_int(a, "from_ns"),
-			.to_ns = (uint64_t)arg_int(a, "to_ns"), .has_to = has(a, "to_ns"),
+			.from_ns = (uint64_t)ift_mcp_arg_int(a, "from_ns"),
+			.to_ns = (uint64_t)ift_mcp_arg_int(a, "to_ns"),
+			.has_to = ift_mcp_has(a, "to_ns"),
 		};
 
 		if (opts.has_to && opts.to_ns < opts.from_ns) {
@@ -750,9 +587,9 @@ static bool about(const struct ift_event *ev, uint64_t id, bool pid)
 static int timeline(struct ift_mcp *m, const struct args *a, json_object **out,
 		    char *err, size_t errlen)
 {
-	uint64_t start, dur, from = (uint64_t)arg_int(a, "from_ns"), to, t0 = mono_ns();
-	size_t limit = (size_t)arg_int(a, "limit"), n = 0, bytes = 0, len;
-	bool by_tid = has(a, "tid"), by_pid = has(a, "pid"), truncated = false;
+	uint64_t start, dur, from = (uint64_t)ift_mcp_arg_int(a, "from_ns"), to, t0 = mono_ns();
+	size_t limit = (size_t)ift_mcp_arg_int(a, "limit"), n = 0, bytes = 0, len;
+	bool by_tid = ift_mcp_has(a, "tid"), by_pid = ift_mcp_has(a, "pid"), truncated = false;
 	unsigned mask = (1U << IFT_T_CALLS) | (1U << IFT_T_SWITCHES) | (1U << IFT_T_WAKEUPS) |
 			(1U << IFT_T_PAGE_ALLOCS) | (1U << IFT_T_TASKS);
 	struct ift_cursor *cur;
@@ -765,7 +602,7 @@ static int timeline(struct ift_mcp *m, const struct args *a, json_object **out,
 		return -1;
 	start = ift_analysis_summary(m->tr.rep.a)->start_ts;
 	dur = ift_analysis_summary(m->tr.rep.a)->end_ts - start;
-	to = has(a, "to_ns") ? (uint64_t)arg_int(a, "to_ns") : dur;
+	to = ift_mcp_has(a, "to_ns") ? (uint64_t)ift_mcp_arg_int(a, "to_ns") : dur;
 	if (from > dur) {
 		snprintf(err, errlen, "from_ns %" PRIu64 " is past the end of the trace (%"
 			 PRIu64 " ns long)", from, dur);
@@ -775,7 +612,7 @@ static int timeline(struct ift_mcp *m, const struct args *a, json_object **out,
 		snprintf(err, errlen, "to_ns must not be before from_ns");
 		return -1;
 	}
-	if (arg_bool(a, "samples"))
+	if (ift_mcp_arg_bool(a, "samples"))
 		mask |= 1U << IFT_T_SAMPLES;
 	cur = ift_cursor_new(m->tr.t, mask, start + from);
 	if (!cur) {
@@ -791,8 +628,8 @@ static int timeline(struct ift_mcp *m, const struct args *a, json_object **out,
 			continue;
 		if (t > to)
 			break;
-		if ((by_tid && !about(&ev, (uint64_t)arg_int(a, "tid"), false)) ||
-		    (by_pid && !about(&ev, (uint64_t)arg_int(a, "pid"), true))) {
+		if ((by_tid && !about(&ev, (uint64_t)ift_mcp_arg_int(a, "tid"), false)) ||
+		    (by_pid && !about(&ev, (uint64_t)ift_mcp_arg_int(a, "pid"), true))) {
 			/* a rare task in a long window: bounded in time, not rows */
 			if (mono_ns() - t0 > SCAN_LIMIT_NS) {
 				truncated = true;
@@ -855,7 +692,7 @@ static int run_sql(struct ift_mcp *m, const struct args *a, json_object **out,
 {
 	struct ift_export_opts opts = { .errbuf = err, .errlen = errlen,
 					.source = m->opts.trace };
-	size_t limit = (size_t)arg_int(a, "limit"), n = 0, bytes = 0;
+	size_t limit = (size_t)ift_mcp_arg_int(a, "limit"), n = 0, bytes = 0;
 	sqlite3_stmt *st;
 	json_object *o, *cols, *rows;
 	bool truncated = false;
@@ -878,7 +715,7 @@ static int run_sql(struct ift_mcp *m, const struct args *a, json_object **out,
 			fprintf(m->opts.log, "mcp: exported '%s' for SQL in %.2f s\n",
 				m->opts.trace, (double)(mono_ns() - t0) / 1e9);
 	}
-	ret = ift_query_prepare(m->tr.q, arg_str(a, "sql"), &opts, &st);
+	ret = ift_query_prepare(m->tr.q, ift_mcp_arg_str(a, "sql"), &opts, &st);
 	if (ret < 0) {
 		if (ret == -IFT_E_SQL) {
 			char msg[512];
@@ -1139,7 +976,7 @@ json_object *ift_mcp_tools_list(struct ift_mcp *m)
 		json_object_object_add(o, "name", json_object_new_string(t->name));
 		json_object_object_add(o, "title", json_object_new_string(t->title));
 		json_object_object_add(o, "description", json_object_new_string(t->desc));
-		json_object_object_add(o, "inputSchema", input_schema(t));
+		json_object_object_add(o, "inputSchema", ift_mcp_input_schema(t->args));
 		if (ift_mcp_structured(m) && t->output_schema)
 			json_object_object_add(o, "outputSchema",
 					       json_tokener_parse(t->output_schema));
@@ -1190,7 +1027,7 @@ int ift_mcp_tool_call(struct ift_mcp *m, const char *name, json_object *args,
 		return -1;
 	/* bad arguments are the tool's error, not the protocol's: the model
 	   reads the message and can correct itself (MCP 2025-11-25) */
-	if (args_parse(t, args, &a, err, sizeof(err)) < 0 ||
+	if (ift_mcp_args_parse(t->args, args, &a, err, sizeof(err)) < 0 ||
 	    t->run(m, &a, &res, err, sizeof(err)) < 0) {
 		*out = error_result(*err ? err : "the tool failed");
 		return 0;
