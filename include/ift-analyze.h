@@ -609,6 +609,18 @@ enum ift_prof_work {
 };
 
 /*
+ * A box of a flame graph: frame FRAME (NULL: the kernel) at DEPTH (0: the
+ * outermost), W samples wide, X samples from the left.
+ */
+struct ift_prof_node {
+	const struct ift_frame *frame;
+	uint32_t depth;
+	uint64_t x, w;
+};
+#define IFT_PROF_FLAME_MIN	200	/* a box is 1/200 of its group's samples at least */
+#define IFT_PROF_FLAME_BOXES	600	/* and a flame graph has 600 at most */
+
+/*
  * What a kind of thread did with its CPU: the input workers', the input
  * threads', the relays', the pin-memory threads', the CUDA threads' outside
  * their calls (the "built its input itself" case), the others'.  Each
@@ -624,6 +636,11 @@ struct ift_prof_group {
 	size_t nlines, nnative;
 	const struct ift_prof_frame *lines;	/* Python, most self first */
 	const struct ift_prof_frame *native;	/* most self first */
+	/* its stacks as a flame graph (ift_stack_flame()'s frames, [kernel] on
+	   top of a sample taken there), boxes in preorder, the wider of two
+	   siblings first; a role group's only */
+	size_t nflame;
+	const struct ift_prof_node *flame;
 };
 #define IFT_PROF_TOP	10	/* lines and native frames kept a group */
 

@@ -171,6 +171,14 @@ void ift_stack_parts(const struct ift_stack *st, struct ift_stack_parts *p);
    call chain, innermost first. */
 unsigned ift_stack_chain_index(const struct ift_stack_parts *p, unsigned k);
 
+/*
+ * The frames of ST as a flame graph stacks them, outermost first, into OUT
+ * (at most MAX): the call chain, with the interpreter's own frames left out
+ * when ST has Python frames (they ran them).  Returns how many.
+ */
+unsigned ift_stack_flame(const struct ift_stack *st, const struct ift_frame **out,
+			 unsigned max);
+
 /* The innermost Python frame of ST (the line that made the call), or NULL
    when it has none. */
 const struct ift_frame *ift_stack_py_top(const struct ift_stack *st);

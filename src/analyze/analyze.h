@@ -267,6 +267,17 @@ int ift_az_profile_row(struct ift_analysis *a, const uint64_t *row);
 int ift_az_profile_build(struct ift_analysis *a);
 void ift_az_profile_release(struct ift_analysis *a);
 
+/* flame.c: a frame's identity as a profile counts it, onto B (F NULL: the
+   kernel); G's flame graph from N samples of each of its sites */
+struct buf;
+void ift_az_frame_key(struct buf *b, const struct ift_frame *f);
+struct az_flame_in {
+	uint64_t stack, n;
+	bool kernel;
+};
+int ift_az_flame(struct ift_analysis *a, struct ift_prof_group *g,
+		 const struct az_flame_in *in, size_t nin);
+
 /* steal.c: each CPU's steal from the samples, read before the pass (plan.c);
    then the time of [FROM, TO) on CPU that the hypervisor took, estimated */
 int ift_az_steal_read(struct ift_analysis *a);

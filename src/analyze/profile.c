@@ -75,6 +75,9 @@ struct tally {
 	size_t pcap;
 	struct buf key;
 	uint64_t stamp;
+	/* each role group's sites and samples, for its flame graph */
+	struct az_flame_in *fl[IFT_ROLE_NR];
+	size_t nfl[IFT_ROLE_NR], capfl[IFT_ROLE_NR];
 };
 
 /* The user's own code: not a package's, not the standard library's. */
@@ -91,17 +94,7 @@ static int64_t entry(struct tally *t, uint32_t group, const struct ift_frame *f)
 
 	ift_buf_clear(&t->key);
 	ift_buf_le32(&t->key, group);
-	ift_buf_u8(&t->key, py);
-	if (f) {
-		ift_buf_str(&t->key, f->module);
-		/* a native function by its name; a file's code without
-		   symbols, and the interpreter's own (whose work is the Python
-		   line's), as one */
-		if (!(f->flags & IFT_FRAME_F_PYTHON) || py)
-			ift_buf_str(&t->key, f->symbol);
-		if (py || (!f->symbol[0] && !f->module[0]))
-			ift_buf_le64(&t->key, f->offset);
-	}
+	ift_az_frame_key(&t->key, f);
 	if (t->key.oom)
 		return -ENOMEM;
 	if ((i = ift_intern(&t->ents, t->key.data, t->key.len, true)) < 0)
@@ -409,6 +402,13 @@ static int tally_all(struct tally *t, struct ift_prof_group *gs)
 			g->threads++;
 		}
 		ret = tally_site(t, g, role[k.th], st, k.flags & IFT_PF_F_KERNEL, p->n[i]);
+		if (!ret && ift_array_grow((void **)&t->fl[g->role], &t->capfl[g->role],
+					   t->nfl[g->role] + 1, sizeof(**t->fl)) < 0)
+			ret = -ENOMEM;
+		if (!ret)
+			t->fl[g->role][t->nfl[g->role]++] = (struct az_flame_in){
+				.stack = k.stack, .n = p->n[i],
+				.kernel = k.flags & IFT_PF_F_KERNEL };
 	}
 	if (ret >= 0)
 		ret = count_procs(a, seen, gs);
@@ -440,6 +440,8 @@ static void tally_release(struct tally *t)
 	ift_buf_release(&t->key);
 	free(t->v);
 	free(t->pn);
+	for (unsigned r = 0; r < IFT_ROLE_NR; r++)
+		free(t->fl[r]);
 }
 
 int ift_az_profile_build(struct ift_analysis *a)
@@ -469,6 +471,8 @@ int ift_az_profile_build(struct ift_analysis *a)
 			continue;
 		if ((ret = group_top(&t, &gs[gid], gid, true)) >= 0)
 			ret = group_top(&t, &gs[gid], gid, false);
+		if (ret >= 0 && gid < IFT_ROLE_NR)
+			ret = ift_az_flame(a, &gs[gid], t.fl[gid], t.nfl[gid]);
 		if (gid >= IFT_ROLE_NR)
 			a->procs[gid - IFT_ROLE_NR].profile = &gs[gid];
 		else

@@ -56,24 +56,17 @@ static void fold(struct ift_trace *t, const struct fkey *k, uint64_t ts, struct 
 {
 	const struct ift_stack *st = k->stack ? ift_trace_stack(t, k->stack) : NULL;
 	const char *comm = ift_trace_comm(t, k->tid, ts);
-	struct ift_stack_parts p;
+	const struct ift_frame *fs[IFT_STACK_MAX_FRAMES];
+	unsigned n = ift_stack_flame(st, fs, IFT_STACK_MAX_FRAMES);
 	char fr[1024];
-	bool py;
 
 	ift_buf_clear(b);
 	put_name(b, comm && comm[0] ? comm : "?");
-	ift_stack_parts(st, &p);
-	py = p.nframes > p.native;
-	for (unsigned i = p.nframes; i-- > 0;) {
-		const struct ift_frame *f = &st->frames[ift_stack_chain_index(&p, i)];
-
-		/* the interpreter's frames ran the Python ones */
-		if (py && !(f->flags & IFT_FRAME_F_PYSRC) && (f->flags & IFT_FRAME_F_PYTHON))
-			continue;
-		if (f->flags & IFT_FRAME_F_PYSRC || !f->symbol[0])
-			ift_frame_format(f, fr, sizeof(fr));
+	for (unsigned i = 0; i < n; i++) {
+		if (fs[i]->flags & IFT_FRAME_F_PYSRC || !fs[i]->symbol[0])
+			ift_frame_format(fs[i], fr, sizeof(fr));
 		else
-			ift_func_format(f, fr, sizeof(fr));
+			ift_func_format(fs[i], fr, sizeof(fr));
 		ift_buf_u8(b, ';');
 		put_name(b, fr);
 	}

@@ -59,6 +59,7 @@ static const char css[] =
 	".sev-HIGH .badge{background:#d62728}.sev-MEDIUM .badge{background:#ff9f1a}"
 	".summary{font-size:15px;margin:4px 0}.cost{color:#444;margin:2px 0}"
 	"svg.chart{display:block;width:100%;height:auto;margin:6px 0}"
+	"svg.flame text{font-size:10px;fill:#222;pointer-events:none}"
 	"svg text{font:11px system-ui,sans-serif;fill:#333}"
 	"svg .axis{stroke:#999;stroke-width:1}svg .grid{stroke:#eee;stroke-width:1}"
 	".hists{display:flex;flex-wrap:wrap;gap:8px}.hists svg.chart{width:100%}"
@@ -702,6 +703,7 @@ int ift_out_html(FILE *f, struct ift_trace *t, const struct ift_report *r,
 		ret = ift_html_histograms(&h);
 	if (ret >= 0) {
 		ift_html_process_bars(&h);
+		ift_html_profile(&h);
 		out(&h, "<section id=\"tables\">\n<h2>Tables</h2>\n");
 		ret = op_table(&h);
 	}

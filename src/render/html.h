@@ -3,9 +3,10 @@
 #define RENDER_HTML_H
 
 /*
- * What the two halves of the HTML page share (html.c: the page, the chains
- * and the tables; html-charts.c: the charts over time, the histograms and
- * the process bars): the page being written and the few ways it writes.
+ * What the parts of the HTML page share (html.c: the page, the chains and
+ * the tables; html-charts.c: the charts over time, the histograms and the
+ * process bars; html-flame.c: the profile's flame graphs): the page being
+ * written and the few ways it writes.
  */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -105,5 +106,7 @@ static inline const char *tick_label(char *buf, size_t len, uint64_t ns, uint64_
 int ift_html_timeline(struct html *h);
 int ift_html_histograms(struct html *h);
 void ift_html_process_bars(struct html *h);
+/* html-flame.c: the CPU profile's flame graphs; nothing without one */
+void ift_html_profile(struct html *h);
 
 #endif

@@ -222,6 +222,26 @@ unsigned ift_stack_chain_index(const struct ift_stack_parts *p, unsigned k)
 	return k - npy;
 }
 
+unsigned ift_stack_flame(const struct ift_stack *st, const struct ift_frame **out,
+			 unsigned max)
+{
+	struct ift_stack_parts p;
+	unsigned n = 0;
+	bool py;
+
+	ift_stack_parts(st, &p);
+	py = p.nframes > p.native;
+	for (unsigned i = p.nframes; i-- > 0 && n < max;) {
+		const struct ift_frame *f = &st->frames[ift_stack_chain_index(&p, i)];
+
+		/* the interpreter's frames ran the Python ones */
+		if (py && !(f->flags & IFT_FRAME_F_PYSRC) && (f->flags & IFT_FRAME_F_PYTHON))
+			continue;
+		out[n++] = f;
+	}
+	return n;
+}
+
 const struct ift_frame *ift_stack_py_top(const struct ift_stack *st)
 {
 	for (unsigned k = 0; st && k < st->nframes; k++)

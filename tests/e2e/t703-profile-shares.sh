@@ -39,6 +39,27 @@ for pid in $(python3 -c 'import json, sys; [print(json.loads(l)["pid"]) for l in
 		fail "worker $pid has no CPU profile of its own in --per-process"
 done
 
+# HTML: a flame graph of the workers, heavy()'s line as wide as its samples
+"$IFT" report -i prof.trace --html prof.html || fail "report --html failed"
+python3 - prof.html prof.json <<'PY' || fail "the flame graph disagrees with report --json (above)"
+import html, json, re, sys
+page = open(sys.argv[1], encoding="utf-8").read()
+g = [x for x in json.load(open(sys.argv[2]))["profile"]["groups"] if x["role"] == "input worker"][0]
+m = re.search(r'<svg class="chart flame" data-role="input worker".*?</svg>', page, re.S)
+if not m:
+    sys.exit("no flame graph of the input workers")
+boxes = [(int(d), int(n), html.unescape(t)) for d, n, t in re.findall(
+    r'<g class="box" data-depth="(\d+)" data-samples="(\d+)"><title>(.*?) \(', m.group(0))]
+if sum(n for d, n, _ in boxes if d == 0) > g["samples"] or not boxes:
+    sys.exit("the bottom boxes hold more than the group's %d samples" % g["samples"])
+for x in g["python"]:
+    if x["function"] == "heavy":
+        got = sum(n for _, n, t in boxes if t == x["frame"])
+        if got != x["total_samples"]:
+            sys.exit("%s: %d samples in the flame graph, %d in the report"
+                     % (x["frame"], got, x["total_samples"]))
+PY
+
 # MCP's get_profile: report --json's profile, a role's group, a process's own
 printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}' \
 	'{"jsonrpc":"2.0","method":"notifications/initialized"}' \
