@@ -27,6 +27,7 @@
 #include "ift-arch.h"
 #include "ift-stack.h"
 #include "util/array.h"
+#include "util/span.h"
 
 #ifdef IFT_STATIC
 /* libstdc++'s demangler (cxxabi.h), which a static build links in */
@@ -514,7 +515,8 @@ static bool file_read(struct proc *p, uint64_t addr, unw_word_t *val)
 	uint64_t off;
 
 	/* the unwind tables' binary search reads one segment many times */
-	if (p && p->hit_mod && addr >= p->hit_lo && addr + 8 <= p->hit_hi) {
+	if (p && p->hit_mod && p->hit_hi >= p->hit_lo &&
+	    ift_span_holds(p->hit_lo, p->hit_hi - p->hit_lo, addr, 8)) {
 		memcpy(val, p->hit_mod->data + (addr - p->hit_delta), 8);
 		return true;
 	}
@@ -609,7 +611,7 @@ static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val,
 	(void)as;
 	if (write)
 		return -UNW_EINVAL;
-	if (addr >= c->sp && addr + 8 <= c->sp + c->len) {
+	if (ift_span_holds(c->sp, c->len, addr, 8)) {
 		memcpy(val, c->stack + (addr - c->sp), 8);
 		return 0;
 	}

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "util/buf.h"
+#include "util/span.h"
 
 static const uint64_t edge_u64[] = {
 	0, 1, 126, 127, 128, 129, 255, 256, 16383, 16384, 16385,
@@ -398,6 +399,24 @@ static void test_buf_growth(void **state)
 
 /* ift_appendf: cut to fit, NUL-ended, the end saturating at LEN - 1, and
    not a byte past the buffer (the guard bytes after it stay). */
+/* util/span.h: N bytes at an address inside a range, and a sum that
+   would wrap (the unwinder's stack copy read at a garbage CFA) is not */
+static void test_span_holds(void **state)
+{
+	const uint64_t top = UINT64_MAX - 15;	/* a copy of 16 bytes there */
+
+	(void)state;
+	assert_true(ift_span_holds(4096, 16, 4096, 8));
+	assert_true(ift_span_holds(4096, 16, 4104, 8));
+	assert_false(ift_span_holds(4096, 16, 4105, 8));
+	assert_false(ift_span_holds(4096, 16, 4095, 8));
+	assert_false(ift_span_holds(4096, 4, 4096, 8));
+	assert_true(ift_span_holds(top, 16, top + 8, 8));
+	/* addr + 8 wraps to 0, under base + len: it read 8 bytes past the copy */
+	assert_false(ift_span_holds(top - 8, 16, UINT64_MAX - 7, 8));
+	assert_false(ift_span_holds(4096, 16, UINT64_MAX - 3, 8));
+}
+
 static void test_appendf(void **state)
 {
 	char mem[16 + 4];
@@ -443,6 +462,7 @@ int main(void)
 		cmocka_unit_test(test_fixed_le),
 		cmocka_unit_test(test_buf_growth),
 		cmocka_unit_test(test_appendf),
+		cmocka_unit_test(test_span_holds),
 	};
 
 	return cmocka_run_group_tests_name("buf", tests, NULL, NULL);
