@@ -164,6 +164,8 @@ struct ift_record_status {
 	uint64_t stack_unwind_ns;
 	/* --py-stack */
 	uint64_t py_in_flight, py_late, py_read, py_read_ns;
+	/* --profile: stacks sampled, and dropped (lost, late) */
+	uint64_t prof_samples, prof_dropped;
 	uint64_t py_lag_p50_ns, py_lag_p99_ns;
 };
 void ift_recorder_status(struct ift_recorder *r, struct ift_record_status *st);

@@ -176,6 +176,14 @@ void ift_unwinder_exec(struct ift_unwinder *u, pid_t pid);
  */
 int ift_unwind(struct ift_unwinder *u, pid_t pid, const uint64_t *regs,
 	       const void *stack, size_t len, uint64_t *ips, int max);
+/*
+ * The same, stopping at the first frame in a CPython interpreter's file
+ * when TO_PYTHON (kept): for a stack whose Python frames were read, what
+ * lies outside is the interpreter running them, out to main, and a deep
+ * Python stack took 480 us a sample to unwind whole.
+ */
+int ift_unwind_to(struct ift_unwinder *u, pid_t pid, const uint64_t *regs,
+		  const void *stack, size_t len, uint64_t *ips, int max, bool to_python);
 
 /*
  * ift_unwinder_frame - name address IP of PID: its file and offset, symbol

@@ -112,6 +112,14 @@ static void print_summary(struct ift_recorder *r, const char *path)
 		if (st.rows[t])
 			fprintf(stderr, "  %-12s %s\n", ift_table_def(t)->name,
 				ift_fmt_count(a, sizeof(a), st.rows[t]));
+	/* the stack thread's reads and the unwinding are the recorder's CPU */
+	if (st.prof_samples)
+		fprintf(stderr, "  %-12s %s stacks sampled (%s dropped), %.1f us each to unwind "
+			"and read their Python frames\n", "profile",
+			ift_fmt_count(a, sizeof(a), st.prof_samples),
+			ift_fmt_count(b, sizeof(b), st.prof_dropped),
+			(double)(st.stack_unwind_ns + st.py_read_ns) / 1e3 /
+			(double)(st.prof_samples + st.stack_samples));
 	if (st.stack_samples || st.stack_lost)
 		fprintf(stderr, "  %-12s %s call sites from %s stacks (%s lost), "
 			"%.1f us each to unwind\n", "stacks",

@@ -752,6 +752,8 @@ void ift_recorder_status(struct ift_recorder *r, struct ift_record_status *st)
 		st->py_late = ss.py_late;
 		st->py_read = ss.py_read;
 		st->py_read_ns = ss.py_read_ns;
+		st->prof_samples = ss.prof_samples;
+		st->prof_dropped = ss.prof_lost + ss.prof_late;
 		st->py_lag_p50_ns = ss.py_lag_p50_ns;
 		st->py_lag_p99_ns = ss.py_lag_p99_ns;
 	}

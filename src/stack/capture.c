@@ -347,6 +347,7 @@ static int on_sample(struct ift_stacks *s, uint16_t misc, const uint8_t *p, size
 	const uint8_t *stack = NULL;
 	uint32_t pid, tid, cpu[2];
 	unsigned nfp = 0, n;
+	bool prof, to_py;
 	struct pending pe;
 	struct tidq *q;
 	size_t ev = SIZE_MAX;
@@ -385,24 +386,27 @@ static int on_sample(struct ift_stacks *s, uint16_t misc, const uint8_t *p, size
 			ev = s->ids[2 * i + 1];
 	if (ev == SIZE_MAX)
 		return 0;
-	if (s->ev[ev].tp_id >= 0)
+	prof = s->ev[ev].tp_id < 0;
+	if (!prof)
 		s->st.samples++;
-
+	if ((npy = py_frames_of(s, py, pylen, tid, ts, pyf, &read_end)) < 0)
+		return npy;
+	/* a profile's sample with its Python frames: the native ones up to
+	   the interpreter, which only ran them */
+	to_py = prof && npy > 0;
 	n = 0;
 	if (abi)
-		n = (unsigned)ift_unwind(s->u, (pid_t)pid, regs, stack, dyn, ips,
-					 IFT_STACK_MAX_FRAMES);
+		n = (unsigned)ift_unwind_to(s->u, (pid_t)pid, regs, stack, dyn, ips,
+					    IFT_STACK_MAX_FRAMES, to_py);
 	/*
 	 * DWARF first; the frame-pointer chain when it got no further than
 	 * the probed function (no unwind table, a file gone).
 	 */
 	memset(&pe, 0, sizeof(pe));
-	if ((npy = py_frames_of(s, py, pylen, tid, ts, pyf, &read_end)) < 0)
-		return npy;
 	for (int with = 0; with < 2; with++) {
-		if (with && !npy)
-			break;
-		if (n <= 1 && nfp > n)
+		if ((with && !npy) || (!with && to_py))
+			continue;
+		if (n <= 1 && nfp > n && !to_py)
 			site = ift_stk_site_id(s, (pid_t)pid, fp, nfp, true, pyf, with ? (unsigned)npy : 0);
 		else
 			site = ift_stk_site_id(s, (pid_t)pid, ips, n, false, pyf, with ? (unsigned)npy : 0);
@@ -413,7 +417,7 @@ static int on_sample(struct ift_stacks *s, uint16_t misc, const uint8_t *p, size
 		else
 			pe.stack = (uint64_t)site;
 	}
-	if (s->ev[ev].tp_id < 0) {
+	if (prof) {
 		struct prow base = { .ts = ts, .cpu = cpu[0], .pid = pid, .tid = tid };
 
 		return on_profile(s, misc, &base, (int64_t)pe.stack, (int64_t)pe.py_stack);

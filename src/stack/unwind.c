@@ -751,8 +751,16 @@ void ift_unwinder_free(struct ift_unwinder *u)
 	free(u);
 }
 
-int ift_unwind(struct ift_unwinder *u, pid_t pid, const uint64_t *regs,
-	       const void *stack, size_t len, uint64_t *ips, int max)
+/* Whether PC of C's process is in a CPython interpreter's file. */
+static bool in_python(const struct uctx *c, uint64_t pc)
+{
+	const struct map *m = map_find(c->p, pc);
+
+	return m && m->mod->python;
+}
+
+int ift_unwind_to(struct ift_unwinder *u, pid_t pid, const uint64_t *regs,
+		  const void *stack, size_t len, uint64_t *ips, int max, bool to_python)
 {
 	struct uctx c = {
 		.u = u, .p = proc_get(u, pid, false), .regs = regs,
@@ -764,7 +772,7 @@ int ift_unwind(struct ift_unwinder *u, pid_t pid, const uint64_t *regs,
 	if (max <= 0)
 		return 0;
 	ips[n++] = regs[ift_arch_native->perf_ip];
-	if (unw_init_remote(&cur, u->as, &c) < 0)
+	if ((to_python && in_python(&c, ips[0])) || unw_init_remote(&cur, u->as, &c) < 0)
 		return n;
 	while (n < max && unw_step(&cur) > 0) {
 		unw_word_t ip;
@@ -772,8 +780,16 @@ int ift_unwind(struct ift_unwinder *u, pid_t pid, const uint64_t *regs,
 		if (unw_get_reg(&cur, UNW_REG_IP, &ip) < 0 || !ip)
 			break;
 		ips[n++] = ip;
+		if (to_python && in_python(&c, ip))
+			break;
 	}
 	return n;
+}
+
+int ift_unwind(struct ift_unwinder *u, pid_t pid, const uint64_t *regs,
+	       const void *stack, size_t len, uint64_t *ips, int max)
+{
+	return ift_unwind_to(u, pid, regs, stack, len, ips, max, false);
 }
 
 static const char *demangled(struct ift_unwinder *u, struct module *m,
