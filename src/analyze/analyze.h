@@ -169,9 +169,10 @@ struct az_tloop {
 struct az_prof_key {
 	uint64_t stack;
 	uint32_t th;			/* index in a->th */
-	uint32_t flags;			/* IFT_PF_F_KERNEL, AZ_PF_IN_CALL */
+	uint32_t flags;			/* IFT_PF_F_KERNEL, AZ_PF_IN_CALL, AZ_PF_UNSTEADY */
 };
 #define AZ_PF_IN_CALL	0x100		/* inside one of its thread's calls */
+#define AZ_PF_UNSTEADY	0x200		/* outside its thread's training loop */
 
 struct az_prof {
 	struct ift_intern keys;		/* struct az_prof_key */

@@ -7,8 +7,9 @@
  * kernel; inside one of the thread's calls), nothing more: a thread's role
  * is known only at its end.  Then each count goes to its thread's group:
  * its role's (a thread of none in an input worker's process: the
- * worker's), a CUDA thread's only outside its calls (the CPU it spent on
- * its own input, between calls; inside one it is the runtime's), and its
+ * worker's), a CUDA thread's only between its calls in its training loop
+ * (the CPU it spent on its own input; inside a call it is the runtime's,
+ * before and after the loop the start-up's and the tail's), and its
  * site's frames are tallied there: the innermost Python frame and the
  * innermost native one are each sample's SELF, every frame (once a
  * sample) its TOTAL.  The interpreter's native frames count as one
@@ -29,6 +30,7 @@ int ift_az_profile_row(struct ift_analysis *a, const uint64_t *r)
 {
 	struct az_prof *p = &a->prof;
 	uint64_t ts = r[IFT_C_TS];
+	const struct ift_loop_info *loop;
 	struct az_thread *th;
 	struct az_prof_key k;
 	int64_t i;
@@ -46,6 +48,10 @@ int ift_az_profile_row(struct ift_analysis *a, const uint64_t *r)
 			k.flags |= AZ_PF_IN_CALL;
 			break;
 		}
+	/* the loops are found before the pass (plan.c) */
+	loop = ift_analysis_loop(a, th->tid);
+	if (loop && loop->period && (ts < loop->from_ts || ts > loop->to_ts))
+		k.flags |= AZ_PF_UNSTEADY;
 	if ((i = ift_intern(&p->keys, &k, sizeof(k), true)) < 0)
 		return (int)i;
 	if (ift_array_grow((void **)&p->n, &p->cap, (size_t)i + 1, sizeof(*p->n)) < 0)
@@ -392,8 +398,10 @@ static int tally_all(struct tally *t, struct ift_prof_group *gs)
 			seen[k.th] |= 1u << IFT_ROLE_NR;
 			ret = tally_site(t, g, gid, st, k.flags & IFT_PF_F_KERNEL, p->n[i]);
 		}
-		/* a CUDA thread's CPU inside its calls is the runtime's */
-		if (ret || (role[k.th] == IFT_ROLE_CUDA_THREAD && (k.flags & AZ_PF_IN_CALL)))
+		/* a CUDA thread's CPU inside its calls is the runtime's, and
+		   outside its training loop its start-up's or its tail's */
+		if (ret || (role[k.th] == IFT_ROLE_CUDA_THREAD &&
+			    (k.flags & (AZ_PF_IN_CALL | AZ_PF_UNSTEADY))))
 			continue;
 		g = &gs[role[k.th]];
 		g->role = role[k.th];

@@ -19,7 +19,7 @@ static const char *group_title(enum ift_role role)
 	case IFT_ROLE_NONE:
 		return "other threads";
 	case IFT_ROLE_CUDA_THREAD:
-		return "cuda threads, outside their calls";
+		return "cuda threads, between calls in their loop";
 	default:
 		return ift_role_name(role);
 	}

@@ -4,6 +4,7 @@
     feedercheck.py healthy NAME      its healthy twin
     feedercheck.py same-roles A B    two runs of one feeder, workers named or not
     feedercheck.py decoding NAME     the vision run's profile (record --profile)
+    feedercheck.py own-gaps NAME     loader0's: its CUDA thread's own per-sample work
 
 NAME.json is `report --json --per-process`.  Every failed check is printed,
 not only the first, and the exit status is 1 when any failed.
@@ -33,6 +34,10 @@ conclusions"):
   under the dataset's __getitem__, which the profile names as its
   caller), and the steady-state chain's fix says the workers' CPU went
   to decoding, quoting a PIL line, and counts the workers of one loader.
+- own-gaps: the CUDA threads' group (their CPU between calls in their
+  loop) has sample(), the per-sample work, as its top line, with most of
+  its samples (the program does little else there), and the steady-state
+  chain's fix quotes that line, with no in-memory tensor advice.
 """
 import json
 from simcheck import neighbour_chains, runq_cost, severities, severities_between
@@ -385,10 +390,31 @@ def decoding(name):
                    % (name, recs))
 
 
+def own_gaps(name):
+    truth, r = load(name)
+    groups = {g["role"]: g for g in (r.get("profile") or {}).get("groups", [])}
+    g = groups.get("cuda thread")
+    if not g or not g["python"]:
+        bad.append("%s: no profile of the CUDA thread's gaps: %r" % (name, sorted(groups)))
+        return
+    top = g["python"][0]
+    share = top["self_samples"] / g["samples"]
+    print("%s: the CUDA thread's top line %s, %.0f%% of %d samples"
+          % (name, top["frame"], 100 * share, g["samples"]))
+    if top["function"] != "sample" or not top["file"].endswith("feeders.py") or share < 0.5:
+        bad.append("%s: the CUDA thread's gaps are not shown in sample(): %s (%.0f%%)"
+                   % (name, top["frame"], 100 * share))
+    c = steady_chain(name, r)
+    recs = " ".join(c["recommendations"]) if c else ""
+    if top["frame"] not in recs or "in memory as a tensor" in recs:
+        bad.append("%s: the fix does not quote %s, or speaks of an in-memory tensor: %r"
+                   % (name, top["frame"], recs))
+
+
 def main():
     cmd, names = sys.argv[1], sys.argv[2:]
     {"starved": starved, "healthy": healthy, "same-roles": same_roles,
-     "decoding": decoding}[cmd](*names)
+     "decoding": decoding, "own-gaps": own_gaps}[cmd](*names)
     for b in bad:
         print(b)
     return 1 if bad else 0
