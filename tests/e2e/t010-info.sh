@@ -22,7 +22,9 @@ awk '
 	on && $1 == "total" { gsub(",", "", $2); gsub(",", "", $3); print "total", $2, $3; exit }
 	on && NF == 5 { gsub(",", "", $2); print $1, $2 }
 ' info.out >tables
-[ "$(grep -c . tables)" = 7 ] || fail "expected 6 tables and a total in info, got: $(cat tables)"
+[ "$(grep -c . tables)" = 8 ] || fail "expected 7 tables and a total in info, got: $(cat tables)"
+# gentrace samples no stacks: the profile's table is a recorder's
+[ "$(awk '$1 == "profile" { print $2 }' tables)" = 0 ] || fail "info: profile rows in gentrace's trace"
 for tb in calls switches wakeups page_allocs tasks samples; do
 	n=$(awk -v t=$tb '$1 == t { print $2 }' tables)
 	[ -n "$n" ] || fail "info has no line for table $tb"

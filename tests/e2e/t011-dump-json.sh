@@ -14,7 +14,7 @@ awk '
 	on && $1 == "total" { exit }
 	on && NF == 5 { gsub(",", "", $2); print $1, $2 }
 ' info.out >tables
-[ "$(grep -c . tables)" = 6 ] || fail "cannot read the table counts of info: $(cat info.out)"
+[ "$(grep -c . tables)" = 7 ] || fail "cannot read the table counts of info: $(cat info.out)"
 
 "$IFT" dump --json >dump.json 2>dump.err; rc=$?
 [ $rc -eq 0 ] || fail "dump --json exited $rc: $(cat dump.err)"
