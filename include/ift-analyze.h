@@ -665,6 +665,10 @@ void ift_profile_finding(const struct ift_prof_group *g, struct ift_prof_finding
 /* The window's profile; period_ns 0 when the trace has none.  Owned by A. */
 const struct ift_profile *ift_analysis_profile(const struct ift_analysis *a);
 
+/* ROLE's profile group as every output names it ("input worker", "cuda
+   threads, between calls in their loop", "other threads"). */
+const char *ift_prof_group_name(enum ift_role role);
+
 /* The group of ROLE in A's profile, or NULL when it has no samples. */
 const struct ift_prof_group *ift_profile_group(const struct ift_profile *p, enum ift_role role);
 

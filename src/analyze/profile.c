@@ -526,6 +526,18 @@ const struct ift_profile *ift_analysis_profile(const struct ift_analysis *a)
 	return &a->prof.out;
 }
 
+const char *ift_prof_group_name(enum ift_role role)
+{
+	switch (role) {
+	case IFT_ROLE_NONE:
+		return "other threads";
+	case IFT_ROLE_CUDA_THREAD:
+		return "cuda threads, between calls in their loop";
+	default:
+		return ift_role_name(role);
+	}
+}
+
 const struct ift_prof_group *ift_profile_group(const struct ift_profile *p, enum ift_role role)
 {
 	for (size_t i = 0; i < p->ngroups; i++)

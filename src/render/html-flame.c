@@ -13,18 +13,6 @@
 #define ROW	17		/* a box's height with its gap */
 #define CHAR_W	6.6		/* a label character's width, about */
 
-static const char *group_title(enum ift_role role)
-{
-	switch (role) {
-	case IFT_ROLE_NONE:
-		return "other threads";
-	case IFT_ROLE_CUDA_THREAD:
-		return "cuda threads, between calls in their loop";
-	default:
-		return ift_role_name(role);
-	}
-}
-
 /* A box's fill: the user's and the packages' Python, native code, the kernel. */
 static const char *fill(const struct ift_frame *f)
 {
@@ -94,7 +82,7 @@ void ift_html_profile(struct html *h)
 		const struct ift_prof_group *g = &p->groups[i];
 
 		out(h, "<h3>");
-		esc(h, group_title(g->role));
+		esc(h, ift_prof_group_name(g->role));
 		out(h, ": %u thread%s in %u process%s, %" PRIu64 " samples (%s of CPU)</h3>\n",
 		    g->threads, g->threads == 1 ? "" : "s", g->procs, g->procs == 1 ? "" : "es",
 		    g->samples, dur(b2, sizeof(b2), g->samples * p->period_ns));

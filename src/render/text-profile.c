@@ -13,19 +13,6 @@
 
 #define PROF_TEXT_TOP	5	/* lines and functions a group shows */
 
-/* The group's name in the heading: who, and whose CPU. */
-static const char *group_name(enum ift_role role)
-{
-	switch (role) {
-	case IFT_ROLE_NONE:
-		return "other threads";
-	case IFT_ROLE_CUDA_THREAD:
-		return "cuda threads, between calls in their loop";
-	default:
-		return ift_role_name(role);
-	}
-}
-
 static double pct(uint64_t n, uint64_t of)
 {
 	return of ? 100.0 * (double)n / (double)of : 0.0;
@@ -93,7 +80,7 @@ void ift_txt_profile(struct text *tx, const struct ift_profile *p)
 		const struct ift_prof_group *g = &p->groups[i];
 
 		snprintf(line, sizeof(line), "%s: %u thread%s in %u process%s, %s samples "
-			 "(%s of CPU), %.0f%% in the kernel", group_name(g->role), g->threads,
+			 "(%s of CPU), %.0f%% in the kernel", ift_prof_group_name(g->role), g->threads,
 			 g->threads == 1 ? "" : "s", g->procs, g->procs == 1 ? "" : "es",
 			 ift_fmt_count(b1, sizeof(b1), g->samples),
 			 ift_txt_dur(b2, sizeof(b2), g->samples * p->period_ns),
