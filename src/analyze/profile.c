@@ -4,8 +4,9 @@
  * thread did with its CPU, by line of Python and by native function.
  *
  * The pass counts the `profile' rows by site, thread and kind (in the
- * kernel; inside one of the thread's calls), nothing more: a thread's role
- * is known only at its end.  Then each count goes to its thread's group:
+ * kernel; inside one of the thread's calls; outside its training loop),
+ * nothing more: a thread's role is known only at its end.  Then each count
+ * goes to its process's group (all of it) and to its thread's role group:
  * its role's (a thread of none in an input worker's process: the
  * worker's), a CUDA thread's only between its calls in its training loop
  * (the CPU it spent on its own input; inside a call it is the runtime's,
@@ -15,7 +16,9 @@
  * sample) its TOTAL.  The interpreter's native frames count as one
  * function per interpreter file: how it ran a line is that line's.  A
  * Python line of a package or of the standard library keeps the user's
- * own line under it that it had most often.
+ * own line under it that it had most often.  Each sample is also one kind
+ * of work (sample_work()), whose counts give the fix its finding
+ * (ift_profile_finding()); flame.c lays out each role group's stacks.
  */
 #include <errno.h>
 #include <stdlib.h>
