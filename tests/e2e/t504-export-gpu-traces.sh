@@ -22,7 +22,8 @@ for tr in "$dir"/*.trace; do
 import json, sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
 table = {"calls": "calls", "switches": "switches", "wakeups": "wakeups",
-         "page_allocs": "page_allocs", "tasks": "task_events", "samples": "samples"}
+         "page_allocs": "page_allocs", "tasks": "task_events", "samples": "samples",
+         "profile": "profile"}
 bad = []
 for line in open(sys.argv[2]):
     t, n = line.split()
