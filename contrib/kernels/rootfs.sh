@@ -28,7 +28,7 @@ say() { echo "rootfs.sh: $*" >&2; }
 # ingero-ftrace (install-deps.sh's build list, as runtime packages)
 packages="bash coreutils util-linux procps findutils grep sed gawk mount iproute2 hostname
 python3 gcc libc6-dev make binutils jq sqlite3 sudo file kmod
-python3-torch chromium
+python3-torch python3-torchvision python3-pil chromium
 libtracefs1 libtraceevent1 libunwind8 libsqlite3-0 libzstd1 zlib1g libjson-c5 libelf1
 libcmocka0 libpython3.11"
 
