@@ -12,9 +12,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 case $mode in
 full) reps=5 secs=2 long=12 cost_secs=3 cap_secs=2 rates=() sizes=() stack_n=100000 py_n=20000
-      static_n=10000000 base_n=50000000 ;;
+      static_n=10000000 base_n=50000000 prof_batches=300 ;;
 quick) reps=2 secs=1 long=0 cost_secs=1 cap_secs=1 rates=(50000 0) sizes=(1000000) stack_n=20000 py_n=5000
-      static_n=1000000 base_n=1000000 ;;
+      static_n=1000000 base_n=1000000 prof_batches=60 ;;
 *) echo "usage: run.sh BUILD_DIR full|quick" >&2; exit 2 ;;
 esac
 
@@ -32,6 +32,8 @@ echo
 N=$stack_n "$here/stack.sh" "$build" "$reps"
 echo
 N=$py_n "$here/pystack.sh" "$build" "$reps"
+echo
+BATCHES=$prof_batches "$here/profile.sh" "$build" "$reps"
 echo
 "$here/finish.sh" "$build" "$reps"
 echo
@@ -53,6 +55,24 @@ echo
 cat <<'MD'
 
 ## Where a target is missed, and what it would take
+
+- **The CPU profile's cost** (target: the DataLoader workload at most 1.02x its
+  time without it): missed, 1.08-1.21x (median 1.12) on these 2 CPUs, which the 4
+  workers and the feeding thread keep busy, so every microsecond of the
+  recorder's is the workload's. What a sample costs the recorder, from
+  `record -v`'s profile line on this workload: the stack thread is woken at each
+  sample, at real-time priority, to read the thread's Python frames while it runs
+  on (145 us a sample for the workers' 30-frame stacks: two `process_vm_readv` a
+  frame), then the main thread unwinds it (stopped at the interpreter's first
+  frame since 58775a7: 626 us a sample before, 430 after, most of it the first
+  sight of a process's libraries, libtorch_cpu's symbol table among them, which a
+  run of hours pays once). At 99 Hz on 5 busy threads that is 500 samples a second.
+  What it would take: one `process_vm_readv` for a whole frame chain (the
+  frames of 3.11 lie in the thread's frame chunks, read in one call), the code
+  objects' heads batched the same way, the symbols of a library read once for
+  all processes that map it; and `--profile=49` halves the rest where 2% matters
+  more than resolution. A machine with a CPU to spare (the H200's has 16) gives
+  the recorder's time to no worker.
 
 - **Overhead per probed call** (target: within 5% of the bare uprobe floor,
   no higher than trace-cmd). A probed call costs about 1.8 to 2 µs here,
