@@ -64,7 +64,7 @@ cat <<'MD'
   sample, at real-time priority, to read the thread's Python frames while it runs
   on (145 us a sample for the workers' 30-frame stacks: two `process_vm_readv` a
   frame), then the main thread unwinds it (stopped at the interpreter's first
-  frame since 58775a7: 626 us a sample before, 430 after, most of it the first
+  frame since ba7f99c: 626 us a sample before, 430 after, most of it the first
   sight of a process's libraries, libtorch_cpu's symbol table among them, which a
   run of hours pays once). At 99 Hz on 5 busy threads that is 500 samples a second.
   What it would take: one `process_vm_readv` for a whole frame chain (the
