@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -100,6 +101,7 @@ static void print_summary(struct ift_recorder *r, const char *path)
 {
 	struct ift_record_status st;
 	struct stat sb;
+	struct rusage ru;
 	char a[32], b[32], c[32];
 
 	ift_recorder_status(r, &st);
@@ -112,14 +114,24 @@ static void print_summary(struct ift_recorder *r, const char *path)
 		if (st.rows[t])
 			fprintf(stderr, "  %-12s %s\n", ift_table_def(t)->name,
 				ift_fmt_count(a, sizeof(a), st.rows[t]));
+	/* all of the recorder's threads; the traced command is not among them */
+	if (getrusage(RUSAGE_SELF, &ru) == 0) {
+		double user = (double)ru.ru_utime.tv_sec * 1e3 + (double)ru.ru_utime.tv_usec / 1e3;
+		double sys = (double)ru.ru_stime.tv_sec * 1e3 + (double)ru.ru_stime.tv_usec / 1e3;
+
+		fprintf(stderr, "  %-12s %.0f ms of CPU (user %.0f, system %.0f), %.1f%% of one "
+			"CPU over the recording\n", "recorder", user + sys, user, sys,
+			st.elapsed_ns ? (user + sys) * 1e8 / (double)st.elapsed_ns : 0.0);
+	}
 	/* the stack thread's reads and the unwinding are the recorder's CPU */
 	if (st.prof_samples)
-		fprintf(stderr, "  %-12s %s stacks sampled (%s dropped), %.1f us each to unwind "
-			"and read their Python frames\n", "profile",
+		fprintf(stderr, "  %-12s %s stacks sampled (%s dropped), %.1f us each to unwind, "
+			"%.1f us to read its Python frames\n", "profile",
 			ift_fmt_count(a, sizeof(a), st.prof_samples),
 			ift_fmt_count(b, sizeof(b), st.prof_dropped),
-			(double)(st.stack_unwind_ns + st.py_read_ns) / 1e3 /
-			(double)(st.prof_samples + st.stack_samples));
+			(double)st.stack_unwind_ns / 1e3 /
+			(double)(st.prof_samples + st.stack_samples),
+			(double)st.py_read_ns / 1e3 / (double)(st.prof_samples + st.py_read));
 	if (st.stack_samples || st.stack_lost)
 		fprintf(stderr, "  %-12s %s call sites from %s stacks (%s lost), "
 			"%.1f us each to unwind\n", "stacks",

@@ -29,25 +29,27 @@ trap 'exit 130' INT TERM
 prog=("$py" "$top/tests/workloads/feeders.py" --cudart "$sim" --feeder loader
       --batches "$batches")
 
-# one run: TOOL -> "wall_ns file_bytes profile_rows profile_bytes" in $work/r
+# one run: TOOL -> "wall_ns file_bytes profile_rows profile_bytes recorder_cpu_ms" in $work/r
 run() {
 	local tool=$1 opts=()
 	[ "$tool" = off ] && opts=(--profile=off)
 	rm -f "$work/o.trace"
-	"$ift" record -q "${opts[@]}" --cuda-lib "$sim" -o "$work/o.trace" -- "${prog[@]}" \
+	"$ift" record "${opts[@]}" --cuda-lib "$sim" -o "$work/o.trace" -- "${prog[@]}" \
 		>"$work/truth" 2>"$work/o.log" ||
 		{ echo "profile.sh: $tool failed: $(tail -n 3 "$work/o.log")" >&2; exit 1; }
 	bench_await_helpers
 	"$ift" info -i "$work/o.trace" >"$work/info"
-	python3 - "$work/truth" "$work/info" "$work/o.trace" >"$work/r" <<'PY'
-import json, os, sys
+	python3 - "$work/truth" "$work/info" "$work/o.trace" "$work/o.log" >"$work/r" <<'PY'
+import json, os, re, sys
 truth = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])
 rows = byts = 0
 for line in open(sys.argv[2]):
     f = line.split()
     if len(f) >= 4 and f[0] == "profile" and f[1].replace(",", "").isdigit():
         rows, byts = int(f[1].replace(",", "")), int(f[3].replace(",", ""))
-print(truth["wall_ns"], os.path.getsize(sys.argv[3]), rows, byts)
+# "  recorder     573 ms of CPU (user 230, system 342), ..." (all its threads)
+cpu = re.search(r"recorder\s+([0-9]+) ms of CPU", open(sys.argv[4]).read())
+print(truth["wall_ns"], os.path.getsize(sys.argv[3]), rows, byts, cpu.group(1) if cpu else 0)
 PY
 }
 
@@ -70,11 +72,11 @@ print("`feeders.py --feeder loader --batches %d` (a DataLoader with 4 workers on
       " CPUs, torch %s) recorded without (`--profile=off`) and with the profile (the default,"
       " 99 Hz of each thread's CPU); %d repetitions, the two alternated (and rotated) in each."
       " The time is the workload's own wall time of its loop.\n" % (batches, torch, reps))
-print("| run | loop wall time min / median / max | trace bytes (median) | profile samples (median) |")
-print("|---|---|---|---|")
+print("| run | loop wall time min / median / max | recorder CPU (median) | trace bytes (median) | profile samples (median) |")
+print("|---|---|---|---|---|")
 for t, label in (("off", "`record --profile=off`"), ("on", "`record` (profile 99 Hz)")):
-    print("| %s | %s ms | %.0f | %s |" % (label, mmm([x / 1e6 for x in col(t, 0)], "%.0f"),
-                                        med(col(t, 1)), "-" if t == "off" else
+    print("| %s | %s ms | %.0f ms | %.0f | %s |" % (label, mmm([x / 1e6 for x in col(t, 0)], "%.0f"),
+                                        med(col(t, 4)), med(col(t, 1)), "-" if t == "off" else
                                         "%.0f" % med(col(t, 2))))
 rows = med(col("on", 2)) or 1
 print("\nSlowdown with the profile: %s (min / median / max of the repetitions' ratios of the"
@@ -82,4 +84,8 @@ print("\nSlowdown with the profile: %s (min / median / max of the repetitions' r
       " bytes a sample, and the file grows by %.1f bytes a sample (the table, and the stacks it"
       " names, each once).\n" % (mmm(ratio, "%.3f"), med(col("on", 3)) / rows,
                                  (med(col("on", 1)) - med(col("off", 1))) / rows))
+print("The recorder's own CPU (all its threads, from `record`'s summary) grows by %.0f us a"
+      " sample (medians: on less off, over the samples), which on a machine whose CPUs the"
+      " workload keeps busy is the workload's.\n" % ((med(col("on", 4)) - med(col("off", 4)))
+                                                   * 1e3 / rows))
 PY
