@@ -87,8 +87,35 @@ int ift_py_locate(pid_t pid, struct ift_py_target *t);
 /* Reads LEN bytes at ADDR into BUF: 0, or a negative errno. */
 typedef int (*ift_py_read_fn)(void *ctx, uint64_t addr, void *buf, size_t len);
 
+/*
+ * Another process's memory as the walks below read it: READ, and AHEAD if
+ * not NULL, told that LEN bytes at each of ADDR[0..N) are read next, so
+ * that it may fetch them at once.  AHEAD is a hint: READ answers alone.
+ */
+struct ift_py_mem {
+	ift_py_read_fn read;
+	void (*ahead)(void *ctx, const uint64_t *addr, size_t n, size_t len);
+	void *ctx;
+};
+
 /* A reader of process *(pid_t *)CTX's memory (process_vm_readv()). */
 int ift_py_read_pid(void *ctx, uint64_t addr, void *buf, size_t len);
+
+/*
+ * One look at a process's memory: the pages read are kept until the next
+ * ift_py_snap_begin(), so a walk that reads a page many times (a frame
+ * chunk, a code object's neighbours) reads it once, and AHEAD fetches every
+ * page it is told of in one process_vm_readv().  Pages may be seen at
+ * slightly different times (the process runs on); a walk checks what it
+ * reads as it does without the snapshot.
+ */
+struct ift_py_snap;
+struct ift_py_snap *ift_py_snap_new(void);	/* NULL: no memory */
+void ift_py_snap_free(struct ift_py_snap *s);
+/* A new look at PID's memory, through *M (its read and ahead) until the next. */
+void ift_py_snap_begin(struct ift_py_snap *s, pid_t pid, struct ift_py_mem *m);
+/* The process_vm_readv() calls made, and the pages they read, so far. */
+void ift_py_snap_stats(const struct ift_py_snap *s, uint64_t *calls, uint64_t *pages);
 
 #define IFT_PY_FILE_MAX	256
 #define IFT_PY_FUNC_MAX	128
@@ -104,12 +131,12 @@ struct ift_py_frame {
  * runtime at RUNTIME (the address of _PyRuntime), any interpreter: its
  * address in *TSTATE, 0 if found, -ESRCH if not, or a reader's error.
  */
-int ift_py_thread(const struct ift_py_layout *l, ift_py_read_fn rd, void *ctx,
+int ift_py_thread(const struct ift_py_layout *l, const struct ift_py_mem *m,
 		  uint64_t runtime, pid_t tid, uint64_t *tstate);
 
 /* 1 if the PyThreadState at TSTATE is the one of native thread TID, 0 if
    not, or a reader's error: a state found before, checked before use. */
-int ift_py_thread_is(const struct ift_py_layout *l, ift_py_read_fn rd, void *ctx,
+int ift_py_thread_is(const struct ift_py_layout *l, const struct ift_py_mem *m,
 		     uint64_t tstate, pid_t tid);
 
 /*
@@ -130,7 +157,7 @@ void ift_py_codes_stats(const struct ift_py_codes *c, uint64_t *hits, uint64_t *
  * when a frame or code object read is not one (the thread moved on while it
  * was read), or a reader's error.
  */
-int ift_py_frames(const struct ift_py_layout *l, ift_py_read_fn rd, void *ctx,
+int ift_py_frames(const struct ift_py_layout *l, const struct ift_py_mem *m,
 		  struct ift_py_codes *codes, uint64_t tstate, struct ift_py_frame *out,
 		  size_t max);
 

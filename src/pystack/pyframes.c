@@ -26,6 +26,8 @@
 
 /* Frames followed at most: a chain longer than this is a loop in freed memory. */
 #define MAX_CHAIN		4096
+/* Frames walked before their code objects are read, as one batch */
+#define AHEAD_FRAMES		64
 /* A location table longer than this is no code object's. */
 #define MAX_LINETABLE		(1U << 20)
 /* sizeof(_Py_CODEUNIT) */
@@ -122,13 +124,13 @@ int ift_py_read_pid(void *ctx, uint64_t addr, void *buf, size_t len)
 	return (size_t)n == len ? 0 : -EFAULT;
 }
 
-static int read_ptr(ift_py_read_fn rd, void *ctx, uint64_t addr, uint64_t *v)
+static int read_ptr(const struct ift_py_mem *m, uint64_t addr, uint64_t *v)
 {
-	return rd(ctx, addr, v, sizeof(*v));
+	return m->read(m->ctx, addr, v, sizeof(*v));
 }
 
 /* The native id of the thread whose state is at TS into *TID. */
-static int thread_tid(const struct ift_py_layout *l, ift_py_read_fn rd, void *ctx,
+static int thread_tid(const struct ift_py_layout *l, const struct ift_py_mem *m,
 		      uint64_t ts, uint64_t *tid)
 {
 	uint64_t pt;
@@ -136,49 +138,49 @@ static int thread_tid(const struct ift_py_layout *l, ift_py_read_fn rd, void *ct
 	int ret;
 
 	if (l->ts_native_tid)
-		return read_ptr(rd, ctx, ts + l->ts_native_tid, tid);
+		return read_ptr(m, ts + l->ts_native_tid, tid);
 	/* before 3.11, only pthread_self(): glibc keeps the tid in it */
-	ret = read_ptr(rd, ctx, ts + l->ts_pthread, &pt);
+	ret = read_ptr(m, ts + l->ts_pthread, &pt);
 	if (!ret && pt)
-		ret = rd(ctx, pt + ift_arch_native->glibc_pthread_tid, &t32, sizeof(t32));
+		ret = m->read(m->ctx, pt + ift_arch_native->glibc_pthread_tid, &t32, sizeof(t32));
 	*tid = (uint64_t)(int64_t)t32;
 	return ret;
 }
 
-int ift_py_thread_is(const struct ift_py_layout *l, ift_py_read_fn rd, void *ctx,
+int ift_py_thread_is(const struct ift_py_layout *l, const struct ift_py_mem *m,
 		     uint64_t tstate, pid_t tid)
 {
 	uint64_t native = 0;
-	int ret = thread_tid(l, rd, ctx, tstate, &native);
+	int ret = thread_tid(l, m, tstate, &native);
 
 	return ret < 0 ? ret : native == (uint64_t)tid;
 }
 
-int ift_py_thread(const struct ift_py_layout *l, ift_py_read_fn rd, void *ctx,
+int ift_py_thread(const struct ift_py_layout *l, const struct ift_py_mem *m,
 		  uint64_t runtime, pid_t tid, uint64_t *tstate)
 {
 	uint64_t interp, ts;
 	unsigned n = 0;
 	int ret;
 
-	if ((ret = read_ptr(rd, ctx, runtime + l->rt_interp_head, &interp)) < 0)
+	if ((ret = read_ptr(m, runtime + l->rt_interp_head, &interp)) < 0)
 		return ret;
 	for (; interp && n < MAX_CHAIN; n++) {
-		if ((ret = read_ptr(rd, ctx, interp + l->in_threads_head, &ts)) < 0)
+		if ((ret = read_ptr(m, interp + l->in_threads_head, &ts)) < 0)
 			return ret;
 		for (; ts && n < MAX_CHAIN; n++) {
 			uint64_t native = 0;
 
-			if ((ret = thread_tid(l, rd, ctx, ts, &native)) < 0)
+			if ((ret = thread_tid(l, m, ts, &native)) < 0)
 				return ret;
 			if (native == (uint64_t)tid) {
 				*tstate = ts;
 				return 0;
 			}
-			if ((ret = read_ptr(rd, ctx, ts + l->ts_next, &ts)) < 0)
+			if ((ret = read_ptr(m, ts + l->ts_next, &ts)) < 0)
 				return ret;
 		}
-		if ((ret = read_ptr(rd, ctx, interp + l->in_next, &interp)) < 0)
+		if ((ret = read_ptr(m, interp + l->in_next, &interp)) < 0)
 			return ret;
 	}
 	return -ESRCH;
@@ -220,7 +222,7 @@ static size_t put_utf8(char *out, size_t at, size_t n, uint32_t c)
  * string, as every identifier and file name is (its state: kind in bits
  * 2-4, compact bit 5, ascii bit 6, in 3.11 as in 3.12 and 3.13).
  */
-static int read_str(const struct ift_py_layout *l, ift_py_read_fn rd, void *ctx,
+static int read_str(const struct ift_py_layout *l, const struct ift_py_mem *m,
 		    uint64_t addr, char *out, size_t n)
 {
 	uint8_t hdr[96], buf[IFT_PY_FILE_MAX * 4];
@@ -233,7 +235,7 @@ static int read_str(const struct ift_py_layout *l, ift_py_read_fn rd, void *ctx,
 	out[0] = 0;
 	if (!addr)
 		return -IFT_E_PY_MOVED;
-	if ((ret = rd(ctx, addr, hdr, (size_t)l->st_state + 4)) < 0)
+	if ((ret = m->read(m->ctx, addr, hdr, (size_t)l->st_state + 4)) < 0)
 		return ret;
 	len = u64_at(hdr, l->st_length);
 	state = u32_at(hdr, l->st_state);
@@ -242,7 +244,7 @@ static int read_str(const struct ift_py_layout *l, ift_py_read_fn rd, void *ctx,
 		return -IFT_E_PY_MOVED;
 	if (len > n - 1)
 		len = n - 1;
-	if ((ret = rd(ctx, addr + (state & 1U << 6 ? l->st_ascii_data : l->st_compact_data),
+	if ((ret = m->read(m->ctx, addr + (state & 1U << 6 ? l->st_ascii_data : l->st_compact_data),
 		      buf, (size_t)len * kind)) < 0)
 		return ret;
 	for (size_t i = 0; i < len; i++) {
@@ -407,7 +409,7 @@ void ift_py_codes_stats(const struct ift_py_codes *c, uint64_t *hits, uint64_t *
 }
 
 /* The code object at CODE as read, into E (its table malloc()ed). */
-static int read_code_entry(const struct ift_py_layout *l, ift_py_read_fn rd, void *ctx,
+static int read_code_entry(const struct ift_py_layout *l, const struct ift_py_mem *m,
 			   uint64_t code, const uint8_t *co, struct code_entry *e)
 {
 	uint64_t size;
@@ -419,12 +421,12 @@ static int read_code_entry(const struct ift_py_layout *l, ift_py_read_fn rd, voi
 	e->linetable = u64_at(co, l->co_linetable);
 	memcpy(&e->first, co + l->co_firstlineno, sizeof(e->first));
 	e->table = NULL;
-	if ((ret = read_str(l, rd, ctx, e->filename, e->file, sizeof(e->file))) < 0 ||
-	    (ret = read_str(l, rd, ctx, e->qualname, e->func, sizeof(e->func))) < 0)
+	if ((ret = read_str(l, m, e->filename, e->file, sizeof(e->file))) < 0 ||
+	    (ret = read_str(l, m, e->qualname, e->func, sizeof(e->func))) < 0)
 		return ret;
 	if (e->first < 0 || !e->linetable)
 		return -IFT_E_PY_MOVED;
-	if ((ret = read_ptr(rd, ctx, e->linetable + l->by_size, &size)) < 0)
+	if ((ret = read_ptr(m, e->linetable + l->by_size, &size)) < 0)
 		return ret;
 	if (size > MAX_LINETABLE)
 		return -IFT_E_PY_MOVED;
@@ -436,7 +438,7 @@ static int read_code_entry(const struct ift_py_layout *l, ift_py_read_fn rd, voi
 	e->table_len = (uint32_t)size;
 	if (!(e->table = malloc(size ? (size_t)size : 1)))
 		return -ENOMEM;
-	if ((ret = rd(ctx, e->linetable + l->by_data, e->table, (size_t)size)) < 0) {
+	if ((ret = m->read(m->ctx, e->linetable + l->by_data, e->table, (size_t)size)) < 0) {
 		free(e->table);
 		e->table = NULL;
 		return ret;
@@ -454,7 +456,7 @@ static void entry_to_frame(const struct ift_py_layout *l, const struct code_entr
 }
 
 /* One frame's code object at CODE, its instruction at byte offset ADDR, into F. */
-static int read_code(const struct ift_py_layout *l, ift_py_read_fn rd, void *ctx,
+static int read_code(const struct ift_py_layout *l, const struct ift_py_mem *m,
 		     struct ift_py_codes *codes, uint64_t code, long addr,
 		     struct ift_py_frame *f)
 {
@@ -465,10 +467,10 @@ static int read_code(const struct ift_py_layout *l, ift_py_read_fn rd, void *ctx
 
 	if (l->co_size > sizeof(co))
 		return -EINVAL;
-	if ((ret = rd(ctx, code, co, l->co_size)) < 0)
+	if ((ret = m->read(m->ctx, code, co, l->co_size)) < 0)
 		return ret;
 	if (!codes) {
-		ret = read_code_entry(l, rd, ctx, code, co, &tmp);
+		ret = read_code_entry(l, m, code, co, &tmp);
 		if (ret >= 0)
 			entry_to_frame(l, &tmp, addr, f);
 		free(tmp.table);
@@ -486,7 +488,7 @@ static int read_code(const struct ift_py_layout *l, ift_py_read_fn rd, void *ctx
 	codes->misses++;
 	free(e->table);
 	memset(e, 0, sizeof(*e));
-	if ((ret = read_code_entry(l, rd, ctx, code, co, e)) < 0) {
+	if ((ret = read_code_entry(l, m, code, co, e)) < 0) {
 		free(e->table);
 		memset(e, 0, sizeof(*e));
 		return ret;
@@ -513,37 +515,43 @@ static long instr_addr(const struct ift_py_layout *l, const uint8_t *fr, uint64_
 	return l->lines == IFT_PY_LINETABLE ? (long)lasti * CODEUNIT : lasti;
 }
 
-int ift_py_frames(const struct ift_py_layout *l, ift_py_read_fn rd, void *ctx,
+int ift_py_frames(const struct ift_py_layout *l, const struct ift_py_mem *m,
 		  struct ift_py_codes *codes, uint64_t tstate, struct ift_py_frame *out,
 		  size_t max)
 {
 	uint8_t fr[256];
-	uint64_t frame;
-	size_t n = 0;
+	uint64_t frame, code[AHEAD_FRAMES];
+	long instr[AHEAD_FRAMES];
+	size_t n = 0, k = 0, batch;
 	int ret;
 
 	if (l->fr_size > sizeof(fr))
 		return -EINVAL;
-	if ((ret = read_ptr(rd, ctx, tstate + l->ts_frame, &frame)) < 0)
+	if ((ret = read_ptr(m, tstate + l->ts_frame, &frame)) < 0)
 		return ret;
 	if (l->ts_cframe_current >= 0 && frame &&
-	    (ret = read_ptr(rd, ctx, frame + (uint64_t)l->ts_cframe_current, &frame)) < 0)
+	    (ret = read_ptr(m, frame + (uint64_t)l->ts_cframe_current, &frame)) < 0)
 		return ret;
-	for (unsigned k = 0; frame && n < max; k++) {
-		if (k == MAX_CHAIN)
-			return -IFT_E_PY_MOVED;
-		if ((ret = rd(ctx, frame, fr, l->fr_size)) < 0)
-			return ret;
-		if (l->frames == IFT_PY_FRAME_OBJECTS ||
-		    l->minor < 12 || fr[l->fr_owner] != FRAME_OWNED_BY_CSTACK) {
-			uint64_t code = u64_at(fr, l->fr_code);
-
-			if ((ret = read_code(l, rd, ctx, codes, code, instr_addr(l, fr, code),
-					     &out[n])) < 0)
+	/* the frames a batch at a time, then their code objects, told ahead */
+	while (frame && n < max) {
+		for (batch = 0; frame && n + batch < max && batch < AHEAD_FRAMES; k++) {
+			if (k == MAX_CHAIN)
+				return -IFT_E_PY_MOVED;
+			if ((ret = m->read(m->ctx, frame, fr, l->fr_size)) < 0)
 				return ret;
-			n++;
+			if (l->frames == IFT_PY_FRAME_OBJECTS ||
+			    l->minor < 12 || fr[l->fr_owner] != FRAME_OWNED_BY_CSTACK) {
+				code[batch] = u64_at(fr, l->fr_code);
+				instr[batch] = instr_addr(l, fr, code[batch]);
+				batch++;
+			}
+			frame = u64_at(fr, l->fr_previous);
 		}
-		frame = u64_at(fr, l->fr_previous);
+		if (m->ahead)
+			m->ahead(m->ctx, code, batch, l->co_size);
+		for (size_t i = 0; i < batch; i++, n++)
+			if ((ret = read_code(l, m, codes, code[i], instr[i], &out[n])) < 0)
+				return ret;
 	}
 	return (int)n;
 }

@@ -30,11 +30,18 @@ struct proc {
 struct ift_py_reader {
 	struct proc *v;
 	size_t n, cap;
+	struct ift_py_snap *snap;	/* each walk's look at the memory */
 };
 
 struct ift_py_reader *ift_py_reader_new(void)
 {
-	return calloc(1, sizeof(struct ift_py_reader));
+	struct ift_py_reader *r = calloc(1, sizeof(*r));
+
+	if (r && !(r->snap = ift_py_snap_new())) {
+		free(r);
+		r = NULL;
+	}
+	return r;
 }
 
 static void proc_clear(struct proc *p)
@@ -50,6 +57,7 @@ void ift_py_reader_free(struct ift_py_reader *r)
 	for (size_t i = 0; i < r->n; i++)
 		proc_clear(&r->v[i]);
 	free(r->v);
+	ift_py_snap_free(r->snap);
 	free(r);
 }
 
@@ -105,6 +113,7 @@ int ift_py_reader_frames(struct ift_py_reader *r, pid_t pid, pid_t tid,
 			 struct ift_py_frame *out, size_t max)
 {
 	struct proc *p = proc_get(r, pid);
+	struct ift_py_mem m;
 	uint64_t ts;
 	size_t slot;
 	int ret;
@@ -113,6 +122,7 @@ int ift_py_reader_frames(struct ift_py_reader *r, pid_t pid, pid_t tid,
 		return -ENOMEM;
 	if (!p->python)
 		return 0;
+	ift_py_snap_begin(r->snap, pid, &m);
 	/*
 	 * The thread state found last time, while it still names TID (a freed
 	 * one reused for another thread names that one); else the runtime's
@@ -120,10 +130,10 @@ int ift_py_reader_frames(struct ift_py_reader *r, pid_t pid, pid_t tid,
 	 */
 	slot = (size_t)tid % TSTATE_SLOTS;
 	if (p->ts[slot].tid == tid &&
-	    ift_py_thread_is(p->t.layout, ift_py_read_pid, &pid, p->ts[slot].tstate, tid) > 0) {
+	    ift_py_thread_is(p->t.layout, &m, p->ts[slot].tstate, tid) > 0) {
 		ts = p->ts[slot].tstate;
 	} else {
-		ret = ift_py_thread(p->t.layout, ift_py_read_pid, &pid, p->t.runtime, tid, &ts);
+		ret = ift_py_thread(p->t.layout, &m, p->t.runtime, tid, &ts);
 		if (ret == -ESRCH)
 			return 0;	/* a thread Python does not know (yet) */
 		if (ret < 0)
@@ -131,7 +141,7 @@ int ift_py_reader_frames(struct ift_py_reader *r, pid_t pid, pid_t tid,
 		p->ts[slot].tid = tid;
 		p->ts[slot].tstate = ts;
 	}
-	return ift_py_frames(p->t.layout, ift_py_read_pid, &pid, p->codes, ts, out, max);
+	return ift_py_frames(p->t.layout, &m, p->codes, ts, out, max);
 }
 
 int ift_py_reader_mapped(struct ift_py_reader *r, pid_t pid, const char *path)

@@ -47,6 +47,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -63,6 +64,8 @@ const char *__asan_default_options(void)
 }
 
 static pid_t self;
+/* this process's memory read directly, or through the counting reader */
+static struct ift_py_mem selfmem = { ift_py_read_pid, NULL, &self };
 static const struct ift_py_layout *layout;
 
 /* Lines the frames must be on: the source marks them with "# L<name>". */
@@ -162,6 +165,7 @@ static int patched_read(void *ctx, uint64_t addr, void *buf, size_t len)
 		memcpy((uint8_t *)buf + (patch.at - addr), &patch.val, 8);
 	return ret;
 }
+static struct ift_py_mem patchedmem = { patched_read, NULL, &self };
 
 static PyObject *probe(PyObject *mod, PyObject *args)
 {
@@ -174,20 +178,20 @@ static PyObject *probe(PyObject *mod, PyObject *args)
 
 	(void)mod;
 	(void)args;
-	s->nours = ift_py_frames(layout, ift_py_read_pid, &self, NULL, ts, s->ours, MAXF);
+	s->nours = ift_py_frames(layout, &selfmem, NULL, ts, s->ours, MAXF);
 	s->napi = api_frames(s->api, MAXF);
 
-	s->ncold = ift_py_frames(layout, patched_read, &self, codes, ts, s->cold, MAXF);
+	s->ncold = ift_py_frames(layout, &patchedmem, codes, ts, s->cold, MAXF);
 	s->rcold = patch.reads;
 	patch.reads = 0;
-	s->nwarm = ift_py_frames(layout, patched_read, &self, codes, ts, s->warm, MAXF);
+	s->nwarm = ift_py_frames(layout, &patchedmem, codes, ts, s->warm, MAXF);
 	s->rwarm = patch.reads;
 	ift_py_codes_stats(codes, &s->hits, &s->misses);
 	/* the frame's code object now names its file where its name was */
 	patch.at = code + layout->co_qualname;
 	memcpy(&patch.val, (const uint8_t *)co + layout->co_filename, 8);
 	patch.reads = 0;
-	s->nchanged = ift_py_frames(layout, patched_read, &self, codes, ts, s->changed, MAXF);
+	s->nchanged = ift_py_frames(layout, &patchedmem, codes, ts, s->changed, MAXF);
 	s->rchanged = patch.reads;
 	patch.at = 0;
 	ift_py_codes_free(codes);
@@ -211,12 +215,12 @@ static PyObject *thread_probe(PyObject *mod, PyObject *args)
 	(void)args;
 	if (!runtime)
 		return PyUnicode_FromString("no _PyRuntime symbol");
-	ret = ift_py_thread(layout, ift_py_read_pid, &self, (uint64_t)(uintptr_t)runtime,
+	ret = ift_py_thread(layout, &selfmem, (uint64_t)(uintptr_t)runtime,
 			    gettid(), &ts);
 	if (ret < 0 || ts != (uint64_t)(uintptr_t)PyThreadState_Get())
 		return PyUnicode_FromFormat("thread %d: ret %d, state %p, not %p", gettid(), ret,
 					    (void *)(uintptr_t)ts, (void *)PyThreadState_Get());
-	n = ift_py_frames(layout, ift_py_read_pid, &self, NULL, ts, ours, MAXF);
+	n = ift_py_frames(layout, &selfmem, NULL, ts, ours, MAXF);
 	na = api_frames(api, MAXF);
 	if (n != na || n < 1)
 		return PyUnicode_FromFormat("thread %d: %d frames, the API has %d", gettid(), n, na);
@@ -434,12 +438,12 @@ static void test_threads(void **state)
 	need_vm_readv();
 	/* a thread that is not the interpreter's */
 	assert_non_null(runtime);
-	assert_int_equal(ift_py_thread(layout, ift_py_read_pid, &self, (uint64_t)(uintptr_t)runtime,
+	assert_int_equal(ift_py_thread(layout, &selfmem, (uint64_t)(uintptr_t)runtime,
 				       0x3fffffff, &ts), -ESRCH);
 	/* a state found before, checked by its native id */
 	ts = (uint64_t)(uintptr_t)PyThreadState_Get();
-	assert_int_equal(ift_py_thread_is(layout, ift_py_read_pid, &self, ts, gettid()), 1);
-	assert_int_equal(ift_py_thread_is(layout, ift_py_read_pid, &self, ts, 0x3fffffff), 0);
+	assert_int_equal(ift_py_thread_is(layout, &selfmem, ts, gettid()), 1);
+	assert_int_equal(ift_py_thread_is(layout, &selfmem, ts, 0x3fffffff), 0);
 	assert_non_null(outs);
 	assert_int_equal(PyList_Size(outs), 4);
 	for (Py_ssize_t i = 0; i < 4; i++) {
@@ -448,6 +452,60 @@ static void test_threads(void **state)
 		assert_true(o && PyUnicode_Check(o));
 		assert_string_equal(PyUnicode_AsUTF8(o), "ok");
 	}
+}
+
+/*
+ * One look's pages: a read that spans two of them, and a page it cannot
+ * read among those it is told of ahead (the ones around it still kept).
+ * Pieces of 4 KiB, whatever the page size.
+ */
+static void test_snap_pages(void **state)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	uint8_t *a = mmap(NULL, 4 * pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			  -1, 0);
+	struct ift_py_snap *snap = ift_py_snap_new();
+	uint64_t addr[3], calls, pages;
+	struct ift_py_mem m;
+	uint8_t buf[8];
+
+	(void)state;
+	need_vm_readv();
+	assert_true(a != MAP_FAILED);
+	assert_non_null(snap);
+	for (size_t k = 0; k < 4 * pg; k++)
+		a[k] = (uint8_t)(k * 7 + k / 4096);
+	assert_int_equal(munmap(a + pg, pg), 0);
+	addr[0] = (uint64_t)(uintptr_t)a;
+	addr[1] = (uint64_t)(uintptr_t)(a + pg);
+	addr[2] = (uint64_t)(uintptr_t)(a + 2 * pg);
+	ift_py_snap_begin(snap, getpid(), &m);
+	m.ahead(m.ctx, addr, 3, 8);
+	ift_py_snap_stats(snap, &calls, &pages);
+	assert_int_equal(calls, 2);	/* all three, then what came after the hole */
+	assert_int_equal(pages, 2);
+	/* the pages kept answer, with no call */
+	assert_int_equal(m.read(m.ctx, addr[0] + 5, buf, 8), 0);
+	assert_memory_equal(buf, a + 5, 8);
+	assert_int_equal(m.read(m.ctx, addr[2], buf, 8), 0);
+	assert_memory_equal(buf, a + 2 * pg, 8);
+	ift_py_snap_stats(snap, &calls, &pages);
+	assert_int_equal(calls, 2);
+	/* the hole is the reader's error, then a read across a piece's end */
+	assert_int_equal(m.read(m.ctx, addr[1], buf, 8), -EFAULT);
+	assert_int_equal(m.read(m.ctx, addr[2] + 4096 - 4, buf, 8), 0);
+	assert_memory_equal(buf, a + 2 * pg + 4096 - 4, 8);
+	ift_py_snap_stats(snap, &calls, &pages);
+	assert_int_equal(calls, 4);
+	assert_int_equal(pages, 3);
+	/* a new look keeps nothing of the last */
+	ift_py_snap_begin(snap, getpid(), &m);
+	assert_int_equal(m.read(m.ctx, addr[0], buf, 8), 0);
+	ift_py_snap_stats(snap, &calls, &pages);
+	assert_int_equal(calls, 5);
+	ift_py_snap_free(snap);
+	munmap(a, pg);
+	munmap(a + 2 * pg, 2 * pg);
 }
 
 /* A reader of a fake memory: a frame whose code object holds no strings. */
@@ -477,6 +535,8 @@ static void test_moved(void **state)
 	uint64_t cframe = (uint64_t)(uintptr_t)(f->tstate + 256), frame = (uint64_t)(uintptr_t)f->frame;
 	uint64_t code = (uint64_t)(uintptr_t)f->code, wild = 0x10;
 
+	struct ift_py_mem fm = { fake_read, NULL, f };
+
 	(void)state;
 	assert_non_null(f);
 	/* tstate -> cframe -> frame -> a code object of zeros */
@@ -486,11 +546,11 @@ static void test_moved(void **state)
 	else
 		memcpy(f->tstate + layout->ts_frame, &frame, 8);
 	memcpy(f->frame + layout->fr_code, &code, 8);
-	assert_int_equal(ift_py_frames(layout, fake_read, f, NULL, (uint64_t)(uintptr_t)f->tstate, out, 4),
+	assert_int_equal(ift_py_frames(layout, &fm, NULL, (uint64_t)(uintptr_t)f->tstate, out, 4),
 			 -IFT_E_PY_MOVED);
 	/* a code pointer into nothing: the reader's error */
 	memcpy(f->frame + layout->fr_code, &wild, 8);
-	assert_int_equal(ift_py_frames(layout, fake_read, f, NULL, (uint64_t)(uintptr_t)f->tstate, out, 4),
+	assert_int_equal(ift_py_frames(layout, &fm, NULL, (uint64_t)(uintptr_t)f->tstate, out, 4),
 			 -EFAULT);
 	/* no frame: no Python running on the thread, no frames */
 	memset(f->frame, 0, sizeof(f->frame));
@@ -498,7 +558,7 @@ static void test_moved(void **state)
 		memset(f->tstate + 256 + layout->ts_cframe_current, 0, 8);
 	else
 		memset(f->tstate + layout->ts_frame, 0, 8);
-	assert_int_equal(ift_py_frames(layout, fake_read, f, NULL, (uint64_t)(uintptr_t)f->tstate, out, 4), 0);
+	assert_int_equal(ift_py_frames(layout, &fm, NULL, (uint64_t)(uintptr_t)f->tstate, out, 4), 0);
 	free(f);
 }
 
@@ -622,10 +682,32 @@ static bool walk_child(const char *python, const char *version)
 	assert_int_equal(t.major, major);
 	assert_int_equal(t.minor, minor);
 	if (t.layout) {
-		assert_int_equal(ift_py_thread(t.layout, ift_py_read_pid, &pid, t.runtime, pid,
-					       &ts), 0);
-		n = ift_py_frames(t.layout, ift_py_read_pid, &pid, NULL, ts, out, MAXF);
+		/* each read counted (patch.at 0 changes nothing) */
+		struct ift_py_mem direct = { patched_read, NULL, &pid }, m;
+		struct ift_py_snap *snap = ift_py_snap_new();
+		struct ift_py_frame viasnap[MAXF];
+		uint64_t calls, pages;
+		unsigned reads;
+
+		assert_non_null(snap);
+		assert_int_equal(ift_py_thread(t.layout, &direct, t.runtime, pid, &ts), 0);
+		patch.reads = 0;
+		n = ift_py_frames(t.layout, &direct, NULL, ts, out, MAXF);
+		reads = patch.reads;
 		assert_int_equal(n, sizeof(want) / sizeof(want[0]));
+		/* the same frames through one look at its pages, in fewer calls */
+		ift_py_snap_begin(snap, pid, &m);
+		assert_int_equal(ift_py_frames(t.layout, &m, NULL, ts, viasnap, MAXF), n);
+		ift_py_snap_stats(snap, &calls, &pages);
+		ift_py_snap_free(snap);
+		if (calls >= reads || pages < 2)
+			fail_msg("the look took %" PRIu64 " calls for %" PRIu64 " pages, against "
+				 "%u reads", calls, pages, reads);
+		for (int i = 0; i < n; i++) {
+			assert_string_equal(viasnap[i].file, out[i].file);
+			assert_string_equal(viasnap[i].func, out[i].func);
+			assert_int_equal(viasnap[i].line, out[i].line);
+		}
 		for (int i = 0; i < n; i++) {
 			const char *dot = strrchr(want[i].func, '.');
 
@@ -804,6 +886,7 @@ int main(void)
 		cmocka_unit_test(test_code_cache),
 		cmocka_unit_test(test_threads),
 		cmocka_unit_test(test_moved),
+		cmocka_unit_test(test_snap_pages),
 		cmocka_unit_test(test_other_process),
 		cmocka_unit_test(test_line_tables_of_versions),
 	};
