@@ -110,6 +110,10 @@ struct uctx {
 	const uint8_t *stack;
 	uint64_t sp;
 	size_t len;
+	/* the module whose unwind table find_proc_info() last searched, and
+	   its load bias: the table's reads fall there */
+	struct module *mod;
+	uint64_t bias;
 };
 
 /* ---- modules ---------------------------------------------------------- */
@@ -575,6 +579,8 @@ static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *p
 	if (va < 0)
 		return -UNW_ENOINFO;
 	bias = ip - (uint64_t)va;
+	c->mod = m->mod;
+	c->bias = bias;
 	memset(&di, 0, sizeof(di));
 	di.format = UNW_INFO_FORMAT_REMOTE_TABLE;
 	di.start_ip = m->start;
@@ -614,6 +620,14 @@ static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val,
 	if (ift_span_holds(c->sp, c->len, addr, 8)) {
 		memcpy(val, c->stack + (addr - c->sp), 8);
 		return 0;
+	}
+	if (c->mod) {
+		int64_t o = vaddr_off(c->mod, addr - c->bias);
+
+		if (o >= 0 && (uint64_t)o + 8 <= c->mod->size) {
+			memcpy(val, c->mod->data + o, 8);
+			return 0;
+		}
 	}
 	if (file_read(c->p, addr, val))
 		return 0;
