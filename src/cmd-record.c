@@ -97,7 +97,18 @@ static void print_status(struct ift_recorder *r, bool final)
 		ift_fmt_bytes(c, sizeof(c), (double)st.bytes), final ? "\n" : "   ");
 }
 
-static void print_summary(struct ift_recorder *r, const char *path)
+/* WHO's CPU time in RU, and its share of one CPU over ELAPSED_NS */
+static void print_cpu(const char *who, const struct rusage *ru, uint64_t elapsed_ns)
+{
+	double user = (double)ru->ru_utime.tv_sec * 1e3 + (double)ru->ru_utime.tv_usec / 1e3;
+	double sys = (double)ru->ru_stime.tv_sec * 1e3 + (double)ru->ru_stime.tv_usec / 1e3;
+
+	fprintf(stderr, "  %-12s %.0f ms of CPU (user %.0f, system %.0f), %.1f%% of one CPU "
+		"over the recording\n", who, user + sys, user, sys,
+		elapsed_ns ? (user + sys) * 1e8 / (double)elapsed_ns : 0.0);
+}
+
+static void print_summary(struct ift_recorder *r, const char *path, bool command)
 {
 	struct ift_record_status st;
 	struct stat sb;
@@ -115,14 +126,11 @@ static void print_summary(struct ift_recorder *r, const char *path)
 			fprintf(stderr, "  %-12s %s\n", ift_table_def(t)->name,
 				ift_fmt_count(a, sizeof(a), st.rows[t]));
 	/* all of the recorder's threads; the traced command is not among them */
-	if (getrusage(RUSAGE_SELF, &ru) == 0) {
-		double user = (double)ru.ru_utime.tv_sec * 1e3 + (double)ru.ru_utime.tv_usec / 1e3;
-		double sys = (double)ru.ru_stime.tv_sec * 1e3 + (double)ru.ru_stime.tv_usec / 1e3;
-
-		fprintf(stderr, "  %-12s %.0f ms of CPU (user %.0f, system %.0f), %.1f%% of one "
-			"CPU over the recording\n", "recorder", user + sys, user, sys,
-			st.elapsed_ns ? (user + sys) * 1e8 / (double)st.elapsed_ns : 0.0);
-	}
+	if (getrusage(RUSAGE_SELF, &ru) == 0)
+		print_cpu("recorder", &ru, st.elapsed_ns);
+	/* the command, and what it waited for: its workers, once it reaped them */
+	if (command && getrusage(RUSAGE_CHILDREN, &ru) == 0)
+		print_cpu("command", &ru, st.elapsed_ns);
 	/* the stack thread's reads and the unwinding are the recorder's CPU */
 	if (st.prof_samples)
 		fprintf(stderr, "  %-12s %s stacks sampled (%s dropped), %.1f us each to unwind, "
@@ -645,7 +653,7 @@ static int record_end(struct record_run *run)
 		return STEP_DONE;
 	}
 	if (verbose >= 0)
-		print_summary(run->r, run->opts.output);
+		print_summary(run->r, run->opts.output, run->opts.argv != NULL);
 	return record_done(run, code >= 0 ? code : EXIT_OK);
 }
 

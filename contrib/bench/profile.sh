@@ -29,7 +29,8 @@ trap 'exit 130' INT TERM
 prog=("$py" "$top/tests/workloads/feeders.py" --cudart "$sim" --feeder loader
       --batches "$batches")
 
-# one run: TOOL -> "wall_ns file_bytes profile_rows profile_bytes recorder_cpu_ms" in $work/r
+# one run: TOOL -> "wall_ns file_bytes profile_rows profile_bytes recorder_cpu_ms
+# command_cpu_ms" in $work/r
 run() {
 	local tool=$1 opts=()
 	[ "$tool" = off ] && opts=(--profile=off)
@@ -47,9 +48,12 @@ for line in open(sys.argv[2]):
     f = line.split()
     if len(f) >= 4 and f[0] == "profile" and f[1].replace(",", "").isdigit():
         rows, byts = int(f[1].replace(",", "")), int(f[3].replace(",", ""))
-# "  recorder     573 ms of CPU (user 230, system 342), ..." (all its threads)
-cpu = re.search(r"recorder\s+([0-9]+) ms of CPU", open(sys.argv[4]).read())
-print(truth["wall_ns"], os.path.getsize(sys.argv[3]), rows, byts, cpu.group(1) if cpu else 0)
+# "  recorder     573 ms of CPU (user 230, system 342), ..." (all its threads),
+# "  command      5508 ms of CPU ..." (the workload and the workers it reaped)
+log = open(sys.argv[4]).read()
+cpu = [re.search(r"%s\s+([0-9]+) ms of CPU" % w, log) for w in ("recorder", "command")]
+print(truth["wall_ns"], os.path.getsize(sys.argv[3]), rows, byts,
+      *[c.group(1) if c else 0 for c in cpu])
 PY
 }
 
@@ -72,12 +76,13 @@ print("`feeders.py --feeder loader --batches %d` (a DataLoader with 4 workers on
       " CPUs, torch %s) recorded without (`--profile=off`) and with the profile (the default,"
       " 99 Hz of each thread's CPU); %d repetitions, the two alternated (and rotated) in each."
       " The time is the workload's own wall time of its loop.\n" % (batches, torch, reps))
-print("| run | loop wall time min / median / max | recorder CPU (median) | trace bytes (median) | profile samples (median) |")
-print("|---|---|---|---|---|")
+print("| run | loop wall time min / median / max | recorder CPU | command CPU | trace bytes | profile samples |")
+print("|---|---|---|---|---|---|")
 for t, label in (("off", "`record --profile=off`"), ("on", "`record` (profile 99 Hz)")):
-    print("| %s | %s ms | %.0f ms | %.0f | %s |" % (label, mmm([x / 1e6 for x in col(t, 0)], "%.0f"),
-                                        med(col(t, 4)), med(col(t, 1)), "-" if t == "off" else
-                                        "%.0f" % med(col(t, 2))))
+    print("| %s | %s ms | %.0f ms | %.0f ms | %.0f | %s |" % (
+        label, mmm([x / 1e6 for x in col(t, 0)], "%.0f"), med(col(t, 4)), med(col(t, 5)),
+        med(col(t, 1)), "-" if t == "off" else "%.0f" % med(col(t, 2))))
+print("\n(CPU, bytes and samples: medians.)")
 rows = med(col("on", 2)) or 1
 print("\nSlowdown with the profile: %s (min / median / max of the repetitions' ratios of the"
       " loop's wall time, on / off; the goal is 1.02 at most). The profile's table takes %.1f"
@@ -85,7 +90,11 @@ print("\nSlowdown with the profile: %s (min / median / max of the repetitions' r
       " names, each once).\n" % (mmm(ratio, "%.3f"), med(col("on", 3)) / rows,
                                  (med(col("on", 1)) - med(col("off", 1))) / rows))
 print("The recorder's own CPU (all its threads, from `record`'s summary) grows by %.0f us a"
-      " sample (medians: on less off, over the samples), which on a machine whose CPUs the"
-      " workload keeps busy is the workload's.\n" % ((med(col("on", 4)) - med(col("off", 4)))
-                                                   * 1e3 / rows))
+      " sample, and the command's (its workers' included) by %.0f us (that figure's spread"
+      " without the profile: %s ms). Medians, on less"
+      " off, over the samples. On a machine whose CPUs the workload keeps busy the"
+      " recorder's time is the workload's.\n" % (
+          (med(col("on", 4)) - med(col("off", 4))) * 1e3 / rows,
+          (med(col("on", 5)) - med(col("off", 5))) * 1e3 / rows,
+          mmm(col("off", 5), "%.0f")))
 PY
