@@ -57,22 +57,25 @@ cat <<'MD'
 ## Where a target is missed, and what it would take
 
 - **The CPU profile's cost** (target: the DataLoader workload at most 1.02x its
-  time without it): missed, 1.08-1.21x (median 1.12) on these 2 CPUs, which the 4
-  workers and the feeding thread keep busy, so every microsecond of the
-  recorder's is the workload's. What a sample costs the recorder, from
-  `record -v`'s profile line on this workload: the stack thread is woken at each
-  sample, at real-time priority, to read the thread's Python frames while it runs
-  on (145 us a sample for the workers' 30-frame stacks: two `process_vm_readv` a
-  frame), then the main thread unwinds it (stopped at the interpreter's first
-  frame since ba7f99c: 626 us a sample before, 430 after, most of it the first
-  sight of a process's libraries, libtorch_cpu's symbol table among them, which a
-  run of hours pays once). At 99 Hz on 5 busy threads that is 500 samples a second.
-  What it would take: one `process_vm_readv` for a whole frame chain (the
-  frames of 3.11 lie in the thread's frame chunks, read in one call), the code
-  objects' heads batched the same way, the symbols of a library read once for
-  all processes that map it; and `--profile=49` halves the rest where 2% matters
-  more than resolution. A machine with a CPU to spare (the H200's has 16) gives
-  the recorder's time to no worker.
+  time without it): missed. On these 2 CPUs, which the 4 workers and the
+  feeding thread keep busy, every microsecond of the recorder's is the
+  workload's, and the recorder's own CPU grows by 469 us a sample (499 us
+  before 59ec9ae..bddb397, both binaries measured in one session): 376 ms
+  over a loop of 2.7 s on 2 CPUs, 7%. The loop's wall time on this VM varies
+  too much to show it (ratios 0.94-1.68 over 7 repetitions). Where the time
+  goes (perf on the recorder): the main thread's unwinding and naming of new
+  frames, 54% of it; the stack thread, woken at each sample at real-time
+  priority to read the thread's Python frames while it runs on, 33%; the ring
+  reader, 11%. A third of all of it is system calls: the wake-ups, poll(), the
+  reads of the other process's memory. Done: the Python frames read through
+  one look at the pages (5 `process_vm_readv` a sample where there were 63),
+  the unwind tables read without a scan of the maps; a library's symbols were
+  already read once for all processes. What it would take: one wake-up of the
+  stack thread for several samples, which reads the frames of all but the last
+  late (a thread that runs on changes them: a trade of accuracy for cost), and
+  a cheaper hand-over from the stack thread to the main thread. `--profile=49`
+  halves the cost where 2% matters more than resolution. A machine with a CPU
+  to spare (the H200's has 16) gives the recorder's time to no worker.
 
 - **Overhead per probed call** (target: within 5% of the bare uprobe floor,
   no higher than trace-cmd). A probed call costs about 1.8 to 2 µs here,
