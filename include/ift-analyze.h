@@ -630,6 +630,7 @@ struct ift_prof_group {
 	enum ift_role role;		/* IFT_ROLE_NONE: threads of no role */
 	uint32_t threads, procs;	/* that were sampled */
 	uint64_t samples;
+	uint64_t cpu_ns;		/* samples x the profile's period */
 	uint64_t kernel;		/* in the kernel (system calls, faults) */
 	uint64_t python;		/* with Python frames */
 	uint64_t work[IFT_WORK_PYTHON + 1];	/* by what they went to */
@@ -664,6 +665,9 @@ void ift_profile_finding(const struct ift_prof_group *g, struct ift_prof_finding
 
 /* The window's profile; period_ns 0 when the trace has none.  Owned by A. */
 const struct ift_profile *ift_analysis_profile(const struct ift_analysis *a);
+
+/* Work W's name in every output ("decode", "kernel", ...; NULL: unknown). */
+const char *ift_prof_work_name(enum ift_prof_work w);
 
 /* ROLE's profile group as every output names it ("input worker", "cuda
    threads, between calls in their loop", "other threads"). */

@@ -212,8 +212,7 @@ struct ift_profile;
 struct json_object *ift_json_profile(const struct ift_profile *p);
 /* A `profile group' object of G, its first LIMIT lines and functions. */
 struct ift_prof_group;
-struct json_object *ift_json_prof_group(const struct ift_prof_group *g, uint64_t period_ns,
-					size_t limit);
+struct json_object *ift_json_prof_group(const struct ift_prof_group *g, size_t limit);
 /*
  * Adds op S's calls and latency to object O: calls, errors, total_ns,
  * mean_ns, p50_ns, p95_ns, p99_ns, max_ns, as ift_json_ops() names them

@@ -480,6 +480,7 @@ int ift_az_profile_build(struct ift_analysis *a)
 	for (uint32_t gid = 0; ret >= 0 && gid < ngs; gid++) {
 		if (!gs[gid].samples)
 			continue;
+		gs[gid].cpu_ns = gs[gid].samples * p->out.period_ns;
 		if ((ret = group_top(&t, &gs[gid], gid, true)) >= 0)
 			ret = group_top(&t, &gs[gid], gid, false);
 		if (ret >= 0 && gid < IFT_ROLE_NR)
@@ -527,6 +528,17 @@ void ift_az_profile_release(struct ift_analysis *a)
 const struct ift_profile *ift_analysis_profile(const struct ift_analysis *a)
 {
 	return &a->prof.out;
+}
+
+const char *ift_prof_work_name(enum ift_prof_work w)
+{
+	static const char *const names[] = {
+		[IFT_WORK_DECODE] = "decode", [IFT_WORK_TRANSFORM] = "transform",
+		[IFT_WORK_COLLATE] = "collate", [IFT_WORK_INDEXING] = "indexing",
+		[IFT_WORK_KERNEL] = "kernel", [IFT_WORK_PYTHON] = "python",
+	};
+
+	return (unsigned)w <= IFT_WORK_PYTHON ? names[w] : NULL;
 }
 
 const char *ift_prof_group_name(enum ift_role role)

@@ -504,14 +504,12 @@ static int profile_groups(const struct ift_analysis *an, const struct args *a, j
 		if (!pi)
 			return no_pid(an, pid, err, errlen);
 		if (pi->profile)
-			json_object_array_add(v, ift_json_prof_group(pi->profile, p->period_ns,
-								     limit));
+			json_object_array_add(v, ift_json_prof_group(pi->profile, limit));
 		return 0;
 	}
 	for (size_t i = 0; i < p->ngroups; i++)
 		if (!rname || (int)p->groups[i].role == role)
-			json_object_array_add(v, ift_json_prof_group(&p->groups[i], p->period_ns,
-								     limit));
+			json_object_array_add(v, ift_json_prof_group(&p->groups[i], limit));
 	return 0;
 }
 
@@ -922,7 +920,9 @@ static const struct tool tools[] = {
 	  "(cpu_ns = samples x period_ns), those in the kernel, and its top lines of "
 	  "Python and native functions by self samples (the innermost frame of its "
 	  "kind), with total_samples (anywhere in the stack); a package's line has the "
-	  "user's own line that called it (caller). With pid, that process's own "
+	  "user's own line that called it (caller); the samples by the kind of work "
+	  "they went to (works: decode, transform, collate, indexing, kernel, python) "
+	  "and the kind a fix speaks of (finding, or null). With pid, that process's own "
 	  "profile, all its threads; with from_ns/to_ns, the profile of that window.",
 	  { { "role", A_STR, false, 0, 64, 0, "only this kind of thread" },
 	    { "pid", A_INT, false, 1, PID_MAX, 0, "one process's profile" },

@@ -85,7 +85,7 @@ void ift_html_profile(struct html *h)
 		esc(h, ift_prof_group_name(g->role));
 		out(h, ": %u thread%s in %u process%s, %" PRIu64 " samples (%s of CPU)</h3>\n",
 		    g->threads, g->threads == 1 ? "" : "s", g->procs, g->procs == 1 ? "" : "es",
-		    g->samples, dur(b2, sizeof(b2), g->samples * p->period_ns));
+		    g->samples, dur(b2, sizeof(b2), g->cpu_ns));
 		if (g->nflame)
 			flame(h, g);
 	}

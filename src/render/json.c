@@ -285,6 +285,9 @@ json_object *ift_json_process(const struct ift_process_info *p)
 		json_object_array_add(v, ift_json_thread(p->threads[i]));
 	json_object_object_add(o, "threads", v);
 	json_task_figures(o, &p->sched, p->cuda_calls, p->cuda_ns, p->ops, p->nops);
+	/* only a process the profile sampled has the key */
+	if (p->profile)
+		json_object_object_add(o, "profile", ift_json_prof_group(p->profile, SIZE_MAX));
 	return o;
 }
 
@@ -387,6 +390,9 @@ json_object *ift_json_chain(const struct ift_chain *ch)
 		json_object_array_add(v, x);
 	}
 	json_object_object_add(o, "sites", v);
+	/* only a chain whose fix spoke of a profiled group has the key */
+	if (ch->profile)
+		json_object_object_add(o, "profile", ift_json_prof_group(ch->profile, SIZE_MAX));
 	if (!ch->py)
 		return o;
 	ift_json_add_u64(o, "site_calls", ch->site_calls);
@@ -633,18 +639,37 @@ static json_object *json_prof_frame(const struct ift_prof_frame *x)
 	return o;
 }
 
-json_object *ift_json_prof_group(const struct ift_prof_group *g, uint64_t period_ns,
-				 size_t limit)
+json_object *ift_json_prof_group(const struct ift_prof_group *g, size_t limit)
 {
-	json_object *x = json_object_new_object(), *a;
+	json_object *x = json_object_new_object(), *a, *w;
+	struct ift_prof_finding f;
 
 	ift_json_add_text(x, "role", ift_role_name(g->role) ? ift_role_name(g->role) : "none");
 	ift_json_add_u64(x, "thread_count", g->threads);
 	ift_json_add_u64(x, "process_count", g->procs);
 	ift_json_add_u64(x, "samples", g->samples);
-	ift_json_add_u64(x, "cpu_ns", g->samples * period_ns);
+	ift_json_add_u64(x, "cpu_ns", g->cpu_ns);
 	ift_json_add_u64(x, "kernel_samples", g->kernel);
 	ift_json_add_u64(x, "python_samples", g->python);
+	/* each sample's kind of work, and the kind a fix speaks of */
+	a = json_object_new_array();
+	for (unsigned k = IFT_WORK_UNKNOWN + 1; k <= IFT_WORK_PYTHON; k++) {
+		w = json_object_new_object();
+		ift_json_add_text(w, "work", ift_prof_work_name((enum ift_prof_work)k));
+		ift_json_add_u64(w, "samples", g->work[k]);
+		json_object_array_add(a, w);
+	}
+	json_object_object_add(x, "works", a);
+	ift_profile_finding(g, &f);
+	if (f.work != IFT_WORK_UNKNOWN) {
+		w = json_object_new_object();
+		ift_json_add_text(w, "work", ift_prof_work_name(f.work));
+		ift_json_add_u64(w, "samples", f.samples);
+		json_object_object_add(w, "top", json_prof_frame(f.top));
+		json_object_object_add(x, "finding", w);
+	} else {
+		json_object_object_add(x, "finding", NULL);
+	}
 	a = json_object_new_array();
 	for (size_t k = 0; k < g->nlines && k < limit; k++)
 		json_object_array_add(a, json_prof_frame(&g->lines[k]));
@@ -663,7 +688,7 @@ json_object *ift_json_profile(const struct ift_profile *p)
 	ift_json_add_u64(o, "period_ns", p->period_ns);
 	ift_json_add_u64(o, "samples", p->samples);
 	for (size_t i = 0; i < p->ngroups; i++)
-		json_object_array_add(v, ift_json_prof_group(&p->groups[i], p->period_ns, SIZE_MAX));
+		json_object_array_add(v, ift_json_prof_group(&p->groups[i], SIZE_MAX));
 	json_object_object_add(o, "groups", v);
 	return o;
 }

@@ -83,7 +83,7 @@ void ift_txt_profile(struct text *tx, const struct ift_profile *p)
 			 "(%s of CPU), %.0f%% in the kernel", ift_prof_group_name(g->role), g->threads,
 			 g->threads == 1 ? "" : "s", g->procs, g->procs == 1 ? "" : "es",
 			 ift_fmt_count(b1, sizeof(b1), g->samples),
-			 ift_txt_dur(b2, sizeof(b2), g->samples * p->period_ns),
+			 ift_txt_dur(b2, sizeof(b2), g->cpu_ns),
 			 pct(g->kernel, g->samples));
 		fputs("  ", tx->f);
 		ift_txt_wrap(tx, 2, 4, line);

@@ -7,6 +7,9 @@ sample, and heavy()'s as many as the report's lines of heavy().
 
 TRUTH holds a line per worker (tests/workloads/profshares.py): its pid, its
 process's CPU (cpu_s) and its thread CPU in heavy(), light() and pack().
+Also: the samples' kinds of work (pack() decoding, heavy() and light() the
+workers' own Python, the finding), each worker's own profile against its
+clock, and the data-starvation chain's profile, the workers' group.
 """
 import json
 import re
@@ -64,6 +67,41 @@ def main():
     if abs(have - want) > POINTS:
         bad.append("libz: %.1f%% in the profile, pack() %.1f%% by the workers' clocks"
                    % (have, want))
+    # the kinds of work: pack()'s is zlib's, a decoder's; heavy() and
+    # light() are the workers' own Python, which the finding names
+    works = {w["work"]: w["samples"] for w in g["works"]}
+    for work, parts in (("decode", ("pack",)), ("python", ("heavy", "light"))):
+        want = 100 * sum(t[p] for t in truth for p in parts) / cpu
+        have = 100 * works.get(work, 0) / g["samples"]
+        print("%-6s %5.1f%% of the samples' work, %s by the clocks %5.1f%%"
+              % (work, have, "+".join(parts), want))
+        if abs(have - want) > POINTS:
+            bad.append("work %s: %.1f%% in the profile, %.1f%% by the workers' clocks"
+                       % (work, have, want))
+    f = g.get("finding") or {}
+    if f.get("work") != "python" or f.get("samples") != works.get("python") or \
+            (f.get("top") or {}).get("function") != "heavy":
+        bad.append("the finding is not the workers' own Python at heavy(): %r" % f)
+    # each worker's own profile: its CPU by its clock, and the two the group
+    procs = {p["pid"]: p for p in report["processes"]}
+    for t in truth:
+        own = procs.get(t["pid"], {}).get("profile")
+        if not own:
+            bad.append("worker %d has no profile of its own" % t["pid"])
+            continue
+        got = own["samples"] * period
+        slack = (own["thread_count"] + missed) * period + 0.05 * t["cpu_s"]
+        if not t["cpu_s"] - slack <= got <= t["cpu_s"] * 1.05:
+            bad.append("worker %d: its samples hold %.3f s of CPU, its clock %.3f s"
+                       % (t["pid"], got, t["cpu_s"]))
+    own = sum((procs.get(t["pid"], {}).get("profile") or {}).get("samples", 0) for t in truth)
+    if own != g["samples"]:
+        bad.append("the workers' own profiles hold %d samples, their group %d"
+                   % (own, g["samples"]))
+    # the chain whose fix speaks of the workers carries their profile
+    ch = [c for c in report["chains"] if c["cause"] == "data_starvation"]
+    if not ch or ch[0].get("profile") != g:
+        bad.append("the data-starvation chain does not carry the workers' profile")
     # the folded stacks: a line per stack, its count last
     folded = [line.rsplit(" ", 1) for line in open(sys.argv[4]) if line.strip()]
     total = sum(int(n) for _, n in folded)

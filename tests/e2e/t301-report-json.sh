@@ -79,6 +79,11 @@ def check_type(v, t, path):
         ok = v is None or isinstance(v, dict)
         if ok and v is not None:
             check(v, t[:-len(" or null")], path)
+    elif t in spec:
+        # an object of a documented kind
+        ok = isinstance(v, dict)
+        if ok:
+            check(v, t, path)
     elif t == "object":
         ok = isinstance(v, dict)
         if ok:
