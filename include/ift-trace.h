@@ -29,6 +29,7 @@ enum ift_table {
 	IFT_T_TASKS,
 	IFT_T_SAMPLES,
 	IFT_T_PROFILE,
+	IFT_T_GPU,
 	IFT_T_NR,	/* one past the last; table ids start at 1 */
 };
 
@@ -94,6 +95,15 @@ static inline bool ift_sample_of_task(const uint64_t *row)
 enum ift_profile_col { IFT_PF_STACK = IFT_C_COMMON_NR, IFT_PF_FLAGS, IFT_PF_NR };
 #define IFT_PF_F_KERNEL		0x1	/* in the kernel (a system call, a fault) */
 #define IFT_PF_F_PY		0x2	/* the site ends with its Python frames */
+
+/*
+ * A gpu_samples row: NVML's figure METRIC (ift-gpu.h) of GPU (NVML's device
+ * index) at TS, over the SPAN ns before it (0: a reading at TS); PID a
+ * process on the GPU for proc.used_bytes, else 0.
+ */
+enum ift_gpu_col {
+	IFT_GS_GPU = IFT_C_COMMON_NR, IFT_GS_METRIC, IFT_GS_VALUE, IFT_GS_SPAN, IFT_GS_NR
+};
 
 enum ift_col_type { IFT_U64 = 1, IFT_I64, IFT_STR, IFT_TS };
 

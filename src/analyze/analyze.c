@@ -432,8 +432,8 @@ static int run_pass(struct ift_analysis *a)
 			stop = ts;
 			break;
 		}
-		/* the profile's samples are the recorder's, not events */
-		if (in && ev.table != IFT_T_PROFILE) {
+		/* the profile's and NVML's samples are the recorder's, not events */
+		if (in && ev.table != IFT_T_PROFILE && ev.table != IFT_T_GPU) {
 			a->sum.events++;
 			if (ev.table != IFT_T_CALLS)
 				a->sum.host_events++;

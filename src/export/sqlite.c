@@ -77,6 +77,8 @@ static const char schema[] =
 	" value INTEGER);\n"
 	"CREATE TABLE profile(ts INTEGER, cpu INTEGER, pid INTEGER, tid INTEGER,"
 	" comm TEXT, stack_id INTEGER, kernel INTEGER, python INTEGER);\n"
+	"CREATE TABLE gpu_samples(ts INTEGER, gpu INTEGER, metric TEXT, value INTEGER,"
+	" span_ns INTEGER, pid INTEGER);\n"
 	"CREATE TABLE threads(tid INTEGER, pid INTEGER, ppid INTEGER, comm TEXT,"
 	" is_thread INTEGER, start_ts INTEGER, exit_ts INTEGER, role TEXT,"
 	" first_seen_ts INTEGER, last_seen_ts INTEGER, on_cpu_ns INTEGER,"
@@ -183,7 +185,9 @@ static const char views[] =
 	"UNION ALL SELECT ts, ts - (SELECT start_ts FROM trace), 'task', cpu, pid, tid,"
 	" comm, kind FROM task_events\n"
 	"UNION ALL SELECT ts, ts - (SELECT start_ts FROM trace), 'sample', NULL, NULL,"
-	" NULL, NULL, metric || '=' || value FROM samples;\n";
+	" NULL, NULL, metric || '=' || value FROM samples\n"
+	"UNION ALL SELECT ts, ts - (SELECT start_ts FROM trace), 'gpu_sample', NULL, pid,"
+	" NULL, NULL, 'gpu' || gpu || ' ' || metric || '=' || value FROM gpu_samples;\n";
 
 /* After the rows: one sort per index. */
 static const char indexes[] =
@@ -202,6 +206,7 @@ static const char indexes[] =
 	"CREATE INDEX task_events_ts ON task_events(ts);\n"
 	"CREATE INDEX samples_ts ON samples(metric, ts);\n"
 	"CREATE INDEX profile_tid ON profile(tid, ts);\n"
+	"CREATE INDEX gpu_samples_ts ON gpu_samples(gpu, metric, ts);\n"
 	"CREATE INDEX threads_tid ON threads(tid);\n"
 	"CREATE INDEX threads_pid ON threads(pid);\n"
 	"CREATE INDEX processes_pid ON processes(pid);\n";
@@ -216,6 +221,7 @@ static const char *const insert_sql[IFT_T_NR] = {
 	[IFT_T_TASKS] = "INSERT INTO task_events VALUES(?,?,?,?,?,?,?,?,?)",
 	[IFT_T_SAMPLES] = "INSERT INTO samples VALUES(?,?,?,?,?)",
 	[IFT_T_PROFILE] = "INSERT INTO profile VALUES(?,?,?,?,?,?,?,?)",
+	[IFT_T_GPU] = "INSERT INTO gpu_samples VALUES(?,?,?,?,?,?)",
 };
 
 struct exp {
@@ -502,6 +508,17 @@ static int ins_row(struct exp *x, unsigned table, const uint64_t *r)
 			b_null(st, &i);
 		b_u64(st, &i, !!(r[IFT_PF_FLAGS] & IFT_PF_F_KERNEL));
 		b_u64(st, &i, !!(r[IFT_PF_FLAGS] & IFT_PF_F_PY));
+		break;
+	case IFT_T_GPU:
+		b_u64(st, &i, r[IFT_C_TS]);
+		b_u64(st, &i, r[IFT_GS_GPU]);
+		b_str(st, &i, ift_trace_string(x->t, r[IFT_GS_METRIC]));
+		b_i64(st, &i, (int64_t)r[IFT_GS_VALUE]);
+		b_u64(st, &i, r[IFT_GS_SPAN]);
+		if (r[IFT_C_PID])
+			b_u64(st, &i, r[IFT_C_PID]);
+		else
+			b_null(st, &i);
 		break;
 	default:
 		return 0;

@@ -48,6 +48,8 @@ const char *ift_event_name(const struct ift_trace *t, const struct ift_event *ev
 		return "sample";
 	case IFT_T_PROFILE:
 		return "profile";
+	case IFT_T_GPU:
+		return "gpu_sample";
 	}
 	return "unknown";
 }
@@ -136,6 +138,12 @@ int ift_out_event_text(FILE *f, const struct ift_trace *t,
 		fprintf(f, " %s[%s%" PRIu64 "]=%" PRId64, printable(str_of(t, r[IFT_SM_METRIC])),
 			r[IFT_SM_SCOPE] ? "cpu" : "all", r[IFT_SM_SCOPE] ? r[IFT_SM_SCOPE] - 1 : 0,
 			(int64_t)r[IFT_SM_VALUE]);
+		break;
+	case IFT_T_GPU:
+		fprintf(f, " gpu%" PRIu64 " %s=%" PRId64, r[IFT_GS_GPU],
+			printable(str_of(t, r[IFT_GS_METRIC])), (int64_t)r[IFT_GS_VALUE]);
+		if (r[IFT_GS_SPAN])
+			fprintf(f, " span=%" PRIu64, r[IFT_GS_SPAN]);
 		break;
 	}
 	fputc('\n', f);
@@ -252,6 +260,12 @@ json_object *ift_event_json(const struct ift_trace *t, const struct ift_event *e
 		else
 			ift_json_add_text(o, "scope", "system");
 		ift_json_add_i64(o, "value", (int64_t)r[IFT_SM_VALUE]);
+		break;
+	case IFT_T_GPU:
+		ift_json_add_u64(o, "gpu", r[IFT_GS_GPU]);
+		ift_json_add_text(o, "metric", str_of(t, r[IFT_GS_METRIC]));
+		ift_json_add_i64(o, "value", (int64_t)r[IFT_GS_VALUE]);
+		ift_json_add_u64(o, "span_ns", r[IFT_GS_SPAN]);
 		break;
 	}
 	return o;

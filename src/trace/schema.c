@@ -46,6 +46,11 @@ static const struct ift_column_def profile_cols[IFT_PF_NR] = {
 	COMMON, { "stack", IFT_U64 }, { "flags", IFT_U64 },
 };
 
+static const struct ift_column_def gpu_cols[IFT_GS_NR] = {
+	COMMON, { "gpu", IFT_U64 }, { "metric", IFT_STR }, { "value", IFT_I64 },
+	{ "span", IFT_U64 },
+};
+
 #define DEF(n, c) { n, sizeof(c) / sizeof(c[0]), c }
 static const struct ift_table_def tables[IFT_T_NR] = {
 	[IFT_T_CALLS] = DEF("calls", calls_cols),
@@ -55,6 +60,7 @@ static const struct ift_table_def tables[IFT_T_NR] = {
 	[IFT_T_TASKS] = DEF("tasks", task_cols),
 	[IFT_T_SAMPLES] = DEF("samples", sample_cols),
 	[IFT_T_PROFILE] = DEF("profile", profile_cols),
+	[IFT_T_GPU] = DEF("gpu_samples", gpu_cols),
 };
 
 const struct ift_table_def *ift_table_def(unsigned table)

@@ -22,9 +22,10 @@ awk '
 	on && $1 == "total" { gsub(",", "", $2); gsub(",", "", $3); print "total", $2, $3; exit }
 	on && NF == 5 { gsub(",", "", $2); print $1, $2 }
 ' info.out >tables
-[ "$(grep -c . tables)" = 8 ] || fail "expected 7 tables and a total in info, got: $(cat tables)"
-# gentrace samples no stacks: the profile's table is a recorder's
+[ "$(grep -c . tables)" = 9 ] || fail "expected 8 tables and a total in info, got: $(cat tables)"
+# gentrace samples no stacks and no GPU: those tables are a recorder's
 [ "$(awk '$1 == "profile" { print $2 }' tables)" = 0 ] || fail "info: profile rows in gentrace's trace"
+[ "$(awk '$1 == "gpu_samples" { print $2 }' tables)" = 0 ] || fail "info: GPU rows in gentrace's trace"
 for tb in calls switches wakeups page_allocs tasks samples; do
 	n=$(awk -v t=$tb '$1 == t { print $2 }' tables)
 	[ -n "$n" ] || fail "info has no line for table $tb"

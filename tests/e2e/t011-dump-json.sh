@@ -14,7 +14,7 @@ awk '
 	on && $1 == "total" { exit }
 	on && NF == 5 { gsub(",", "", $2); print $1, $2 }
 ' info.out >tables
-[ "$(grep -c . tables)" = 7 ] || fail "cannot read the table counts of info: $(cat info.out)"
+[ "$(grep -c . tables)" = 8 ] || fail "cannot read the table counts of info: $(cat info.out)"
 
 "$IFT" dump --json >dump.json 2>dump.err; rc=$?
 [ $rc -eq 0 ] || fail "dump --json exited $rc: $(cat dump.err)"
@@ -32,7 +32,7 @@ table_of = {
     "mm_page_alloc": "page_allocs",
     "sched_process_fork": "tasks", "sched_process_exec": "tasks",
     "sched_process_exit": "tasks", "task_rename": "tasks",
-    "sample": "samples",
+    "sample": "samples", "gpu_sample": "gpu_samples",
 }
 # CUDA ops gentrace declares, with their argument names
 op_args = {

@@ -42,7 +42,7 @@ def same(what, got, want):
 
 table = {"calls": "calls", "switches": "switches", "wakeups": "wakeups",
          "page_allocs": "page_allocs", "tasks": "task_events", "samples": "samples",
-         "profile": "profile"}
+         "profile": "profile", "gpu_samples": "gpu_samples"}
 for name, n in counts.items():
     if name == "total":
         same("rows of the events view", q("SELECT count(*) FROM events")[0][0], int(n))

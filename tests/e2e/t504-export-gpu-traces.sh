@@ -23,7 +23,7 @@ import json, sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
 table = {"calls": "calls", "switches": "switches", "wakeups": "wakeups",
          "page_allocs": "page_allocs", "tasks": "task_events", "samples": "samples",
-         "profile": "profile"}
+         "profile": "profile", "gpu_samples": "gpu_samples"}
 bad = []
 for line in open(sys.argv[2]):
     t, n = line.split()
