@@ -74,6 +74,13 @@ int ift_stacks_attach(struct ift_stacks *s, pid_t pid, bool maps);
  * ift_stacks_stop() ends it (ift_stacks_free() does too).
  */
 int ift_stacks_start(struct ift_stacks *s);
+
+/*
+ * The recording's start: the profile's clocks run from their attach, in
+ * the set-up, and their samples before FROM_NS are not the recording's
+ * (no other event is): dropped.
+ */
+void ift_stacks_profile_from(struct ift_stacks *s, uint64_t from_ns);
 void ift_stacks_stop(struct ift_stacks *s);
 
 /*
@@ -134,8 +141,9 @@ struct ift_stack_stats {
 	uint64_t py_lag_p50_ns, py_lag_p99_ns, py_lag_max_ns;
 	/* --profile: stacks sampled; in the kernel; with Python frames; those
 	   that came after a later one was written (the rows are in time
-	   order), and the rings dropped */
-	uint64_t prof_samples, prof_kernel, prof_py, prof_late, prof_lost;
+	   order), and the rings dropped; those taken before the recording
+	   began (during the set-up: not unwound, not counted as sampled) */
+	uint64_t prof_samples, prof_kernel, prof_py, prof_late, prof_lost, prof_before;
 	uint64_t rings;		/* perf rings mapped, one per CPU with events */
 	uint64_t ring_bytes;	/* the data area of each */
 };

@@ -486,6 +486,8 @@ int ift_recorder_start(struct ift_recorder *r)
 
 	if (ret < 0)
 		return fail(r, "start tracing", ret);
+	/* tracing is on: the profile's samples are the recording's from now */
+	ift_stacks_profile_from(r->stacks, ift_now_ns());
 	if ((ret = ift_ringq_start(r->ring, r->iso, r->mono, &r->reader)) < 0)
 		return fail(r, "start the ring-buffer reader", ret);
 	/*
@@ -775,6 +777,7 @@ static void profile_meta(struct ift_recorder *r)
 	ift_writer_metaf(r->w, "profile.py", "%" PRIu64, ss.prof_py);
 	ift_writer_metaf(r->w, "profile.late", "%" PRIu64, ss.prof_late);
 	ift_writer_metaf(r->w, "profile.lost", "%" PRIu64, ss.prof_lost);
+	ift_writer_metaf(r->w, "profile.before", "%" PRIu64, ss.prof_before);
 }
 
 int ift_recorder_finish(struct ift_recorder *r, int exit_status)

@@ -387,6 +387,10 @@ static int on_sample(struct ift_stacks *s, uint16_t misc, const uint8_t *p, size
 	if (ev == SIZE_MAX)
 		return 0;
 	prof = s->ev[ev].tp_id < 0;
+	if (prof && ts < s->prof_from) {
+		s->st.prof_before++;
+		return 0;
+	}
 	if (!prof)
 		s->st.samples++;
 	if ((npy = py_frames_of(s, py, pylen, tid, ts, pyf, &read_end)) < 0)
@@ -772,6 +776,12 @@ static void *drain_main(void *arg)
 	pthread_cond_broadcast(&s->done_cv);
 	pthread_mutex_unlock(&s->mu);
 	return NULL;
+}
+
+void ift_stacks_profile_from(struct ift_stacks *s, uint64_t from_ns)
+{
+	if (s)
+		s->prof_from = from_ns;
 }
 
 int ift_stacks_start(struct ift_stacks *s)

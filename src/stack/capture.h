@@ -141,6 +141,7 @@ struct ift_stacks {
 	struct prow *prof;
 	size_t nprof, profcap;
 	uint64_t prof_last;		/* the last row's ts written */
+	uint64_t prof_from;		/* samples before it are the set-up's */
 
 	struct tidq *q;		/* the threads' queues, found by qmap */
 	size_t nq, qcap;
