@@ -19,6 +19,10 @@
  * condition variable until the device thread signals.  Device memory is
  * address space only: reserved, never backed; reading it yields zeros.
  *
+ * The device's busy intervals and each process's device memory go to a
+ * shared file that simnvml (libnvidia-ml.so.1) reads from any process
+ * (simnvml.h), and to SIMCUDA_BUSY_LOG, the tests' truth.
+ *
  * Every exported function is the API itself, never called from inside the
  * library, so a uprobe on it fires once per call of the application.  The
  * environment variables are read once, at the first call; see README.md.
@@ -39,6 +43,8 @@
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "simnvml.h"
 
 /* ---- the API, declared as the CUDA headers do, without them ------------- */
 
@@ -116,6 +122,8 @@ struct op {
 	uint64_t submit_ns;		/* CLOCK_MONOTONIC */
 	uint64_t dur_ns;
 	enum op_type type;
+	unsigned busy;			/* enum simnvml_kind; 0: an event */
+	uint64_t bytes;			/* a copy's */
 	void *zero;			/* host bytes the device writes (zeros) */
 	size_t zero_len;
 	struct simcuda_event *ev;	/* OP_EVENT */
@@ -188,6 +196,10 @@ static struct {
 	pthread_mutex_t stage_lock;
 	char *bounce[2];
 	uint64_t bounce_seq[2];		/* the op that last used each buffer */
+
+	/* the busy intervals and memory NVML reads (simnvml.h), set before the
+	   device thread starts */
+	struct simnvml_writer nvml;
 } g = {
 	.once = PTHREAD_ONCE_INIT,
 	.lock = PTHREAD_MUTEX_INITIALIZER,
@@ -431,6 +443,9 @@ static void *device_main(void *arg)
 
 		start = o.submit_ns > clock ? o.submit_ns : clock;
 		clock = start + o.dur_ns;
+		/* known now, on the device's timeline: published before it runs */
+		if (o.busy && o.dur_ns)
+			simnvml_writer_busy(&g.nvml, o.busy, start, clock, o.bytes);
 		if (clock > now_ns())
 			sleep_until(clock);
 		if (o.zero)
@@ -450,6 +465,11 @@ static void *device_main(void *arg)
 		pthread_mutex_unlock(&g.lock);
 	}
 	return NULL;
+}
+
+static void nvml_release(void)
+{
+	simnvml_writer_destroy(&g.nvml);
 }
 
 static void init_once(void)
@@ -487,14 +507,17 @@ static void init_once(void)
 	g.bounce[0] = p;
 	g.bounce[1] = (char *)p + g.bounce_half;
 
+	simnvml_writer_create(&g.nvml, g.mem_bytes);
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	if (pthread_create(&dev, &attr, device_main, NULL)) {
 		pthread_attr_destroy(&attr);
+		simnvml_writer_destroy(&g.nvml);
 		goto fail;
 	}
 	pthread_attr_destroy(&attr);
 	pthread_atfork(NULL, NULL, on_fork_child);
+	atexit(nvml_release);
 	g.init_err = cudaSuccess;
 	return;
 fail:
@@ -627,7 +650,8 @@ static cudaError_t stage_h2d(cudaStream_t s, const char *src, size_t n, bool asy
 	pthread_mutex_lock(&g.stage_lock);
 	for (size_t off = 0, i = 0; off < n; off += g.bounce_half, i++) {
 		size_t len = n - off < g.bounce_half ? n - off : g.bounce_half;
-		struct op o = { .type = OP_COPY, .dur_ns = copy_ns(len, g.h2d_gbps) };
+		struct op o = { .type = OP_COPY, .dur_ns = copy_ns(len, g.h2d_gbps),
+				.busy = SIMNVML_H2D, .bytes = len };
 		int b = (int)(i & 1);
 
 		wait_seq(g.bounce_seq[b]);
@@ -662,6 +686,7 @@ static cudaError_t stage_d2h(cudaStream_t s, char *dst, size_t n)
 			size_t len = n - off < g.bounce_half ? n - off : g.bounce_half;
 			int b = (int)(i & 1);
 			struct op o = { .type = OP_COPY, .dur_ns = copy_ns(len, g.d2h_gbps),
+					.busy = SIMNVML_D2H, .bytes = len,
 					.zero = g.bounce[b], .zero_len = len };
 
 			wait_seq(g.bounce_seq[b]);
@@ -689,7 +714,7 @@ static cudaError_t copy(void *dst, const void *src, size_t n, enum cudaMemcpyKin
 			cudaStream_t s, bool async)
 {
 	bool sdev, ddev;
-	struct op o = { .type = OP_COPY };
+	struct op o = { .type = OP_COPY, .busy = SIMNVML_D2D, .bytes = n };
 	uint64_t seq;
 	cudaError_t e = init();
 
@@ -732,11 +757,13 @@ static cudaError_t copy(void *dst, const void *src, size_t n, enum cudaMemcpyKin
 		if (!pinned_covers(src, n))
 			return stage_h2d(s, src, n, async);
 		o.dur_ns = copy_ns(n, g.h2d_gbps);
+		o.busy = SIMNVML_H2D;
 		break;
 	case cudaMemcpyDeviceToHost:
 		if (!pinned_covers(dst, n))
 			return stage_d2h(s, dst, n);
 		o.dur_ns = copy_ns(n, g.d2h_gbps);
+		o.busy = SIMNVML_D2H;
 		o.zero = dst;
 		o.zero_len = n;
 		break;
@@ -823,6 +850,7 @@ cudaError_t cudaMalloc(void **devPtr, size_t size)
 		pthread_mutex_unlock(&g.mem_lock);
 		return fail(cudaErrorMemoryAllocation);
 	}
+	simnvml_writer_mem(&g.nvml, (int64_t)size);
 	pthread_mutex_unlock(&g.mem_lock);
 	*devPtr = (void *)at;
 	return cudaSuccess;
@@ -841,6 +869,7 @@ cudaError_t cudaFree(void *devPtr)
 	wait_idle();
 	pthread_mutex_lock(&g.mem_lock);
 	len = table_remove(&g.dev, (uintptr_t)devPtr);
+	simnvml_writer_mem(&g.nvml, -(int64_t)len);
 	pthread_mutex_unlock(&g.mem_lock);
 	return len ? cudaSuccess : fail(cudaErrorInvalidValue);
 }
@@ -922,7 +951,7 @@ cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count,
 /* The device writes COUNT bytes at its own bandwidth, in stream order. */
 cudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStream_t stream)
 {
-	struct op o = { .type = OP_COPY };
+	struct op o = { .type = OP_COPY, .busy = SIMNVML_D2D, .bytes = count };
 	cudaError_t e = init();
 
 	(void)value;
@@ -943,7 +972,7 @@ cudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStream_t 
 cudaError_t cudaLaunchKernel(const void *func, dim3 gridDim, dim3 blockDim, void **args,
 			     size_t sharedMem, cudaStream_t stream)
 {
-	struct op o = { .type = OP_KERNEL };
+	struct op o = { .type = OP_KERNEL, .busy = SIMNVML_KERNEL };
 	uint64_t blocks;
 	cudaError_t e = init();
 
