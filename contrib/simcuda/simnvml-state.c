@@ -205,6 +205,14 @@ void simnvml_writer_destroy(struct simnvml_writer *w)
 	w->proc = -1;
 }
 
+void simnvml_state_ensure(const char *path)
+{
+	struct simnvml_state *st = state_create(path);
+
+	if (st)
+		munmap(st, sizeof(*st));
+}
+
 const struct simnvml_state *simnvml_state_map(const char *path)
 {
 	const struct simnvml_state *st;

@@ -20,12 +20,14 @@
 #include "simnvml.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 /* ---- the API, declared as nvml.h does, without it ----------------------- */
 
@@ -454,6 +456,32 @@ static unsigned percent(uint64_t busy, uint64_t p)
 	return (unsigned)((busy * 100 + p / 2) / p);
 }
 
+/*
+ * SIMCUDA_NVML_WHO=FILE: who loaded the library, a line "uid gid groups..."
+ * appended at each nvmlInit, so a test can tell which user a tool reads
+ * NVML as (ingero-ftrace's helper: never root under sudo).
+ */
+static void say_who(void)
+{
+	const char *path = getenv("SIMCUDA_NVML_WHO");
+	gid_t groups[256];
+	char line[4096];
+	int n, len, fd;
+
+	if (!path || (n = getgroups(256, groups)) < 0)
+		return;
+	len = snprintf(line, sizeof(line), "%u %u", (unsigned)getuid(), (unsigned)getgid());
+	for (int i = 0; i < n && len < (int)sizeof(line) - 16; i++)
+		len += snprintf(line + len, sizeof(line) - (size_t)len, " %u", (unsigned)groups[i]);
+	line[len++] = '\n';
+	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0666);
+	if (fd >= 0) {
+		if (write(fd, line, (size_t)len) < 0)
+			(void)0;	/* the test sees no line */
+		close(fd);
+	}
+}
+
 /* ---- the API ------------------------------------------------------------ */
 
 nvmlReturn_t nvmlInit_v2(void)
@@ -462,6 +490,7 @@ nvmlReturn_t nvmlInit_v2(void)
 	char path[4096];
 	nvmlReturn_t r = NVML_SUCCESS;
 
+	say_who();
 	pthread_mutex_lock(&g.lock);
 	if (g.refs) {
 		g.refs++;
@@ -472,6 +501,10 @@ nvmlReturn_t nvmlInit_v2(void)
 		r = NVML_ERROR_DRIVER_NOT_LOADED;
 		goto out;
 	}
+	/* the driver is there before any process uses the device: a reader
+	   that starts first (a tracer) finds the device idle, not missing */
+	if (!getenv("SIMCUDA_NVML_NO_DRIVER"))
+		simnvml_state_ensure(path);
 	st = simnvml_state_map(path);
 	if (!st) {
 		r = errno == EPROTO ? NVML_ERROR_LIB_RM_VERSION_MISMATCH

@@ -107,6 +107,10 @@ void simnvml_writer_destroy(struct simnvml_writer *w);
    none (ENOENT), or it is not a state file of this version (EPROTO).  The
    caller unmaps it with simnvml_state_unmap(). */
 const struct simnvml_state *simnvml_state_map(const char *path);
+/* Creates the state at PATH when it is missing (the driver is loaded, no
+   process has used the device yet), as simcuda would; quietly not when it
+   cannot be, or is another user's. */
+void simnvml_state_ensure(const char *path);
 void simnvml_state_unmap(const struct simnvml_state *st);
 
 /* Whether process PID still runs (kill(pid, 0) does not say ESRCH). */

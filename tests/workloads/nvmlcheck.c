@@ -13,7 +13,7 @@
  * allocates device memory and leaves with _exit(), its process entry not
  * cleared: a dead pid NVML must skip.  Then a child of A (C) dlopen()s
  * LIBNVML and checks, against the truth log and the schedule:
- *   - nvmlInit_v2 says NVML_ERROR_DRIVER_NOT_LOADED without a state file;
+ *   - nvmlInit_v2 says NVML_ERROR_DRIVER_NOT_LOADED without a driver;
  *   - GPU utilization samples lie in [0, 100], P apart, increasing; their
  *     mean over the periods inside the schedule is within TOLERANCE points
  *     of the truth's kernel busy share there;
@@ -280,7 +280,8 @@ static void expect(int r, int want, const char *what)
 		fail("%s returned %d (%s), not %d", what, r, nvml.error_string(r), want);
 }
 
-/* Before nvmlInit nothing answers; without a state file there is no driver. */
+/* Before nvmlInit nothing answers; without a driver (SIMCUDA_NVML_NO_DRIVER)
+   nvmlInit fails and makes no state file. */
 static nvmlDevice_t check_init(void)
 {
 	char absent[4300];
@@ -290,7 +291,11 @@ static nvmlDevice_t check_init(void)
 	expect(nvml.count(&n), NVML_ERROR_UNINITIALIZED, "nvmlDeviceGetCount_v2 before init");
 	snprintf(absent, sizeof(absent), "%s/absent", dir);
 	setenv("SIMCUDA_NVML", absent, 1);
-	expect(nvml.init(), NVML_ERROR_DRIVER_NOT_LOADED, "nvmlInit_v2 without a state file");
+	setenv("SIMCUDA_NVML_NO_DRIVER", "1", 1);
+	expect(nvml.init(), NVML_ERROR_DRIVER_NOT_LOADED, "nvmlInit_v2 without a driver");
+	if (access(absent, F_OK) == 0)
+		fail("nvmlInit_v2 without a driver made %s", absent);
+	unsetenv("SIMCUDA_NVML_NO_DRIVER");
 	setenv("SIMCUDA_NVML", state_path, 1);
 	expect(nvml.init(), NVML_SUCCESS, "nvmlInit_v2");
 	expect(nvml.count(&n), NVML_SUCCESS, "nvmlDeviceGetCount_v2");
