@@ -64,11 +64,16 @@ struct ift_record_opts {
 	/* --profile=HZ: each traced task's stack every 1/HZ s of its CPU time
 	   (0: off) */
 	unsigned profile_hz;
+	/* NVML, loaded by a helper run as RUN_AS: this file (NULL: the
+	   loader's libnvidia-ml.so.1), or none at all */
+	const char *nvml_lib;
+	bool no_nvml;
 #define IFT_PROFILE_DEFAULT_HZ	99	/* off the beat of 100 Hz timers */
 #define IFT_PROFILE_MAX_HZ	1000
 	uid_t file_uid;			/* owner of the trace file; (uid_t)-1 = leave */
 	gid_t file_gid;
-	const struct ift_creds *run_as;	/* the command's user (NULL: ours), for discovery */
+	/* the command's user (NULL: ours), for discovery and the NVML helper */
+	const struct ift_creds *run_as;
 	/* set (by a signal handler) to give up: set-up returns -EINTR soon */
 	const volatile sig_atomic_t *stop;
 };
@@ -167,6 +172,10 @@ struct ift_record_status {
 	/* --profile: stacks sampled, and dropped (lost, late) */
 	uint64_t prof_samples, prof_dropped;
 	uint64_t py_lag_p50_ns, py_lag_p99_ns;
+	/* NVML: what its helper said ("ok N", or why none; NULL: nothing yet,
+	   or --no-nvml), and the GPU rows written */
+	const char *gpu_status;
+	unsigned gpu_devices;
 };
 void ift_recorder_status(struct ift_recorder *r, struct ift_record_status *st);
 

@@ -108,5 +108,6 @@ int cmd_check(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_query(int argc, char **argv);
 int cmd_mcp(int argc, char **argv);
+int cmd_nvml_helper(int argc, char **argv);
 
 #endif

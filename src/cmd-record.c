@@ -22,6 +22,7 @@ static const char usage[] =
 	"record [-o FILE] [--cuda-lib PATH]... [-p PID]... [-a] [--duration SECONDS]\n"
 	"       [--buffer-kb N] [--reader=splice|mmap|auto] [--no-host]\n"
 	"       [--page-allocs=rows|count] [--profile=HZ|off]\n"
+	"       [--nvml-lib PATH|--no-nvml]\n"
 	"       [--stack[=OP,...]] [--stack-size BYTES]\n"
 	"       [--stack-period N] [--py-stack[=OP,...]] [--isolate|--no-isolate]\n"
 	"       [--as-root] [-v|-q]\n"
@@ -125,6 +126,13 @@ static void print_summary(struct ift_recorder *r, const char *path, bool command
 		if (st.rows[t])
 			fprintf(stderr, "  %-12s %s\n", ift_table_def(t)->name,
 				ift_fmt_count(a, sizeof(a), st.rows[t]));
+	/* the GPUs, or why they were not measured: said once */
+	if (st.gpu_status && !strncmp(st.gpu_status, "ok ", 3))
+		fprintf(stderr, "  %-12s %s samples from %u GPU%s (NVML)\n", "gpu",
+			ift_fmt_count(a, sizeof(a), st.rows[IFT_T_GPU]), st.gpu_devices,
+			st.gpu_devices == 1 ? "" : "s");
+	else if (st.gpu_status)
+		fprintf(stderr, "  %-12s not measured: %s\n", "gpu", st.gpu_status);
 	/* all of the recorder's threads; the traced command is not among them */
 	if (getrusage(RUSAGE_SELF, &ru) == 0)
 		print_cpu("recorder", &ru, st.elapsed_ns);
@@ -240,7 +248,7 @@ struct record_run {
 
 enum { O_CUDA_LIB = 256, O_DURATION, O_BUFFER, O_NO_HOST, O_AS_ROOT,
        O_USER_FILTER, O_STACK, O_STACK_SIZE, O_STACK_PERIOD, O_PY_STACK, O_ISOLATE,
-       O_NO_ISOLATE, O_PAGE_ALLOCS, O_READER, O_PROFILE };
+       O_NO_ISOLATE, O_PAGE_ALLOCS, O_READER, O_PROFILE, O_NVML_LIB, O_NO_NVML };
 
 static const struct option longopts[] = {
 	{ "output", required_argument, NULL, 'o' },
@@ -253,6 +261,8 @@ static const struct option longopts[] = {
 	{ "no-host", no_argument, NULL, O_NO_HOST },
 	{ "page-allocs", required_argument, NULL, O_PAGE_ALLOCS },
 	{ "profile", required_argument, NULL, O_PROFILE },
+	{ "nvml-lib", required_argument, NULL, O_NVML_LIB },
+	{ "no-nvml", no_argument, NULL, O_NO_NVML },
 	{ "as-root", no_argument, NULL, O_AS_ROOT },
 	{ "stack", optional_argument, NULL, O_STACK },
 	{ "stack-size", required_argument, NULL, O_STACK_SIZE },
@@ -379,6 +389,12 @@ static int record_option(struct record_run *run, int c)
 		   profile of a thousand a task is already ten times perf's */
 		return option_unsigned(run, optarg, 1, IFT_PROFILE_MAX_HZ, &o->profile_hz,
 				       "--profile", " (HZ from 1 to 1000, or off)");
+	case O_NVML_LIB:
+		o->nvml_lib = optarg;
+		break;
+	case O_NO_NVML:
+		o->no_nvml = true;
+		break;
 	case O_AS_ROOT:
 		run->as_root = true;
 		break;

@@ -325,6 +325,7 @@ int ift_recorder_create(const struct ift_record_opts *opts,
 	r->opts = *opts;
 	r->nice = INT_MIN;
 	ift_libset_init(&r->libs);
+	ift_rec_gpu_open_self(r);
 
 	if ((ret = check_tracefs(r)) < 0)
 		return ret;
@@ -509,6 +510,7 @@ int ift_recorder_start(struct ift_recorder *r)
 	r->next_flush = r->start_ns + FLUSH_EVERY_NS;
 	r->next_rescan = r->start_ns + RESCAN_EVERY_NS;
 	ift_writer_metaf(r->w, "record.start_ns", "%" PRIu64, r->start_ns);
+	ift_rec_gpu_start(r);
 	return 0;
 }
 
@@ -675,6 +677,8 @@ int ift_recorder_poll(struct ift_recorder *r, int timeout_ms)
 		if (ret < 0 && ret != -ENOENT)
 			return fail(r, "sample /proc", ret);
 	}
+	if ((ret = ift_rec_gpu_poll(r, now)) < 0)
+		return fail(r, "read the GPU samples", ret);
 	/* a library mapped later is probed where the kernel can */
 	if (now >= r->next_rescan && !r->opts.ncuda_libs &&
 	    !ift_kfeature_refusal(&r->caps, IFT_KF_UPROBES)) {
@@ -736,6 +740,8 @@ void ift_recorder_status(struct ift_recorder *r, struct ift_record_status *st)
 	memcpy(st->rows, ds->rows, sizeof(st->rows));
 	/* the stack stage writes these, not the decoder */
 	st->rows[IFT_T_PROFILE] = ift_writer_rows(r->w, IFT_T_PROFILE);
+	st->rows[IFT_T_GPU] = ift_writer_rows(r->w, IFT_T_GPU);
+	ift_rec_gpu_status(r, &st->gpu_status, &st->gpu_devices);
 	st->filtered = ds->filtered;
 	st->unpaired_returns = ds->unpaired_returns;
 	st->late = ds->late;
@@ -815,6 +821,8 @@ int ift_recorder_finish(struct ift_recorder *r, int exit_status)
 	}
 	if (r->opts.page_count && (ret = ift_rec_write_page_counts(r, stop)) < 0)
 		return fail(r, "read the page-allocation counts", ret);
+	if ((ret = ift_rec_gpu_finish(r, stop)) < 0)
+		return fail(r, "read the GPU samples", ret);
 	lost_events(r, true);
 	{
 		const struct ift_decode_stats *ds = ift_decoder_stats(r->dec);
@@ -877,6 +885,7 @@ static pid_t destroy(struct ift_recorder *r, bool behind)
 	int go = -1;
 
 	ift_ringq_stop(r->reader);
+	ift_rec_gpu_free(r);
 	if (behind) {
 		/* our threads stopped before the fork, our descriptors kept:
 		   the helper closes the last copies of the perf events */

@@ -6,7 +6,8 @@
  * The recorder's state, shared by its files (record/ only):
  *   record.c  set-up, the main loop (poll), finish and teardown;
  *   meta.c    the trace's metadata, libraries and end-of-run counts;
- *   late.c    libraries mapped while recording: found and probed.
+ *   late.c    libraries mapped while recording: found and probed;
+ *   gpu.c     the NVML helper and its rows.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -14,6 +15,7 @@
 #include <sys/types.h>
 
 #include "ift-decode.h"
+#include "ift-gpu.h"
 #include "ift-perfring.h"
 #include "ift-probe.h"
 #include "ift-ringq.h"
@@ -54,6 +56,10 @@ struct ift_recorder {
 		uint64_t due, last;	/* and when it was read to its end */
 	} *pace;
 	struct ift_ringq *reader;	/* the thread that empties the rings */
+	struct ift_gpu *gpu;		/* the NVML helper, or NULL */
+	int self_fd;			/* our executable, for the helper; -1 */
+	int gpu_err;			/* why there is no helper */
+	uint64_t next_gpu, gpu_until;	/* rows after GPU_UNTIL are dropped */
 };
 
 static inline int fail(struct ift_recorder *r, const char *step, int err)
@@ -76,6 +82,14 @@ int ift_rec_write_metadata(struct ift_recorder *r);
 int ift_rec_write_library(struct ift_writer *w, const struct ift_lib *l);
 void ift_rec_write_fault_cost(struct ift_writer *w, const char *key);
 int ift_rec_write_page_counts(struct ift_recorder *r, uint64_t ts);
+
+/* gpu.c */
+void ift_rec_gpu_open_self(struct ift_recorder *r);
+void ift_rec_gpu_start(struct ift_recorder *r);
+int ift_rec_gpu_poll(struct ift_recorder *r, uint64_t now);
+int ift_rec_gpu_finish(struct ift_recorder *r, uint64_t stop);
+void ift_rec_gpu_free(struct ift_recorder *r);
+void ift_rec_gpu_status(const struct ift_recorder *r, const char **status, unsigned *devices);
 
 /* late.c */
 int ift_rec_isolate_add(struct ift_recorder *r);

@@ -16,14 +16,15 @@ check() {
 	python3 - "$1" <<'PY'
 import os, re, sys
 root = sys.argv[1]
-RECORD = {"arch", "probe", "ring", "decode", "record", "discover", "stack", "sample", "pystack"}
+RECORD = {"arch", "probe", "ring", "decode", "record", "discover", "stack", "sample", "pystack",
+          "gpu"}
 MODEL = {"analyze"}
 RENDER = {"render", "export", "mcp"}
 SHARED = {"trace", "util"}
 HEADERS = {
     "ift-arch.h": "record", "ift-probe.h": "record", "ift-ring.h": "record", "ift-ringq.h": "record", "ift-perfring.h": "record", "ift-decode.h": "record",
     "ift-record.h": "record", "ift-discover.h": "record", "ift-stack.h": "record",
-    "ift-sample.h": "record", "ift-pystack.h": "record",
+    "ift-sample.h": "record", "ift-pystack.h": "record", "ift-gpu.h": "record",
     "ift-analyze.h": "model", "ift-chains.h": "model", "ift-job.h": "model",
     "ift-render.h": "render",
     "ift-export.h": "render", "ift-mcp.h": "render",

@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# record samples the GPUs through NVML, in a helper, never in the recorder:
+# simtrain's loader on simcuda, with simcuda's stand-in NVML (simnvml) and
+# its truth, the log of every interval the device was busy.  The trace's
+# gpu_samples must hold the driver's utilization samples over the whole
+# recording, their busy time the log's over the time they cover (within 2
+# points: each sample is rounded to a percent), each sample in its own
+# period (closer to the log there than half a period away), the workload's process on
+# the GPU with its memory, and the device named.  Then: under sudo the
+# helper loads NVML as the user, with the user's groups (as t106 checks
+# the interpreter); a machine without the library, or without the driver,
+# records all the same and says why once; --no-nvml loads nothing.
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+. "$IFT_SRC/tests/e2e/lib-record.sh"
+. "$IFT_SRC/tests/e2e/lib-sim.sh"
+need_root
+need_sim
+nvml=$SIM_BUILD/simcuda/libnvidia-ml.so.1
+[ -f "$nvml" ] || fail "no $nvml: build it with 'make workloads'"
+period_us=50000
+
+SIMCUDA_NVML=$PWD/nvml.state SIMCUDA_BUSY_LOG=$PWD/busy.log SIMCUDA_NVML_PERIOD_US=$period_us \
+SIMCUDA_NVML_WHO=$PWD/who "$IFT" record --nvml-lib "$nvml" -o nv.trace -- \
+	"$SIMTRAIN" loader --steps 60 -o nv.jsonl >nv.out 2>nv.err &
+rp=$!
+wait $rp || fail "record failed: $(tail -3 nv.err)"
+assert_no_leftover_of $rp
+grep -q '^  gpu  *[0-9,]* samples from 1 GPU (NVML)$' nv.err ||
+	fail "record did not say it measured the GPU: $(grep gpu nv.err)"
+"$IFT" info -i nv.trace >info.txt || fail "info failed"
+for kv in "gpu.nvml ok 1" "gpu.util_source samples" "gpu.0.name simcuda modelled GPU" \
+	  "clock.source mono"; do
+	grep -q "^${kv%% *} *${kv#* }$" info.txt || fail "info: no '$kv': $(grep "^${kv%% *}" info.txt)"
+done
+# not under sudo: as we are
+[ "$(cut -d' ' -f1,2 who)" = "$(id -u) $(id -g)" ] || fail "the helper loaded NVML as '$(cat who)'"
+[ "$(grep -c . who)" = 1 ] || fail "NVML was loaded $(grep -c . who) times, not once"
+"$IFT" dump --json --table gpu_samples -i nv.trace >gpu.json || fail "dump failed"
+python3 - gpu.json busy.log nv.jsonl info.txt $period_us <<'PY' || fail "the GPU samples disagree with the device's log (above)"
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+busy = sorted((int(a), int(b)) for a, b, k in (l.split() for l in open(sys.argv[2])) if k == "kernel")
+pid = [json.loads(l) for l in open(sys.argv[3]) if '"type":"run"' in l][0]["pid"]
+meta = dict(l.split(None, 1) for l in open(sys.argv[4]) if l.startswith("record."))
+start, stop = int(meta["record.start_ns"]), int(meta["record.stop_ns"])
+period = int(sys.argv[5]) * 1000
+bad = []
+
+def busy_in(lo, hi):
+    """The union of the kernels' intervals within [lo, hi): simnvml's truth."""
+    t, cur = 0, lo
+    for a, b in busy:
+        a, b = max(a, cur), min(b, hi)
+        if b > a:
+            t += b - a
+            cur = b
+    return t
+
+util = [r for r in rows if r["metric"] == "util.gpu_percent"]
+if any(not start <= r["ts"] <= stop for r in rows):
+    bad.append("rows outside the recording [%d, %d]" % (start, stop))
+# every period of the recording: one sample each, none lost
+want = (stop - start) // period - 2
+if len(util) < want:
+    bad.append("%d utilization samples, the recording holds %d periods of %d us"
+               % (len(util), want + 2, period // 1000))
+spans = [r for r in util if r["span_ns"]]
+have = sum(r["value"] * r["span_ns"] for r in spans) / 100
+truth = sum(busy_in(r["ts"] - r["span_ns"], r["ts"]) for r in spans)
+cover = sum(r["span_ns"] for r in spans)
+print("GPU busy %.1f%% of %.2f s by the samples, %.1f%% by the device's log; %d samples"
+      % (100 * have / cover, cover / 1e9, 100 * truth / cover, len(util)))
+if abs(have - truth) > 0.02 * cover:
+    bad.append("busy %.1f ms by the samples, %.1f ms by the log" % (have / 1e6, truth / 1e6))
+if not truth:
+    bad.append("the device's log holds no kernel in the %.2f s the samples cover" % (cover / 1e9))
+# and each sample is its own period's: against the log, the samples err less
+# where they say they are than half a period earlier or later (a clock
+# mapped wrong keeps the total and moves every sample)
+def err(shift):
+    return sum(abs(r["value"] * r["span_ns"] / 100 -
+                   busy_in(r["ts"] - r["span_ns"] + shift, r["ts"] + shift)) for r in spans)
+here, moved = err(0), min(err(-period // 2), err(period // 2))
+print("off by %.1f ms where they are, %.1f ms half a period away" % (here / 1e6, moved / 1e6))
+if not here < moved / 2:
+    bad.append("the samples fit the log no better where they are (%.1f ms off) than half "
+               "a period away (%.1f ms)" % (here / 1e6, moved / 1e6))
+procs = {r["pid"] for r in rows if r["metric"] == "proc.used_bytes" and r["value"] > 0}
+if pid not in procs:
+    bad.append("the workload %d is not among the GPU's processes %s" % (pid, sorted(procs)))
+for m in ("mem.used_bytes", "clock.sm_mhz", "throttle.reasons", "pcie.tx_kbps", "pcie.rx_kbps"):
+    if not any(r["metric"] == m for r in rows):
+        bad.append("no %s row" % m)
+if bad:
+    sys.exit("\n".join(bad))
+PY
+
+# under sudo: the helper is the user, with the user's groups, before NVML
+# is loaded; a library it may read, in a directory it may reach
+if id nobody >/dev/null 2>&1; then
+	uid=$(id -u nobody) gid=$(id -g nobody)
+	w=$(mktemp -d /tmp/ift-nvml.XXXXXX)
+	trap 'rm -rf "$w"' EXIT
+	cp "$nvml" "$w/libnvidia-ml.so.1"
+	: >"$w/who"
+	mkdir "$w/out" && chown "$uid:$gid" "$w/out"
+	chmod 755 "$w" && chmod 644 "$w/libnvidia-ml.so.1" && chmod 666 "$w/who"
+	SUDO_UID=$uid SUDO_GID=$gid SUDO_USER=nobody SIMCUDA_NVML=$w/out/state SIMCUDA_NVML_WHO=$w/who \
+		"$IFT" record --nvml-lib "$w/libnvidia-ml.so.1" -o "$w/out/s.trace" -- /bin/true \
+		>/dev/null 2>sudo.err &
+	rp=$!
+	wait $rp || fail "record under sudo failed: $(tail -3 sudo.err)"
+	assert_no_leftover_of $rp
+	read -r hu hg hgroups <"$w/who" || fail "under sudo, NVML was not loaded"
+	[ "$hu $hg" = "$uid $gid" ] || fail "under sudo the helper loaded NVML as $hu:$hg, not nobody's $uid:$gid"
+	want=$(id -G nobody | tr ' ' '\n' | sort -n | tr '\n' ' ')
+	have=$( { echo "$hgroups" | tr ' ' '\n'; echo "$hg"; } | grep . | sort -nu | tr '\n' ' ')
+	[ "$have" = "$want" ] || fail "under sudo the helper's groups are '$have', not nobody's '$want'"
+	# and it measured the GPU all the same (its state file is nobody's)
+	"$IFT" info -i "$w/out/s.trace" | grep -q '^gpu.nvml *ok 1$' ||
+		fail "under sudo: $("$IFT" info -i "$w/out/s.trace" | grep '^gpu.nvml')"
+fi
+
+# no library, no driver: the recording is whole, and says why once
+"$IFT" record --nvml-lib "$PWD/absent/libnvidia-ml.so.1" -o none.trace -- /bin/true >/dev/null 2>none.err ||
+	fail "record without NVML failed: $(tail -3 none.err)"
+[ "$(grep -c 'gpu  *not measured: .*absent/libnvidia-ml.so.1' none.err)" = 1 ] ||
+	fail "without the library, record did not say so once: $(cat none.err)"
+SIMCUDA_NVML=$PWD/none.state SIMCUDA_NVML_NO_DRIVER=1 "$IFT" record --nvml-lib "$nvml" \
+	-o nodrv.trace -- /bin/true >/dev/null 2>nodrv.err || fail "record without the driver failed"
+"$IFT" info -i nodrv.trace >nodrv.txt
+grep -q '^gpu.nvml *nvmlInit: .*Driver Not Loaded' nodrv.txt || fail "no driver: $(grep '^gpu' nodrv.txt)"
+[ "$(awk '$1 == "gpu_samples" { print $2 }' nodrv.txt)" = 0 ] || fail "GPU rows without a driver"
+: >who
+SIMCUDA_NVML=$PWD/nvml.state SIMCUDA_NVML_WHO=$PWD/who "$IFT" record --no-nvml --nvml-lib "$nvml" \
+	-o off.trace -- /bin/true >/dev/null 2>off.err || fail "record --no-nvml failed"
+[ ! -s who ] || fail "--no-nvml loaded NVML: $(cat who)"
+"$IFT" info -i off.trace | grep -q '^gpu.nvml *off (--no-nvml)$' || fail "--no-nvml: not said in the trace"
+grep -q 'gpu' off.err && fail "--no-nvml: record spoke of the GPU: $(grep gpu off.err)"
+exit 0
