@@ -1,5 +1,5 @@
 # An image pipeline as torchvision's ImageFolder runs one: a DataLoader
-# with 4 workers on 2 CPUs, each sample a JPEG decoded by PIL and
+# with 4 workers on 2 CPUs, each sample a PNG decoded by PIL and
 # transformed by torchvision (Debian's python3-torchvision and
 # python3-pil), for 2 epochs, a new loader's 4 workers each: the steady
 # state must be data starvation woken by exactly the worker processes

@@ -48,7 +48,7 @@ and a longer kernel: the feeder keeps up, no HIGH or MEDIUM chain):
               Data starvation, woke by the 4 worker processes (`input
               worker`).
   vision      DataLoader, num_workers=4, over an image folder: __getitem__
-              opens a JPEG with PIL (Debian's python3-pil) and runs a
+              opens a PNG with PIL (Debian's python3-pil) and runs a
               torchvision transform (Resize, RandomHorizontalFlip, ToTensor,
               Normalize), as an ImageFolder pipeline does; the images (REPS
               pixels a side) are written at start-up.  Data starvation, woke
@@ -237,14 +237,18 @@ class Texts:
 
 
 class Images:
-    """A map-style Dataset over a folder of JPEGs, as torchvision's
+    """A map-style Dataset over a folder of PNGs, as torchvision's
     ImageFolder reads one: PIL decodes, a transform makes the tensor (one
     channel of a 16x16 resize: FEATURES values, so every kind sends the
-    same bytes)."""
+    same bytes).  Each worker adds the CPU time its thread spent decoding
+    (opening the file and PIL's convert, which runs the decoder) and in the
+    transform to TIMES, shared with the main process: the truth of what the
+    workers' CPU went to."""
 
     def __init__(self, folder, n):
         import torchvision.transforms as T
         self.folder, self.n = folder, n
+        self.times = mp.get_context("fork").Array("d", 2)  # decode, transform
         self.tf = T.Compose([T.Resize((16, 16)), T.RandomHorizontalFlip(), T.ToTensor(),
                              T.Normalize((0.5, 0.5, 0.5), (0.25, 0.25, 0.25))])
 
@@ -253,22 +257,34 @@ class Images:
 
     def __getitem__(self, i):
         from PIL import Image
-        with Image.open(os.path.join(self.folder, "%d.jpg" % (i % IMAGES))) as im:
-            x = self.tf(im.convert("RGB"))
+        t0 = time.thread_time()
+        with Image.open(os.path.join(self.folder, "%d.png" % (i % IMAGES))) as im:
+            rgb = im.convert("RGB")
+        t1 = time.thread_time()
+        x = self.tf(rgb)
+        t2 = time.thread_time()
+        with self.times.get_lock():
+            self.times[0] += t1 - t0
+            self.times[1] += t2 - t1
         return x[0].flatten()
 
 
 def write_images(side):
-    """IMAGES JPEGs of SIDE x SIDE pixels from the dataset's rows, in a fresh
-    directory (removed by the caller)."""
+    """IMAGES PNGs of SIDE x SIDE pixels from the dataset's rows, with a
+    photograph's grain (seeded noise: a PNG of repeated rows inflates in no
+    time, and the transforms would take most of the workers' CPU, where
+    decoding takes most of an image pipeline's), in a fresh directory
+    (removed by the caller)."""
     import torch
     from PIL import Image
     d = tempfile.mkdtemp(prefix="feeders-")
+    grain = torch.Generator().manual_seed(7)
     for k in range(IMAGES):
         row = BASE[k % len(BASE)]
         px = ((row.repeat(3 * side * side // FEATURES + 1)[:3 * side * side] + 1) * 127)
+        px = px + torch.randint(-24, 25, px.shape, generator=grain)
         arr = px.clamp(0, 255).to(torch.uint8).view(side, side, 3).numpy()
-        Image.fromarray(arr, "RGB").save(os.path.join(d, "%d.jpg" % k), quality=90)
+        Image.fromarray(arr, "RGB").save(os.path.join(d, "%d.png" % k))
     return d
 
 
@@ -592,6 +608,9 @@ def main():
         "stime_ns": int((ru.ru_stime - ru0.ru_stime) * 1e9),
         "nvcsw": ru.ru_nvcsw - ru0.ru_nvcsw, "nivcsw": ru.ru_nivcsw - ru0.ru_nivcsw,
         "torch": torch.__version__,
+        # the vision workers' own clocks: their thread CPU decoding, transforming
+        "decode_s": data.times[0] if args.feeder == "vision" else None,
+        "transform_s": data.times[1] if args.feeder == "vision" else None,
     "torchvision": sys.modules["torchvision"].__version__ if "torchvision" in sys.modules
     else None,
     }), flush=True)
