@@ -27,6 +27,7 @@
 #include "ift-discover.h"
 #include "ift-gpu.h"
 #include "util/array.h"
+#include "util/fds.h"
 
 extern char **environ;
 
@@ -87,6 +88,10 @@ int ift_gpu_start(int self_fd, const char *lib, const struct ift_creds *as,
 		/* the write end, without close-on-exec, onto 3 from out of its way */
 		if (null < 0 || exe < 0 || wr < 0 || dup2(null, 0) < 0 || dup2(wr, 3) < 0)
 			_exit(127);
+		/* nothing else of the recorder's (tracefs, perf events) reaches
+		   the user's process: the exec closes it (an ELF runs from a
+		   close-on-exec descriptor) */
+		ift_fds_above2(3, true);
 		/* groups first, uid last: after setresuid() nothing else may change */
 		if (as && (setgroups(as->ngroups, as->groups) < 0 ||
 			   setresgid(as->gid, as->gid, as->gid) < 0 ||

@@ -6,7 +6,8 @@
 # recording, their busy time the log's over the time they cover (within 2
 # points: each sample is rounded to a percent), each sample in its own
 # period (closer to the log there than half a period away), the workload's process on
-# the GPU with its memory, and the device named.  Then: under sudo the
+# the GPU with its memory, and the device named; the helper holds no
+# descriptor of the recorder's.  Then: under sudo the
 # helper loads NVML as the user, with the user's groups (as t106 checks
 # the interpreter); a machine without the library, or without the driver,
 # records all the same and says why once; --no-nvml loads nothing.
@@ -23,7 +24,17 @@ SIMCUDA_NVML=$PWD/nvml.state SIMCUDA_BUSY_LOG=$PWD/busy.log SIMCUDA_NVML_PERIOD_
 SIMCUDA_NVML_WHO=$PWD/who "$IFT" record --nvml-lib "$nvml" -o nv.trace -- \
 	"$SIMTRAIN" loader --steps 60 -o nv.jsonl >nv.out 2>nv.err &
 rp=$!
+# the helper holds nothing of the recorder's: its input, output and
+# errors, and the pipe it writes into (fd 3)
+helper=
+for ((i = 0; i < 3000 && !helper; i++)); do
+	helper=$(pgrep -P $rp -f __nvml-helper | head -n 1)
+	[ -n "$helper" ] || { kill -0 $rp 2>/dev/null || break; sleep 0.01; }
+done
+[ -n "$helper" ] || fail "no NVML helper was seen while recording"
+fds=$(ls /proc/$helper/fd 2>/dev/null | sort -n | tr '\n' ' ')
 wait $rp || fail "record failed: $(tail -3 nv.err)"
+[ "$fds" = "0 1 2 3 " ] || fail "the NVML helper holds descriptors $fds, not only 0-3"
 assert_no_leftover_of $rp
 grep -q '^  gpu  *[0-9,]* samples from 1 GPU (NVML)$' nv.err ||
 	fail "record did not say it measured the GPU: $(grep gpu nv.err)"
