@@ -669,6 +669,32 @@ const struct ift_profile *ift_analysis_profile(const struct ift_analysis *a);
 /* Work W's name in every output ("decode", "kernel", ...; NULL: unknown). */
 const char *ift_prof_work_name(enum ift_prof_work w);
 
+/* ---- the GPUs as NVML measured them (record's gpu_samples) --------------- */
+
+struct ift_gpu_info {
+	uint32_t gpu;			/* NVML's device index */
+	const char *name;		/* meta gpu.N.name, or "" */
+	bool used;			/* a process of the report held memory on it */
+	/* the time its utilization samples cover, and the part of it a
+	   kernel ran: in the window, and in the steady state */
+	uint64_t covered_ns, busy_ns;
+	uint64_t steady_covered_ns, steady_busy_ns;
+};
+
+struct ift_gpu_use {
+	bool measured;			/* utilization samples in the trace */
+	const char *reason;		/* why not (NULL when measured) */
+	const char *source;		/* meta gpu.util_source, or NULL */
+	uint64_t steady_from_ns, steady_to_ns;	/* the CUDA threads' loops, the
+						   first's start to the last's
+						   end; 0, 0 without */
+	size_t ngpus;
+	const struct ift_gpu_info *gpus;	/* those sampled, by index */
+};
+
+/* The GPUs' figures of A's window. */
+const struct ift_gpu_use *ift_analysis_gpu(const struct ift_analysis *a);
+
 /* ROLE's profile group as every output names it ("input worker", "cuda
    threads, between calls in their loop", "other threads"). */
 const char *ift_prof_group_name(enum ift_role role);

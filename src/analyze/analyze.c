@@ -462,6 +462,9 @@ static int run_pass(struct ift_analysis *a)
 		case IFT_T_PROFILE:
 			ret = in ? ift_az_profile_row(a, r) : 0;
 			break;
+		case IFT_T_GPU:
+			ret = ift_az_gpu_row(a, r);
+			break;
 		default:
 			ret = 0;
 			break;
@@ -715,6 +718,8 @@ static int build_results(struct ift_analysis *a)
 		ret = ift_az_sites_build(a);
 	if (ret >= 0)
 		ret = ift_az_profile_build(a);
+	if (ret >= 0)
+		ret = ift_az_gpu_build(a);
 	if (ret < 0)
 		return ret;
 	/* sorted after the op tables, which index processes by position */
@@ -769,6 +774,7 @@ void ift_analysis_free(struct ift_analysis *a)
 	free(a->smp);
 	ift_az_steal_free(a);
 	ift_az_profile_release(a);
+	ift_az_gpu_release(a);
 	free(a);
 }
 

@@ -174,6 +174,24 @@ struct az_prof_key {
 #define AZ_PF_IN_CALL	0x100		/* inside one of its thread's calls */
 #define AZ_PF_UNSTEADY	0x200		/* outside its thread's training loop */
 
+/* gpu.c: the utilization samples and the processes on the GPUs */
+struct az_gpu_sample {
+	uint64_t ts, span;
+	uint32_t gpu, percent;
+};
+struct az_gpu_proc {
+	uint32_t pid, gpu;
+};
+struct az_gpu {
+	uint64_t util_id1, proc_id1;	/* the metrics' string ids + 1; 0: unseen */
+	struct az_gpu_sample *s;
+	size_t ns, caps;
+	struct az_gpu_proc *p;
+	size_t np, capp;
+	struct ift_gpu_info *info;
+	struct ift_gpu_use out;
+};
+
 struct az_prof {
 	struct ift_intern keys;		/* struct az_prof_key */
 	uint64_t *n;			/* by key number */
@@ -233,6 +251,7 @@ struct ift_analysis {
 	size_t nsteal;
 
 	struct az_prof prof;		/* profile.c */
+	struct az_gpu gpu;		/* gpu.c */
 
 	struct az_tloop *loops;		/* by first call */
 	struct ift_tidmap lmap;		/* tid -> index in loops */
@@ -266,6 +285,10 @@ static inline struct az_thread *ift_az_thread_of(const struct ift_thread_info *i
    the roles are known; its memory */
 int ift_az_profile_row(struct ift_analysis *a, const uint64_t *row);
 int ift_az_profile_build(struct ift_analysis *a);
+/* gpu.c: a gpu_samples row of the pass; the figures, once the loops are known */
+int ift_az_gpu_row(struct ift_analysis *a, const uint64_t *r);
+int ift_az_gpu_build(struct ift_analysis *a);
+void ift_az_gpu_release(struct ift_analysis *a);
 void ift_az_profile_release(struct ift_analysis *a);
 
 /* flame.c: a frame's identity as a profile counts it, onto B (F NULL: the

@@ -495,6 +495,32 @@ json_object *ift_json_py_ops(const struct ift_trace *t, const struct ift_py_op *
 	return arr;
 }
 
+json_object *ift_json_gpu(const struct ift_gpu_use *g)
+{
+	json_object *o = json_object_new_object(), *v = json_object_new_array();
+
+	json_object_object_add(o, "measured", json_object_new_boolean(g->measured));
+	ift_json_add_text(o, "reason", g->reason);
+	ift_json_add_text(o, "util_source", g->source);
+	ift_json_add_u64(o, "steady_from_ns", g->steady_from_ns);
+	ift_json_add_u64(o, "steady_to_ns", g->steady_to_ns);
+	for (size_t i = 0; i < g->ngpus; i++) {
+		const struct ift_gpu_info *x = &g->gpus[i];
+		json_object *e = json_object_new_object();
+
+		ift_json_add_u64(e, "gpu", x->gpu);
+		ift_json_add_text(e, "name", x->name);
+		json_object_object_add(e, "used", json_object_new_boolean(x->used));
+		ift_json_add_u64(e, "covered_ns", x->covered_ns);
+		ift_json_add_u64(e, "busy_ns", x->busy_ns);
+		ift_json_add_u64(e, "steady_covered_ns", x->steady_covered_ns);
+		ift_json_add_u64(e, "steady_busy_ns", x->steady_busy_ns);
+		json_object_array_add(v, e);
+	}
+	json_object_object_add(o, "gpus", v);
+	return o;
+}
+
 json_object *ift_json_report(const struct ift_analysis *a,
 			     const struct ift_chains *chains)
 {
@@ -519,6 +545,7 @@ json_object *ift_json_report(const struct ift_analysis *a,
 	ift_json_add_text(o, "page_allocs", s->page_allocs_counted ? "count" : "rows");
 	ift_json_add_u64(o, "page_count_dropped", s->page_count_dropped);
 	json_object_object_add(root, "trace", o);
+	json_object_object_add(root, "gpu", ift_json_gpu(ift_analysis_gpu(a)));
 	json_object_object_add(root, "ops", ift_json_ops(ift_analysis_op(a, 0),
 						     ift_analysis_op_count(a)));
 	v = json_object_new_array();

@@ -828,6 +828,41 @@ static void print_py_sites(struct text *tx, struct ift_trace *t, const struct if
 	}
 }
 
+/* The GPUs' busy share (NVML), or why they were not measured: a line each. */
+static void print_gpu(struct text *tx, const struct ift_gpu_use *g)
+{
+	char b1[32], b2[32], line[LINE_LEN];
+	bool any_used = false;
+
+	if (!g->measured) {
+		snprintf(line, sizeof(line), "not measured: %s", g->reason);
+		fputs("gpu        ", tx->f);
+		ift_txt_wrap(tx, 11, 13, line);
+		return;
+	}
+	for (size_t i = 0; i < g->ngpus; i++)
+		any_used |= g->gpus[i].used;
+	for (size_t i = 0; i < g->ngpus; i++) {
+		const struct ift_gpu_info *v = &g->gpus[i];
+		int n;
+
+		/* the GPUs of the report's processes, all where none is known */
+		if (any_used && !v->used)
+			continue;
+		n = snprintf(line, sizeof(line), "%u %s: busy ", v->gpu, v->name);
+		if (v->steady_covered_ns)
+			n += snprintf(line + n, sizeof(line) - (size_t)n,
+				      "%.0f%% of the steady state (%s of %s), ",
+				      100.0 * (double)v->steady_busy_ns / (double)v->steady_covered_ns,
+				      ift_txt_dur(b1, sizeof(b1), v->steady_busy_ns),
+				      ift_txt_dur(b2, sizeof(b2), v->steady_covered_ns));
+		snprintf(line + n, sizeof(line) - (size_t)n, "%.0f%% of the window (NVML)",
+			 v->covered_ns ? 100.0 * (double)v->busy_ns / (double)v->covered_ns : 0.0);
+		fputs("gpu        ", tx->f);
+		ift_txt_wrap(tx, 11, 13, line);
+	}
+}
+
 int ift_out_text(FILE *f, struct ift_trace *t, const struct ift_report *r,
 		 const struct ift_text_opts *o)
 {
@@ -851,6 +886,7 @@ int ift_out_text(FILE *f, struct ift_trace *t, const struct ift_report *r,
 	       ift_fmt_count(b1, sizeof(b1), s->events), ift_fmt_count(b2, sizeof(b2), s->calls),
 	       ift_fmt_count(b3, sizeof(b3), s->host_events), s->cpus);
 	fprintf(tx->f, "lost       %s\n", ift_fmt_count(b1, sizeof(b1), s->lost_events));
+	print_gpu(tx, ift_analysis_gpu(a));
 	if (s->lost_events)
 		fprintf(tx->f, "WARNING: the kernel dropped %s events: counts and times may be short\n",
 		       ift_fmt_count(b1, sizeof(b1), s->lost_events));

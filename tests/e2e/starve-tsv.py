@@ -9,7 +9,8 @@ two call sites (record --stack), every other copy from each (t301);
 through two native paths, every fifth copy's frames read too late (t520),
 and a profile (record --profile) of the workers: 4 samples a gap, 2 in
 PIL's decoder (libz's code under it), 1 of them in the kernel, 1 in the
-user's own line (t007);
+user's own line, and NVML's samples of one GPU every 20 ms (busy 4% of
+each: the copies), the process holding memory on it (t007, t301);
 "ranks" a NCCL job of two ranks: the thread is rank 1, which all-reduces
 just before each copy, and process 300 is rank 0, which enters each
 all-reduce at the start of the gap and sleeps there on CPU 1 until rank 1's
@@ -104,5 +105,13 @@ for r in sorted(calls, key=lambda r: r[0]):
     print("calls\t" + "\t".join(map(str, r)))
 for r in prof:
     print("profile\t" + "\t".join(map(str, r)))
+if PY:
+    print("meta\tgpu.nvml\tok 1")
+    print("meta\tgpu.util_source\tsamples")
+    print("meta\tgpu.0.name\tNVIDIA H200")
+    for k in range(1, (t - T0) // 20000000 + 1):
+        ts = T0 + 20000000 * k
+        print("gpu_samples\t%d\t0\t0\t0\t0\tutil.gpu_percent\t4\t%d" % (ts, 20000000 if k > 1 else 0))
+        print("gpu_samples\t%d\t0\t100\t0\t0\tproc.used_bytes\t%d\t0" % (ts, 1 << 30))
 print("meta\trecord.start_ns\t%d" % T0)
 print("meta\trecord.stop_ns\t%d" % (t + 1000000))

@@ -7,7 +7,8 @@
 # points: each sample is rounded to a percent), each sample in its own
 # period (closer to the log there than half a period away), the workload's process on
 # the GPU with its memory, and the device named; the helper holds no
-# descriptor of the recorder's.  Then: under sudo the
+# descriptor of the recorder's.  The report's busy share of the steady
+# state is the log's over the same time (2 points).  Then: under sudo the
 # helper loads NVML as the user, with the user's groups (as t106 checks
 # the interpreter); a machine without the library, or without the driver,
 # records all the same and says why once; --no-nvml loads nothing.
@@ -106,6 +107,41 @@ if bad:
     sys.exit("\n".join(bad))
 PY
 
+# the report's figures: the GPU's busy share over the window and over the
+# steady state, against the log over the same times (2 points); the text
+# says it; a trace without NVML says why
+"$IFT" report --json -i nv.trace >nv.json || fail "report failed"
+python3 - nv.json busy.log <<'PY' || fail "the report's GPU figures disagree with the device's log (above)"
+import json, sys
+r = json.load(open(sys.argv[1]))
+busy = sorted((int(a), int(b)) for a, b, k in (l.split() for l in open(sys.argv[2])) if k == "kernel")
+g, start = r["gpu"], r["trace"]["start_ts"]
+bad = []
+def busy_in(lo, hi):
+    t, cur = 0, lo
+    for a, b in busy:
+        a, b = max(a, cur), min(b, hi)
+        if b > a:
+            t += b - a
+            cur = b
+    return t
+if not g["measured"] or len(g["gpus"]) != 1 or not g["gpus"][0]["used"]:
+    sys.exit("the report did not measure the one GPU the workload used: %r" % g)
+x = g["gpus"][0]
+lo, hi = start + g["steady_from_ns"], start + g["steady_to_ns"]
+if not x["steady_covered_ns"] or abs(x["steady_covered_ns"] - (hi - lo)) > 0.1 * (hi - lo):
+    bad.append("the samples cover %d ns of the %d ns steady state" % (x["steady_covered_ns"], hi - lo))
+want = 100 * busy_in(lo, hi) / (hi - lo)
+have = 100 * x["steady_busy_ns"] / x["steady_covered_ns"]
+print("steady state: GPU busy %.1f%% by the report, %.1f%% by the device's log" % (have, want))
+if abs(have - want) > 2:
+    bad.append("steady state: busy %.1f%% by the report, %.1f%% by the log" % (have, want))
+if bad:
+    sys.exit("\n".join(bad))
+PY
+"$IFT" report -i nv.trace | grep -q '^gpu        0 simcuda modelled GPU: busy [0-9]*% of the steady state' ||
+	fail "the text report does not give the GPU's busy share: $("$IFT" report -i nv.trace | sed -n 1,6p)"
+
 # under sudo: the helper is the user, with the user's groups, before NVML
 # is loaded; a library it may read, in a directory it may reach
 if id nobody >/dev/null 2>&1; then
@@ -141,6 +177,8 @@ SIMCUDA_NVML=$PWD/none.state SIMCUDA_NVML_NO_DRIVER=1 "$IFT" record --nvml-lib "
 	-o nodrv.trace -- /bin/true >/dev/null 2>nodrv.err || fail "record without the driver failed"
 "$IFT" info -i nodrv.trace >nodrv.txt
 grep -q '^gpu.nvml *nvmlInit: .*Driver Not Loaded' nodrv.txt || fail "no driver: $(grep '^gpu' nodrv.txt)"
+"$IFT" report -i nodrv.trace | grep -q '^gpu        not measured: nvmlInit: .*Driver Not Loaded' ||
+	fail "the report of a trace without a driver does not say the GPU was not measured"
 [ "$(awk '$1 == "gpu_samples" { print $2 }' nodrv.txt)" = 0 ] || fail "GPU rows without a driver"
 : >who
 SIMCUDA_NVML=$PWD/nvml.state SIMCUDA_NVML_WHO=$PWD/who "$IFT" record --no-nvml --nvml-lib "$nvml" \
