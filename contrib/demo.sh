@@ -25,13 +25,21 @@ sim=$build/tests/workloads/simtrain
 truth=${DEMO_TRUTH:-$build}
 # the modelled device's NVML, as simtrain's CUDA is the modelled one: the
 # report measures the GPU's busy share
-nvml=()
-[ -f "$build/simcuda/libnvidia-ml.so.1" ] && nvml=(--nvml-lib "$build/simcuda/libnvidia-ml.so.1")
+nvml=$build/simcuda/libnvidia-ml.so.1
 
 run() {
 	echo "\$ $*"
 	"$@"
 	echo
+}
+
+# record ARGS...: as root, with the modelled NVML where it was built
+record() {
+	if [ -f "$nvml" ]; then
+		run $as_root "$ift" record --nvml-lib "$nvml" "$@"
+	else
+		run $as_root "$ift" record "$@"
+	fi
 }
 
 as_root=
@@ -49,11 +57,11 @@ fi
 
 echo "# 1. DataLoader starvation: 4 worker processes (pt_data_worker) build the"
 echo "#    batches on 2 CPUs while the training thread waits for them"
-run $as_root "$ift" record "${nvml[@]}" -o loader.trace -- "$sim" loader -o "$truth/demo-loader.truth"
+record -o loader.trace -- "$sim" loader -o "$truth/demo-loader.truth"
 run "$ift" report -i loader.trace
 
 echo "# 2. The fix: direct indexing of the in-memory dataset, no workers"
-run $as_root "$ift" record "${nvml[@]}" -o direct.trace -- "$sim" direct -o "$truth/demo-direct.truth"
+record -o direct.trace -- "$sim" direct -o "$truth/demo-direct.truth"
 run "$ift" report -i direct.trace
 
 echo "# 3. Side by side: the starved run against the fix as its baseline"
