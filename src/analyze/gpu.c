@@ -165,7 +165,8 @@ int ift_az_gpu_build(struct ift_analysis *a)
 		if (v && ift_analysis_process_find(a, g->p[i].pid))
 			v->used = true;
 	}
-	qsort(g->info, g->out.ngpus, sizeof(*g->info), by_index);
+	if (g->out.ngpus)	/* no GPU: no array to sort (qsort's NULL) */
+		qsort(g->info, g->out.ngpus, sizeof(*g->info), by_index);
 	g->out.gpus = g->info;
 	return 0;
 }
