@@ -106,6 +106,14 @@ struct ift_creds {
 	size_t ngroups;
 };
 
+/*
+ * ift_creds_become - this process becomes AS: its groups, gid and uid, in
+ * that order, by system calls alone (async-signal-safe, no name service:
+ * for a child forked from threads, before its exec).  0, or -errno of the
+ * first that failed.
+ */
+int ift_creds_become(const struct ift_creds *as);
+
 struct ift_discover_opts {
 	/* the command about to be run (argv[0] is resolved on PATH), or NULL */
 	char *const *argv;

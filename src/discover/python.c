@@ -69,10 +69,7 @@ static pid_t python_spawn(const char *path, char *const *argv, char *const *envp
 		setpgid(0, 0);
 		if (dup2(devnull, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(devnull, 2) < 0)
 			_exit(127);
-		/* groups first, uid last: after setresuid() nothing else may change */
-		if (as && (setgroups(as->ngroups, as->groups) < 0 ||
-			   setresgid(as->gid, as->gid, as->gid) < 0 ||
-			   setresuid(as->uid, as->uid, as->uid) < 0))
+		if (as && ift_creds_become(as) < 0)
 			_exit(127);
 		execve(path, argv, envp);
 		_exit(127);

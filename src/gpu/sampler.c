@@ -92,10 +92,7 @@ int ift_gpu_start(int self_fd, const char *lib, const struct ift_creds *as,
 		   the user's process: the exec closes it (an ELF runs from a
 		   close-on-exec descriptor) */
 		ift_fds_above2(3, true);
-		/* groups first, uid last: after setresuid() nothing else may change */
-		if (as && (setgroups(as->ngroups, as->groups) < 0 ||
-			   setresgid(as->gid, as->gid, as->gid) < 0 ||
-			   setresuid(as->uid, as->uid, as->uid) < 0))
+		if (as && ift_creds_become(as) < 0)
 			_exit(127);
 		fexecve(exe, argv, environ);
 		_exit(127);

@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ift-discover.h"
 #include "ift-record.h"
 #include "util/fds.h"
 
@@ -94,9 +95,7 @@ pid_t ift_child_spawn(char *const *argv, const struct ift_creds *as,
 		if (read(go[0], &b, 1) != 1)
 			_exit(127);	/* the recorder gave up */
 		/* system calls only (no NSS after fork): the groups were looked up before */
-		if (as && (setgroups(as->ngroups, as->groups) < 0 ||
-			   setresgid(as->gid, as->gid, as->gid) < 0 ||
-			   setresuid(as->uid, as->uid, as->uid) < 0))
+		if (as && ift_creds_become(as) < 0)
 			child_fail(err[1], errno);
 		/* close-on-exec, not closed: the errno pipe works until exec */
 		ift_fds_above2(-1, true);
