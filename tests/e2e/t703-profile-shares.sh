@@ -5,8 +5,9 @@
 # (tests/workloads/profshares.py).  The report's input-worker group must
 # hold the workers' CPU (its samples times the period against their
 # process_time()), each part's share of it within 10 points, and name
-# libz, where pack() spends its time, at pack()'s share; its folded stacks
-# hold every sample, heavy()'s as many as the report's (profilecheck.py).
+# libz, where pack() spends its time: the samples with libz in their stack
+# at pack()'s share (its own, short of it by memcpy's and the kernel's, are
+# not the measure); its folded stacks hold every sample, heavy()'s as many as the report's (profilecheck.py).
 # The text shows the workers' top lines under the chain, and each worker's
 # own with --per-process; MCP's get_profile gives report --json's profile.
 # A run with --profile=off has no profile at all.
