@@ -671,14 +671,20 @@ const char *ift_prof_work_name(enum ift_prof_work w);
 
 /* ---- the GPUs as NVML measured them (record's gpu_samples) --------------- */
 
+/* A GPU's time covered by utilization samples, and the part of it a kernel
+   ran (each sample's span at its percent). */
+struct ift_gpu_time {
+	uint64_t covered_ns, busy_ns;
+};
+
 struct ift_gpu_info {
 	uint32_t gpu;			/* NVML's device index */
 	const char *name;		/* meta gpu.N.name, or "" */
-	bool used;			/* a process of the report held memory on it */
-	/* the time its utilization samples cover, and the part of it a
-	   kernel ran: in the window, and in the steady state */
-	uint64_t covered_ns, busy_ns;
-	uint64_t steady_covered_ns, steady_busy_ns;
+	bool used;			/* a traced process held memory on it */
+	struct ift_gpu_time window;	/* the report's window */
+	struct ift_gpu_time stage[IFT_STAGE_TAIL + 1];	/* by enum ift_stage:
+					   the window before, in and after the
+					   steady state */
 };
 
 struct ift_gpu_use {
@@ -688,12 +694,37 @@ struct ift_gpu_use {
 	uint64_t steady_from_ns, steady_to_ns;	/* the CUDA threads' loops, the
 						   first's start to the last's
 						   end; 0, 0 without */
+	uint64_t iterations;		/* of those loops in the steady state */
+	/* the GPUs the idle time is counted on (used ones, all when none is
+	   known used): their time by stage, summed */
+	struct ift_gpu_time counted[IFT_STAGE_TAIL + 1];
 	size_t ngpus;
 	const struct ift_gpu_info *gpus;	/* those sampled, by index */
 };
 
 /* The GPUs' figures of A's window. */
 const struct ift_gpu_use *ift_analysis_gpu(const struct ift_analysis *a);
+
+/* One utilization sample: PERCENT of (TS - SPAN, TS] a kernel ran on GPU. */
+struct ift_gpu_sample {
+	uint64_t ts, span;		/* trace clock */
+	uint32_t gpu, percent;
+};
+
+/*
+ * The GPUs counted for process PID: those it held memory on, or all the
+ * counted ones when it held none; a mask, bit K for GPU K (K < 64), 0 when
+ * the trace has no measurement.  And every sample of the trace, by GPU then
+ * time (*N of them).  Both are set before the analysis's pass: its hooks
+ * may read them.
+ */
+uint64_t ift_analysis_gpu_mask(const struct ift_analysis *a, uint32_t pid);
+const struct ift_gpu_sample *ift_analysis_gpu_samples(const struct ift_analysis *a,
+						       size_t *n);
+/* The trace-clock range of STAGE over all the CUDA threads' loops (the
+   window before, in and after the steady state); false when A has none. */
+bool ift_analysis_gpu_stage(const struct ift_analysis *a, enum ift_stage stage,
+			    uint64_t *from, uint64_t *to);
 
 /* ROLE's profile group as every output names it ("input worker", "cuda
    threads, between calls in their loop", "other threads"). */

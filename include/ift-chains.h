@@ -100,6 +100,24 @@ struct ift_chain_py_site {
 					   those calls when that is 0) */
 };
 
+/*
+ * The GPU in a chain's windows (record's NVML samples, chains-gpu.c): the
+ * idle time of its stage on the counted GPUs (ift_gpu_use.counted) that its
+ * cause took in its gaps and calls, each sample's idle time taken once by
+ * all the chains, and how busy the GPU was meanwhile.
+ */
+#define IFT_GPU_BUSY_PERMILLE	900	/* busy meanwhile: the GPU did not wait */
+
+struct ift_chain_gpu {
+	bool measured;			/* the trace has NVML samples */
+	uint64_t idle_ns;
+	uint32_t idle_permille;		/* of its stage's idle time */
+	struct ift_gpu_time meanwhile;	/* its windows' time the samples cover,
+					   and busy */
+	bool not_waiting;		/* busy IFT_GPU_BUSY_PERMILLE of it: the
+					   host was slow, the GPU did not wait */
+};
+
 struct ift_chain {
 	enum ift_severity severity;
 	enum ift_cause cause;
@@ -137,6 +155,7 @@ struct ift_chain {
 	   the input workers, the input threads, or the CUDA threads outside
 	   their calls), or NULL */
 	const struct ift_prof_group *profile;
+	struct ift_chain_gpu gpu;
 };
 
 struct ift_chain_opts {
@@ -168,6 +187,14 @@ size_t ift_chains_count(const struct ift_chains *c);
 const struct ift_chain *ift_chains_get(const struct ift_chains *c, size_t i);
 
 void ift_chains_free(struct ift_chains *c);
+
+/* A stage's idle time on the counted GPUs, the part of it the chains of
+   the stage explain (their gpu.idle_ns summed), and the rest. */
+struct ift_gpu_idle {
+	uint64_t idle_ns, explained_ns, unexplained_ns;
+};
+void ift_chains_gpu_idle(const struct ift_chains *c, enum ift_stage stage,
+			 struct ift_gpu_idle *out);
 
 /*
  * A trace's report, as report, export and mcp all take it: the analysis

@@ -210,9 +210,9 @@ struct json_object *ift_json_py_ops(const struct ift_trace *t, const struct ift_
  */
 struct ift_profile;
 struct json_object *ift_json_profile(const struct ift_profile *p);
-/* The `gpu' object: the GPUs' busy time (NVML), or why not measured. */
-struct ift_gpu_use;
-struct json_object *ift_json_gpu(const struct ift_gpu_use *g);
+/* The `gpu' object: the GPUs' busy time (NVML) and the idle time A's
+   chains C explain, or why not measured. */
+struct json_object *ift_json_gpu(const struct ift_analysis *a, const struct ift_chains *c);
 /* A `profile group' object of G, its first LIMIT lines and functions. */
 struct ift_prof_group;
 struct json_object *ift_json_prof_group(const struct ift_prof_group *g, size_t limit);

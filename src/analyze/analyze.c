@@ -419,7 +419,8 @@ static int run_pass(struct ift_analysis *a)
 	uint64_t stop = a->sum.end_ts, maxcpu = 0;
 	int ret;
 
-	cur = ift_cursor_new(a->t, ALL_TABLES, 0);
+	/* NVML's samples were read before (ift_az_gpu_read()) */
+	cur = ift_cursor_new(a->t, ALL_TABLES & ~(1U << IFT_T_GPU), 0);
 	if (!cur)
 		return -ENOMEM;
 	while ((ret = ift_cursor_next(cur, &ev)) > 0) {
@@ -432,8 +433,8 @@ static int run_pass(struct ift_analysis *a)
 			stop = ts;
 			break;
 		}
-		/* the profile's and NVML's samples are the recorder's, not events */
-		if (in && ev.table != IFT_T_PROFILE && ev.table != IFT_T_GPU) {
+		/* the profile's samples are the recorder's, not events */
+		if (in && ev.table != IFT_T_PROFILE) {
 			a->sum.events++;
 			if (ev.table != IFT_T_CALLS)
 				a->sum.host_events++;
@@ -461,9 +462,6 @@ static int run_pass(struct ift_analysis *a)
 			break;
 		case IFT_T_PROFILE:
 			ret = in ? ift_az_profile_row(a, r) : 0;
-			break;
-		case IFT_T_GPU:
-			ret = ift_az_gpu_row(a, r);
 			break;
 		default:
 			ret = 0;
@@ -718,8 +716,6 @@ static int build_results(struct ift_analysis *a)
 		ret = ift_az_sites_build(a);
 	if (ret >= 0)
 		ret = ift_az_profile_build(a);
-	if (ret >= 0)
-		ret = ift_az_gpu_build(a);
 	if (ret < 0)
 		return ret;
 	/* sorted after the op tables, which index processes by position */

@@ -174,20 +174,18 @@ struct az_prof_key {
 #define AZ_PF_IN_CALL	0x100		/* inside one of its thread's calls */
 #define AZ_PF_UNSTEADY	0x200		/* outside its thread's training loop */
 
-/* gpu.c: the utilization samples and the processes on the GPUs */
-struct az_gpu_sample {
-	uint64_t ts, span;
-	uint32_t gpu, percent;
-};
+/* gpu.c: the utilization samples and the processes on the GPUs, read
+   before the pass (ift_az_gpu_read()) */
 struct az_gpu_proc {
 	uint32_t pid, gpu;
 };
 struct az_gpu {
 	uint64_t util_id1, proc_id1;	/* the metrics' string ids + 1; 0: unseen */
-	struct az_gpu_sample *s;
+	struct ift_gpu_sample *s;	/* by GPU, then time */
 	size_t ns, caps;
-	struct az_gpu_proc *p;
+	struct az_gpu_proc *p;		/* by pid */
 	size_t np, capp;
+	uint64_t counted;		/* mask of the GPUs idle time counts on */
 	struct ift_gpu_info *info;
 	struct ift_gpu_use out;
 };
@@ -286,8 +284,7 @@ static inline struct az_thread *ift_az_thread_of(const struct ift_thread_info *i
 int ift_az_profile_row(struct ift_analysis *a, const uint64_t *row);
 int ift_az_profile_build(struct ift_analysis *a);
 /* gpu.c: a gpu_samples row of the pass; the figures, once the loops are known */
-int ift_az_gpu_row(struct ift_analysis *a, const uint64_t *r);
-int ift_az_gpu_build(struct ift_analysis *a);
+int ift_az_gpu_read(struct ift_analysis *a);
 void ift_az_gpu_release(struct ift_analysis *a);
 void ift_az_profile_release(struct ift_analysis *a);
 

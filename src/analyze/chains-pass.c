@@ -109,15 +109,19 @@ static void gap_costs(const struct ch_gap *g, uint64_t floor, uint64_t page_ns,
 	v[IFT_CAUSE_PAGE_ALLOC] = pg;
 }
 
-/* Adds what G cost, by cause, to ACC (an array by cause), as C weighs it;
-   U: who ran on the CPUs in it. */
-static int gap_account(const struct ift_chains *c, struct gapacc *acc,
-		       const struct ch_gap *g, const struct usage *u, size_t nops)
+/* Adds what G, a gap of a thread of PID in STAGE, cost, by cause, to ACC
+   (an array by cause), as C weighs it; U: who ran on the CPUs in it. */
+static int gap_account(struct ift_chains *c, struct gapacc *acc, uint32_t pid,
+		       enum ift_stage stage, const struct ch_gap *g, const struct usage *u,
+		       size_t nops)
 {
 	const struct ift_sys_sample *smp = c->a->nsmp ? &c->a->smp[c->a->nsmp - 1] : NULL;
 	uint64_t v[IFT_CAUSE_GPU_BOUND + 1], oncpu, stolen;
+	struct ch_gpu gpu[IFT_CAUSE_GPU_BOUND + 1] = { 0 };
 
 	gap_costs(g, c->o.tail_floor_ns, c->page_ns, c->probe_ns, v, &oncpu, &stolen);
+	if (ift_ch_gpu_window(c, pid, stage, g->start, g->end, v, gpu) < 0)
+		return -ENOMEM;
 	for (int k = 1; k < IFT_CAUSE_GPU_BOUND; k++) {
 		struct gapacc *x = &acc[k];
 
@@ -137,6 +141,7 @@ static int gap_account(const struct ift_chains *c, struct gapacc *acc,
 		if (!v[k])
 			continue;
 		x->cost += v[k];
+		ift_ch_gpu_merge(&x->gpu, &gpu[k]);
 		if (ift_ch_site_add(&x->sites, g->next_stack, 1, v[k]) < 0)
 			return -ENOMEM;
 		if (!x->op_cost) {
@@ -171,7 +176,8 @@ static void gap_close(struct ift_chains *c, const struct ift_analysis *a,
 	struct ch_gap *g = &ct->cur;
 	/* a gap belongs to the stage of the call that ends it: the wait for
 	   the loop's first batch is the start-up's */
-	struct ch_stage *st = &ct->stage[ift_loop_stage(ct->loop, ts)];
+	enum ift_stage stage = ift_loop_stage(ct->loop, ts);
+	struct ch_stage *st = &ct->stage[stage];
 
 	if (ift_ch_peers_merge(&st->wakers, &ct->gw) < 0 ||
 	    ift_ch_peers_merge(&st->preemptors, &ct->gp) < 0 ||
@@ -202,7 +208,8 @@ static void gap_close(struct ift_chains *c, const struct ift_analysis *a,
 		c->err = -ENOMEM;
 		return;
 	}
-	if (gap_account(c, st->gacc, g, &ct->gwin.u, ift_trace_op_count(a->t) + 1) < 0)
+	if (gap_account(c, st->gacc, a->th[idx]->pid, stage, g, &ct->gwin.u,
+			ift_trace_op_count(a->t) + 1) < 0)
 		c->err = -ENOMEM;
 }
 
@@ -568,6 +575,13 @@ static int call_waited(struct ift_chains *c, struct opacc *o, const struct ift_c
 	o->waiting++;
 	o->runq += rq;
 	o->preempt += cl->involuntary;
+	{
+		uint64_t cost[IFT_CAUSE_GPU_BOUND + 1] = { [IFT_CAUSE_CPU_CONTENTION] = rq };
+
+		if ((ret = ift_ch_gpu_window(c, cl->pid, IFT_STAGE_STEADY, cl->ts,
+					     cl->ts + cl->dur_ns, cost, o->gpu)) < 0)
+			return ret;
+	}
 	if ((ret = ift_ch_site_add(&o->sites[IFT_CAUSE_CPU_CONTENTION], cl->stack, 1, rq)) < 0 ||
 	    (ret = worst_keep(&o->worst[IFT_CAUSE_CPU_CONTENTION], cl, at, u, seq, rq)) < 0)
 		return ret;
@@ -582,6 +596,11 @@ static int call_slow(struct ift_chains *c, struct opacc *o, const struct ift_cal
 	int ret;
 
 	split_call(cl, o->p50, c->waits[cl->op], c->page_ns, ift_trace_page_size(c->a->t), part);
+	/* its run-queue wait took its share in call_waited() */
+	part[IFT_CAUSE_CPU_CONTENTION] = 0;
+	if ((ret = ift_ch_gpu_window(c, cl->pid, IFT_STAGE_STEADY, cl->ts, cl->ts + cl->dur_ns,
+				     part, o->gpu)) < 0)
+		return ret;
 	o->slow++;
 	o->excess += cl->dur_ns - o->p50;
 	for (int k = IFT_CAUSE_PAGE_ALLOC; k <= IFT_CAUSE_GPU_BOUND; k++) {
@@ -615,6 +634,14 @@ static int call_device(struct ift_chains *c, const struct ift_analysis *a,
 	}
 	v = end > from ? end - from : 0;
 	v = v > cl->runqueue_wait_ns ? v - cl->runqueue_wait_ns : 0;
+	{
+		uint64_t cost[IFT_CAUSE_GPU_BOUND + 1] = { [IFT_CAUSE_GPU_BOUND] = v };
+		int ret = ift_ch_gpu_window(c, cl->pid, IFT_STAGE_STEADY, from, end, cost,
+					    c->dev.gpu);
+
+		if (ret < 0)
+			return ret;
+	}
 	c->dev.wait[cl->op] += v;
 	c->dev.total += v;
 	c->dev.runq += cl->runqueue_wait_ns;

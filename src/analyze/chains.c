@@ -45,6 +45,7 @@ static int slow_chain(struct ift_chains *c, struct opacc *o, enum ift_cause caus
 		return -ENOMEM;
 	ch->pid = w->pid;
 	ch->tid = w->tid;
+	ift_ch_gpu_chain(c, ch, &o->gpu[cause]);
 	ch->p50_ns = st->p50_ns;
 	ch->p99_ns = st->p99_ns;
 	ch->tail_ratio = st->p50_ns ? (double)st->p99_ns / (double)st->p50_ns : 0;
@@ -137,6 +138,7 @@ static int gap_chain(struct ift_chains *c, struct gapacc *g, enum ift_cause caus
 			st = ift_analysis_op(a, i);
 	ch->pid = th->pid;
 	ch->tid = th->tid;
+	ift_ch_gpu_chain(c, ch, &g->gpu);
 	if (st) {
 		ch->p50_ns = st->p50_ns;
 		ch->p99_ns = st->p99_ns;
@@ -247,6 +249,7 @@ static int gap_chains(struct ift_chains *c, enum ift_stage stage, uint64_t wall,
 			x->pages += y->pages;
 			x->page_bytes += y->page_bytes;
 			x->cost += y->cost;
+			ift_ch_gpu_merge(&x->gpu, &y->gpu);
 			x->sys.busy_sum += y->sys.busy_sum;
 			x->sys.nbusy += y->sys.nbusy;
 			x->sys.run_sum += y->sys.run_sum;
@@ -302,10 +305,19 @@ static int gpu_bound_chain(struct ift_chains *c, uint64_t wall)
 	int ret = 0;
 	size_t tail = 0;	/* the tail chain of the same op, + 1 */
 
+	const struct ift_gpu_use *gu = ift_analysis_gpu(a);
+	const struct ift_gpu_time *gs = &gu->counted[IFT_STAGE_STEADY];
+	/* NVML's measure of the steady state, where there is one */
+	unsigned gbusy = gu->measured ? ift_ch_permille(gs->busy_ns, gs->covered_ns) : 0;
+	bool gmeasured = gu->measured && gs->covered_ns;
+
 	for (size_t i = 1; i < c->nopacc; i++)
 		if (c->dev.wait[i] > c->dev.wait[best])
 			best = (uint32_t)i;
-	if (!worst || ift_ch_permille(total, wall) < GPU_BOUND_PERMILLE)
+	/* the CUDA threads waited for the device most of their time, or the
+	   GPU was measured busy all but a tenth of it */
+	if (!worst || (ift_ch_permille(total, wall) < GPU_BOUND_PERMILLE &&
+		       (!gmeasured || gbusy < IFT_GPU_BUSY_PERMILLE)))
 		return 0;
 
 	/*
@@ -341,12 +353,15 @@ static int gpu_bound_chain(struct ift_chains *c, uint64_t wall)
 		}
 		ch->pid = worst->pid;
 		ch->tid = worst->tid;
+		ift_ch_gpu_chain(c, ch, &c->dev.gpu[IFT_CAUSE_GPU_BOUND]);
 		for (size_t i = 0; i < c->nth; i++)
 			if (c->th[i].active && thread_selected(c, i))
 				ift_ch_sys_add(c, c->th[i].first_call, c->th[i].last_end, &sv);
 		busy = sv.nbusy ? (unsigned)(sv.busy_sum / sv.nbusy) : 0;
 		ift_ch_cb_num(&b, "device_wait_ns", total);
 		ift_ch_cb_num(&b, "runqueue_wait_ns", runq);
+		if (gmeasured)
+			ift_ch_cb_num(&b, "gpu_busy_permille", gbusy);
 		if (sv.nbusy)
 			ift_ch_cb_num(&b, "cpu_busy_permille", busy);
 		ift_ch_cb_num(&b, "cpus", c->cpus);
@@ -357,10 +372,12 @@ static int gpu_bound_chain(struct ift_chains *c, uint64_t wall)
 			ift_ch_printf(c, "%s returns after %s, %s of it waiting for a CPU",
 				  ift_ch_op_name(c, worst->op), ift_ch_dur(d1, sizeof(d1), worst->dur_ns),
 				  worst->runqueue_wait_ns ? "some" : "none"));
-		ch->summary = ift_ch_printf(c, "GPU-bound -> the CUDA threads spent %u%% of their "
+		ch->summary = ift_ch_printf(c, "GPU-bound -> %sthe CUDA threads spent %u%% of their "
 					"active time waiting for the device in %s, the CPUs %u%% "
 					"busy -> the host keeps the GPU fed; nothing to fix on "
-					"the host", (ift_ch_permille(total, wall) + 5) / 10, op,
+					"the host", gmeasured ? ift_ch_printf(c, "the GPU busy "
+					"%u%% of the steady state (NVML), " , (gbusy + 5) / 10) :
+					"", (ift_ch_permille(total, wall) + 5) / 10, op,
 					(busy + 5) / 10);
 		ift_ch_cb_rec(&b, ift_ch_printf(c, "to go faster, make the GPU work cheaper (kernels, "
 				     "mixed precision, fused ops) or use a faster GPU; more "
@@ -390,6 +407,9 @@ static int cmp_chain(const void *x, const void *y)
 		return p->severity < q->severity ? 1 : -1;
 	if ((p->stage == IFT_STAGE_STEADY) != (q->stage == IFT_STAGE_STEADY))
 		return p->stage == IFT_STAGE_STEADY ? -1 : 1;
+	/* the host was slow, but the GPU did not wait: it cost the GPU nothing */
+	if (p->gpu.not_waiting != q->gpu.not_waiting)
+		return p->gpu.not_waiting ? 1 : -1;
 	if (p->cost_ns != q->cost_ns)
 		return p->cost_ns < q->cost_ns ? 1 : -1;
 	return (int)p->cause - (int)q->cause;
@@ -515,6 +535,7 @@ void ift_chains_free(struct ift_chains *c)
 	free(c->dev.worst.u.v);
 	free(c->active);
 	free(c->cpu);
+	free(c->gpu_left);
 	free(c->chains);
 	free(c);
 }

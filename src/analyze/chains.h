@@ -3,10 +3,11 @@
 #define IFT_CHAINS_INTERNAL_H
 
 /*
- * Private to the chains, in four files by stage: what is collected during
+ * Private to the chains, in five files by stage: what is collected during
  * the analyzer's pass (chains-pass.c), the tallies and samples it adds to
- * (chains-tally.c), the chains found from those numbers (chains.c), and
- * how a chain says what it found (chains-text.c).  Only the first two
+ * (chains-tally.c), the GPU's idle time its windows take (chains-gpu.c),
+ * the chains found from those numbers (chains.c), and how a chain says
+ * what it found (chains-text.c).  Only the first two
  * include the analyzer's private analyze.h; the other two see the analysis
  * through ift-analyze.h and the accessors below (t005 holds it).
  */
@@ -68,6 +69,13 @@ struct ch_gap {
 	uint64_t next_stack;		/* the call site of the call ending it */
 };
 
+/* The GPU in a chain's windows (chains-gpu.c): the idle time its cause
+   took, and the time covered and busy. */
+struct ch_gpu {
+	uint64_t idle;
+	struct ift_gpu_time time;
+};
+
 /* The system samples over some windows: their sums and counts. */
 struct sysavg {
 	uint64_t busy_sum, run_sum, nbusy, nrun;
@@ -119,6 +127,7 @@ struct gapacc {
 	struct ch_peers relays;		/* data starvation: the relays between */
 	struct sysavg sys;
 	struct ch_sites sites;		/* of the calls ending its gaps */
+	struct ch_gpu gpu;
 };
 
 /* What a thread's closed gaps of one stage add up to. */
@@ -200,6 +209,7 @@ struct opacc {
 	struct ch_peers ran;
 	struct ch_sites sites[IFT_CAUSE_GPU_BOUND + 1];	/* of the calls behind
 							   each cause */
+	struct ch_gpu gpu[IFT_CAUSE_GPU_BOUND + 1];
 };
 
 /* The outermost steady calls that wait for the device, of every thread. */
@@ -207,6 +217,7 @@ struct devacc {
 	uint64_t *wait;			/* by op: device time */
 	uint64_t total, runq;
 	struct ch_call worst;
+	struct ch_gpu gpu[IFT_CAUSE_GPU_BOUND + 1];	/* GPU_BOUND's */
 };
 
 struct ift_chains {
@@ -233,6 +244,8 @@ struct ift_chains {
 	uint64_t page_ns;		/* what a fresh page costs its thread */
 	uint64_t probe_ns;		/* what a call's two probes cost it, or 0 */
 	bool meta_read;
+	uint64_t *gpu_left;		/* by GPU sample: its idle time no window
+					   took yet (chains-gpu.c) */
 
 	/* while building */
 	struct ift_trace *t;
@@ -308,6 +321,15 @@ void ift_ch_win_switch(const struct ift_chains *c, struct ch_win *w, uint32_t cp
 		       const uint64_t *r);
 void ift_ch_win_end(const struct ift_chains *c, struct ch_win *w);
 int ift_ch_usage_keep(struct usage *d, const struct usage *s);
+
+/* ---- chains-gpu.c: the GPU's idle time each chain explains */
+/* Window [FROM, TO) of a thread of PID in STAGE, whose cause K cost
+   COST[K] of it: adds to ACC[K] (by cause) what it took of the GPU. */
+int ift_ch_gpu_window(struct ift_chains *c, uint32_t pid, enum ift_stage stage,
+		      uint64_t from, uint64_t to, const uint64_t cost[], struct ch_gpu acc[]);
+void ift_ch_gpu_merge(struct ch_gpu *d, const struct ch_gpu *s);
+/* CH's GPU figures from what its windows took, G. */
+void ift_ch_gpu_chain(const struct ift_chains *c, struct ift_chain *ch, const struct ch_gpu *g);
 
 /* ---- chains-text.c: a chain in words: steps, numbers, tasks, advice */
 int ift_ch_cb_finish(struct cb *b);

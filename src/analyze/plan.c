@@ -10,7 +10,9 @@
  *  3. the samples, from the trace's start to just past the window: each
  *     CPU's steal (steal.c), which the pass's chains take out of the time
  *     threads ran there;
- *  4. every table in the window, once: the pass (analyze.c), which also
+ *  4. the GPUs' utilization samples, the whole table (gpu.c): each
+ *     chain takes the GPU's idle time in its windows as they close;
+ *  5. every other table in the window, once: the pass (analyze.c), which also
  *     tallies the call sites (sites.c) and who ran on the CPUs in each CUDA
  *     thread's open gap and calls, kept for the worst of each kind (struct
  *     ch_win): a chain's timeline reads nothing again.
@@ -72,7 +74,9 @@ int ift_az_plan_read(struct ift_analysis *a)
 	    (ret = read_calls(a, &seqs, fill_row)) >= 0 &&
 	    (ret = ift_az_durs_find(a)) >= 0) {
 		ret = ift_az_phases_finish(a, &seqs);	/* releases seqs */
-		return ret < 0 ? ret : ift_az_steal_read(a);
+		if (ret >= 0)
+			ret = ift_az_steal_read(a);
+		return ret < 0 ? ret : ift_az_gpu_read(a);
 	}
 	ift_az_seqs_release(&seqs);
 	return ret;

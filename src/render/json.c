@@ -321,6 +321,15 @@ static void add_py_frame(json_object *o, const struct ift_frame *f)
 	ift_json_add_text(o, "frame", line);
 }
 
+static json_object *json_gpu_time(const struct ift_gpu_time *t)
+{
+	json_object *o = json_object_new_object();
+
+	ift_json_add_u64(o, "covered_ns", t->covered_ns);
+	ift_json_add_u64(o, "busy_ns", t->busy_ns);
+	return o;
+}
+
 json_object *ift_json_chain(const struct ift_chain *ch)
 {
 	json_object *o = json_object_new_object(), *v, *e, *x;
@@ -390,6 +399,15 @@ json_object *ift_json_chain(const struct ift_chain *ch)
 		json_object_array_add(v, x);
 	}
 	json_object_object_add(o, "sites", v);
+	/* only a chain of a trace with NVML's samples has the key */
+	if (ch->gpu.measured) {
+		x = json_object_new_object();
+		ift_json_add_u64(x, "idle_ns", ch->gpu.idle_ns);
+		ift_json_add_u64(x, "idle_permille", ch->gpu.idle_permille);
+		json_object_object_add(x, "meanwhile", json_gpu_time(&ch->gpu.meanwhile));
+		json_object_object_add(x, "not_waiting", json_object_new_boolean(ch->gpu.not_waiting));
+		json_object_object_add(o, "gpu", x);
+	}
 	/* only a chain whose fix spoke of a profiled group has the key */
 	if (ch->profile)
 		json_object_object_add(o, "profile", ift_json_prof_group(ch->profile, SIZE_MAX));
@@ -495,26 +513,43 @@ json_object *ift_json_py_ops(const struct ift_trace *t, const struct ift_py_op *
 	return arr;
 }
 
-json_object *ift_json_gpu(const struct ift_gpu_use *g)
+json_object *ift_json_gpu(const struct ift_analysis *a, const struct ift_chains *c)
 {
-	json_object *o = json_object_new_object(), *v = json_object_new_array();
+	const struct ift_gpu_use *g = ift_analysis_gpu(a);
+	json_object *o = json_object_new_object(), *v = json_object_new_array(), *st, *x;
 
 	json_object_object_add(o, "measured", json_object_new_boolean(g->measured));
 	ift_json_add_text(o, "reason", g->reason);
 	ift_json_add_text(o, "util_source", g->source);
 	ift_json_add_u64(o, "steady_from_ns", g->steady_from_ns);
 	ift_json_add_u64(o, "steady_to_ns", g->steady_to_ns);
+	ift_json_add_u64(o, "iterations", g->iterations);
+	/* the counted GPUs' time by stage, and the chains' share of its idle */
+	st = json_object_new_object();
+	for (int k = IFT_STAGE_STARTUP; k <= IFT_STAGE_TAIL; k++) {
+		struct ift_gpu_idle idle;
+
+		ift_chains_gpu_idle(c, (enum ift_stage)k, &idle);
+		x = json_gpu_time(&g->counted[k]);
+		ift_json_add_u64(x, "idle_ns", idle.idle_ns);
+		ift_json_add_u64(x, "explained_ns", idle.explained_ns);
+		ift_json_add_u64(x, "unexplained_ns", idle.unexplained_ns);
+		json_object_object_add(st, ift_stage_name((enum ift_stage)k), x);
+	}
+	json_object_object_add(o, "stages", st);
 	for (size_t i = 0; i < g->ngpus; i++) {
-		const struct ift_gpu_info *x = &g->gpus[i];
+		const struct ift_gpu_info *y = &g->gpus[i];
 		json_object *e = json_object_new_object();
 
-		ift_json_add_u64(e, "gpu", x->gpu);
-		ift_json_add_text(e, "name", x->name);
-		json_object_object_add(e, "used", json_object_new_boolean(x->used));
-		ift_json_add_u64(e, "covered_ns", x->covered_ns);
-		ift_json_add_u64(e, "busy_ns", x->busy_ns);
-		ift_json_add_u64(e, "steady_covered_ns", x->steady_covered_ns);
-		ift_json_add_u64(e, "steady_busy_ns", x->steady_busy_ns);
+		ift_json_add_u64(e, "gpu", y->gpu);
+		ift_json_add_text(e, "name", y->name);
+		json_object_object_add(e, "used", json_object_new_boolean(y->used));
+		json_object_object_add(e, "window", json_gpu_time(&y->window));
+		st = json_object_new_object();
+		for (int k = IFT_STAGE_STARTUP; k <= IFT_STAGE_TAIL; k++)
+			json_object_object_add(st, ift_stage_name((enum ift_stage)k),
+					       json_gpu_time(&y->stage[k]));
+		json_object_object_add(e, "stages", st);
 		json_object_array_add(v, e);
 	}
 	json_object_object_add(o, "gpus", v);
@@ -545,7 +580,7 @@ json_object *ift_json_report(const struct ift_analysis *a,
 	ift_json_add_text(o, "page_allocs", s->page_allocs_counted ? "count" : "rows");
 	ift_json_add_u64(o, "page_count_dropped", s->page_count_dropped);
 	json_object_object_add(root, "trace", o);
-	json_object_object_add(root, "gpu", ift_json_gpu(ift_analysis_gpu(a)));
+	json_object_object_add(root, "gpu", ift_json_gpu(a, chains));
 	json_object_object_add(root, "ops", ift_json_ops(ift_analysis_op(a, 0),
 						     ift_analysis_op_count(a)));
 	v = json_object_new_array();

@@ -465,6 +465,41 @@ static void print_chain_py_sites(struct text *tx, const struct ift_chain *ch)
 	ift_txt_wrap(tx, len, len, line);
 }
 
+/* "N%" of PART in WHOLE, or "-" with nothing to divide. */
+static const char *pct(char *buf, size_t len, uint64_t part, uint64_t whole)
+{
+	if (!whole)
+		return "-";
+	snprintf(buf, len, "%.0f%%", 100.0 * (double)part / (double)whole);
+	return buf;
+}
+
+/* The GPU in the chain's windows (NVML): the idle time it explains, or
+   that it did not wait. */
+static void print_chain_gpu(struct text *tx, const struct ift_chain *ch)
+{
+	const struct ift_gpu_time *m = &ch->gpu.meanwhile;
+	char b1[32], b2[32], line[LINE_LEN];
+
+	if (!ch->gpu.measured || !m->covered_ns)
+		return;
+	if (ch->gpu.not_waiting)
+		snprintf(line, sizeof(line), "busy %s meanwhile: the host was slow, but the GPU "
+			 "did not wait", pct(b1, sizeof(b1), m->busy_ns, m->covered_ns));
+	else if (ch->cause == IFT_CAUSE_GPU_BOUND)
+		snprintf(line, sizeof(line), "busy %s meanwhile",
+			 pct(b1, sizeof(b1), m->busy_ns, m->covered_ns));
+	else
+		snprintf(line, sizeof(line), "idle %s meanwhile, %.0f%% of the %s's idle time; "
+			 "busy %s", ift_txt_dur(b1, sizeof(b1), ch->gpu.idle_ns),
+			 (double)ch->gpu.idle_permille / 10,
+			 ch->stage == IFT_STAGE_STEADY ? "steady state" :
+			 ch->stage == IFT_STAGE_STARTUP ? "start-up" : "tail",
+			 pct(b2, sizeof(b2), m->busy_ns, m->covered_ns));
+	fputs("    gpu:       ", tx->f);
+	ift_txt_wrap(tx, 15, 15, line);
+}
+
 static void print_chain(struct text *tx, size_t n, const struct ift_chain *ch)
 {
 	char b1[32], b2[32], b3[32], head[64];
@@ -515,6 +550,7 @@ static void print_chain(struct text *tx, size_t n, const struct ift_chain *ch)
 			     "             ");
 		ift_txt_wrap(tx, len, 18, line);
 	}
+	print_chain_gpu(tx, ch);
 	print_chain_sites(tx, ch);
 	print_chain_py_sites(tx, ch);
 	if (ch->profile)
@@ -828,11 +864,16 @@ static void print_py_sites(struct text *tx, struct ift_trace *t, const struct if
 	}
 }
 
-/* The GPUs' busy share (NVML), or why they were not measured: a line each. */
-static void print_gpu(struct text *tx, const struct ift_gpu_use *g)
+/* The GPUs' busy share (NVML), a line each, and the steady state's idle
+   time with the chains' shares of it; or why they were not measured. */
+static void print_gpu(struct text *tx, const struct ift_analysis *a, const struct ift_chains *c)
 {
-	char b1[32], b2[32], line[LINE_LEN];
+	const struct ift_gpu_use *g = ift_analysis_gpu(a);
+	const struct ift_gpu_time *st = &g->counted[IFT_STAGE_STEADY];
+	char b1[32], b2[32], b3[32], line[LINE_LEN];
+	struct ift_gpu_idle idle;
 	bool any_used = false;
+	int n;
 
 	if (!g->measured) {
 		snprintf(line, sizeof(line), "not measured: %s", g->reason);
@@ -844,23 +885,53 @@ static void print_gpu(struct text *tx, const struct ift_gpu_use *g)
 		any_used |= g->gpus[i].used;
 	for (size_t i = 0; i < g->ngpus; i++) {
 		const struct ift_gpu_info *v = &g->gpus[i];
-		int n;
+		const struct ift_gpu_time *s = &v->stage[IFT_STAGE_STEADY];
 
-		/* the GPUs of the report's processes, all where none is known */
+		/* the GPUs of the traced processes, all where none is known */
 		if (any_used && !v->used)
 			continue;
 		n = snprintf(line, sizeof(line), "%u %s: busy ", v->gpu, v->name);
-		if (v->steady_covered_ns)
+		if (s->covered_ns)
 			n += snprintf(line + n, sizeof(line) - (size_t)n,
-				      "%.0f%% of the steady state (%s of %s), ",
-				      100.0 * (double)v->steady_busy_ns / (double)v->steady_covered_ns,
-				      ift_txt_dur(b1, sizeof(b1), v->steady_busy_ns),
-				      ift_txt_dur(b2, sizeof(b2), v->steady_covered_ns));
-		snprintf(line + n, sizeof(line) - (size_t)n, "%.0f%% of the window (NVML)",
-			 v->covered_ns ? 100.0 * (double)v->busy_ns / (double)v->covered_ns : 0.0);
+				      "%s of the steady state (%s of %s), ",
+				      pct(b1, sizeof(b1), s->busy_ns, s->covered_ns),
+				      ift_txt_dur(b2, sizeof(b2), s->busy_ns),
+				      ift_txt_dur(b3, sizeof(b3), s->covered_ns));
+		/* the start-up and the tail, where the samples cover them */
+		for (int k = IFT_STAGE_STARTUP; s->covered_ns && k <= IFT_STAGE_TAIL; k += 2)
+			if (v->stage[k].covered_ns && n < (int)sizeof(line))
+				n += snprintf(line + n, sizeof(line) - (size_t)n, "%s of the %s, ",
+					      pct(b1, sizeof(b1), v->stage[k].busy_ns,
+						  v->stage[k].covered_ns),
+					      k == IFT_STAGE_STARTUP ? "start-up" : "tail");
+		snprintf(line + n, sizeof(line) - (size_t)n, "%s of the window (NVML)",
+			 pct(b1, sizeof(b1), v->window.busy_ns, v->window.covered_ns));
 		fputs("gpu        ", tx->f);
 		ift_txt_wrap(tx, 11, 13, line);
 	}
+	if (!st->covered_ns)
+		return;
+	/* the steady state's idle time, and what the chains explain of it */
+	ift_chains_gpu_idle(c, IFT_STAGE_STEADY, &idle);
+	n = snprintf(line, sizeof(line), "idle %s of the steady state", ift_txt_dur(b1, sizeof(b1),
+										idle.idle_ns));
+	if (g->iterations)
+		n += snprintf(line + n, sizeof(line) - (size_t)n, ", %s an iteration",
+			      ift_txt_dur(b1, sizeof(b1), idle.idle_ns / g->iterations));
+	for (size_t i = 0, k = 0; i < ift_chains_count(c) && n < (int)sizeof(line); i++) {
+		const struct ift_chain *ch = ift_chains_get(c, i);
+
+		if (ch->stage != IFT_STAGE_STEADY || !ch->gpu.idle_ns)
+			continue;
+		n += snprintf(line + n, sizeof(line) - (size_t)n, "%s chain %zu %s", k++ ? "," :
+			      ": explained by", i + 1,
+			      pct(b1, sizeof(b1), ch->gpu.idle_ns, idle.idle_ns));
+	}
+	if (n < (int)sizeof(line))
+		snprintf(line + n, sizeof(line) - (size_t)n, "; unexplained %s",
+			 pct(b1, sizeof(b1), idle.unexplained_ns, idle.idle_ns));
+	fputs("gpu        ", tx->f);
+	ift_txt_wrap(tx, 11, 13, line);
 }
 
 int ift_out_text(FILE *f, struct ift_trace *t, const struct ift_report *r,
@@ -886,7 +957,7 @@ int ift_out_text(FILE *f, struct ift_trace *t, const struct ift_report *r,
 	       ift_fmt_count(b1, sizeof(b1), s->events), ift_fmt_count(b2, sizeof(b2), s->calls),
 	       ift_fmt_count(b3, sizeof(b3), s->host_events), s->cpus);
 	fprintf(tx->f, "lost       %s\n", ift_fmt_count(b1, sizeof(b1), s->lost_events));
-	print_gpu(tx, ift_analysis_gpu(a));
+	print_gpu(tx, a, r->c);
 	if (s->lost_events)
 		fprintf(tx->f, "WARNING: the kernel dropped %s events: counts and times may be short\n",
 		       ift_fmt_count(b1, sizeof(b1), s->lost_events));

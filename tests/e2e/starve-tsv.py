@@ -14,7 +14,11 @@ each: the copies), the process holding memory on it (t007, t301);
 "ranks" a NCCL job of two ranks: the thread is rank 1, which all-reduces
 just before each copy, and process 300 is rank 0, which enters each
 all-reduce at the start of the gap and sleeps there on CPU 1 until rank 1's
-entry wakes it (t301, t506)."""
+entry wakes it (t301, t506);
+"gpubound" a thread that queues work ahead: a copy, then 2 ms waiting in
+cudaStreamSynchronize, each after 3 ms on the CPU building its input, while NVML says the GPU was busy 97% of
+the time (the gpu_bound chain by measurement, and a chain whose GPU did
+not wait: t007, t301)."""
 import sys
 
 T0 = 10**9
@@ -26,7 +30,11 @@ print("meta\tcpu.count\t2")
 STACKS = len(sys.argv) > 3 and sys.argv[3] in ("stacks", "pystacks")
 PY = len(sys.argv) > 3 and sys.argv[3] == "pystacks"
 RANKS = len(sys.argv) > 3 and sys.argv[3] == "ranks"
+BOUND = len(sys.argv) > 3 and sys.argv[3] == "gpubound"
+NVML = PY or BOUND
 print("op\tcudaMemcpy\t1\tdst,src,bytes,kind")
+if BOUND:
+    print("op\tcudaStreamSynchronize\t1\tstream")
 if RANKS:
     print("op\tncclCommInitRank\t3\tcomm_out,nranks,rank")
     print("op\tncclAllReduce\t3\tcount,datatype,op,comm,stream")
@@ -74,7 +82,13 @@ if RANKS:
         calls.append((t - 900000 + rank, 0, pid, pid + (pid == 100), "ncclCommInitRank",
                       100000, 0, 0, 0, 0x7f00, 2, rank, 0, 0, 0))
 sw.append((t - 500000, 0, 0, 0, 0, 120, 100, 101, 120))
-for i in range(50):
+for i in range(50 if BOUND else 0):
+    # on the CPU between the copies: no switch, no wake-up
+    calls.append((t, 0, 100, 101, "cudaMemcpy", 100000, 0, 0, 0, 1, 2, 1 << 20, 1, 0, 0))
+    calls.append((t + 100000, 0, 100, 101, "cudaStreamSynchronize", 2000000, 0, 0, 0, 0x7f00,
+                  0, 0, 0, 0, 0))
+    t += 5100000
+for i in range(0 if BOUND else 50):
     site, flags = (1 + i % 2, 0) if not PY else (4, 8) if i % 5 == 4 else (1 + i % 3, 4)
     calls.append((t, 0, 100, 101, "cudaMemcpy", 200000, 0, flags, 0, 1, 2, 1 << 20, 1, 0, 0) +
                  ((site,) if STACKS else ()))
@@ -105,13 +119,14 @@ for r in sorted(calls, key=lambda r: r[0]):
     print("calls\t" + "\t".join(map(str, r)))
 for r in prof:
     print("profile\t" + "\t".join(map(str, r)))
-if PY:
+if NVML:
     print("meta\tgpu.nvml\tok 1")
     print("meta\tgpu.util_source\tsamples")
     print("meta\tgpu.0.name\tNVIDIA H200")
     for k in range(1, (t - T0) // 20000000 + 1):
         ts = T0 + 20000000 * k
-        print("gpu_samples\t%d\t0\t0\t0\t0\tutil.gpu_percent\t4\t%d" % (ts, 20000000 if k > 1 else 0))
+        print("gpu_samples\t%d\t0\t0\t0\t0\tutil.gpu_percent\t%d\t%d"
+              % (ts, 97 if BOUND else 4, 20000000 if k > 1 else 0))
         print("gpu_samples\t%d\t0\t100\t0\t0\tproc.used_bytes\t%d\t0" % (ts, 1 << 30))
 print("meta\trecord.start_ns\t%d" % T0)
 print("meta\trecord.stop_ns\t%d" % (t + 1000000))

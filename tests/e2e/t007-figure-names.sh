@@ -10,7 +10,7 @@
 command -v python3 >/dev/null || skip "needs python3"
 
 "$IFT_TOOLS/gentrace" -o g.trace -n 60000 -s 7 -w 12 >/dev/null || fail "gentrace failed"
-for kind in pystacks ranks; do
+for kind in pystacks ranks gpubound; do
 	python3 "$IFT_SRC/tests/e2e/starve-tsv.py" train "./train --workers 5" $kind >$kind.tsv ||
 		fail "starve-tsv.py $kind failed"
 	"$IFT_TOOLS/tsv2trace" -o $kind.trace <$kind.tsv >/dev/null || fail "tsv2trace $kind failed"
@@ -25,6 +25,7 @@ report() {
 report -i g.trace
 report -i ranks.trace
 report -i pystacks.trace
+report -i gpubound.trace
 report -i ranks.trace -i g.trace
 report -i ranks.trace --diff pystacks.trace
 report -i ranks.trace -i g.trace --diff ranks.trace

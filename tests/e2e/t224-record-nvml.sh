@@ -110,12 +110,12 @@ g = json.load(open(sys.argv[6]))["gpu"]
 start = json.load(open(sys.argv[6]))["trace"]["start_ts"]
 if not g["measured"] or len(g["gpus"]) != 1 or not g["gpus"][0]["used"]:
     sys.exit("the report did not measure the one GPU the workload used: %r" % g)
-x = g["gpus"][0]
+x = g["gpus"][0]["stages"]["steady"]
 lo, hi = start + g["steady_from_ns"], start + g["steady_to_ns"]
-if not x["steady_covered_ns"] or abs(x["steady_covered_ns"] - (hi - lo)) > 0.1 * (hi - lo):
-    bad.append("the samples cover %d ns of the %d ns steady state" % (x["steady_covered_ns"], hi - lo))
+if not x["covered_ns"] or abs(x["covered_ns"] - (hi - lo)) > 0.1 * (hi - lo):
+    bad.append("the samples cover %d ns of the %d ns steady state" % (x["covered_ns"], hi - lo))
 want = 100 * busy_in(lo, hi) / (hi - lo)
-have = 100 * x["steady_busy_ns"] / max(x["steady_covered_ns"], 1)
+have = 100 * x["busy_ns"] / max(x["covered_ns"], 1)
 print("steady state: GPU busy %.1f%% by the report, %.1f%% by the device's log" % (have, want))
 if abs(have - want) > 2:
     bad.append("steady state: busy %.1f%% by the report, %.1f%% by the log" % (have, want))

@@ -27,6 +27,12 @@ python3 "$IFT_SRC/tests/e2e/starve-tsv.py" train "./train --workers 5" pystacks 
 	fail "starve-tsv.py pystacks failed"
 "$IFT_TOOLS/tsv2trace" -o py.trace <py.tsv >/dev/null || fail "tsv2trace failed"
 "$IFT" report -i py.trace --json >py.json 2>err.txt || fail "report --json failed: $(cat err.txt)"
+# a thread that queues work ahead of a GPU NVML measured busy: the
+# gpu_bound chain by measurement, and a chain whose GPU did not wait
+python3 "$IFT_SRC/tests/e2e/starve-tsv.py" train "./train" gpubound >gb.tsv ||
+	fail "starve-tsv.py gpubound failed"
+"$IFT_TOOLS/tsv2trace" -o gb.trace <gb.tsv >/dev/null || fail "tsv2trace failed"
+"$IFT" report -i gb.trace --json >gb.json 2>err.txt || fail "report --json failed: $(cat err.txt)"
 # the same thread as rank 1 of a NCCL job whose rank 0 waits for it: one
 # trace's job, and a job of two traces (the other without ranks)
 python3 "$IFT_SRC/tests/e2e/starve-tsv.py" train "./train --workers 5" ranks >job.tsv ||
@@ -36,7 +42,7 @@ python3 "$IFT_SRC/tests/e2e/starve-tsv.py" train "./train --workers 5" ranks >jo
 "$IFT" report -i job.trace -i g.trace --json >jobs.json 2>err.txt ||
 	fail "report --json of two traces failed: $(cat err.txt)"
 
-python3 - "$IFT_SRC/docs/report.md" report.json window.json starve.json py.json job.json jobs.json <<'PY' || fail "the JSON report does not match docs/report.md"
+python3 - "$IFT_SRC/docs/report.md" report.json window.json starve.json py.json job.json jobs.json gb.json <<'PY' || fail "the JSON report does not match docs/report.md"
 import json, re, sys
 
 # the key tables of docs/report.md: "### kind", then "| `key` | type | meaning |"
@@ -128,6 +134,25 @@ check(py, "report", "py")
 for name, x, want in (("report", r, False), ("starve", s, False), ("py", py, True)):
     if ("py_sites" in x) != want or any(("py_sites" in c) != want for c in x["chains"]):
         bad.append("%s: py_sites %s" % (name, "missing" if want else "present"))
+# the GPU NVML measured busy 97% of each 20 ms (gb.tsv): the gpu_bound
+# chain by measurement first, with that share; the on-CPU gaps' chain after
+# it, LOW, its GPU busy meanwhile; the chains explain no more than the idle
+gb = json.load(open(sys.argv[8]))
+check(gb, "report", "gb")
+st = gb["gpu"]["stages"]["steady"]
+busy = 1000 * st["busy_ns"] // max(st["covered_ns"], 1)
+if not gb["gpu"]["measured"] or not 965 <= busy <= 975 or \
+        st["idle_ns"] != st["covered_ns"] - st["busy_ns"] or \
+        st["explained_ns"] + st["unexplained_ns"] != st["idle_ns"]:
+    bad.append("gb: the steady state %r, busy %d permille, not 970" % (st, busy))
+ch = gb["chains"]
+if [c["cause"] for c in ch] != ["gpu_bound", "data_starvation"] or \
+        abs(ch[0]["evidence"].get("gpu_busy_permille", 0) - 970) > 5 or \
+        ch[0]["gpu"]["not_waiting"] or not ch[1]["gpu"]["not_waiting"] or \
+        ch[1]["severity"] != "LOW" or \
+        sum(c["gpu"]["idle_ns"] for c in ch if c["stage"] == "steady") != st["explained_ns"]:
+    bad.append("gb: chains %r" % [(c["cause"], c["severity"], c["evidence"].get("gpu_busy_permille"),
+                                   c.get("gpu")) for c in ch])
 # a job: rank 0 (pid 300) entered each of 49 all-reduces 5 ms before rank 1
 # (pid 100), which came 20 us before its copy and left 10 us before it
 job = json.load(open(sys.argv[6]))
