@@ -10,7 +10,8 @@
  * time in it for data starvation.  Each sample's idle time is taken once:
  * windows of two threads on one GPU that overlap share it, first come
  * first served, so the chains of a stage never explain more than its idle
- * time.  The driver says no more of where the idle time lay within its
+ * time.  A gpu_bound chain takes none: waiting for the device is no cause
+ * of its idle time, but its windows say how busy it was.  The driver says no more of where the idle time lay within its
  * period, so a window shorter than a sample takes its even share.
  */
 #include <errno.h>
@@ -81,7 +82,11 @@ int ift_ch_gpu_window(struct ift_chains *c, uint32_t pid, enum ift_stage stage,
 
 				if (!cost[k])
 					continue;
-				want = (uint64_t)((double)idle * (double)cost[k] / (double)len);
+				/* waiting for the device is no cause of its idle time:
+				   what idle there is then (the round trip of each
+				   synchronize) stays unexplained */
+				want = k == IFT_CAUSE_GPU_BOUND ? 0 :
+				       (uint64_t)((double)idle * (double)cost[k] / (double)len);
 				take = want < c->gpu_left[i] ? want : c->gpu_left[i];
 				c->gpu_left[i] -= take;
 				acc[k].idle += take;

@@ -30,14 +30,22 @@ if [ "$(nproc)" -gt 2 ]; then
 	PIN="taskset -c 0,1"
 fi
 
+SIMNVML=$SIM_BUILD/simcuda/libnvidia-ml.so.1
+
 # sim_record NAME MODE [ARGS...]: records simtrain MODE ARGS into NAME.trace,
 # its truth into NAME.jsonl, the report into NAME.json; checks the recorder
-# finished the trace and removed what it created.
+# finished the trace and removed what it created.  The GPU is measured
+# through simcuda's stand-in NVML (50 ms samples), the device's busy
+# intervals logged in NAME.busy.log (simcheck.check_gpu()).
 sim_record() {
 	local name=$1 rp rc
 	shift
-	$PIN "$IFT" record -o "$name.trace" -- "$SIMTRAIN" "$@" -o "$name.jsonl" \
-		>"$name.out" 2>"$name.err" &
+	[ -f "$SIMNVML" ] || fail "no $SIMNVML: build it with 'make workloads'"
+	rm -f "$name.nvml" "$name.busy.log"
+	SIMCUDA_NVML=$PWD/$name.nvml SIMCUDA_BUSY_LOG=$PWD/$name.busy.log \
+	SIMCUDA_NVML_PERIOD_US=50000 \
+	$PIN "$IFT" record --nvml-lib "$SIMNVML" -o "$name.trace" -- "$SIMTRAIN" "$@" \
+		-o "$name.jsonl" >"$name.out" 2>"$name.err" &
 	rp=$!
 	wait $rp
 	rc=$?

@@ -725,3 +725,54 @@ def first_chain_but_neighbours(chk, report, truth, chain):
     rest = [c for c in report["chains"] if c not in ok]
     chk.ok(rest and rest[0] is chain, "%s is not the first chain: %s" % (
         chain["cause"], ["%s %s %s" % (x["severity"], x["cause"], x["op"]) for x in report["chains"]]))
+
+
+def busy_in(log, lo, hi):
+    """The device's busy time within [LO, HI): the union of the kernels'
+    intervals simcuda logged (SIMCUDA_BUSY_LOG: "FROM TO KIND" a line, on
+    the trace clock), what NVML's utilization counts."""
+    spans = sorted((int(a), int(b)) for a, b, k in (l.split() for l in open(log))
+                   if k == "kernel")
+    t, cur = 0, lo
+    for a, b in spans:
+        a, b = max(a, cur), min(b, hi)
+        if b > a:
+            t += b - a
+            cur = b
+    return t
+
+
+def check_gpu(chk, report, log, points=5.0):
+    """The GPU's idle share of the steady state, as the report measured it
+    through simcuda's stand-in NVML, against the device's own log of busy
+    intervals over the same time: within POINTS (each sample is rounded to
+    a percent, and the two 50 ms samples across the steady state's edges
+    count at their percent: 1-3 points on a run of a few seconds).  The
+    steady chains explain no more than that idle time, and the report's
+    explained time is theirs.  Returns the report's idle share (%) and
+    each steady chain's (its index in chains: %), or None."""
+    g = report["gpu"]
+    if not chk.ok(g["measured"], "the GPU was not measured: %s" % g["reason"]):
+        return None
+    start = report["trace"]["start_ts"]
+    lo, hi = start + g["steady_from_ns"], start + g["steady_to_ns"]
+    st = g["stages"]["steady"]
+    if not chk.ok(hi > lo and st["covered_ns"], "no steady state measured: %r" % g):
+        return None
+    want = 100 - 100 * busy_in(log, lo, hi) / (hi - lo)
+    have = 100 * st["idle_ns"] / st["covered_ns"]
+    chk.note("GPU idle in the steady state: report %.1f%%, the device's log %.1f%%"
+             % (have, want))
+    chk.ok(abs(have - want) <= points, "GPU idle in the steady state: report %.1f%%, the "
+           "device's log %.1f%%, more than %g points apart" % (have, want, points))
+    shares = {i: 100 * c["gpu"]["idle_ns"] / max(st["idle_ns"], 1)
+              for i, c in enumerate(report["chains"]) if c["stage"] == "steady"}
+    taken = sum(c["gpu"]["idle_ns"] for c in report["chains"] if c["stage"] == "steady")
+    chk.note("chains' shares of it: %s, unexplained %.1f%%" %
+             (", ".join("%d %.1f%%" % (i + 1, s) for i, s in shares.items()) or "none",
+              100 * st["unexplained_ns"] / max(st["idle_ns"], 1)))
+    chk.ok(taken <= st["idle_ns"] and taken == st["explained_ns"] and
+           st["explained_ns"] + st["unexplained_ns"] == st["idle_ns"],
+           "the steady chains take %d ns of %d ns idle (explained %d, unexplained %d)"
+           % (taken, st["idle_ns"], st["explained_ns"], st["unexplained_ns"]))
+    return have, shares

@@ -4,7 +4,8 @@
 # workers that woke it with the batches and the wait each ended, and agree
 # with the workload's own clocks: the time it was blocked until a worker
 # posted a batch, its time off CPU between calls, every op's calls and
-# percentiles, every process's context switches.
+# percentiles, every process's context switches; and the GPU idle as the
+# device's log says, 80% of it explained by the chain (simcheck.check_gpu).
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 . "$IFT_SRC/tests/e2e/lib-record.sh"
 . "$IFT_SRC/tests/e2e/lib-sim.sh"
@@ -135,6 +136,16 @@ for pid, ru in sorted(workers.items()):
     chk.ok("pt_data_worker" in p["names"], "worker %d: names %s" % (pid, p["names"]))
     check_switches(chk, "worker %d" % pid, trace, {pid}, p["involuntary_switches"],
                    p["voluntary_switches"], ru)
+# the GPU, by simcuda's stand-in NVML: idle in the steady state as the
+# device's log says, and the feeding thread's wait for batches is what
+# left it idle: the data-starvation chain explains 80% of it at least
+g = check_gpu(chk, r, "loader.busy.log")
+if g and c:
+    share = g[1].get(r["chains"].index(c), 0)
+    chk.ok(share >= 80, "the data-starvation chain explains %.1f%% of the GPU's idle time, "
+           "not 80%%" % share)
+    chk.ok(not c["gpu"]["not_waiting"], "the GPU did not wait for the starved thread: %r"
+           % c["gpu"])
 chk.done()
 PY
 exit 0

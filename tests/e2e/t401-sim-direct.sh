@@ -80,6 +80,9 @@ if c:
     chk.between("device wait + run-queue wait in it", ev["device_wait_ns"] +
                 ev["runqueue_wait_ns"], ssync["sum_ns"], tol + over, tol)
     check_active(chk, steady, c)
+# the GPU, by simcuda's stand-in NVML: idle in the steady state as the
+# device's log says, the chains explaining no more than that
+check_gpu(chk, r, "direct.busy.log")
 chk.done()
 PY
 exit 0

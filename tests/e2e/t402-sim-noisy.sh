@@ -149,6 +149,9 @@ if c:
            "the hogs took %s of the %s wait between launches that user tasks took (%s in all)" %
            (fmt(sum(t["ns"] for t in mine)), fmt(sum(t["ns"] for t in users)),
             fmt(sum(t["ns"] for t in pre))))
+# the GPU, by simcuda's stand-in NVML: idle in the steady state as the
+# device's log says, the chains explaining no more than that
+check_gpu(chk, r, "noisy.busy.log")
 chk.done()
 PY
 exit 0

@@ -2,7 +2,8 @@
 # cudaStreamSynchronize.  The report must say GPU-bound (LOW) and find no
 # HIGH or MEDIUM cause on the host; its device wait must be the workload's own
 # time in synchronize, each wait the modelled kernel time (grid x
-# SIMCUDA_BLOCK_NS); calls, percentiles and switches as the workload counted.
+# SIMCUDA_BLOCK_NS); calls, percentiles and switches as the workload counted;
+# the GPU idle under a tenth of the steady state, as the device's log says.
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 . "$IFT_SRC/tests/e2e/lib-record.sh"
 . "$IFT_SRC/tests/e2e/lib-sim.sh"
@@ -63,6 +64,14 @@ if c:
     chk.ok(c["cost_ns"] == ev["device_wait_ns"], "cost %d != device wait %d" %
            (c["cost_ns"], ev["device_wait_ns"]))
     check_active(chk, steady, c)
+# the GPU, by simcuda's stand-in NVML: busy as the device's log says, idle
+# under a tenth of the steady state, and the gpu_bound chain says so
+g = check_gpu(chk, r, "gpubound.busy.log")
+if g:
+    chk.ok(g[0] < 10, "the GPU idle %.1f%% of the steady state of a GPU-bound run" % g[0])
+if g and c:
+    chk.ok(c["evidence"].get("gpu_busy_permille", 0) >= 900,
+           "the gpu_bound chain's gpu_busy_permille %r" % c["evidence"].get("gpu_busy_permille"))
 chk.done()
 PY
 exit 0
