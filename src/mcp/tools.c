@@ -133,6 +133,9 @@ static int trace_stats(struct ift_mcp *m, const struct args *a, json_object **ou
 	o = json_object_new_object();
 	json_object_object_get_ex(r, "trace", &v);
 	json_object_object_add(o, "trace", json_object_get(v));
+	/* the GPUs' busy and idle time (NVML), as report --json gives it */
+	json_object_object_get_ex(r, "gpu", &v);
+	json_object_object_add(o, "gpu", json_object_get(v));
 	rec = ift_trace_recovery(m->tr.t);
 	v = json_object_new_object();
 	ift_json_add_text(v, "path", m->opts.trace);
@@ -819,7 +822,9 @@ static const char sql_desc[] =
 static const struct tool tools[] = {
 	{ "get_trace_stats", "Trace summary and per-op latency",
 	  "The trace: command, duration, events, lost events, CPUs, whether the file is "
-	  "complete, counts of processes, threads and causal chains, and every CUDA op "
+	  "complete, counts of processes, threads and causal chains, the GPUs' busy and "
+	  "idle time as NVML measured it by stage with the part the chains explain (or "
+	  "why not measured), and every CUDA op "
 	  "with calls, errors, total/mean/min/p50/p95/p99/max ns, bytes, wall_share "
 	  "(the numbers of `report --json`), most total time first, at most `limit` "
 	  "(ops_total counts them all). Call it first.",
@@ -827,6 +832,7 @@ static const struct tool tools[] = {
 	    { NULL } },
 	  "{\"type\":\"object\",\"required\":[\"trace\",\"ops\"],\"properties\":{"
 	  "\"trace\":{\"type\":\"object\"},\"file\":{\"type\":\"object\"},"
+	  "\"gpu\":{\"type\":\"object\"},"
 	  "\"ops\":{\"type\":\"array\",\"items\":{\"type\":\"object\"}}}}",
 	  trace_stats },
 	{ "get_causal_chains", "Why the GPU waits: causal chains",
@@ -834,8 +840,10 @@ static const struct tool tools[] = {
 	  "data_starvation, page_alloc_pressure, gpu_bound), severity, the op, cost_ns "
 	  "against wall_ns (the CUDA threads' active time), a one-line summary, the "
 	  "timeline of the worst occurrence (t_ns offsets), the evidence (numbers and the "
-	  "tasks that preempted or woke the CUDA thread) and recommendations computed "
-	  "from the trace.",
+	  "tasks that preempted or woke the CUDA thread), recommendations computed "
+	  "from the trace, and where NVML measured the GPU the idle time the chain "
+	  "explains (gpu.idle_ns, idle_permille of its stage's) or that the GPU did not "
+	  "wait (gpu.not_waiting).",
 	  { { "limit", A_INT, false, 1, 20, 5, "chains to return, most costly first" },
 	    { NULL } },
 	  "{\"type\":\"object\",\"required\":[\"chains_total\",\"chains\"],\"properties\":{"

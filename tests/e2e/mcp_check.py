@@ -272,6 +272,8 @@ def tools(ift, trace, report_path):
         fail("get_trace_stats trace differs from report --json")
     if st["ops"] != rep["ops"]:
         fail("get_trace_stats ops differ from report --json")
+    if st["gpu"] != rep["gpu"]:
+        fail("get_trace_stats gpu differs from report --json")
     if st["processes"] != len(rep["processes"]) or st["chains"] != len(rep["chains"]):
         fail("get_trace_stats counts")
     text = res["content"][0]["text"]
@@ -412,9 +414,13 @@ def tools(ift, trace, report_path):
     cols, rows = sql(s, "SELECT count(*) AS n FROM calls")
     if cols != ["n"] or rows != [[rep["trace"]["calls"]]]:
         fail("run_sql count(*) %r" % rows)
+    _, rows = sql(s, "SELECT count(*) FROM switches")
+    want = min(rows[0][0], 100)
     res = call("run_sql", {"sql": "SELECT * FROM switches"})["structuredContent"]
-    if res["row_count"] != 100 or not res["truncated"] or len(res["rows"]) != 100:
-        fail("run_sql default limit")
+    if res["row_count"] != want or res["truncated"] != (rows[0][0] > 100) or \
+            len(res["rows"]) != want:
+        fail("run_sql default limit: %d rows of %d, truncated %r"
+             % (res["row_count"], rows[0][0], res["truncated"]))
     call("get_timeline", {"from_ns": 0, "limit": 1000})
     t0 = time.monotonic()
     res = call("run_sql", {"sql": "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 "
