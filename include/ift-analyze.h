@@ -681,6 +681,8 @@ struct ift_gpu_info {
 	uint32_t gpu;			/* NVML's device index */
 	const char *name;		/* meta gpu.N.name, or "" */
 	bool used;			/* a traced process held memory on it */
+	bool counted;			/* idle time counts on it: used, or all
+					   when none is known used */
 	struct ift_gpu_time window;	/* the report's window */
 	struct ift_gpu_time stage[IFT_STAGE_TAIL + 1];	/* by enum ift_stage:
 					   the window before, in and after the

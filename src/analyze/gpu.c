@@ -247,6 +247,8 @@ int ift_az_gpu_read(struct ift_analysis *a)
 	}
 	for (size_t i = 0; !g->counted && i < g->out.ngpus; i++)
 		g->counted |= bit(g->info[i].gpu);
+	for (size_t i = 0; i < g->out.ngpus; i++)
+		g->info[i].counted = g->counted & bit(g->info[i].gpu);
 	/* no GPU: no array to sort (qsort's NULL) */
 	if (g->ns)
 		qsort(g->s, g->ns, sizeof(*g->s), by_gpu_ts);

@@ -295,6 +295,58 @@ static void latency_legend(struct html *h, int y)
 	}
 }
 
+/*
+ * The counted GPUs' busy share as NVML sampled it, a line a GPU (series
+ * gpu-busy-N): each sample at the middle of its span, at its percent.  Or
+ * why the GPUs were not measured.
+ */
+static int panel_gpu(struct html *h, int y0, int ph)
+{
+	const struct ift_gpu_use *g = ift_analysis_gpu(h->a);
+	uint64_t start = h->s->start_ts, lo = start + h->s->from_ns, hi = start + h->s->to_ns;
+	const struct ift_gpu_sample *s;
+	size_t n;
+	char b[32];
+
+	panel_frame(h, y0, ph, "GPU busy: the share of each NVML sample a kernel ran");
+	for (int p = 0; p <= 100; p += 50) {
+		snprintf(b, sizeof(b), "%d%%", p);
+		ygrid(h, y0 + ph - p * ph / 100.0, b);
+	}
+	if (!g->measured) {
+		out(h, "<g class=\"series\" id=\"gpu-busy\" data-n=\"0\"></g>\n"
+		    "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" class=\"empty\">GPU not "
+		    "measured: ", ML + PW / 2, y0 + ph / 2);
+		esc(h, g->reason);
+		out(h, "</text>\n");
+		return 0;
+	}
+	s = ift_analysis_gpu_samples(h->a, &n);
+	for (size_t i = 0; i < g->ngpus; i++) {
+		const struct ift_gpu_info *v = &g->gpus[i];
+		struct series se = { 0 };
+		char id[32];
+		int ret = 0;
+
+		if (!v->counted)
+			continue;
+		for (size_t k = 0; k < n && ret >= 0; k++) {
+			uint64_t mid = s[k].ts - s[k].span / 2;
+
+			if (s[k].gpu == v->gpu && mid >= lo && mid <= hi)
+				ret = series_add(&se, mid - start, s[k].percent);
+		}
+		snprintf(id, sizeof(id), "gpu-busy-%u", v->gpu);
+		if (ret >= 0)
+			ret = panel_line(h, &se, 100, y0, ph, id, palette[v->gpu % NCOLORS]);
+		free(se.ts);
+		free(se.v);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
 static void time_axis(struct html *h, int y0, int ytop)
 {
 	uint64_t from = h->s->from_ns, to = h->s->to_ns;
@@ -317,8 +369,9 @@ static void time_axis(struct html *h, int y0, int ytop)
 int ift_html_timeline(struct html *h)
 {
 	struct series busy = { 0 }, run = { 0 };
-	const int top = 30, ph1 = 100, ph2 = 100, ph3 = 200, gap = 34;
-	int y1 = top, y2 = y1 + ph1 + gap, y3 = y2 + ph2 + gap, height = y3 + ph3 + 76;	/* axis, two lines of legend */
+	const int top = 30, ph0 = 80, ph1 = 100, ph2 = 100, ph3 = 200, gap = 34;
+	int y0 = top, y1 = y0 + ph0 + gap, y2 = y1 + ph1 + gap, y3 = y2 + ph2 + gap;
+	int height = y3 + ph3 + 76;	/* axis, two lines of legend */
 	size_t nchains = ift_chains_count(h->c);
 	int64_t rmax = 0, rstep;
 	unsigned cpus = h->s->cpus ? h->s->cpus : 1;
@@ -335,12 +388,14 @@ int ift_html_timeline(struct html *h)
 	rstep = (int64_t)nice_step((uint64_t)rmax, 4);
 	rmax = (rmax + rstep - 1) / rstep * rstep;
 
-	out(h, "<section id=\"over-time\">\n<h2>Over the run</h2>\n<p class=\"note\">System CPU "
+	out(h, "<section id=\"over-time\">\n<h2>Over the run</h2>\n<p class=\"note\">The GPUs' "
+	    "busy share as NVML sampled it, system CPU "
 	    "utilisation and runnable tasks as sampled from /proc (100 ms), and the duration "
 	    "of every CUDA call at its entry time. Shaded bands: the worst occurrence of each "
 	    "chain, by number.</p>\n");
 	out(h, "<svg class=\"chart\" id=\"timeline\" viewBox=\"0 0 %d %d\" role=\"img\" "
-	    "aria-label=\"CPU utilisation, run queue and CUDA call latency over the run\">\n",
+	    "aria-label=\"GPU busy, CPU utilisation, run queue and CUDA call latency over the "
+	    "run\">\n",
 	    CW, height);
 	/* the chains' worst occurrences, behind the data */
 	for (size_t i = 0; i < nchains; i++) {
@@ -359,12 +414,14 @@ int ift_html_timeline(struct html *h)
 		out(h, "<g class=\"chain-band\"><rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\""
 		    " fill=\"#d62728\" fill-opacity=\"0.06\" stroke=\"#d62728\" "
 		    "stroke-opacity=\"0.4\"/><text x=\"%.1f\" y=\"%d\" "
-		    "style=\"fill:#d62728\">#%zu</text></g>\n", x0, y1, x1 - x0,
-		    y3 + ph3 - y1, x0 + 2, y3 + ph3 - 4 - (int)(i % 4) * 12, i + 1);
+		    "style=\"fill:#d62728\">#%zu</text></g>\n", x0, y0, x1 - x0,
+		    y3 + ph3 - y0, x0 + 2, y3 + ph3 - 4 - (int)(i % 4) * 12, i + 1);
 	}
 
 	/* the time grid behind the data and the labels */
-	time_axis(h, y3 + ph3, y1);
+	time_axis(h, y3 + ph3, y0);
+	if ((ret = panel_gpu(h, y0, ph0)) < 0)
+		goto done;
 	panel_frame(h, y1, ph1, "CPU utilisation, all CPUs");
 	for (int p = 0; p <= 100; p += 50) {
 		snprintf(b, sizeof(b), "%d%%", p);

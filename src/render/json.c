@@ -544,6 +544,7 @@ json_object *ift_json_gpu(const struct ift_analysis *a, const struct ift_chains 
 		ift_json_add_u64(e, "gpu", y->gpu);
 		ift_json_add_text(e, "name", y->name);
 		json_object_object_add(e, "used", json_object_new_boolean(y->used));
+		json_object_object_add(e, "counted", json_object_new_boolean(y->counted));
 		json_object_object_add(e, "window", json_gpu_time(&y->window));
 		st = json_object_new_object();
 		for (int k = IFT_STAGE_STARTUP; k <= IFT_STAGE_TAIL; k++)

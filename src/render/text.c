@@ -872,7 +872,6 @@ static void print_gpu(struct text *tx, const struct ift_analysis *a, const struc
 	const struct ift_gpu_time *st = &g->counted[IFT_STAGE_STEADY];
 	char b1[32], b2[32], b3[32], line[LINE_LEN];
 	struct ift_gpu_idle idle;
-	bool any_used = false;
 	int n;
 
 	if (!g->measured) {
@@ -881,14 +880,12 @@ static void print_gpu(struct text *tx, const struct ift_analysis *a, const struc
 		ift_txt_wrap(tx, 11, 13, line);
 		return;
 	}
-	for (size_t i = 0; i < g->ngpus; i++)
-		any_used |= g->gpus[i].used;
 	for (size_t i = 0; i < g->ngpus; i++) {
 		const struct ift_gpu_info *v = &g->gpus[i];
 		const struct ift_gpu_time *s = &v->stage[IFT_STAGE_STEADY];
 
 		/* the GPUs of the traced processes, all where none is known */
-		if (any_used && !v->used)
+		if (!v->counted)
 			continue;
 		n = snprintf(line, sizeof(line), "%u %s: busy ", v->gpu, v->name);
 		if (s->covered_ns)

@@ -156,6 +156,21 @@ def check(page, r, samples=False, name="page"):
                 bad.append("timeline %s: %d points for %d samples" % (sid, pts, n))
             if pts and not all(re.match(r"^-?[\d.]+,-?[\d.]+$", p) for p in points(g.find("polyline")[0])):
                 bad.append("timeline %s: malformed points" % sid)
+        # the GPUs NVML measured, a line each counted one; or why not
+        gpu = r.get("gpu") or {}
+        for x in (gpu.get("gpus") or []) if gpu.get("measured") else []:
+            g = tl.one("g", id="gpu-busy-%d" % x["gpu"])
+            if (g is None) == x["counted"]:
+                bad.append("timeline: GPU %d %s" % (x["gpu"], "has no line" if x["counted"]
+                                                    else "has a line, not counted"))
+            if g is None:
+                continue
+            n = int(g.attrs.get("data-n", "-1"))
+            pts = sum(len(points(p)) for p in g.find("polyline"))
+            if x["window"]["covered_ns"] and not 0 < pts <= n:
+                bad.append("timeline GPU %d: %d points for %d samples" % (x["gpu"], pts, n))
+        if gpu and not gpu.get("measured") and "GPU not measured: " not in tl.text():
+            bad.append("timeline: the GPU not measured, and not said so")
         g = tl.one("g", id="latency")
         calls = sum(o["calls"] for o in ops)
         if g is None:
