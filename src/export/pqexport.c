@@ -292,6 +292,7 @@ static const struct {
 } owned[] = {
 	{ "call_attrs", "SELECT a.*, c.pid FROM call_attrs a LEFT JOIN calls c ON c.id = a.call_id" },
 	{ "chain_tasks", "SELECT t.*, c.pid FROM chain_tasks t LEFT JOIN chains c ON c.rank = t.chain" },
+	{ "chain_gpu", "SELECT g.*, c.pid FROM chain_gpu g LEFT JOIN chains c ON c.rank = g.chain" },
 };
 
 /* One partition's file of the table being written. */

@@ -102,7 +102,11 @@ static const char schema[] =
 	"CREATE TABLE chain_tasks(chain INTEGER, relation TEXT, pid INTEGER,"
 	" tid INTEGER, comm TEXT, role TEXT, outside INTEGER, count INTEGER,"
 	" ns INTEGER, share_permille INTEGER);\n"
-	"CREATE TABLE chain_recommendations(chain INTEGER, seq INTEGER, text TEXT);\n";
+	"CREATE TABLE chain_recommendations(chain INTEGER, seq INTEGER, text TEXT);\n"
+	"CREATE TABLE chain_gpu(chain INTEGER, idle_ns INTEGER, idle_permille INTEGER,"
+	" covered_ns INTEGER, busy_ns INTEGER, not_waiting INTEGER);\n"
+	"CREATE TABLE gpu_stages(stage TEXT, covered_ns INTEGER, busy_ns INTEGER,"
+	" idle_ns INTEGER, explained_ns INTEGER, unexplained_ns INTEGER);\n";
 
 /*
  * Percentiles as the report computes them: nearest rank, the value at
@@ -1047,6 +1051,49 @@ static int export_chains(struct exp *x)
 	return ret;
 }
 
+/* The GPUs' idle time by stage and each chain's part of it (NVML), as
+   report --json's gpu.stages and chains[].gpu: no rows when not measured. */
+static int export_gpu(struct exp *x)
+{
+	sqlite3_stmt *cg = NULL, *gs = NULL;
+	int ret = 0;
+
+	if (!ift_analysis_gpu(x->m.a)->measured)
+		return 0;
+	ret = prepare(x, "INSERT INTO chain_gpu VALUES(?,?,?,?,?,?)", &cg);
+	if (ret >= 0)
+		ret = prepare(x, "INSERT INTO gpu_stages VALUES(?,?,?,?,?,?)", &gs);
+	for (size_t k = 0; ret >= 0 && k < ift_chains_count(x->m.c); k++) {
+		const struct ift_chain_gpu *g = &ift_chains_get(x->m.c, k)->gpu;
+		int i = 0;
+
+		b_u64(cg, &i, k + 1);
+		b_u64(cg, &i, g->idle_ns);
+		b_u64(cg, &i, g->idle_permille);
+		b_u64(cg, &i, g->meanwhile.covered_ns);
+		b_u64(cg, &i, g->meanwhile.busy_ns);
+		b_i64(cg, &i, g->not_waiting);
+		ret = step(x, cg);
+	}
+	for (int k = IFT_STAGE_STARTUP; ret >= 0 && k <= IFT_STAGE_TAIL; k++) {
+		const struct ift_gpu_time *t = &ift_analysis_gpu(x->m.a)->counted[k];
+		struct ift_gpu_idle idle;
+		int i = 0;
+
+		ift_chains_gpu_idle(x->m.c, (enum ift_stage)k, &idle);
+		b_str(gs, &i, ift_stage_name((enum ift_stage)k));
+		b_u64(gs, &i, t->covered_ns);
+		b_u64(gs, &i, t->busy_ns);
+		b_u64(gs, &i, idle.idle_ns);
+		b_u64(gs, &i, idle.explained_ns);
+		b_u64(gs, &i, idle.unexplained_ns);
+		ret = step(x, gs);
+	}
+	sqlite3_finalize(cg);
+	sqlite3_finalize(gs);
+	return ret;
+}
+
 /* ---- the whole -------------------------------------------------------- */
 
 /* The analysis and chains as report runs them: whole trace, no filter. */
@@ -1095,6 +1142,8 @@ static int export_all(struct exp *x, const char *part, const char *trace_path)
 		ret = export_tasks(x);
 	if (ret >= 0)
 		ret = export_chains(x);
+	if (ret >= 0)
+		ret = export_gpu(x);
 	if (ret >= 0)
 		ret = exec(x, indexes);
 	if (ret >= 0)

@@ -163,6 +163,32 @@ for b in bad[:20]:
     print(b)
 sys.exit(1 if bad else 0)
 PY
+# the GPUs NVML measured (starve-tsv.py gpubound): gpu_stages and chain_gpu
+# hold report --json's gpu.stages and chains[].gpu; g.trace, unmeasured, none
+python3 "$IFT_SRC/tests/e2e/starve-tsv.py" train "./train" gpubound >gb.tsv &&
+	"$IFT_TOOLS/tsv2trace" -o gb.trace <gb.tsv >/dev/null || fail "no gpubound trace"
+"$IFT" report -i gb.trace --json >gb.json 2>err || fail "report --json of gb.trace failed: $(cat err)"
+"$IFT" export -i gb.trace --format sqlite -o gb.db 2>err || fail "export of gb.trace failed: $(cat err)"
+python3 - gb.db gb.json g.db <<'PY' || fail "the GPU's figures in the database are not report's"
+import json, sqlite3, sys
+db = sqlite3.connect("file:%s?mode=ro" % sys.argv[1], uri=True)
+q = lambda sql: db.execute(sql).fetchall()
+r = json.load(open(sys.argv[2]))
+bad = []
+st = r["gpu"]["stages"]
+want = sorted((k, v["covered_ns"], v["busy_ns"], v["idle_ns"], v["explained_ns"], v["unexplained_ns"])
+              for k, v in st.items())
+if sorted(q("SELECT * FROM gpu_stages")) != want:
+    bad.append("gpu_stages %r, report %r" % (q("SELECT * FROM gpu_stages"), want))
+want = [(i + 1, c["gpu"]["idle_ns"], c["gpu"]["idle_permille"], c["gpu"]["meanwhile"]["covered_ns"],
+         c["gpu"]["meanwhile"]["busy_ns"], int(c["gpu"]["not_waiting"])) for i, c in enumerate(r["chains"])]
+if q("SELECT * FROM chain_gpu ORDER BY chain") != want or not want:
+    bad.append("chain_gpu %r, report %r" % (q("SELECT * FROM chain_gpu ORDER BY chain"), want))
+un = sqlite3.connect("file:%s?mode=ro" % sys.argv[3], uri=True)
+if un.execute("SELECT (SELECT count(*) FROM gpu_stages) + (SELECT count(*) FROM chain_gpu)").fetchone()[0]:
+    bad.append("a trace without NVML has GPU rows")
+sys.exit("\n".join(bad) or None)
+PY
 # a trace without stacks: an empty table, no stack_id
 python3 - g.db <<'PY' || fail "a trace without stacks has some in the database"
 import sqlite3, sys
