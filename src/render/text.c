@@ -465,12 +465,13 @@ static void print_chain_py_sites(struct text *tx, const struct ift_chain *ch)
 	ift_txt_wrap(tx, len, len, line);
 }
 
-/* "N%" of PART in WHOLE, or "-" with nothing to divide. */
+/* "N%" of PART in WHOLE, or "-" with nothing to divide: rounded from
+   thousandths, as the chains' summaries round their shares. */
 static const char *pct(char *buf, size_t len, uint64_t part, uint64_t whole)
 {
 	if (!whole)
 		return "-";
-	snprintf(buf, len, "%.0f%%", 100.0 * (double)part / (double)whole);
+	snprintf(buf, len, "%u%%", (unsigned)(((part * 1000 + whole / 2) / whole + 5) / 10));
 	return buf;
 }
 
