@@ -8,7 +8,9 @@
 #   a. environment      kernel, OS, glibc, GPU, driver, torch, CPUs, /dev/shm
 #   b. tracefs/uprobes  mounts tracefs if needed, writes a uprobe, `check`, `discover`
 #   c. record + report  direct, slice, loaderN, loader0 (in that order: the slow
-#                       one last)
+#                       one last); beside each, nvidia-smi dmon -s u, whose mean
+#                       SM% is compared with the busy share record's NVML
+#                       samples give (docs/gpu-validation.md)
 #   d. tracefs clean    no uprobe and no instances/ingero_* left
 #   e. results          OUTDIR: summary.txt (everything readable), results.tar.gz
 #                       (every per-mode file), and at most two traces under 12 MiB
@@ -154,6 +156,7 @@ on_signal() {
 		kill -TERM -- -"$run_pgid" 2>/dev/null
 		wait "$run_pgid" 2>/dev/null
 	fi
+	[ -z "${dmon_pid:-}" ] || kill "$dmon_pid" 2>/dev/null
 	finish 130
 }
 trap on_signal INT TERM HUP
@@ -350,6 +353,45 @@ step c "record and report: direct, slice, loaderN, loader0 (batch $batch, $worke
 reserve=40 # for the reports, the cleanup check and the results
 ran=()
 
+# nvidia-smi's own view of the GPUs beside a recording, a line a second
+# (dmon -s u: sm mem enc dec), and the comparison with the busy share the
+# trace's NVML samples give over the same recording (report --json's gpu).
+dmon_pid=''
+dmon_start() {
+	[ -n "$smi" ] || return 0
+	"$smi" dmon -s u -d 1 >"$work/$1.dmon" 2>&1 &
+	dmon_pid=$!
+}
+dmon_stop() {
+	[ -n "$dmon_pid" ] || return 0
+	kill "$dmon_pid" 2>/dev/null
+	wait "$dmon_pid" 2>/dev/null
+	dmon_pid=''
+}
+nvml_vs_dmon() { # nvml_vs_dmon MODE
+	[ -s "$work/$1.dmon" ] && [ -s "$work/$1.report.json" ] || return 0
+	python3 - "$work/$1.report.json" "$work/$1.dmon" <<'PY' 2>&1 | tee -a "$summary"
+import json, sys
+g = json.load(open(sys.argv[1]))["gpu"]
+sm = {}
+for line in open(sys.argv[2]):
+    f = line.split()
+    if len(f) >= 2 and not line.startswith("#") and f[0].isdigit() and f[1].isdigit():
+        sm.setdefault(int(f[0]), []).append(int(f[1]))
+if not g["measured"]:
+    print("nvml:     not measured: %s; nvidia-smi dmon: %s" % (g["reason"], {
+        k: "%.1f%% over %d s" % (sum(v) / len(v), len(v)) for k, v in sm.items()}))
+    sys.exit(0)
+for x in g["gpus"]:
+    w, d = x["window"], sm.get(x["gpu"]) or []
+    have = 100 * w["busy_ns"] / max(w["covered_ns"], 1)
+    want = sum(d) / len(d) if d else float("nan")
+    print("nvml:     GPU %d busy %.1f%% of %.1f s (record's samples); nvidia-smi dmon sm "
+          "%.1f%% over %d s; %.1f points apart" % (x["gpu"], have, w["covered_ns"] / 1e9, want,
+                                                    len(d), abs(have - want)))
+PY
+}
+
 run_mode() { # run_mode LABEL SAMPLES [RECORD_ARGS...]: LABEL is the bench's mode, or MODE-stack
 	local mode=$1 n=$2 to rc t tpid trace=$work/$1.trace
 	local args=(--mode "${mode%-stack}" --samples "$n" --batch "$batch" --workers "$workers" --device "$device")
@@ -369,6 +411,7 @@ run_mode() { # run_mode LABEL SAMPLES [RECORD_ARGS...]: LABEL is the bench's mod
 	# timeout puts itself, record, python and the loader workers in a process
 	# group of their own (pgid = its pid): whatever survives a recorder that
 	# died is killed through it.
+	dmon_start "$mode"
 	timeout -k 30 "$to" "$ift" record --as-root "${extra[@]}" -o "$trace" -- "$py" "$bench" "${args[@]}" \
 		>"$work/$mode.json" 2>"$work/$mode.record.log" &
 	tpid=$!
@@ -376,6 +419,7 @@ run_mode() { # run_mode LABEL SAMPLES [RECORD_ARGS...]: LABEL is the bench's mod
 	wait "$tpid"
 	rc=$?
 	run_pgid=''
+	dmon_stop
 	if kill -0 -- -"$tpid" 2>/dev/null; then
 		say "$mode: processes of the run outlived record (exit $rc): killing process group $tpid"
 		ps -eo pgid=,pid=,stat=,etime=,args= | awk -v g="$tpid" '$1 == g' | cut -c1-200 | tee -a "$summary"
@@ -431,6 +475,7 @@ run_mode() { # run_mode LABEL SAMPLES [RECORD_ARGS...]: LABEL is the bench's mod
 		status=1
 	else
 		say "(report --json: $work/$mode.report.json, $(stat -c %s "$work/$mode.report.json") bytes)"
+		nvml_vs_dmon "$mode"
 	fi
 }
 
