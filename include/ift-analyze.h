@@ -632,6 +632,8 @@ struct ift_prof_group {
 	uint64_t samples;
 	uint64_t cpu_ns;		/* samples x the profile's period */
 	uint64_t kernel;		/* in the kernel (system calls, faults) */
+	uint64_t interrupt;		/* of them, for an interrupt: the work of
+					   the code it interrupted */
 	uint64_t python;		/* with Python frames */
 	uint64_t work[IFT_WORK_PYTHON + 1];	/* by what they went to */
 	size_t nlines, nnative;

@@ -144,6 +144,13 @@ struct ift_stack_stats {
 	   order), and the rings dropped; those taken before the recording
 	   began (during the set-up: not unwound, not counted as sampled) */
 	uint64_t prof_samples, prof_kernel, prof_py, prof_late, prof_lost, prof_before;
+	/* of those in the kernel, come in by an interrupt (or the softirqs on
+	   its way out), a breakpoint trap (a uprobe's), a page fault and a
+	   system call, as the kernel's call chain of each says; 0 when
+	   KENTRY_ERR says why it could not */
+	uint64_t prof_irq, prof_trap, prof_fault, prof_syscall;
+	int kentry_err;		/* 0: /proc/kallsyms read; else a negative
+				   errno, or -EPERM when it hides addresses */
 	uint64_t rings;		/* perf rings mapped, one per CPU with events */
 	uint64_t ring_bytes;	/* the data area of each */
 };

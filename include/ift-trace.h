@@ -95,6 +95,11 @@ static inline bool ift_sample_of_task(const uint64_t *row)
 enum ift_profile_col { IFT_PF_STACK = IFT_C_COMMON_NR, IFT_PF_FLAGS, IFT_PF_NR };
 #define IFT_PF_F_KERNEL		0x1	/* in the kernel (a system call, a fault) */
 #define IFT_PF_F_PY		0x2	/* the site ends with its Python frames */
+#define IFT_PF_F_IRQ		0x4	/* in the kernel for what took the CPU from
+					   the thread's user code: an interrupt
+					   (or the softirqs on its way out), a
+					   breakpoint trap (a uprobe's) */
+#define IFT_PF_F_FAULT		0x8	/* in the kernel for a page fault */
 
 /*
  * A gpu_samples row: NVML's figure METRIC (ift-gpu.h) of GPU (NVML's device

@@ -45,7 +45,7 @@ int ift_az_profile_row(struct ift_analysis *a, const uint64_t *r)
 	memset(&k, 0, sizeof(k));
 	k.stack = r[IFT_PF_STACK];
 	k.th = th->idx;
-	k.flags = (uint32_t)(r[IFT_PF_FLAGS] & IFT_PF_F_KERNEL);
+	k.flags = (uint32_t)(r[IFT_PF_FLAGS] & (IFT_PF_F_KERNEL | IFT_PF_F_IRQ));
 	for (uint32_t j = 0; j < th->nopen; j++)
 		if (th->open[j].ts <= ts && ts < th->open[j].end) {
 			k.flags |= AZ_PF_IN_CALL;
@@ -222,10 +222,16 @@ static enum ift_prof_work sample_work(const struct ift_stack *st,
 	return own < p->nframes ? IFT_WORK_PYTHON : IFT_WORK_UNKNOWN;
 }
 
-/* N samples of site ST (NULL: none) in group G, in the kernel when KERNEL. */
+/*
+ * N samples of site ST (NULL: none) in group G, with FLAGS (IFT_PF_F_KERNEL:
+ * in the kernel, IFT_PF_F_IRQ: for an interrupt).  The kernel's time is its
+ * work where the thread went there (a system call, a page fault); an
+ * interrupt's is the work of the code it interrupted.
+ */
 static int tally_site(struct tally *t, struct ift_prof_group *g, uint32_t gid,
-		      const struct ift_stack *st, bool kernel, uint64_t n)
+		      const struct ift_stack *st, uint32_t flags, uint64_t n)
 {
+	bool kernel = flags & IFT_PF_F_KERNEL;
 	struct ift_stack_parts parts;
 	int64_t own = -1, at, lines[IFT_STACK_MAX_PYTHON];
 	unsigned nl = 0, own_k = 0;
@@ -236,6 +242,7 @@ static int tally_site(struct tally *t, struct ift_prof_group *g, uint32_t gid,
 	ift_stack_parts(st, &parts);
 	if (kernel) {
 		g->kernel += n;
+		g->interrupt += flags & IFT_PF_F_IRQ ? n : 0;
 		ret = count(t, gid, NULL, true, n, NULL);
 	}
 	for (unsigned k = 0; !ret && k < parts.native; k++)
@@ -254,7 +261,8 @@ static int tally_site(struct tally *t, struct ift_prof_group *g, uint32_t gid,
 	/* the lines inside the packages the user's line called */
 	for (unsigned k = 0; !ret && own >= 0 && k < nl; k++)
 		ret = count_caller(t, lines[k], own, n);
-	g->work[sample_work(st, &parts, own >= 0 ? own_k : parts.nframes, kernel)] += n;
+	g->work[sample_work(st, &parts, own >= 0 ? own_k : parts.nframes,
+			    kernel && !(flags & IFT_PF_F_IRQ))] += n;
 	return ret;
 }
 
@@ -399,7 +407,7 @@ static int tally_all(struct tally *t, struct ift_prof_group *gs)
 			g->procs = 1;
 			g->threads += !(seen[k.th] & (1u << IFT_ROLE_NR));
 			seen[k.th] |= 1u << IFT_ROLE_NR;
-			ret = tally_site(t, g, gid, st, k.flags & IFT_PF_F_KERNEL, p->n[i]);
+			ret = tally_site(t, g, gid, st, k.flags, p->n[i]);
 		}
 		/* a CUDA thread's CPU inside its calls is the runtime's, and
 		   outside its training loop its start-up's or its tail's */
@@ -412,7 +420,7 @@ static int tally_all(struct tally *t, struct ift_prof_group *gs)
 			seen[k.th] |= 1u << g->role;
 			g->threads++;
 		}
-		ret = tally_site(t, g, role[k.th], st, k.flags & IFT_PF_F_KERNEL, p->n[i]);
+		ret = tally_site(t, g, role[k.th], st, k.flags, p->n[i]);
 		if (!ret && ift_array_grow((void **)&t->fl[g->role], &t->capfl[g->role],
 					   t->nfl[g->role] + 1, sizeof(**t->fl)) < 0)
 			ret = -ENOMEM;

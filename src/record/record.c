@@ -784,6 +784,15 @@ static void profile_meta(struct ift_recorder *r)
 	ift_writer_metaf(r->w, "profile.late", "%" PRIu64, ss.prof_late);
 	ift_writer_metaf(r->w, "profile.lost", "%" PRIu64, ss.prof_lost);
 	ift_writer_metaf(r->w, "profile.before", "%" PRIu64, ss.prof_before);
+	ift_writer_metaf(r->w, "profile.irq", "%" PRIu64, ss.prof_irq);
+	ift_writer_metaf(r->w, "profile.trap", "%" PRIu64, ss.prof_trap);
+	ift_writer_metaf(r->w, "profile.fault", "%" PRIu64, ss.prof_fault);
+	ift_writer_metaf(r->w, "profile.syscall", "%" PRIu64, ss.prof_syscall);
+	/* how a sample in the kernel was told apart, or why it was not */
+	ift_writer_metaf(r->w, "profile.kernel_entry", "%s",
+			 !ss.kentry_err ? "kallsyms" : ss.kentry_err == -EPERM ?
+			 "no: /proc/kallsyms hides the addresses (kernel.kptr_restrict)" :
+			 "no: /proc/kallsyms cannot be read");
 }
 
 int ift_recorder_finish(struct ift_recorder *r, int exit_status)

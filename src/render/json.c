@@ -713,6 +713,7 @@ json_object *ift_json_prof_group(const struct ift_prof_group *g, size_t limit)
 	ift_json_add_u64(x, "samples", g->samples);
 	ift_json_add_u64(x, "cpu_ns", g->cpu_ns);
 	ift_json_add_u64(x, "kernel_samples", g->kernel);
+	ift_json_add_u64(x, "interrupt_samples", g->interrupt);
 	ift_json_add_u64(x, "python_samples", g->python);
 	/* each sample's kind of work, and the kind a fix speaks of */
 	a = json_object_new_array();

@@ -153,7 +153,10 @@ int ift_stacks_add_profile(struct ift_stacks *s, uint64_t period_ns, bool py)
 	if ((ret = ift_stacks_add_event(s, -1, 0, py)) < 0)
 		return ret;
 	s->ev[s->nev - 1].period = period_ns;
-	return 0;
+	/* a sample in the kernel: its kernel call chain says how it came in */
+	ret = ift_ksyms_load(&s->ksyms, "/proc/kallsyms");
+	s->st.kentry_err = ret < 0 ? ret : s->ksyms.n ? 0 : -EPERM;
+	return ret == -ENOMEM ? ret : 0;
 }
 
 static int fd_keep(struct ift_stacks *s, int fd, bool profile)
@@ -194,7 +197,8 @@ static void event_attr(const struct ift_stacks *s, size_t i, bool inherit,
 			 PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
 	a->sample_regs_user = ift_arch_native->perf_regs_mask;
 	a->sample_stack_user = s->o.stack_bytes;
-	a->exclude_callchain_kernel = 1;
+	/* the profile's kernel frames say why a sample was in the kernel */
+	a->exclude_callchain_kernel = e->tp_id >= 0 || !s->ksyms.n;
 	if (s->py) {
 		/* at every sample: its Python frames are read now */
 		a->wakeup_events = 1;
@@ -318,7 +322,7 @@ static int py_frames_of(struct ift_stacks *s, const uint8_t *py, size_t len, uin
  * sample as a call's can.
  */
 static int on_profile(struct ift_stacks *s, uint16_t misc, const struct prow *base,
-		      int64_t native, int64_t withpy)
+		      int64_t native, int64_t withpy, enum ift_kentry entry)
 {
 	struct prow r = *base;
 
@@ -331,6 +335,16 @@ static int on_profile(struct ift_stacks *s, uint16_t misc, const struct prow *ba
 	if ((misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL) {
 		r.flags |= IFT_PF_F_KERNEL;
 		s->st.prof_kernel++;
+		if (entry == IFT_KENTRY_IRQ || entry == IFT_KENTRY_TRAP) {
+			r.flags |= IFT_PF_F_IRQ;
+			s->st.prof_irq += entry == IFT_KENTRY_IRQ;
+			s->st.prof_trap += entry == IFT_KENTRY_TRAP;
+		} else if (entry == IFT_KENTRY_FAULT) {
+			r.flags |= IFT_PF_F_FAULT;
+			s->st.prof_fault++;
+		} else if (entry == IFT_KENTRY_SYSCALL) {
+			s->st.prof_syscall++;
+		}
 	}
 	return ift_stk_profile_add(s, &r);
 }
@@ -343,11 +357,11 @@ static int on_sample(struct ift_stacks *s, uint16_t misc, const uint8_t *p, size
 	int npy;
 	struct rd r = { p, p + len };
 	uint64_t id, ts, nr, abi, size, dyn = 0, regs[IFT_ARCH_MAX_REGS];
-	uint64_t ips[IFT_STACK_MAX_FRAMES], fp[IFT_STACK_MAX_FRAMES];
+	uint64_t ips[IFT_STACK_MAX_FRAMES], fp[IFT_STACK_MAX_FRAMES], kips[KCHAIN_MAX];
 	const uint8_t *stack = NULL;
 	uint32_t pid, tid, cpu[2];
-	unsigned nfp = 0, n;
-	bool prof, to_py;
+	unsigned nfp = 0, nk = 0, n;
+	bool prof, to_py, user = true;
 	struct pending pe;
 	struct tidq *q;
 	size_t ev = SIZE_MAX;
@@ -357,14 +371,21 @@ static int on_sample(struct ift_stacks *s, uint16_t misc, const uint8_t *p, size
 	    !take(&r, &ts, 8) || !take(&r, cpu, 8) || !take(&r, &nr, 8) ||
 	    nr > (size_t)(r.end - r.p) / 8)
 		return 0;
+	/* the kernel's frames (the profile's only), then the user's */
 	for (uint64_t i = 0; i < nr; i++) {
 		uint64_t ip = 0;
 
 		take(&r, &ip, 8);
-		if (ip >= (uint64_t)PERF_CONTEXT_MAX)
-			continue;	/* a context marker */
-		if (nfp < IFT_STACK_MAX_FRAMES)
+		if (ip >= (uint64_t)PERF_CONTEXT_MAX) {
+			user = ip != (uint64_t)PERF_CONTEXT_KERNEL;
+			continue;
+		}
+		if (!user) {
+			/* the outermost ones are the entry's: keep the last */
+			kips[nk < KCHAIN_MAX ? nk++ : KCHAIN_MAX - 1] = ip;
+		} else if (nfp < IFT_STACK_MAX_FRAMES) {
 			fp[nfp++] = ip;
+		}
 	}
 	memset(regs, 0, sizeof(regs));
 	if (!take(&r, &abi, 8))
@@ -424,7 +445,8 @@ static int on_sample(struct ift_stacks *s, uint16_t misc, const uint8_t *p, size
 	if (prof) {
 		struct prow base = { .ts = ts, .cpu = cpu[0], .pid = pid, .tid = tid };
 
-		return on_profile(s, misc, &base, (int64_t)pe.stack, (int64_t)pe.py_stack);
+		return on_profile(s, misc, &base, (int64_t)pe.stack, (int64_t)pe.py_stack,
+				  ift_ksyms_entry(&s->ksyms, kips, nk));
 	}
 	if (!(q = ift_stk_tidq_find(s, tid, true)))
 		return -ENOMEM;
@@ -1057,6 +1079,7 @@ void ift_stacks_free(struct ift_stacks *s)
 	free(s->pyframes);
 	ift_intern_release(&s->sites);
 	ift_unwinder_free(s->u);
+	ift_ksyms_free(&s->ksyms);
 	if (s->wake >= 0)
 		close(s->wake);
 	pthread_cond_destroy(&s->done_cv);

@@ -19,6 +19,7 @@
 #include "util/intern.h"
 #include "util/perfbuf.h"
 #include "util/tidmap.h"
+#include "stack/ksyms.h"
 
 /*
  * A sample and the call row it belongs to come from the same trap, and the
@@ -38,6 +39,8 @@
 #define RING_MIN_KB	1024
 #define RING_TOTAL_KB	(512 * 1024)
 #define DRAIN_IDLE_MS	5
+#define KCHAIN_MAX	128	/* a profile sample's kernel frames kept (perf
+				   gives 127 at most by default) */
 
 /* A record copied out of a ring, 8-aligned, the perf record's body after it. */
 struct qrec {
@@ -142,6 +145,8 @@ struct ift_stacks {
 	size_t nprof, profcap;
 	uint64_t prof_last;		/* the last row's ts written */
 	uint64_t prof_from;		/* samples before it are the set-up's */
+	struct ift_ksyms ksyms;		/* the kernel's entries (ksyms.c), read
+					   with the profile: n 0 when not */
 
 	struct tidq *q;		/* the threads' queues, found by qmap */
 	size_t nq, qcap;
