@@ -6,11 +6,12 @@
  * The driver's utilization samples reach us up to a period after the time
  * they are stamped with, later than the readings the helper takes now, so
  * rows wait here until the caller's watermark passes them, then go out
- * sorted.  Invariant: every row handed on is no older than the last one
+ * sorted (util/held.h).  Invariant: every row handed on is no older than the last one
  * handed on (a row that would be is dropped, counted in LATE): the table's
  * order is the writer's rule.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <signal.h>
@@ -26,8 +27,8 @@
 
 #include "ift-discover.h"
 #include "ift-gpu.h"
-#include "util/array.h"
 #include "util/fds.h"
+#include "util/held.h"
 
 extern char **environ;
 
@@ -40,14 +41,22 @@ struct ift_gpu {
 	int fd;
 	struct ift_gpu_rec part;	/* a record read in pieces */
 	size_t got;
-	struct ift_gpu_rec *held;	/* rows waiting for the watermark */
-	size_t nheld, capheld;
-	uint64_t last_ts;		/* the newest row handed on */
-	uint64_t late;
+	struct ift_held held;		/* rows waiting for the watermark, of
+					   struct ift_gpu_rec */
 	char status[IFT_GPU_TEXT_MAX], source[16];
 	char **devices;
 	unsigned ndevices;
 };
+
+/* Time, then GPU: rows of one time keep their GPU order */
+static int by_ts(const void *a, const void *b)
+{
+	const struct ift_gpu_rec *x = a, *y = b;
+
+	if (x->ts_ns != y->ts_ns)
+		return x->ts_ns < y->ts_ns ? -1 : 1;
+	return x->gpu < y->gpu ? -1 : x->gpu > y->gpu;
+}
 
 int ift_gpu_start(int self_fd, const char *lib, const struct ift_creds *as,
 		  struct ift_gpu **out)
@@ -60,6 +69,8 @@ int ift_gpu_start(int self_fd, const char *lib, const struct ift_creds *as,
 	*out = NULL;
 	if (!g)
 		return -ENOMEM;
+	g->held = (struct ift_held){ .size = sizeof(struct ift_gpu_rec), .cmp = by_ts,
+				     .ts_off = offsetof(struct ift_gpu_rec, ts_ns) };
 	if (pipe2(p, O_CLOEXEC) < 0) {
 		free(g);
 		return -errno;
@@ -138,11 +149,7 @@ static int take(struct ift_gpu *g, struct ift_gpu_rec *r)
 	r->text[sizeof(r->text) - 1] = 0;
 	switch (r->kind) {
 	case IFT_GPU_REC_ROW:
-		if (ift_array_grow((void **)&g->held, &g->capheld, g->nheld + 1,
-				   sizeof(*g->held)) < 0)
-			return -ENOMEM;
-		g->held[g->nheld++] = *r;
-		return 0;
+		return ift_held_add(&g->held, r);
 	case IFT_GPU_REC_DEVICE:
 		return note_device(g, r);
 	case IFT_GPU_REC_STATUS:
@@ -182,38 +189,25 @@ static int drain(struct ift_gpu *g)
 	return 0;
 }
 
-static int by_ts(const void *a, const void *b)
-{
-	const struct ift_gpu_rec *x = a, *y = b;
 
-	if (x->ts_ns != y->ts_ns)
-		return x->ts_ns < y->ts_ns ? -1 : 1;
-	return x->gpu < y->gpu ? -1 : x->gpu > y->gpu;
+struct emit_to {
+	ift_gpu_row_fn fn;
+	void *ctx;
+};
+
+static int emit_row(void *ctx, const void *row)
+{
+	const struct emit_to *e = ctx;
+
+	return e->fn(e->ctx, row);
 }
 
 int ift_gpu_read(struct ift_gpu *g, uint64_t below_ns, ift_gpu_row_fn emit, void *ctx)
 {
-	size_t i, k = 0;
+	struct emit_to e = { emit, ctx };
 	int ret = drain(g);
 
-	if (ret < 0 || !g->nheld)
-		return ret;
-	/* stable enough: rows of one time keep their GPU order */
-	qsort(g->held, g->nheld, sizeof(*g->held), by_ts);
-	for (i = 0; i < g->nheld && g->held[i].ts_ns < below_ns; i++) {
-		if (g->held[i].ts_ns < g->last_ts) {
-			g->late++;
-			continue;
-		}
-		if ((ret = emit(ctx, &g->held[i])) < 0)
-			break;
-		g->last_ts = g->held[i].ts_ns;
-	}
-	/* what is left waits for the next watermark */
-	for (; i < g->nheld; i++)
-		g->held[k++] = g->held[i];
-	g->nheld = k;
-	return ret < 0 ? ret : 0;
+	return ret < 0 ? ret : ift_held_release(&g->held, below_ns, emit_row, &e);
 }
 
 void ift_gpu_status(const struct ift_gpu *g, struct ift_gpu_status *st)
@@ -225,7 +219,7 @@ void ift_gpu_status(const struct ift_gpu *g, struct ift_gpu_status *st)
 	st->source = g->source[0] ? g->source : NULL;
 	st->ndevices = g->ndevices;
 	st->devices = (const char *const *)g->devices;
-	st->late = g->late;
+	st->late = g->held.late;
 }
 
 int ift_gpu_end(struct ift_gpu *g)
@@ -268,6 +262,6 @@ void ift_gpu_free(struct ift_gpu *g)
 	for (unsigned i = 0; i < g->ndevices; i++)
 		free(g->devices[i]);
 	free(g->devices);
-	free(g->held);
+	ift_held_free(&g->held);
 	free(g);
 }

@@ -1041,6 +1041,7 @@ static uint64_t py_lag_at(const struct ift_stacks *s, unsigned p)
 void ift_stacks_stats(const struct ift_stacks *s, struct ift_stack_stats *st)
 {
 	*st = s->st;
+	st->prof_late = s->prof.late;
 	st->py_lag_p50_ns = py_lag_at(s, 50);
 	st->py_lag_p99_ns = py_lag_at(s, 99);
 	st->rings = st->ring_bytes = 0;
@@ -1064,7 +1065,7 @@ void ift_stacks_free(struct ift_stacks *s)
 	for (size_t i = 0; i < s->npfds; i++)
 		close(s->pfds[i]);
 	free(s->pfds);
-	free(s->prof);
+	ift_held_free(&s->prof);
 	free(s->rings);
 	free(s->ev);
 	free(s->ids);

@@ -19,6 +19,7 @@
 #include "util/intern.h"
 #include "util/perfbuf.h"
 #include "util/tidmap.h"
+#include "util/held.h"
 #include "stack/ksyms.h"
 
 /*
@@ -140,10 +141,9 @@ struct ift_stacks {
 	int *pfds;		/* the profile's: their counts are ns */
 	size_t npfds, pfdcap;
 
-	/* --profile: rows held until every ring was read past them */
-	struct prow *prof;
-	size_t nprof, profcap;
-	uint64_t prof_last;		/* the last row's ts written */
+	/* --profile: rows held until every ring was read past them, of
+	   struct prow (ift_stk_profile_add()) */
+	struct ift_held prof;
 	uint64_t prof_from;		/* samples before it are the set-up's */
 	struct ift_ksyms ksyms;		/* the kernel's entries (ksyms.c), read
 					   with the profile: n 0 when not */
