@@ -742,6 +742,25 @@ def busy_in(log, lo, hi):
     return t
 
 
+def idle_in_waits(truth, report, log):
+    """The share (%) of the steady state's GPU idle time, by the device's
+    log, that fell in the feeding thread's waits for a batch, by its own
+    log: each wait's idle time, the part of it blocked until a worker
+    posted (blocked_ns of wait_ns).  What a data-starvation chain explains
+    on this machine: on a quiet one nearly all, on a loaded one less (the
+    thread waits for a CPU too, CPU contention's)."""
+    g = report["gpu"]
+    start = report["trace"]["start_ts"]
+    lo, hi = start + g["steady_from_ns"], start + g["steady_to_ns"]
+    idle = (hi - lo) - busy_in(log, lo, hi)
+    got = 0.0
+    for w in truth.each.get("waited", []):
+        a, b = max(w["t1"] - w["wait_ns"], lo), min(w["t1"], hi)
+        if w["blocked_ns"] and b > a:
+            got += ((b - a) - busy_in(log, a, b)) * w["blocked_ns"] / w["wait_ns"]
+    return 100 * got / max(idle, 1)
+
+
 def check_gpu(chk, report, log, points=5.0):
     """The GPU's idle share of the steady state, as the report measured it
     through simcuda's stand-in NVML, against the device's own log of busy

@@ -5,7 +5,8 @@
 # with the workload's own clocks: the time it was blocked until a worker
 # posted a batch, its time off CPU between calls, every op's calls and
 # percentiles, every process's context switches; and the GPU idle as the
-# device's log says, 80% of it explained by the chain (simcheck.check_gpu).
+# device's log says, the chain's part of it what the thread's own waits
+# for a batch left idle (simcheck.check_gpu, idle_in_waits).
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 . "$IFT_SRC/tests/e2e/lib-record.sh"
 . "$IFT_SRC/tests/e2e/lib-sim.sh"
@@ -137,13 +138,20 @@ for pid, ru in sorted(workers.items()):
     check_switches(chk, "worker %d" % pid, trace, {pid}, p["involuntary_switches"],
                    p["voluntary_switches"], ru)
 # the GPU, by simcuda's stand-in NVML: idle in the steady state as the
-# device's log says, and the feeding thread's wait for batches is what
-# left it idle: the data-starvation chain explains 80% of it at least
+# device's log says, and the data-starvation chain explains the part of it
+# the feeding thread's own waits for a batch left (10 points): 80% at
+# least where those waits were most of it (a quiet machine; a loaded 6.12
+# guest's were 25.5%, the chain's 30.2%, CPU contention the rest)
 g = check_gpu(chk, r, "loader.busy.log")
 if g and c:
     share = g[1].get(r["chains"].index(c), 0)
-    chk.ok(share >= 80, "the data-starvation chain explains %.1f%% of the GPU's idle time, "
-           "not 80%%" % share)
+    want = idle_in_waits(truth, r, "loader.busy.log")
+    chk.note("the data-starvation chain explains %.1f%% of the GPU's idle time; the feeding "
+             "thread's waits for a batch, by its log, %.1f%%" % (share, want))
+    chk.ok(abs(share - want) <= 10 and share >= min(80, want - 10),
+           "the data-starvation chain explains %.1f%% of the GPU's idle time; the feeding "
+           "thread's waits for a batch %.1f%% by its log (10 points, 80%% at least where "
+           "they were 90%%)" % (share, want))
     chk.ok(not c["gpu"]["not_waiting"], "the GPU did not wait for the starved thread: %r"
            % c["gpu"])
 chk.done()
