@@ -19,6 +19,12 @@
 
 #include "chains.h"
 
+/* The idle time of NS of a sample of PERCENT busy. */
+static uint64_t idle_of(uint64_t ns, uint32_t percent)
+{
+	return ns * (100 - (percent > 100 ? 100 : percent)) / 100;
+}
+
 /* The idle time left in each sample, made at the first window. */
 static int left_init(struct ift_chains *c)
 {
@@ -30,7 +36,7 @@ static int left_init(struct ift_chains *c)
 	if (!(c->gpu_left = malloc(n * sizeof(*c->gpu_left))))
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++)
-		c->gpu_left[i] = s[i].span * (100 - (s[i].percent > 100 ? 100 : s[i].percent)) / 100;
+		c->gpu_left[i] = idle_of(s[i].span, s[i].percent);
 	return 0;
 }
 
@@ -76,7 +82,7 @@ int ift_ch_gpu_window(struct ift_chains *c, uint32_t pid, enum ift_stage stage,
 			if (b <= a)
 				continue;
 			in = b - a;
-			idle = in * (100 - (s[i].percent > 100 ? 100 : s[i].percent)) / 100;
+			idle = idle_of(in, s[i].percent);
 			for (int k = 1; k <= IFT_CAUSE_GPU_BOUND; k++) {
 				uint64_t want, take;
 
