@@ -40,11 +40,15 @@ def main():
         sys.exit("no input-worker group: %s" % sorted(groups))
     cpu = sum(t["cpu_s"] for t in truth)
     period = prof["period_ns"] / 1e9
+    procs = {p["pid"]: p for p in report["processes"]}
     # every sample is a period of a worker thread's CPU; each thread ends
-    # short of its next sample, and lost or late ones are counted
+    # short of its next sample (one with less CPU than a period has none:
+    # the threads the trace saw, not those sampled), and lost or late ones
+    # are counted
     missed = sum(int(meta.get("profile." + k, "0")) for k in ("lost", "late"))
+    nthreads = {t["pid"]: len(procs.get(t["pid"], {}).get("threads", [])) or 1 for t in truth}
     got = g["samples"] * period
-    slack = (g["thread_count"] + missed) * period + 0.05 * cpu
+    slack = (sum(nthreads.values()) + missed) * period + 0.05 * cpu
     if not cpu - slack <= got <= cpu + 0.05 * cpu:
         bad.append("the workers' samples hold %.3f s of CPU, their own clocks %.3f s"
                    % (got, cpu))
@@ -92,14 +96,13 @@ def main():
             (f.get("top") or {}).get("function") != "heavy":
         bad.append("the finding is not the workers' own Python at heavy(): %r" % f)
     # each worker's own profile: its CPU by its clock, and the two the group
-    procs = {p["pid"]: p for p in report["processes"]}
     for t in truth:
         own = procs.get(t["pid"], {}).get("profile")
         if not own:
             bad.append("worker %d has no profile of its own" % t["pid"])
             continue
         got = own["samples"] * period
-        slack = (own["thread_count"] + missed) * period + 0.05 * t["cpu_s"]
+        slack = (nthreads[t["pid"]] + missed) * period + 0.05 * t["cpu_s"]
         if not t["cpu_s"] - slack <= got <= t["cpu_s"] * 1.05:
             bad.append("worker %d: its samples hold %.3f s of CPU, its clock %.3f s"
                        % (t["pid"], got, t["cpu_s"]))
