@@ -242,7 +242,9 @@ int ift_gpu_end(struct ift_gpu *g)
 			ret = drain(g);
 	}
 	if (waitpid(g->pid, &st, 0) == g->pid && !g->status[0])
-		snprintf(g->status, sizeof(g->status), "the helper ended without a word (%s %d)",
+		snprintf(g->status, sizeof(g->status), WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM ?
+			 "the recording ended before the helper had loaded NVML" :
+			 "the helper ended without a word (%s %d)",
 			 WIFEXITED(st) ? "exit" : "signal",
 			 WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
 	g->pid = 0;

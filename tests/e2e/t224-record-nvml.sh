@@ -140,8 +140,11 @@ if id nobody >/dev/null 2>&1; then
 	: >"$w/who"
 	mkdir "$w/out" && chown "$uid:$gid" "$w/out"
 	chmod 755 "$w" && chmod 644 "$w/libnvidia-ml.so.1" && chmod 666 "$w/who"
+	# the command lasts until the helper has loaded NVML (a 6.12 guest took
+	# longer to start it than /bin/true to run)
 	SUDO_UID=$uid SUDO_GID=$gid SUDO_USER=nobody SIMCUDA_NVML=$w/out/state SIMCUDA_NVML_WHO=$w/who \
-		"$IFT" record --nvml-lib "$w/libnvidia-ml.so.1" -o "$w/out/s.trace" -- /bin/true \
+		"$IFT" record --nvml-lib "$w/libnvidia-ml.so.1" -o "$w/out/s.trace" -- /bin/sh -c \
+		"for i in \$(seq 600); do [ -s $w/who ] && exit 0; sleep 0.05; done; exit 1" \
 		>/dev/null 2>sudo.err &
 	rp=$!
 	wait $rp || fail "record under sudo failed: $(tail -3 sudo.err)"
