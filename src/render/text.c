@@ -491,9 +491,9 @@ static void print_chain_gpu(struct text *tx, const struct ift_chain *ch)
 		snprintf(line, sizeof(line), "busy %s meanwhile",
 			 pct(b1, sizeof(b1), m->busy_ns, m->covered_ns));
 	else
-		snprintf(line, sizeof(line), "idle %s meanwhile, %.0f%% of the %s's idle time; "
+		snprintf(line, sizeof(line), "idle %s meanwhile, %u%% of the %s's idle time; "
 			 "busy %s", ift_txt_dur(b1, sizeof(b1), ch->gpu.idle_ns),
-			 (double)ch->gpu.idle_permille / 10,
+			 (ch->gpu.idle_permille + 5) / 10,
 			 ch->stage == IFT_STAGE_STEADY ? "steady state" :
 			 ch->stage == IFT_STAGE_STARTUP ? "start-up" : "tail",
 			 pct(b2, sizeof(b2), m->busy_ns, m->covered_ns));
