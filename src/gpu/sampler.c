@@ -228,6 +228,15 @@ int ift_gpu_end(struct ift_gpu *g)
 
 	if (!g || g->pid <= 0)
 		return 0;
+	/* a recording shorter than the helper's start: its word on NVML (no
+	   library, no driver, the devices) first, for as long as END_WAIT_MS */
+	for (int waited = 0; !g->status[0] && g->fd >= 0 && waited < END_WAIT_MS;
+	     waited += END_POLL_MS) {
+		struct pollfd p = { .fd = g->fd, .events = POLLIN };
+
+		if (poll(&p, 1, END_POLL_MS) > 0 && (ret = drain(g)) < 0)
+			return ret;
+	}
 	kill(g->pid, SIGTERM);
 	/* its last records (the driver's periods that ended meanwhile), for
 	   as long as it takes to write them; one stuck in the driver is killed */
@@ -241,12 +250,15 @@ int ift_gpu_end(struct ift_gpu *g)
 		if (poll(&p, 1, END_POLL_MS) > 0)
 			ret = drain(g);
 	}
-	if (waitpid(g->pid, &st, 0) == g->pid && !g->status[0])
-		snprintf(g->status, sizeof(g->status), WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM ?
-			 "the recording ended before the helper had loaded NVML" :
-			 "the helper ended without a word (%s %d)",
-			 WIFEXITED(st) ? "exit" : "signal",
-			 WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+	if (waitpid(g->pid, &st, 0) == g->pid && !g->status[0]) {
+		if (WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM)
+			snprintf(g->status, sizeof(g->status), "the helper had not loaded NVML "
+				 "%d ms after the recording ended", END_WAIT_MS);
+		else
+			snprintf(g->status, sizeof(g->status), "the helper ended without a word "
+				 "(%s %d)", WIFEXITED(st) ? "exit" : "signal",
+				 WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+	}
 	g->pid = 0;
 	return ret;
 }
