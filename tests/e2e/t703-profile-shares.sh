@@ -7,7 +7,8 @@
 # process_time()), each part's share of it within 10 points, and name
 # libz, where pack() spends its time: the samples with libz in their stack
 # at pack()'s share (its own, short of it by memcpy's and the kernel's, are
-# not the measure); its folded stacks hold every sample, heavy()'s as many as the report's (profilecheck.py).
+# not the measure); its folded stacks hold every sample, and each line of
+# heavy() the report lists as many (profilecheck.py).
 # The text shows the workers' top lines under the chain, and each worker's
 # own with --per-process; MCP's get_profile gives report --json's profile.
 # A run with --profile=off has no profile at all.
