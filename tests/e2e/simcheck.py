@@ -768,8 +768,9 @@ def check_gpu(chk, report, log, points=5.0):
     a percent, and the two 50 ms samples across the steady state's edges
     count at their percent: 1-3 points on a run of a few seconds).  The
     steady chains explain no more than that idle time, and the report's
-    explained time is theirs.  Returns the report's idle share (%) and
-    each steady chain's (its index in chains: %), or None."""
+    explained time is theirs.  Returns the report's idle share (%), each
+    steady chain's (its index in chains: %) and the log's idle share (%),
+    or None."""
     g = report["gpu"]
     if not chk.ok(g["measured"], "the GPU was not measured: %s" % g["reason"]):
         return None
@@ -794,4 +795,4 @@ def check_gpu(chk, report, log, points=5.0):
            st["explained_ns"] + st["unexplained_ns"] == st["idle_ns"],
            "the steady chains take %d ns of %d ns idle (explained %d, unexplained %d)"
            % (taken, st["idle_ns"], st["explained_ns"], st["unexplained_ns"]))
-    return have, shares
+    return have, shares, want

@@ -3,7 +3,8 @@
 # HIGH or MEDIUM cause on the host; its device wait must be the workload's own
 # time in synchronize, each wait the modelled kernel time (grid x
 # SIMCUDA_BLOCK_NS); calls, percentiles and switches as the workload counted;
-# the GPU idle under a tenth of the steady state, as the device's log says.
+# the GPU idle as the device's log says (under a tenth of the steady state
+# where the log has it under 5%), the gpu_bound chain carrying the measure.
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 . "$IFT_SRC/tests/e2e/lib-record.sh"
 . "$IFT_SRC/tests/e2e/lib-sim.sh"
@@ -64,14 +65,20 @@ if c:
     chk.ok(c["cost_ns"] == ev["device_wait_ns"], "cost %d != device wait %d" %
            (c["cost_ns"], ev["device_wait_ns"]))
     check_active(chk, steady, c)
-# the GPU, by simcuda's stand-in NVML: busy as the device's log says, idle
-# under a tenth of the steady state, and the gpu_bound chain says so
+# the GPU, by simcuda's stand-in NVML: busy as the device's log says, and
+# the gpu_bound chain carries the same measure.  Idle under a tenth of the
+# steady state where the device's log has it under 5% (1.4% here; an arm64
+# TCG guest's host, 20x slower, left it idle 24% between the kernels)
 g = check_gpu(chk, r, "gpubound.busy.log")
-if g:
-    chk.ok(g[0] < 10, "the GPU idle %.1f%% of the steady state of a GPU-bound run" % g[0])
+if g and g[2] < 5:
+    chk.ok(g[0] < 10, "the GPU idle %.1f%% of the steady state of a GPU-bound run, "
+           "%.1f%% by the device's log" % (g[0], g[2]))
 if g and c:
-    chk.ok(c["evidence"].get("gpu_busy_permille", 0) >= 900,
-           "the gpu_bound chain's gpu_busy_permille %r" % c["evidence"].get("gpu_busy_permille"))
+    st = r["gpu"]["stages"]["steady"]
+    busy = (1000 * st["busy_ns"] + st["covered_ns"] // 2) // max(st["covered_ns"], 1)
+    chk.ok(c["evidence"].get("gpu_busy_permille") == busy,
+           "the gpu_bound chain's gpu_busy_permille %r, the steady state's %d"
+           % (c["evidence"].get("gpu_busy_permille"), busy))
 chk.done()
 PY
 exit 0
