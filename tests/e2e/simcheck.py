@@ -727,12 +727,17 @@ def first_chain_but_neighbours(chk, report, truth, chain):
         chain["cause"], ["%s %s %s" % (x["severity"], x["cause"], x["op"]) for x in report["chains"]]))
 
 
-def busy_in(log, lo, hi):
-    """The device's busy time within [LO, HI): the union of the kernels'
-    intervals simcuda logged (SIMCUDA_BUSY_LOG: "FROM TO KIND" a line, on
-    the trace clock), what NVML's utilization counts."""
-    spans = sorted((int(a), int(b)) for a, b, k in (l.split() for l in open(log))
-                   if k == "kernel")
+def busy_spans(log):
+    """The kernels' intervals simcuda logged (SIMCUDA_BUSY_LOG: "FROM TO
+    KIND" a line, on the trace clock), what NVML's utilization counts, in
+    order."""
+    return sorted((int(a), int(b)) for a, b, k in (l.split() for l in open(log))
+                  if k == "kernel")
+
+
+def busy_in(spans, lo, hi):
+    """The device's busy time within [LO, HI): the union of SPANS
+    (busy_spans()) there."""
     t, cur = 0, lo
     for a, b in spans:
         a, b = max(a, cur), min(b, hi)
@@ -752,12 +757,13 @@ def idle_in_waits(truth, report, log):
     g = report["gpu"]
     start = report["trace"]["start_ts"]
     lo, hi = start + g["steady_from_ns"], start + g["steady_to_ns"]
-    idle = (hi - lo) - busy_in(log, lo, hi)
+    spans = busy_spans(log)
+    idle = (hi - lo) - busy_in(spans, lo, hi)
     got = 0.0
     for w in truth.each.get("waited", []):
         a, b = max(w["t1"] - w["wait_ns"], lo), min(w["t1"], hi)
         if w["blocked_ns"] and b > a:
-            got += ((b - a) - busy_in(log, a, b)) * w["blocked_ns"] / w["wait_ns"]
+            got += ((b - a) - busy_in(spans, a, b)) * w["blocked_ns"] / w["wait_ns"]
     return 100 * got / max(idle, 1)
 
 
@@ -779,7 +785,7 @@ def check_gpu(chk, report, log, points=5.0):
     st = g["stages"]["steady"]
     if not chk.ok(hi > lo and st["covered_ns"], "no steady state measured: %r" % g):
         return None
-    want = 100 - 100 * busy_in(log, lo, hi) / (hi - lo)
+    want = 100 - 100 * busy_in(busy_spans(log), lo, hi) / (hi - lo)
     have = 100 * st["idle_ns"] / st["covered_ns"]
     chk.note("GPU idle in the steady state: report %.1f%%, the device's log %.1f%%"
              % (have, want))

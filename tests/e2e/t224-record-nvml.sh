@@ -51,25 +51,16 @@ done
 # and the report's figures: the GPU's busy share over the steady state,
 # against the log over the same time (2 points)
 "$IFT" report --json -i nv.trace >nv.json || fail "report failed"
-python3 - gpu.json busy.log nv.jsonl info.txt $period_us nv.json <<'PY' || fail "the GPU samples disagree with the device's log (above)"
+sim_check gpu.json busy.log nv.jsonl info.txt $period_us nv.json <<'PY' || fail "the GPU samples disagree with the device's log (above)"
 import json, sys
+from simcheck import busy_spans, busy_in
 rows = [json.loads(l) for l in open(sys.argv[1])]
-busy = sorted((int(a), int(b)) for a, b, k in (l.split() for l in open(sys.argv[2])) if k == "kernel")
+busy = busy_spans(sys.argv[2])
 pid = [json.loads(l) for l in open(sys.argv[3]) if '"type":"run"' in l][0]["pid"]
 meta = dict(l.split(None, 1) for l in open(sys.argv[4]) if l.startswith("record."))
 start, stop = int(meta["record.start_ns"]), int(meta["record.stop_ns"])
 period = int(sys.argv[5]) * 1000
 bad = []
-
-def busy_in(lo, hi):
-    """The union of the kernels' intervals within [lo, hi): simnvml's truth."""
-    t, cur = 0, lo
-    for a, b in busy:
-        a, b = max(a, cur), min(b, hi)
-        if b > a:
-            t += b - a
-            cur = b
-    return t
 
 util = [r for r in rows if r["metric"] == "util.gpu_percent"]
 if any(not start <= r["ts"] <= stop for r in rows):
@@ -84,7 +75,7 @@ if not util or len(util) < want or first - start > (stop - start) / 2:
                "the recording)" % (len(util), want + 2, period // 1000, (first - start) / 1e9))
 spans = [r for r in util if r["span_ns"]]
 have = sum(r["value"] * r["span_ns"] for r in spans) / 100
-truth = sum(busy_in(r["ts"] - r["span_ns"], r["ts"]) for r in spans)
+truth = sum(busy_in(busy, r["ts"] - r["span_ns"], r["ts"]) for r in spans)
 cover = sum(r["span_ns"] for r in spans)
 print("GPU busy %.1f%% of %.2f s by the samples, %.1f%% by the device's log; %d samples"
       % (100 * have / cover, cover / 1e9, 100 * truth / cover, len(util)))
@@ -97,7 +88,7 @@ if not truth:
 # mapped wrong keeps the total and moves every sample)
 def err(shift):
     return sum(abs(r["value"] * r["span_ns"] / 100 -
-                   busy_in(r["ts"] - r["span_ns"] + shift, r["ts"] + shift)) for r in spans)
+                   busy_in(busy, r["ts"] - r["span_ns"] + shift, r["ts"] + shift)) for r in spans)
 here, moved = err(0), min(err(-period // 2), err(period // 2))
 print("off by %.1f ms where they are, %.1f ms half a period away" % (here / 1e6, moved / 1e6))
 if not here < moved / 2:
@@ -117,7 +108,7 @@ x = g["gpus"][0]["stages"]["steady"]
 lo, hi = start + g["steady_from_ns"], start + g["steady_to_ns"]
 if not x["covered_ns"] or abs(x["covered_ns"] - (hi - lo)) > 0.1 * (hi - lo):
     bad.append("the samples cover %d ns of the %d ns steady state" % (x["covered_ns"], hi - lo))
-want = 100 * busy_in(lo, hi) / (hi - lo)
+want = 100 * busy_in(busy, lo, hi) / (hi - lo)
 have = 100 * x["busy_ns"] / max(x["covered_ns"], 1)
 print("steady state: GPU busy %.1f%% by the report, %.1f%% by the device's log" % (have, want))
 if abs(have - want) > 2:
