@@ -314,6 +314,17 @@ struct ift_recovery {
 int ift_trace_open(const char *path, unsigned flags, struct ift_trace **out);
 void ift_trace_close(struct ift_trace *t);
 
+/*
+ * ift_trace_follow - read what was added to an unfinished file since it was
+ * opened or last followed: a file a recorder is still writing (its
+ * PATH.part, which stays the same file when it is renamed at the end).
+ * Sets *GREW when whole sections were added; then every pointer the trace
+ * gave out before (tasks, chunk infos) is stale, so no analysis or cursor
+ * of it may be alive.  A finished file never grows.  Returns 0 or a
+ * negative error (-IFT_E_REPLACED: the file shrank).
+ */
+int ift_trace_follow(struct ift_trace *t, bool *grew);
+
 const struct ift_recovery *ift_trace_recovery(const struct ift_trace *t);
 unsigned ift_trace_version(const struct ift_trace *t);
 

@@ -127,10 +127,15 @@ out:
 	return ret;
 }
 
-/* Opens by reading every section in order, stopping at the first bad one. */
-static int open_scan(struct ift_trace *t, struct taskmap *tasks)
+/*
+ * Reads every section in order from OFF, stopping at the first bad one:
+ * what is before it is the trace.  A section the writer has not finished
+ * writing is one such (its payload runs past the end, or fails its
+ * checksum), so a file still being written reads up to its last whole
+ * section, and reads on from there once it grew (ift_trace_follow()).
+ */
+static int scan_from(struct ift_trace *t, uint64_t off, struct taskmap *tasks)
 {
-	uint64_t off = t->header_size;
 	struct sec s;
 	int ret = 0;
 
@@ -398,7 +403,7 @@ int ift_trace_open(const char *path, unsigned flags, struct ift_trace **out)
 		goto fail;
 	if (ret < 0) {
 		reset_contents(t, &tasks);
-		ret = open_scan(t, &tasks);
+		ret = scan_from(t, t->header_size, &tasks);
 		if (ret < 0)
 			goto fail;
 	} else {
@@ -421,14 +426,71 @@ fail:
 	return ret;
 }
 
+static void drop_tasks(struct ift_trace *t)
+{
+	for (size_t i = 0; i < t->ntasks; i++)
+		free(t->tasks[i].comms);
+	free(t->tasks);
+	t->tasks = NULL;
+	t->ntasks = 0;
+}
+
+/*
+ * The task table again, after sections were added: the TASKS section where
+ * the writer finished, else the `tasks' rows, all of them (a thread's
+ * record folds every row of it).
+ */
+static int republish_tasks(struct ift_trace *t, struct taskmap *tasks)
+{
+	int ret = 0;
+
+	drop_tasks(t);
+	t->tasks_rebuilt = false;
+	if (!t->have_tasks)
+		ret = rebuild_tasks(t, tasks);
+	return ret < 0 ? ret : publish_tasks(t, tasks);
+}
+
+int ift_trace_follow(struct ift_trace *t, bool *grew)
+{
+	uint64_t good = t->rec.good_bytes;
+	bool had_tasks = t->have_tasks;
+	struct taskmap tasks;
+	struct stat st;
+	int ret;
+
+	*grew = false;
+	if (t->rec.finished)
+		return 0;
+	if (fstat(t->fd, &st) < 0)
+		return -errno;
+	/* a file that shrank was not written by one writer from the start */
+	if ((uint64_t)st.st_size < good)
+		return -IFT_E_REPLACED;
+	if ((uint64_t)st.st_size == t->rec.file_size)
+		return 0;
+	t->rec.file_size = (uint64_t)st.st_size;
+	t->rec.damaged = false;
+	t->rec.reason = 0;
+	ift_taskmap_init(&tasks);
+	ret = scan_from(t, good, &tasks);
+	if (ret >= 0 && t->rec.good_bytes > good) {
+		*grew = true;
+		/* the TASKS section, once read, is the table: nothing after it adds */
+		if (!had_tasks)
+			ret = republish_tasks(t, &tasks);
+		t->page_size = page_size_of(ift_trace_meta(t, "host.page_size"));
+	}
+	ift_taskmap_release(&tasks);
+	return ret;
+}
+
 void ift_trace_close(struct ift_trace *t)
 {
 	if (!t)
 		return;
 	reset_contents(t, NULL);
-	for (size_t i = 0; i < t->ntasks; i++)
-		free(t->tasks[i].comms);
-	free(t->tasks);
+	drop_tasks(t);
 	if (t->fd >= 0)
 		close(t->fd);
 	ZSTD_freeDCtx(t->dz);

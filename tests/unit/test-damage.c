@@ -438,6 +438,8 @@ static uint64_t good_bytes_at(uint64_t cut)
 	return good;
 }
 
+static void check_as_cut(struct ift_trace *t, uint64_t cut);
+
 /*
  * Without its trailer a file is scanned whatever the flags say, so a cut file
  * is opened one way; the whole file (and a sample of cuts) every way.
@@ -445,12 +447,9 @@ static uint64_t good_bytes_at(uint64_t cut)
 static void check_cut(uint64_t cut, bool all_flags)
 {
 	static const unsigned flags[] = { 0, IFT_OPEN_NO_INDEX, IFT_OPEN_VERIFY };
-	uint64_t good = good_bytes_at(cut);
 
 	write_file(work_path, O.bytes, (size_t)cut);
 	for (size_t f = 0; f < (all_flags ? 3 : 1); f++) {
-		const struct ift_recovery *rec;
-		uint64_t rows[IFT_T_NR];
 		struct ift_trace *t;
 		int ret = ift_trace_open(work_path, flags[f], &t);
 
@@ -467,46 +466,104 @@ static void check_cut(uint64_t cut, bool all_flags)
 		if (ret < 0)
 			fail_msg("cut at %" PRIu64 " of %zu (flags %u): %s", cut,
 				 O.size, flags[f], ift_strerror(ret));
-		rec = ift_trace_recovery(t);
-		assert_int_equal(rec->file_size, cut);
-		if (cut == O.size) {
-			assert_true(rec->finished);
-			assert_false(rec->damaged);
-		} else {
-			assert_false(rec->finished);
-			assert_int_equal(rec->good_bytes, good);
-			assert_int_equal(rec->damaged, good != cut);
-			if (rec->damaged) {
-				assert_true(rec->reason < 0);
-				assert_true(strlen(ift_strerror(rec->reason)) > 0);
-			}
-		}
-		check_chunk_list(t, rows);
-		/* exactly the chunks that end by the cut: none lost, none invented */
-		for (unsigned tb = 1; tb < IFT_T_NR; tb++) {
-			size_t want = 0;
-
-			for (size_t i = 0; i < ift_trace_chunk_count(O.t, tb); i++) {
-				const struct ift_chunk_info *ci =
-					ift_trace_chunk_info(O.t, tb, i);
-
-				if (ci->offset + SHDR + ci->size <= cut)
-					want++;
-			}
-			if (ift_trace_chunk_count(t, tb) != want)
-				fail_msg("cut at %" PRIu64 ": table %u has %zu chunks, "
-					 "%zu end before the cut", cut, tb,
-					 ift_trace_chunk_count(t, tb), want);
-		}
-		assert_int_equal(check_chunks(t, true), 0);
-		check_cursor(t, rows, true);
-		check_dicts(t);
-		/* the task table: the TASKS section, or rebuilt from the rows */
-		assert_int_equal(ift_trace_tasks_rebuilt(t), cut < O.tasks_end);
-		if (cut >= O.last_task_chunk_end)
-			assert_true(same_tasks(t, O.t));
+		check_as_cut(t, cut);
 		ift_trace_close(t);
 	}
+}
+
+/* T holds what a file cut at CUT holds: the sections before it, whole. */
+static void check_as_cut(struct ift_trace *t, uint64_t cut)
+{
+	uint64_t good = good_bytes_at(cut), rows[IFT_T_NR];
+	const struct ift_recovery *rec;
+
+	rec = ift_trace_recovery(t);
+	assert_int_equal(rec->file_size, cut);
+	if (cut == O.size) {
+		assert_true(rec->finished);
+		assert_false(rec->damaged);
+	} else {
+		assert_false(rec->finished);
+		assert_int_equal(rec->good_bytes, good);
+		assert_int_equal(rec->damaged, good != cut);
+		if (rec->damaged) {
+			assert_true(rec->reason < 0);
+			assert_true(strlen(ift_strerror(rec->reason)) > 0);
+		}
+	}
+	check_chunk_list(t, rows);
+	/* exactly the chunks that end by the cut: none lost, none invented */
+	for (unsigned tb = 1; tb < IFT_T_NR; tb++) {
+		size_t want = 0;
+
+		for (size_t i = 0; i < ift_trace_chunk_count(O.t, tb); i++) {
+			const struct ift_chunk_info *ci =
+				ift_trace_chunk_info(O.t, tb, i);
+
+			if (ci->offset + SHDR + ci->size <= cut)
+				want++;
+		}
+		if (ift_trace_chunk_count(t, tb) != want)
+			fail_msg("cut at %" PRIu64 ": table %u has %zu chunks, "
+				 "%zu end before the cut", cut, tb,
+				 ift_trace_chunk_count(t, tb), want);
+	}
+	assert_int_equal(check_chunks(t, true), 0);
+	check_cursor(t, rows, true);
+	check_dicts(t);
+	/* the task table: the TASKS section, or rebuilt from the rows */
+	assert_int_equal(ift_trace_tasks_rebuilt(t), cut < O.tasks_end);
+	if (cut >= O.last_task_chunk_end && !same_tasks(t, O.t))
+		fail_msg("cut at %" PRIu64 " (tasks at %" PRIu64 "): %zu tasks, not %zu", cut,
+			 O.tasks_end, ift_trace_task_count(t), ift_trace_task_count(O.t));
+}
+
+/*
+ * A file read while it is written (top following a recording): opened once
+ * its header is there, then followed as it grows by pieces that end
+ * anywhere, in a section's header or its payload.  After each follow it
+ * holds what a file cut there holds, and once the trailer is in, what the
+ * finished file holds.
+ */
+static void test_follow_growing(void **state)
+{
+	uint64_t cut = HDR, last = HDR;
+	struct ift_trace *t;
+	int fd, grows = 0;
+
+	(void)state;
+	rng_state = 11;
+	write_file(work_path, O.bytes, HDR);
+	assert_int_equal(ift_trace_open(work_path, 0, &t), 0);
+	fd = open(work_path, O_WRONLY | O_APPEND);
+	assert_true(fd >= 0);
+	while (cut < O.size) {
+		uint64_t next = cut + 1 + below(below(4) ? 300 : 3000);
+		bool grew;
+
+		if (next > O.size)
+			next = O.size;
+		assert_int_equal(write(fd, O.bytes + cut, (size_t)(next - cut)),
+				 (ssize_t)(next - cut));
+		cut = next;
+		assert_int_equal(ift_trace_follow(t, &grew), 0);
+		assert_int_equal(grew, good_bytes_at(cut) > last);
+		grows += grew;
+		last = good_bytes_at(cut);
+		check_as_cut(t, cut);
+	}
+	assert_true(ift_trace_recovery(t)->finished);
+	print_message("# %d follows grew the trace\n", grows);
+	assert_true(grows > 50);
+	/* finished: nothing more is read, and a file that shrank is refused */
+	assert_int_equal(ift_trace_follow(t, &(bool){ false }), 0);
+	ift_trace_close(t);
+	close(fd);
+	write_file(work_path, O.bytes, (size_t)O.size / 2);
+	assert_int_equal(ift_trace_open(work_path, 0, &t), 0);
+	assert_int_equal(truncate(work_path, (off_t)O.size / 4), 0);
+	assert_int_equal(ift_trace_follow(t, &(bool){ false }), -IFT_E_REPLACED);
+	ift_trace_close(t);
 }
 
 static void test_truncate_at_boundaries(void **state)
@@ -968,6 +1025,7 @@ int main(void)
 		cmocka_unit_test(test_original),
 		cmocka_unit_test(test_truncate_at_boundaries),
 		cmocka_unit_test(test_truncate_at_random),
+		cmocka_unit_test(test_follow_growing),
 		cmocka_unit_test(test_flip_bytes),
 		cmocka_unit_test(test_damaged_chunk_through_index),
 		cmocka_unit_test(test_not_traces),
