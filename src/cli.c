@@ -14,10 +14,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "ift-render.h"
 #include "util/account.h"
 #include "util/outfile.h"
 #include "ift-discover.h"
@@ -311,4 +313,60 @@ int cli_finish_stdout(int status)
 bool cli_trace_data_lost(void)
 {
 	return trace_data_lost;
+}
+
+/*
+ * A duration such as 12s, 20.5s, 300ms, 40us, 1500ns, 2m or 1h; a bare
+ * number is seconds.  Integer arithmetic, so 20.5s is exactly 20500000000.
+ */
+int cli_parse_duration(const char *s, uint64_t *out)
+{
+	static const struct { const char *unit; uint64_t ns; } units[] = {
+		{ "ns", 1 }, { "us", 1000 }, { "\xc2\xb5s", 1000 }, { "ms", 1000000 },
+		{ "s", 1000000000ULL }, { "", 1000000000ULL }, { "m", 60000000000ULL },
+		{ "min", 60000000000ULL }, { "h", 3600000000000ULL },
+	};
+	uint64_t whole = 0, frac = 0, scale = 1;
+	const char *p = s;
+	bool digits = false;
+
+	for (; *p >= '0' && *p <= '9'; p++, digits = true)
+		if (__builtin_mul_overflow(whole, 10, &whole) ||
+		    __builtin_add_overflow(whole, (uint64_t)(*p - '0'), &whole))
+			return -1;
+	if (*p == '.') {
+		for (p++; *p >= '0' && *p <= '9'; p++, digits = true) {
+			/* digits past the nanosecond do not matter */
+			if (scale < 1000000000000000000ULL) {
+				frac = frac * 10 + (uint64_t)(*p - '0');
+				scale *= 10;
+			}
+		}
+	}
+	if (!digits)
+		return -1;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		uint64_t ns;
+
+		if (strcmp(p, units[i].unit))
+			continue;
+		if (__builtin_mul_overflow(whole, units[i].ns, &ns) ||
+		    __builtin_add_overflow(ns, (uint64_t)((unsigned __int128)frac *
+							    units[i].ns / scale), &ns))
+			return -1;
+		*out = ns;
+		return 0;
+	}
+	return -1;
+}
+
+int cli_terminal_width(void)
+{
+	struct winsize ws;
+
+	/* tables keep their columns; free text follows a narrow terminal */
+	if (isatty(STDOUT_FILENO) && !ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) &&
+	    ws.ws_col >= IFT_TEXT_MIN_WIDTH && ws.ws_col < IFT_TEXT_WIDTH)
+		return ws.ws_col;
+	return 0;
 }

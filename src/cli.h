@@ -4,6 +4,7 @@
 
 /* Shared by main.c and the cmd-*.c files (cli.c): the only code that prints and exits. */
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
 
@@ -95,6 +96,17 @@ struct ift_creds;
  */
 int cli_sudo_user(struct ift_creds *as);
 
+/*
+ * cli_parse_duration - a duration such as 12s, 20.5s, 300ms, 40us, 1500ns,
+ * 2m or 1h, a bare number in seconds, into *OUT in ns.  Returns 0, or -1
+ * for anything else (no digits, an unknown unit, an overflow).
+ */
+int cli_parse_duration(const char *s, uint64_t *out);
+
+/* Where free text wraps: a terminal on stdout narrower than the report's
+   width, or 0 (the default). */
+int cli_terminal_width(void);
+
 /* fflush + ferror on stdout: a full disk under `cmd > file' is an error. */
 int cli_finish_stdout(int status);
 
@@ -106,6 +118,7 @@ int cmd_report(int argc, char **argv);
 int cmd_discover_debug(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+int cmd_top(int argc, char **argv);
 int cmd_query(int argc, char **argv);
 int cmd_mcp(int argc, char **argv);
 int cmd_nvml_helper(int argc, char **argv);

@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -36,53 +35,6 @@ struct report {
 	struct ift_trace *t;
 	struct ift_report m;
 };
-
-/* ---- parsing ------------------------------------------------------ */
-
-/*
- * A duration such as 12s, 20.5s, 300ms, 40us, 1500ns, 2m or 1h; a bare
- * number is seconds.  Integer arithmetic, so 20.5s is exactly 20500000000.
- */
-static int parse_time(const char *s, uint64_t *out)
-{
-	static const struct { const char *unit; uint64_t ns; } units[] = {
-		{ "ns", 1 }, { "us", 1000 }, { "\xc2\xb5s", 1000 }, { "ms", 1000000 },
-		{ "s", 1000000000ULL }, { "", 1000000000ULL }, { "m", 60000000000ULL },
-		{ "min", 60000000000ULL }, { "h", 3600000000000ULL },
-	};
-	uint64_t whole = 0, frac = 0, scale = 1;
-	const char *p = s;
-	bool digits = false;
-
-	for (; *p >= '0' && *p <= '9'; p++, digits = true)
-		if (__builtin_mul_overflow(whole, 10, &whole) ||
-		    __builtin_add_overflow(whole, (uint64_t)(*p - '0'), &whole))
-			return -1;
-	if (*p == '.') {
-		for (p++; *p >= '0' && *p <= '9'; p++, digits = true) {
-			/* digits past the nanosecond do not matter */
-			if (scale < 1000000000000000000ULL) {
-				frac = frac * 10 + (uint64_t)(*p - '0');
-				scale *= 10;
-			}
-		}
-	}
-	if (!digits)
-		return -1;
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-		uint64_t ns;
-
-		if (strcmp(p, units[i].unit))
-			continue;
-		if (__builtin_mul_overflow(whole, units[i].ns, &ns) ||
-		    __builtin_add_overflow(ns, (uint64_t)((unsigned __int128)frac *
-							    units[i].ns / scale), &ns))
-			return -1;
-		*out = ns;
-		return 0;
-	}
-	return -1;
-}
 
 /* ---- the command -------------------------------------------------- */
 
@@ -140,18 +92,6 @@ static int write_html(const struct report *r, const char *path)
 	if (!std)
 		ret = cli_output_close(&of, f, ret);
 	return ret;
-}
-
-/* Where free text wraps: a narrower terminal's width, or 0 (the default). */
-static int terminal_width(void)
-{
-	struct winsize ws;
-
-	/* tables keep their columns; free text follows a narrow terminal */
-	if (isatty(STDOUT_FILENO) && !ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) &&
-	    ws.ws_col >= IFT_TEXT_MIN_WIDTH && ws.ws_col < IFT_TEXT_WIDTH)
-		return ws.ws_col;
-	return 0;
 }
 
 /* Which output the options chose. */
@@ -450,7 +390,7 @@ static int report_option(struct report_args *a, int c, char ***owned, size_t *no
 		break;
 	case 'f':
 	case 't':
-		if (parse_time(optarg, c == 'f' ? &o->from_ns : &o->to_ns) < 0)
+		if (cli_parse_duration(optarg, c == 'f' ? &o->from_ns : &o->to_ns) < 0)
 			return usage_error(usage, "bad time '%s' (like 12s, 20.5s, 300ms)",
 					   optarg);
 		o->has_to |= c == 't';
@@ -460,7 +400,7 @@ static int report_option(struct report_args *a, int c, char ***owned, size_t *no
 			return usage_error(usage, "bad ratio '%s' (a number, at least 1)", optarg);
 		break;
 	case 'F':
-		if (parse_time(optarg, &a->copts.tail_floor_ns) < 0)
+		if (cli_parse_duration(optarg, &a->copts.tail_floor_ns) < 0)
 			return usage_error(usage, "bad duration '%s' (like 1ms, 500us)", optarg);
 		break;
 	}
@@ -519,7 +459,7 @@ static int report_cmd(int argc, char **argv, char ***owned, size_t *nowned)
 	a.opts.keep_calls = a.html != NULL;
 	out = (struct report_out){
 		.html = a.html, .json = a.json,
-		.text = { terminal_width(), a.per_process, a.threads },
+		.text = { cli_terminal_width(), a.per_process, a.threads },
 	};
 	if (a.ninputs > 1 || a.nbases > 1)
 		return report_write_job(inputs, a.ninputs, bases, a.nbases, &out, &a.opts,

@@ -129,3 +129,21 @@ int ift_txt_width(const struct ift_text_opts *o)
 {
 	return o && o->width >= IFT_TEXT_MIN_WIDTH && o->width < WIDTH ? o->width : WIDTH;
 }
+
+/* ROLE in a table's narrow column */
+const char *ift_txt_role(enum ift_role role)
+{
+	switch (role) {
+	case IFT_ROLE_CUDA_THREAD:
+	case IFT_ROLE_CUDA_PROCESS:
+		return "cuda";
+	case IFT_ROLE_INPUT_WORKER:
+		return "worker";
+	case IFT_ROLE_INPUT_THREAD:
+		return "input";
+	case IFT_ROLE_PIN_MEMORY:
+		return "pin";
+	default:
+		return ift_role_name(role) ? ift_role_name(role) : "";
+	}
+}

@@ -19,24 +19,6 @@
 #include "render/text.h"
 #include "util/buf.h"
 
-/* ROLE in a table's narrow column */
-static const char *short_role(enum ift_role role)
-{
-	switch (role) {
-	case IFT_ROLE_CUDA_THREAD:
-	case IFT_ROLE_CUDA_PROCESS:
-		return "cuda";
-	case IFT_ROLE_INPUT_WORKER:
-		return "worker";
-	case IFT_ROLE_INPUT_THREAD:
-		return "input";
-	case IFT_ROLE_PIN_MEMORY:
-		return "pin";
-	default:
-		return ift_role_name(role) ? ift_role_name(role) : "";
-	}
-}
-
 /* ---- text: ops ---------------------------------------------------- */
 
 #define NAME_W	29	/* the op column, indent included */
@@ -202,7 +184,7 @@ static void task_row(struct text *tx, bool threads, uint32_t tid, uint32_t pid, 
 	ift_txt_cell(tx, b, -8);
 	fprintf(tx->f, " ");
 	ift_txt_cell(tx, ift_txt_safe(name, sizeof(name), comm, 15), 16);
-	ift_txt_cell(tx, short_role(role), 6);
+	ift_txt_cell(tx, ift_txt_role(role), 6);
 	ift_txt_cell(tx, ift_txt_dur(b, sizeof(b), cuda), -8);
 	ift_txt_cell(tx, ift_txt_dur(b, sizeof(b), s->on_cpu_ns), -8);
 	ift_txt_cell(tx, ift_txt_dur(b, sizeof(b), s->runqueue_wait_ns), -8);
@@ -543,7 +525,7 @@ static void print_chain(struct text *tx, size_t n, const struct ift_chain *ch)
 			continue;
 		snprintf(line, sizeof(line), "%s (pid %u tid %u%s%s%s) %u%%, %s, %" PRIu64 "x",
 			 ift_txt_safe(name, sizeof(name), t->comm[0] ? t->comm : "?", 24), t->pid, t->tid,
-			 t->role ? ", " : "", t->role ? short_role(t->role) : "",
+			 t->role ? ", " : "", t->role ? ift_txt_role(t->role) : "",
 			 t->outside ? ", not traced" : "", (t->share_permille + 5) / 10,
 			 ift_txt_dur(b1, sizeof(b1), t->ns), t->count);
 		len = fprintf(tx->f, "    %s ", !i || strcmp(t->relation, ch->tasks[i - 1].relation) ?

@@ -4,12 +4,14 @@
 
 /*
  * What the text renderers share (render/ only): text.c the report,
- * text-profile.c its CPU profile, text-diff.c `report --diff',
- * text-cells.c the cells both align.
+ * text-profile.c its CPU profile, text-diff.c `report --diff', top.c
+ * `top's frame, text-cells.c the cells they align.
  */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+
+#include "ift-analyze.h"
 
 #define WIDTH		IFT_TEXT_WIDTH	/* the tables fit a terminal this wide */
 /* room for safe(): a cell of up to 36 columns, a line of WIDTH, each column
@@ -36,6 +38,8 @@ struct column {
 const char *ift_txt_dur(char *buf, size_t len, uint64_t ns);
 /* "12345", "123k", "4.5M": counts in at most 6 columns. */
 const char *ift_txt_num(char *buf, size_t len, uint64_t n);
+/* ROLE in a table's narrow column: "cuda", "worker", "input", ... */
+const char *ift_txt_role(enum ift_role role);
 /* Columns S takes on a terminal: UTF-8 continuation bytes take none. */
 int ift_txt_cols(const char *s);
 /* Prints S in W columns, right-aligned when W < 0 (printf counts bytes). */
