@@ -273,7 +273,8 @@ struct ift_analysis;
 struct ift_analyze_hooks {
 	void *ctx;
 	/* every event the pass reads, after the state machine took it: from
-	   the trace start (the state at the window's start needs them) to the
+	   the trace start (the state at the window's start needs them; or
+	   opts.lead_ns before the window) to the
 	   end of the window or of the last call that began in it */
 	void (*event)(void *ctx, const struct ift_analysis *a,
 		      const struct ift_event *ev);
@@ -293,6 +294,12 @@ struct ift_analyze_opts {
 	uint64_t from_ns;		/* window, offsets from the trace start */
 	uint64_t to_ns;
 	bool has_to;			/* else the window ends with the trace */
+	/* the pass starts LEAD_NS before the window rather than at the trace
+	   start (has_lead): a window at the end of a long recording (top)
+	   costs what its own stretch does.  A thread with no event in the
+	   lead is UNKNOWN until its first one, and nothing is invented */
+	uint64_t lead_ns;
+	bool has_lead;
 	const uint32_t *pids;		/* keep threads whose pid or tid is one */
 	size_t npids;
 	const char *const *ops;		/* keep these ops (by name) */
@@ -338,6 +345,13 @@ struct ift_analysis_summary {
  * the caller releases with ift_analysis_free(); it points into T (names), so
  * T must outlive it.  Returns 0 or a negative error (a corrupt chunk, memory).
  */
+/*
+ * Where a report of T begins and ends (trace clock), which its offsets are
+ * from: the recording's start and stop where the trace says them, else its
+ * first and last row.
+ */
+void ift_analysis_bounds(const struct ift_trace *t, uint64_t *start, uint64_t *end);
+
 int ift_analysis_run(struct ift_trace *t, const struct ift_analyze_opts *opts,
 		     struct ift_analysis **out);
 void ift_analysis_free(struct ift_analysis *a);
@@ -399,7 +413,7 @@ struct ift_sys_sample {
 	int64_t running;		/* tasks runnable (procs.running); -1: not sampled */
 };
 
-/* The samples from the trace start to the end of the pass, in time order
+/* The samples from the pass's start to its end, in time order
    (*N of them); in hooks, those read so far. */
 const struct ift_sys_sample *ift_analysis_samples(const struct ift_analysis *a, size_t *n);
 

@@ -122,24 +122,31 @@ static const char *const fault_keys[] = {
 	"host.page_fault_ns.start", "host.page_fault_ns.stop",
 };
 
-static int setup(struct ift_analysis *a)
+void ift_analysis_bounds(const struct ift_trace *t, uint64_t *start, uint64_t *end)
 {
-	struct ift_analysis_summary *s = &a->sum;
-	uint64_t lo = ift_trace_ts_min(a->t), hi = ift_trace_ts_max(a->t), v;
-	const char *scope = ift_trace_meta(a->t, "record.scope");
-	const char *filter = ift_trace_meta(a->t, "record.filter");
-	const char *pages = ift_trace_meta(a->t, "record.page_allocs");
+	uint64_t lo = ift_trace_ts_min(t), hi = ift_trace_ts_max(t), v;
 	bool any = false;
 
 	for (unsigned tb = 1; tb < IFT_T_NR; tb++)
-		any |= ift_trace_rows(a->t, tb) != 0;
+		any |= ift_trace_rows(t, tb) != 0;
 	/* the recording began before its first event and ended after its last */
-	if (meta_u64(a->t, "record.start_ns", &v) && (!any || v <= lo))
+	if (meta_u64(t, "record.start_ns", &v) && (!any || v <= lo))
 		lo = v;
-	if (meta_u64(a->t, "record.stop_ns", &v) && v >= lo && v >= hi)
+	if (meta_u64(t, "record.stop_ns", &v) && v >= lo && v >= hi)
 		hi = v;
-	if (hi < lo)
-		hi = lo;
+	*start = lo;
+	*end = hi < lo ? lo : hi;
+}
+
+static int setup(struct ift_analysis *a)
+{
+	struct ift_analysis_summary *s = &a->sum;
+	const char *scope = ift_trace_meta(a->t, "record.scope");
+	const char *filter = ift_trace_meta(a->t, "record.filter");
+	const char *pages = ift_trace_meta(a->t, "record.page_allocs");
+	uint64_t lo, hi, v;
+
+	ift_analysis_bounds(a->t, &lo, &hi);
 	s->start_ts = lo;
 	s->end_ts = hi;
 	s->command = ift_trace_meta(a->t, "cmdline");
@@ -163,6 +170,8 @@ static int setup(struct ift_analysis *a)
 		return -EINVAL;
 	a->lo = lo + ift_min(a->opts.from_ns, hi - lo);
 	a->hi = a->opts.has_to ? lo + ift_min(a->opts.to_ns, hi - lo) : hi;
+	a->read_from = a->opts.has_lead && a->lo - lo > a->opts.lead_ns ?
+		       a->lo - a->opts.lead_ns : lo;
 	s->from_ns = a->lo - lo;
 	s->to_ns = a->hi - lo;
 	a->site_open = a->hi >= hi;
@@ -420,7 +429,7 @@ static int run_pass(struct ift_analysis *a)
 	int ret;
 
 	/* NVML's samples were read before (ift_az_gpu_read()) */
-	cur = ift_cursor_new(a->t, ALL_TABLES & ~(1U << IFT_T_GPU), 0);
+	cur = ift_cursor_new(a->t, ALL_TABLES & ~(1U << IFT_T_GPU), a->read_from);
 	if (!cur)
 		return -ENOMEM;
 	while ((ret = ift_cursor_next(cur, &ev)) > 0) {

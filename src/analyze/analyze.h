@@ -202,6 +202,9 @@ struct ift_analysis {
 	struct ift_analyze_opts opts;
 	struct ift_analysis_summary sum;
 	uint64_t lo, hi;		/* the window, trace clock, inclusive */
+	uint64_t read_from;		/* where the pass and the samples' read
+					   start: the trace start, or opts.lead_ns
+					   before lo */
 	uint64_t max_end;		/* latest end of a call in the window */
 	bool all_followed;		/* recorded without a task filter */
 

@@ -72,7 +72,7 @@ static int steal_row(struct ift_analysis *a, const uint64_t *r)
 
 int ift_az_steal_read(struct ift_analysis *a)
 {
-	struct ift_cursor *cur = ift_cursor_new(a->t, 1U << IFT_T_SAMPLES, 0);
+	struct ift_cursor *cur = ift_cursor_new(a->t, 1U << IFT_T_SAMPLES, a->read_from);
 	struct ift_event ev;
 	uint64_t id = 0, past = 0;	/* the metric's string id; the first sample past hi */
 	bool known = false;
