@@ -104,6 +104,14 @@ void ift_decoder_cpu_idle(struct ift_decoder *d, int source, int cpu, uint64_t t
 int ift_decoder_advance(struct ift_decoder *d);
 
 /*
+ * The trace-clock time below which every row the decoder will write has
+ * been handed to the writer: the events merged so far, less the calls that
+ * wait for one still open that began before them.  What a reader of the
+ * recording in progress may take as complete (record.complete_ns).
+ */
+uint64_t ift_decoder_complete(const struct ift_decoder *d);
+
+/*
  * ift_decoder_finish - every page is in: write everything, and close calls
  * still open at STOP_TS (flag no-return).  0 or a negative error.
  */

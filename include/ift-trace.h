@@ -234,7 +234,11 @@ struct ift_writer_opts {
 struct ift_writer *ift_writer_create(const char *path,
 				     const struct ift_writer_opts *opts);
 
-/* Adds a META entry (written with the next flush; later values win). */
+/*
+ * Adds a META entry, written by the next ift_writer_flush() after every
+ * chunk it writes, so that a value set before a flush may describe the
+ * rows appended before it (later values win).
+ */
 int ift_writer_meta(struct ift_writer *w, const char *key, const char *value);
 int ift_writer_metaf(struct ift_writer *w, const char *key, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

@@ -89,18 +89,24 @@ static int active_add(struct ift_decoder *d, struct task *t)
  * Calls are rows at their entry time but complete at their return: a call
  * can be written once no call still open began before it.
  */
-int ift_dec_calls_emit(struct ift_decoder *d, bool all)
+uint64_t ift_dec_calls_open_min(const struct ift_decoder *d)
 {
 	uint64_t min_open = UINT64_MAX;
+
+	for (size_t i = 0; i < d->nactive; i++) {
+		const struct task *t = &d->tasks[d->active[i]];
+
+		if (t->depth && t->stack[0].ts < min_open)
+			min_open = t->stack[0].ts;
+	}
+	return min_open;
+}
+
+int ift_dec_calls_emit(struct ift_decoder *d, bool all)
+{
+	uint64_t min_open = all ? UINT64_MAX : ift_dec_calls_open_min(d);
 	int ret;
 
-	if (!all)
-		for (size_t i = 0; i < d->nactive; i++) {
-			const struct task *t = &d->tasks[d->active[i]];
-
-			if (t->depth && t->stack[0].ts < min_open)
-				min_open = t->stack[0].ts;
-		}
 	while (d->ndone && d->done[0].row[IFT_C_TS] <= min_open) {
 		if (d->on_call && (ret = d->on_call(d->on_call_ctx, d->done[0].row)) < 0)
 			return ret;

@@ -1127,6 +1127,13 @@ int ift_decoder_advance(struct ift_decoder *d)
 	return merge_until(d, wm);
 }
 
+uint64_t ift_decoder_complete(const struct ift_decoder *d)
+{
+	uint64_t open = ift_dec_calls_open_min(d);
+
+	return open < d->horizon ? open : d->horizon;
+}
+
 int ift_decoder_finish(struct ift_decoder *d, uint64_t stop_ts)
 {
 	int ret = merge_until(d, UINT64_MAX);

@@ -163,5 +163,7 @@ int ift_dec_task_close_calls(struct ift_decoder *d, struct task *t, uint64_t ts)
  * at the end).  0 or a negative error.
  */
 int ift_dec_calls_emit(struct ift_decoder *d, bool all);
+/* The entry of the oldest call still open, UINT64_MAX when none is. */
+uint64_t ift_dec_calls_open_min(const struct ift_decoder *d);
 
 #endif

@@ -688,6 +688,10 @@ int ift_recorder_poll(struct ift_recorder *r, int timeout_ms)
 	}
 	if (now >= r->next_flush) {
 		r->next_flush = now + FLUSH_EVERY_NS;
+		/* for a reader of the recording in progress (top): every row
+		   before it is in the chunks this flush writes, or earlier */
+		ift_writer_metaf(r->w, "record.complete_ns", "%" PRIu64,
+				 ift_decoder_complete(r->dec));
 		if ((ret = ift_writer_flush(r->w)) < 0)
 			return fail(r, "write the trace file", ret);
 	}

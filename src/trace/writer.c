@@ -215,8 +215,7 @@ static int flush_dicts(struct ift_writer *w)
 {
 	int ret;
 
-	if ((ret = flush_meta(w)) < 0 || (ret = flush_strings(w)) < 0 ||
-	    (ret = flush_stacks(w)) < 0)
+	if ((ret = flush_strings(w)) < 0 || (ret = flush_stacks(w)) < 0)
 		return ret;
 	return flush_ops(w);
 }
@@ -604,7 +603,10 @@ int ift_writer_flush(struct ift_writer *w)
 	for (unsigned t = 1; t < IFT_T_NR; t++)
 		if ((ret = flush_table(w, t)) < 0)
 			return ret;
-	return flush_dicts(w);
+	if ((ret = flush_dicts(w)) < 0)
+		return ret;
+	/* last: a value set before the flush describes the chunks before it */
+	return flush_meta(w);
 }
 
 uint64_t ift_writer_bytes(const struct ift_writer *w)
