@@ -227,6 +227,51 @@ const struct ift_site *ift_report_sites(const struct ift_report *r, size_t *n);
 const struct ift_py_op *ift_report_py_sites(const struct ift_report *r, size_t *n);
 bool ift_report_py(const struct ift_report *r);
 
+/*
+ * What `top' shows of one window of a trace (analyze/top.c): the report's
+ * figures it picks, in the order it shows them.
+ */
+#define IFT_TOP_OPS		8	/* ops, most time first */
+#define IFT_TOP_FEEDERS		8	/* feeders, most CUDA waiting ended first */
+
+/* The machine over the window, from the recorder's samples of /proc. */
+struct ift_top_load {
+	unsigned samples;		/* 0: none in the window */
+	uint32_t busy_permille;		/* the CPUs' time busy, mean */
+	uint32_t runnable_milli;	/* tasks runnable (procs.running), mean x 1000 */
+	uint32_t runnable_max;
+};
+
+struct ift_top_op {
+	const struct ift_op_stats *s;	/* of the window */
+	uint64_t per_s_milli;		/* calls a second of the window, x 1000 */
+};
+
+/* A feeder (input worker, input thread, relay), as the scheduler saw it. */
+struct ift_top_feeder {
+	const struct ift_thread_info *th;
+	uint64_t fed_ns;		/* the CUDA threads' blocked time its
+					   wake-ups ended (role evidence) */
+	/* of the time its state was known (on-CPU + run queue + blocked) */
+	uint32_t on_cpu_permille, runq_permille, blocked_permille;
+};
+
+struct ift_top_frame {
+	const struct ift_analysis_summary *sum;
+	struct ift_top_load load;
+	size_t nops;
+	struct ift_top_op ops[IFT_TOP_OPS];
+	size_t ops_left;		/* ops of the window not shown */
+	const struct ift_chain *chain;	/* the most costly, or NULL */
+	size_t nfeeders;
+	struct ift_top_feeder feeders[IFT_TOP_FEEDERS];
+	size_t feeders_left;
+	const struct ift_gpu_use *gpu;
+};
+
+/* The frame of report R (run over the window top shows).  Points into R. */
+void ift_top_frame(const struct ift_report *r, struct ift_top_frame *f);
+
 /* What `report --diff' compares two reports on, beyond the op tables. */
 struct ift_report_totals {
 	uint64_t wall_ns;		/* the window */

@@ -81,6 +81,24 @@ struct ift_text_opts {
 int ift_out_text(FILE *f, struct ift_trace *t, const struct ift_report *r,
 		 const struct ift_text_opts *o);
 
+/* How `top' names what it shows (src/render/top.c). */
+struct ift_top_view {
+	const char *name;	/* the file followed or replayed */
+	const char *state;	/* "recording", "recorded", "replaying" */
+	uint64_t length_ns;	/* of the trace so far */
+	uint64_t stale_ns;	/* a recording that has not grown for this long */
+	int width;		/* as ift_text_opts.width */
+};
+
+/*
+ * ift_out_top - the frame FR (ift_top_frame() of a window's report) as
+ * `top' draws it on F: the window, the machine's load, the ops' rates and
+ * latencies, the most costly chain and the feeders.  F's errors are the
+ * caller's.
+ */
+struct ift_top_frame;
+void ift_out_top(FILE *f, const struct ift_top_frame *fr, const struct ift_top_view *v);
+
 /* One side of `report --diff': a trace, the name it was opened by, its report. */
 struct ift_diff_side {
 	const char *name;		/* named by it when it has no command */

@@ -20,10 +20,12 @@ run() {
 # a trace is refused with one line on stderr naming it, nothing on stdout
 refused() {	# path
 	local cmd msg
-	for cmd in info dump; do
+	for cmd in info dump "top --once"; do
+		# shellcheck disable=SC2086
 		run "$IFT" $cmd -i "$1"
 		[ $rc -ne 0 ] || fail "$cmd -i '$1' succeeded"
 		[ ! -s out ] || fail "$cmd -i '$1' printed to stdout: $(head -3 out)"
+		# shellcheck disable=SC2086
 		msg=$(expect_one_line_error "$IFT" $cmd -i "$1") || fail "${msg#FAIL: }"
 		[[ $msg == "ingero-ftrace: error: "*"'$1'"* ]] ||
 			fail "$cmd -i '$1': the error does not name the file: $msg"
@@ -44,12 +46,21 @@ refused header-cut.trace
 [[ $(expect_one_line_error "$IFT" info -i missing.trace) == *"No such file"* ]] || fail "missing file: no ENOENT message"
 [[ $(expect_one_line_error "$IFT" info -i empty.trace) == *empty* ]] || fail "empty file: message does not say empty"
 [[ $(expect_one_line_error "$IFT" info -i text.trace) == *"not an ingero-ftrace trace"* ]] || fail "text file: message does not say it is not a trace"
+# top: neither the trace nor a recording of it; a window it cannot show
+[[ $(expect_one_line_error "$IFT" top -i missing.trace) == *"nor is a recording writing 'missing.trace.part'"* ]] ||
+	fail "top -i missing.trace: the error does not say no recording writes it"
+for bad in "--window 0" "--window 5x" "--interval 1ms" "--at -1s"; do
+	# shellcheck disable=SC2086
+	run "$IFT" top --once $bad -i ingero.trace
+	[ $rc = 2 ] || fail "top $bad: exit $rc, not a usage error: $(cat err)"
+done
 
 # what is not a regular file is refused at once, never waited on: a FIFO
 # would block an open for a writer, and reading /dev/zero never ends
 mkfifo fifo.trace
 mkdir fifodir && mkfifo fifodir/x.trace
 for args in "info -i fifo.trace" "dump -i fifo.trace" "report -i fifo.trace" \
+	    "top --once -i fifo.trace" "top -i fifo.trace" \
 	    "report -i fifodir" "query -i fifo.trace SELECT" "info -i /dev/zero"; do
 	# shellcheck disable=SC2086
 	msg=$(timeout 20 "$IFT" $args 2>&1 >/dev/null)

@@ -7,6 +7,7 @@
  *   simtrain MODE [-o FILE] [--steps N] [--workers N] [--batch ROWS]
  *            [--rows N] [--cols N] [--work-us US] [--host-us US]
  *            [--kernels N] [--grid BLOCKS] [--mb MB] [--prefetch N] [--seconds S]
+ *            [--loop-ms MS] [--starve-after-ms MS]
  *
  * MODE:
  *   loader     DataLoader starvation: N worker processes (pt_data_worker)
@@ -14,6 +15,11 @@
  *              batches, --work-us of CPU each, and hand them over through
  *              shared-memory slots; the main thread waits for each batch,
  *              cudaMemcpy's it from pageable memory, launches, synchronizes.
+ *              With --starve-after-ms the batches cost no CPU until that
+ *              long into the loop (the GPU is fed), then --work-us: the
+ *              moment is logged as it comes ({"type":"starve"}), for a
+ *              test that watches the recording while it runs.  --loop-ms
+ *              ends the loop after that long, whatever --steps says.
  *   direct     the fix: contiguous slices of a pre-shuffled copy of the same
  *              dataset, copied from a pinned buffer, no workers.
  *   healthy    a pinned batch reused, --host-us of framework overhead before
@@ -68,6 +74,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,10 +112,12 @@ const char *cudaGetErrorString(int e);
 static struct {
 	const char *mode;
 	long steps, workers, batch, rows, cols, work_us, host_us, kernels, grid, mb, prefetch;
+	long loop_ms, starve_after_ms;
 	double seconds;
 } opt = {
 	.steps = -1, .workers = -1, .batch = -1, .rows = -1, .cols = -1, .work_us = -1,
 	.host_us = -1, .kernels = -1, .grid = -1, .mb = -1, .prefetch = -1, .seconds = 60,
+	.loop_ms = -1, .starve_after_ms = -1,
 };
 
 static int out_fd = 1;
@@ -464,6 +473,9 @@ struct slot {
 
 struct shared {
 	_Atomic long next;	/* the next batch a worker takes */
+	uint64_t starve_at;	/* CLOCK_MONOTONIC from which a batch costs
+				   --work-us (0: from the start) */
+	_Atomic int stop;	/* --loop-ms is over: take no more batches */
 	struct slot slot[];
 };
 
@@ -483,6 +495,8 @@ static void worker(long index, struct shared *sh, char *data, const float *ds, s
 
 		while (sem_wait(&s->empty) < 0 && errno == EINTR)
 			;
+		if (atomic_load(&sh->stop))
+			break;
 		t0 = mono();
 		/* collate: a fresh batch of random rows, then its transforms */
 		buf = malloc(bytes);
@@ -493,7 +507,8 @@ static void worker(long index, struct shared *sh, char *data, const float *ds, s
 
 			memcpy(buf + i * cols, ds + r * cols, cols * sizeof(float));
 		}
-		burn(buf, n, (uint64_t)opt.work_us * 1000);
+		if (t0 >= sh->starve_at)
+			burn(buf, n, (uint64_t)opt.work_us * 1000);
 		/* the hand-off */
 		memcpy(data + (size_t)(b % (long)nslots) * bytes, buf, bytes);
 		free(buf);
@@ -506,6 +521,15 @@ static void worker(long index, struct shared *sh, char *data, const float *ds, s
 	snprintf(extra, sizeof(extra), ",\"batches\":%ld,\"build_ns\":%" PRIu64, done, build_ns);
 	emit_rusage("worker", RUSAGE_SELF, index, extra);
 	_exit(0);
+}
+
+/* The workers stop at their next slot, or after their next batch. */
+static void loader_stop(struct shared *sh, size_t nslots)
+{
+	atomic_store(&sh->stop, 1);
+	for (size_t i = 0; i < nslots; i++)
+		for (long k = 0; k < opt.workers; k++)
+			sem_post(&sh->slot[i].empty);
 }
 
 static void run_loader(void)
@@ -521,6 +545,7 @@ static void run_loader(void)
 	struct shared *sh;
 	char *data;
 	pid_t pids[64];
+	bool starved = false;
 
 	if (opt.workers < 1 || opt.workers > 64)
 		die("--workers must be 1..64");
@@ -538,6 +563,8 @@ static void run_loader(void)
 
 	model_init(bytes);
 	t_loop = mono();
+	if (opt.starve_after_ms >= 0)
+		sh->starve_at = t_loop + (uint64_t)opt.starve_after_ms * 1000000;
 	for (long k = 0; k < opt.workers; k++) {
 		pids[k] = fork();
 		if (pids[k] < 0)
@@ -550,6 +577,14 @@ static void run_loader(void)
 		struct slot *s = &sh->slot[b % (long)nslots];
 		uint64_t t0 = mono(), t1;
 
+		if (opt.loop_ms >= 0 && t0 - t_loop >= (uint64_t)opt.loop_ms * 1000000)
+			break;
+		/* said as it comes: a test awaits it while the recording runs */
+		if (sh->starve_at && t0 >= sh->starve_at && !starved) {
+			starved = true;
+			emit("{\"type\":\"starve\",\"t_ns\":%" PRIu64 ",\"step\":%ld} ",
+			     sh->starve_at, b);
+		}
 		while (sem_wait(&s->full) < 0 && errno == EINTR)
 			;
 		t1 = mono();
@@ -575,6 +610,7 @@ static void run_loader(void)
 		CUDA(OP_STREAMSYNC, cudaStreamSynchronize(stream));
 	}
 	loop_ns = mono() - t_loop;
+	loader_stop(sh, nslots);
 	/* each wait, so a check can take the steady state's alone */
 	for (size_t i = 0; i + 3 < each.n; i += 4)
 		emit("{\"type\":\"waited\",\"t1\":%" PRIu64 ",\"wait_ns\":%" PRIu64
@@ -766,7 +802,7 @@ static void usage(void)
 	fprintf(stderr, "usage: simtrain loader|direct|healthy|pagestorm|gpubound|hog "
 		"[-o FILE] [--steps N] [--workers N] [--batch ROWS] [--rows N] [--cols N] "
 		"[--work-us US] [--host-us US] [--kernels N] [--grid BLOCKS] [--mb MB] "
-		"[--prefetch N] [--seconds S]\n");
+		"[--prefetch N] [--seconds S] [--loop-ms MS] [--starve-after-ms MS]\n");
 	exit(2);
 }
 
@@ -791,6 +827,7 @@ int main(int argc, char **argv)
 		{ "rows", 1, NULL, 'r' }, { "cols", 1, NULL, 'c' }, { "work-us", 1, NULL, 'u' },
 		{ "host-us", 1, NULL, 'h' }, { "kernels", 1, NULL, 'k' }, { "grid", 1, NULL, 'g' },
 		{ "mb", 1, NULL, 'm' }, { "prefetch", 1, NULL, 'p' }, { "seconds", 1, NULL, 'S' },
+		{ "loop-ms", 1, NULL, 'L' }, { "starve-after-ms", 1, NULL, 'A' },
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t t_start = mono(), irq_start = cpustat_irq();
@@ -819,6 +856,8 @@ int main(int argc, char **argv)
 		case 'm': opt.mb = num(optarg, "--mb"); break;
 		case 'p': opt.prefetch = num(optarg, "--prefetch"); break;
 		case 'S': opt.seconds = (double)num(optarg, "--seconds"); break;
+		case 'L': opt.loop_ms = num(optarg, "--loop-ms"); break;
+		case 'A': opt.starve_after_ms = num(optarg, "--starve-after-ms"); break;
 		default: usage();
 		}
 	}
@@ -830,7 +869,8 @@ int main(int argc, char **argv)
 
 	/* the same data and model for loader and direct, so they compare */
 	if (!strcmp(opt.mode, "loader") || !strcmp(opt.mode, "direct")) {
-		DEF(steps, 150);
+		/* --loop-ms alone ends the loop */
+		DEF(steps, opt.loop_ms >= 0 ? 100000000 : 150);
 		DEF(kernels, 3);
 		DEF(grid, 500);
 		/*
