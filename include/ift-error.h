@@ -36,7 +36,8 @@
 	_PE(SQL,	"SQLite error"),				\
 	_PE(READONLY,	"only read-only SQL (SELECT/WITH/EXPLAIN) is allowed"), \
 	_PE(PY_MOVED,	"the Python frames changed while they were read"),	\
-	_PE(JOB,	"the traces do not make one job: two processes claim one rank, or communicators of different sizes")
+	_PE(JOB,	"the traces do not make one job: two processes claim one rank, or communicators of different sizes"), \
+	_PE(PIECES,	"the traces are not the pieces of one recording, each once and none missing")
 
 #undef _PE
 #define _PE(code, str) IFT_E_##code

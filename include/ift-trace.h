@@ -288,6 +288,17 @@ uint64_t ift_writer_rows(const struct ift_writer *w, unsigned table);
 int ift_writer_finish(struct ift_writer *w);
 
 /*
+ * ift_writer_rotate - finish the file as ift_writer_finish() does and go on
+ * into a new one at PATH (PATH.part until it is finished in turn), made as
+ * the first was.  Each piece is a whole trace: it starts with every string,
+ * op, call site, library and metadata key so far, under the same ids, and
+ * ends with the losses and the task table so far; rows keep their order
+ * across pieces.  On failure the writer is finished and the new file, if
+ * any, left as it is.
+ */
+int ift_writer_rotate(struct ift_writer *w, const char *path);
+
+/*
  * ift_writer_free - release the writer.  A writer not finished leaves PATH.part
  * on disk: what was flushed stays readable.
  */
@@ -328,6 +339,19 @@ void ift_trace_close(struct ift_trace *t);
  * negative error (-IFT_E_REPLACED: the file shrank).
  */
 int ift_trace_follow(struct ift_trace *t, bool *grew);
+
+/*
+ * ift_trace_open_run - the N pieces at PATHS of one recording (record
+ * --rotate: the same record.run_id, record.piece numbers one after the
+ * other, in any order) as one trace: every table's rows in time order
+ * across them, the run's dictionaries and metadata (offsets from the
+ * first piece's start), its task table.  -IFT_E_PIECES when they are not
+ * that; on an error opening one, *BAD is its index.
+ */
+int ift_trace_open_run(const char *const *paths, size_t n, struct ift_trace **out,
+		       size_t *bad);
+/* Whether T is a piece of a rotated recording (record.run_id, record.piece). */
+bool ift_trace_is_piece(const struct ift_trace *t);
 
 const struct ift_recovery *ift_trace_recovery(const struct ift_trace *t);
 unsigned ift_trace_version(const struct ift_trace *t);
@@ -383,6 +407,8 @@ bool ift_trace_tasks_rebuilt(const struct ift_trace *t);
 
 struct ift_chunk_info {
 	unsigned table;
+	unsigned piece;		/* of a run joined by ift_trace_open_run(), from 0;
+				   0 in a trace of one file */
 	uint32_t nrows;
 	uint64_t ts_min, ts_max;
 	uint64_t offset;	/* of the section in the file */

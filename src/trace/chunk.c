@@ -54,7 +54,11 @@ int ift_chunk_load(const struct ift_trace *t, struct loadctx *lc, unsigned table
 	if (!ci)
 		return -IFT_E_NO_TABLE;
 	rt = &t->t[table];
-	ret = ift_read_sec_hdr(t, ci->offset, &s);
+	if (ci->piece >= (t->npieces ? t->npieces : 1))
+		return -IFT_E_CORRUPT;
+	ret = t->npieces ? ift_read_sec_hdr_in(t->pieces[ci->piece].fd,
+					       t->pieces[ci->piece].size, ci->offset, &s) :
+			   ift_read_sec_hdr(t, ci->offset, &s);
 	if (ret < 0)
 		return ret == -IFT_E_TRUNCATED ? -IFT_E_CORRUPT : ret;
 	if (s.type != IFT_SEC_CHUNK || s.len != ci->size)

@@ -75,6 +75,7 @@ static int open_indexed(struct ift_trace *t, struct taskmap *tasks)
 		if (!ift_rd_varint(&r, &off) || !ift_rd_varint(&r, &type) ||
 		    off != prev_end || type > UINT16_MAX)
 			goto out;
+		s.fd = t->fd;
 		s.off = off;
 		s.type = (uint16_t)type;
 		s.flags = 0;
@@ -435,12 +436,7 @@ static void drop_tasks(struct ift_trace *t)
 	t->ntasks = 0;
 }
 
-/*
- * The task table again, after sections were added: the TASKS section where
- * the writer finished, else the `tasks' rows, all of them (a thread's
- * record folds every row of it).
- */
-static int republish_tasks(struct ift_trace *t, struct taskmap *tasks)
+int ift_reader_tasks_again(struct ift_trace *t, struct taskmap *tasks)
 {
 	int ret = 0;
 
@@ -460,7 +456,8 @@ int ift_trace_follow(struct ift_trace *t, bool *grew)
 	int ret;
 
 	*grew = false;
-	if (t->rec.finished)
+	/* a joined run is read whole (its pieces are finished but the last) */
+	if (t->rec.finished || t->npieces)
 		return 0;
 	if (fstat(t->fd, &st) < 0)
 		return -errno;
@@ -478,7 +475,7 @@ int ift_trace_follow(struct ift_trace *t, bool *grew)
 		*grew = true;
 		/* the TASKS section, once read, is the table: nothing after it adds */
 		if (!had_tasks)
-			ret = republish_tasks(t, &tasks);
+			ret = ift_reader_tasks_again(t, &tasks);
 		t->page_size = page_size_of(ift_trace_meta(t, "host.page_size"));
 	}
 	ift_taskmap_release(&tasks);
@@ -491,6 +488,10 @@ void ift_trace_close(struct ift_trace *t)
 		return;
 	reset_contents(t, NULL);
 	drop_tasks(t);
+	for (size_t i = 0; i < t->npieces; i++)
+		if (t->pieces[i].fd >= 0 && t->pieces[i].fd != t->fd)
+			close(t->pieces[i].fd);
+	free(t->pieces);
 	if (t->fd >= 0)
 		close(t->fd);
 	ZSTD_freeDCtx(t->dz);

@@ -72,9 +72,24 @@ struct ift_trace {
 
 	struct rtable t[IFT_T_NR];
 
+	/* a run joined from pieces (run.c): each one's file, in order, and
+	   the trace's own fd is the last's; none for one file */
+	struct piece {
+		int fd;
+		uint64_t size;
+	} *pieces;
+	size_t npieces;
+
 	ZSTD_DCtx *dz;
 	struct buf io, raw;
 };
+
+/*
+ * The task table again, after sections were added (a file followed, a run
+ * joined): the TASKS section where the writer finished (parsed into TASKS),
+ * else every `tasks' row, folded.  Pointers to the old table are stale.
+ */
+int ift_reader_tasks_again(struct ift_trace *t, struct taskmap *tasks);
 
 /* The uncompressed header of a CHUNK payload. */
 struct chunk_hdr {
@@ -83,6 +98,7 @@ struct chunk_hdr {
 };
 
 struct sec {
+	int fd;			/* the file it is in */
 	uint64_t off;
 	uint16_t type, flags;
 	uint64_t len;
@@ -93,6 +109,8 @@ struct sec {
 int ift_pread_all(int fd, void *p, size_t n, uint64_t off);
 /* Reads and checks the header of the section at OFF. */
 int ift_read_sec_hdr(const struct ift_trace *t, uint64_t off, struct sec *s);
+/* The same in file FD of SIZE bytes (a piece of a joined run). */
+int ift_read_sec_hdr_in(int fd, uint64_t size, uint64_t off, struct sec *s);
 /* Reads the payload of S into IO and checks its checksum. */
 int ift_read_payload_into(const struct ift_trace *t, const struct sec *s, struct buf *io);
 /* Reads the payload of S into t->io and checks its checksum. */

@@ -399,22 +399,28 @@ static int add_chunk(struct ift_trace *t, uint64_t off, uint64_t size,
 
 int ift_read_sec_hdr(const struct ift_trace *t, uint64_t off, struct sec *s)
 {
+	return ift_read_sec_hdr_in(t->fd, t->rec.file_size, off, s);
+}
+
+int ift_read_sec_hdr_in(int fd, uint64_t size, uint64_t off, struct sec *s)
+{
 	uint8_t h[IFT_SECTION_HDR];
 	int ret;
 
-	if (off + IFT_SECTION_HDR > t->rec.file_size || off + IFT_SECTION_HDR < off)
+	if (off + IFT_SECTION_HDR > size || off + IFT_SECTION_HDR < off)
 		return -IFT_E_TRUNCATED;
-	ret = ift_pread_all(t->fd, h, sizeof(h), off);
+	ret = ift_pread_all(fd, h, sizeof(h), off);
 	if (ret < 0)
 		return ret;
 	if (memcmp(h, IFT_SYNC, 4) || ift_le32(h + 20) != (uint32_t)crc32(0, h, 20))
 		return -IFT_E_CORRUPT;
+	s->fd = fd;
 	s->off = off;
 	s->type = ift_le16(h + 4);
 	s->flags = ift_le16(h + 6);
 	s->len = ift_le64(h + 8);
 	s->crc = ift_le32(h + 16);
-	if (s->len > t->rec.file_size - off - IFT_SECTION_HDR)
+	if (s->len > size - off - IFT_SECTION_HDR)
 		return -IFT_E_TRUNCATED;
 	return 0;
 }
@@ -426,7 +432,8 @@ int ift_read_payload_into(const struct ift_trace *t, const struct sec *s, struct
 	ift_buf_clear(io);
 	if (s->len > SIZE_MAX / 2 || !ift_buf_reserve(io, (size_t)s->len))
 		return -ENOMEM;
-	ret = ift_pread_all(t->fd, io->data, (size_t)s->len, s->off + IFT_SECTION_HDR);
+	(void)t;
+	ret = ift_pread_all(s->fd, io->data, (size_t)s->len, s->off + IFT_SECTION_HDR);
 	if (ret < 0)
 		return ret;
 	io->len = (size_t)s->len;

@@ -5,6 +5,12 @@
  * CHUNK section, so memory stays bounded whatever the length of the trace.
  * Everything a chunk refers to (strings, ops, the table's schema) is written
  * before it, so the file is readable at every section boundary.
+ *
+ * A writer can go on into a new file (ift_writer_rotate()): each piece is a
+ * whole trace, so the writer keeps every dictionary entry it wrote (the
+ * strings are interned anyway; ops, call sites, libraries and metadata in
+ * `all' buffers) and writes them all again, under the same ids, at the head
+ * of the next piece.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -35,6 +41,10 @@
 #define SMALL_CHUNK_ROWS	4096
 #define SMALL_TABLE_LOG		14
 
+struct meta_kv {
+	char *key, *value;
+};
+
 struct wtable {
 	const struct ift_table_def *def;
 	uint64_t *cols[IFT_MAX_COLS];
@@ -60,13 +70,20 @@ struct ift_writer {
 	size_t strings_flushed;
 
 	struct buf ops;		/* OPS entries not written yet */
+	struct buf ops_all;	/* every OPS entry, for the next piece */
 	uint32_t nops, ops_flushed;
 
 	struct buf stacks;	/* STACKS entries not written yet */
+	struct buf stacks_all;
 	uint64_t nstacks, stacks_flushed;
 
 	struct buf meta;	/* META entries not written yet */
 	uint32_t nmeta;
+	struct meta_kv *meta_all;	/* every key's last value, first-set order */
+	size_t nmeta_all;
+
+	struct buf libs_all;	/* every LIBRARY payload, each a varint length first */
+	struct ift_writer_opts opts;
 
 	struct ift_loss *loss;
 	size_t nloss;
@@ -419,6 +436,8 @@ struct ift_writer *ift_writer_create(const char *path,
 		w->chunk_rows = IFT_MAX_CHUNK_ROWS;
 	w->level = opts && opts->zstd_level ? opts->zstd_level :
 		   DEFAULT_ZSTD_LEVEL;
+	if (opts)
+		w->opts = *opts;
 	ift_taskmap_init(&w->tasks);
 
 	w->zc = ZSTD_createCCtx();
@@ -455,14 +474,46 @@ fail:
 	return NULL;
 }
 
+/* KEY's last value, kept for the head of the next piece. */
+static int meta_keep(struct ift_writer *w, const char *key, const char *value)
+{
+	struct meta_kv *kv = NULL;
+	char *v = strdup(value);
+
+	for (size_t i = 0; i < w->nmeta_all && !kv; i++)
+		if (!strcmp(w->meta_all[i].key, key))
+			kv = &w->meta_all[i];
+	if (!kv && v) {
+		struct meta_kv *all = realloc(w->meta_all, (w->nmeta_all + 1) * sizeof(*all));
+		char *k = strdup(key);
+
+		if (all)
+			w->meta_all = all;
+		if (!all || !k) {
+			free(k);
+			free(v);
+			return -ENOMEM;
+		}
+		kv = &w->meta_all[w->nmeta_all++];
+		*kv = (struct meta_kv){ k, NULL };
+	}
+	if (!v)
+		return -ENOMEM;
+	free(kv->value);
+	kv->value = v;
+	return 0;
+}
+
 int ift_writer_meta(struct ift_writer *w, const char *key, const char *value)
 {
 	if (w->finished)
 		return -IFT_E_FINISHED;
+	if (!value)
+		value = "";
 	ift_buf_str(&w->meta, key);
-	ift_buf_str(&w->meta, value ? value : "");
+	ift_buf_str(&w->meta, value);
 	w->nmeta++;
-	return w->meta.oom ? -ENOMEM : 0;
+	return w->meta.oom ? -ENOMEM : meta_keep(w, key, value);
 }
 
 int ift_writer_metaf(struct ift_writer *w, const char *key, const char *fmt, ...)
@@ -497,12 +548,16 @@ int ift_writer_op(struct ift_writer *w, const struct ift_op *op)
 	for (unsigned i = 0; i < op->nargs; i++)
 		if (!op->args[i] || !ift_arg_name_ok(op->args[i], strlen(op->args[i])))
 			return -EINVAL;
-	ift_buf_str(&w->ops, op->name);
-	ift_buf_varint(&w->ops, op->api);
-	ift_buf_varint(&w->ops, op->nargs);
-	for (unsigned i = 0; i < op->nargs; i++)
-		ift_buf_str(&w->ops, op->args[i]);
-	if (w->ops.oom)
+	for (int k = 0; k < 2; k++) {
+		struct buf *b = k ? &w->ops_all : &w->ops;
+
+		ift_buf_str(b, op->name);
+		ift_buf_varint(b, op->api);
+		ift_buf_varint(b, op->nargs);
+		for (unsigned i = 0; i < op->nargs; i++)
+			ift_buf_str(b, op->args[i]);
+	}
+	if (w->ops.oom || w->ops_all.oom)
 		return -ENOMEM;
 	return (int)++w->nops;
 }
@@ -522,6 +577,9 @@ int ift_writer_library(struct ift_writer *w, const struct ift_library *lib)
 	ift_buf_varint(&w->payload, lib->ino);
 	ift_buf_varint(&w->payload, lib->functions);
 	ift_buf_str(&w->payload, lib->kind);
+	ift_buf_bytes(&w->libs_all, w->payload.data, w->payload.len);
+	if (w->libs_all.oom)
+		return -ENOMEM;
 	return write_section(w, IFT_SEC_LIBRARY, &w->payload, NULL);
 }
 
@@ -532,6 +590,8 @@ int64_t ift_writer_stack(struct ift_writer *w, const struct ift_frame *frames,
 		return -IFT_E_FINISHED;
 	if (nframes > IFT_STACK_MAX_FRAMES)
 		nframes = IFT_STACK_MAX_FRAMES;
+	size_t at = w->stacks.len;
+
 	ift_buf_varint(&w->stacks, nframes);
 	for (unsigned i = 0; i < nframes; i++) {
 		int64_t mod = ift_writer_string(w, frames[i].module);
@@ -545,7 +605,8 @@ int64_t ift_writer_stack(struct ift_writer *w, const struct ift_frame *frames,
 		ift_buf_varint(&w->stacks, frames[i].symoff);
 		ift_buf_varint(&w->stacks, frames[i].flags);
 	}
-	if (w->stacks.oom)
+	ift_buf_put(&w->stacks_all, w->stacks.data + at, w->stacks.len - at);
+	if (w->stacks.oom || w->stacks_all.oom)
 		return -ENOMEM;
 	return (int64_t)++w->nstacks;
 }
@@ -682,22 +743,96 @@ static int write_index(struct ift_writer *w)
 	return ret < 0 ? (w->err = ret) : 0;
 }
 
+/* The rows so far, the losses, the task table, the index: the file done. */
+static int close_piece(struct ift_writer *w)
+{
+	int ret;
+
+	if ((ret = ift_writer_flush(w)) < 0 || (ret = write_loss(w)) < 0 ||
+	    (ret = write_tasks(w)) < 0 || (ret = write_index(w)) < 0)
+		return ret;
+	if ((ret = ift_outfile_commit(&w->out)) < 0)
+		return w->err = ret;
+	return 0;
+}
+
 int ift_writer_finish(struct ift_writer *w)
 {
 	int ret;
 
 	if (w->finished)
 		return -IFT_E_FINISHED;
-	ret = ift_writer_flush(w);
+	ret = close_piece(w);
 	w->finished = true;
-	if (ret < 0)
+	return ret;
+}
+
+/* The head of a new piece: every dictionary entry so far, under its id. */
+static int open_piece(struct ift_writer *w)
+{
+	struct rd r;
+	int ret;
+
+	w->off = 0;
+	ift_buf_clear(&w->index);
+	w->nindex = 0;
+	if ((ret = write_header(w)) < 0)
 		return ret;
-	if ((ret = write_loss(w)) < 0 || (ret = write_tasks(w)) < 0 ||
-	    (ret = write_index(w)) < 0)
+	w->strings_flushed = 0;
+	ift_buf_clear(&w->ops);
+	ift_buf_put(&w->ops, w->ops_all.data, w->ops_all.len);
+	w->ops_flushed = 0;
+	ift_buf_clear(&w->stacks);
+	ift_buf_put(&w->stacks, w->stacks_all.data, w->stacks_all.len);
+	w->stacks_flushed = 0;
+	ift_buf_clear(&w->meta);
+	w->nmeta = 0;
+	for (size_t i = 0; i < w->nmeta_all; i++) {
+		ift_buf_str(&w->meta, w->meta_all[i].key);
+		ift_buf_str(&w->meta, w->meta_all[i].value);
+		w->nmeta++;
+	}
+	if (w->ops.oom || w->stacks.oom || w->meta.oom)
+		return -ENOMEM;
+	for (unsigned t = 1; t < IFT_T_NR; t++)
+		w->t[t].schema_written = false;
+	if ((ret = flush_dicts(w)) < 0 || (ret = flush_meta(w)) < 0)
 		return ret;
-	if ((ret = ift_outfile_commit(&w->out)) < 0)
-		return w->err = ret;
+	ift_rd_init(&r, w->libs_all.data, w->libs_all.len);
+	while (ift_rd_left(&r)) {
+		const uint8_t *p;
+		size_t n;
+
+		/* each as ift_buf_bytes() kept it: a str of the payload's bytes */
+		if (!ift_rd_str(&r, &p, &n))
+			return -EINVAL;
+		ift_buf_clear(&w->payload);
+		ift_buf_put(&w->payload, p, n);
+		if ((ret = write_section(w, IFT_SEC_LIBRARY, &w->payload, NULL)) < 0)
+			return ret;
+	}
 	return 0;
+}
+
+int ift_writer_rotate(struct ift_writer *w, const char *path)
+{
+	int ret;
+
+	if (w->finished)
+		return -IFT_E_FINISHED;
+	if (w->err)
+		return w->err;
+	if ((ret = close_piece(w)) < 0)
+		goto fail;
+	ift_outfile_release(&w->out);
+	w->out.fd = w->out.dirfd = -1;
+	ret = ift_outfile_create(&w->out, path, w->opts.give, w->opts.uid, w->opts.gid);
+	if (ret < 0 || (ret = open_piece(w)) < 0)
+		goto fail;
+	return 0;
+fail:
+	w->finished = true;
+	return w->err = ret;
 }
 
 void ift_writer_free(struct ift_writer *w)
@@ -710,8 +845,16 @@ void ift_writer_free(struct ift_writer *w)
 			free(w->t[t].cols[c]);
 	ift_intern_release(&w->strings);
 	ift_buf_release(&w->ops);
+	ift_buf_release(&w->ops_all);
 	ift_buf_release(&w->meta);
+	for (size_t i = 0; i < w->nmeta_all; i++) {
+		free(w->meta_all[i].key);
+		free(w->meta_all[i].value);
+	}
+	free(w->meta_all);
 	ift_buf_release(&w->stacks);
+	ift_buf_release(&w->stacks_all);
+	ift_buf_release(&w->libs_all);
 	ift_buf_release(&w->index);
 	ift_buf_release(&w->body);
 	ift_buf_release(&w->payload);
