@@ -313,6 +313,8 @@ struct ift_analyze_opts {
 
 struct ift_analysis_summary {
 	const char *command;		/* meta cmdline, or "" */
+	size_t pieces;			/* the files read: a rotated recording's
+					   pieces joined, else 1 */
 	uint64_t start_ts, end_ts;	/* the trace, trace clock */
 	uint64_t from_ns, to_ns;	/* the window, offsets */
 	uint64_t duration_ns;		/* to_ns - from_ns */

@@ -68,6 +68,10 @@ struct ift_record_opts {
 	   loader's libnvidia-ml.so.1), or none at all */
 	const char *nvml_lib;
 	bool no_nvml;
+	/* --rotate: a new piece (FILE.N.trace) once one has this many bytes,
+	   or is this old; 0, 0: one file */
+	uint64_t rotate_bytes, rotate_ns;
+	uint64_t max_bytes;		/* --max-size: stop past it; 0: no bound */
 #define IFT_PROFILE_DEFAULT_HZ	99	/* off the beat of 100 Hz timers */
 #define IFT_PROFILE_MAX_HZ	1000
 	uid_t file_uid;			/* owner of the trace file; (uid_t)-1 = leave */
@@ -157,7 +161,7 @@ struct ift_record_status {
 	uint64_t elapsed_ns;
 	uint64_t events;		/* kernel records read */
 	uint64_t lost;			/* events the kernel dropped (so far) */
-	uint64_t bytes;			/* trace file size */
+	uint64_t bytes;			/* trace file size (with --rotate, every piece's) */
 	uint64_t rows[IFT_T_NR];	/* rows written per table */
 	uint64_t filtered, unpaired_returns;
 	/* events committed after the merge had passed them, kept at its point */
@@ -178,6 +182,12 @@ struct ift_record_status {
 	unsigned gpu_devices;
 };
 void ift_recorder_status(struct ift_recorder *r, struct ift_record_status *st);
+
+/* --max-size reached: the caller ends the recording and says why. */
+bool ift_recorder_full(const struct ift_recorder *r);
+/* The file written now (with --rotate the last piece), and *PIECES
+   written (0: one file, no pieces). */
+const char *ift_recorder_path(const struct ift_recorder *r, unsigned *pieces);
 
 /*
  * ift_recorder_finish - stop tracing, read what is left, store the loss

@@ -350,6 +350,8 @@ int ift_trace_follow(struct ift_trace *t, bool *grew);
  */
 int ift_trace_open_run(const char *const *paths, size_t n, struct ift_trace **out,
 		       size_t *bad);
+/* The files T is read from: its pieces (ift_trace_open_run()), else 1. */
+size_t ift_trace_piece_count(const struct ift_trace *t);
 /* Whether T is a piece of a rotated recording (record.run_id, record.piece). */
 bool ift_trace_is_piece(const struct ift_trace *t);
 

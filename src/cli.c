@@ -370,3 +370,35 @@ int cli_terminal_width(void)
 		return ws.ws_col;
 	return 0;
 }
+
+/*
+ * A size such as 64K, 100M, 20G or 1T (powers of 1024; KB, KiB and the like
+ * too), into *OUT in bytes.  A bare number is no size: it would read as a
+ * time to `record --rotate'.
+ */
+int cli_parse_size(const char *s, uint64_t *out)
+{
+	static const struct { const char *unit; unsigned shift; } units[] = {
+		{ "K", 10 }, { "KB", 10 }, { "KiB", 10 }, { "M", 20 }, { "MB", 20 },
+		{ "MiB", 20 }, { "G", 30 }, { "GB", 30 }, { "GiB", 30 }, { "T", 40 },
+		{ "TB", 40 }, { "TiB", 40 },
+	};
+	uint64_t v = 0;
+	const char *p = s;
+
+	for (; *p >= '0' && *p <= '9'; p++)
+		if (__builtin_mul_overflow(v, 10, &v) ||
+		    __builtin_add_overflow(v, (uint64_t)(*p - '0'), &v))
+			return -1;
+	if (p == s)
+		return -1;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcmp(p, units[i].unit))
+			continue;
+		if (v > (UINT64_MAX >> units[i].shift))
+			return -1;
+		*out = v << units[i].shift;
+		return 0;
+	}
+	return -1;
+}

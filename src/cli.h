@@ -103,6 +103,13 @@ int cli_sudo_user(struct ift_creds *as);
  */
 int cli_parse_duration(const char *s, uint64_t *out);
 
+/*
+ * cli_parse_size - a size such as 64K, 100M, 20G or 1T (powers of 1024; KB
+ * and KiB too) into *OUT in bytes.  0, or -1 for anything else, a bare
+ * number included.
+ */
+int cli_parse_size(const char *s, uint64_t *out);
+
 /* Where free text wraps: a terminal on stdout narrower than the report's
    width, or 0 (the default). */
 int cli_terminal_width(void);

@@ -20,6 +20,7 @@ extern char **environ;
 
 static const char usage[] =
 	"record [-o FILE] [--cuda-lib PATH]... [-p PID]... [-a] [--duration SECONDS]\n"
+	"       [--rotate SIZE|DURATION] [--max-size SIZE]\n"
 	"       [--buffer-kb N] [--reader=splice|mmap|auto] [--no-host]\n"
 	"       [--page-allocs=rows|count] [--profile=HZ|off]\n"
 	"       [--nvml-lib PATH|--no-nvml]\n"
@@ -109,15 +110,17 @@ static void print_cpu(const char *who, const struct rusage *ru, uint64_t elapsed
 		elapsed_ns ? (user + sys) * 1e8 / (double)elapsed_ns : 0.0);
 }
 
-static void print_summary(struct ift_recorder *r, const char *path, bool command)
+static void print_summary(struct ift_recorder *r, bool command)
 {
 	struct ift_record_status st;
+	unsigned pieces;
+	const char *path = ift_recorder_path(r, &pieces);
 	struct stat sb;
 	struct rusage ru;
 	char a[32], b[32], c[32];
 
 	ift_recorder_status(r, &st);
-	if (stat(path, &sb) == 0)
+	if (!pieces && stat(path, &sb) == 0)
 		st.bytes = (uint64_t)sb.st_size;
 	fprintf(stderr, "recorded %.2f s: %s kernel events, %s lost\n",
 		(double)st.elapsed_ns / 1e9, ift_fmt_count(a, sizeof(a), st.events),
@@ -175,8 +178,13 @@ static void print_summary(struct ift_recorder *r, const char *path, bool command
 		fprintf(stderr, "  %s calls closed unreturned: a thread had 256 open "
 			"(returns lost), the oldest half went\n",
 			ift_fmt_count(a, sizeof(a), st.nest_closed));
-	fprintf(stderr, "wrote '%s' (%s); analyze it with: ingero-ftrace report -i %s\n",
-		path, ift_fmt_bytes(b, sizeof(b), (double)st.bytes), path);
+	if (pieces > 1)
+		fprintf(stderr, "wrote %u pieces, the last '%s' (%s in all); analyze them as one "
+			"with: ingero-ftrace report -i PIECE... (each), or -i their directory\n",
+			pieces, path, ift_fmt_bytes(b, sizeof(b), (double)st.bytes));
+	else
+		fprintf(stderr, "wrote '%s' (%s); analyze it with: ingero-ftrace report -i %s\n",
+			path, ift_fmt_bytes(b, sizeof(b), (double)st.bytes), path);
 }
 
 /*
@@ -248,7 +256,8 @@ struct record_run {
 
 enum { O_CUDA_LIB = 256, O_DURATION, O_BUFFER, O_NO_HOST, O_AS_ROOT,
        O_USER_FILTER, O_STACK, O_STACK_SIZE, O_STACK_PERIOD, O_PY_STACK, O_ISOLATE,
-       O_NO_ISOLATE, O_PAGE_ALLOCS, O_READER, O_PROFILE, O_NVML_LIB, O_NO_NVML };
+       O_NO_ISOLATE, O_PAGE_ALLOCS, O_READER, O_PROFILE, O_NVML_LIB, O_NO_NVML,
+       O_ROTATE, O_MAX_SIZE };
 
 static const struct option longopts[] = {
 	{ "output", required_argument, NULL, 'o' },
@@ -256,6 +265,8 @@ static const struct option longopts[] = {
 	{ "pid", required_argument, NULL, 'p' },
 	{ "all", no_argument, NULL, 'a' },
 	{ "duration", required_argument, NULL, O_DURATION },
+	{ "rotate", required_argument, NULL, O_ROTATE },
+	{ "max-size", required_argument, NULL, O_MAX_SIZE },
 	{ "buffer-kb", required_argument, NULL, O_BUFFER },
 	{ "reader", required_argument, NULL, O_READER },
 	{ "no-host", no_argument, NULL, O_NO_HOST },
@@ -356,6 +367,23 @@ static int record_option(struct record_run *run, int c)
 		run->duration = strtod(optarg, &end);
 		if (*end || run->duration <= 0)
 			return record_done(run, usage_error(usage, "bad duration '%s'", optarg));
+		break;
+	case O_ROTATE:
+		/* a size has a size's unit (100M); a time a time's (10m, 1h) */
+		if (cli_parse_size(optarg, &o->rotate_bytes) == 0 && o->rotate_bytes >= 65536)
+			break;
+		o->rotate_bytes = 0;
+		if (strpbrk(optarg, "smhun") && cli_parse_duration(optarg, &o->rotate_ns) == 0 &&
+		    o->rotate_ns >= 1000000000ULL)
+			break;
+		return record_done(run, usage_error(usage, "bad --rotate '%s': a size such as "
+						    "100M (64K or more) or a time such as 10m "
+						    "(1s or more)", optarg));
+	case O_MAX_SIZE:
+		if (cli_parse_size(optarg, &o->max_bytes) < 0 || o->max_bytes < 65536)
+			return record_done(run, usage_error(usage, "bad --max-size '%s': a size "
+							    "such as 500M or 20G, 64K or more",
+							    optarg));
 		break;
 	case O_BUFFER:
 		return option_unsigned(run, optarg, 1, 4UL << 20, &o->buffer_kb,
@@ -641,6 +669,14 @@ static void record_loop(struct record_run *run)
 		now = ift_now_ns();
 		if (deadline && now >= deadline)
 			break;
+		if (ift_recorder_full(run->r)) {
+			char b[32];
+
+			warning("the trace reached --max-size %s: recording stopped%s",
+				ift_fmt_bytes(b, sizeof(b), (double)run->opts.max_bytes),
+				child_pid > 0 ? ", the command goes on untraced" : "");
+			break;
+		}
 		if ((ret = ift_recorder_poll(run->r, 10)) < 0) {
 			error("cannot %s: %s", ift_recorder_error(run->r), ift_strerror(ret));
 			break;
@@ -669,7 +705,7 @@ static int record_end(struct record_run *run)
 		return STEP_DONE;
 	}
 	if (verbose >= 0)
-		print_summary(run->r, run->opts.output, run->opts.argv != NULL);
+		print_summary(run->r, run->opts.argv != NULL);
 	return record_done(run, code >= 0 ? code : EXIT_OK);
 }
 

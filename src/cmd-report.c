@@ -29,6 +29,12 @@ static const char usage[] =
 #define MAX_FILTERS	256
 #define MAX_INPUTS	1024	/* traces of one job */
 
+/* What a report reads: a trace, or the pieces of one recording (--rotate). */
+struct input {
+	const char *const *paths;	/* the first names it */
+	size_t n;
+};
+
 /* One trace, analyzed, with its chains. */
 struct report {
 	const char *path;
@@ -46,17 +52,37 @@ static void report_release(struct report *r)
 	memset(r, 0, sizeof(*r));
 }
 
-/* Opens and analyzes PATH; prints a one-line error and returns -1 on failure. */
-static int report_load(struct report *r, const char *path,
+/* The pieces of IN joined; prints a one-line error and returns NULL on failure. */
+static struct ift_trace *open_run(const struct input *in)
+{
+	struct ift_trace *t;
+	size_t bad;
+	int ret = ift_trace_open_run(in->paths, in->n, &t, &bad);
+
+	if (ret == -IFT_E_PIECES)
+		error("cannot join '%s' and the %zu other pieces of its recording: %s",
+		      in->paths[0], in->n - 1, ift_strerror(ret));
+	else if (ret < 0)
+		error("cannot open '%s': %s", in->paths[bad], ift_strerror(ret));
+	else if (ift_trace_recovery(t)->damaged)
+		warning("a piece of '%s''s recording is cut short or damaged (%s): "
+			"what it held before is read", in->paths[0],
+			ift_strerror(ift_trace_recovery(t)->reason));
+	return ret < 0 ? NULL : t;
+}
+
+/* Opens and analyzes IN; prints a one-line error and returns -1 on failure. */
+static int report_load(struct report *r, const struct input *in,
 		       const struct ift_analyze_opts *aopts,
 		       const struct ift_chain_opts *copts)
 {
 	struct ift_analyze_opts opts = *aopts;
+	const char *path = in->paths[0];
 	int ret;
 
 	memset(r, 0, sizeof(*r));
 	r->path = path;
-	r->t = cli_open_trace(path, 0);
+	r->t = in->n > 1 ? open_run(in) : cli_open_trace(path, 0);
 	if (!r->t)
 		return -1;
 	for (size_t i = 0; i < opts.nops; i++) {
@@ -134,7 +160,7 @@ static int job_load(const struct ift_job_input *in, size_t n, struct ift_job **j
  * Analyzes PATH, and BASE_PATH when not NULL, and writes what OUT asks for;
  * returns the command's exit code (stdout is checked in main()).
  */
-static int report_write(const char *path, const char *base_path,
+static int report_write(const struct input *path, const struct input *base_path,
 			const struct report_out *out, const struct ift_analyze_opts *opts,
 			const struct ift_chain_opts *copts)
 {
@@ -183,8 +209,8 @@ static void side_release(struct side *s)
 	memset(s, 0, sizeof(*s));
 }
 
-/* The N traces of PATHS into S; prints a one-line error and returns -1 on failure. */
-static int side_load(struct side *s, const char *const *paths, size_t n,
+/* The N inputs of PATHS into S; prints a one-line error and returns -1 on failure. */
+static int side_load(struct side *s, const struct input *paths, size_t n,
 		     const struct ift_analyze_opts *opts, const struct ift_chain_opts *copts)
 {
 	memset(s, 0, sizeof(*s));
@@ -196,7 +222,7 @@ static int side_load(struct side *s, const char *const *paths, size_t n,
 	for (; s->loaded < n; s->loaded++) {
 		struct report *r = &s->r[s->loaded];
 
-		if (report_load(r, paths[s->loaded], opts, copts) < 0)
+		if (report_load(r, &paths[s->loaded], opts, copts) < 0)
 			return -1;
 		s->in[s->loaded] = (struct ift_job_input){ r->path, r->t, &r->m };
 	}
@@ -208,7 +234,7 @@ static int side_load(struct side *s, const char *const *paths, size_t n,
  * asks (text or JSON), or against the NB traces of BASES when NB; returns
  * the command's exit code.
  */
-static int report_write_job(const char *const *paths, size_t n, const char *const *bases,
+static int report_write_job(const struct input *paths, size_t n, const struct input *bases,
 			    size_t nb, const struct report_out *out,
 			    const struct ift_analyze_opts *opts,
 			    const struct ift_chain_opts *copts)
@@ -325,6 +351,63 @@ static int add_input(const char *path, const char **v, size_t *n, char ***owned,
 	return 0;
 }
 
+/* PATH's record.run_id when it is a piece of a rotated recording, else NULL. */
+static char *run_of(const char *path)
+{
+	struct ift_trace *t;
+	char *id = NULL;
+
+	if (ift_trace_open(path, 0, &t) < 0)
+		return NULL;	/* said when it is read */
+	if (ift_trace_is_piece(t))
+		id = strdup(ift_trace_meta(t, "record.run_id"));
+	ift_trace_close(t);
+	return id;
+}
+
+/*
+ * The N paths of V as inputs into IN (*NIN of them): the pieces of one
+ * recording (one run id) are one input, in the place of the first of them,
+ * and every other trace one of its own.  V is reordered so that each
+ * input's paths lie together.  Returns 0, or -1 after saying why.
+ */
+static int group_runs(const char **v, size_t n, struct input *in, size_t *nin)
+{
+	char **ids = calloc(n ? n : 1, sizeof(*ids));
+	const char **sorted = calloc(n ? n : 1, sizeof(*sorted));
+	size_t k = 0;
+
+	*nin = 0;
+	if (!ids || !sorted) {
+		free(ids);
+		free(sorted);
+		return error("cannot read the traces: %s", ift_strerror(-ENOMEM));
+	}
+	for (size_t i = 0; i < n; i++)
+		ids[i] = run_of(v[i]);
+	for (size_t i = 0; i < n; i++) {
+		if (!v[i])
+			continue;
+		in[*nin] = (struct input){ sorted + k, 0 };
+		for (size_t j = i; j < n; j++) {
+			if (j != i && (!ids[i] || !ids[j] || strcmp(ids[i], ids[j]) || !v[j]))
+				continue;
+			sorted[k++] = v[j];
+			in[*nin].n++;
+			v[j] = NULL;
+		}
+		(*nin)++;
+	}
+	memcpy(v, sorted, n * sizeof(*v));
+	for (size_t i = 0; i < *nin; i++)
+		in[i].paths = v + (in[i].paths - sorted);
+	for (size_t i = 0; i < n; i++)
+		free(ids[i]);
+	free(ids);
+	free(sorted);
+	return 0;
+}
+
 /* A ratio such as 3 or 2.5, at least 1. */
 static int parse_ratio(const char *s, double *out)
 {
@@ -428,6 +511,8 @@ static int report_cmd(int argc, char **argv, char ***owned, size_t *nowned)
 	static uint32_t pids[MAX_FILTERS];
 	static const char *ops[MAX_FILTERS];
 	static const char *inputs[MAX_INPUTS], *bases[MAX_INPUTS];
+	static struct input in[MAX_INPUTS], bin[MAX_INPUTS];
+	size_t nin, nbin;
 	struct report_args a = {
 		.opts = { .pids = pids, .ops = ops },
 		.copts = { .tail_ratio = IFT_TAIL_RATIO_DEFAULT,
@@ -450,10 +535,13 @@ static int report_cmd(int argc, char **argv, char ***owned, size_t *nowned)
 	if (a.html && (a.json || a.nbases))
 		return usage_error(usage, "--html does not go with %s",
 				   a.json ? "--json" : "--diff");
-	if (a.ninputs > 1 && a.html)
-		return usage_error(usage, "--html takes one trace, not a job's %zu", a.ninputs);
 	if (!a.ninputs)
 		inputs[a.ninputs++] = IFT_DEFAULT_TRACE;
+	if (group_runs(inputs, a.ninputs, in, &nin) < 0 ||
+	    group_runs(bases, a.nbases, bin, &nbin) < 0)
+		return EXIT_RUNTIME;
+	if (nin > 1 && a.html)
+		return usage_error(usage, "--html takes one trace, not a job's %zu", nin);
 
 	/* the HTML draws the calls one by one */
 	a.opts.keep_calls = a.html != NULL;
@@ -461,10 +549,9 @@ static int report_cmd(int argc, char **argv, char ***owned, size_t *nowned)
 		.html = a.html, .json = a.json,
 		.text = { cli_terminal_width(), a.per_process, a.threads },
 	};
-	if (a.ninputs > 1 || a.nbases > 1)
-		return report_write_job(inputs, a.ninputs, bases, a.nbases, &out, &a.opts,
-					&a.copts);
-	return report_write(inputs[0], a.nbases ? bases[0] : NULL, &out, &a.opts, &a.copts);
+	if (nin > 1 || nbin > 1)
+		return report_write_job(in, nin, bin, nbin, &out, &a.opts, &a.copts);
+	return report_write(&in[0], nbin ? &bin[0] : NULL, &out, &a.opts, &a.copts);
 }
 
 int cmd_report(int argc, char **argv)

@@ -147,6 +147,7 @@ static int setup(struct ift_analysis *a)
 	uint64_t lo, hi, v;
 
 	ift_analysis_bounds(a->t, &lo, &hi);
+	s->pieces = ift_trace_piece_count(a->t);
 	s->start_ts = lo;
 	s->end_ts = hi;
 	s->command = ift_trace_meta(a->t, "cmdline");

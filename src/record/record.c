@@ -278,6 +278,7 @@ static int check_tracefs(struct ift_recorder *r)
 static int open_writer(struct ift_recorder *r)
 {
 	struct ift_writer_opts wopts = { 0 };
+	const char *path;
 	int ret;
 
 	/* given to the user through its descriptor: a path may have become a
@@ -295,18 +296,19 @@ static int open_writer(struct ift_recorder *r)
 	wopts.chunk_rows = 4096;
 	wopts.uid = r->opts.file_uid;
 	wopts.gid = r->opts.file_gid;
-	r->w = ift_writer_create(r->opts.output, &wopts);
+	path = ift_rec_first_path(r);
+	r->w = ift_writer_create(path, &wopts);
 	if (!r->w) {
 		ret = -errno;
 		/* what is at the output itself, or the .part beside it */
 		if (ret == -IFT_E_NOT_FILE || ret == -EISDIR)
-			snprintf(r->step, sizeof(r->step), "write '%s'", r->opts.output);
+			snprintf(r->step, sizeof(r->step), "write '%s'", path);
 		else
-			snprintf(r->step, sizeof(r->step), "create '%s%s'", r->opts.output,
+			snprintf(r->step, sizeof(r->step), "create '%s%s'", path,
 				 IFT_PART_SUFFIX);
 		return ret;
 	}
-	return 0;
+	return ift_rec_pieces_meta(r);
 }
 
 int ift_recorder_create(const struct ift_record_opts *opts,
@@ -506,6 +508,7 @@ int ift_recorder_start(struct ift_recorder *r)
 		return fail(r, "start the stack reader", ret);
 	r->started = true;
 	r->start_ns = ift_now_ns();
+	r->piece_start_ns = r->start_ns;
 	r->next_sample = r->start_ns;
 	r->next_flush = r->start_ns + FLUSH_EVERY_NS;
 	r->next_rescan = r->start_ns + RESCAN_EVERY_NS;
@@ -694,6 +697,8 @@ int ift_recorder_poll(struct ift_recorder *r, int timeout_ms)
 				 ift_decoder_complete(r->dec));
 		if ((ret = ift_writer_flush(r->w)) < 0)
 			return fail(r, "write the trace file", ret);
+		if ((ret = ift_rec_pieces_poll(r, now)) < 0)
+			return fail(r, "start the trace's next piece", ret);
 	}
 	return 0;
 }
@@ -740,7 +745,7 @@ void ift_recorder_status(struct ift_recorder *r, struct ift_record_status *st)
 		ift_perfring_stats(r->iso, &ps);
 		st->lost += ps.lost;
 	}
-	st->bytes = ift_writer_bytes(r->w);
+	st->bytes = r->pieces_bytes + ift_writer_bytes(r->w);
 	memcpy(st->rows, ds->rows, sizeof(st->rows));
 	/* the stack stage writes these, not the decoder */
 	st->rows[IFT_T_PROFILE] = ift_writer_rows(r->w, IFT_T_PROFILE);

@@ -60,6 +60,12 @@ struct ift_recorder {
 	int self_fd;			/* our executable, for the helper; -1 */
 	int gpu_err;			/* why there is no helper */
 	uint64_t next_gpu, gpu_until;	/* rows after GPU_UNTIL are dropped */
+	/* --rotate: the piece written now (from 1; 0: one file), its path,
+	   when it began, the bytes of those before; --max-size reached */
+	unsigned piece;
+	char piece_path[4200];
+	uint64_t piece_start_ns, pieces_bytes;
+	bool full;
 };
 
 static inline int fail(struct ift_recorder *r, const char *step, int err)
@@ -90,6 +96,11 @@ int ift_rec_gpu_poll(struct ift_recorder *r, uint64_t now);
 int ift_rec_gpu_finish(struct ift_recorder *r, uint64_t stop);
 void ift_rec_gpu_free(struct ift_recorder *r);
 void ift_rec_gpu_status(const struct ift_recorder *r, const char **status, unsigned *devices);
+
+/* pieces.c */
+const char *ift_rec_first_path(struct ift_recorder *r);
+int ift_rec_pieces_meta(struct ift_recorder *r);
+int ift_rec_pieces_poll(struct ift_recorder *r, uint64_t now);
 
 /* late.c */
 int ift_rec_isolate_add(struct ift_recorder *r);

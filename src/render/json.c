@@ -565,6 +565,7 @@ json_object *ift_json_report(const struct ift_analysis *a,
 
 	o = json_object_new_object();
 	ift_json_add_text(o, "command", s->command);
+	ift_json_add_u64(o, "pieces", s->pieces);
 	ift_json_add_u64(o, "start_ts", s->start_ts);
 	ift_json_add_u64(o, "duration_ns", s->duration_ns);
 	ift_json_add_u64(o, "from_ns", s->from_ns);

@@ -57,11 +57,16 @@ static bool prefix_of(const struct ift_trace *a, const struct ift_trace *b)
 	return true;
 }
 
-/* Every table's chunks: the pieces' one after the other, in time order. */
+/*
+ * Every table's chunks: the pieces' one after the other, in time order (a
+ * piece whose rows begin before the last one's end is of another
+ * recording: each reader checked its own order).
+ */
 static int join_chunks(struct ift_trace *base, const struct member *m, size_t n)
 {
 	for (unsigned tb = 1; tb < IFT_T_NR; tb++) {
 		struct rtable joined = base->t[tb];
+		int err;
 
 		joined.chunks = NULL;
 		joined.nchunks = joined.cap = 0;
@@ -69,8 +74,10 @@ static int join_chunks(struct ift_trace *base, const struct member *m, size_t n)
 		for (size_t p = 0; p < n; p++) {
 			const struct rtable *rt = &m[p].t->t[tb];
 
+			err = -IFT_E_CORRUPT;
 			if (rt->nchunks && !rt->have_schema)
 				goto corrupt;
+			err = -IFT_E_PIECES;
 			for (size_t i = 0; i < rt->nchunks; i++) {
 				struct ift_chunk_info ci = rt->chunks[i];
 
@@ -91,7 +98,7 @@ static int join_chunks(struct ift_trace *base, const struct member *m, size_t n)
 		continue;
 corrupt:
 		free(joined.chunks);
-		return -IFT_E_CORRUPT;
+		return err;
 	}
 	return 0;
 }
@@ -206,6 +213,11 @@ int ift_trace_open_run(const char *const *paths, size_t n, struct ift_trace **ou
 		ift_trace_close(m[i].t);
 	free(m);
 	return ret;
+}
+
+size_t ift_trace_piece_count(const struct ift_trace *t)
+{
+	return t->npieces ? t->npieces : 1;
 }
 
 bool ift_trace_is_piece(const struct ift_trace *t)

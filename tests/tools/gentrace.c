@@ -9,10 +9,13 @@
  * demo until `record` writes real traces.  Deterministic for a given seed.
  *
  *   gentrace [-o FILE] [-n EVENTS] [-s SEED] [-w WORKERS] [--chunk-rows N]
- *            [--unfinished] [--level N]
+ *            [--unfinished] [--level N] [--rotate EVENTS]
  *
  * --unfinished flushes and exits without finishing, as a killed recorder
- * would, leaving FILE.part.  On stdout: one line "events N bytes B".
+ * would, leaving FILE.part.  --rotate writes the same events as pieces, as
+ * record --rotate does: FILE.1.trace, FILE.2.trace, ... (FILE less its
+ * .trace), a new one every EVENTS events.  On stdout: one line "events N
+ * bytes B" (B: the last file's).
  */
 #include <getopt.h>
 #include <inttypes.h>
@@ -268,6 +271,7 @@ int main(int argc, char **argv)
 		{ "chunk-rows", required_argument, NULL, 'c' },
 		{ "unfinished", no_argument, NULL, 'u' },
 		{ "level", required_argument, NULL, 'l' },
+		{ "rotate", required_argument, NULL, 'r' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct ift_writer_opts opts = { 0 };
@@ -275,6 +279,9 @@ int main(int argc, char **argv)
 	uint64_t target = 100000, seed = 1;
 	struct gen g = { .ts = 1000000000ULL, .pid = 4242, .noisy = 9999, .nworkers = 4 };
 	bool unfinished = false;
+	uint64_t rotate = 0, next = 0;
+	unsigned piece = 1;
+	char base[4096], piece_path[4200];
 	int c;
 
 	while ((c = getopt_long(argc, argv, "o:n:s:w:", longopts, NULL)) != -1) {
@@ -286,6 +293,7 @@ int main(int argc, char **argv)
 		case 'c': opts.chunk_rows = (unsigned)strtoul(optarg, NULL, 0); break;
 		case 'l': opts.zstd_level = atoi(optarg); break;
 		case 'u': unfinished = true; break;
+		case 'r': rotate = strtoull(optarg, NULL, 0); break;
 		default:
 			fprintf(stderr, "usage: gentrace [-o FILE] [-n EVENTS] [-s SEED] [-w WORKERS] [--chunk-rows N] [--level N] [--unfinished]\n");
 			return 2;
@@ -294,6 +302,14 @@ int main(int argc, char **argv)
 	if (g.nworkers < 1 || g.nworkers > 64)
 		g.nworkers = 4;
 	rng_state = seed;
+	snprintf(base, sizeof(base), "%s", path);
+	if (strlen(base) > 6 && !strcmp(base + strlen(base) - 6, ".trace"))
+		base[strlen(base) - 6] = 0;
+	if (rotate) {
+		snprintf(piece_path, sizeof(piece_path), "%s.1.trace", base);
+		path = piece_path;
+		next = rotate;
+	}
 
 	g.w = ift_writer_create(path, &opts);
 	if (!g.w) {
@@ -301,8 +317,22 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	gen_header(&g);
+	if (rotate) {
+		ift_writer_meta(g.w, "record.run_id", "gentrace-run");
+		ift_writer_meta(g.w, "record.piece", "1");
+	}
 	gen_tasks(&g);
-	while (g.n < target)
+	while (g.n < target) {
 		gen_event(&g);
+		if (rotate && g.n >= next && g.n < target) {
+			next += rotate;
+			ift_writer_metaf(g.w, "record.stop_ns", "%" PRIu64, g.ts);
+			snprintf(piece_path, sizeof(piece_path), "%s.%u.trace", base, ++piece);
+			if ((c = ift_writer_rotate(g.w, piece_path)) < 0)
+				die("rotate", c);
+			ift_writer_metaf(g.w, "record.piece", "%u", piece);
+			ift_writer_metaf(g.w, "record.start_ns", "%" PRIu64, g.ts);
+		}
+	}
 	return gen_end(&g, unfinished);
 }

@@ -1,0 +1,85 @@
+# record --rotate and --max-size on simtrain's loader.  Rotated every
+# second: every piece is a finished trace of its own, numbered one after
+# the other under one run id, and the pieces joined hold every CUDA call the
+# workload made (its own count per op, none lost or twice at a seam) and
+# find its starvation, the waker being its workers.  --max-size: the
+# recording stops, says so on one line, and leaves a finished trace whose
+# size passed the bound by at most two seconds of its own rate, while the
+# command runs on to its end and its exit status is record's.
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+. "$IFT_SRC/tests/e2e/lib-record.sh"
+. "$IFT_SRC/tests/e2e/lib-sim.sh"
+need_root
+need_sim
+
+mkdir run
+$PIN "$IFT" record --rotate 1s -o run/loader.trace -- "$SIMTRAIN" loader --steps 150 \
+	-o loader.jsonl >rec.out 2>rec.err &
+rp=$!
+wait $rp || fail "record --rotate exited $?: $(tail -3 rec.err)"
+assert_no_leftover_of $rp
+ls run >pieces.txt
+n=$(grep -c '^loader\.[0-9]*\.trace$' pieces.txt)
+[ "$n" -ge 2 ] && [ "$n" = "$(wc -l <pieces.txt)" ] ||
+	fail "record --rotate 1s wrote $(cat pieces.txt | tr '\n' ' ')"
+grep -q "wrote $n pieces" rec.err || fail "record does not say it wrote $n pieces: $(tail -2 rec.err)"
+ids=
+for i in $(seq 1 "$n"); do
+	"$IFT" info -i run/loader.$i.trace >info.$i 2>&1 || fail "piece $i: $(cat info.$i)"
+	grep -q "^record.piece *$i\$" info.$i || fail "piece $i is not numbered $i"
+	ids="$ids $(awk '$1 == "record.run_id" { print $2 }' info.$i)"
+done
+[ "$(printf '%s\n' $ids | sort -u | wc -l)" = 1 ] || fail "the pieces have several run ids:$ids"
+"$IFT" report --json -i run >joined.json 2>report.err || fail "report -i DIR failed: $(cat report.err)"
+
+sim_check loader.jsonl joined.json "$n" <<'PY' || fail "the pieces joined disagree with the workload (above)"
+import sys
+from simcheck import *
+
+truth, r, n = Truth(sys.argv[1]), load_report(sys.argv[2]), int(sys.argv[3])
+chk = Checks("rotate")
+chk.ok(r["trace"]["pieces"] == n, "trace.pieces %s, %d files" % (r["trace"]["pieces"], n))
+ops = {o["op"]: o["calls"] for o in r["ops"]}
+for op, t in sorted((o, t) for o, t in truth.ops.items() if o in probed()):
+    chk.ok(ops.get(op) == t["count"], "%s: %s calls in the pieces, the workload made %d" %
+           (op, ops.get(op), t["count"]))
+c = r["chains"][0] if r["chains"] else None
+chk.ok(c and c["cause"] == "data_starvation", "first chain %s, not data starvation" %
+       (c and c["cause"]))
+workers = {w["pid"] for w in truth.wait["woken_by"]}
+if c:
+    woke = {t["pid"] for t in c["evidence"].get("tasks", []) if t["relation"] == "woke"}
+    chk.ok(woke and woke <= workers, "the chain's wakers %s are not the workers %s" %
+           (sorted(woke), sorted(workers)))
+chk.done()
+PY
+
+# --max-size: stops at the bound, the command goes on
+$PIN "$IFT" record --max-size 64K -o capped.trace -- "$SIMTRAIN" loader --steps 300 \
+	-o capped.jsonl >cap.out 2>cap.err &
+rp=$!
+wait $rp
+rc=$?
+[ $rc = 0 ] || fail "record --max-size exited $rc, the command's status is 0: $(tail -3 cap.err)"
+assert_no_leftover_of $rp
+grep -q 'reached --max-size 64.0 KiB: recording stopped, the command goes on untraced' cap.err ||
+	fail "record does not say it stopped at --max-size: $(grep -i max cap.err)"
+[ -s capped.trace ] && [ ! -e capped.trace.part ] || fail "no finished capped.trace"
+grep -q '"type":"run"' capped.jsonl || fail "the command did not run to its end"
+"$IFT" report --json -i capped.trace >capped.json || fail "report on capped.trace failed"
+python3 - capped.trace capped.json capped.jsonl <<'PY' || fail "--max-size bound (above)"
+import json, os, sys
+size, r = os.path.getsize(sys.argv[1]), json.load(open(sys.argv[2]))
+calls = sum(1 for l in open(sys.argv[3]) if '"type":"call"' in l)
+secs = r["trace"]["duration_ns"] / 1e9
+rate = size / secs
+print("  capped.trace %d bytes over %.2f s, %d of the workload's %d calls" %
+      (size, secs, r["trace"]["calls"], calls))
+if size < 65536:
+    sys.exit("stopped at %d bytes, under the bound" % size)
+if size > 65536 + 2 * rate:
+    sys.exit("%d bytes: past the bound by more than two seconds at %.0f bytes/s" % (size, rate))
+if r["trace"]["calls"] >= calls:
+    sys.exit("the trace holds every call: the recording did not stop early")
+PY
+assert_no_leftovers
