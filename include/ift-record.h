@@ -72,6 +72,13 @@ struct ift_record_opts {
 	   or is this old; 0, 0: one file */
 	uint64_t rotate_bytes, rotate_ns;
 	uint64_t max_bytes;		/* --max-size: stop past it; 0: no bound */
+	/* --keep-last: only the last KEEP_NS of events, in a spool of pieces
+	   beside the output; a snapshot of them (FILE.N.trace) on
+	   ift_recorder_snapshot() and, with --trigger OP>DUR, AFTER_NS after
+	   a call of TRIGGER_OP that lasted longer than TRIGGER_NS */
+	uint64_t keep_ns;
+	const char *trigger_op;
+	uint64_t trigger_ns, after_ns;
 #define IFT_PROFILE_DEFAULT_HZ	99	/* off the beat of 100 Hz timers */
 #define IFT_PROFILE_MAX_HZ	1000
 	uid_t file_uid;			/* owner of the trace file; (uid_t)-1 = leave */
@@ -182,6 +189,16 @@ struct ift_record_status {
 	unsigned gpu_devices;
 };
 void ift_recorder_status(struct ift_recorder *r, struct ift_record_status *st);
+
+/*
+ * --keep-last: a snapshot of the last keep_ns, written once every event up
+ * to now is in (a later poll), unless one is due already.  Safe to call
+ * from the main loop only (not a signal handler).
+ */
+void ift_recorder_snapshot(struct ift_recorder *r);
+/* The snapshots written so far; the last one's path in *PATH, and the last
+   error of one that could not be written (0: none) in *ERR. */
+unsigned ift_recorder_snapshots(const struct ift_recorder *r, const char **path, int *err);
 
 /* --max-size reached: the caller ends the recording and says why. */
 bool ift_recorder_full(const struct ift_recorder *r);

@@ -260,6 +260,13 @@ int ift_writer_library(struct ift_writer *w, const struct ift_library *lib);
 int64_t ift_writer_stack(struct ift_writer *w, const struct ift_frame *frames,
 			 unsigned nframes);
 
+/*
+ * ift_writer_task - a task known before the file's first row (a window cut
+ * from a longer trace), into the task table the writer ends the file with;
+ * the `tasks' rows appended later fold onto it as onto one seen starting.
+ */
+int ift_writer_task(struct ift_writer *w, const struct ift_task *t);
+
 /* Records the ring-buffer counters of one CPU (the last call per CPU wins). */
 int ift_writer_loss(struct ift_writer *w, const struct ift_loss *loss);
 
@@ -350,6 +357,14 @@ int ift_trace_follow(struct ift_trace *t, bool *grew);
  */
 int ift_trace_open_run(const char *const *paths, size_t n, struct ift_trace **out,
 		       size_t *bad);
+/*
+ * ift_trace_copy - the rows of T from FROM to TO (trace clock, both
+ * included) into the new writer W (nothing written to it yet), with T's
+ * metadata, dictionaries under the same ids, losses, and the tasks alive
+ * at FROM: a trace of that window alone.  The caller finishes W.
+ */
+int ift_trace_copy(struct ift_trace *t, struct ift_writer *w, uint64_t from, uint64_t to);
+
 /* The files T is read from: its pieces (ift_trace_open_run()), else 1. */
 size_t ift_trace_piece_count(const struct ift_trace *t);
 /* Whether T is a piece of a rotated recording (record.run_id, record.piece). */

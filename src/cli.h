@@ -126,6 +126,7 @@ int cmd_discover_debug(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_top(int argc, char **argv);
+int cmd_snapshot(int argc, char **argv);
 int cmd_query(int argc, char **argv);
 int cmd_mcp(int argc, char **argv);
 int cmd_nvml_helper(int argc, char **argv);

@@ -21,6 +21,7 @@ extern char **environ;
 static const char usage[] =
 	"record [-o FILE] [--cuda-lib PATH]... [-p PID]... [-a] [--duration SECONDS]\n"
 	"       [--rotate SIZE|DURATION] [--max-size SIZE]\n"
+	"       [--keep-last DURATION [--trigger OP>DURATION] [--after DURATION]]\n"
 	"       [--buffer-kb N] [--reader=splice|mmap|auto] [--no-host]\n"
 	"       [--page-allocs=rows|count] [--profile=HZ|off]\n"
 	"       [--nvml-lib PATH|--no-nvml]\n"
@@ -29,7 +30,7 @@ static const char usage[] =
 	"       [--as-root] [-v|-q]\n"
 	"       -- CMD [ARGS...]";
 
-static volatile sig_atomic_t stop_signal, stop_count;
+static volatile sig_atomic_t stop_signal, stop_count, snapshot_asked;
 static volatile pid_t child_pid;
 
 static void on_signal(int sig, siginfo_t *si, void *uc)
@@ -45,11 +46,22 @@ static void on_signal(int sig, siginfo_t *si, void *uc)
 		kill(child_pid, sig);
 }
 
+/* SIGUSR1: --keep-last's snapshot, taken by the main loop */
+static void on_snapshot(int sig)
+{
+	(void)sig;
+	snapshot_asked = 1;
+}
+
 static void set_signals(void)
 {
 	struct sigaction sa;
 
 	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_snapshot;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGUSR1, &sa, NULL);
 	sa.sa_sigaction = on_signal;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
 	sigemptyset(&sa.sa_mask);
@@ -110,7 +122,7 @@ static void print_cpu(const char *who, const struct rusage *ru, uint64_t elapsed
 		elapsed_ns ? (user + sys) * 1e8 / (double)elapsed_ns : 0.0);
 }
 
-static void print_summary(struct ift_recorder *r, bool command)
+static void print_summary(struct ift_recorder *r, bool command, uint64_t run_keep_ns)
 {
 	struct ift_record_status st;
 	unsigned pieces;
@@ -178,7 +190,15 @@ static void print_summary(struct ift_recorder *r, bool command)
 		fprintf(stderr, "  %s calls closed unreturned: a thread had 256 open "
 			"(returns lost), the oldest half went\n",
 			ift_fmt_count(a, sizeof(a), st.nest_closed));
-	if (pieces > 1)
+	if (run_keep_ns) {
+		const char *last;
+		int err;
+		unsigned n = ift_recorder_snapshots(r, &last, &err);
+
+		fprintf(stderr, "kept the last %.1f s: %u snapshot%s%s%s%s\n",
+			(double)run_keep_ns / 1e9, n, n == 1 ? "" : "s", n ? ", the last '" : "",
+			n ? last : "", n ? "'" : " (SIGUSR1 or ingero-ftrace snapshot asks for one)");
+	} else if (pieces > 1)
 		fprintf(stderr, "wrote %u pieces, the last '%s' (%s in all); analyze them as one "
 			"with: ingero-ftrace report -i PIECE... (each), or -i their directory\n",
 			pieces, path, ift_fmt_bytes(b, sizeof(b), (double)st.bytes));
@@ -242,6 +262,8 @@ struct record_run {
 	bool stack_all;			/* a bare --stack: every op */
 	pid_t *pids;
 	double duration;
+	unsigned snaps;		/* --keep-last: snapshots said */
+	int snap_err;
 	bool as_root;
 	bool isolate_given;		/* --isolate or --no-isolate */
 	bool sudo;
@@ -257,7 +279,7 @@ struct record_run {
 enum { O_CUDA_LIB = 256, O_DURATION, O_BUFFER, O_NO_HOST, O_AS_ROOT,
        O_USER_FILTER, O_STACK, O_STACK_SIZE, O_STACK_PERIOD, O_PY_STACK, O_ISOLATE,
        O_NO_ISOLATE, O_PAGE_ALLOCS, O_READER, O_PROFILE, O_NVML_LIB, O_NO_NVML,
-       O_ROTATE, O_MAX_SIZE };
+       O_ROTATE, O_MAX_SIZE, O_KEEP_LAST, O_TRIGGER, O_AFTER };
 
 static const struct option longopts[] = {
 	{ "output", required_argument, NULL, 'o' },
@@ -267,6 +289,9 @@ static const struct option longopts[] = {
 	{ "duration", required_argument, NULL, O_DURATION },
 	{ "rotate", required_argument, NULL, O_ROTATE },
 	{ "max-size", required_argument, NULL, O_MAX_SIZE },
+	{ "keep-last", required_argument, NULL, O_KEEP_LAST },
+	{ "trigger", required_argument, NULL, O_TRIGGER },
+	{ "after", required_argument, NULL, O_AFTER },
 	{ "buffer-kb", required_argument, NULL, O_BUFFER },
 	{ "reader", required_argument, NULL, O_READER },
 	{ "no-host", no_argument, NULL, O_NO_HOST },
@@ -339,6 +364,54 @@ static int add_pid(struct record_run *run, const char *arg)
 	return STEP_GO;
 }
 
+/* --rotate, --max-size, --keep-last, --after, --trigger: STEP_GO, or
+   STEP_DONE after a usage error. */
+static int pieces_option(struct record_run *run, int c)
+{
+	struct ift_record_opts *o = &run->opts;
+
+	switch (c) {
+	case O_ROTATE:
+		/* a size has a size's unit (100M); a time a time's (10m, 1h) */
+		if (cli_parse_size(optarg, &o->rotate_bytes) == 0 && o->rotate_bytes >= 65536)
+			return STEP_GO;
+		o->rotate_bytes = 0;
+		if (strpbrk(optarg, "smhun") && cli_parse_duration(optarg, &o->rotate_ns) == 0 &&
+		    o->rotate_ns >= 1000000000ULL)
+			return STEP_GO;
+		return record_done(run, usage_error(usage, "bad --rotate '%s': a size such as "
+						    "100M (64K or more) or a time such as 10m "
+						    "(1s or more)", optarg));
+	case O_KEEP_LAST:
+	case O_AFTER:
+		if (cli_parse_duration(optarg, c == O_AFTER ? &o->after_ns : &o->keep_ns) < 0 ||
+		    (c == O_KEEP_LAST && o->keep_ns < 1000000000ULL))
+			return record_done(run, usage_error(usage, "bad %s '%s': a time such as 5s "
+							    "or 10m%s", c == O_AFTER ? "--after" :
+							    "--keep-last", optarg,
+							    c == O_AFTER ? "" : ", 1s or more"));
+		return STEP_GO;
+	case O_TRIGGER: {
+		char *gt = strchr(optarg, '>');
+
+		if (!gt || gt == optarg || cli_parse_duration(gt + 1, &o->trigger_ns) < 0)
+			return record_done(run, usage_error(usage, "bad --trigger '%s': OP>DURATION, "
+							    "such as cudaStreamSynchronize>200ms",
+							    optarg));
+		*gt = 0;
+		o->trigger_op = optarg;
+		return STEP_GO;
+	}
+	case O_MAX_SIZE:
+		if (cli_parse_size(optarg, &o->max_bytes) < 0 || o->max_bytes < 65536)
+			return record_done(run, usage_error(usage, "bad --max-size '%s': a size "
+							    "such as 500M or 20G, 64K or more",
+							    optarg));
+		return STEP_GO;
+	}
+	return STEP_GO;
+}
+
 /* One option C of getopt_long(), its argument in optarg. */
 static int record_option(struct record_run *run, int c)
 {
@@ -369,22 +442,11 @@ static int record_option(struct record_run *run, int c)
 			return record_done(run, usage_error(usage, "bad duration '%s'", optarg));
 		break;
 	case O_ROTATE:
-		/* a size has a size's unit (100M); a time a time's (10m, 1h) */
-		if (cli_parse_size(optarg, &o->rotate_bytes) == 0 && o->rotate_bytes >= 65536)
-			break;
-		o->rotate_bytes = 0;
-		if (strpbrk(optarg, "smhun") && cli_parse_duration(optarg, &o->rotate_ns) == 0 &&
-		    o->rotate_ns >= 1000000000ULL)
-			break;
-		return record_done(run, usage_error(usage, "bad --rotate '%s': a size such as "
-						    "100M (64K or more) or a time such as 10m "
-						    "(1s or more)", optarg));
 	case O_MAX_SIZE:
-		if (cli_parse_size(optarg, &o->max_bytes) < 0 || o->max_bytes < 65536)
-			return record_done(run, usage_error(usage, "bad --max-size '%s': a size "
-							    "such as 500M or 20G, 64K or more",
-							    optarg));
-		break;
+	case O_KEEP_LAST:
+	case O_AFTER:
+	case O_TRIGGER:
+		return pieces_option(run, c);
 	case O_BUFFER:
 		return option_unsigned(run, optarg, 1, 4UL << 20, &o->buffer_kb,
 				       "buffer size", "");
@@ -510,6 +572,12 @@ static int record_parse(struct record_run *run, int argc, char **argv)
 	if (o->page_count && o->no_host)
 		return record_done(run, usage_error(usage, "--page-allocs=count counts host "
 						    "events: not with --no-host"));
+	if ((o->trigger_op || o->after_ns) && !o->keep_ns)
+		return record_done(run, usage_error(usage, "--trigger and --after go with "
+						    "--keep-last"));
+	if (o->keep_ns && (o->rotate_bytes || o->rotate_ns))
+		return record_done(run, usage_error(usage, "--keep-last keeps its own pieces: "
+						    "not with --rotate"));
 	if (optind < argc)
 		o->argv = argv + optind;
 	o->envp = environ;
@@ -641,6 +709,21 @@ static int record_launch(struct record_run *run)
 	return STEP_GO;
 }
 
+/* --keep-last: each snapshot written, or why one could not be, said once. */
+static void said_snapshots(struct record_run *run)
+{
+	const char *path;
+	int err;
+	unsigned n = ift_recorder_snapshots(run->r, &path, &err);
+
+	if (err && err != run->snap_err)
+		warning("cannot write snapshot %u to '%s': %s", n + 1, path, ift_strerror(err));
+	run->snap_err = err;
+	if (n != run->snaps && verbose >= 0)
+		fprintf(stderr, "%s: snapshot %u: wrote '%s'\n", progname, n, path);
+	run->snaps = n;
+}
+
 /* Records until the command ends, the time is up, or the user stops it. */
 static void record_loop(struct record_run *run)
 {
@@ -669,6 +752,11 @@ static void record_loop(struct record_run *run)
 		now = ift_now_ns();
 		if (deadline && now >= deadline)
 			break;
+		if (snapshot_asked) {
+			snapshot_asked = 0;
+			ift_recorder_snapshot(run->r);
+		}
+		said_snapshots(run);
 		if (ift_recorder_full(run->r)) {
 			char b[32];
 
@@ -704,8 +792,9 @@ static int record_end(struct record_run *run)
 		error("cannot %s: %s", ift_recorder_error(run->r), ift_strerror(ret));
 		return STEP_DONE;
 	}
+	said_snapshots(run);
 	if (verbose >= 0)
-		print_summary(run->r, run->opts.argv != NULL);
+		print_summary(run->r, run->opts.argv != NULL, run->opts.keep_ns);
 	return record_done(run, code >= 0 ? code : EXIT_OK);
 }
 

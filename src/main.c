@@ -16,6 +16,7 @@ static const struct cmd {
 	{ "info", cmd_info, "show a trace's metadata, tables, size and losses" },
 	{ "dump", cmd_dump, "print every event of a trace in time order" },
 	{ "report", cmd_report, "what the CUDA calls cost and what the scheduler did to each task" },
+	{ "snapshot", cmd_snapshot, "ask a record --keep-last for a snapshot of the events it keeps" },
 	{ "top", cmd_top, "follow a recording (or replay a trace): the last seconds' chain and feeders" },
 	{ "export", cmd_export, "write a trace as a SQLite database or a Perfetto timeline" },
 	{ "query", cmd_query, "run read-only SQL over a trace (or an exported database)" },

@@ -171,6 +171,7 @@ static int on_call(void *ctx, uint64_t *row)
 {
 	struct ift_recorder *r = ctx;
 
+	ift_rec_pieces_call(r, row);
 	return r->stacks ? ift_stacks_match(r->stacks, row) : 0;
 }
 
@@ -297,6 +298,7 @@ static int open_writer(struct ift_recorder *r)
 	wopts.uid = r->opts.file_uid;
 	wopts.gid = r->opts.file_gid;
 	path = ift_rec_first_path(r);
+	r->wopts = wopts;
 	r->w = ift_writer_create(path, &wopts);
 	if (!r->w) {
 		ret = -errno;
@@ -894,6 +896,8 @@ int ift_recorder_finish(struct ift_recorder *r, int exit_status)
 		ift_writer_metaf(r->w, "record.exit_status", "%d", exit_status);
 	if ((ret = ift_writer_finish(r->w)) < 0)
 		return fail(r, "finish the trace file", ret);
+	if ((ret = ift_rec_pieces_finish(r, stop)) < 0)
+		return fail(r, "write the last snapshot", ret);
 	return 0;
 }
 
@@ -930,6 +934,7 @@ static pid_t destroy(struct ift_recorder *r, bool behind)
 	ift_probe_session_destroy(r->probes);
 	ift_decoder_free(r->dec);
 	ift_writer_free(r->w);
+	ift_rec_pieces_free(r);
 	ift_sampler_free(r->sampler);
 	ift_libset_release(&r->libs);
 	for (size_t k = 0; k < r->nlate; k++) {

@@ -66,6 +66,20 @@ struct ift_recorder {
 	char piece_path[4200];
 	uint64_t piece_start_ns, pieces_bytes;
 	bool full;
+	/* --keep-last: the spool's finished pieces, oldest first; the
+	   snapshot due (trace clock, 0: none), those written, the last's
+	   path, the last error; the writer's options, for a snapshot's */
+	struct spooled {
+		unsigned piece;
+		uint64_t start, stop;
+	} *spool;
+	size_t nspool, capspool;
+	uint64_t snap_due;
+	const char *snap_why;
+	unsigned snaps;
+	char snap_path[4200];
+	int snap_err;
+	struct ift_writer_opts wopts;
 };
 
 static inline int fail(struct ift_recorder *r, const char *step, int err)
@@ -101,6 +115,9 @@ void ift_rec_gpu_status(const struct ift_recorder *r, const char **status, unsig
 const char *ift_rec_first_path(struct ift_recorder *r);
 int ift_rec_pieces_meta(struct ift_recorder *r);
 int ift_rec_pieces_poll(struct ift_recorder *r, uint64_t now);
+void ift_rec_pieces_call(struct ift_recorder *r, const uint64_t *row);
+int ift_rec_pieces_finish(struct ift_recorder *r, uint64_t stop);
+void ift_rec_pieces_free(struct ift_recorder *r);
 
 /* late.c */
 int ift_rec_isolate_add(struct ift_recorder *r);

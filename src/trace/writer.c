@@ -611,6 +611,33 @@ int64_t ift_writer_stack(struct ift_writer *w, const struct ift_frame *frames,
 	return (int64_t)++w->nstacks;
 }
 
+int ift_writer_task(struct ift_writer *w, const struct ift_task *t)
+{
+	struct trec *r;
+	int ret;
+
+	if (w->finished)
+		return -IFT_E_FINISHED;
+	if (w->tasks.n >= IFT_MAX_TASKS)
+		return -IFT_E_LIMIT;
+	if (!(r = ift_taskmap_add(&w->tasks, t->tid)))
+		return -ENOMEM;
+	r->pid = t->pid;
+	r->ppid = t->ppid;
+	r->flags = t->flags;
+	r->start_ts = t->start_ts;
+	r->exit_ts = t->exit_ts;
+	for (unsigned i = 0; i < t->ncomms; i++) {
+		int64_t id = ift_writer_string(w, t->comms[i].comm);
+
+		if (id < 0)
+			return (int)id;
+		if ((ret = ift_trec_add_comm(r, t->comms[i].ts, (uint64_t)id)) < 0)
+			return ret;
+	}
+	return 0;
+}
+
 int ift_writer_loss(struct ift_writer *w, const struct ift_loss *loss)
 {
 	struct ift_loss *v;

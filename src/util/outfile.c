@@ -210,6 +210,18 @@ void ift_outfile_remove(struct ift_outfile *o)
 	}
 }
 
+int ift_unlink_for(const char *path, bool give, uid_t uid, gid_t gid)
+{
+	struct ift_outfile o = { .give = give, .uid = uid, .gid = gid };
+	struct fsids fs;
+	int ret;
+
+	fs_enter(&o, &fs);
+	ret = unlink(path) < 0 ? -errno : 0;
+	fs_leave(&fs);
+	return ret;
+}
+
 void ift_outfile_release(struct ift_outfile *o)
 {
 	if (o->fd >= 0)

@@ -64,6 +64,14 @@ int ift_rename_noreplace(int fromfd, const char *from, int tofd, const char *to)
 /* Removes PATH.part unless committed, if it is still the file created. */
 void ift_outfile_remove(struct ift_outfile *o);
 
+/*
+ * ift_unlink_for - removes PATH (never a link's target) with the
+ * permissions UID:GID have when GIVE (as ift_outfile_create() makes a file
+ * for them): in a directory that user controls, root removes only what the
+ * user could.  0 or a negative errno.
+ */
+int ift_unlink_for(const char *path, bool give, uid_t uid, gid_t gid);
+
 /* Closes what is open and frees the names; the file stays on disk.  Safe twice. */
 void ift_outfile_release(struct ift_outfile *o);
 

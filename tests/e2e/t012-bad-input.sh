@@ -49,6 +49,20 @@ refused header-cut.trace
 # top: neither the trace nor a recording of it; a window it cannot show
 [[ $(expect_one_line_error "$IFT" top -i missing.trace) == *"nor is a recording writing 'missing.trace.part'"* ]] ||
 	fail "top -i missing.trace: the error does not say no recording writes it"
+# record's pieces and flight recorder: a usage error each, before anything runs
+for bad in "--rotate 5" "--rotate 10x" "--rotate 1K" "--max-size 1K" "--trigger x>1s" \
+	   "--keep-last 5s --rotate 1s" "--keep-last 0.5s" "--keep-last 5s --trigger cudaMalloc"; do
+	# shellcheck disable=SC2086
+	run "$IFT" record $bad -o never.trace -- true
+	last=$(printf '%s\n' $bad | grep -- '^--' | tail -1)
+	[ $rc = 2 ] && [ ! -e never.trace ] && head -1 err | grep -q -- "$last" ||
+		fail "record $bad: exit $rc, not a usage error naming $last: $(cat err)"
+done
+# snapshot signals nothing that is no recorder keeping the last events
+[[ $(expect_one_line_error "$IFT" snapshot $$) == *"is no \`ingero-ftrace record --keep-last'"* ]] ||
+	fail "snapshot of this shell: the error does not say it is no recorder"
+run "$IFT" snapshot 0
+[ $rc = 2 ] || fail "snapshot 0: exit $rc, not a usage error"
 for bad in "--window 0" "--window 5x" "--interval 1ms" "--at -1s"; do
 	# shellcheck disable=SC2086
 	run "$IFT" top --once $bad -i ingero.trace

@@ -7,7 +7,7 @@
  *   simtrain MODE [-o FILE] [--steps N] [--workers N] [--batch ROWS]
  *            [--rows N] [--cols N] [--work-us US] [--host-us US]
  *            [--kernels N] [--grid BLOCKS] [--mb MB] [--prefetch N] [--seconds S]
- *            [--loop-ms MS] [--starve-after-ms MS]
+ *            [--loop-ms MS] [--starve-after-ms MS] [--stall-at-ms MS --stall-ms MS]
  *
  * MODE:
  *   loader     DataLoader starvation: N worker processes (pt_data_worker)
@@ -24,6 +24,8 @@
  *              dataset, copied from a pinned buffer, no workers.
  *   healthy    a pinned batch reused, --host-us of framework overhead before
  *              each of --kernels launches: the GPU is the bottleneck.
+ *              --stall-at-ms into the loop, one kernel of --stall-ms and
+ *              its synchronize ({"type":"stall"}, logged as it ends).
  *   pagestorm  each step maps --mb MiB of fresh pageable memory, touches it,
  *              cudaMemcpy's it and unmaps it.
  *   gpubound   long kernels (20 ms by default): the host waits in synchronize.
@@ -112,12 +114,12 @@ const char *cudaGetErrorString(int e);
 static struct {
 	const char *mode;
 	long steps, workers, batch, rows, cols, work_us, host_us, kernels, grid, mb, prefetch;
-	long loop_ms, starve_after_ms;
+	long loop_ms, starve_after_ms, stall_at_ms, stall_ms;
 	double seconds;
 } opt = {
 	.steps = -1, .workers = -1, .batch = -1, .rows = -1, .cols = -1, .work_us = -1,
 	.host_us = -1, .kernels = -1, .grid = -1, .mb = -1, .prefetch = -1, .seconds = 60,
-	.loop_ms = -1, .starve_after_ms = -1,
+	.loop_ms = -1, .starve_after_ms = -1, .stall_at_ms = -1, .stall_ms = -1,
 };
 
 static int out_fd = 1;
@@ -696,6 +698,20 @@ static void run_direct(void)
 
 /* The batch lives in pinned memory and is reused; the host's own cost is a
    framework's per-op overhead before each launch (--host-us of CPU). */
+/* One kernel of --stall-ms on the modelled device, and its synchronize: once. */
+static void stall(void)
+{
+	const char *e = getenv("SIMCUDA_BLOCK_NS");
+	uint64_t block = e && atoll(e) > 0 ? (uint64_t)atoll(e) : 1000, t0, t1;
+
+	opt.stall_at_ms = -1;
+	launch(0, (unsigned)((uint64_t)opt.stall_ms * 1000000 / block));
+	t0 = mono();
+	CUDA(OP_STREAMSYNC, cudaStreamSynchronize(stream));
+	t1 = mono();
+	emit("{\"type\":\"stall\",\"t0\":%" PRIu64 ",\"t1\":%" PRIu64 "} ", t0, t1);
+}
+
 static void run_healthy(void)
 {
 	size_t n = (size_t)opt.batch * (size_t)opt.cols;
@@ -710,6 +726,10 @@ static void run_healthy(void)
 		pinned[i] = (float)(i % 1000) * 0.001f;
 	t_loop = mono();
 	for (long b = 0; b < opt.steps; b++) {
+		if (opt.loop_ms >= 0 && mono() - t_loop >= (uint64_t)opt.loop_ms * 1000000)
+			break;
+		if (opt.stall_at_ms >= 0 && mono() - t_loop >= (uint64_t)opt.stall_at_ms * 1000000)
+			stall();
 		CUDA(OP_MEMCPYASYNC, cudaMemcpyAsync(dev_in, pinned, bytes, H2D, stream));
 		for (long k = 0; k < opt.kernels; k++) {
 			burn(scratch, 256, (uint64_t)opt.host_us * 1000);
@@ -802,7 +822,8 @@ static void usage(void)
 	fprintf(stderr, "usage: simtrain loader|direct|healthy|pagestorm|gpubound|hog "
 		"[-o FILE] [--steps N] [--workers N] [--batch ROWS] [--rows N] [--cols N] "
 		"[--work-us US] [--host-us US] [--kernels N] [--grid BLOCKS] [--mb MB] "
-		"[--prefetch N] [--seconds S] [--loop-ms MS] [--starve-after-ms MS]\n");
+		"[--prefetch N] [--seconds S] [--loop-ms MS] [--starve-after-ms MS]\n"
+		"       [--stall-at-ms MS --stall-ms MS]\n");
 	exit(2);
 }
 
@@ -820,6 +841,57 @@ static long num(const char *s, const char *name)
 
 #define DEF(field, v) do { if (opt.field < 0) opt.field = (v); } while (0)
 
+/* Each mode's defaults for what the options left unset; their checks. */
+static void defaults(void)
+{
+	/* the same data and model for loader and direct, so they compare */
+	if (!strcmp(opt.mode, "loader") || !strcmp(opt.mode, "direct")) {
+		/* --loop-ms alone ends the loop */
+		DEF(steps, opt.loop_ms >= 0 ? 100000000 : 150);
+		DEF(kernels, 3);
+		DEF(grid, 500);
+		/*
+		 * A batch costs a worker more CPU than a step costs the main
+		 * thread wherever it runs: 2-3 ms here, but 10 ms and more on an
+		 * emulated CPU (a QEMU guest of make check-kernels), where each
+		 * probe's trap costs hundreds of us and the guest shares its
+		 * host.  At 8 ms a batch the workers kept up there, and the run
+		 * was CPU-bound, not starved.
+		 */
+		if (!strcmp(opt.mode, "loader"))
+			DEF(work_us, 40000);
+	} else if (!strcmp(opt.mode, "healthy")) {
+		DEF(steps, opt.loop_ms >= 0 ? 100000000 : 200);
+		DEF(kernels, 20);
+		DEF(grid, 400);
+		DEF(host_us, 100);
+	} else if (!strcmp(opt.mode, "pagestorm")) {
+		DEF(steps, 40);
+		DEF(kernels, 1);
+		DEF(grid, 1000);
+	} else if (!strcmp(opt.mode, "gpubound")) {
+		DEF(steps, 80);
+		DEF(kernels, 1);
+		DEF(grid, 20000);
+	} else if (!strcmp(opt.mode, "hog")) {
+		run_hog();
+	} else {
+		usage();
+	}
+	DEF(rows, 200000);
+	DEF(cols, 100);
+	DEF(batch, 256);
+	DEF(workers, 4);
+	DEF(prefetch, 2);
+	DEF(work_us, 0);
+	DEF(host_us, 0);
+	DEF(mb, 32);
+	if (opt.rows < 1 || opt.cols < 1 || opt.batch < 1 || opt.batch > opt.rows ||
+	    opt.steps < 1 || opt.grid < 1 || opt.prefetch < 1 || opt.mb < 1)
+		die("--rows, --cols, --batch (at most --rows), --steps, --grid, --prefetch and "
+		    "--mb must be at least 1");
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -828,6 +900,7 @@ int main(int argc, char **argv)
 		{ "host-us", 1, NULL, 'h' }, { "kernels", 1, NULL, 'k' }, { "grid", 1, NULL, 'g' },
 		{ "mb", 1, NULL, 'm' }, { "prefetch", 1, NULL, 'p' }, { "seconds", 1, NULL, 'S' },
 		{ "loop-ms", 1, NULL, 'L' }, { "starve-after-ms", 1, NULL, 'A' },
+		{ "stall-at-ms", 1, NULL, 'T' }, { "stall-ms", 1, NULL, 'D' },
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t t_start = mono(), irq_start = cpustat_irq();
@@ -858,6 +931,8 @@ int main(int argc, char **argv)
 		case 'S': opt.seconds = (double)num(optarg, "--seconds"); break;
 		case 'L': opt.loop_ms = num(optarg, "--loop-ms"); break;
 		case 'A': opt.starve_after_ms = num(optarg, "--starve-after-ms"); break;
+		case 'T': opt.stall_at_ms = num(optarg, "--stall-at-ms"); break;
+		case 'D': opt.stall_ms = num(optarg, "--stall-ms"); break;
 		default: usage();
 		}
 	}
@@ -867,52 +942,7 @@ int main(int argc, char **argv)
 	   (the recorder's child waits on a pipe), the checks take off */
 	emit_rusage("start", RUSAGE_THREAD, -1, NULL);
 
-	/* the same data and model for loader and direct, so they compare */
-	if (!strcmp(opt.mode, "loader") || !strcmp(opt.mode, "direct")) {
-		/* --loop-ms alone ends the loop */
-		DEF(steps, opt.loop_ms >= 0 ? 100000000 : 150);
-		DEF(kernels, 3);
-		DEF(grid, 500);
-		/*
-		 * A batch costs a worker more CPU than a step costs the main
-		 * thread wherever it runs: 2-3 ms here, but 10 ms and more on an
-		 * emulated CPU (a QEMU guest of make check-kernels), where each
-		 * probe's trap costs hundreds of us and the guest shares its
-		 * host.  At 8 ms a batch the workers kept up there, and the run
-		 * was CPU-bound, not starved.
-		 */
-		if (!strcmp(opt.mode, "loader"))
-			DEF(work_us, 40000);
-	} else if (!strcmp(opt.mode, "healthy")) {
-		DEF(steps, 200);
-		DEF(kernels, 20);
-		DEF(grid, 400);
-		DEF(host_us, 100);
-	} else if (!strcmp(opt.mode, "pagestorm")) {
-		DEF(steps, 40);
-		DEF(kernels, 1);
-		DEF(grid, 1000);
-	} else if (!strcmp(opt.mode, "gpubound")) {
-		DEF(steps, 80);
-		DEF(kernels, 1);
-		DEF(grid, 20000);
-	} else if (!strcmp(opt.mode, "hog")) {
-		run_hog();
-	} else {
-		usage();
-	}
-	DEF(rows, 200000);
-	DEF(cols, 100);
-	DEF(batch, 256);
-	DEF(workers, 4);
-	DEF(prefetch, 2);
-	DEF(work_us, 0);
-	DEF(host_us, 0);
-	DEF(mb, 32);
-	if (opt.rows < 1 || opt.cols < 1 || opt.batch < 1 || opt.batch > opt.rows ||
-	    opt.steps < 1 || opt.grid < 1 || opt.prefetch < 1 || opt.mb < 1)
-		die("--rows, --cols, --batch (at most --rows), --steps, --grid, --prefetch and "
-		    "--mb must be at least 1");
+	defaults();
 
 	if (!strcmp(opt.mode, "loader"))
 		run_loader();

@@ -1,0 +1,124 @@
+# record --keep-last, the flight recorder.  simtrain runs a GPU-bound loop
+# for 20 s and then stalls 1.5 s in one synchronize (a 1.5 s kernel on the
+# modelled device), which it logs.  Recorded with --keep-last 5s --trigger
+# 'cudaStreamSynchronize>500ms' --after 1s, and asked once for a snapshot
+# through `ingero-ftrace snapshot PID` before the stall:
+#  - the asked-for snapshot is written within 3 s of the asking, its window
+#    ending after the asking;
+#  - exactly one snapshot is the trigger's: it holds the stall, its window
+#    is 5 s and starts no earlier than 5 s before the stall returned, it
+#    ends 1 s after (give or take a flush), and its report finds the device
+#    the cause: a GPU-bound chain on cudaStreamSynchronize costing the
+#    stall at least, its slowest call the stall as the workload timed it;
+#  - the spool holds no more than the window's pieces and two, the
+#    recorder's RSS does not grow with the run, and nothing is left at the end.
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+. "$IFT_SRC/tests/e2e/lib-record.sh"
+. "$IFT_SRC/tests/e2e/lib-sim.sh"
+need_root
+need_sim
+
+$PIN "$IFT" record --keep-last 5s --trigger 'cudaStreamSynchronize>500ms' --after 1s \
+	-o fr.trace -- "$SIMTRAIN" healthy --loop-ms 23000 --stall-at-ms 20000 --stall-ms 1500 \
+	-o fr.jsonl >rec.out 2>rec.err &
+rp=$!
+trap 'kill $rp 2>/dev/null; wait $rp 2>/dev/null' EXIT
+mono() { python3 -c 'import time; print(time.monotonic_ns())'; }
+
+# the recorder's RSS and the spool's pieces, every half second, until it ends
+: >samples.txt
+( while kill -0 $rp 2>/dev/null; do
+	rss=$(awk '/^VmRSS/ { print $2 }' /proc/$rp/status 2>/dev/null)
+	n=$(ls -a | grep -c '^\.fr\.keep\.[0-9]*\.trace')
+	[ -n "$rss" ] && echo "$(mono) $rss $n"
+	sleep 0.5
+done ) >>samples.txt &
+sp=$!
+
+# ask for a snapshot 8 s in, before the stall
+deadline=$((SECONDS + 60))
+until [ "$(wc -l <samples.txt)" -ge 16 ]; do
+	[ $SECONDS -lt $deadline ] || fail "the recorder did not run 8 s: $(cat rec.err)"
+	kill -0 $rp 2>/dev/null || fail "the recorder ended early: $(cat rec.err)"
+	sleep 0.2
+done
+asked=$(mono)
+"$IFT" snapshot $rp 2>snap.err || fail "snapshot $rp failed: $(cat snap.err)"
+until grep -q "snapshot 1: wrote 'fr.1.trace'" rec.err; do
+	[ $SECONDS -lt $deadline ] || fail "no snapshot after it was asked for: $(cat rec.err)"
+	sleep 0.1
+done
+written=$(mono)
+wait $rp
+rc=$?
+trap - EXIT
+wait $sp
+[ $rc = 0 ] || fail "record --keep-last exited $rc: $(tail -3 rec.err)"
+assert_no_leftover_of $rp
+ls -a >left.txt
+grep -q '\.keep\.' left.txt && fail "the spool was left: $(grep keep left.txt)"
+[ ! -e fr.trace ] && [ ! -e fr.trace.part ] || fail "--keep-last wrote fr.trace itself"
+[ -s fr.1.trace ] && [ -s fr.2.trace ] && [ ! -e fr.3.trace ] ||
+	fail "not two snapshots: $(grep -v '^\.' left.txt | tr '\n' ' ')"
+for i in 1 2; do
+	"$IFT" info -i fr.$i.trace >info.$i || fail "snapshot $i does not open"
+	"$IFT" report --json -i fr.$i.trace >fr.$i.json || fail "report on snapshot $i failed"
+done
+grep -q '^record.snapshot_why *asked' info.1 || fail "snapshot 1 is not the asked one: $(grep why info.1)"
+grep -q '^record.snapshot_why *cudaStreamSynchronize of' info.2 ||
+	fail "snapshot 2 is not the trigger's: $(grep why info.2)"
+
+sim_check fr.jsonl info.1 info.2 fr.2.json samples.txt "$asked" "$written" <<'PY' ||
+import sys
+from simcheck import *
+
+truth = Truth(sys.argv[1])
+meta = [dict(l.split(None, 1) if len(l.split(None, 1)) == 2 else (l.strip(), "")
+             for l in open(p) if l.strip()) for p in sys.argv[2:4]]
+r = load_report(sys.argv[4])
+samples = [tuple(int(x) for x in l.split()) for l in open(sys.argv[5]) if l.strip()]
+asked, written = int(sys.argv[6]), int(sys.argv[7])
+chk = Checks("keep-last")
+S = 1_000_000_000
+span = lambda m: (int(m["record.start_ns"]), int(m["record.stop_ns"]))
+
+a0, a1 = span(meta[0])
+chk.ok(written - asked <= 3 * S, "the asked-for snapshot came %.2f s after the asking" %
+       ((written - asked) / S))
+chk.ok(asked <= a1 + 1.5 * S, "the asked-for snapshot ends %.2f s before the asking" %
+       ((asked - a1) / S))
+
+stall = truth.stall
+t0, t1 = stall["t0"], stall["t1"]
+s0, s1 = span(meta[1])
+print("  snapshot 2: %.3f s to %.3f s around the stall %.3f-%.3f s" %
+      ((s0 - t0) / S, (s1 - t0) / S, 0, (t1 - t0) / S))
+chk.ok(abs((s1 - s0) - 5 * S) <= S // 1000, "its window is %.3f s, not 5 s" % ((s1 - s0) / S))
+chk.ok(s0 >= t1 - 5 * S and s0 <= t0, "it starts %.3f s before the stall returned, which it "
+       "must hold" % ((t1 - s0) / S))
+# the trigger is the call's return as traced, the window ends --after it
+chk.ok(t1 + S - S // 5 <= s1 <= t1 + S + S // 5, "it ends %.3f s after the stall returned, "
+       "--after 1s" % ((s1 - t1) / S))
+ops = {o["op"]: o for o in r["ops"]}
+sync = ops.get("cudaStreamSynchronize")
+if chk.ok(sync is not None, "no cudaStreamSynchronize in the snapshot"):
+    chk.ok(1500 * 1000000 <= sync["max_ns"] <= t1 - t0, "its slowest synchronize %s, the stall "
+           "took %s by the workload's clock" % (fmt(sync["max_ns"]), fmt(t1 - t0)))
+# the device is the cause (a loaded machine may add CPU contention beside it)
+c = [c for c in r["chains"] if c["cause"] == "gpu_bound"]
+chk.ok(c and c[0]["op"] == "cudaStreamSynchronize" and c[0]["cost_ns"] >= 1500 * 1000000,
+       "no GPU-bound chain on cudaStreamSynchronize costing the stall's 1.5 s: %s" %
+       [(x["cause"], x["op"], fmt(x["cost_ns"])) for x in r["chains"]])
+
+# the spool: the window's pieces (5 s of 1.25 s ones), the one written and one more
+chk.ok(max(n for _, _, n in samples) <= 4 + 2 + 1, "the spool held %d pieces" %
+       max(n for _, _, n in samples))
+third = len(samples) // 3
+early = max(rss for _, rss, _ in samples[2:third])
+late = max(rss for _, rss, _ in samples[-third:])
+print("  recorder RSS: %d KiB at most in the first third, %d in the last" % (early, late))
+chk.ok(late <= early + 8192, "the recorder grew from %d to %d KiB" % (early, late))
+chk.done()
+PY
+	fail "the flight recorder disagrees with the workload (above)"
+assert_no_leftovers
