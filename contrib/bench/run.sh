@@ -12,9 +12,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 case $mode in
 full) reps=5 secs=2 long=12 cost_secs=3 cap_secs=2 rates=() sizes=() stack_n=100000 py_n=20000
-      static_n=10000000 base_n=50000000 prof_batches=300 ;;
+      static_n=10000000 base_n=50000000 prof_batches=300 live_steps=600 ;;
 quick) reps=2 secs=1 long=0 cost_secs=1 cap_secs=1 rates=(50000 0) sizes=(1000000) stack_n=20000 py_n=5000
-      static_n=1000000 base_n=1000000 prof_batches=60 ;;
+      static_n=1000000 base_n=1000000 prof_batches=60 live_steps=200 ;;
 *) echo "usage: run.sh BUILD_DIR full|quick" >&2; exit 2 ;;
 esac
 
@@ -34,6 +34,8 @@ echo
 N=$py_n "$here/pystack.sh" "$build" "$reps"
 echo
 BATCHES=$prof_batches "$here/profile.sh" "$build" "$reps"
+echo
+STEPS=$live_steps "$here/live.sh" "$build" "$reps"
 echo
 "$here/finish.sh" "$build" "$reps"
 echo
