@@ -146,13 +146,14 @@ static int cut(struct ift_recorder *r, uint64_t now, uint64_t at)
 		if (ift_array_grow((void **)&r->spool, &r->capspool, r->nspool + 1,
 				   sizeof(*r->spool)) < 0)
 			return -ENOMEM;
-		r->spool[r->nspool++] = (struct spooled){ r->piece, r->piece_start_ns, at };
+		r->spool[r->nspool++] = (struct spooled){ r->piece, r->piece_from, at };
 		spool_prune(r, at > r->opts.keep_ns + r->opts.rotate_ns ?
 			       at - r->opts.keep_ns - r->opts.rotate_ns : 0);
 	}
 	r->pieces_bytes += bytes;
 	r->piece++;
 	r->piece_start_ns = now;
+	r->piece_from = at;
 	if ((ret = ift_writer_metaf(r->w, "record.piece", "%u", r->piece)) < 0 ||
 	    (ret = ift_writer_metaf(r->w, "record.start_ns", "%" PRIu64, at)) < 0)
 		return ret;
@@ -255,7 +256,9 @@ void ift_recorder_snapshot(struct ift_recorder *r)
 {
 	if (!r->opts.keep_ns || r->snap_due || !r->started)
 		return;
-	r->snap_due = ift_now_ns();
+	/* now, on the trace's clock: the merge's latest event where it is
+	   not CLOCK_MONOTONIC */
+	r->snap_due = r->mono ? ift_now_ns() : cut_point(r, ift_now_ns());
 	r->snap_why = "asked (SIGUSR1)";
 }
 
@@ -289,7 +292,7 @@ int ift_rec_pieces_finish(struct ift_recorder *r, uint64_t stop)
 	if (ift_array_grow((void **)&r->spool, &r->capspool, r->nspool + 1,
 			   sizeof(*r->spool)) < 0)
 		return -ENOMEM;
-	r->spool[r->nspool++] = (struct spooled){ r->piece, r->piece_start_ns, stop };
+	r->spool[r->nspool++] = (struct spooled){ r->piece, r->piece_from, stop };
 	/* one asked for, or due after the end: its window ends with it */
 	if (r->snap_due)
 		r->snap_err = write_snapshot(r, r->snap_due < stop ? r->snap_due : stop);

@@ -65,6 +65,7 @@ struct ift_recorder {
 	unsigned piece;
 	char piece_path[4200];
 	uint64_t piece_start_ns, pieces_bytes;
+	uint64_t piece_from;		/* trace clock: where the piece began (0: the first) */
 	bool full;
 	/* --keep-last: the spool's finished pieces, oldest first; the
 	   snapshot due (trace clock, 0: none), those written, the last's
