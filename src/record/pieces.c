@@ -10,7 +10,7 @@
  *
  * --keep-last KEEP: the pieces go to a spool beside FILE (.FILE.keep.N.trace),
  * a new one every KEEP/4 (1 s at least), and a piece that ended more than
- * KEEP + KEEP/4 ago is removed: the disk holds about 1.5 KEEP of events,
+ * KEEP + 2 KEEP/4 ago is removed: the disk holds about 1.75 KEEP of events,
  * memory no more than a plain recording.  A snapshot, once every event up to
  * its time is in, cuts the piece being written, joins the spool's pieces
  * that meet the window (ift_trace_open_run()) and copies the window into
@@ -147,8 +147,10 @@ static int cut(struct ift_recorder *r, uint64_t now, uint64_t at)
 				   sizeof(*r->spool)) < 0)
 			return -ENOMEM;
 		r->spool[r->nspool++] = (struct spooled){ r->piece, r->piece_from, at };
-		spool_prune(r, at > r->opts.keep_ns + r->opts.rotate_ns ?
-			       at - r->opts.keep_ns - r->opts.rotate_ns : 0);
+		/* a window ending now meets no piece older than this one's
+		   predecessor (see write_snapshot()) */
+		spool_prune(r, at > r->opts.keep_ns + 2 * r->opts.rotate_ns ?
+			       at - r->opts.keep_ns - 2 * r->opts.rotate_ns : 0);
 	}
 	r->pieces_bytes += bytes;
 	r->piece++;
@@ -171,7 +173,11 @@ static uint64_t cut_point(const struct ift_recorder *r, uint64_t now)
 
 /*
  * The snapshot due at DUE: the spool's pieces that meet [DUE - keep, DUE]
- * joined, the window copied into FILE.N.trace, made as the trace is.
+ * joined, the window copied into FILE.N.trace, made as the trace is.  A
+ * piece holds rows a little past its cut (the events merged past a call
+ * still open then) and the profile's rows held before it, so the one
+ * before the first that meets the window is joined too; the copy takes
+ * the window's rows alone.
  */
 static int write_snapshot(struct ift_recorder *r, uint64_t due)
 {
@@ -184,7 +190,7 @@ static int write_snapshot(struct ift_recorder *r, uint64_t due)
 	int ret;
 
 	for (size_t i = 0; names && paths && i < r->nspool; i++) {
-		if (r->spool[i].stop < from || r->spool[i].start > due)
+		if ((i + 1 < r->nspool && r->spool[i + 1].stop < from) || r->spool[i].start > due)
 			continue;
 		piece_path(r, r->spool[i].piece, names[n], sizeof(names[n]));
 		paths[n] = names[n];
