@@ -55,7 +55,7 @@ chk.done()
 PY
 
 # --max-size: stops at the bound, the command goes on
-$PIN "$IFT" record --max-size 64K -o capped.trace -- "$SIMTRAIN" loader --steps 300 \
+$PIN "$IFT" record --max-size 64K -o capped.trace -- "$SIMTRAIN" loader --steps 200 \
 	-o capped.jsonl >cap.out 2>cap.err &
 rp=$!
 wait $rp

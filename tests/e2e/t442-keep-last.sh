@@ -1,7 +1,8 @@
 # record --keep-last, the flight recorder.  simtrain runs a GPU-bound loop
-# (the workload of contrib/bench/live.sh, at its event rate) for 50 s and
+# (the workload of contrib/bench/live.sh, at its event rate) for 24 s and
 # then stalls 1.5 s in one synchronize (a 1.5 s kernel on the modelled
-# device), which it logs; 55 s in all.  Recorded with --keep-last 5s --trigger
+# device), which it logs; 27 s in all (make bench watches the recorder's
+# memory over 60 s: contrib/bench/live.sh).  Recorded with --keep-last 5s --trigger
 # 'cudaStreamSynchronize>500ms' --after 1s, and asked once for a snapshot
 # through `ingero-ftrace snapshot PID` before the stall:
 #  - the asked-for snapshot is written within 3 s of the asking, its window
@@ -22,7 +23,7 @@ need_root
 need_sim
 
 $PIN "$IFT" record --keep-last 5s --trigger 'cudaStreamSynchronize>500ms' --after 1s \
-	-o fr.trace -- "$SIMTRAIN" healthy --loop-ms 53000 --stall-at-ms 50000 --stall-ms 1500 \
+	-o fr.trace -- "$SIMTRAIN" healthy --loop-ms 27000 --stall-at-ms 24000 --stall-ms 1500 \
 	-o fr.jsonl >rec.out 2>rec.err &
 rp=$!
 trap 'kill $rp 2>/dev/null; wait $rp 2>/dev/null' EXIT
