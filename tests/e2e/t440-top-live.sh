@@ -14,22 +14,25 @@
 need_root
 need_sim
 
+# the loop ends when the test is done (stop.flag), 120 s at most: an
+# emulated guest's recorder lags the workload by seconds
 STARVE_MS=8000
-LOOP_MS=$((STARVE_MS + 7000))
-$PIN "$IFT" record -q -o live.trace -- "$SIMTRAIN" loader --loop-ms $LOOP_MS \
-	--starve-after-ms $STARVE_MS -o live.jsonl >rec.out 2>&1 &
+$PIN "$IFT" record -q -o live.trace -- "$SIMTRAIN" loader --loop-ms 120000 \
+	--stop-file "$PWD/stop.flag" --starve-after-ms $STARVE_MS -o live.jsonl >rec.out 2>&1 &
 rp=$!
 trap 'kill $rp 2>/dev/null; wait $rp 2>/dev/null' EXIT
 
-# frame_until FILE AWK: top --once on the recording into FILE until AWK
-# (given the frame's window end in seconds as `end') is true; 120 s at most
+# frame_until FILE AWK [RE]: top --once on the recording into FILE until AWK
+# (given the frame's window end in seconds as `end') is true, and the frame
+# has a line matching RE; 110 s at most
 frame_until() {
-	local out=$1 cond=$2 deadline=$((SECONDS + 120)) end
+	local out=$1 cond=$2 re=${3:-.} deadline=$((SECONDS + 110)) end
 	while [ $SECONDS -lt $deadline ]; do
 		kill -0 $rp 2>/dev/null || fail "the recording ended before the frame: $(cat rec.out)"
 		if "$IFT" top --once -i live.trace >"$out" 2>top.err; then
 			end=$(awk '/^window / { sub(/s$/, "", $4); print $4 }' "$out")
-			[ -n "$end" ] && awk -v end="$end" "BEGIN { exit !($cond) }" && return 0
+			[ -n "$end" ] && awk -v end="$end" "BEGIN { exit !($cond) }" &&
+				grep -q "$re" "$out" && return 0
 		elif ! grep -q . "$out"; then
 			# the .part may not exist yet in the first moments
 			grep -q 'cannot open' top.err || fail "top failed: $(cat top.err)"
@@ -39,8 +42,8 @@ frame_until() {
 	fail "no frame where $cond within 120 s: $(cat "$out" top.err)"
 }
 
-# before: a frame of at least 3 s of the feeding, taken live
-frame_until before.txt 'end >= 3'
+# before: a frame of at least 3 s with the loop's calls in it, taken live
+frame_until before.txt 'end >= 3' '^cudaMemcpy '
 grep -q 'recording' before.txt || fail "the frame does not say it follows a recording: $(head -2 before.txt)"
 start_ns=$("$IFT" info -i live.trace.part 2>/dev/null | awk '$1 == "record.start_ns" { print $2 }')
 [ -n "$start_ns" ] || fail "the recording's start is not in live.trace.part's metadata"
@@ -58,6 +61,7 @@ for l in open(sys.argv[1]):
     if t["type"] == "starve": print("%.9f" % ((t["t_ns"] - int(sys.argv[2])) / 1e9))' live.jsonl "$start_ns")
 frame_until after.txt "end >= $moment + 2"
 cat after.txt
+: >stop.flag
 
 wait $rp
 rc=$?

@@ -2,7 +2,8 @@
 # second: every piece is a finished trace of its own, numbered one after
 # the other under one run id, and the pieces joined hold every CUDA call the
 # workload made (its own count per op, none lost or twice at a seam) and
-# find its starvation, the waker being its workers.  --max-size: the
+# find its starvation where its own clock says it waited for batches, the
+# waker being its workers.  --max-size: the
 # recording stops, says so on one line, and leaves a finished trace whose
 # size passed the bound by at most two seconds of its own rate, while the
 # command runs on to its end and its exit status is record's.
@@ -43,12 +44,16 @@ ops = {o["op"]: o["calls"] for o in r["ops"]}
 for op, t in sorted((o, t) for o, t in truth.ops.items() if o in probed()):
     chk.ok(ops.get(op) == t["count"], "%s: %s calls in the pieces, the workload made %d" %
            (op, ops.get(op), t["count"]))
-c = r["chains"][0] if r["chains"] else None
-chk.ok(c and c["cause"] == "data_starvation", "first chain %s, not data starvation" %
-       (c and c["cause"]))
+# the thread waited for batches most of its loop by its own clock: the
+# pieces joined find its starvation, woken by its workers (an emulated
+# guest's slow CPUs make it CPU contention instead)
+c = [c for c in r["chains"] if c["cause"] == "data_starvation"]
 workers = {w["pid"] for w in truth.wait["woken_by"]}
-if c:
-    woke = {t["pid"] for t in c["evidence"].get("tasks", []) if t["relation"] == "woke"}
+if truth.wait["blocked_ns"] >= 0.5 * truth.loop["loop_ns"]:
+    chk.ok(c, "no data starvation, the thread waited for batches %.0f%% of its loop" %
+           (100 * truth.wait["blocked_ns"] / truth.loop["loop_ns"]))
+for x in c:
+    woke = {t["pid"] for t in x["evidence"].get("tasks", []) if t["relation"] == "woke"}
     chk.ok(woke and woke <= workers, "the chain's wakers %s are not the workers %s" %
            (sorted(woke), sorted(workers)))
 chk.done()

@@ -5,8 +5,8 @@
 # memory over 60 s: contrib/bench/live.sh).  Recorded with --keep-last 5s --trigger
 # 'cudaStreamSynchronize>500ms' --after 1s, and asked once for a snapshot
 # through `ingero-ftrace snapshot PID` before the stall:
-#  - the asked-for snapshot is written within 3 s of the asking, its window
-#    ending after the asking;
+#  - the asked-for snapshot is written before the trigger's, its window
+#    ending where it was asked (within a flush);
 #  - exactly one snapshot is the trigger's: it holds the stall, its window
 #    is 5 s and starts no earlier than 5 s before the stall returned, it
 #    ends 1 s after (give or take a flush), and its report finds the device
@@ -28,21 +28,21 @@ $PIN "$IFT" record --keep-last 5s --trigger 'cudaStreamSynchronize>500ms' --afte
 rp=$!
 trap 'kill $rp 2>/dev/null; wait $rp 2>/dev/null' EXIT
 mono() { python3 -c 'import time; print(time.monotonic_ns())'; }
+started=$SECONDS
 
 # the recorder's RSS and the spool's pieces, every half second, until it ends
 : >samples.txt
 ( while kill -0 $rp 2>/dev/null; do
 	rss=$(awk '/^VmRSS/ { print $2 }' /proc/$rp/status 2>/dev/null)
 	n=$(ls -a | grep -c '^\.fr\.keep\.[0-9]*\.trace')
-	[ -n "$rss" ] && echo "$(mono) $rss $n"
+	[ -n "$rss" ] && echo "$rss $n"
 	sleep 0.5
 done ) >>samples.txt &
 sp=$!
 
 # ask for a snapshot 8 s in, before the stall
 deadline=$((SECONDS + 120))
-until [ "$(wc -l <samples.txt)" -ge 16 ]; do
-	[ $SECONDS -lt $deadline ] || fail "the recorder did not run 8 s: $(cat rec.err)"
+until [ $((SECONDS - started)) -ge 8 ]; do
 	kill -0 $rp 2>/dev/null || fail "the recorder ended early: $(cat rec.err)"
 	sleep 0.2
 done
@@ -50,9 +50,9 @@ asked=$(mono)
 "$IFT" snapshot $rp 2>snap.err || fail "snapshot $rp failed: $(cat snap.err)"
 until grep -q "snapshot 1: wrote 'fr.1.trace'" rec.err; do
 	[ $SECONDS -lt $deadline ] || fail "no snapshot after it was asked for: $(cat rec.err)"
+	kill -0 $rp 2>/dev/null || break
 	sleep 0.1
 done
-written=$(mono)
 wait $rp
 rc=$?
 trap - EXIT
@@ -72,7 +72,7 @@ grep -q '^record.snapshot_why *asked' info.1 || fail "snapshot 1 is not the aske
 grep -q '^record.snapshot_why *cudaStreamSynchronize of' info.2 ||
 	fail "snapshot 2 is not the trigger's: $(grep why info.2)"
 
-sim_check fr.jsonl info.1 info.2 fr.2.json samples.txt "$asked" "$written" <<'PY' ||
+sim_check fr.jsonl info.1 info.2 fr.2.json samples.txt "$asked" <<'PY' ||
 import sys
 from simcheck import *
 
@@ -81,16 +81,17 @@ meta = [dict(l.split(None, 1) if len(l.split(None, 1)) == 2 else (l.strip(), "")
              for l in open(p) if l.strip()) for p in sys.argv[2:4]]
 r = load_report(sys.argv[4])
 samples = [tuple(int(x) for x in l.split()) for l in open(sys.argv[5]) if l.strip()]
-asked, written = int(sys.argv[6]), int(sys.argv[7])
+asked = int(sys.argv[6])
 chk = Checks("keep-last")
 S = 1_000_000_000
 span = lambda m: (int(m["record.start_ns"]), int(m["record.stop_ns"]))
 
+# at once: its window ends where it was asked (the signal and the
+# recorder's look at its clock are a flush apart at most), not at the
+# stall or at the end
 a0, a1 = span(meta[0])
-chk.ok(written - asked <= 3 * S, "the asked-for snapshot came %.2f s after the asking" %
-       ((written - asked) / S))
-chk.ok(asked <= a1 + 1.5 * S, "the asked-for snapshot ends %.2f s before the asking" %
-       ((asked - a1) / S))
+chk.ok(abs(a1 - asked) <= 1.5 * S, "the asked-for snapshot ends %.2f s from the asking" %
+       ((a1 - asked) / S))
 
 stall = truth.stall
 t0, t1 = stall["t0"], stall["t1"]
@@ -115,11 +116,11 @@ chk.ok(c and c[0]["op"] == "cudaStreamSynchronize" and c[0]["cost_ns"] >= 1500 *
        [(x["cause"], x["op"], fmt(x["cost_ns"])) for x in r["chains"]])
 
 # the spool: the window's pieces (5 s of 1.25 s ones), two before, the one written, one more
-chk.ok(max(n for _, _, n in samples) <= 4 + 2 + 1 + 1, "the spool held %d pieces" %
-       max(n for _, _, n in samples))
+chk.ok(max(n for _, n in samples) <= 4 + 2 + 1 + 1, "the spool held %d pieces" %
+       max(n for _, n in samples))
 third = len(samples) // 3
-early = max(rss for _, rss, _ in samples[2:third])
-late = max(rss for _, rss, _ in samples[-third:])
+early = max(rss for rss, _ in samples[2:third])
+late = max(rss for rss, _ in samples[-third:])
 print("  recorder RSS: %d KiB at most in the first third, %d in the last" % (early, late))
 chk.ok(late <= early + 8192, "the recorder grew from %d to %d KiB" % (early, late))
 chk.done()

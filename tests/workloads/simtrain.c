@@ -8,6 +8,7 @@
  *            [--rows N] [--cols N] [--work-us US] [--host-us US]
  *            [--kernels N] [--grid BLOCKS] [--mb MB] [--prefetch N] [--seconds S]
  *            [--loop-ms MS] [--starve-after-ms MS] [--stall-at-ms MS --stall-ms MS]
+ *            [--stop-file PATH]
  *
  * MODE:
  *   loader     DataLoader starvation: N worker processes (pt_data_worker)
@@ -19,7 +20,8 @@
  *              long into the loop (the GPU is fed), then --work-us: the
  *              moment is logged as it comes ({"type":"starve"}), for a
  *              test that watches the recording while it runs.  --loop-ms
- *              ends the loop after that long, whatever --steps says.
+ *              ends the loop after that long, whatever --steps says, and
+ *              --stop-file PATH as soon as PATH exists (the test is done).
  *   direct     the fix: contiguous slices of a pre-shuffled copy of the same
  *              dataset, copied from a pinned buffer, no workers.
  *   healthy    a pinned batch reused, --host-us of framework overhead before
@@ -115,6 +117,7 @@ static struct {
 	const char *mode;
 	long steps, workers, batch, rows, cols, work_us, host_us, kernels, grid, mb, prefetch;
 	long loop_ms, starve_after_ms, stall_at_ms, stall_ms;
+	const char *stop_file;
 	double seconds;
 } opt = {
 	.steps = -1, .workers = -1, .batch = -1, .rows = -1, .cols = -1, .work_us = -1,
@@ -579,7 +582,8 @@ static void run_loader(void)
 		struct slot *s = &sh->slot[b % (long)nslots];
 		uint64_t t0 = mono(), t1;
 
-		if (opt.loop_ms >= 0 && t0 - t_loop >= (uint64_t)opt.loop_ms * 1000000)
+		if ((opt.loop_ms >= 0 && t0 - t_loop >= (uint64_t)opt.loop_ms * 1000000) ||
+		    (opt.stop_file && access(opt.stop_file, F_OK) == 0))
 			break;
 		/* said as it comes: a test awaits it while the recording runs */
 		if (sh->starve_at && t0 >= sh->starve_at && !starved) {
@@ -823,7 +827,7 @@ static void usage(void)
 		"[-o FILE] [--steps N] [--workers N] [--batch ROWS] [--rows N] [--cols N] "
 		"[--work-us US] [--host-us US] [--kernels N] [--grid BLOCKS] [--mb MB] "
 		"[--prefetch N] [--seconds S] [--loop-ms MS] [--starve-after-ms MS]\n"
-		"       [--stall-at-ms MS --stall-ms MS]\n");
+		"       [--stall-at-ms MS --stall-ms MS] [--stop-file PATH]\n");
 	exit(2);
 }
 
@@ -901,6 +905,7 @@ int main(int argc, char **argv)
 		{ "mb", 1, NULL, 'm' }, { "prefetch", 1, NULL, 'p' }, { "seconds", 1, NULL, 'S' },
 		{ "loop-ms", 1, NULL, 'L' }, { "starve-after-ms", 1, NULL, 'A' },
 		{ "stall-at-ms", 1, NULL, 'T' }, { "stall-ms", 1, NULL, 'D' },
+		{ "stop-file", 1, NULL, 'F' },
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t t_start = mono(), irq_start = cpustat_irq();
@@ -933,6 +938,7 @@ int main(int argc, char **argv)
 		case 'A': opt.starve_after_ms = num(optarg, "--starve-after-ms"); break;
 		case 'T': opt.stall_at_ms = num(optarg, "--stall-at-ms"); break;
 		case 'D': opt.stall_ms = num(optarg, "--stall-ms"); break;
+		case 'F': opt.stop_file = optarg; break;
 		default: usage();
 		}
 	}
