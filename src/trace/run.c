@@ -60,7 +60,10 @@ static bool prefix_of(const struct ift_trace *a, const struct ift_trace *b)
 /*
  * Every table's chunks: the pieces' one after the other, in time order (a
  * piece whose rows begin before the last one's end is of another
- * recording: each reader checked its own order).
+ * recording: each reader checked its own order).  A piece writes a table's
+ * schema with its first chunk of it, so a piece without rows of a table
+ * has none: the columns' map is any piece's that has it, and all of those
+ * must agree.
  */
 static int join_chunks(struct ift_trace *base, const struct member *m, size_t n)
 {
@@ -78,6 +81,13 @@ static int join_chunks(struct ift_trace *base, const struct member *m, size_t n)
 			if (rt->nchunks && !rt->have_schema)
 				goto corrupt;
 			err = -IFT_E_PIECES;
+			if (rt->have_schema && joined.have_schema &&
+			    memcmp(rt->map, joined.map, sizeof(rt->map)))
+				goto corrupt;
+			if (rt->have_schema && !joined.have_schema) {
+				memcpy(joined.map, rt->map, sizeof(rt->map));
+				joined.have_schema = true;
+			}
 			for (size_t i = 0; i < rt->nchunks; i++) {
 				struct ift_chunk_info ci = rt->chunks[i];
 

@@ -386,6 +386,7 @@ static int add_chunk(struct ift_trace *t, uint64_t off, uint64_t size,
 		return -ENOMEM;
 	ci = &rt->chunks[rt->nchunks++];
 	ci->table = (unsigned)h->table;
+	ci->piece = 0;		/* the file's own; a joined run sets its own */
 	ci->nrows = (uint32_t)h->nrows;
 	ci->ts_min = h->ts_min;
 	ci->ts_max = h->ts_min + h->ts_span;

@@ -237,6 +237,55 @@ static void test_last_unfinished(void **state)
 	ift_trace_close(t);
 }
 
+/*
+ * A piece writes a table's schema with its first chunk of it: the last
+ * piece here has rows of one table only, and every earlier piece's rows of
+ * the others must still read (their columns are mapped from the piece that
+ * has the schema).
+ */
+static void test_table_missing_last(void **state)
+{
+	struct ift_writer_opts opts = { 64, 1 };
+	char p1[PATH_MAX], p2[PATH_MAX];
+	const char *v[2] = { p1, p2 };
+	uint64_t row[MAXCOLS] = { 0 }, rows = 0;
+	struct ift_writer *w;
+	struct ift_trace *t;
+	struct ift_cursor *cur;
+	struct ift_event ev;
+	size_t bad;
+
+	(void)state;
+	piece_path(p1, sizeof(p1), "h", 1);
+	piece_path(p2, sizeof(p2), "h", 2);
+	assert_non_null(w = ift_writer_create(p1, &opts));
+	assert_int_equal(ift_writer_meta(w, "record.run_id", "run-h"), 0);
+	assert_int_equal(ift_writer_meta(w, "record.piece", "1"), 0);
+	for (uint64_t i = 0; i < 300; i++) {
+		row[IFT_C_TS] = 1000 + i;
+		row[IFT_C_TID] = 7;
+		assert_int_equal(ift_writer_append(w, i % 2 ? IFT_T_SWITCHES : IFT_T_WAKEUPS,
+						   row), 0);
+	}
+	assert_int_equal(ift_writer_rotate(w, p2), 0);
+	assert_int_equal(ift_writer_meta(w, "record.piece", "2"), 0);
+	for (uint64_t i = 300; i < 400; i++) {
+		row[IFT_C_TS] = 1000 + i;
+		assert_int_equal(ift_writer_append(w, IFT_T_SWITCHES, row), 0);
+	}
+	assert_int_equal(ift_writer_finish(w), 0);
+	ift_writer_free(w);
+	assert_int_equal(ift_trace_open_run(v, 2, &t, &bad), 0);
+	assert_non_null(cur = ift_cursor_new(t, ALL_TABLES, 0));
+	while (ift_cursor_next(cur, &ev) > 0) {
+		assert_int_equal(ev.row[IFT_C_TID], 7);
+		rows++;
+	}
+	assert_int_equal(rows, 400);
+	ift_cursor_free(cur);
+	ift_trace_close(t);
+}
+
 static void expect_refused(const char *const *v, size_t n)
 {
 	struct ift_trace *t = (struct ift_trace *)&t;
@@ -295,6 +344,7 @@ int main(void)
 		cmocka_unit_test(test_pieces_alone),
 		cmocka_unit_test(test_joined_is_one),
 		cmocka_unit_test(test_last_unfinished),
+		cmocka_unit_test(test_table_missing_last),
 		cmocka_unit_test(test_refused),
 	};
 
