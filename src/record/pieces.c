@@ -270,7 +270,6 @@ void ift_recorder_snapshot(struct ift_recorder *r)
 
 void ift_rec_pieces_call(struct ift_recorder *r, const uint64_t *row)
 {
-	static char why[160];
 	const char *name = NULL;
 	size_t n = ift_probe_count(r->probes);
 
@@ -282,9 +281,10 @@ void ift_rec_pieces_call(struct ift_recorder *r, const uint64_t *row)
 	if (!name || strcmp(name, r->opts.trigger_op))
 		return;
 	r->snap_due = row[IFT_C_TS] + row[IFT_CALL_DUR] + r->opts.after_ns;
-	snprintf(why, sizeof(why), "%s of %" PRIu64 " ns by tid %" PRIu64 " at %" PRIu64,
-		 name, row[IFT_CALL_DUR], row[IFT_C_TID], row[IFT_C_TS]);
-	r->snap_why = why;
+	snprintf(r->snap_why_buf, sizeof(r->snap_why_buf),
+		 "%s of %" PRIu64 " ns by tid %" PRIu64 " at %" PRIu64, name,
+		 row[IFT_CALL_DUR], row[IFT_C_TID], row[IFT_C_TS]);
+	r->snap_why = r->snap_why_buf;
 }
 
 int ift_rec_pieces_finish(struct ift_recorder *r, uint64_t stop)

@@ -76,7 +76,8 @@ struct ift_recorder {
 	} *spool;
 	size_t nspool, capspool;
 	uint64_t snap_due;
-	const char *snap_why;
+	const char *snap_why;		/* a literal, or snap_why_buf */
+	char snap_why_buf[160];
 	unsigned snaps;
 	char snap_path[4200];
 	int snap_err;
