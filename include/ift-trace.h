@@ -375,6 +375,9 @@ unsigned ift_trace_version(const struct ift_trace *t);
 
 /* The last value of KEY, or NULL.  Owned by the trace. */
 const char *ift_trace_meta(const struct ift_trace *t, const char *key);
+/* KEY's value as a decimal number into *V; false when absent, empty or not
+   one (a piece's key left empty, a damaged value). */
+bool ift_trace_meta_u64(const struct ift_trace *t, const char *key, uint64_t *v);
 /*
  * The recording machine's base page in bytes (host.page_size; 4096 when the
  * trace does not say), and the bytes of a page allocation of ORDER there: 0

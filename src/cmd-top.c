@@ -115,17 +115,12 @@ static int source_open(struct source *s, const char *path)
  */
 static uint64_t length_ns(const struct ift_trace *t)
 {
-	const char *v = ift_trace_meta(t, "record.complete_ns");
 	uint64_t lo, hi, complete;
-	char *end;
 
 	ift_analysis_bounds(t, &lo, &hi);
-	if (!ift_trace_recovery(t)->finished && v) {
-		errno = 0;
-		complete = strtoull(v, &end, 10);
-		if (!errno && !*end && end != v && complete < hi)
-			hi = complete > lo ? complete : lo;
-	}
+	if (!ift_trace_recovery(t)->finished &&
+	    ift_trace_meta_u64(t, "record.complete_ns", &complete) && complete < hi)
+		hi = complete > lo ? complete : lo;
 	return hi - lo;
 }
 

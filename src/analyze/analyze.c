@@ -32,18 +32,6 @@ void *ift_az_alloc(struct ift_analysis *a, size_t n, size_t size)
 	return p;
 }
 
-static bool meta_u64(const struct ift_trace *t, const char *key, uint64_t *v)
-{
-	const char *s = ift_trace_meta(t, key);
-	char *end;
-
-	if (!s || !*s)
-		return false;
-	errno = 0;
-	*v = strtoull(s, &end, 10);
-	return !errno && !*end;
-}
-
 static int arg_index(const struct ift_op *op, const char *name)
 {
 	for (unsigned i = 0; i < op->nargs && i < IFT_CALL_MAX_ARGS; i++)
@@ -130,9 +118,9 @@ void ift_analysis_bounds(const struct ift_trace *t, uint64_t *start, uint64_t *e
 	for (unsigned tb = 1; tb < IFT_T_NR; tb++)
 		any |= ift_trace_rows(t, tb) != 0;
 	/* the recording began before its first event and ended after its last */
-	if (meta_u64(t, "record.start_ns", &v) && (!any || v <= lo))
+	if (ift_trace_meta_u64(t, "record.start_ns", &v) && (!any || v <= lo))
 		lo = v;
-	if (meta_u64(t, "record.stop_ns", &v) && v >= lo && v >= hi)
+	if (ift_trace_meta_u64(t, "record.stop_ns", &v) && v >= lo && v >= hi)
 		hi = v;
 	*start = lo;
 	*end = hi < lo ? lo : hi;
@@ -154,17 +142,17 @@ static int setup(struct ift_analysis *a)
 	if (!s->command)
 		s->command = "";
 	s->lost_events = ift_trace_lost_events(a->t);
-	if (meta_u64(a->t, "cpu.count", &v) && v < AZ_MAX_CPUS)
+	if (ift_trace_meta_u64(a->t, "cpu.count", &v) && v < AZ_MAX_CPUS)
 		s->cpus = (unsigned)v;
 	/* measured at the start and the end of the recording: the larger is
 	   nearer what the run met; a value past 1 ms a page is garbage */
 	for (size_t i = 0; i < sizeof(fault_keys) / sizeof(fault_keys[0]); i++)
-		if (meta_u64(a->t, fault_keys[i], &v) && v && v <= 1000000 &&
+		if (ift_trace_meta_u64(a->t, fault_keys[i], &v) && v && v <= 1000000 &&
 		    v > s->page_fault_ns)
 			s->page_fault_ns = v;
 	/* record/record.c: the traps of an entry and a return probe; past
 	   10 ms a pair is garbage */
-	if (meta_u64(a->t, "host.probe_ns", &v) && v <= 10000000)
+	if (ift_trace_meta_u64(a->t, "host.probe_ns", &v) && v <= 10000000)
 		s->probe_ns = v;
 
 	if (a->opts.has_to && a->opts.to_ns < a->opts.from_ns)
@@ -181,7 +169,7 @@ static int setup(struct ift_analysis *a)
 	s->duration_ns = a->hi - a->lo;
 	s->page_allocs_counted = pages && !strcmp(pages, "count");
 	s->page_counts_in = s->page_allocs_counted && a->lo == lo && a->hi == hi;
-	if (s->page_allocs_counted && meta_u64(a->t, "kmem.count_dropped", &v))
+	if (s->page_allocs_counted && ift_trace_meta_u64(a->t, "kmem.count_dropped", &v))
 		s->page_count_dropped = v;
 
 	/* without a filter every task is the recording's own */

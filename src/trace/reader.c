@@ -520,6 +520,18 @@ const char *ift_trace_meta(const struct ift_trace *t, const char *key)
 	return NULL;
 }
 
+bool ift_trace_meta_u64(const struct ift_trace *t, const char *key, uint64_t *v)
+{
+	const char *s = ift_trace_meta(t, key);
+	char *end;
+
+	if (!s || !*s)
+		return false;
+	errno = 0;
+	*v = strtoull(s, &end, 10);
+	return !errno && !*end;
+}
+
 uint64_t ift_trace_page_size(const struct ift_trace *t)
 {
 	return t->page_size;

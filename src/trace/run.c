@@ -23,18 +23,6 @@ struct member {
 	uint64_t seq;
 };
 
-static bool meta_num(const struct ift_trace *t, const char *key, uint64_t *v)
-{
-	const char *s = ift_trace_meta(t, key);
-	char *end;
-
-	if (!s || !*s)
-		return false;
-	errno = 0;
-	*v = strtoull(s, &end, 10);
-	return !errno && !*end;
-}
-
 static int cmp_seq(const void *x, const void *y)
 {
 	const struct member *a = x, *b = y;
@@ -201,7 +189,7 @@ int ift_trace_open_run(const char *const *paths, size_t n, struct ift_trace **ou
 			break;
 		rid = ift_trace_meta(m[i].t, "record.run_id");
 		/* one run, each piece once (checked below, sorted) */
-		if (!rid || !meta_num(m[i].t, "record.piece", &m[i].seq) ||
+		if (!rid || !ift_trace_meta_u64(m[i].t, "record.piece", &m[i].seq) ||
 		    (id && strcmp(id, rid)))
 			ret = -IFT_E_PIECES;
 		id = rid;
@@ -234,5 +222,5 @@ bool ift_trace_is_piece(const struct ift_trace *t)
 {
 	uint64_t seq;
 
-	return ift_trace_meta(t, "record.run_id") && meta_num(t, "record.piece", &seq);
+	return ift_trace_meta(t, "record.run_id") && ift_trace_meta_u64(t, "record.piece", &seq);
 }
