@@ -28,9 +28,12 @@ trap 'kill $rp 2>/dev/null; wait $rp 2>/dev/null' EXIT
 frame_until() {
 	local out=$1 cond=$2 re=${3:-.} deadline=$((SECONDS + 110)) end
 	while [ $SECONDS -lt $deadline ]; do
-		kill -0 $rp 2>/dev/null || fail "the recording ended before the frame: $(cat rec.out)"
+		kill -0 $rp 2>/dev/null ||
+			fail "the recording ended before the frame ($cond) at ${SECONDS}s: $(tail -3 frames.log; cat rec.out)"
 		if "$IFT" top --once -i live.trace >"$out" 2>top.err; then
 			end=$(awk '/^window / { sub(/s$/, "", $4); print $4 }' "$out")
+			# frames.log: when each frame came, and how far it reached
+			echo "${SECONDS}s $out ends ${end:-?}s" >>frames.log
 			[ -n "$end" ] && awk -v end="$end" "BEGIN { exit !($cond) }" &&
 				grep -q "$re" "$out" && return 0
 		elif ! grep -q . "$out"; then
@@ -39,7 +42,7 @@ frame_until() {
 		fi
 		sleep 0.2
 	done
-	fail "no frame where $cond within 120 s: $(cat "$out" top.err)"
+	fail "no frame where $cond within 110 s: $(tail -3 frames.log; cat "$out" top.err)"
 }
 
 # before: a frame of at least 3 s with the loop's calls in it, taken live
@@ -50,6 +53,7 @@ start_ns=$("$IFT" info -i live.trace.part 2>/dev/null | awk '$1 == "record.start
 
 # after: a frame whose window ends 2 s past the moment the workload logged
 deadline=$((SECONDS + 120))
+echo "${SECONDS}s waiting for the moment" >>frames.log
 until grep -q '"type":"starve"' live.jsonl 2>/dev/null; do
 	[ $SECONDS -lt $deadline ] || fail "simtrain never logged the moment it starves the GPU"
 	kill -0 $rp 2>/dev/null || fail "the recording ended before the moment: $(cat rec.out)"
@@ -59,6 +63,7 @@ moment=$(python3 -c 'import json,sys
 for l in open(sys.argv[1]):
     t = json.loads(l)
     if t["type"] == "starve": print("%.9f" % ((t["t_ns"] - int(sys.argv[2])) / 1e9))' live.jsonl "$start_ns")
+echo "${SECONDS}s the moment: ${moment}s into the recording" >>frames.log
 frame_until after.txt "end >= $moment + 2"
 cat after.txt
 : >stop.flag

@@ -22,12 +22,16 @@
 need_root
 need_sim
 
+# CLOCK_MONOTONIC (the trace's clock) at the asking, from the wall clock:
+# date starts in an instant where python takes seconds in an emulated guest
+mono_off=$(python3 -c 'import time; print(time.monotonic_ns() - time.time_ns())')
+mono() { echo $(($(date +%s%N) + mono_off)); }
+
 $PIN "$IFT" record --keep-last 5s --trigger 'cudaStreamSynchronize>500ms' --after 1s \
 	-o fr.trace -- "$SIMTRAIN" healthy --loop-ms 27000 --stall-at-ms 24000 --stall-ms 1500 \
 	-o fr.jsonl >rec.out 2>rec.err &
 rp=$!
 trap 'kill $rp 2>/dev/null; wait $rp 2>/dev/null' EXIT
-mono() { python3 -c 'import time; print(time.monotonic_ns())'; }
 started=$SECONDS
 
 # the recorder's RSS and the spool's pieces, every half second, until it ends
