@@ -44,6 +44,13 @@ struct ift_func_spec {
 extern const struct ift_func_spec ift_cuda_funcs[];
 extern const size_t ift_cuda_nfuncs;
 
+/*
+ * ift_func_find - the catalog's function NAME is, or a per-thread variant
+ * of (NAME_ptsz, NAME_ptds: probed and reported under that name); NULL if
+ * the catalog has none.
+ */
+const struct ift_func_spec *ift_func_find(const char *name);
+
 struct ift_arch;
 /*
  * ift_func_arg_fetch - argument I of F as a uprobe fetch-arg on architecture

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "ift-discover.h"
 #include "ift-probe.h"
 #include "ift-record.h"
 
@@ -399,6 +400,11 @@ static int pieces_option(struct record_run *run, int c)
 							    "such as cudaStreamSynchronize>200ms",
 							    optarg));
 		*gt = 0;
+		/* a name the recorder never probes would never fire */
+		if (!ift_func_find(optarg))
+			return record_done(run, usage_error(usage, "bad --trigger: '%s' is not a "
+							    "traced function (see `ingero-ftrace "
+							    "discover')", optarg));
 		o->trigger_op = optarg;
 		return STEP_GO;
 	}

@@ -11,6 +11,7 @@
  * a struct passed by pointer is read at its offset (DEREF).
  */
 #include <errno.h>
+#include <string.h>
 
 #include "ift-arch.h"
 #include "ift-discover.h"
@@ -152,6 +153,21 @@ const struct ift_func_spec ift_cuda_funcs[] = {
 };
 
 const size_t ift_cuda_nfuncs = sizeof(ift_cuda_funcs) / sizeof(ift_cuda_funcs[0]);
+
+const struct ift_func_spec *ift_func_find(const char *name)
+{
+	for (size_t i = 0; i < ift_cuda_nfuncs; i++) {
+		const struct ift_func_spec *f = &ift_cuda_funcs[i];
+		size_t len = strlen(f->name);
+
+		if (strncmp(name, f->name, len))
+			continue;
+		if (!name[len] || (f->per_thread_variants &&
+				   (!strcmp(name + len, "_ptsz") || !strcmp(name + len, "_ptds"))))
+			return f;
+	}
+	return NULL;
+}
 
 int ift_func_arg_fetch(const struct ift_func_spec *f, unsigned i, const struct ift_arch *a,
 		       char *buf, size_t len)

@@ -51,7 +51,8 @@ refused header-cut.trace
 	fail "top -i missing.trace: the error does not say no recording writes it"
 # record's pieces and flight recorder: a usage error each, before anything runs
 for bad in "--rotate 5" "--rotate 10x" "--rotate 1K" "--max-size 1K" "--trigger x>1s" \
-	   "--keep-last 5s --rotate 1s" "--keep-last 0.5s" "--keep-last 5s --trigger cudaMalloc"; do
+	   "--keep-last 5s --rotate 1s" "--keep-last 0.5s" "--keep-last 5s --trigger cudaMalloc" \
+	   "--keep-last 5s --trigger cudaMallocc>1s"; do
 	# shellcheck disable=SC2086
 	run "$IFT" record $bad -o never.trace -- true
 	last=$(printf '%s\n' $bad | grep -- '^--' | tail -1)

@@ -292,6 +292,20 @@ static void test_cudart_build_id(void **state)
 
 /* ---- names, errors, dedupe --------------------------------------------- */
 
+/* record --trigger's names: the catalog's, and the variants it probes */
+static void test_func_find(void **state)
+{
+	(void)state;
+	assert_string_equal(ift_func_find("cudaStreamSynchronize")->name, "cudaStreamSynchronize");
+	assert_string_equal(ift_func_find("cudaMemcpyAsync_ptsz")->name, "cudaMemcpyAsync");
+	assert_string_equal(ift_func_find("ncclAllReduce")->name, "ncclAllReduce");
+	assert_null(ift_func_find("cudaMallocc"));
+	assert_null(ift_func_find("cudaMalloc_ptsz"));	/* no per-thread variant */
+	assert_null(ift_func_find("cudaMemcpyAsync_ptszz"));
+	assert_null(ift_func_find("cudaMemcpyAsy"));
+	assert_null(ift_func_find(""));
+}
+
 static void test_cuda_lib_api(void **state)
 {
 	static const struct {
@@ -967,6 +981,7 @@ static void test_ldso_platform(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_func_find),
 		cmocka_unit_test(test_cuda_lib_api),
 		cmocka_unit_test(test_cudart_offsets),
 		cmocka_unit_test(test_cudart_build_id),
