@@ -191,11 +191,12 @@ struct ift_record_status {
 void ift_recorder_status(struct ift_recorder *r, struct ift_record_status *st);
 
 /*
- * --keep-last: a snapshot of the last keep_ns, written once every event up
- * to now is in (a later poll), unless one is due already.  Safe to call
- * from the main loop only (not a signal handler).
+ * --keep-last: a snapshot of the keep_ns that end at ASKED_NS (CLOCK_MONOTONIC
+ * when it was asked for, no later than now), written once every event up to
+ * then is in (a later poll), unless one is due already.  Safe to call from
+ * the main loop only (not a signal handler).
  */
-void ift_recorder_snapshot(struct ift_recorder *r);
+void ift_recorder_snapshot(struct ift_recorder *r, uint64_t asked_ns);
 /* The snapshots written so far; the last one's path in *PATH, and the last
    error of one that could not be written (0: none) in *ERR. */
 unsigned ift_recorder_snapshots(const struct ift_recorder *r, const char **path, int *err);

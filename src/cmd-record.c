@@ -4,12 +4,14 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -31,7 +33,7 @@ static const char usage[] =
 	"       [--as-root] [-v|-q]\n"
 	"       -- CMD [ARGS...]";
 
-static volatile sig_atomic_t stop_signal, stop_count, snapshot_asked;
+static volatile sig_atomic_t stop_signal, stop_count;
 static volatile pid_t child_pid;
 
 static void on_signal(int sig, siginfo_t *si, void *uc)
@@ -47,11 +49,21 @@ static void on_signal(int sig, siginfo_t *si, void *uc)
 		kill(child_pid, sig);
 }
 
-/* SIGUSR1: --keep-last's snapshot, taken by the main loop */
+/*
+ * SIGUSR1: --keep-last's snapshot, taken by the main loop, of the window
+ * that ends when it was asked for (CLOCK_MONOTONIC, which clock_gettime
+ * reads async-signal-safely), however late the loop gets to it.
+ */
+static _Atomic uint64_t snapshot_asked_ns;
+
 static void on_snapshot(int sig)
 {
+	struct timespec ts;
+
 	(void)sig;
-	snapshot_asked = 1;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	atomic_store(&snapshot_asked_ns, (uint64_t)ts.tv_sec * 1000000000ULL +
+		     (uint64_t)ts.tv_nsec);
 }
 
 static void set_signals(void)
@@ -739,7 +751,7 @@ static void record_loop(struct record_run *run)
 	if (run->duration > 0)
 		deadline = ift_now_ns() + (uint64_t)(run->duration * 1e9);
 	for (;;) {
-		uint64_t now;
+		uint64_t now, asked;
 
 		if (child_pid > 0) {
 			int st;
@@ -758,10 +770,8 @@ static void record_loop(struct record_run *run)
 		now = ift_now_ns();
 		if (deadline && now >= deadline)
 			break;
-		if (snapshot_asked) {
-			snapshot_asked = 0;
-			ift_recorder_snapshot(run->r);
-		}
+		if ((asked = atomic_exchange(&snapshot_asked_ns, 0)))
+			ift_recorder_snapshot(run->r, asked);
 		said_snapshots(run);
 		if (ift_recorder_full(run->r)) {
 			char b[32];

@@ -258,13 +258,17 @@ int ift_rec_pieces_poll(struct ift_recorder *r, uint64_t now)
 	return cut(r, now, cut_point(r, now));
 }
 
-void ift_recorder_snapshot(struct ift_recorder *r)
+void ift_recorder_snapshot(struct ift_recorder *r, uint64_t asked_ns)
 {
+	uint64_t now = ift_now_ns();
+
 	if (!r->opts.keep_ns || r->snap_due || !r->started)
 		return;
-	/* now, on the trace's clock: the merge's latest event where it is
-	   not CLOCK_MONOTONIC */
-	r->snap_due = r->mono ? ift_now_ns() : cut_point(r, ift_now_ns());
+	/* the asking, on the trace's clock; where that is not
+	   CLOCK_MONOTONIC, the merge's latest event */
+	r->snap_due = !r->mono ? cut_point(r, now) : asked_ns < now ? asked_ns : now;
+	if (r->snap_due < r->start_ns)
+		r->snap_due = r->start_ns;
 	r->snap_why = "asked (SIGUSR1)";
 }
 
