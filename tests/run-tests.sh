@@ -73,7 +73,7 @@ wanted() {
 export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$PWD/tests/lsan.supp:print_suppressions=0}
 
 run_unit() {	# binary label [emulator]
-	local bin=$1 label=$2 emu=${3:-} out rc line
+	local bin=$1 label=$2 emu=${3:-} out rc line t0=$SECONDS
 	out=$log/unit.out
 	if [ -n "$emu" ]; then
 		CMOCKA_MESSAGE_OUTPUT=TAP IFT_TEST_EMULATOR=$emulate_label \
@@ -99,7 +99,7 @@ run_unit() {	# binary label [emulator]
 		fi
 		sed 's/^/    /' "$out" | tail -40
 	fi
-	printf '%-44s %s\n' "$label" "$(grep -c '^ok' "$out") ok, $(grep -v '# SKIP' "$out" | grep -c '^not ok') not ok, $(grep -c '# SKIP' "$out") skipped"
+	printf '%-44s %4ss  %s\n' "$label" $((SECONDS - t0)) "$(grep -c '^ok' "$out") ok, $(grep -v '# SKIP' "$out" | grep -c '^not ok') not ok, $(grep -c '# SKIP' "$out") skipped"
 }
 
 run_units() {	# dir label [emulator]
@@ -145,6 +145,7 @@ for t in tests/e2e/t*.sh; do
 	wanted "$name" || continue
 	[ -n "$kernel_only" ] && ! grep -q '^need_root' "$t" && continue
 	work=$(mktemp -d /tmp/ift-e2e.XXXXXX)
+	t0=$SECONDS
 	(cd "$work" && bash "$IFT_SRC/$t") >"$log/e2e.out" 2>&1
 	rc=$?
 	# the parts of a test that could not run here count as skipped
@@ -162,7 +163,8 @@ for t in tests/e2e/t*.sh; do
 			echo "    kept in $IFT_TEST_KEEP/$name"
 	   fi ;;
 	esac
-	printf '%-44s %s\n' "e2e: $name" "$status"
+	# the seconds each took, for CI's time (issue 34: under 35 minutes)
+	printf '%-44s %4ss  %s\n' "e2e: $name" $((SECONDS - t0)) "$status"
 	[ "$parts" = 0 ] || grep '^skip-part:' "$log/e2e.out" | sed 's/^skip-part: /    part skipped: /'
 	rm -rf "$work"
 done

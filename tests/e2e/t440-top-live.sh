@@ -59,10 +59,13 @@ until grep -q '"type":"starve"' live.jsonl 2>/dev/null; do
 	kill -0 $rp 2>/dev/null || fail "the recording ended before the moment: $(cat rec.out)"
 	sleep 0.2
 done
-moment=$(python3 -c 'import json,sys
-for l in open(sys.argv[1]):
-    t = json.loads(l)
-    if t["type"] == "starve": print("%.9f" % ((t["t_ns"] - int(sys.argv[2])) / 1e9))' live.jsonl "$start_ns")
+echo "${SECONDS}s the workload logged it" >>frames.log
+# its time, less the recording's start: awk, where python takes seconds to
+# start on an emulated guest's loaded CPUs
+moment=$(awk -v start="$start_ns" '/"type":"starve"/ {
+	if (match($0, /"t_ns":[0-9]+/)) printf "%.9f\n", (substr($0, RSTART + 7, RLENGTH - 7) - start) / 1e9
+}' live.jsonl)
+[ -n "$moment" ] || fail "no time in the workload's starve line: $(grep starve live.jsonl)"
 echo "${SECONDS}s the moment: ${moment}s into the recording" >>frames.log
 frame_until after.txt "end >= $moment + 2"
 cat after.txt
