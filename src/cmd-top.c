@@ -8,6 +8,7 @@
  * does, however long the recording has run.
  */
 #include <errno.h>
+#include <limits.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -79,25 +80,92 @@ static void pause_ns(uint64_t ns)
 }
 
 /*
+ * NAME, or NAME.part when NAME is not there (a piece being written): into
+ * S->t and S->name.  0, or a negative error (-ENOENT: neither is there).
+ */
+static int open_either(struct source *s, const char *name)
+{
+	int ret;
+
+	snprintf(s->name, sizeof(s->name), "%s", name);
+	ret = ift_trace_open(name, 0, &s->t);
+	if (ret != -ENOENT)
+		return ret;
+	snprintf(s->name, sizeof(s->name), "%s%s", name, IFT_PART_SUFFIX);
+	return ift_trace_open(s->name, 0, &s->t);
+}
+
+/* FILE.N.trace, the name of piece N of `record -o FILE --rotate'. */
+static void piece_path(const char *file, unsigned n, char *out, size_t len)
+{
+	size_t l = strlen(file), sfx = strlen(".trace");
+
+	if (l > sfx && !strcmp(file + l - sfx, ".trace"))
+		l -= sfx;
+	snprintf(out, len, "%.*s.%u.trace", (int)l, file, n);
+}
+
+/*
+ * The run of `record -o PATH --rotate': its newest piece followed while it
+ * is written, or every piece joined and replayed once the run is finished.
+ * 0, or a negative error (-ENOENT: no piece 1).
+ */
+static int open_run(struct source *s, const char *path)
+{
+	char (*names)[sizeof(s->name)] = NULL;
+	unsigned n = 0;
+	int ret;
+
+	for (;; n++) {
+		char (*more)[sizeof(s->name)] = realloc(names, (n + 1) * sizeof(*names));
+		struct stat st;
+
+		if (!more) {
+			free(names);
+			return -ENOMEM;
+		}
+		names = more;
+		piece_path(path, n + 1, names[n], sizeof(names[n]));
+		if (stat(names[n], &st) < 0)
+			break;
+	}
+	/* the piece after the last finished one may be written now */
+	piece_path(path, n + 1, names[n], sizeof(names[n]));
+	if ((ret = open_either(s, names[n])) == -ENOENT && n) {
+		const char **paths = malloc(n * sizeof(*paths));
+		size_t bad = 0;
+
+		for (unsigned i = 0; paths && i < n; i++)
+			paths[i] = names[i];
+		ret = paths ? ift_trace_open_run(paths, n, &s->t, &bad) : -ENOMEM;
+		/* the piece that failed to open, or the run */
+		if (ret < 0 && bad < n)
+			snprintf(s->name, sizeof(s->name), "%s", names[bad]);
+		else
+			snprintf(s->name, sizeof(s->name), "%s (%u pieces)", path, n);
+		free(paths);
+	}
+	free(names);
+	return ret;
+}
+
+/*
  * PATH when it exists (a finished trace, replayed), else PATH.part (a
- * recording, followed).  Prints a one-line error and returns -1 when neither
- * opens.
+ * recording, followed), else the pieces of a recording made with
+ * --rotate.  Prints a one-line error and returns -1 when none opens.
  */
 static int source_open(struct source *s, const char *path)
 {
 	int ret;
 
 	memset(s, 0, sizeof(*s));
-	snprintf(s->name, sizeof(s->name), "%s", path);
-	ret = ift_trace_open(path, 0, &s->t);
+	ret = open_either(s, path);
+	if (ret == -ENOENT)
+		ret = open_run(s, path);
 	if (ret == -ENOENT) {
-		snprintf(s->name, sizeof(s->name), "%s%s", path, IFT_PART_SUFFIX);
-		ret = ift_trace_open(s->name, 0, &s->t);
-		if (ret == -ENOENT) {
-			error("cannot open '%s': %s (nor is a recording writing '%s')", path,
-			      ift_strerror(ret), s->name);
-			return -1;
-		}
+		error("cannot open '%s': %s (nor is a recording writing '%s%s' or its pieces)",
+		      path, ift_strerror(ret), path, IFT_PART_SUFFIX);
+		return -1;
 	}
 	if (ret < 0) {
 		error("cannot open '%s': %s", s->name, ift_strerror(ret));
@@ -106,6 +174,49 @@ static int source_open(struct source *s, const char *path)
 	s->live = !ift_trace_recovery(s->t)->finished;
 	s->grew_at = mono_ns();
 	return 0;
+}
+
+/*
+ * A finished piece of a run the recorder goes on with (record.next_piece):
+ * the next piece, once its writer has made it (at once, but for the moment
+ * between the two files), into S.  1 when S moved on, 0 when the piece was
+ * the run's last, -1 after a one-line error.
+ */
+static int next_piece(struct source *s)
+{
+	char name[sizeof(s->name)], file[sizeof(s->name)];
+	uint64_t n, until = mono_ns() + 10 * NS;
+	size_t l = strlen(s->name);
+	struct source next;
+	int ret;
+
+	if (!ift_trace_meta_u64(s->t, "record.next_piece", &n) || n > UINT_MAX)
+		return 0;
+	/* FILE.N.trace from this piece's FILE.M.trace[.part] */
+	snprintf(file, sizeof(file), "%s", s->name);
+	if (l > strlen(IFT_PART_SUFFIX) &&
+	    !strcmp(file + l - strlen(IFT_PART_SUFFIX), IFT_PART_SUFFIX))
+		file[l - strlen(IFT_PART_SUFFIX)] = 0;
+	for (int i = 0; i < 2; i++) {		/* ".trace", then ".M" */
+		char *dot = strrchr(file, '.');
+
+		if (dot)
+			*dot = 0;
+	}
+	piece_path(file, (unsigned)n, name, sizeof(name));
+	next = *s;
+	while ((ret = open_either(&next, name)) == -ENOENT && !stop && mono_ns() < until)
+		pause_ns(NS / 20);
+	if (ret < 0 || stop) {
+		if (ret >= 0)
+			ift_trace_close(next.t);
+		return stop ? 0 : error("cannot open the recording's next piece '%s': %s", name,
+					ift_strerror(ret));
+	}
+	ift_trace_close(s->t);
+	*s = next;
+	s->grew_at = mono_ns();
+	return 1;
 }
 
 /*
@@ -177,6 +288,11 @@ static int follow(struct source *s, const struct top_args *a, bool clear)
 		if (frame(s, a, UINT64_MAX, clear) < 0)
 			return -1;
 		if (ift_trace_recovery(s->t)->finished) {
+			/* a run in pieces goes on in its next one */
+			if ((ret = next_piece(s)) > 0)
+				continue;
+			if (ret < 0)
+				return -1;
 			printf("\nthe recording ended\n");
 			return 0;
 		}

@@ -137,7 +137,10 @@ static int cut(struct ift_recorder *r, uint64_t now, uint64_t at)
 	uint64_t bytes = ift_writer_bytes(r->w);
 	int ret;
 
-	if ((ret = ift_writer_metaf(r->w, "record.stop_ns", "%" PRIu64, at)) < 0)
+	/* record.next_piece: a reader following this piece (top) goes on
+	   into the next, where the last piece has none */
+	if ((ret = ift_writer_metaf(r->w, "record.stop_ns", "%" PRIu64, at)) < 0 ||
+	    (ret = ift_writer_metaf(r->w, "record.next_piece", "%u", r->piece + 1)) < 0)
 		return ret;
 	piece_path(r, r->piece + 1, r->piece_path, sizeof(r->piece_path));
 	if ((ret = ift_writer_rotate(r->w, r->piece_path)) < 0)
@@ -160,6 +163,8 @@ static int cut(struct ift_recorder *r, uint64_t now, uint64_t at)
 	    (ret = ift_writer_metaf(r->w, "record.start_ns", "%" PRIu64, at)) < 0)
 		return ret;
 	/* said again when the piece ends */
+	if ((ret = ift_writer_meta(r->w, "record.next_piece", "")) < 0)
+		return ret;
 	return ift_writer_meta(r->w, "record.stop_ns", "");
 }
 
@@ -214,6 +219,7 @@ static int write_snapshot(struct ift_recorder *r, uint64_t due)
 	/* a window of the run, no piece of it */
 	if (ret >= 0 && (ret = ift_writer_meta(w, "record.run_id", "")) >= 0 &&
 	    (ret = ift_writer_meta(w, "record.piece", "")) >= 0 &&
+	    (ret = ift_writer_meta(w, "record.next_piece", "")) >= 0 &&
 	    (ret = ift_writer_metaf(w, "record.start_ns", "%" PRIu64, from)) >= 0 &&
 	    (ret = ift_writer_metaf(w, "record.stop_ns", "%" PRIu64, due)) >= 0 &&
 	    (ret = ift_writer_metaf(w, "record.snapshot", "%u", r->snaps + 1)) >= 0 &&

@@ -49,6 +49,13 @@ refused header-cut.trace
 # top: neither the trace nor a recording of it; a window it cannot show
 [[ $(expect_one_line_error "$IFT" top -i missing.trace) == *"nor is a recording writing 'missing.trace.part'"* ]] ||
 	fail "top -i missing.trace: the error does not say no recording writes it"
+# top on FILE.N.trace that are no pieces of one recording, or no trace
+mkdir pieces && cp ingero.trace pieces/x.1.trace && cp ingero.trace pieces/x.2.trace
+[[ $(expect_one_line_error "$IFT" top --once -i pieces/x.trace) == *"not the pieces of one recording"* ]] ||
+	fail "top on two copies of one trace as pieces: no error saying they are not pieces"
+echo junk >pieces/x.1.trace
+[[ $(expect_one_line_error "$IFT" top --once -i pieces/x.trace) == *"'pieces/x.1.trace': not an ingero-ftrace trace"* ]] ||
+	fail "top on a junk piece: the error does not name it"
 # record's pieces and flight recorder: a usage error each, before anything runs
 for bad in "--rotate 5" "--rotate 10x" "--rotate 1K" "--max-size 1K" "--trigger x>1s" \
 	   "--keep-last 5s --rotate 1s" "--keep-last 0.5s" "--keep-last 5s --trigger cudaMalloc" \

@@ -6,7 +6,9 @@
 # waker being its workers.  --max-size: the
 # recording stops, says so on one line, and leaves a finished trace whose
 # size passed the bound by at most two seconds of its own rate, while the
-# command runs on to its end and its exit status is record's.
+# command runs on to its end and its exit status is record's.  `top -i
+# FILE` started with the first piece follows the run into each piece in
+# turn, and ends with the last.
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 . "$IFT_SRC/tests/e2e/lib-record.sh"
 . "$IFT_SRC/tests/e2e/lib-sim.sh"
@@ -17,8 +19,26 @@ mkdir run
 $PIN "$IFT" record --rotate 1s -o run/loader.trace -- "$SIMTRAIN" loader --steps 150 \
 	-o loader.jsonl >rec.out 2>rec.err &
 rp=$!
+trap 'kill $rp $tp 2>/dev/null; wait $rp $tp 2>/dev/null' EXIT
+# top follows the run from its first piece to its last, on its own
+deadline=$((SECONDS + 60))
+until [ -e run/loader.1.trace.part ] || [ -e run/loader.1.trace ]; do
+	kill -0 $rp 2>/dev/null || fail "record --rotate ended before its first piece: $(tail -3 rec.err)"
+	[ $SECONDS -lt $deadline ] || fail "no first piece after 60 s: $(tail -3 rec.err)"
+	sleep 0.05
+done
+"$IFT" top --interval 0.2s -i run/loader.trace >top.out 2>top.err &
+tp=$!
 wait $rp || fail "record --rotate exited $?: $(tail -3 rec.err)"
 assert_no_leftover_of $rp
+# the last piece has no next one: top says the recording ended, and exits
+deadline=$((SECONDS + 60))
+while kill -0 $tp 2>/dev/null; do
+	[ $SECONDS -lt $deadline ] || fail "top still follows 60 s after the run ended: $(tail -3 top.out)"
+	sleep 0.1
+done
+wait $tp || fail "top exited $?: $(cat top.err)"
+trap - EXIT
 ls run >pieces.txt
 n=$(grep -c '^loader\.[0-9]*\.trace$' pieces.txt)
 [ "$n" -ge 2 ] && [ "$n" = "$(wc -l <pieces.txt)" ] ||
@@ -32,13 +52,32 @@ for i in $(seq 1 "$n"); do
 done
 [ "$(printf '%s\n' $ids | sort -u | wc -l)" = 1 ] || fail "the pieces have several run ids:$ids"
 "$IFT" report --json -i run >joined.json 2>report.err || fail "report -i DIR failed: $(cat report.err)"
+# top's frames named each piece it followed, one after the other, up to
+# the last, and ended there
+seen=$(sed -n 's/^ingero-ftrace top  run\/loader\.\([0-9]*\)\.trace.*/\1/p' top.out | uniq | tr '\n' ' ')
+first=${seen%% *}
+[ -n "$first" ] && [ "$seen" = "$(seq -s ' ' "$first" "$n") " ] && [ "$first" -lt "$n" ] ||
+	fail "top followed pieces '$seen' of $n: $(head -3 top.out)"
+[ "$(tail -1 top.out)" = "the recording ended" ] || fail "top did not end with the run: $(tail -3 top.out)"
+# the finished run, replayed: its pieces joined, every call of the window
+"$IFT" top --once --window 1h -i run/loader.trace >replay.txt 2>&1 || fail "top on the run: $(cat replay.txt)"
+head -1 replay.txt | grep -q "run/loader.trace ($n pieces)  replaying" ||
+	fail "top does not replay the $n pieces: $(head -1 replay.txt)"
 
-sim_check loader.jsonl joined.json "$n" <<'PY' || fail "the pieces joined disagree with the workload (above)"
+sim_check loader.jsonl joined.json "$n" replay.txt <<'PY' || fail "the pieces joined disagree with the workload (above)"
 import sys
 from simcheck import *
+from topcheck import Frame
 
 truth, r, n = Truth(sys.argv[1]), load_report(sys.argv[2]), int(sys.argv[3])
 chk = Checks("rotate")
+# top's replay of the whole run: each op's calls over its window, as many
+# as the workload made (the rates are rounded to 0.1 a second)
+f = Frame(sys.argv[4])
+for op, t in sorted((o, t) for o, t in truth.ops.items() if o in probed()):
+    got = f.ops.get(op, 0) * (f.hi - f.lo)
+    chk.ok(abs(got - t["count"]) <= 0.05 * (f.hi - f.lo) + 0.5,
+           "top's replay: %s %.1f calls, the workload made %d" % (op, got, t["count"]))
 chk.ok(r["trace"]["pieces"] == n, "trace.pieces %s, %d files" % (r["trace"]["pieces"], n))
 ops = {o["op"]: o["calls"] for o in r["ops"]}
 for op, t in sorted((o, t) for o, t in truth.ops.items() if o in probed()):
