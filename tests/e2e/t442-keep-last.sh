@@ -34,11 +34,21 @@ $PIN "$IFT" record --keep-last 5s --trigger 'cudaStreamSynchronize>500ms' --afte
 	-o fr.jsonl >rec.out 2>rec.err &
 rp=$!
 trap 'kill $rp 2>/dev/null; wait $rp 2>/dev/null' EXIT
-started=$SECONDS
 
+# ask for a snapshot 8 s into the loop, before the stall: the loop's
+# start, which the workload logs as it comes, is the recording's (the
+# command starts once every probe is armed), however long a slow machine
+# takes to set it up
+deadline=$((SECONDS + 120))
+until grep -q '"type":"begin"' fr.jsonl 2>/dev/null; do
+	kill -0 $rp 2>/dev/null || fail "the recorder ended early: $(cat rec.err)"
+	[ $SECONDS -lt $deadline ] || fail "the workload's loop did not begin in 120 s: $(cat rec.err)"
+	sleep 0.1
+done
 # the recorder's anonymous RSS (its heap: the profile's perf rings, mapped
 # at a fixed size, count in VmRSS as they are first read, faster the more
-# the threads run) and the spool's pieces, every half second, until it ends
+# the threads run) and the spool's pieces, every half second, from the
+# loop's start until the recorder ends
 : >samples.txt
 ( while kill -0 $rp 2>/dev/null; do
 	rss=$(awk '/^RssAnon/ { print $2 }' /proc/$rp/status 2>/dev/null)
@@ -47,9 +57,7 @@ started=$SECONDS
 	sleep 0.5
 done ) >>samples.txt &
 sp=$!
-
-# ask for a snapshot 8 s in, before the stall
-deadline=$((SECONDS + 120))
+started=$SECONDS
 until [ $((SECONDS - started)) -ge 8 ]; do
 	kill -0 $rp 2>/dev/null || fail "the recorder ended early: $(cat rec.err)"
 	sleep 0.2

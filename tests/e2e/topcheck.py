@@ -4,7 +4,7 @@ import re
 
 class Frame:
     """The window (offsets in s), each op's calls a second, the chain's
-    headline and the pids it names as wakers."""
+    headline and the pids it names as wakers and as preempters."""
 
     def __init__(self, path):
         self.name = path
@@ -23,6 +23,10 @@ class Frame:
         # its continuation lines (indented past the label)
         m = re.search(r"^WHY THE GPU WAITS +\S+ +(.*?)\n    cost ", self.text, re.M | re.S)
         self.chain = " ".join(m.group(1).split()) if m else None
-        m = re.search(r"^    woken by +(.*(?:\n {18}\S.*)*)", self.text, re.M)
-        woken = " ".join(m.group(1).split()) if m else ""
-        self.woken = {int(p) for p in re.findall(r"pid (\d+)", woken)}
+        self.woken, self.preempters = (self._pids("woken by"), self._pids("preempted by"))
+
+    def _pids(self, label):
+        """the pids on the chain's LABEL line and its continuation lines
+        (indented past the label)"""
+        m = re.search(r"^    %s +(.*(?:\n {18}\S.*)*)" % label, self.text, re.M)
+        return {int(p) for p in re.findall(r"pid (\d+)", " ".join(m.group(1).split()) if m else "")}

@@ -7,7 +7,7 @@
  *   simtrain MODE [-o FILE] [--steps N] [--workers N] [--batch ROWS]
  *            [--rows N] [--cols N] [--work-us US] [--host-us US]
  *            [--kernels N] [--grid BLOCKS] [--mb MB] [--prefetch N] [--seconds S]
- *            [--loop-ms MS] [--starve-after-ms MS] [--stall-at-ms MS --stall-ms MS]
+ *            [--loop-ms MS] [--starve-file PATH] [--stall-at-ms MS --stall-ms MS]
  *            [--stop-file PATH]
  *
  * MODE:
@@ -16,9 +16,9 @@
  *              batches, --work-us of CPU each, and hand them over through
  *              shared-memory slots; the main thread waits for each batch,
  *              cudaMemcpy's it from pageable memory, launches, synchronizes.
- *              With --starve-after-ms the batches cost no CPU until that
- *              long into the loop (the GPU is fed), then --work-us: the
- *              moment is logged as it comes ({"type":"starve"}), for a
+ *              With --starve-file PATH the batches cost no CPU (the GPU is
+ *              fed) until PATH exists, then --work-us: the moment the loop
+ *              sees it is logged as it comes ({"type":"starve"}), for a
  *              test that watches the recording while it runs.  --loop-ms
  *              ends the loop after that long, whatever --steps says, and
  *              --stop-file PATH as soon as PATH exists (the test is done).
@@ -27,7 +27,8 @@
  *   healthy    a pinned batch reused, --host-us of framework overhead before
  *              each of --kernels launches: the GPU is the bottleneck.
  *              --stall-at-ms into the loop, one kernel of --stall-ms and
- *              its synchronize ({"type":"stall"}, logged as it ends).
+ *              its synchronize ({"type":"stall"}, logged as it ends); the
+ *              loop's start is logged as it comes ({"type":"begin"}).
  *   pagestorm  each step maps --mb MiB of fresh pageable memory, touches it,
  *              cudaMemcpy's it and unmaps it.
  *   gpubound   long kernels (20 ms by default): the host waits in synchronize.
@@ -116,13 +117,13 @@ const char *cudaGetErrorString(int e);
 static struct {
 	const char *mode;
 	long steps, workers, batch, rows, cols, work_us, host_us, kernels, grid, mb, prefetch;
-	long loop_ms, starve_after_ms, stall_at_ms, stall_ms;
-	const char *stop_file;
+	long loop_ms, stall_at_ms, stall_ms;
+	const char *stop_file, *starve_file;
 	double seconds;
 } opt = {
 	.steps = -1, .workers = -1, .batch = -1, .rows = -1, .cols = -1, .work_us = -1,
 	.host_us = -1, .kernels = -1, .grid = -1, .mb = -1, .prefetch = -1, .seconds = 60,
-	.loop_ms = -1, .starve_after_ms = -1, .stall_at_ms = -1, .stall_ms = -1,
+	.loop_ms = -1, .stall_at_ms = -1, .stall_ms = -1,
 };
 
 static int out_fd = 1;
@@ -478,8 +479,8 @@ struct slot {
 
 struct shared {
 	_Atomic long next;	/* the next batch a worker takes */
-	uint64_t starve_at;	/* CLOCK_MONOTONIC from which a batch costs
-				   --work-us (0: from the start) */
+	_Atomic uint64_t starve_at;	/* CLOCK_MONOTONIC from which a batch
+					   costs --work-us (0: from the start) */
 	_Atomic int stop;	/* --loop-ms is over: take no more batches */
 	struct slot slot[];
 };
@@ -512,7 +513,7 @@ static void worker(long index, struct shared *sh, char *data, const float *ds, s
 
 			memcpy(buf + i * cols, ds + r * cols, cols * sizeof(float));
 		}
-		if (t0 >= sh->starve_at)
+		if (t0 >= atomic_load(&sh->starve_at))
 			burn(buf, n, (uint64_t)opt.work_us * 1000);
 		/* the hand-off */
 		memcpy(data + (size_t)(b % (long)nslots) * bytes, buf, bytes);
@@ -568,8 +569,8 @@ static void run_loader(void)
 
 	model_init(bytes);
 	t_loop = mono();
-	if (opt.starve_after_ms >= 0)
-		sh->starve_at = t_loop + (uint64_t)opt.starve_after_ms * 1000000;
+	if (opt.starve_file)
+		atomic_store(&sh->starve_at, UINT64_MAX);
 	for (long k = 0; k < opt.workers; k++) {
 		pids[k] = fork();
 		if (pids[k] < 0)
@@ -586,10 +587,10 @@ static void run_loader(void)
 		    (opt.stop_file && access(opt.stop_file, F_OK) == 0))
 			break;
 		/* said as it comes: a test awaits it while the recording runs */
-		if (sh->starve_at && t0 >= sh->starve_at && !starved) {
+		if (opt.starve_file && !starved && access(opt.starve_file, F_OK) == 0) {
 			starved = true;
-			emit("{\"type\":\"starve\",\"t_ns\":%" PRIu64 ",\"step\":%ld} ",
-			     sh->starve_at, b);
+			atomic_store(&sh->starve_at, t0);
+			emit("{\"type\":\"starve\",\"t_ns\":%" PRIu64 ",\"step\":%ld} ", t0, b);
 		}
 		while (sem_wait(&s->full) < 0 && errno == EINTR)
 			;
@@ -729,6 +730,9 @@ static void run_healthy(void)
 	for (size_t i = 0; i < n; i++)
 		pinned[i] = (float)(i % 1000) * 0.001f;
 	t_loop = mono();
+	/* said as it comes: the recording runs from here (the command starts
+	   once every probe is armed) */
+	emit("{\"type\":\"begin\",\"t_ns\":%" PRIu64 "} ", t_loop);
 	for (long b = 0; b < opt.steps; b++) {
 		if (opt.loop_ms >= 0 && mono() - t_loop >= (uint64_t)opt.loop_ms * 1000000)
 			break;
@@ -826,7 +830,7 @@ static void usage(void)
 	fprintf(stderr, "usage: simtrain loader|direct|healthy|pagestorm|gpubound|hog "
 		"[-o FILE] [--steps N] [--workers N] [--batch ROWS] [--rows N] [--cols N] "
 		"[--work-us US] [--host-us US] [--kernels N] [--grid BLOCKS] [--mb MB] "
-		"[--prefetch N] [--seconds S] [--loop-ms MS] [--starve-after-ms MS]\n"
+		"[--prefetch N] [--seconds S] [--loop-ms MS] [--starve-file PATH]\n"
 		"       [--stall-at-ms MS --stall-ms MS] [--stop-file PATH]\n");
 	exit(2);
 }
@@ -903,7 +907,7 @@ int main(int argc, char **argv)
 		{ "rows", 1, NULL, 'r' }, { "cols", 1, NULL, 'c' }, { "work-us", 1, NULL, 'u' },
 		{ "host-us", 1, NULL, 'h' }, { "kernels", 1, NULL, 'k' }, { "grid", 1, NULL, 'g' },
 		{ "mb", 1, NULL, 'm' }, { "prefetch", 1, NULL, 'p' }, { "seconds", 1, NULL, 'S' },
-		{ "loop-ms", 1, NULL, 'L' }, { "starve-after-ms", 1, NULL, 'A' },
+		{ "loop-ms", 1, NULL, 'L' }, { "starve-file", 1, NULL, 'A' },
 		{ "stall-at-ms", 1, NULL, 'T' }, { "stall-ms", 1, NULL, 'D' },
 		{ "stop-file", 1, NULL, 'F' },
 		{ NULL, 0, NULL, 0 },
@@ -935,7 +939,7 @@ int main(int argc, char **argv)
 		case 'p': opt.prefetch = num(optarg, "--prefetch"); break;
 		case 'S': opt.seconds = (double)num(optarg, "--seconds"); break;
 		case 'L': opt.loop_ms = num(optarg, "--loop-ms"); break;
-		case 'A': opt.starve_after_ms = num(optarg, "--starve-after-ms"); break;
+		case 'A': opt.starve_file = optarg; break;
 		case 'T': opt.stall_at_ms = num(optarg, "--stall-at-ms"); break;
 		case 'D': opt.stall_ms = num(optarg, "--stall-ms"); break;
 		case 'F': opt.stop_file = optarg; break;
