@@ -369,6 +369,12 @@ int ift_trace_copy(struct ift_trace *t, struct ift_writer *w, uint64_t from, uin
 size_t ift_trace_piece_count(const struct ift_trace *t);
 /* Whether T is a piece of a rotated recording (record.run_id, record.piece). */
 bool ift_trace_is_piece(const struct ift_trace *t);
+/*
+ * ift_trace_piece_path - FILE.N.trace (FILE less a ".trace" it ends in):
+ * the name of piece N of `record -o FILE --rotate', and of snapshot N of
+ * --keep-last, into OUT (LEN bytes).
+ */
+void ift_trace_piece_path(const char *file, unsigned n, char *out, size_t len);
 
 const struct ift_recovery *ift_trace_recovery(const struct ift_trace *t);
 unsigned ift_trace_version(const struct ift_trace *t);

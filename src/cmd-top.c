@@ -95,16 +95,6 @@ static int open_either(struct source *s, const char *name)
 	return ift_trace_open(s->name, 0, &s->t);
 }
 
-/* FILE.N.trace, the name of piece N of `record -o FILE --rotate'. */
-static void piece_path(const char *file, unsigned n, char *out, size_t len)
-{
-	size_t l = strlen(file), sfx = strlen(".trace");
-
-	if (l > sfx && !strcmp(file + l - sfx, ".trace"))
-		l -= sfx;
-	snprintf(out, len, "%.*s.%u.trace", (int)l, file, n);
-}
-
 /*
  * The run of `record -o PATH --rotate': its newest piece followed while it
  * is written, or every piece joined and replayed once the run is finished.
@@ -125,12 +115,11 @@ static int open_run(struct source *s, const char *path)
 			return -ENOMEM;
 		}
 		names = more;
-		piece_path(path, n + 1, names[n], sizeof(names[n]));
+		ift_trace_piece_path(path, n + 1, names[n], sizeof(names[n]));
 		if (stat(names[n], &st) < 0)
 			break;
 	}
-	/* the piece after the last finished one may be written now */
-	piece_path(path, n + 1, names[n], sizeof(names[n]));
+	/* names[n]: the piece after the last finished one, maybe being written */
 	if ((ret = open_either(s, names[n])) == -ENOENT && n) {
 		const char **paths = malloc(n * sizeof(*paths));
 		size_t bad = 0;
@@ -203,7 +192,7 @@ static int next_piece(struct source *s)
 		if (dot)
 			*dot = 0;
 	}
-	piece_path(file, (unsigned)n, name, sizeof(name));
+	ift_trace_piece_path(file, (unsigned)n, name, sizeof(name));
 	next = *s;
 	while ((ret = open_either(&next, name)) == -ENOENT && !stop && mono_ns() < until)
 		pause_ns(NS / 20);

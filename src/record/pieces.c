@@ -53,7 +53,7 @@ static void piece_path(const struct ift_recorder *r, unsigned piece, char *out, 
 		snprintf(out, n, "%.*s.%.*s.keep.%u.trace", (int)dir, o, (int)(len - dir), o + dir,
 			 piece);
 	else
-		snprintf(out, n, "%.*s.%u.trace", (int)len, o, piece);
+		ift_trace_piece_path(o, piece, out, n);
 }
 
 /* 128 random bits as hex: the run's pieces carry it, no other run's. */
@@ -208,8 +208,7 @@ static int write_snapshot(struct ift_recorder *r, uint64_t due)
 	free(paths);
 	if (ret < 0)
 		return ret;
-	snprintf(r->snap_path, sizeof(r->snap_path), "%.*s.%u.trace",
-		 (int)base_len(r->opts.output), r->opts.output, r->snaps + 1);
+	ift_trace_piece_path(r->opts.output, r->snaps + 1, r->snap_path, sizeof(r->snap_path));
 	if (!(w = ift_writer_create(r->snap_path, &r->wopts))) {
 		ift_trace_close(t);
 		return -errno;

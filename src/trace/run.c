@@ -11,6 +11,7 @@
  * `tasks' rows folded.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -223,4 +224,13 @@ bool ift_trace_is_piece(const struct ift_trace *t)
 	uint64_t seq;
 
 	return ift_trace_meta(t, "record.run_id") && ift_trace_meta_u64(t, "record.piece", &seq);
+}
+
+void ift_trace_piece_path(const char *file, unsigned n, char *out, size_t len)
+{
+	size_t l = strlen(file), sfx = strlen(".trace");
+
+	if (l > sfx && !strcmp(file + l - sfx, ".trace"))
+		l -= sfx;
+	snprintf(out, len, "%.*s.%u.trace", (int)l, file, n);
 }
