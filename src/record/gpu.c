@@ -42,6 +42,28 @@ static int on_gpu_row(void *ctx, const struct ift_gpu_rec *g)
 	return ift_writer_append(r->w, IFT_T_GPU, row);
 }
 
+/*
+ * The devices the helper named so far (gpu.N.name, gpu.N.uuid), from
+ * device R->gpu_named on: written as soon as they are known, so that a
+ * reader of the recording in progress (top) or an early piece has them.
+ */
+static void devices_meta(struct ift_recorder *r, const struct ift_gpu_status *st)
+{
+	char key[32];
+
+	for (unsigned i = r->gpu_named; i < st->ndevices; i++) {
+		const char *d = st->devices[i], *tab = d ? strchr(d, '\t') : NULL;
+
+		if (!d)
+			continue;
+		snprintf(key, sizeof(key), "gpu.%u.name", i);
+		ift_writer_metaf(r->w, key, "%.*s", tab ? (int)(tab - d) : (int)strlen(d), d);
+		snprintf(key, sizeof(key), "gpu.%u.uuid", i);
+		ift_writer_meta(r->w, key, tab ? tab + 1 : "");
+	}
+	r->gpu_named = st->ndevices;
+}
+
 void ift_rec_gpu_open_self(struct ift_recorder *r)
 {
 	/* opened before the helper's fork drops our ids: the user may not
@@ -61,10 +83,17 @@ void ift_rec_gpu_start(struct ift_recorder *r)
 
 int ift_rec_gpu_poll(struct ift_recorder *r, uint64_t now)
 {
+	struct ift_gpu_status st;
+	int ret;
+
 	if (!r->gpu || now < r->next_gpu)
 		return 0;
 	r->next_gpu = now + IFT_GPU_PERIOD_MS * 1000000ULL;
-	return ift_gpu_read(r->gpu, now - GPU_HOLD_NS, on_gpu_row, r);
+	ret = ift_gpu_read(r->gpu, now - GPU_HOLD_NS, on_gpu_row, r);
+	ift_gpu_status(r->gpu, &st);
+	if (st.ndevices > r->gpu_named)
+		devices_meta(r, &st);
+	return ret;
 }
 
 void ift_rec_gpu_status(const struct ift_recorder *r, const char **status, unsigned *devices)
@@ -82,7 +111,6 @@ void ift_rec_gpu_status(const struct ift_recorder *r, const char **status, unsig
 static void gpu_meta(struct ift_recorder *r)
 {
 	struct ift_gpu_status st;
-	char key[32];
 
 	if (r->opts.no_nvml) {
 		ift_writer_meta(r->w, "gpu.nvml", "off (--no-nvml)");
@@ -96,16 +124,7 @@ static void gpu_meta(struct ift_recorder *r)
 	ift_writer_meta(r->w, "gpu.nvml", st.status ? st.status : "the helper said nothing");
 	if (st.source)
 		ift_writer_meta(r->w, "gpu.util_source", st.source);
-	for (unsigned i = 0; i < st.ndevices; i++) {
-		const char *d = st.devices[i], *tab = d ? strchr(d, '\t') : NULL;
-
-		if (!d)
-			continue;
-		snprintf(key, sizeof(key), "gpu.%u.name", i);
-		ift_writer_metaf(r->w, key, "%.*s", tab ? (int)(tab - d) : (int)strlen(d), d);
-		snprintf(key, sizeof(key), "gpu.%u.uuid", i);
-		ift_writer_meta(r->w, key, tab ? tab + 1 : "");
-	}
+	devices_meta(r, &st);
 	ift_writer_metaf(r->w, "gpu.rows", "%" PRIu64, ift_writer_rows(r->w, IFT_T_GPU));
 	ift_writer_metaf(r->w, "gpu.late", "%" PRIu64, st.late);
 }

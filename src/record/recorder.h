@@ -60,6 +60,7 @@ struct ift_recorder {
 	int self_fd;			/* our executable, for the helper; -1 */
 	int gpu_err;			/* why there is no helper */
 	uint64_t next_gpu, gpu_until;	/* rows after GPU_UNTIL are dropped */
+	unsigned gpu_named;		/* devices whose names are in the metadata */
 	/* --rotate: the piece written now (from 1; 0: one file), its path,
 	   when it began, the bytes of those before; --max-size reached */
 	unsigned piece;

@@ -150,6 +150,23 @@ if id nobody >/dev/null 2>&1; then
 		fail "under sudo: $("$IFT" info -i "$w/out/s.trace" | grep '^gpu.nvml')"
 fi
 
+# the device's name is written as soon as the helper says it, not at the
+# end: every piece of a rotated recording that holds GPU rows has it (top
+# follows those pieces while they are written)
+mkdir rot
+SIMCUDA_NVML=$PWD/rot.state SIMCUDA_NVML_PERIOD_US=$period_us "$IFT" record --rotate 1s \
+	--nvml-lib "$nvml" -o rot/nv.trace -- "$SIMTRAIN" loader --steps 200 -o rot.jsonl \
+	>/dev/null 2>rot.err || fail "record --rotate with NVML failed: $(tail -3 rot.err)"
+with_rows=0
+for p in rot/nv.*.trace; do
+	"$IFT" info -i "$p" >rot.info || fail "$p: $(cat rot.info)"
+	[ "$(awk '$1 == "gpu_samples" { print $2 }' rot.info)" != 0 ] || continue
+	with_rows=$((with_rows + 1))
+	grep -q '^gpu.0.name *simcuda modelled GPU$' rot.info ||
+		fail "$p holds GPU rows and not the device's name: $(grep '^gpu' rot.info)"
+done
+[ $with_rows -ge 2 ] || fail "$with_rows pieces with GPU rows of $(ls rot | wc -l)"
+
 # no library, no driver: the recording is whole, and says why once
 "$IFT" record --nvml-lib "$PWD/absent/libnvidia-ml.so.1" -o none.trace -- /bin/true >/dev/null 2>none.err ||
 	fail "record without NVML failed: $(tail -3 none.err)"
