@@ -8,8 +8,8 @@
  * does, however long the recording has run.
  */
 #include <errno.h>
-#include <limits.h>
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
