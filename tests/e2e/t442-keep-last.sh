@@ -12,8 +12,8 @@
 #    workload's timing of the stall, its window is 5 s and starts no
 #    earlier than 5 s before the stall returned, it ends 1 s after (give
 #    or take a flush), and its report finds the device the cause: a
-#    GPU-bound chain on cudaStreamSynchronize costing the stall at least,
-#    its slowest call the trigger's;
+#    GPU-bound chain on cudaStreamSynchronize costing most of the device's
+#    time in the call, its slowest call the trigger's;
 #  - the spool holds no more than the window's pieces and four, the
 #    recorder's anonymous RSS in the run's last third is within 8 MiB of its first
 #    third's (docs/benchmarks.md: the plain recording's), and nothing but
@@ -143,12 +143,23 @@ if chk.ok(why, "the trigger's reason is not a call: %s" % meta[1]["record.snapsh
     if chk.ok(sync is not None, "no cudaStreamSynchronize in the snapshot"):
         chk.ok(sync["max_ns"] == dur, "its slowest synchronize %s, the trigger's %s" %
                (fmt(sync["max_ns"]), fmt(dur)))
-# the device is the cause (a loaded machine may add CPU contention beside it)
+# the device is the cause: a GPU-bound chain on cudaStreamSynchronize
+# holding most of the device's part of the trigger's call, from its entry
+# to when the modelled device finished (the workload's "done").  Not all
+# of it: the thread's time on a CPU, or waiting for one, before it blocked
+# in the call is CPU contention on a loaded machine (2-190 ms in the
+# guests), and the call's wake-up after the device is the thread's too
 c = [c for c in r["chains"] if c["cause"] == "gpu_bound"]
-stall_ns = int(why.group(1)) if why else 1500 * 1000000
-chk.ok(c and c[0]["op"] == "cudaStreamSynchronize" and c[0]["cost_ns"] >= stall_ns,
-       "no GPU-bound chain on cudaStreamSynchronize costing the stall's %s: %s" %
-       (fmt(stall_ns), [(x["cause"], x["op"], fmt(x["cost_ns"])) for x in r["chains"]]))
+device_ns = None
+if why:
+    done = [d for (op, c0, c1), d in zip(truth.calls, truth.done)
+            if op == "cudaStreamSynchronize" and c0 <= at <= c1 and d]
+    device_ns = done[0] - at if done else None
+if chk.ok(device_ns, "the workload has no device time for the trigger's call"):
+    chk.ok(c and c[0]["op"] == "cudaStreamSynchronize" and c[0]["cost_ns"] >= 0.8 * device_ns,
+           "no GPU-bound chain on cudaStreamSynchronize costing most of the device's %s in the "
+           "stall: %s" % (fmt(device_ns), [(x["cause"], x["op"], fmt(x["cost_ns"]))
+                                            for x in r["chains"]]))
 
 # the spool: the window's pieces (5 s of 1.25 s ones), two before, the one written, one more
 chk.ok(max(n for _, n in samples) <= 4 + 2 + 1 + 1, "the spool held %d pieces" %
