@@ -88,7 +88,7 @@ class Truth:
             elif kind == "call":
                 self.calls.append((t["op"], t["t0"], t["t1"]))
                 self.done.append(t.get("done", 0))
-            elif kind in ("gap", "waited", "step"):
+            elif kind in ("gap", "waited", "step", "posted"):
                 self.each.setdefault(kind, []).append(t)
             else:
                 setattr(self, kind, t)
@@ -133,16 +133,24 @@ class Truth:
                          "over_floor_cpu_ns": sum(g["cpu_ns"] for g in over)}
         if self.wait:
             ws = [w for w in self.each.get("waited", []) if t0 < w["t1"] <= t1]
+            # each post's clock reads around sem_post, by worker and the first
+            ends = {(p["pid"], p["post_ns"]): p["end_ns"] for p in self.each.get("posted", [])}
             by = {}
             for w in ws:
                 if w["blocked_ns"]:
                     x = by.setdefault(w["pid"], {"pid": w["pid"], "batches": 0, "blocked_ns": 0,
-                                                 "spans": []})
+                                                 "spans": [], "posting_ns": 0, "unposted": 0})
                     x["batches"] += 1
                     x["blocked_ns"] += w["blocked_ns"]
                     # from the clock read before the wait to the worker's before its post
                     t0 = w["t1"] - w["wait_ns"]
                     x["spans"].append((t0, t0 + w["blocked_ns"]))
+                    # and the post itself, inside which it woke the thread
+                    end = ends.get((w["pid"], t0 + w["blocked_ns"]))
+                    if end is None:
+                        x["unposted"] += 1
+                    else:
+                        x["posting_ns"] += end - (t0 + w["blocked_ns"])
             s.wait = dict(self.wait, batches=len(ws), wait_ns=sum(w["wait_ns"] for w in ws),
                           blocked_ns=sum(w["blocked_ns"] for w in ws),
                           woken_by=list(by.values()))
@@ -256,24 +264,6 @@ class Trace:
         awake where no switch says otherwise."""
         return self._time_in(tid, spans, lambda switch_in, preempted: switch_in or preempted,
                              True)
-
-    def queued_in(self, tid, spans):
-        """The time TID was preempted (switched out runnable, not yet back on
-        a CPU) inside SPANS, [a, b) pairs in the trace clock."""
-        return self._time_in(tid, spans, lambda switch_in, preempted: preempted, False)
-
-    def queued_before_waking(self, waker, wakee, times):
-        """The time WAKER was preempted from each of TIMES (its clock read)
-        until it next woke WAKEE (sched_waking): what a wait that WAKER's
-        post ends holds in the trace beyond the workload's clock reads."""
-        wk = sorted(e["ts"] for e in self.events if e["event"] == "sched_waking" and
-                    e["tid"] == wakee and e.get("waker_tid") == waker)
-        spans = []
-        for t in times:
-            i = bisect.bisect_left(wk, t)
-            if i < len(wk):
-                spans.append((t, wk[i]))
-        return self.queued_in(waker, spans)
 
     def switch_counts(self, tids, before=None):
         """Switch-outs of TIDS (before BEFORE, if given): (involuntary,

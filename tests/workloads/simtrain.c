@@ -51,6 +51,10 @@
  *   {"type":"wait", ...}   loader: the main thread's waits for batches, and of
  *                          each how long it was blocked before a worker posted
  *                          it (blocked_ns) and how long after (wake_ns)
+ *   {"type":"posted", ...} loader: each batch a worker posted, its clock read
+ *                          before sem_post (post_ns, the slot's) and after it
+ *                          (end_ns): a feeding thread the post woke was woken
+ *                          between the two
  *   {"type":"storm", ...}  pagestorm: bytes touched, minor faults, time
  *   {"type":"schedstat", ...} the feeding thread's run-queue wait at exit, as
  *                            the scheduler counted it (-1: not kept)
@@ -490,6 +494,7 @@ static void worker(long index, struct shared *sh, char *data, const float *ds, s
 {
 	size_t rows = (size_t)opt.rows, cols = (size_t)opt.cols, n = (size_t)opt.batch * cols;
 	uint64_t build_ns = 0, seed = 0x9e3779b97f4a7c15ULL ^ (uint64_t)index;
+	struct series posts = { 0 };	/* each post: post_ns, end_ns */
 	long done = 0, b;
 	char extra[128];
 
@@ -521,9 +526,14 @@ static void worker(long index, struct shared *sh, char *data, const float *ds, s
 		build_ns += mono() - t0;
 		done++;
 		s->pid = getpid();
-		s->post_ns = mono();
+		series_add(&posts, s->post_ns = mono());
 		sem_post(&s->full);
+		series_add(&posts, mono());
 	}
+	for (size_t i = 0; i + 1 < posts.n; i += 2)
+		emit("{\"type\":\"posted\",\"pid\":%d,\"post_ns\":%" PRIu64 ",\"end_ns\":%" PRIu64
+		     "} ", (int)getpid(), posts.v[i], posts.v[i + 1]);
+	free(posts.v);
 	snprintf(extra, sizeof(extra), ",\"batches\":%ld,\"build_ns\":%" PRIu64, done, build_ns);
 	emit_rusage("worker", RUSAGE_SELF, index, extra);
 	_exit(0);
