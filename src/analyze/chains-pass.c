@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,7 +77,13 @@ static struct ift_ch_thread *active_thread(struct ift_chains *c, const struct if
  * that follow, the unmapping), so when the faults alone reach a quarter of
  * the on-CPU time the gap is taken as a page-fault storm and all its on-CPU
  * time counts.  Both sides are times measured on the same machine in the
- * same run, so load that slows every fault moves them together.
+ * same run, so load that slows every fault moves them together.  Where the
+ * profile sampled the thread in the gap, its samples in a page fault are a
+ * measure of the faults' time too, taken where it is the larger: their
+ * share of the gap's samples, less two standard deviations of their count
+ * (Poisson), so that a few samples decide nothing.  An emulated CPU that
+ * the host takes away mid-fault stretches the faults past what the
+ * measured cost a page says, and the samples see it.
  *
  * The tracer's own cost comes out first: a gap holds the end of the return
  * probe's trap of the call before it and the start of the entry probe's of
@@ -100,6 +107,12 @@ static void gap_costs(const struct ch_gap *g, uint64_t floor, uint64_t page_ns,
 	on -= *stolen;
 	len -= *stolen;
 	pg = ift_min(on, g->pages * page_ns);
+	if (g->fault_samples > 4) {
+		double f = (double)g->fault_samples;
+		uint64_t sampled = (uint64_t)((double)on * (f - 2.0 * sqrt(f)) / g->samples);
+
+		pg = ift_max(pg, sampled);
+	}
 	if (pg * 4 >= on)
 		pg = on;
 	memset(v, 0, (IFT_CAUSE_GPU_BOUND + 1) * sizeof(*v));
@@ -444,6 +457,13 @@ static void hook_event(void *ctx, const struct ift_analysis *a, const struct ift
 		    r[IFT_PG_ORDER] < IFT_PAGE_ORDER_MAX) {
 			ct->cur.pages += 1ULL << r[IFT_PG_ORDER];
 			ct->cur.page_bytes += ift_trace_alloc_bytes(a->t, r[IFT_PG_ORDER]);
+		}
+		break;
+	case IFT_T_PROFILE:
+		ct = active_thread(c, a, r[IFT_C_TID]);
+		if (ct && ct->active && r[IFT_C_TS] >= ct->busy_until) {
+			ct->cur.samples++;
+			ct->cur.fault_samples += !!(r[IFT_PF_FLAGS] & IFT_PF_F_FAULT);
 		}
 		break;
 	default:

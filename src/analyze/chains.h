@@ -62,6 +62,8 @@ struct ch_gap {
 	uint64_t excused;		/* of runq, behind the idle task or the recorder */
 	uint64_t stolen;		/* of its running time, the hypervisor's (steal.c) */
 	uint64_t pages, page_bytes;
+	uint32_t samples, fault_samples; /* the profile's of the thread in it;
+					   of them, in a page fault */
 	uint32_t th;			/* the thread's index (ift_ch_thread_info()) */
 	uint32_t prev_op, next_op;
 	uint32_t waker_tid, waker_pid;	/* ended its longest blocked wait */

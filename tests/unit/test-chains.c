@@ -428,6 +428,56 @@ static void test_page_alloc_slow_host(void **state)
 }
 
 /*
+ * The storm of test_page_alloc_slow_host in a trace that does not say what
+ * a fault costs (1 us a page: a tenth of each gap), with the profile's
+ * samples every 100 us of the thread's CPU: 49 in each gap.  Where FAULTS
+ * of them are in a page fault, the faults hold at least their share less
+ * two standard deviations of their count: 40 (62% of the gap at least)
+ * make every gap a storm; 9 (6% at least, under the pages' tenth) and 4
+ * (none: too few to say) leave the rest of the gap the thread's own work.
+ */
+static void test_page_alloc_profiled(void **state)
+{
+	static const int faults[] = { 40, 9, 4 };
+	struct ift_chains *c;
+	struct tb b;
+
+	(void)state;
+	for (size_t m = 0; m < sizeof(faults) / sizeof(faults[0]); m++) {
+		const struct ift_chain *ch;
+		uint64_t t = 1 * MS + 100 * US;
+
+		tb_begin(&b, "pages-profiled", 1000 * MS);
+		assert_int_equal(ift_writer_meta(b.w, "profile.period_ns", "100000"), 0);
+		storm(&b, 500, 10 * US);
+		for (int i = 0; i < 19; i++, t += 5 * MS + 100 * US)
+			for (int k = 0; k < 49; k++) {
+				uint64_t r[IFT_PF_NR] = {
+					T0 + t + 50 * US + (uint64_t)k * 100 * US, 0, CUDA, CUDA,
+					b.stack, IFT_PF_F_KERNEL * (k < faults[m]) |
+					IFT_PF_F_FAULT * (k < faults[m]),
+				};
+
+				add(&b, IFT_T_PROFILE, r);
+			}
+		c = chains_run(&b, NULL);
+		ch = chain_of(c, IFT_CAUSE_PAGE_ALLOC);
+		assert_non_null(ch);
+		if (!m) {
+			assert_int_equal(ch->cost_ns, 19 * 5 * MS);
+			assert_null(chain_of(c, IFT_CAUSE_DATA_STARVATION));
+		} else {
+			assert_int_equal(ch->cost_ns, 19 * 500 * US);
+			ch = chain_of(c, IFT_CAUSE_DATA_STARVATION);
+			assert_non_null(ch);
+			assert_int_equal(ch->cost_ns, 19 * (5 * MS - 500 * US));
+		}
+		ift_chains_free(c);
+		tb_end(&b);
+	}
+}
+
+/*
  * A feeding thread that builds every batch itself: 8 ms on CPU between
  * 100 us copies, never blocked, a few pages (under a quarter of the time at
  * 1 us each).  Data starvation, from its on-CPU time in the gaps.
@@ -1027,6 +1077,7 @@ int main(void)
 		cmocka_unit_test(test_io_sleep_in_gaps),
 		cmocka_unit_test(test_page_alloc),
 		cmocka_unit_test(test_page_alloc_slow_host),
+		cmocka_unit_test(test_page_alloc_profiled),
 		cmocka_unit_test(test_builds_own_input),
 		cmocka_unit_test(test_probe_cost_in_gaps),
 		cmocka_unit_test(test_steal),
