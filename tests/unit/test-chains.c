@@ -432,7 +432,7 @@ static void test_page_alloc_slow_host(void **state)
  * a fault costs (1 us a page: a tenth of each gap), with the profile's
  * samples every 100 us of the thread's CPU: 49 in each gap.  Where FAULTS
  * of them are in a page fault, the faults hold at least their share less
- * two standard deviations of their count: 40 (62% of the gap at least)
+ * two standard deviations of their count: 40 (56% of the gap at least)
  * make every gap a storm; 9 (6% at least, under the pages' tenth) and 4
  * (none: too few to say) leave the rest of the gap the thread's own work.
  */
