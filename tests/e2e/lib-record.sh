@@ -102,3 +102,12 @@ assert_no_leftovers() {
 			fail "uprobes of dead run $pid were left behind"
 	done
 }
+
+# The machine's CPU time so far, in seconds, that perf's task clock (the
+# profile's: the time a thread holds a CPU) counts and a thread's own clock
+# may not (/proc/stat): the hypervisor's steal, and the interrupts' time,
+# which a kernel with CONFIG_IRQ_TIME_ACCOUNTING (arm64's defconfig,
+# Jetson's L4T) keeps apart from every task's (0.5 s of irq and softirq
+# over a 1.5 s recording in the arm64 5.10 guest).  Read it before and
+# after a run.
+uncounted() { awk -v hz="$(getconf CLK_TCK)" '$1 == "cpu" { print ($7 + $8 + $9) / hz }' /proc/stat; }

@@ -19,13 +19,7 @@ need_debian_python
 need_simcuda
 work=$IFT_SRC/tests/workloads/profshares.py
 
-# the CPU time over the run that the profile's clock (perf's task clock, the
-# time a thread holds a CPU) counts and the thread's own clock may not
-# (/proc/stat): the hypervisor's steal, and the interrupts' time, which a
-# kernel with CONFIG_IRQ_TIME_ACCOUNTING (arm64's defconfig, Jetson's L4T)
-# keeps apart from every task's (0.5 s of irq and softirq over a 1.5 s
-# recording in the arm64 5.10 guest)
-uncounted() { awk -v hz="$(getconf CLK_TCK)" '$1 == "cpu" { print ($7 + $8 + $9) / hz }' /proc/stat; }
+# the CPU time a thread's clock may leave out: uncounted (lib-record.sh)
 unc0=$(uncounted)
 "$IFT" record -q --cuda-lib "$sim" -o prof.trace -- $py "$work" --cudart "$sim" \
 	>truth.jsonl 2>record.err &

@@ -17,9 +17,6 @@ need_root
 command -v python3 >/dev/null || skip "needs python3"
 cc -O2 -o kentry "$IFT_SRC/tests/workloads/kentry.c" || fail "cannot build the workload"
 
-# the machine's interrupt, softirq and steal time (/proc/stat), which the
-# samples may hold and the workload's clock not (t703)
-uncounted() { awk -v hz="$(getconf CLK_TCK)" '$1 == "cpu" { print ($7 + $8 + $9) / hz }' /proc/stat; }
 hidden=$(awk '$2 ~ /^[tT]$/ { print ($1 ~ /^0+$/); exit }' /proc/kallsyms)
 for m in read fault; do
 	unc0=$(uncounted)
