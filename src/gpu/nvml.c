@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "ift-gpu.h"
+#include "util/timing.h"
 
 /* nvml.h, as its ABI has it */
 typedef int nvmlReturn_t;
@@ -71,14 +72,6 @@ struct gpu {
 	unsigned long long last_us;	/* the newest sample's stamp */
 	uint64_t last_ns;		/* its time, on the monotonic clock */
 };
-
-static uint64_t clock_ns(clockid_t c)
-{
-	struct timespec ts;
-
-	clock_gettime(c, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 static int put(int fd, const struct ift_gpu_rec *r)
 {
@@ -147,8 +140,11 @@ static const char *nvml_error(const struct nvml *n, nvmlReturn_t r)
 
 /*
  * The driver's utilization samples of G newer than the last seen, as rows:
- * each over the time since the one before (0 for the first).  NOT_FOUND is
- * none new.  False when the device keeps none: it is polled from then on.
+ * each over the time since the one before by the driver's own stamps (0 for
+ * the first).  A stamp is wall-clock time, mapped to the monotonic clock
+ * with each period's offset; a row's time never goes back, whatever that
+ * offset does (a wall clock set back).  NOT_FOUND is none new.  False when
+ * the device keeps none: it is polled from then on.
  */
 static int util_samples(const struct nvml *n, struct gpu *g, unsigned idx, int fd,
 			int64_t rt_minus_mono)
@@ -164,13 +160,16 @@ static int util_samples(const struct nvml *n, struct gpu *g, unsigned idx, int f
 	if (r != NVML_SUCCESS || type != NVML_VALUE_TYPE_UNSIGNED_INT)
 		return 1;
 	for (unsigned i = 0; i < cnt && i < MAX_SAMPLES; i++) {
-		uint64_t ts;
+		uint64_t ts, span;
 
 		if (s[i].timeStamp <= g->last_us)
 			continue;	/* the driver's last-seen is inclusive on some */
 		ts = (uint64_t)((int64_t)(s[i].timeStamp * 1000ULL) - rt_minus_mono);
-		ret = put_row(fd, idx, "util.gpu_percent", ts, g->last_ns ? ts - g->last_ns : 0,
-			      (int64_t)(unsigned)s[i].value, -1);
+		span = g->last_ns ? (s[i].timeStamp - g->last_us) * 1000ULL : 0;
+		if (g->last_ns && ts < g->last_ns + span)
+			ts = g->last_ns + span;
+		ret = put_row(fd, idx, "util.gpu_percent", ts, span, (int64_t)(unsigned)s[i].value,
+			      -1);
 		if (ret < 0)
 			return ret;
 		g->last_us = s[i].timeStamp;
@@ -246,8 +245,8 @@ static int devices(const struct nvml *n, struct gpu *gs, int fd)
 static int sample_all(const struct nvml *n, struct gpu *gs, unsigned cnt, int fd,
 		      uint64_t period_ns, bool *said_rates)
 {
-	int64_t off = (int64_t)clock_ns(CLOCK_REALTIME) - (int64_t)clock_ns(CLOCK_MONOTONIC);
-	uint64_t now = clock_ns(CLOCK_MONOTONIC);
+	int64_t off = ift_wall_offset_ns();
+	uint64_t now = ift_mono_ns();
 	int ret = 0;
 
 	for (unsigned i = 0; !ret && i < cnt; i++) {

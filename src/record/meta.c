@@ -18,6 +18,7 @@
 #include "ift-version.h"
 #include "ift-words.h"
 #include "util/array.h"
+#include "util/timing.h"
 #include "record/recorder.h"
 
 static char *shell_quote_argv(char *const *argv)
@@ -133,13 +134,10 @@ static void write_probe_cost(struct ift_recorder *r)
 int ift_rec_write_metadata(struct ift_recorder *r)
 {
 	struct ift_writer *w = r->w;
-	struct timespec rt, mt;
 	struct utsname u;
 	char host[256] = "";
 	char *cmd;
 
-	clock_gettime(CLOCK_REALTIME, &rt);
-	clock_gettime(CLOCK_MONOTONIC, &mt);
 	uname(&u);
 	gethostname(host, sizeof(host) - 1);
 	ift_writer_meta(w, "tool.version", IFT_VERSION);
@@ -182,9 +180,7 @@ int ift_rec_write_metadata(struct ift_recorder *r)
 	/* rows: one per allocation; count: per thread, from the kernel, at the end */
 	if (!r->opts.no_host)
 		ift_writer_meta(w, "record.page_allocs", r->opts.page_count ? "count" : "rows");
-	ift_writer_metaf(w, "clock.wall_offset_ns", "%" PRId64,
-			 ((int64_t)rt.tv_sec - (int64_t)mt.tv_sec) * (int64_t)1000000000 +
-			 ((int64_t)rt.tv_nsec - (int64_t)mt.tv_nsec));
+	ift_writer_metaf(w, "clock.wall_offset_ns", "%" PRId64, ift_wall_offset_ns());
 	ift_writer_meta(w, "record.filter", r->opts.all ? "none" :
 			r->opts.user_filter ? "user-space" : "kernel");
 	/* the recorder's own CPU time is the tracer's cost, not a cause */

@@ -14,6 +14,10 @@
 
 /* CLOCK_MONOTONIC in ns. */
 uint64_t ift_mono_ns(void);
+/* CLOCK_REALTIME - CLOCK_MONOTONIC in ns: a realtime read between two
+   monotonic ones, the tightest of a few tries, so that a preemption between
+   the reads (tens of ms on a loaded emulated machine) does not move it. */
+int64_t ift_wall_offset_ns(void);
 /* The median of V[0..N) (N > 0), which it sorts. */
 uint64_t ift_median_u64(uint64_t *v, size_t n);
 /* The least of V[0..N) (N > 0). */

@@ -65,6 +65,14 @@ bad = []
 util = [r for r in rows if r["metric"] == "util.gpu_percent"]
 if any(not start <= r["ts"] <= stop for r in rows):
     bad.append("rows outside the recording [%d, %d]" % (start, stop))
+# each utilization sample over the time since the one before, in order (the
+# driver's stamps are wall-clock time: a preemption between the recorder's
+# reads of the two clocks once moved one sample 45 ms late, and the next
+# spanned -45 ms, in a loaded arm64 guest)
+for a, b in zip(util, util[1:]):
+    if b["ts"] < a["ts"] or b["span_ns"] > b["ts"] - a["ts"] + 1000 or b["span_ns"] > stop - start:
+        bad.append("a sample at %d over %d ns follows one at %d" % (b["ts"], b["span_ns"], a["ts"]))
+        break
 # every period from the first sample on: one sample each, none lost (the
 # stand-in's device has samples from the helper's nvmlInit on, which a
 # 6.12 guest reached 0.5 s into the recording; the driver's go back further)
