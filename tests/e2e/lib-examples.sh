@@ -10,7 +10,10 @@
 # machine's load (simcheck.neighbour_chains), left out before comparing;
 # a data-starvation example's severity is the one its workload's own
 # starvation share calls for (as t400: an emulated guest's CPUs are slower,
-# the modelled device's time weighs more); and CPU contention may be found
+# the modelled device's time weighs more); a noisy neighbour's, the one the
+# kernel's count of the thread's wait for a CPU calls for, less what the
+# recorder's own CPU time may account for (the report excuses that wait);
+# and CPU contention may be found
 # inside the op's calls rather than before them (a slower CPU lengthens
 # them more than their gaps).  Sets n to the number of traces
 # checked.
@@ -51,7 +54,21 @@ if truth and first != "none" and first.split()[1] == "data_starvation":
         steady.active["active_ns"]
     allowed = severities(share)
     print("%s: the workload starved %.0f%% of its active time: %s" % (name, 100 * share, sorted(allowed)))
-# (the load the example is about, a noisy neighbour's, stays)
+# the load an example is about, a noisy neighbour's, costs the feeding
+# thread the run-queue wait the kernel counted (schedstat's run_delay), less
+# what it waited behind the recorder, which the report leaves out (excused)
+# and which is at most the recorder's CPU time (on an emulated guest's slow
+# CPUs, a large part of the run), less any wait outside the active time: the
+# first chain is as severe as the wait between those bounds calls for
+if truth and first != "none" and first.split()[1] == "cpu_contention":
+    delay, rec = truth.schedstat["run_delay_ns"], truth.recorder_cpu_ns()
+    active = truth.active["active_ns"]
+    if delay >= 0 and rec is not None:
+        lo = max(0, delay - rec - (truth.run["wall_ns"] - active)) / active
+        allowed = severities_between(lo, delay / active)
+        print("%s: waited %.0f%% of its active time for a CPU, %.0f%% less the recorder's CPU: %s" %
+              (name, 100 * delay / active, 100 * lo, sorted(allowed)))
+# (that load stays)
 if sys.argv[5] == "recorded-here" and (first == "none" or first.split()[1] != "cpu_contention"):
     tid, delay = (truth.tid, (truth.schedstat or {}).get("run_delay_ns", -1)) if truth else \
         (0, -1)

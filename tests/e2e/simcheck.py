@@ -76,6 +76,7 @@ class Truth:
         self.ops, self.gaps, self.rusage, self.calls, self.each = {}, {}, [], [], {}
         self.done = []          # by call: when the device finished a synchronize's op
         self.run = self.loop = self.active = self.wait = self.storm = self.cpustat = None
+        self.parent = None
         for line in open(path):
             t = json.loads(line)
             kind = t["type"]
@@ -162,6 +163,18 @@ class Truth:
 
     def of_role(self, role):
         return [r for r in self.rusage if r["role"] == role]
+
+    def recorder_cpu_ns(self):
+        """The CPU time of the recorder that ran the workload (its parent,
+        ingero-ftrace), rounded up: the most the workload's threads can have
+        waited for a CPU behind it.  0 where the parent was not the
+        recorder; None where the workload could not read it."""
+        p = getattr(self, "parent", None) or {}
+        if p.get("comm") != "ingero-ftrace":
+            return 0
+        if p.get("cpu_ns", -1) < 0:
+            return None
+        return p["cpu_ns"] + 2 * self.cpustat["tick_ns"]
 
     def irq_ns(self):
         """Interrupt, softirq and steal time of the whole machine during the

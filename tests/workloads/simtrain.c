@@ -64,6 +64,10 @@
  *                          main thread's at start (role "start"), before it
  *                          made a thread or a process
  *   {"type":"active", ...} the first call's start to the last call's return
+ *   {"type":"parent", ...} the parent process (a recorder, where one runs the
+ *                          workload): its pid, comm and CPU time so far
+ *                          (/proc/PPID/stat, in ticks of 1/CLK_TCK s), the
+ *                          most the workload can have waited behind it
  *   {"type":"cpustat", ...} the machine's interrupt, softirq and steal time
  *                          during the run (/proc/stat, all CPUs, in ticks of
  *                          1/CLK_TCK s: tick_ns says how coarse)
@@ -403,6 +407,44 @@ static int64_t run_delay_ns(void)
 	n = fscanf(f, "%llu %llu", &on, &delay);
 	fclose(f);
 	return n == 2 ? (int64_t)delay : -1;
+}
+
+/* The parent process's pid, comm and CPU time so far (user + system, all its
+   threads), from /proc/PPID/stat: where a recorder runs the workload, the
+   most the workload can have waited behind it.  cpu_ns -1: not readable. */
+static void emit_parent(void)
+{
+	char path[64], buf[1024], comm[32] = "", *open_paren, *close_paren;
+	unsigned long long ut, st;
+	long hz = sysconf(_SC_CLK_TCK);
+	int64_t cpu = -1;
+	pid_t ppid = getppid();
+	size_t n = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)ppid);
+	f = fopen(path, "r");
+	if (f) {
+		n = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+	}
+	buf[n] = 0;
+	/* "pid (comm) state ppid ...": utime and stime are fields 14 and 15,
+	   the 12th and 13th after the comm's closing parenthesis */
+	open_paren = strchr(buf, '(');
+	close_paren = strrchr(buf, ')');
+	if (open_paren && close_paren && close_paren > open_paren) {
+		snprintf(comm, sizeof(comm), "%.*s", (int)(close_paren - open_paren - 1),
+			 open_paren + 1);
+		if (sscanf(close_paren + 1,
+			   " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) == 2)
+			cpu = (int64_t)((ut + st) * (1000000000ULL / (uint64_t)(hz > 0 ? hz : 100)));
+	}
+	for (char *q = comm; *q; q++)	/* a name as JSON may hold it */
+		if (*q == '"' || *q == '\\' || (unsigned char)*q < 0x20)
+			*q = '_';
+	emit("{\"type\":\"parent\",\"pid\":%d,\"comm\":\"%s\",\"cpu_ns\":%" PRId64 "} ",
+	     (int)ppid, comm, cpu);
 }
 
 /* The machine's interrupt, softirq and steal time so far, from /proc/stat
@@ -976,6 +1018,7 @@ int main(int argc, char **argv)
 	emit_calls();
 	emit("{\"type\":\"cpustat\",\"irq_ns\":%" PRIu64 ",\"tick_ns\":%ld} ",
 	     cpustat_irq() - irq_start, 1000000000L / sysconf(_SC_CLK_TCK));
+	emit_parent();
 	emit_rusage("main", RUSAGE_SELF, -1, NULL);
 	emit_rusage("feeder", RUSAGE_THREAD, -1, NULL);
 	/* the run-queue wait the kernel counted: what a report's CPU
