@@ -67,20 +67,23 @@ if c:
     chk.ok(ev["fed_ns"] <= ev["blocked_ns"], "fed %d > blocked %d" % (ev["fed_ns"], ev["blocked_ns"]))
     # on CPU in gaps over the floor: the workload's CPU time in the gaps of at
     # least 1 ms; the report takes off its estimate of page faults (1 us a
-    # page), counts interrupts that the thread's CPU clock does not, and must
-    # guess runs with no switch-in; 25% + 2 ms for gaps near the floor
+    # page), counts interrupts and the ends of preempted runs that the
+    # thread's CPU clock does not (slack.preempt_lag_ns), and must guess
+    # runs with no switch-in; 25% + 2 ms for gaps near the floor
     want = steady.gaps["all"]["over_floor_cpu_ns"]
     tol = 0.25 * want + 2 * MS + slack.missing_ns
     # and the probes' traps at the gaps' edges are on CPU in the report's
     # gaps, outside the workload's (slack.over_all(): a few us a call here,
     # hundreds under emulation)
     chk.between("on CPU in long gaps", ev["on_cpu_ns"], want, tol + ev["page_allocs"] * US,
-                tol + truth.irq_ns() + slack.over_all())
+                tol + truth.irq_ns() + slack.preempt_lag_ns + slack.over_all())
     # the cost is the two: what each may hold beyond the workload's clocks
-    # (the posts, the interrupts, the probes) the sum may
+    # (the posts, the interrupts, preempted runs' ends, the probes) the sum
+    # may
     want = w["blocked_ns"] + steady.gaps["all"]["over_floor_cpu_ns"]
     chk.between("cost", c["cost_ns"], want, 0.03 * want + 5 * MS,
-                0.03 * want + 5 * MS + posting + truth.irq_ns() + slack.over_all())
+                0.03 * want + 5 * MS + posting + truth.irq_ns() + slack.preempt_lag_ns +
+                slack.over_all())
     check_gap_offcpu(chk, steady, c, slack)
     check_active(chk, steady, c, slack)
     chk.ok(ev["workers"] == 4, "evidence: %d workers" % ev["workers"])
