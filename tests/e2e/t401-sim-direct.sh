@@ -62,9 +62,29 @@ c = None
 if least >= 0.6:
     c = one_chain(chk, r, "gpu_bound", "inside", "cudaStreamSynchronize")
 elif share < 0.4:
-    chk.ok(not chains(r, "gpu_bound", "inside", "cudaStreamSynchronize"),
-           "a gpu_bound chain, but the workload waited for the device only %.0f%% of its "
-           "active time" % (100 * share))
+    for x in chains(r, "gpu_bound", "inside", "cudaStreamSynchronize"):
+        if "device_wait_ns" in x["evidence"]:
+            chk.ok(False, "the run called GPU-bound, but the workload waited for the device "
+                   "only %.0f%% of its active time" % (100 * share))
+            continue
+        # the tail of the slow synchronizes, which docs/report.md calls device
+        # time where the host was not in the way (simcuda's device thread,
+        # slowed by the machine's load: seen in a 5.10 guest beside two
+        # others, 278 ms where the device finished the slow calls 222 ms
+        # late): no more than the device's lateness past the median, and what
+        # followed its finish until each call returned (the device thread's
+        # signal, the wake-up, the return: the report takes out the part
+        # spent waiting for a CPU)
+        slow = [(t0, t1, done) for (op, t0, t1), done in zip(steady.calls, steady.done)
+                if op == "cudaStreamSynchronize" and t1 - t0 >= x["evidence"]["slow_threshold_ns"]]
+        late = sum(max(0, min(done, t1) - t0 - x["p50_ns"]) for t0, t1, done in slow if done)
+        after = sum(t1 - min(done, t1) for t0, t1, done in slow if done)
+        chk.note("the tail's device time %s: the device finished the %d slow calls %s late, "
+                 "and they returned %s after" % (fmt(x["cost_ns"]), len(slow), fmt(late), fmt(after)))
+        chk.ok(all(done for _, _, done in slow) and x["cost_ns"] <= late + after,
+               "a tail of device time %s, but the workload's %d slow synchronizes waited %s "
+               "past the median for the device and %s after" %
+               (fmt(x["cost_ns"]), len(slow), fmt(late), fmt(after)))
 if c:
     ev = c["evidence"]
     chk.ok(c["severity"] == "LOW", "gpu_bound chain is %s" % c["severity"])
