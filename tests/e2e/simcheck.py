@@ -51,14 +51,18 @@ rather than guessed:
     while the thread was current is on CPU for the trace but in no thread's
     CPU clock: report <= truth by up to the machine's total of it during
     the run (/proc/stat, logged by simtrain, 2 ticks a CPU of rounding);
-  - a wake-up that preempts the thread stops its CPU clock: the kernel
-    updates the run queue's clock as it queues the woken task and skips
-    the update in the schedule() that follows (check_preempt_curr(),
-    rq_clock_skip_update()), so the thread's clock stops at the wake-up
-    and the trace has it on CPU until its switch-out.  Natively a few us a
-    preemption; under emulation 100-500 us, 3% of a page-fault storm's
-    time (a 6.1 arm64 guest): report <= truth by up to the time from each
-    wake-up to the switch-out it may have caused (Slack.preempt_lag_ns);
+  - a wake-up that preempts a running task moves the CPU time between the
+    two: the kernel updates the run queue's clock as it queues the woken
+    task and skips the update in the schedule() that follows
+    (check_preempt_curr(), rq_clock_skip_update()), so the preempted
+    task's clock stops at the wake-up and the woken one's starts there,
+    while the trace has the first on CPU until the switch.  Natively a few
+    us a preemption; under emulation 100-500 us, 3% of a page-fault storm's
+    time (a 6.1 arm64 guest).  Preempted: report <= truth by up to the time
+    from each wake-up to the switch-out it may have caused
+    (Slack.preempt_lag_ns); preempting: report >= truth by up to the time
+    from its own wake-up to each switch-in that preempted a task
+    (Slack.wake_lag_ns);
   - switch-ins the kernel did not write.  Some kernels never emit
     sched_switch from the idle task on some CPUs (the 2-CPU Firecracker VMs
     we test on: none from swapper/1, with or without set_event_pid).  A
@@ -313,17 +317,23 @@ class Slack:
     the stretches with no switch-in (missing_ns: the part between calls),
     and the time from each wake-up that may have preempted the thread to
     its switch-out (preempt_lag_ns, between calls: a task woken onto the
-    thread's CPU while it ran, which then took the CPU from it)."""
+    thread's CPU while it ran, which then took the CPU from it), and from
+    the thread's own wake-up to each switch-in that may have been its
+    preemption of another (wake_lag_ns, between calls)."""
 
     def __init__(self, trace, truth, funcs):
         tid = truth.tid
         mine = [c for c in truth.calls if c[0] in funcs]
         state, since, woke, offs, missing, rec = None, None, None, [], [], []
-        waking, lags = {}, []
+        waking, lags, wlags, woke_cpu = {}, [], [], None
         for e in trace.events:
             ev = e["event"]
             if ev == "sched_switch":
                 if e["next_tid"] == tid:
+                    # it preempted the task it woke onto
+                    if state == "off" and woke and e["prev_state"].startswith("R") and \
+                            woke_cpu == e["cpu"]:
+                        wlags.append((e["ts"], e["ts"] - woke))
                     if state == "off":
                         offs.append((since, e["ts"]))
                     state, since = "running", e["ts"]
@@ -340,7 +350,7 @@ class Slack:
                     state, since, woke = "off", e["ts"], None
             elif ev in ("sched_waking", "sched_wakeup", "sched_wakeup_new"):
                 if e["tid"] == tid and state == "off" and woke is None:
-                    woke = e["ts"]
+                    woke, woke_cpu = e["ts"], e.get("target_cpu", e["cpu"])
                 if ev == "sched_waking" and e["tid"] != tid:
                     waking[e["tid"]] = (e["ts"], e.get("target_cpu"))
             elif "dur_ns" in e and e["tid"] == tid and not e.get("nested"):
@@ -399,6 +409,8 @@ class Slack:
             ts < gaps[bisect.bisect_right(starts, ts) - 1][1]
         lags = [d for ts, d in lags if in_gap(ts)]
         self.n_lag, self.preempt_lag_ns = len(lags), sum(lags)
+        wlags = [d for ts, d in wlags if in_gap(ts)]
+        self.n_wlag, self.wake_lag_ns = len(wlags), sum(wlags)
 
     def over_all(self):
         """The cost of clock reads and probes over every call: what the
@@ -424,9 +436,10 @@ class Slack:
 
     def __str__(self):
         return ("%d calls off CPU at their edges (%s), %d runs with no switch-in (%s between "
-                "calls), %d preemptions by a wake-up between calls (%s from the wake-ups)" %
+                "calls), %d preemptions by a wake-up between calls (%s from the wake-ups), %d "
+                "of another on its own wake-up (%s)" %
                 (self.n_edge, fmt(self.edge_ns), self.n_missing, fmt(self.missing_ns),
-                 self.n_lag, fmt(self.preempt_lag_ns)))
+                 self.n_lag, fmt(self.preempt_lag_ns), self.n_wlag, fmt(self.wake_lag_ns)))
 
 
 def chains(report, cause=None, phase=None, op=None, stage="steady"):
@@ -622,7 +635,8 @@ def check_gap_offcpu(chk, truth, chain, slack):
     chk.note("between calls: %s" % slack)
     chk.between("off-CPU time between calls",
                 ev["blocked_ns"] + ev["runqueue_wait_ns"] + ev.get("excused_ns", 0),
-                g["offcpu_ns"], tol + truth.irq_ns() + slack.preempt_lag_ns, tol + slack.edge_ns)
+                g["offcpu_ns"], tol + truth.irq_ns() + slack.preempt_lag_ns,
+                tol + slack.edge_ns + slack.wake_lag_ns)
 
 
 def only_contention_before(chk, report, chain):

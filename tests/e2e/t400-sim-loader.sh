@@ -68,20 +68,23 @@ if c:
     # on CPU in gaps over the floor: the workload's CPU time in the gaps of at
     # least 1 ms; the report takes off its estimate of page faults (1 us a
     # page), counts interrupts and the ends of preempted runs that the
-    # thread's CPU clock does not (slack.preempt_lag_ns), and must guess
-    # runs with no switch-in; 25% + 2 ms for gaps near the floor
+    # thread's CPU clock does not (slack.preempt_lag_ns), leaves out the
+    # waits for a CPU after a wake-up that preempted, which the clock counts
+    # (slack.wake_lag_ns), and must guess runs with no switch-in; 25% + 2 ms
+    # for gaps near the floor
     want = steady.gaps["all"]["over_floor_cpu_ns"]
     tol = 0.25 * want + 2 * MS + slack.missing_ns
     # and the probes' traps at the gaps' edges are on CPU in the report's
     # gaps, outside the workload's (slack.over_all(): a few us a call here,
     # hundreds under emulation)
-    chk.between("on CPU in long gaps", ev["on_cpu_ns"], want, tol + ev["page_allocs"] * US,
+    chk.between("on CPU in long gaps", ev["on_cpu_ns"], want,
+                tol + ev["page_allocs"] * US + slack.wake_lag_ns,
                 tol + truth.irq_ns() + slack.preempt_lag_ns + slack.over_all())
     # the cost is the two: what each may hold beyond the workload's clocks
     # (the posts, the interrupts, preempted runs' ends, the probes) the sum
     # may
     want = w["blocked_ns"] + steady.gaps["all"]["over_floor_cpu_ns"]
-    chk.between("cost", c["cost_ns"], want, 0.03 * want + 5 * MS,
+    chk.between("cost", c["cost_ns"], want, 0.03 * want + 5 * MS + slack.wake_lag_ns,
                 0.03 * want + 5 * MS + posting + truth.irq_ns() + slack.preempt_lag_ns +
                 slack.over_all())
     check_gap_offcpu(chk, steady, c, slack)
