@@ -181,7 +181,7 @@ class Truth:
         ingero-ftrace), rounded up: the most the workload's threads can have
         waited for a CPU behind it.  0 where the parent was not the
         recorder; None where the workload could not read it."""
-        p = getattr(self, "parent", None) or {}
+        p = self.parent or {}
         if p.get("comm") != "ingero-ftrace":
             return 0
         if p.get("cpu_ns", -1) < 0:
